@@ -1,0 +1,19 @@
+"""Angle between attention queries and the all-ones vector (Brody et al. 2023, Sections 3.1 and 4.1)."""
+
+from __future__ import annotations
+
+import torch
+
+
+def query_angle_to_ones(queries: torch.Tensor, fold: bool = True) -> torch.Tensor:
+    """Angle in degrees between each vector v (last dim d) and 1: arccos(v.1 / (|v| sqrt(d))).
+
+    With ``fold`` the sign of v is ignored, arccos(|cos|), giving [0, 90] as in Figure 2b: a query
+    anti-parallel to 1 scores projected keys just as uniformly as a parallel one.
+    Zero vectors give NaN (no direction).
+    """
+    d = queries.shape[-1]
+    cos = queries.sum(-1) / (queries.norm(dim=-1) * d**0.5)
+    if fold:
+        cos = cos.abs()
+    return torch.rad2deg(torch.arccos(cos.clamp(-1.0, 1.0)))

@@ -1,0 +1,124 @@
+"""Attention and the Transformer block, with norm placement and components as parameters.
+
+Placement of the norms N_a (before attention) and N_f (before the feed-forward f):
+
+* ``pre``:  x <- x + A(N_a(x));  x <- x + f(N_f(x))
+* ``post``: x <- N_a(x + A(x));  x <- N_f(x + f(x))
+* ``none``: x <- x + A(x);       x <- x + f(x)
+
+The keys and queries of attention are the rows of the attention input, so analyses read them
+with a forward hook on :class:`Attention` (see :mod:`normbench.analysis.hooks`); nothing here
+runs a second forward pass.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, get_args
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from normbench.norms import Norm, NormSpec
+
+Placement = Literal["pre", "post", "none"]
+PLACEMENTS: tuple[str, ...] = get_args(Placement)
+Activation = Literal["relu", "gelu"]
+ACTIVATIONS = {"relu": nn.ReLU, "gelu": nn.GELU}
+
+
+def check_heads(d_model: int, n_heads: int) -> None:
+    """Raise a one-line error unless ``n_heads`` divides ``d_model``."""
+    if d_model <= 0 or n_heads <= 0:
+        raise ValueError(f"model.d_model and model.n_heads must be positive, got {d_model} and {n_heads}")
+    if d_model % n_heads:
+        raise ValueError(f"model.d_model={d_model} is not divisible by model.n_heads={n_heads}")
+
+
+class Attention(nn.Module):
+    """Multi-head self-attention, softmax((x W_q^T)(x W_k^T)^T / sqrt(d_head)) (x W_v^T), then W_o."""
+
+    def __init__(
+        self,
+        d_model: int,
+        n_heads: int,
+        qkv_bias: bool = False,
+        out_bias: bool = True,
+        dropout: float = 0.0,
+        causal: bool = False,
+    ) -> None:
+        super().__init__()
+        check_heads(d_model, n_heads)
+        self.n_heads, self.d_head, self.causal, self.dropout = n_heads, d_model // n_heads, causal, dropout
+        self.q_proj = nn.Linear(d_model, d_model, bias=qkv_bias)
+        self.k_proj = nn.Linear(d_model, d_model, bias=qkv_bias)
+        self.v_proj = nn.Linear(d_model, d_model, bias=qkv_bias)
+        self.out_proj = nn.Linear(d_model, d_model, bias=out_bias)
+
+    def split_heads(self, t: torch.Tensor) -> torch.Tensor:
+        """(B, T, d) -> (B, H, T, d_head)."""
+        return t.unflatten(-1, (self.n_heads, self.d_head)).transpose(-3, -2)
+
+    def effective_queries(self, x: torch.Tensor) -> torch.Tensor:
+        """Per-head "query" of Brody et al. eq. 6, q Q K^T / sqrt(d_head), in key space: (B, H, T, d)."""
+        w_k = self.k_proj.weight.unflatten(0, (self.n_heads, self.d_head))  # (H, d_head, d)
+        q = self.split_heads(self.q_proj(x))  # (B, H, T, d_head)
+        return torch.einsum("bhtc,hcd->bhtd", q, w_k) / self.d_head**0.5
+
+    def forward(self, x: torch.Tensor, key_padding_mask: torch.Tensor | None = None) -> torch.Tensor:
+        """``key_padding_mask``: (B, T) bool, True where the key is padding and must be ignored."""
+        q, k, v = (self.split_heads(p(x)) for p in (self.q_proj, self.k_proj, self.v_proj))
+        mask = None
+        if key_padding_mask is not None:
+            mask = ~key_padding_mask[:, None, None, :]
+        out = F.scaled_dot_product_attention(
+            q, k, v, attn_mask=mask, dropout_p=self.dropout if self.training else 0.0, is_causal=self.causal
+        )
+        return self.out_proj(out.transpose(-3, -2).flatten(-2))
+
+
+class FeedForward(nn.Sequential):
+    """f(x) = W_2 act(W_1 x + b_1) + b_2."""
+
+    def __init__(self, d_model: int, width: int, activation: Activation = "relu", bias: bool = True) -> None:
+        if activation not in ACTIVATIONS:
+            raise ValueError(f"model.activation: {activation!r} is not allowed; choose one of {', '.join(ACTIVATIONS)}")
+        super().__init__(
+            nn.Linear(d_model, width, bias=bias), ACTIVATIONS[activation](), nn.Linear(width, d_model, bias=bias)
+        )
+
+
+class TransformerBlock(nn.Module):
+    """One attention + feed-forward block; see the module docstring for the placement equations."""
+
+    def __init__(
+        self,
+        d_model: int,
+        n_heads: int,
+        ffn_width: int,
+        placement: Placement = "pre",
+        attn_norm: NormSpec | None = None,
+        ffn_norm: NormSpec | None = None,
+        activation: Activation = "relu",
+        dropout: float = 0.0,
+        qkv_bias: bool = False,
+        out_bias: bool = True,
+        causal: bool = False,
+    ) -> None:
+        super().__init__()
+        if placement not in PLACEMENTS:
+            raise ValueError(f"model.placement: {placement!r} is not allowed; choose one of {', '.join(PLACEMENTS)}")
+        self.placement = placement
+        self.attn = Attention(d_model, n_heads, qkv_bias, out_bias, dropout, causal)
+        self.ffn = FeedForward(d_model, ffn_width, activation)
+        with_norms = placement != "none"
+        self.attn_norm = Norm(d_model, attn_norm) if with_norms else nn.Identity()
+        self.ffn_norm = Norm(d_model, ffn_norm) if with_norms else nn.Identity()
+        self.drop = nn.Dropout(dropout)
+
+    def forward(self, x: torch.Tensor, key_padding_mask: torch.Tensor | None = None) -> torch.Tensor:
+        if self.placement == "post":
+            x = self.attn_norm(x + self.drop(self.attn(x, key_padding_mask)))
+            return self.ffn_norm(x + self.drop(self.ffn(x)))
+        x = x + self.drop(self.attn(self.attn_norm(x), key_padding_mask))
+        return x + self.drop(self.ffn(self.ffn_norm(x)))

@@ -1,0 +1,1 @@
+"""Data: the synthetic majority generator and (later) text loaders and tokenizers."""

@@ -1,0 +1,165 @@
+"""The synthetic "majority" task of Brody et al. (2023), Section 4.1 and Appendix E.1.
+
+Each sequence has ``seq_len`` tokens over ``num_classes`` classes. Its class counts c_1..c_k
+form a composition of ``seq_len`` (drawn as p ~ Dirichlet(1), c ~ Multinomial(seq_len, p)) kept
+only if the largest count beats the runner-up by at least ``min_delta``; the tokens are then
+shuffled. The label at every position is the majority class argmax_k c_k. The split into train
+and test is stratified by label. Everything is a pure function of ``seed`` and cached on disk.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import lightning as L
+import numpy as np
+import torch
+from torch.utils.data import DataLoader
+
+from normbench.data.batching import IndexedTensors, tensor_loader
+from normbench.io import atomic_write, cache_root
+
+GENERATOR_VERSION = 1
+
+
+@dataclass(frozen=True)
+class MajoritySpec:
+    """What defines a majority data set; its hash names the cache file."""
+
+    num_sequences: int = 100_000
+    seq_len: int = 50
+    num_classes: int = 20
+    min_delta: int = 6
+    test_fraction: float = 0.2
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        checks = {
+            "data.num_sequences": self.num_sequences >= 2,
+            "data.seq_len": self.seq_len >= 1,
+            "data.num_classes": self.num_classes >= 2,
+            "data.min_delta": 1 <= self.min_delta <= self.seq_len,
+            "data.test_fraction": 0.0 < self.test_fraction < 1.0,
+        }
+        for field, ok in checks.items():
+            if not ok:
+                name = field.split(".")[1]
+                raise ValueError(f"{field}: invalid value {getattr(self, name)!r}")
+
+    def digest(self) -> str:
+        payload = json.dumps({**asdict(self), "generator_version": GENERATOR_VERSION}, sort_keys=True)
+        return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+def sample_majority(n: int, spec: MajoritySpec, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Draw ``n`` sequences (n, seq_len) int64 and their majority labels (n,), by rejection."""
+    seqs, labels, have = [], [], 0
+    k, t = spec.num_classes, spec.seq_len
+    while have < n:
+        m = max(1024, 2 * (n - have))
+        counts = rng.multinomial(t, rng.dirichlet(np.ones(k), size=m))  # (m, k)
+        top2 = np.sort(counts, axis=1)[:, -2:]
+        keep = counts[(top2[:, 1] - top2[:, 0]) >= spec.min_delta]
+        if not len(keep):
+            continue
+        # token at position j is the class whose cumulative count first exceeds j
+        ends = np.cumsum(keep, axis=1)
+        tokens = (np.arange(t)[None, :, None] >= ends[:, None, :]).sum(-1)
+        order = np.argsort(rng.random(tokens.shape), axis=1)
+        seqs.append(np.take_along_axis(tokens, order, axis=1))
+        labels.append(keep.argmax(axis=1))
+        have += len(keep)
+    return np.concatenate(seqs)[:n].astype(np.int64), np.concatenate(labels)[:n].astype(np.int64)
+
+
+def stratified_split(labels: np.ndarray, test_fraction: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Indices (train, test) with each label's share of the test set equal to ``test_fraction``."""
+    train, test = [], []
+    for c in np.unique(labels):
+        idx = rng.permutation(np.flatnonzero(labels == c))
+        n_test = int(round(test_fraction * len(idx)))
+        test.append(idx[:n_test])
+        train.append(idx[n_test:])
+    return rng.permutation(np.concatenate(train)), rng.permutation(np.concatenate(test))
+
+
+def generate_majority(spec: MajoritySpec) -> dict[str, np.ndarray]:
+    """The whole data set for ``spec``: train/test tokens and labels."""
+    rng = np.random.default_rng(spec.seed)
+    x, y = sample_majority(spec.num_sequences, spec, rng)
+    tr, te = stratified_split(y, spec.test_fraction, rng)
+    return {"train_x": x[tr], "train_y": y[tr], "test_x": x[te], "test_y": y[te]}
+
+
+def load_majority(spec: MajoritySpec, cache_dir: str | Path | None = None) -> dict[str, np.ndarray]:
+    """Generate the data set for ``spec`` once and reuse the cached ``.npz`` afterwards."""
+    path = Path(cache_dir or cache_root() / "majority") / f"majority-{spec.digest()}.npz"
+    if path.exists():
+        with np.load(path) as f:
+            return {key: f[key] for key in f.files}
+    arrays = generate_majority(spec)
+
+    def write(tmp: Path) -> None:
+        with open(tmp, "wb") as f:
+            np.savez(f, **arrays)
+
+    atomic_write(path, write)
+    return arrays
+
+
+class MajorityDataModule(L.LightningDataModule):
+    """Majority sequences for training; the paper's held-out 20% is evaluated as the validation loop.
+
+    Args:
+        num_sequences: total sequences before the train/test split (paper: 100,000).
+        seq_len: tokens per sequence (paper: 50).
+        num_classes: token classes (paper: 20).
+        min_delta: minimum margin of the majority count over the runner-up.
+        test_fraction: stratified held-out share (paper: 0.2).
+        data_seed: seed of the generator (independent of the training seed).
+        batch_size: training batch size (paper: 6000).
+        eval_batch_size: batch size of the test evaluation.
+        cache_dir: where the generated ``.npz`` is cached (default ``$NORMBENCH_CACHE/majority``).
+    """
+
+    def __init__(
+        self,
+        num_sequences: int = 100_000,
+        seq_len: int = 50,
+        num_classes: int = 20,
+        min_delta: int = 6,
+        test_fraction: float = 0.2,
+        data_seed: int = 0,
+        batch_size: int = 6000,
+        eval_batch_size: int = 10_000,
+        cache_dir: str | None = None,
+    ) -> None:
+        super().__init__()
+        if batch_size <= 0 or eval_batch_size <= 0:
+            raise ValueError(f"data.batch_size and data.eval_batch_size must be positive, got {batch_size} and {eval_batch_size}")
+        self.save_hyperparameters()
+        self.spec = MajoritySpec(num_sequences, seq_len, num_classes, min_delta, test_fraction, data_seed)
+        self.batch_size, self.eval_batch_size, self.cache_dir = batch_size, eval_batch_size, cache_dir
+        self.train_set: IndexedTensors | None = None
+        self.test_set: IndexedTensors | None = None
+
+    def prepare_data(self) -> None:
+        load_majority(self.spec, self.cache_dir)
+
+    def setup(self, stage: str | None = None) -> None:
+        if self.train_set is None:
+            arrays = {k: torch.from_numpy(v) for k, v in load_majority(self.spec, self.cache_dir).items()}
+            self.train_set = IndexedTensors(arrays["train_x"], arrays["train_y"])
+            self.test_set = IndexedTensors(arrays["test_x"], arrays["test_y"])
+
+    def train_dataloader(self) -> DataLoader:
+        return tensor_loader(self.train_set, self.batch_size, shuffle=True)
+
+    def val_dataloader(self) -> DataLoader:
+        return tensor_loader(self.test_set, self.eval_batch_size, shuffle=False)
+
+    def test_dataloader(self) -> DataLoader:
+        return self.val_dataloader()

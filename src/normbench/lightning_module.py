@@ -1,0 +1,53 @@
+"""The shared LightningModule: optimizer, learning-rate schedule and the divergence guard.
+
+Task modules (:mod:`normbench.tasks`) subclass :class:`NormbenchModule`, build their network in
+``__init__`` and implement ``training_step`` / ``validation_step`` with torchmetrics.
+"""
+
+from __future__ import annotations
+
+import math
+
+import lightning as L
+import torch
+
+
+class NormbenchModule(L.LightningModule):
+    """Adam(W) with a linear learning-rate decay lr_t = lr * max(0, 1 - t / lr_decay_steps).
+
+    Args:
+        lr: peak learning rate.
+        lr_decay_steps: steps over which the rate decays linearly to zero (may exceed the
+            trained steps: the majority protocol decays over 10x its training length).
+        warmup_steps: linear warm-up from 0 to ``lr`` before the decay.
+        weight_decay: decoupled weight decay (0 gives plain Adam).
+    """
+
+    def __init__(
+        self, lr: float = 1e-3, lr_decay_steps: int = 140_000, warmup_steps: int = 0, weight_decay: float = 0.0
+    ) -> None:
+        super().__init__()
+        if not (lr > 0 and math.isfinite(lr)):
+            raise ValueError(f"model.lr: must be a positive number, got {lr!r}")
+        if lr_decay_steps <= 0 or warmup_steps < 0:
+            raise ValueError(
+                f"model.lr_decay_steps must be positive and model.warmup_steps >= 0, got {lr_decay_steps} and {warmup_steps}"
+            )
+        self.lr, self.lr_decay_steps, self.warmup_steps, self.weight_decay = lr, lr_decay_steps, warmup_steps, weight_decay
+
+    def lr_factor(self, step: int) -> float:
+        """Multiplier of ``lr`` at optimizer step ``step``."""
+        if step < self.warmup_steps:
+            return (step + 1) / self.warmup_steps
+        return max(0.0, 1.0 - step / self.lr_decay_steps)
+
+    def configure_optimizers(self):  # noqa: ANN201 - Lightning's return type
+        optimizer = torch.optim.AdamW(self.parameters(), lr=self.lr, weight_decay=self.weight_decay)
+        schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, self.lr_factor)
+        return {"optimizer": optimizer, "lr_scheduler": {"scheduler": schedule, "interval": "step"}}
+
+    def check_finite(self, loss: torch.Tensor) -> None:
+        """Stop training (the record says "diverged") when the loss is NaN or infinite."""
+        if not torch.isfinite(loss):
+            self.diverged_at = self.global_step
+            self.trainer.should_stop = True

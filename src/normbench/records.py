@@ -1,0 +1,141 @@
+"""Run records: one JSON file per (task, variant, seed) run, written atomically.
+
+A record holds the resolved config, its hash (seed excluded, so all seeds of a variant share
+it), the status (``running`` / ``done`` / ``diverged`` / ``failed``), every logged metric as a
+``[step, value]`` series, and provenance. Leaderboards are built from records only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import subprocess
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import lightning
+import torch
+from lightning.pytorch.loggers.logger import Logger, rank_zero_experiment
+from lightning.pytorch.utilities import rank_zero_only
+
+from normbench.io import atomic_write_json
+
+RECORD_NAME = "record.json"
+STATUSES = ("running", "done", "diverged", "failed")
+# Config keys that do not change what is trained: output locations, logging, bookkeeping.
+NON_SEMANTIC_KEYS = ("seed_everything", "preset", "presets", "bench", "variant", "runs_dir", "run_name", "task", "config")
+NON_SEMANTIC_TRAINER_KEYS = ("logger", "callbacks", "enable_progress_bar", "default_root_dir", "enable_model_summary")
+
+
+def utc_now() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def git_state(cwd: str | Path | None = None) -> dict[str, Any]:
+    """``{"git_commit": sha or None, "dirty": bool or None}`` of the checkout at ``cwd``."""
+    cwd = Path(cwd or Path(__file__).resolve().parent)
+    try:
+        sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True, check=True).stdout.strip()
+        status = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"], cwd=cwd, capture_output=True, text=True, check=True
+        ).stdout
+        return {"git_commit": sha, "dirty": bool(status.strip())}
+    except (OSError, subprocess.CalledProcessError):
+        return {"git_commit": None, "dirty": None}
+
+
+def provenance(device: str | None = None) -> dict[str, Any]:
+    """Where and with what a result was produced."""
+    if device is None:
+        device = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu"
+    return {
+        **git_state(),
+        "torch": torch.__version__,
+        "lightning": lightning.__version__,
+        "python": platform.python_version(),
+        "device": device,
+        "threads": torch.get_num_threads(),
+        "host": platform.node(),
+        "date": utc_now(),
+    }
+
+
+def semantic_config(config: dict[str, Any]) -> dict[str, Any]:
+    """The part of a resolved config that determines what is trained (seed excluded)."""
+    out = {k: v for k, v in config.items() if k not in NON_SEMANTIC_KEYS}
+    if isinstance(out.get("trainer"), dict):
+        out["trainer"] = {k: v for k, v in out["trainer"].items() if k not in NON_SEMANTIC_TRAINER_KEYS}
+    return out
+
+
+def config_hash(config: dict[str, Any]) -> str:
+    """sha256 (first 12 hex digits) of the canonical JSON of :func:`semantic_config`."""
+    payload = json.dumps(semantic_config(config), sort_keys=True, default=str)
+    return hashlib.sha256(payload.encode()).hexdigest()[:12]
+
+
+class RunRecordLogger(Logger):
+    """A Lightning logger that keeps every logged metric as a series and writes the run record.
+
+    Lightning calls :meth:`log_metrics` for everything ``self.log`` sends to loggers; the record is
+    written (atomically) when the run starts, at every :meth:`save` and by :meth:`write`.
+    """
+
+    def __init__(self, path: str | os.PathLike, meta: dict[str, Any]) -> None:
+        super().__init__()
+        self.path = Path(path)
+        self.meta = dict(meta)
+        self.series: dict[str, list[list[float]]] = {}
+        self.started = datetime.now(timezone.utc)
+
+    @property
+    def name(self) -> str:
+        return "record"
+
+    @property
+    def version(self) -> str:
+        return str(self.path.parent.name)
+
+    @property
+    @rank_zero_experiment
+    def experiment(self) -> None:
+        return None
+
+    @rank_zero_only
+    def log_hyperparams(self, params: Any, *args: Any, **kwargs: Any) -> None:
+        pass  # the resolved config is part of ``meta``
+
+    @rank_zero_only
+    def log_metrics(self, metrics: dict[str, float], step: int | None = None) -> None:
+        for key, value in metrics.items():
+            if key == "epoch":
+                continue
+            self.series.setdefault(key, []).append([int(step or 0), float(value)])
+
+    def record(self, status: str, **extra: Any) -> dict[str, Any]:
+        if status not in STATUSES:
+            raise ValueError(f"status: {status!r} is not one of {', '.join(STATUSES)}")
+        wall = (datetime.now(timezone.utc) - self.started).total_seconds()
+        return {**self.meta, "status": status, **extra, "wall_time_s": round(wall, 3), "updated_at": utc_now(), "series": self.series}
+
+    @rank_zero_only
+    def write(self, status: str, **extra: Any) -> None:
+        atomic_write_json(self.path, self.record(status, **extra))
+
+
+def read_record(path: str | os.PathLike) -> dict[str, Any]:
+    """Load a run record; a truncated or malformed file raises ``ValueError`` naming it."""
+    try:
+        record = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ValueError(f"run record {path}: unreadable ({exc})") from exc
+    if not isinstance(record, dict) or record.get("status") not in STATUSES:
+        raise ValueError(f"run record {path}: missing or unknown status")
+    return record
+
+
+def find_records(root: str | os.PathLike) -> list[Path]:
+    return sorted(Path(root).rglob(RECORD_NAME))

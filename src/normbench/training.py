@@ -1,0 +1,171 @@
+"""Training: a LightningCLI over the task configs, presets, and one recorded run per call.
+
+``train(args)`` parses LightningCLI-style arguments (``--config tasks/<task>.yaml`` plus
+``--section.key value`` overrides), trains with the Lightning ``Trainer`` and writes the run
+record next to the run's TensorBoard logs: ``<runs_dir>/<task>/<run name>/record.json``.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from pathlib import Path
+from typing import Any
+
+import lightning as L
+import yaml
+from lightning.pytorch.cli import LightningCLI
+from lightning.pytorch.loggers import TensorBoardLogger
+
+from normbench.lightning_module import NormbenchModule
+from normbench.records import RECORD_NAME, RunRecordLogger, config_hash, provenance
+
+
+def deep_merge(base: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
+    """A copy of ``base`` with ``patch`` merged in, recursively for nested dicts."""
+    out = copy.deepcopy(base)
+    for key, value in patch.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = deep_merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def load_config(path: str | Path, preset: str | None = None) -> dict[str, Any]:
+    """The YAML config at ``path`` with ``presets[preset]`` merged in (``preset`` recorded)."""
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"config: no such file {str(path)!r}")
+    config = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    if preset is None:
+        return config
+    presets = config.get("presets") or {}
+    if preset not in presets:
+        raise ValueError(f"preset: {preset!r} is not defined in {path}; choose one of {', '.join(presets) or '(none)'}")
+    return {**deep_merge(config, presets[preset] or {}), "preset": preset}
+
+
+def run_name(config: dict[str, Any]) -> str:
+    """Readable run name, e.g. ``pre-attn_both-ffn_both+affine-seed3``."""
+    args = (config.get("model") or {}).get("init_args") or {}
+    parts = [str(args.get("placement", "pre"))]
+    for key in sorted(k for k in args if k.endswith("_norm")):
+        spec = args[key] or {}
+        label = str(spec.get("component", "both")) + ("+affine" if spec.get("affine") and spec.get("component") != "none" else "")
+        parts.append(f"{key.removesuffix('_norm')}_{label}")
+    return "-".join(parts + [f"seed{config.get('seed_everything', 0)}"])
+
+
+class NormbenchCLI(LightningCLI):
+    """LightningCLI with normbench's task bookkeeping arguments and loggers.
+
+    Extra arguments: ``task`` (registry name), ``preset`` (which preset was applied), ``presets``
+    and ``bench`` (data for ``normbench bench``), ``variant`` (leaderboard row name) and
+    ``runs_dir`` (root of TensorBoard logs, checkpoints and run records).
+    """
+
+    def __init__(self, args: list[str] | dict[str, Any] | None = None, **kwargs: Any) -> None:
+        super().__init__(
+            NormbenchModule,
+            L.LightningDataModule,
+            subclass_mode_model=True,
+            subclass_mode_data=True,
+            args=args,
+            run=False,
+            auto_configure_optimizers=False,
+            save_config_kwargs={"overwrite": True},
+            **kwargs,
+        )
+
+    def add_arguments_to_parser(self, parser: Any) -> None:
+        parser.add_argument("--task", type=str, default="", help="task name in the registry")
+        parser.add_argument("--preset", type=str | None, default=None, help="preset applied to this config")
+        parser.add_argument("--presets", type=dict, default={}, help="named partial configs (used by --preset)")
+        parser.add_argument("--bench", type=dict, default={}, help="what `normbench bench` sweeps and reports")
+        parser.add_argument("--variant", type=str | None, default=None, help="leaderboard row name of this run")
+        parser.add_argument("--runs_dir", type=str, default="runs", help="root of logs, checkpoints and records")
+        parser.add_argument("--run_name", type=str | None, default=None, help="run directory name (default: derived)")
+
+    def resolved_config(self) -> dict[str, Any]:
+        return yaml.safe_load(self.parser.dump(self.config, skip_check=True))
+
+    def instantiate_trainer(self, **kwargs: Any) -> L.Trainer:
+        config = self.resolved_config()
+        if self.config.trainer.logger in (None, True):
+            task = config.get("task") or "run"
+            name = config.get("run_name") or run_name(config)
+            group = f"{task}/{config['preset']}" if config.get("preset") else task
+            tensorboard = TensorBoardLogger(self.config.runs_dir, name=group, version=name, default_hp_metric=False)
+            meta = {
+                "task": task,
+                "variant": config.get("variant") or run_name(config).rsplit("-seed", 1)[0],
+                "seed": config.get("seed_everything"),
+                "preset": config.get("preset"),
+                "config_hash": config_hash(config),
+                "config": config,
+                "log_dir": tensorboard.log_dir,
+                "provenance": provenance(),
+            }
+            self.recorder = RunRecordLogger(Path(tensorboard.log_dir) / RECORD_NAME, meta)
+            kwargs["logger"] = [tensorboard, self.recorder]
+        return super().instantiate_trainer(**kwargs)
+
+
+def preset_args(args: list[str]) -> list[str]:
+    """Rewrite ``--preset NAME`` into the config it names, merged into the ``--config`` file.
+
+    ``[--config F, --preset P, ...]`` becomes ``[--config <F with presets[P] merged>, ...]`` so
+    that command-line overrides given after it still win.
+    """
+    if "--preset" not in args and not any(a.startswith("--preset=") for a in args):
+        return args
+    out, config_path, preset, i = [], None, None, 0
+    while i < len(args):
+        arg = args[i]
+        key, eq, val = arg.partition("=")
+        if key in ("--config", "--preset"):
+            if not eq:
+                if i + 1 >= len(args):
+                    raise ValueError(f"{key}: expects a value")
+                val, i = args[i + 1], i + 1
+            if key == "--config":
+                config_path = val
+                out += ["--config", val]
+            else:
+                preset = val
+        else:
+            out.append(arg)
+        i += 1
+    if config_path is None:
+        raise ValueError("preset: --preset needs a --config file that defines it (e.g. --config tasks/majority.yaml)")
+    pos = max(j for j, a in enumerate(out) if a == "--config")
+    out[pos + 1] = yaml.safe_dump(load_config(config_path, preset), sort_keys=False)
+    return out
+
+
+def train(args: list[str] | dict[str, Any]) -> Path:
+    """Parse ``args``, fit, and write the run record; returns the record's path.
+
+    The record's status is ``done``, ``diverged`` (non-finite loss; training stopped) or
+    ``failed`` (an exception, re-raised after the record is written).
+    """
+    cli = NormbenchCLI(args=preset_args(args) if isinstance(args, list) else args)
+    recorder: RunRecordLogger = cli.recorder
+    recorder.write("running")
+    start = time.perf_counter()
+    try:
+        cli.trainer.fit(cli.model, datamodule=cli.datamodule)
+    except BaseException as exc:
+        recorder.write("failed", error=f"{type(exc).__name__}: {exc}", final_step=cli.trainer.global_step)
+        raise
+    diverged_at = getattr(cli.model, "diverged_at", None)
+    status = "diverged" if diverged_at is not None else "done"
+    extra: dict[str, Any] = {"final_step": cli.trainer.global_step, "fit_time_s": round(time.perf_counter() - start, 3)}
+    if diverged_at is not None:
+        extra["diverged_at_step"] = diverged_at
+    ckpt = cli.trainer.checkpoint_callback
+    if ckpt is not None and ckpt.last_model_path:
+        extra["checkpoint"] = ckpt.last_model_path
+    recorder.write(status, **extra)
+    return recorder.path
