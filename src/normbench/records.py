@@ -2,7 +2,7 @@
 
 A record holds the resolved config, its hash (seed excluded, so all seeds of a variant share
 it), the status (``running`` / ``done`` / ``diverged`` / ``failed``), every logged metric as a
-``[step, value]`` series, and provenance. Leaderboards are built from records only.
+``[step, value]`` series (step = optimizer steps completed), and provenance. Leaderboards are built from records only.
 """
 
 from __future__ import annotations
@@ -110,10 +110,12 @@ class RunRecordLogger(Logger):
 
     @rank_zero_only
     def log_metrics(self, metrics: dict[str, float], step: int | None = None) -> None:
+        # Lightning passes the 0-based index of the last optimizer step; records count steps done.
+        done = int(step or 0) + 1
         for key, value in metrics.items():
             if key == "epoch":
                 continue
-            self.series.setdefault(key, []).append([int(step or 0), float(value)])
+            self.series.setdefault(key, []).append([done, float(value)])
 
     def record(self, status: str, **extra: Any) -> dict[str, Any]:
         if status not in STATUSES:

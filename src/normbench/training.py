@@ -57,6 +57,17 @@ def run_name(config: dict[str, Any]) -> str:
     return "-".join(parts + [f"seed{config.get('seed_everything', 0)}"])
 
 
+def check_trainer(trainer: dict[str, Any]) -> None:
+    """One-line errors for step/epoch budgets that cannot train (Lightning would accept 0)."""
+    for key in ("max_steps", "max_epochs"):
+        value = trainer.get(key)
+        if value is not None and value != -1 and (not isinstance(value, int) or value <= 0):
+            raise ValueError(f"trainer.{key}: must be a positive integer or -1 (no limit), got {value!r}")
+    interval = trainer.get("val_check_interval")
+    if interval is not None and not (isinstance(interval, (int, float)) and interval > 0):
+        raise ValueError(f"trainer.val_check_interval: must be positive, got {interval!r}")
+
+
 class NormbenchCLI(LightningCLI):
     """LightningCLI with normbench's task bookkeeping arguments and loggers.
 
@@ -75,6 +86,7 @@ class NormbenchCLI(LightningCLI):
             run=False,
             auto_configure_optimizers=False,
             save_config_kwargs={"overwrite": True},
+            parser_kwargs=kwargs.pop("parser_kwargs", {"exit_on_error": False}),
             **kwargs,
         )
 
@@ -92,6 +104,7 @@ class NormbenchCLI(LightningCLI):
 
     def instantiate_trainer(self, **kwargs: Any) -> L.Trainer:
         config = self.resolved_config()
+        check_trainer(config.get("trainer") or {})
         if self.config.trainer.logger in (None, True):
             task = config.get("task") or "run"
             name = config.get("run_name") or run_name(config)

@@ -1,0 +1,66 @@
+"""nox sessions for normbench.
+
+Every session runs in one shared virtual environment, ``.venv`` at the repository root, so the
+large torch install happens once, not once per session. The environment is (re)installed from
+``pyproject.toml`` only when that file changes. Set ``NORMBENCH_VENV`` to use another location.
+
+    nox -s tests                    # default test suite (< 10 minutes on 2 CPU cores)
+    nox -s tests -- -m slow         # the long tests
+    nox -s bench-majority           # quick preset; `-- --preset paper` for the paper protocol
+    nox -s bench-perf               # pytest-benchmark: speed ratios against the baselines
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+from pathlib import Path
+
+import nox
+
+ROOT = Path(__file__).resolve().parent
+VENV = Path(os.environ.get("NORMBENCH_VENV", ROOT / ".venv"))
+BIN = VENV / ("Scripts" if sys.platform == "win32" else "bin")
+
+nox.options.default_venv_backend = "none"
+nox.options.sessions = ["tests"]
+
+
+def shared_env(session: nox.Session) -> Path:
+    """Create/update the shared environment; returns its bin directory."""
+    python = BIN / "python"
+    if not python.exists():
+        session.run(sys.executable, "-m", "venv", str(VENV), external=True)
+    stamp = VENV / ".normbench-installed"
+    digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
+    if not stamp.exists() or stamp.read_text() != digest:
+        session.run(str(python), "-m", "pip", "install", "--upgrade", "pip", external=True)
+        session.run(str(python), "-m", "pip", "install", "-e", f"{ROOT}[dev]", external=True)
+        stamp.write_text(digest)
+    return BIN
+
+
+def tool(session: nox.Session, name: str, *args: str) -> None:
+    session.run(str(shared_env(session) / name), *args, external=True)
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """The test suite; slow tests are deselected unless `-m slow` (or `-m ""`) is passed."""
+    args = session.posargs or ["-m", "not slow"]
+    tool(session, "python", "-m", "pytest", *args)
+
+
+@nox.session(name="bench-majority")
+def bench_majority(session: nox.Session) -> None:
+    """Train the majority grid (quick preset by default) and write results/majority/."""
+    args = session.posargs or ["--preset", "quick"]
+    tool(session, "normbench", "bench", "majority", "--workers", "2", *args)
+
+
+@nox.session(name="bench-perf")
+def bench_perf(session: nox.Session) -> None:
+    """Speed benchmarks (pytest-benchmark) and the ratios against their baselines."""
+    tool(session, "python", "-m", "pytest", "benchmarks", "--benchmark-only", "-p", "no:cacheprovider",
+         "--benchmark-columns=min,median,mean,rounds", *session.posargs)

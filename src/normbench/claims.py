@@ -1,0 +1,95 @@
+"""The claims registry: the papers' reported numbers (YAML data) and verdicts against measurements.
+
+A claim names a leaderboard metric, the variants it compares (role -> variant name), the paper's
+numbers and a rule (``values`` or ``ratio``, documented in each claims file). :func:`judge`
+returns one of ``reproduced``, ``direction only``, ``not reproduced`` or ``not run``.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from typing import Any
+
+import yaml
+
+VERDICTS = ("reproduced", "direction only", "not reproduced", "not run")
+
+
+def load_claims(claims_id: str) -> list[dict[str, Any]]:
+    """The claims of ``src/normbench/claims/<claims_id>.yaml``."""
+    path = resources.files("normbench") / "claims" / f"{claims_id}.yaml"
+    if not path.is_file():
+        raise ValueError(f"bench.claims: no claims file named {claims_id!r}")
+    return yaml.safe_load(path.read_text(encoding="utf-8"))["claims"]
+
+
+def _fmt(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.4g}"
+
+
+def judge_values(rule: dict[str, Any], paper: dict[str, float], measured: dict[str, float | None]) -> tuple[str, str]:
+    """Ordering + tolerance rule; see the claims files for the wording."""
+    tol, higher = float(rule["tolerance"]), rule["higher"]
+    lower = next(r for r in paper if r != higher)
+    text = (
+        f"reproduced if {higher} > {lower} and each measured mean is within ±{tol:g} of the paper; "
+        f"direction only if only the ordering holds; not reproduced if it is reversed"
+    )
+    if any(measured.get(r) is None for r in paper):
+        return "not run", text + " (a measured value is missing)"
+    ordered = measured[higher] > measured[lower]
+    close = all(abs(measured[r] - paper[r]) <= tol for r in paper)
+    if ordered and close:
+        return "reproduced", text
+    return ("direction only" if ordered else "not reproduced"), text
+
+
+def judge_ratio(rule: dict[str, Any], measured: dict[str, float | None], bounds: dict[str, float | None]) -> tuple[str, str, float | None]:
+    """Ratio rule on step counts; a role that never reached the target contributes a lower bound."""
+    num, den, target, tol = rule["numerator"], rule["denominator"], float(rule["target"]), float(rule["tolerance"])
+    text = f"r = {num} / {den}; reproduced if |r - {target:g}| <= {tol:g}; direction only if r is on the same side of 1"
+    if measured.get(den) is None:
+        return "not run", text + f" ({den} never reached the target within the run)", None
+    if measured.get(num) is None:
+        if bounds.get(num) is None:
+            return "not run", text + f" ({num} missing)", None
+        lower = bounds[num] / measured[den]
+        verdict = "direction only" if (lower > 1) == (target > 1) and lower > 1 else "not run"
+        return verdict, text + f" ({num} never reached it: r > {lower:.3g}, a lower bound)", None
+    r = measured[num] / measured[den]
+    if abs(r - target) <= tol:
+        return "reproduced", text, r
+    return ("direction only" if (r > 1) == (target > 1) else "not reproduced"), text, r
+
+
+def judge(claim: dict[str, Any], variants: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The leaderboard entry of ``claim`` given the leaderboard's variants (name -> entry)."""
+    roles: dict[str, str] = claim["variants"]
+    measured: dict[str, float | None] = {}
+    bounds: dict[str, float | None] = {}
+    for role, name in roles.items():
+        metric = (variants.get(name) or {}).get("metrics", {}).get(claim["metric"]) or {}
+        measured[role] = metric.get("mean")
+        bounds[role] = metric.get("lower_bound")
+    rule = claim["rule"]
+    entry = {
+        "id": claim["id"],
+        "source": claim["source"],
+        "statement": claim.get("statement", ""),
+        "metric": claim["metric"],
+        "variants": roles,
+        "paper": claim["paper"],
+        "measured": measured,
+    }
+    if rule["kind"] == "values":
+        verdict, text = judge_values(rule, claim["paper"], measured)
+    elif rule["kind"] == "ratio":
+        verdict, text, ratio = judge_ratio(rule, measured, bounds)
+        entry["measured"] = {**measured, "ratio_without_to_with": ratio}
+    else:
+        raise ValueError(f"claim {claim['id']}: unknown rule kind {rule['kind']!r}")
+    return {**entry, "verdict": verdict, "rule": text}
+
+
+def describe(values: dict[str, float | None]) -> str:
+    return ", ".join(f"{k}: {_fmt(v)}" for k, v in values.items())

@@ -1,0 +1,130 @@
+"""The ``normbench`` command.
+
+* ``normbench fit --config tasks/<task>.yaml [--preset quick] [--model.attn_norm.component project] ...``
+  trains one run (LightningCLI: any ``--trainer.*`` option passes through).
+* ``normbench bench <task> [--preset quick] [--workers 2]`` trains the task's variant x seed grid,
+  skipping finished runs, and writes ``results/<task>/`` (leaderboard and figures).
+* ``normbench leaderboard <task> [--preset quick]`` rebuilds ``results/<task>/`` from the records.
+* ``normbench tasks`` lists the registered tasks.
+
+Bad input ends with one line ``normbench: error: <field>: <what is allowed>`` and exit status 2.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import warnings
+from argparse import ArgumentError
+from collections import defaultdict
+from pathlib import Path
+
+from jsonargparse import auto_cli
+from lightning.fabric.utilities.exceptions import MisconfigurationException
+
+from normbench import leaderboard as lb
+from normbench.plots import plot_series
+from normbench.sweep import execute, plan_runs
+from normbench.tasks import get_task, task_names
+from normbench.training import train
+
+ALLOWED = re.compile(r"Expected a typing\.Literal\[(?P<allowed>[^\]]*)\]\. Got value: (?P<got>.*)")
+KEY = re.compile(r'Parser key "(?P<key>[^"]+)"')
+
+
+def one_line(message: str) -> str:
+    """Condense a (possibly nested, multi-line) parser error into ``field: problem``."""
+    keys = [k for k in KEY.findall(message)]
+    field = ".".join(dict.fromkeys(keys))
+    if m := ALLOWED.search(message):
+        allowed = ", ".join(a.strip(" '\"") for a in m["allowed"].split(","))
+        return f"{field}: {m['got'].strip()!r} is not allowed; choose one of {allowed}"
+    errors = [ln.strip()[2:] for ln in message.splitlines()
+              if ln.strip().startswith("- ") and "NoneType" not in ln and "Problem with given class_path" not in ln]
+    if errors:
+        return errors[0] if not field or errors[0].startswith(field.split(".")[0]) else f"{field}: {errors[0]}"
+    lines = [ln.strip() for ln in message.splitlines() if ln.strip()]
+    detail = next((ln for ln in lines[1:] if "Expected" in ln or "Got value" in ln), "")
+    return " ".join(filter(None, [lines[0] if lines else message, detail]))
+
+
+def bench(
+    task: str,
+    preset: str = "quick",
+    seeds: list[int] | None = None,
+    variants: list[str] | None = None,
+    workers: int = 1,
+    override: list[str] | None = None,
+    runs_dir: str = "runs",
+    results_dir: str = "results",
+    progress: bool = True,
+) -> None:
+    """Train a task's variant x seed grid (finished runs are skipped) and write its leaderboard.
+
+    Args:
+        task: registered task name (see ``normbench tasks``).
+        preset: preset of ``tasks/<task>.yaml`` (e.g. ``quick`` or ``paper``).
+        seeds: seeds to run (default: the preset's ``bench.seeds``).
+        variants: subset of the task's variants (default: all).
+        workers: parallel training processes; CPU threads are split between them.
+        override: extra config overrides for every run, e.g. ``--override=[--trainer.max_steps=100]``.
+        runs_dir: root of TensorBoard logs, checkpoints and run records.
+        results_dir: leaderboards go to ``<results_dir>/<task>/``.
+        progress: show progress bars.
+    """
+    config, runs = plan_runs(task, preset, seeds, variants, override, runs_dir)
+    if workers < 1:
+        raise ValueError(f"workers: must be >= 1, got {workers}")
+    execute(runs, workers=workers, progress=progress)
+    write_results(task, preset, config, [r.record_path for r in runs], results_dir)
+
+
+def leaderboard(task: str, preset: str = "quick", seeds: list[int] | None = None, runs_dir: str = "runs",
+                results_dir: str = "results") -> None:
+    """Rebuild ``<results_dir>/<task>/`` from the run records of a bench (nothing is trained)."""
+    config, runs = plan_runs(task, preset, seeds, None, None, runs_dir)
+    write_results(task, preset, config, [r.record_path for r in runs], results_dir)
+
+
+def write_results(task: str, preset: str, config: dict, record_paths: list[Path], results_dir: str) -> None:
+    records = lb.load_records(record_paths)
+    missing = len(record_paths) - len(records)
+    if not records:
+        raise ValueError(f"runs_dir: no run records found for task {task} (preset {preset}); run `normbench bench {task}` first")
+    bench_cfg = config.get("bench") or {}
+    board = lb.build(task, preset, records, bench_cfg, list((bench_cfg.get("variants") or {})))
+    out = Path(results_dir) / task
+    by_variant: dict[str, list[dict]] = defaultdict(list)
+    for record in records:
+        by_variant[record["variant"]].append(record)
+    plots = [str(plot_series(by_variant, spec, out / name)) for name, spec in (bench_cfg.get("plots") or {}).items()]
+    json_path, md_path = lb.write(board, out, plots)
+    note = f" ({missing} planned runs have no record yet)" if missing else ""
+    print(f"normbench: wrote {md_path} and {json_path}{note}")
+    for claim in board["claims"]:
+        print(f"  {claim['id']}: {claim['verdict']}")
+
+
+def tasks() -> None:
+    """List the registered tasks and their config files."""
+    for name in task_names():
+        t = get_task(name)
+        print(f"{name}\t{t.config_path}\t{t.description}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        if argv and argv[0] == "fit":
+            # sys.argv stays as it is: DDP re-launches this very command for the other ranks
+            warnings.filterwarnings("ignore", message="LightningCLI's args parameter")
+            print(f"normbench: run record {train(argv[1:])}")
+        else:
+            auto_cli([bench, leaderboard, tasks], args=argv, parser_mode="yaml")
+    except (ArgumentError, ValueError, FileNotFoundError, MisconfigurationException) as exc:
+        print(f"normbench: error: {one_line(str(exc))}", file=sys.stderr)
+        raise SystemExit(2) from None
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,189 @@
+"""Leaderboards: aggregate run records over seeds, judge the claims, write JSON + Markdown.
+
+``results/<task>/leaderboard.json`` follows the contract in the design notes;
+``leaderboard.md`` is rendered from it and never edited by hand. Metric columns are declared in
+the task YAML (``bench.metrics``), each read from one logged series of every run:
+
+* ``at_step: N`` - the last logged value at a step <= N (missing if the run ended before N);
+  ``at_step: last`` - the final value.
+* ``first_below: x`` - the first step at which the series is <= x ("not reached" otherwise).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from normbench.claims import describe, judge, load_claims
+from normbench.io import atomic_write_json, atomic_write_text
+from normbench.records import provenance, read_record, utc_now
+
+
+def series_value(points: list[list[float]], spec: dict[str, Any]) -> tuple[float | None, float | None]:
+    """(value, lower_bound) of one run's series under a metric spec; see the module docstring."""
+    if not points:
+        return None, None
+    if "first_below" in spec:
+        hit = next((step for step, v in points if v <= spec["first_below"]), None)
+        return (float(hit), None) if hit is not None else (None, float(points[-1][0]))
+    at = spec.get("at_step", "last")
+    if at == "last":
+        return float(points[-1][1]), None
+    if points[-1][0] < at:
+        return None, None
+    before = [v for step, v in points if step <= at]
+    return (float(before[-1]) if before else None), None
+
+
+def aggregate(values: list[float | None], bounds: list[float | None]) -> dict[str, Any]:
+    """Mean ± sample std over seeds; a metric missing for any seed has no mean (a lower bound
+    is kept where runs ended without reaching a threshold)."""
+    out: dict[str, Any] = {"per_seed": values, "n": sum(v is not None for v in values)}
+    if values and all(v is not None for v in values):
+        out["mean"] = statistics.fmean(values)
+        out["std"] = statistics.stdev(values) if len(values) > 1 else 0.0
+    else:
+        out["mean"] = out["std"] = None
+        if all(v is not None or b is not None for v, b in zip(values, bounds)) and any(b is not None for b in bounds):
+            out["lower_bound"] = statistics.fmean(v if v is not None else b for v, b in zip(values, bounds))
+    return out
+
+
+def variant_entry(name: str, records: list[dict[str, Any]], metrics: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    records = sorted(records, key=lambda r: r["seed"])
+    model = records[0]["config"]["model"]["init_args"]
+    statuses = {r["status"] for r in records}
+    entry: dict[str, Any] = {
+        "name": name,
+        "placement": model.get("placement"),
+        "norms": {k.removesuffix("_norm"): v for k, v in model.items() if k.endswith("_norm")},
+        "seeds": [r["seed"] for r in records],
+        "status": statuses.pop() if len(statuses) == 1 else "mixed",
+        "run_status": {str(r["seed"]): r["status"] for r in records},
+        "metrics": {},
+        "config_hash": records[0]["config_hash"],
+        "final_step": max(r.get("final_step", 0) for r in records),
+    }
+    diverged = {str(r["seed"]): r.get("diverged_at_step") for r in records if r["status"] == "diverged"}
+    if diverged:
+        entry["diverged_at_step"] = diverged
+    for metric, spec in metrics.items():
+        pairs = [series_value(r["series"].get(spec["series"], []), spec) for r in records]
+        entry["metrics"][metric] = aggregate([p[0] for p in pairs], [p[1] for p in pairs])
+    prov = [r["provenance"] for r in records]
+    entry["provenance"] = {
+        "git_commits": sorted({p.get("git_commit") or "unknown" for p in prov}),
+        "dirty": any(p.get("dirty") for p in prov),
+        "torch": sorted({p["torch"] for p in prov}),
+        "lightning": sorted({p["lightning"] for p in prov}),
+        "devices": sorted({p["device"] for p in prov}),
+        "threads": sorted({p["threads"] for p in prov}),
+        "dates": [min(p["date"] for p in prov), max(p["date"] for p in prov)],
+        "wall_time_s": round(sum(r.get("wall_time_s", 0.0) for r in records), 1),
+        "log_dirs": [r.get("log_dir") for r in records],
+    }
+    return entry
+
+
+def build(task: str, preset: str | None, records: list[dict[str, Any]], bench: dict[str, Any],
+          variant_order: list[str] | None = None) -> dict[str, Any]:
+    """The leaderboard document for ``records`` (one per variant and seed)."""
+    by_variant: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for record in records:
+        by_variant[record["variant"]].append(record)
+    for name, group in by_variant.items():
+        hashes = {r["config_hash"] for r in group}
+        if len(hashes) > 1:
+            raise ValueError(f"variant {name!r}: records with different configs ({', '.join(sorted(hashes))}); "
+                             "remove stale runs or use a new runs_dir")
+        seeds = [r["seed"] for r in group]
+        if len(seeds) != len(set(seeds)):
+            raise ValueError(f"variant {name!r}: more than one record for a seed")
+    order = [v for v in (variant_order or []) if v in by_variant] + sorted(set(by_variant) - set(variant_order or []))
+    metrics = bench.get("metrics") or {}
+    variants = [variant_entry(name, by_variant[name], metrics) for name in order]
+    by_name = {v["name"]: v for v in variants}
+    claims = [judge(c, by_name) for c in load_claims(bench["claims"])] if bench.get("claims") else []
+    prov = provenance()
+    prov["wall_time_s"] = round(sum(v["provenance"]["wall_time_s"] for v in variants), 1)
+    return {
+        "task": task,
+        "preset": preset,
+        "generated_at": utc_now(),
+        "provenance": prov,
+        "metrics": metrics,
+        "variants": variants,
+        "claims": claims,
+    }
+
+
+def fmt_metric(m: dict[str, Any]) -> str:
+    if m.get("mean") is not None:
+        mean, std = m["mean"], m["std"]
+        digits = 0 if abs(mean) >= 100 else 3
+        return f"{mean:.{digits}f} ± {std:.{digits}f}"
+    n_seeds = len(m.get("per_seed") or [])
+    if m.get("lower_bound") is not None:
+        return f"not reached ({m['n']}/{n_seeds} seeds); > {m['lower_bound']:.0f}"
+    return "not reached" if m.get("n", 0) == 0 else f"missing ({m['n']}/{n_seeds} seeds)"
+
+
+def render_markdown(board: dict[str, Any], plots: list[str]) -> str:
+    """Human-readable view of a leaderboard document."""
+    p = board["provenance"]
+    lines = [
+        f"# normbench leaderboard: `{board['task']}` (preset `{board['preset']}`)",
+        "",
+        "Generated from the run records by `normbench leaderboard`; do not edit by hand.",
+        f"Values are mean ± sample std over seeds. Built {board['generated_at']} at commit "
+        f"`{(p.get('git_commit') or 'unknown')[:12]}`{' (dirty)' if p.get('dirty') else ''}, "
+        f"torch {p['torch']}, lightning {p['lightning']}, {p['device']}, {p['threads']} threads; "
+        f"total training wall time {p['wall_time_s']:.0f} s.",
+        "",
+        "## Variants",
+        "",
+    ]
+    metric_names = list(board["metrics"])
+    lines.append("| variant | norms | seeds | status | " + " | ".join(metric_names) + " |")
+    lines.append("|---|---|---|---|" + "---|" * len(metric_names))
+    for v in board["variants"]:
+        norms = ", ".join(f"{k}: {s.get('component')}{'+affine' if s.get('affine') and s.get('component') != 'none' else ''}"
+                          for k, s in v["norms"].items())
+        cells = [fmt_metric(v["metrics"][m]) for m in metric_names]
+        lines.append(f"| `{v['name']}` | {norms} | {len(v['seeds'])} | {v['status']} | " + " | ".join(cells) + " |")
+    lines += ["", "Metric definitions (series of every run, then aggregated over seeds):", ""]
+    for name, spec in board["metrics"].items():
+        how = (f"first step with `{spec['series']}` ≤ {spec['first_below']}" if "first_below" in spec
+               else f"`{spec['series']}` at step {spec.get('at_step', 'last')}")
+        lines.append(f"- `{name}`: {how}")
+    if board["claims"]:
+        lines += ["", "## Claims", "", "| claim | source | paper | measured | verdict | rule |", "|---|---|---|---|---|---|"]
+        for c in board["claims"]:
+            lines.append(
+                f"| `{c['id']}`: {c['statement']} | {c['source']} | {describe(c['paper'])} | "
+                f"{describe(c['measured'])} | **{c['verdict']}** | {c['rule']} |"
+            )
+        lines += ["", "Roles: " + "; ".join(sorted({f"{r} = `{v}`" for c in board["claims"] for r, v in c["variants"].items()}))]
+    lines += ["", "## Provenance per variant", "", "| variant | config hash | seeds | commits | dates | wall time (s) |", "|---|---|---|---|---|---|"]
+    for v in board["variants"]:
+        pv = v["provenance"]
+        commits = ", ".join(c[:12] for c in pv["git_commits"]) + (" (dirty)" if pv["dirty"] else "")
+        lines.append(f"| `{v['name']}` | `{v['config_hash']}` | {', '.join(map(str, v['seeds']))} | {commits} | "
+                     f"{pv['dates'][0]} – {pv['dates'][1]} | {pv['wall_time_s']:.0f} |")
+    if plots:
+        lines += ["", "## Figures", ""] + [f"![{Path(p).stem}]({Path(p).name})" for p in plots]
+    return "\n".join(lines) + "\n"
+
+
+def write(board: dict[str, Any], out_dir: str | Path, plots: list[str]) -> tuple[Path, Path]:
+    """Write ``leaderboard.json`` and ``leaderboard.md`` atomically into ``out_dir``."""
+    out_dir = Path(out_dir)
+    json_path = atomic_write_json(out_dir / "leaderboard.json", board)
+    md_path = atomic_write_text(out_dir / "leaderboard.md", render_markdown(board, plots))
+    return json_path, md_path
+
+
+def load_records(paths: list[Path]) -> list[dict[str, Any]]:
+    return [read_record(p) for p in paths if Path(p).exists()]

@@ -1,0 +1,70 @@
+"""The majority generator: true labels, margins, stratified split, determinism, caching."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from normbench.data.majority import MajorityDataModule, MajoritySpec, generate_majority, load_majority
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(20, 400), st.integers(5, 60), st.integers(2, 20), st.integers(1, 5), st.integers(0, 10_000))
+def test_every_label_is_the_unique_majority_with_margin(n: int, t: int, k: int, delta: int, seed: int) -> None:
+    spec = MajoritySpec(num_sequences=n, seq_len=t, num_classes=k, min_delta=min(delta, t), seed=seed)
+    data = generate_majority(spec)
+    x = np.concatenate([data["train_x"], data["test_x"]])
+    y = np.concatenate([data["train_y"], data["test_y"]])
+    assert x.shape == (n, t) and x.min() >= 0 and x.max() < k
+    counts = np.stack([np.bincount(row, minlength=k) for row in x])
+    top2 = np.sort(counts, axis=1)[:, -2:]
+    assert (counts.argmax(1) == y).all()
+    assert ((top2[:, 1] - top2[:, 0]) >= spec.min_delta).all()
+
+
+def test_paper_dataset_sizes_and_stratification() -> None:
+    data = generate_majority(MajoritySpec())
+    n_train, n_test = len(data["train_y"]), len(data["test_y"])
+    assert n_train + n_test == 100_000 and abs(n_test - 20_000) <= 20
+    train_share = np.bincount(data["train_y"], minlength=20) / n_train
+    test_share = np.bincount(data["test_y"], minlength=20) / n_test
+    np.testing.assert_allclose(train_share, test_share, atol=2e-3)
+    # sequences are shuffled: the majority class is not always at the front
+    assert len({int(row[0] == label) for row, label in zip(data["train_x"][:100], data["train_y"][:100])}) == 2
+
+
+def test_deterministic_by_seed_and_cached(tmp_path) -> None:
+    spec = MajoritySpec(num_sequences=500, seed=3)
+    a = load_majority(spec, tmp_path)
+    files = list(tmp_path.glob("*.npz"))
+    assert len(files) == 1
+    mtime = files[0].stat().st_mtime_ns
+    b = load_majority(spec, tmp_path)
+    assert files[0].stat().st_mtime_ns == mtime  # reused, not regenerated
+    for key in a:
+        np.testing.assert_array_equal(a[key], b[key])
+    c = generate_majority(MajoritySpec(num_sequences=500, seed=4))
+    assert not np.array_equal(a["train_x"], c["train_x"])
+
+
+def test_datamodule_batches(tmp_path) -> None:
+    dm = MajorityDataModule(num_sequences=1000, batch_size=64, eval_batch_size=100, cache_dir=str(tmp_path))
+    dm.prepare_data()
+    dm.setup("fit")
+    x, y = next(iter(dm.train_dataloader()))
+    assert x.shape == (64, 50) and y.shape == (64,) and x.dtype == torch.int64
+    assert sum(len(b[1]) for b in dm.val_dataloader()) == len(dm.test_set)
+    seen = torch.cat([b[1] for b in dm.train_dataloader()])
+    assert len(seen) == len(dm.train_set)
+
+
+@pytest.mark.parametrize(
+    "kwargs, field",
+    [({"min_delta": 0}, "data.min_delta"), ({"test_fraction": 1.0}, "data.test_fraction"), ({"num_classes": 1}, "data.num_classes")],
+)
+def test_bad_specs_name_the_field(kwargs: dict, field: str) -> None:
+    with pytest.raises(ValueError, match=field):
+        MajoritySpec(**kwargs)
