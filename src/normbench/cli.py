@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import re
 import sys
-import warnings
 from argparse import ArgumentError
 from collections import defaultdict
 from pathlib import Path
@@ -67,7 +66,7 @@ def bench(
         seeds: seeds to run (default: the preset's ``bench.seeds``).
         variants: subset of the task's variants (default: all).
         workers: parallel training processes; CPU threads are split between them.
-        override: extra config overrides for every run, e.g. ``--override=[--trainer.max_steps=100]``.
+        override: config overrides for every run, e.g. ``--override '[trainer.max_steps=100]'``.
         runs_dir: root of TensorBoard logs, checkpoints and run records.
         results_dir: leaderboards go to ``<results_dir>/<task>/``.
         progress: show progress bars.
@@ -117,7 +116,6 @@ def main(argv: list[str] | None = None) -> None:
     try:
         if argv and argv[0] == "fit":
             # sys.argv stays as it is: DDP re-launches this very command for the other ranks
-            warnings.filterwarnings("ignore", message="LightningCLI's args parameter")
             print(f"normbench: run record {train(argv[1:])}")
         else:
             auto_cli([bench, leaderboard, tasks], args=argv, parser_mode="yaml")

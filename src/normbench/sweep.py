@@ -63,11 +63,12 @@ def plan_runs(
         raise ValueError(f"variants: {', '.join(map(repr, unknown))} not defined for task {task}; choose from {', '.join(grid)}")
     seeds = list(seeds if seeds is not None else bench.get("seeds") or [0])
     base = yaml.safe_dump(config, sort_keys=False)
+    overrides = [o if o.startswith("--") else f"--{o}" for o in overrides or []]
     runs = []
     for name in chosen:
         variant_args = [f"--{key}={value}" for key, value in (grid[name] or {}).items()]
         for seed in seeds:
-            args = ["--config", base, *variant_args, *(overrides or []),
+            args = ["--config", base, *variant_args, *overrides,
                     f"--seed_everything={seed}", f"--variant={name}", f"--runs_dir={runs_dir}",
                     f"--run_name={slug(name)}-seed{seed}"]
             runs.append(Run(name, seed, args))

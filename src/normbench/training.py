@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -77,6 +78,8 @@ class NormbenchCLI(LightningCLI):
     """
 
     def __init__(self, args: list[str] | dict[str, Any] | None = None, **kwargs: Any) -> None:
+        # ``args`` is always explicit here; sys.argv is left intact for DDP's re-launch of the command.
+        warnings.filterwarnings("ignore", message="LightningCLI's args parameter")
         super().__init__(
             NormbenchModule,
             L.LightningDataModule,

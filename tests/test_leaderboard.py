@@ -1,0 +1,111 @@
+"""Leaderboard aggregation, claim verdicts and rendering, on synthetic run records."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from normbench import leaderboard as lb
+from normbench.claims import judge, judge_ratio, judge_values, load_claims
+
+
+def record(variant: str, seed: int, acc: list[list[float]], loss: list[list[float]], status: str = "done") -> dict:
+    return {
+        "task": "majority", "variant": variant, "seed": seed, "status": status, "config_hash": f"h-{variant}",
+        "final_step": int(acc[-1][0]),
+        "config": {"model": {"init_args": {"placement": "pre", "attn_norm": {"component": variant.split("/")[1], "affine": False, "eps": 0.0}}}},
+        "series": {"test/acc": acc, "train/loss_epoch": loss},
+        "provenance": {"git_commit": "abc", "dirty": False, "torch": "2", "lightning": "2", "device": "cpu", "threads": 1, "date": "2026-01-01T00:00:00Z"},
+        "wall_time_s": 10.0,
+    }
+
+
+METRICS = {
+    "acc@2": {"series": "test/acc", "at_step": 2},
+    "acc@9": {"series": "test/acc", "at_step": 9},
+    "final": {"series": "test/acc", "at_step": "last"},
+    "to_0.5": {"series": "train/loss_epoch", "first_below": 0.5},
+}
+
+
+def test_series_value_rules() -> None:
+    pts = [[1, 0.1], [2, 0.2], [4, 0.4]]
+    assert lb.series_value(pts, {"at_step": 3}) == (0.2, None)
+    assert lb.series_value(pts, {"at_step": 4}) == (0.4, None)
+    assert lb.series_value(pts, {"at_step": 5}) == (None, None)  # run ended before step 5
+    assert lb.series_value(pts, {"at_step": "last"}) == (0.4, None)
+    assert lb.series_value(pts, {"first_below": 0.2}) == (1.0, None)
+    assert lb.series_value([[1, 3.0], [6, 2.0]], {"first_below": 1.0}) == (None, 6.0)
+
+
+def test_aggregate_over_seeds() -> None:
+    agg = lb.aggregate([1.0, 2.0, 3.0], [None] * 3)
+    assert agg["mean"] == 2.0 and agg["std"] == 1.0 and agg["n"] == 3
+    partial = lb.aggregate([100.0, None], [None, 500.0])
+    assert partial["mean"] is None and partial["lower_bound"] == 300.0 and partial["n"] == 1
+
+
+def test_build_and_render(tmp_path) -> None:
+    records = [
+        record("pre/both", 0, [[2, 0.5], [4, 0.9]], [[2, 0.8], [4, 0.3]]),
+        record("pre/both", 1, [[2, 0.7], [4, 0.95]], [[2, 0.45], [4, 0.2]]),
+        record("pre/none", 0, [[2, 0.2], [4, 0.3]], [[2, 2.0], [4, 1.5]], status="diverged"),
+    ]
+    board = lb.build("majority", "quick", records, {"metrics": METRICS}, ["pre/none", "pre/both"])
+    assert [v["name"] for v in board["variants"]] == ["pre/none", "pre/both"]
+    both = board["variants"][1]
+    assert both["seeds"] == [0, 1] and both["status"] == "done"
+    assert both["metrics"]["acc@2"]["mean"] == pytest.approx(0.6)
+    assert both["metrics"]["acc@9"]["mean"] is None
+    assert both["metrics"]["to_0.5"]["per_seed"] == [4.0, 2.0]
+    assert board["variants"][0]["status"] == "diverged"
+    for key in ("task", "preset", "generated_at", "provenance", "variants", "claims"):
+        assert key in board
+    for key in ("git_commit", "dirty", "torch", "lightning", "device", "threads", "wall_time_s"):
+        assert key in board["provenance"]
+    json_path, md_path = lb.write(board, tmp_path, ["loss.png"])
+    assert json.loads(json_path.read_text())["task"] == "majority"
+    md = md_path.read_text()
+    assert "| `pre/both` |" in md and "0.600 ± 0.141" in md and "not reached" in md and "![loss](loss.png)" in md
+
+
+def test_inconsistent_configs_in_a_variant_are_refused() -> None:
+    a = record("pre/both", 0, [[2, 0.5]], [[2, 0.5]])
+    b = {**record("pre/both", 1, [[2, 0.5]], [[2, 0.5]]), "config_hash": "other"}
+    with pytest.raises(ValueError, match="different configs"):
+        lb.build("majority", "quick", [a, b], {"metrics": METRICS})
+
+
+def test_values_rule() -> None:
+    rule = {"kind": "values", "higher": "w", "tolerance": 0.05}
+    paper = {"w": 0.74, "wo": 0.52}
+    assert judge_values(rule, paper, {"w": 0.76, "wo": 0.50})[0] == "reproduced"
+    assert judge_values(rule, paper, {"w": 0.95, "wo": 0.60})[0] == "direction only"
+    assert judge_values(rule, paper, {"w": 0.50, "wo": 0.74})[0] == "not reproduced"
+    assert judge_values(rule, paper, {"w": 0.76, "wo": None})[0] == "not run"
+
+
+def test_ratio_rule() -> None:
+    rule = {"numerator": "wo", "denominator": "w", "target": 3.0, "tolerance": 1.0}
+    assert judge_ratio(rule, {"w": 1000, "wo": 3100}, {})[:1] == ("reproduced",)
+    assert judge_ratio(rule, {"w": 1000, "wo": 1500}, {})[0] == "direction only"
+    assert judge_ratio(rule, {"w": 1000, "wo": 800}, {})[0] == "not reproduced"
+    assert judge_ratio(rule, {"w": None, "wo": 800}, {})[0] == "not run"
+    verdict, text, _ = judge_ratio(rule, {"w": 1000, "wo": None}, {"wo": 5000})
+    assert verdict == "direction only" and "lower bound" in text
+
+
+def test_majority_claims_registry_is_complete() -> None:
+    claims = load_claims("brody2023-majority")
+    ids = {c["id"] for c in claims}
+    assert {"brody2023.fig2a.steps_to_loss_0.2", "brody2023.fig3.acc@1000", "brody2023.fig3.acc@5000",
+            "brody2023.fig2b.query_angle"} <= ids
+    paper = {c["id"]: c["paper"] for c in claims}
+    assert paper["brody2023.fig3.acc@1000"] == {"with_projection": 0.74, "without_projection": 0.52}
+    assert paper["brody2023.fig3.acc@5000"] == {"with_projection": 0.93, "without_projection": 0.85}
+    assert paper["brody2023.fig2b.query_angle"] == {"with_projection": 12.0, "without_projection": 83.0}
+    variants = {"pre/both": {"metrics": {"test_acc@1000": {"mean": 0.75}}},
+                "pre/paper_no_projection": {"metrics": {"test_acc@1000": {"mean": 0.5}}}}
+    entry = judge(next(c for c in claims if c["id"] == "brody2023.fig3.acc@1000"), variants)
+    assert entry["verdict"] == "reproduced" and entry["measured"] == {"with_projection": 0.75, "without_projection": 0.5}

@@ -1,0 +1,118 @@
+"""End-to-end runs: fit, records, TensorBoard, determinism, CLI errors, 2-process DDP."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from normbench.records import read_record
+from normbench.training import load_config, preset_args, train
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIG = str(ROOT / "tasks" / "majority.yaml")
+TINY = ["--data.init_args.num_sequences=600", "--data.init_args.batch_size=64", "--data.init_args.eval_batch_size=200",
+        "--trainer.max_steps=12", "--trainer.max_epochs=-1", "--trainer.val_check_interval=6",
+        "--trainer.enable_progress_bar=false", "--trainer.enable_model_summary=false"]
+
+
+def fit(tmp_path: Path, *extra: str) -> dict:
+    path = train(["--config", CONFIG, *TINY, f"--runs_dir={tmp_path / 'runs'}", *extra])
+    return read_record(path)
+
+
+def test_fit_writes_record_tensorboard_and_checkpoint(tmp_path: Path) -> None:
+    rec = fit(tmp_path, "--model.attn_norm.component=project", "--seed_everything=3")
+    assert rec["status"] == "done" and rec["final_step"] == 12 and rec["seed"] == 3
+    assert rec["config"]["model"]["init_args"]["attn_norm"]["component"] == "project"
+    assert rec["variant"] == "pre-attn_project-ffn_both+affine"
+    for series in ("test/acc", "test/loss", "test/query_angle", "train/loss_step", "train/loss_epoch"):
+        assert rec["series"][series], series
+    assert [s for s, _ in rec["series"]["test/acc"]] == [6, 12]
+    assert all(0 <= v <= 90 for _, v in rec["series"]["test/query_angle"])
+    log_dir = Path(rec["log_dir"])
+    assert log_dir.name == "pre-attn_project-ffn_both+affine-seed3" and log_dir.parent.name == "majority"
+    assert list(log_dir.glob("events.out.tfevents.*")) and (log_dir / "config.yaml").exists()
+    assert Path(rec["checkpoint"]).exists()
+    assert rec["provenance"]["torch"] and "git_commit" in rec["provenance"]
+
+
+def test_same_seed_gives_identical_metrics(tmp_path: Path) -> None:
+    a = fit(tmp_path / "a", "--seed_everything=5")
+    b = fit(tmp_path / "b", "--seed_everything=5")
+    c = fit(tmp_path / "c", "--seed_everything=6")
+    assert a["series"]["test/acc"] == b["series"]["test/acc"]
+    assert a["series"]["train/loss_step"] == b["series"]["train/loss_step"]
+    assert a["config_hash"] == c["config_hash"]  # the seed is not part of the config hash
+    assert a["series"]["train/loss_step"] != c["series"]["train/loss_step"]
+
+
+def test_divergence_is_recorded(tmp_path: Path) -> None:
+    rec = fit(tmp_path, "--model.lr=1e30", "--model.attn_norm.component=none", "--model.ffn_norm.component=none")
+    assert rec["status"] == "diverged"
+    assert rec["diverged_at_step"] < 12
+
+
+def test_preset_is_merged_and_overrides_win() -> None:
+    quick = load_config(CONFIG, "quick")
+    assert quick["preset"] == "quick" and quick["trainer"]["max_steps"] == 5000
+    assert quick["model"]["init_args"]["d_model"] == 8  # untouched keys survive the merge
+    args = preset_args(["--config", CONFIG, "--preset", "quick", "--trainer.max_steps=7"])
+    assert args[0] == "--config" and "max_steps: 5000" in args[1] and args[-1] == "--trainer.max_steps=7"
+
+
+def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "normbench.cli", *args], cwd=cwd, capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--model.attn_norm.component=layer"], "model.attn_norm.component: 'layer' is not allowed; choose one of both, project, scale, none, paper_no_projection"),
+        (["--model.placement=middle"], "model.placement: 'middle' is not allowed; choose one of pre, post, none"),
+        (["--model.n_heads=3"], "model.d_model=8 is not divisible by model.n_heads=3"),
+        (["--trainer.max_steps=0"], "trainer.max_steps: must be a positive integer or -1"),
+        (["--data.init_args.batch_size=0"], "data.batch_size and data.eval_batch_size must be positive"),
+        (["--preset=huge"], "preset: 'huge' is not defined"),
+    ],
+)
+def test_fit_bad_input_is_one_line(tmp_path: Path, args: list[str], message: str) -> None:
+    out = run_cli("fit", "--config", CONFIG, f"--runs_dir={tmp_path / 'runs'}", *args, cwd=tmp_path)
+    assert out.returncode == 2
+    errors = [ln for ln in out.stderr.splitlines() if ln.startswith("normbench: error:")]
+    assert len(errors) == 1 and message in errors[0], out.stderr
+    assert "Traceback" not in out.stderr
+    assert not (tmp_path / "runs").exists()
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["bench", "sentiment"], "task: 'sentiment' is not registered; choose one of majority"),
+        (["bench", "majority", "--preset", "huge"], "preset: 'huge' is not defined"),
+        (["bench", "majority", "--variants", "[pre/layer]"], "variants: 'pre/layer' not defined"),
+        (["bench", "majority", "--override", "[model.attn_norm.component=bad]"], "model.attn_norm.component: 'bad' is not allowed"),
+    ],
+)
+def test_bench_bad_input_is_one_line_and_writes_nothing(tmp_path: Path, args: list[str], message: str) -> None:
+    out = run_cli(*args, f"--runs_dir={tmp_path / 'runs'}", f"--results_dir={tmp_path / 'results'}", cwd=tmp_path)
+    assert out.returncode == 2, out.stderr
+    errors = [ln for ln in out.stderr.splitlines() if ln.startswith("normbench: error:")]
+    assert len(errors) == 1 and message in errors[0], out.stderr
+    assert not (tmp_path / "runs").exists() and not (tmp_path / "results").exists()
+
+
+def test_ddp_two_processes_on_cpu(tmp_path: Path) -> None:
+    """`--trainer.strategy ddp --trainer.devices 2` passes through to Lightning (gloo on CPU)."""
+    out = run_cli("fit", "--config", CONFIG, *TINY, "--trainer.accelerator=cpu", "--trainer.strategy=ddp",
+                  "--trainer.devices=2", f"--runs_dir={tmp_path / 'runs'}", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr[-3000:]
+    records = list((tmp_path / "runs").rglob("record.json"))
+    assert len(records) == 1
+    rec = json.loads(records[0].read_text())
+    assert rec["status"] == "done" and rec["final_step"] == 12
+    assert rec["config"]["trainer"]["strategy"] == "ddp" and str(rec["config"]["trainer"]["devices"]) == "2"
+    assert rec["series"]["test/acc"]
