@@ -1,0 +1,45 @@
+"""Every task YAML (and each of its presets and bench variants) parses against the code."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from normbench.sweep import plan_runs
+from normbench.tasks import get_task, task_names
+from normbench.training import NormbenchCLI, load_config
+
+TASKS_DIR = Path(__file__).resolve().parents[1] / "tasks"
+CONFIGS = sorted(TASKS_DIR.glob("*.yaml"))
+
+
+def test_every_registered_task_has_a_config_and_vice_versa() -> None:
+    assert {p.stem for p in CONFIGS} == set(task_names())
+    for name in task_names():
+        assert get_task(name).config_path.resolve() == (TASKS_DIR / f"{name}.yaml").resolve()
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.stem)
+def test_config_and_presets_instantiate(path: Path, tmp_path: Path) -> None:
+    raw = yaml.safe_load(path.read_text())
+    task = get_task(raw["task"])
+    for preset in [None, *raw.get("presets", {})]:
+        config = load_config(path, preset)
+        cli = NormbenchCLI(args=["--config", yaml.safe_dump(config), f"--runs_dir={tmp_path}"])
+        assert isinstance(cli.model, task.module) and isinstance(cli.datamodule, task.datamodule)
+    assert not list(tmp_path.iterdir())  # instantiating writes nothing
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.stem)
+def test_bench_grid_plans(path: Path, tmp_path: Path) -> None:
+    raw = yaml.safe_load(path.read_text())
+    for preset in raw.get("presets", {}):
+        config, runs = plan_runs(raw["task"], preset, runs_dir=str(tmp_path))
+        variants = list(config["bench"]["variants"])
+        assert len(runs) == len(variants) * len(config["bench"]["seeds"])
+        assert len({r.record_path for r in runs}) == len(runs)  # one record per (variant, seed)
+        hashes = {v: {r.config_hash for r in runs if r.variant == v} for v in variants}
+        assert all(len(h) == 1 for h in hashes.values())  # seeds share the variant's config hash
+        assert len({next(iter(h)) for h in hashes.values()}) == len(variants)
