@@ -7,6 +7,7 @@ the task YAML (``bench.metrics``), each read from one logged series of every run
 * ``at_step: N`` - the last logged value at a step <= N (missing if the run ended before N);
   ``at_step: last`` - the final value.
 * ``first_below: x`` - the first step at which the series is <= x ("not reached" otherwise).
+* ``smooth: w`` (optional) - read the trailing moving average over ``w`` logged points.
 """
 
 from __future__ import annotations
@@ -21,8 +22,21 @@ from normbench.io import atomic_write_json, atomic_write_text
 from normbench.records import provenance, read_record, utc_now
 
 
+def smooth(points: list[list[float]], window: int) -> list[list[float]]:
+    """Trailing moving average over ``window`` logged points (the step stays the last one's)."""
+    if window <= 1 or not points:
+        return points
+    values = [v for _, v in points]
+    out, total = [], 0.0
+    for i, (step, v) in enumerate(points):
+        total += v - (values[i - window] if i >= window else 0.0)
+        out.append([step, total / min(i + 1, window)])
+    return out
+
+
 def series_value(points: list[list[float]], spec: dict[str, Any]) -> tuple[float | None, float | None]:
     """(value, lower_bound) of one run's series under a metric spec; see the module docstring."""
+    points = smooth(points, int(spec.get("smooth", 1)))
     if not points:
         return None, None
     if "first_below" in spec:
@@ -71,7 +85,12 @@ def variant_entry(name: str, records: list[dict[str, Any]], metrics: dict[str, d
         entry["diverged_at_step"] = diverged
     for metric, spec in metrics.items():
         pairs = [series_value(r["series"].get(spec["series"], []), spec) for r in records]
-        entry["metrics"][metric] = aggregate([p[0] for p in pairs], [p[1] for p in pairs])
+        agg = aggregate([p[0] for p in pairs], [p[1] for p in pairs])
+        if agg["mean"] is None:
+            last = max((r["series"].get(spec["series"]) or [[0, 0]])[-1][0] for r in records)
+            agg["note"] = (f"not reached by step {last}" if "first_below" in spec
+                           else f"not measured: runs end at step {last}")
+        entry["metrics"][metric] = agg
     prov = [r["provenance"] for r in records]
     entry["provenance"] = {
         "git_commits": sorted({p.get("git_commit") or "unknown" for p in prov}),
@@ -125,9 +144,14 @@ def fmt_metric(m: dict[str, Any]) -> str:
         digits = 0 if abs(mean) >= 100 else 3
         return f"{mean:.{digits}f} ± {std:.{digits}f}"
     n_seeds = len(m.get("per_seed") or [])
-    if m.get("lower_bound") is not None:
-        return f"not reached ({m['n']}/{n_seeds} seeds); > {m['lower_bound']:.0f}"
-    return "not reached" if m.get("n", 0) == 0 else f"missing ({m['n']}/{n_seeds} seeds)"
+    if m.get("n"):
+        return f"{m['n']}/{n_seeds} seeds only; others {m.get('note', 'missing')}"
+    return m.get("note", "missing")
+
+
+def cell(text: str) -> str:
+    """Escape a Markdown table cell."""
+    return str(text).replace("|", "\\|").replace("\n", " ")
 
 
 def render_markdown(board: dict[str, Any], plots: list[str]) -> str:
@@ -159,13 +183,13 @@ def render_markdown(board: dict[str, Any], plots: list[str]) -> str:
                else f"`{spec['series']}` at step {spec.get('at_step', 'last')}")
         lines.append(f"- `{name}`: {how}")
     if board["claims"]:
-        lines += ["", "## Claims", "", "| claim | source | paper | measured | verdict | rule |", "|---|---|---|---|---|---|"]
+        lines += ["", "## Claims", "", "| claim | source | compares | paper | measured | verdict | rule |",
+                  "|---|---|---|---|---|---|---|"]
         for c in board["claims"]:
-            lines.append(
-                f"| `{c['id']}`: {c['statement']} | {c['source']} | {describe(c['paper'])} | "
-                f"{describe(c['measured'])} | **{c['verdict']}** | {c['rule']} |"
-            )
-        lines += ["", "Roles: " + "; ".join(sorted({f"{r} = `{v}`" for c in board["claims"] for r, v in c["variants"].items()}))]
+            roles = " vs ".join(f"{r} = `{v}`" for r, v in c["variants"].items())
+            lines.append("| " + " | ".join(cell(x) for x in (
+                f"`{c['id']}`: {c['statement']}", c["source"], roles, describe(c["paper"]),
+                f"{describe(c['measured'])} (`{c['metric']}`)", f"**{c['verdict']}**", c["rule"])) + " |")
     lines += ["", "## Provenance per variant", "", "| variant | config hash | seeds | commits | dates | wall time (s) |", "|---|---|---|---|---|---|"]
     for v in board["variants"]:
         pv = v["provenance"]

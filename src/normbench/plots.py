@@ -12,6 +12,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from normbench.io import atomic_write  # noqa: E402
+from normbench.leaderboard import smooth  # noqa: E402
 
 
 def seed_band(runs: list[list[list[float]]]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -28,7 +29,7 @@ def plot_series(records_by_variant: dict[str, list[dict[str, Any]]], spec: dict[
     """Write one PNG of ``spec['series']`` for every variant (mean line, min-max band over seeds)."""
     fig, ax = plt.subplots(figsize=(7, 4.2), dpi=120)
     for name, records in records_by_variant.items():
-        runs = [r["series"].get(spec["series"], []) for r in records]
+        runs = [smooth(r["series"].get(spec["series"], []), int(spec.get("smooth", 1))) for r in records]
         if not any(runs):
             continue
         steps, mean, lo, hi = seed_band(runs)

@@ -9,10 +9,13 @@ resume where it stopped.
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
 import os
 import re
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -72,11 +75,26 @@ def plan_runs(
                     f"--seed_everything={seed}", f"--variant={name}", f"--runs_dir={runs_dir}",
                     f"--run_name={slug(name)}-seed{seed}"]
             runs.append(Run(name, seed, args))
-    for run in runs:  # parse + instantiate every run up front: errors before any training
-        cli = NormbenchCLI(args=run.args)
-        run.record_path = cli.recorder.path
-        run.config_hash = cli.recorder.meta["config_hash"]
+    with quiet_lightning():
+        for run in runs:  # parse + instantiate every run up front: errors before any training
+            cli = NormbenchCLI(args=run.args)
+            run.record_path = cli.recorder.path
+            run.config_hash = cli.recorder.meta["config_hash"]
     return config, runs
+
+
+@contextmanager
+def quiet_lightning() -> Iterator[None]:
+    """Silence Lightning's informational messages (seed, accelerator, tips) while planning."""
+    loggers = [logging.getLogger(name) for name in ("lightning.pytorch", "lightning.fabric")]
+    levels = [lg.level for lg in loggers]
+    for lg in loggers:
+        lg.setLevel(logging.WARNING)
+    try:
+        yield
+    finally:
+        for lg, level in zip(loggers, levels):
+            lg.setLevel(level)
 
 
 def is_finished(run: Run) -> bool:
