@@ -85,7 +85,9 @@ class Norm(nn.Module):
         if component == "project":
             return x - x.mean(dim=-1, keepdim=True)
         if component == "paper_no_projection":
-            return F.normalize(x, dim=-1, eps=PAPER_NORMALIZE_EPS) / math.sqrt(self.d)
+            # = F.normalize(x, dim=-1) / sqrt(d), with the 1/sqrt(d) folded into the per-row divisor
+            norm = torch.linalg.vector_norm(x, dim=-1, keepdim=True).clamp_min(PAPER_NORMALIZE_EPS)
+            return x / (norm * math.sqrt(self.d))
         return x
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
