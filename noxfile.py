@@ -7,6 +7,7 @@ large torch install happens once, not once per session. The environment is (re)i
     nox -s tests                    # default test suite (< 10 minutes on 2 CPU cores)
     nox -s tests -- -m slow         # the long tests
     nox -s bench-majority           # quick preset; `-- --preset paper` for the paper protocol
+    nox -s bench-unselectable       # Figure 1c/1d: unselectable keys among random vectors
     nox -s bench-perf               # pytest-benchmark: speed ratios against the baselines
 """
 
@@ -57,6 +58,12 @@ def bench_majority(session: nox.Session) -> None:
     """Train the majority grid (quick preset by default) and write results/majority/."""
     args = session.posargs or ["--preset", "quick"]
     tool(session, "normbench", "bench", "majority", "--workers", "2", *args)
+
+
+@nox.session(name="bench-unselectable")
+def bench_unselectable(session: nox.Session) -> None:
+    """Figure 1c/1d random-key grid; writes results/unselectable/."""
+    tool(session, "normbench", "random_grid", *session.posargs)
 
 
 @nox.session(name="bench-perf")

@@ -10,6 +10,7 @@ from __future__ import annotations
 from importlib import resources
 from typing import Any
 
+import numpy as np
 import yaml
 
 VERDICTS = ("reproduced", "direction only", "not reproduced", "not run")
@@ -89,6 +90,31 @@ def judge(claim: dict[str, Any], variants: dict[str, dict[str, Any]]) -> dict[st
     else:
         raise ValueError(f"claim {claim['id']}: unknown rule kind {rule['kind']!r}")
     return {**entry, "verdict": verdict, "rule": text}
+
+
+def judge_grid(claim: dict[str, Any], grid: dict[str, Any]) -> dict[str, Any]:
+    """Verdict of a ``grid`` rule on a random-grid result, measured on both statistics."""
+    rule = claim["rule"]
+    ds, ns = np.asarray(grid["ds"]), np.asarray(grid["ns"])
+    rows = (ds >= rule["d"][0]) & (ds <= rule["d"][1])
+    cols = (ns >= rule["n"][0]) & (ns <= rule["n"][1])
+    reduce = {"min": np.min, "max": np.max, "mean": np.mean}[rule["reduce"]]
+    text0 = f"no cell of the grid has d in {rule['d']} and n in {rule['n']}"
+    if not rows.any() or not cols.any():
+        return {"id": claim["id"], "source": claim["source"], "statement": claim["statement"], "paper": {},
+                "measured": {"any_fraction": None, "mean_fraction": None}, "holds_for": {"any_fraction": False, "mean_fraction": False},
+                "verdict": "not run", "rule": text0}
+    measured = {stat: float(reduce(np.asarray(values)[np.ix_(rows, cols)]))
+                for stat, values in grid["stats"][rule["keys"]].items()}
+    bound = ("at_least", rule["at_least"]) if "at_least" in rule else ("at_most", rule["at_most"])
+    holds = {stat: (v >= bound[1]) if bound[0] == "at_least" else (v <= bound[1]) for stat, v in measured.items()}
+    text = (f"{rule['reduce']} of {rule['stat']} over {rule['keys']} keys, d in [{rule['d'][0]}, {rule['d'][1]}], "
+            f"n in [{rule['n'][0]}, {rule['n'][1]}]; reproduced if {'>=' if bound[0] == 'at_least' else '<='} {bound[1]:g}")
+    return {
+        "id": claim["id"], "source": claim["source"], "statement": claim["statement"],
+        "paper": {bound[0]: bound[1]}, "measured": measured, "holds_for": holds,
+        "verdict": "reproduced" if holds[rule["stat"]] else "not reproduced", "rule": text,
+    }
 
 
 def describe(values: dict[str, float | None]) -> str:

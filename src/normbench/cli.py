@@ -5,6 +5,7 @@
 * ``normbench bench <task> [--preset quick] [--workers 2]`` trains the task's variant x seed grid,
   skipping finished runs, and writes ``results/<task>/`` (leaderboard and figures).
 * ``normbench leaderboard <task> [--preset quick]`` rebuilds ``results/<task>/`` from the records.
+* ``normbench random_grid`` runs the random-key experiment (Figure 1c/1d) into ``results/unselectable/``.
 * ``normbench tasks`` lists the registered tasks.
 
 Bad input ends with one line ``normbench: error: <field>: <what is allowed>`` and exit status 2.
@@ -104,6 +105,34 @@ def write_results(task: str, preset: str, config: dict, record_paths: list[Path]
         print(f"  {claim['id']}: {claim['verdict']}")
 
 
+def random_grid(
+    n_min: int = 3, n_max: int = 60, d_min: int = 3, d_max: int = 15, runs: int = 100, seed: int = 0,
+    results_dir: str = "results", progress: bool = True,
+) -> None:
+    """Figure 1c/1d: unselectable keys among random N(0, I) keys, raw and after LayerNorm.
+
+    Writes ``<results_dir>/unselectable/``: random_grid.json, two heatmaps and a leaderboard.
+
+    Args:
+        n_min, n_max: range of keys per set (inclusive).
+        d_min, d_max: range of dimensions (inclusive).
+        runs: random sets per (d, n) cell.
+        seed: seed of the keys.
+        results_dir: root of the results.
+        progress: show a progress bar.
+    """
+    from normbench.analysis.random_grid import random_grid as run_grid
+    from normbench.unselectable_report import write_random_grid
+
+    if not (1 <= n_min <= n_max and 1 <= d_min <= d_max):
+        raise ValueError(f"n_min..n_max and d_min..d_max: need 1 <= min <= max, got {n_min}..{n_max} and {d_min}..{d_max}")
+    grid = run_grid(range(n_min, n_max + 1), range(d_min, d_max + 1), runs, seed, progress)
+    board = write_random_grid(grid, Path(results_dir) / "unselectable")
+    print(f"normbench: random grid in {grid['wall_time_s']:.1f} s; wrote {Path(results_dir) / 'unselectable'}")
+    for claim in board["claims"]:
+        print(f"  {claim['id']}: {claim['verdict']} (measured {claim['measured']})")
+
+
 def tasks() -> None:
     """List the registered tasks and their config files."""
     for name in task_names():
@@ -118,7 +147,7 @@ def main(argv: list[str] | None = None) -> None:
             # sys.argv stays as it is: DDP re-launches this very command for the other ranks
             print(f"normbench: run record {train(argv[1:])}")
         else:
-            auto_cli([bench, leaderboard, tasks], args=argv, parser_mode="yaml")
+            auto_cli([bench, leaderboard, random_grid, tasks], args=argv, parser_mode="yaml")
     except (ArgumentError, ValueError, FileNotFoundError, MisconfigurationException) as exc:
         print(f"normbench: error: {one_line(str(exc))}", file=sys.stderr)
         raise SystemExit(2) from None

@@ -10,17 +10,22 @@ Exact decision with certificates, cheapest first:
 2. vectorised queries that prove keys selectable: v = k_i - centroid for every i at once, a
    batch of random directions (their strict argmax is a vertex), then a few perceptron updates
    v <- v + (k_i - k_j*) of each open key's query against its current best rival j*;
-3. for each key still open, non-negative least squares on [k_j; 1]_j lambda = [k_i; 1] (first over
+3. in low dimension (d <= 6), Qhull's facet inequalities: a key strictly inside every facet of the
+   hull (by more than the tolerance) is unselectable;
+4. for each key still open, non-negative least squares on [k_j; 1]_j lambda = [k_i; 1] (first over
    its nearest neighbours, whose weights are already a valid certificate, then all keys): a zero
    residual gives convex weights lambda (unselectable); otherwise the residual r = (v, r0) is a
    separating query (KKT: v.k_j + r0 <= 0 for j != i < v.k_i + r0), so k_i is selectable;
-4. an exact LP (scipy HiGHS) only for keys whose certificate is inside the tolerance band.
+5. an exact LP (scipy HiGHS) only for keys whose certificate is inside the tolerance band.
 
 Tolerance: the keys of each set are centred and measured in units of
 s = max_j ||k_j - centroid||. A key is selectable when a unit query beats every other key by more
 than ``tol * s``; it is unselectable when convex weights reproduce it to within ``tol * s``.
 Decisions are therefore invariant to translating or rescaling a set of keys. Keys closer than
-``tol * s`` to the hull of the others count as unselectable (default ``tol = 1e-7``).
+``tol * s`` to the hull of the others count as unselectable. The default ``tol = 1e-12`` sits
+well above float64 rounding of these products (~1e-16 s^2) and well below any margin attention
+could use; inputs are converted to float64 exactly, so float32 keys are judged as given. The
+rare keys left in the band go to HiGHS, whose feasibility tolerance (~1e-9) then applies.
 """
 
 from __future__ import annotations
@@ -29,11 +34,15 @@ from typing import Any
 
 import numpy as np
 from scipy.optimize import linprog, nnls
+from scipy.spatial import ConvexHull, QhullError
 
-DEFAULT_TOL = 1e-7
+DEFAULT_TOL = 1e-13
+LP_TOL = 1e-9  # HiGHS's own feasibility tolerance is ~1e-9: the LP decides to that precision
 RANDOM_DIRECTIONS = 64
-PERCEPTRON_STEPS = 10
-NEIGHBOURS = (16, 64, 192)
+PERCEPTRON_STEPS = 20
+QHULL_MAX_DIM = 6
+NEIGHBOURS = 16
+COLUMN_ROUNDS = 50
 
 
 def _as_numpy(keys: Any) -> tuple[np.ndarray, Any]:
@@ -103,13 +112,16 @@ def _unselectable_batch(keys: np.ndarray, tol: float, rng: np.random.Generator, 
     decided |= dup
     stats["duplicates"] = stats.get("duplicates", 0) + int(dup.sum())
 
-    # 2a. own direction v = k_i - centroid: margin_i = k_i.k_i - max_{j != i} k_i.k_j
-    others = gram.copy()
-    np.einsum("bii->bi", others)[:] = -np.inf
-    margin = sq - others.max(axis=2)
-    own = (margin > tol * np.sqrt(sq)) & ~decided
-    decided |= own
-    stats["own_direction"] = stats.get("own_direction", 0) + int(own.sum())
+    # 2a. own direction v = k_i - centroid, and v = k_i itself (exact for keys on a sphere around
+    # the origin, e.g. after LayerNorm or RMSNorm): margin_i = v.k_i - max_{j != i} v.k_j
+    raw = keys / np.where(flat, 1.0, np.linalg.norm(keys, axis=-1).max(axis=1))[:, None, None]
+    for g, base in ((gram, unit), (raw @ raw.transpose(0, 2, 1), raw)):
+        sq_g = np.einsum("bii->bi", g).copy()
+        others = g.copy()
+        np.einsum("bii->bi", others)[:] = -np.inf
+        own = (sq_g - others.max(axis=2) > tol * np.sqrt(sq_g)) & ~decided
+        decided |= own
+        stats["own_direction"] = stats.get("own_direction", 0) + int(own.sum())
 
     # 2b. random directions: a strict winner is a vertex
     if (~decided).any():
@@ -132,10 +144,33 @@ def _unselectable_batch(keys: np.ndarray, tol: float, rng: np.random.Generator, 
         decided |= found
         stats["perceptron"] = stats.get("perceptron", 0) + int(found.sum())
 
+    # 2d. low dimension: Qhull's facets describe conv(keys); a key strictly inside all of them
+    # (by more than tol) lies in the hull of the others
+    if 2 <= d <= QHULL_MAX_DIM and n > d + 1:
+        for s_idx in np.flatnonzero((~decided).any(axis=1)):
+            inside = _inside_facets(unit[s_idx], ~decided[s_idx], tol)
+            unsel[s_idx] |= inside
+            decided[s_idx] |= inside
+            stats["qhull"] = stats.get("qhull", 0) + int(inside.sum())
+
     # 3./4. per-key certificates for what is left
     for s_idx in np.flatnonzero((~decided).any(axis=1)):
         _resolve_set(unit[s_idx], decided[s_idx], unsel[s_idx], dup[s_idx], tol, stats)
     return unsel
+
+
+def _inside_facets(k: np.ndarray, open_keys: np.ndarray, tol: float) -> np.ndarray:
+    """Open keys strictly inside every facet of Qhull's hull of ``k`` (empty if Qhull fails)."""
+    try:
+        hull = ConvexHull(k)
+    except (QhullError, ValueError):
+        return np.zeros(len(k), dtype=bool)
+    idx = np.flatnonzero(open_keys)
+    slack = k[idx] @ hull.equations[:, :-1].T + hull.equations[:, -1]  # <= 0 inside
+    inside = np.zeros(len(k), dtype=bool)
+    inside[idx] = slack.max(axis=1) < -10 * tol
+    inside[hull.vertices] = False
+    return inside
 
 
 def _perceptron(unit: np.ndarray, decided: np.ndarray, tol: float, steps: int) -> np.ndarray:
@@ -198,47 +233,63 @@ def _resolve_set(k: np.ndarray, decided: np.ndarray, unsel: np.ndarray, dup: np.
         cand = active.copy()
         cand[i] = False
         idx = np.flatnonzero(cand)
-        if not len(idx):
-            decided[i] = True
-            continue
-        verdict = None
-        dist = np.sum((k[idx] - k[i]) ** 2, axis=1)
-        for size in NEIGHBOURS:  # nearest keys first: convex weights found there are a certificate
-            if verdict is None and len(idx) > 2 * size:
-                near = idx[np.argpartition(dist, size)[:size]]
-                if _nnls_certificate(k[near], k[i], tol):
-                    verdict = True
-                    stats["nnls_local"] = stats.get("nnls_local", 0) + 1
-        if verdict is None:
-            verdict = _nnls_certificate(k[idx], k[i], tol)
-            if verdict is not None:
-                stats["nnls"] = stats.get("nnls", 0) + 1
-        if verdict is None:
-            verdict = _lp_inside_hull(k[idx], k[i], tol)
-            stats["lp"] = stats.get("lp", 0) + 1
         decided[i] = True
+        if not len(idx):
+            continue
+        verdict = _decide_key(k[idx], k[i], tol, stats)
         unsel[i] = verdict
         if verdict:
             active[i] = False
 
 
-def _nnls_certificate(others: np.ndarray, key: np.ndarray, tol: float) -> bool | None:
-    """True (inside, with convex weights), False (separating query), or None (within the band)."""
+def _decide_key(others: np.ndarray, key: np.ndarray, tol: float, stats: dict[str, int]) -> bool:
+    """Unselectable? NNLS by column generation, then the exact LP for the undecided.
+
+    Start from the key's nearest neighbours S. NNLS over S either finds convex weights (a valid
+    certificate as it is) or a residual query v; if v beats every other key the key is selectable,
+    otherwise the keys that beat it under v join S and NNLS runs again.
+    """
+    m = len(others)
+    chosen = np.zeros(m, dtype=bool)
+    chosen[np.argpartition(np.sum((others - key) ** 2, axis=1), min(NEIGHBOURS, m - 1))[:NEIGHBOURS]] = True
+    for _ in range(COLUMN_ROUNDS):
+        inside, v = _nnls_certificate(others[chosen], key, tol)
+        if inside:
+            stats["nnls"] = stats.get("nnls", 0) + 1
+            return True
+        if v is None:
+            break
+        scores = others @ v
+        rivals = np.flatnonzero(~chosen & (scores >= key @ v - 10 * tol * np.linalg.norm(v)))
+        if not len(rivals):
+            if chosen.all() or _separates(v, key, others, tol):
+                stats["nnls"] = stats.get("nnls", 0) + 1
+                return False
+            break
+        chosen[rivals[np.argsort(scores[rivals])[-4 * len(key):]]] = True
+    stats["lp"] = stats.get("lp", 0) + 1
+    return _lp_inside_hull(others, key, tol)
+
+
+def _separates(v: np.ndarray, key: np.ndarray, others: np.ndarray, tol: float) -> bool:
+    """Does query v give ``key`` a score above every other key's by more than tol * |v|?"""
+    return bool(key @ v - (others @ v).max() > 10 * tol * np.linalg.norm(v))
+
+
+def _nnls_certificate(others: np.ndarray, key: np.ndarray, tol: float) -> tuple[bool, np.ndarray | None]:
+    """(True, None) with convex weights found; else (False, residual query v or None)."""
     a = np.vstack([others.T, np.ones(len(others))])
     target = np.append(key, 1.0)
     weights, _ = nnls(a, target, maxiter=50 * a.shape[1])
     if abs(weights.sum() - 1.0) <= tol and np.linalg.norm(others.T @ weights - key) <= tol:
-        return True
+        return True, None
     v = (target - a @ weights)[:-1]
-    vn = np.linalg.norm(v)
-    if vn > 0 and (key @ v - (others @ v).max()) / vn > 10 * tol:
-        return False
-    return None
+    return False, (v if np.linalg.norm(v) > 0 else None)
 
 
 def _lp_inside_hull(others: np.ndarray, key: np.ndarray, tol: float) -> bool:
     """Exact LP: max margin t of a query v in [-1, 1]^d with v.(k - k_j) >= t; inside iff t <= tol."""
-    return max_margin(others, key) <= tol
+    return max_margin(others, key) <= max(tol, LP_TOL)
 
 
 def max_margin(others: np.ndarray, key: np.ndarray) -> float:
@@ -271,5 +322,5 @@ def unselectable_mask_lp(keys: Any, tol: float = DEFAULT_TOL) -> Any:
             continue
         unit = centred / scale
         for i in range(len(k)):
-            out[s, i] = max_margin(np.delete(unit, i, axis=0), unit[i]) <= tol
+            out[s, i] = max_margin(np.delete(unit, i, axis=0), unit[i]) <= max(tol, LP_TOL)
     return back(out if arr.ndim == 3 else out[0])

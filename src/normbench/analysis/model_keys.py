@@ -1,0 +1,78 @@
+"""Unselectable keys inside a trained model (Brody et al. 2023, Tables 1-2).
+
+For every Transformer block, the keys of its attention are the rows of the attention input. We
+read them with forward hooks during one ordinary forward pass, together with the block input,
+which for ``pre`` placement is the input of the norm in front of attention ("before the norm")
+while the attention input is its output ("after"). With ``post`` or ``none`` placement nothing
+normalizes the keys inside the block, so before = after = the attention input.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from normbench.analysis.unselectable import unselectable_mask
+from normbench.blocks import TransformerBlock
+
+
+@contextmanager
+def capture_block_keys(model: nn.Module) -> Iterator[dict[str, dict[str, torch.Tensor]]]:
+    """``captured[block name] = {"before": block input, "after": attention input}`` (B, T, d)."""
+    captured: dict[str, dict[str, torch.Tensor]] = {}
+    handles = []
+    for name, block in model.named_modules():
+        if isinstance(block, TransformerBlock):
+            slot = captured.setdefault(name, {})
+
+            def block_hook(mod: nn.Module, args: tuple, slot: dict = slot) -> None:
+                slot["before"] = args[0].detach()
+
+            def attn_hook(mod: nn.Module, args: tuple, slot: dict = slot) -> None:
+                slot["after"] = args[0].detach()
+
+            handles += [block.register_forward_pre_hook(block_hook), block.attn.register_forward_pre_hook(attn_hook)]
+    try:
+        yield captured
+    finally:
+        for h in handles:
+            h.remove()
+
+
+def unselectable_per_layer(
+    model: nn.Module, *inputs: Any, key_padding_mask: torch.Tensor | None = None, tol: float | None = None, **kwargs: Any
+) -> list[dict[str, Any]]:
+    """Run ``model(*inputs, **kwargs)`` once and analyse each block's keys.
+
+    Each sequence of the batch is one key set (its padding, True in ``key_padding_mask``, left
+    out). Returns one entry per block, in forward order, with the fraction of unselectable keys
+    before and after the block's attention norm and the unselectable positions (B, T) after it.
+    """
+    model_was_training = model.training
+    model.eval()
+    try:
+        with torch.no_grad(), capture_block_keys(model) as captured:
+            model(*inputs, **kwargs)
+    finally:
+        model.train(model_was_training)
+    results = []
+    for name, keys in captured.items():
+        entry: dict[str, Any] = {"layer": name}
+        for where in ("before", "after"):
+            x = keys[where].double()
+            mask = np.zeros(x.shape[:2], dtype=bool)
+            valid = np.ones(x.shape[:2], dtype=bool) if key_padding_mask is None else ~key_padding_mask.cpu().numpy()
+            for b in range(x.shape[0]):
+                idx = np.flatnonzero(valid[b])
+                if len(idx):
+                    kw = {} if tol is None else {"tol": tol}
+                    mask[b, idx] = unselectable_mask(x[b, idx].cpu().numpy(), **kw)
+            entry[f"fraction_{where}"] = float(mask[valid].mean()) if valid.any() else 0.0
+            entry[f"positions_{where}"] = torch.from_numpy(mask)
+        results.append(entry)
+    return results

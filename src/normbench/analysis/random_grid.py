@@ -1,0 +1,69 @@
+"""The random-key experiment of Brody et al. (2023), Figure 1c/1d.
+
+For every (d, n) cell, ``runs`` sets of n keys are drawn i.i.d. from N(0, I_d), once as they are
+and once after LayerNorm (projection + scaling, eps = 0, no affine). Two statistics are kept per
+cell, because the paper's text and the authors' script differ:
+
+* ``mean_fraction``: the mean over runs of the fraction of unselectable keys in a run
+  (what the caption describes: "the average fraction of unselectable key vectors");
+* ``any_fraction``: the fraction of runs with at least one unselectable key
+  (what the authors' script computed).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from tqdm.auto import tqdm
+
+from normbench.analysis.unselectable import unselectable_mask
+
+
+def cell_keys(d: int, n: int, runs: int, seed: int) -> np.ndarray:
+    """The (runs, n, d) standard-normal keys of one cell; independent of the grid's other cells."""
+    return np.random.default_rng([seed, d, n]).standard_normal((runs, n, d))
+
+
+def layer_norm_keys(keys: np.ndarray) -> np.ndarray:
+    """LayerNorm without eps or affine: (k - mean) / std, every key with norm sqrt(d)."""
+    return F.layer_norm(torch.from_numpy(keys), (keys.shape[-1],), eps=0.0).numpy()
+
+
+def random_grid(
+    ns: Sequence[int] = range(3, 61),
+    ds: Sequence[int] = range(3, 16),
+    runs: int = 100,
+    seed: int = 0,
+    progress: bool = True,
+) -> dict[str, Any]:
+    """Run the grid; returns the statistics as nested lists indexed [d][n] plus timing."""
+    if runs < 1 or not ns or not ds or min(ns) < 1 or min(ds) < 1:
+        raise ValueError("random grid: runs, n and d must be positive and non-empty")
+    shape = (len(ds), len(ns))
+    out = {name: {stat: np.zeros(shape) for stat in ("mean_fraction", "any_fraction")} for name in ("raw", "layernorm")}
+    stages: dict[str, int] = {}
+    start = time.perf_counter()
+    with tqdm(total=len(ds) * len(ns), desc="random grid (d x n)", unit="cell", disable=not progress) as bar:
+        for a, d in enumerate(ds):
+            for b, n in enumerate(ns):
+                keys = cell_keys(d, n, runs, seed)
+                for name, k in (("raw", keys), ("layernorm", layer_norm_keys(keys))):
+                    mask = unselectable_mask(k, stats=stages)
+                    out[name]["mean_fraction"][a, b] = mask.mean()
+                    out[name]["any_fraction"][a, b] = mask.any(axis=1).mean()
+                bar.update()
+    return {
+        "ns": list(ns),
+        "ds": list(ds),
+        "runs": runs,
+        "seed": seed,
+        "layernorm": "F.layer_norm(keys, eps=0), no affine",
+        "stats": {name: {stat: v.tolist() for stat, v in s.items()} for name, s in out.items()},
+        "decided_by": stages,
+        "wall_time_s": round(time.perf_counter() - start, 2),
+    }
