@@ -88,6 +88,8 @@ def render(board: dict[str, Any], grid: dict[str, Any], plots: list[Path]) -> st
                    for n in (10, 20, 40, 60) if n in ns]
             lines.append(f"| {d} | " + " | ".join(row) + " |")
     lines += ["", "Cells show *fraction of runs with ≥ 1 unselectable key* / *mean fraction of unselectable keys*.",
-              "", "Keys decided by each stage: " + ", ".join(f"{k} {v}" for k, v in board["decided_by"].items()), "",
+              "", "Keys decided by each stage: " + ", ".join(f"{k} {v}" for k, v in board["decided_by"].items()),
+              "", "Seconds per d (all n, raw + LayerNorm): "
+              + ", ".join(f"d={d}: {t:.1f}" for d, t in grid.get("seconds_by_d", {}).items()), "",
               "## Figures", ""] + [f"![{path.stem}]({path.name})" for path in plots]
     return "\n".join(lines) + "\n"

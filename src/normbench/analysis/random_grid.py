@@ -47,9 +47,11 @@ def random_grid(
     shape = (len(ds), len(ns))
     out = {name: {stat: np.zeros(shape) for stat in ("mean_fraction", "any_fraction")} for name in ("raw", "layernorm")}
     stages: dict[str, int] = {}
+    seconds_by_d: dict[str, float] = {}
     start = time.perf_counter()
     with tqdm(total=len(ds) * len(ns), desc="random grid (d x n)", unit="cell", disable=not progress) as bar:
         for a, d in enumerate(ds):
+            row_start = time.perf_counter()
             for b, n in enumerate(ns):
                 keys = cell_keys(d, n, runs, seed)
                 for name, k in (("raw", keys), ("layernorm", layer_norm_keys(keys))):
@@ -57,6 +59,7 @@ def random_grid(
                     out[name]["mean_fraction"][a, b] = mask.mean()
                     out[name]["any_fraction"][a, b] = mask.any(axis=1).mean()
                 bar.update()
+            seconds_by_d[str(d)] = round(time.perf_counter() - row_start, 3)
     return {
         "ns": list(ns),
         "ds": list(ds),
@@ -66,4 +69,5 @@ def random_grid(
         "stats": {name: {stat: v.tolist() for stat, v in s.items()} for name, s in out.items()},
         "decided_by": stages,
         "wall_time_s": round(time.perf_counter() - start, 2),
+        "seconds_by_d": seconds_by_d,
     }

@@ -41,7 +41,7 @@ LP_TOL = 1e-9  # HiGHS's own feasibility tolerance is ~1e-9: the LP decides to t
 RANDOM_DIRECTIONS = 64
 PERCEPTRON_STEPS = 20
 QHULL_MAX_DIM = 6
-NEIGHBOURS = 16
+NEIGHBOURS = 32
 COLUMN_ROUNDS = 50
 
 
@@ -184,7 +184,7 @@ def _perceptron(unit: np.ndarray, decided: np.ndarray, tol: float, steps: int) -
     if len(open_sets) <= 64:
         for b in open_sets:
             ks = np.flatnonzero(~decided[b])
-            out[b, ks] = _perceptron_rows(unit[b][None], unit[b, ks][None], ks[None], tol, steps)[0]
+            out[b, ks] = _perceptron_one_set(unit[b], ks, tol, steps)
         return out
     sub = unit[open_sets]
     closed = decided[open_sets]
@@ -196,6 +196,27 @@ def _perceptron(unit: np.ndarray, decided: np.ndarray, tol: float, steps: int) -
     rows = np.broadcast_to(open_sets[:, None], order.shape)
     out[rows[won], order[won]] = True
     return out
+
+
+def _perceptron_one_set(k: np.ndarray, ks: np.ndarray, tol: float, steps: int) -> np.ndarray:
+    """Perceptron certificates for keys ``ks`` of one set; rows drop out as soon as they win."""
+    found = np.zeros(len(ks), dtype=bool)
+    alive = np.arange(len(ks))
+    v = k[ks].copy()
+    for _ in range(steps):
+        scores = v @ k.T  # (alive, n)
+        rows = np.arange(len(alive))
+        own = scores[rows, ks[alive]].copy()
+        scores[rows, ks[alive]] = -np.inf
+        rival = scores.argmax(axis=1)
+        won = (own - scores[rows, rival]) > tol * np.linalg.norm(v, axis=1)
+        found[alive[won]] = True
+        keep = ~won
+        alive, v, rival = alive[keep], v[keep], rival[keep]
+        if not len(alive):
+            break
+        v = v + k[ks[alive]] - k[rival]
+    return found
 
 
 def _perceptron_rows(sets: np.ndarray, keys: np.ndarray, idx: np.ndarray, tol: float, steps: int) -> np.ndarray:
