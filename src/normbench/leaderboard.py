@@ -164,7 +164,7 @@ def render_markdown(board: dict[str, Any], plots: list[str]) -> str:
         f"Values are mean ± sample std over seeds. Built {board['generated_at']} at commit "
         f"`{(p.get('git_commit') or 'unknown')[:12]}`{' (dirty)' if p.get('dirty') else ''}, "
         f"torch {p['torch']}, lightning {p['lightning']}, {p['device']}, {p['threads']} threads; "
-        f"total training wall time {p['wall_time_s']:.0f} s.",
+        f"training wall time summed over runs {p['wall_time_s']:.0f} s.",
         "",
         "## Variants",
         "",

@@ -10,7 +10,7 @@ Exact decision with certificates, cheapest first:
 2. vectorised queries that prove keys selectable: v = k_i - centroid for every i at once, a
    batch of random directions (their strict argmax is a vertex), then a few perceptron updates
    v <- v + (k_i - k_j*) of each open key's query against its current best rival j*;
-3. in low dimension (d <= 6), Qhull's facet inequalities: a key strictly inside every facet of the
+3. in low dimension (d <= 4), Qhull's facet inequalities: a key strictly inside every facet of the
    hull (by more than the tolerance) is unselectable;
 4. for each key still open, non-negative least squares on [k_j; 1]_j lambda = [k_i; 1] (first over
    its nearest neighbours, whose weights are already a valid certificate, then all keys): a zero
@@ -40,8 +40,8 @@ DEFAULT_TOL = 1e-13
 LP_TOL = 1e-9  # HiGHS's own feasibility tolerance is ~1e-9: the LP decides to that precision
 RANDOM_DIRECTIONS = 64
 PERCEPTRON_STEPS = 20
-QHULL_MAX_DIM = 6
-NEIGHBOURS = 32
+QHULL_MAX_DIM = 4
+NEIGHBOURS = 64
 COLUMN_ROUNDS = 50
 
 
@@ -90,8 +90,7 @@ def unselectable_mask(keys: Any, tol: float = DEFAULT_TOL, seed: int = 0, stats:
 def _unselectable_batch(keys: np.ndarray, tol: float, rng: np.random.Generator, stats: dict[str, int]) -> np.ndarray:
     b, n, d = keys.shape
     centred = keys - keys.mean(axis=1, keepdims=True)
-    norms = np.linalg.norm(centred, axis=-1)
-    scale = norms.max(axis=1)  # (B,)
+    scale = np.linalg.norm(centred, axis=-1).max(axis=1)  # (B,)
     decided = np.zeros((b, n), dtype=bool)
     unsel = np.zeros((b, n), dtype=bool)
     if n == 1:
@@ -115,7 +114,7 @@ def _unselectable_batch(keys: np.ndarray, tol: float, rng: np.random.Generator, 
     # 2a. own direction v = k_i - centroid, and v = k_i itself (exact for keys on a sphere around
     # the origin, e.g. after LayerNorm or RMSNorm): margin_i = v.k_i - max_{j != i} v.k_j
     raw = keys / np.where(flat, 1.0, np.linalg.norm(keys, axis=-1).max(axis=1))[:, None, None]
-    for g, base in ((gram, unit), (raw @ raw.transpose(0, 2, 1), raw)):
+    for g in (gram, raw @ raw.transpose(0, 2, 1)):
         sq_g = np.einsum("bii->bi", g).copy()
         others = g.copy()
         np.einsum("bii->bi", others)[:] = -np.inf
@@ -271,8 +270,11 @@ def _decide_key(others: np.ndarray, key: np.ndarray, tol: float, stats: dict[str
     otherwise the keys that beat it under v join S and NNLS runs again.
     """
     m = len(others)
-    chosen = np.zeros(m, dtype=bool)
-    chosen[np.argpartition(np.sum((others - key) ** 2, axis=1), min(NEIGHBOURS, m - 1))[:NEIGHBOURS]] = True
+    if m <= NEIGHBOURS:
+        chosen = np.ones(m, dtype=bool)
+    else:
+        chosen = np.zeros(m, dtype=bool)
+        chosen[np.argpartition(np.sum((others - key) ** 2, axis=1), NEIGHBOURS)[:NEIGHBOURS]] = True
     for _ in range(COLUMN_ROUNDS):
         inside, v = _nnls_certificate(others[chosen], key, tol)
         if inside:
@@ -299,13 +301,19 @@ def _separates(v: np.ndarray, key: np.ndarray, others: np.ndarray, tol: float) -
 
 def _nnls_certificate(others: np.ndarray, key: np.ndarray, tol: float) -> tuple[bool, np.ndarray | None]:
     """(True, None) with convex weights found; else (False, residual query v or None)."""
-    a = np.vstack([others.T, np.ones(len(others))])
-    target = np.append(key, 1.0)
-    weights, _ = nnls(a, target, maxiter=50 * a.shape[1])
-    if abs(weights.sum() - 1.0) <= tol and np.linalg.norm(others.T @ weights - key) <= tol:
+    m, d = others.shape
+    a = np.empty((d + 1, m))
+    a[:d] = others.T
+    a[d] = 1.0
+    target = np.empty(d + 1)
+    target[:d] = key
+    target[d] = 1.0
+    weights, _ = nnls(a, target, maxiter=50 * m)
+    residual = target - a @ weights
+    if abs(residual[d]) <= tol and residual[:d] @ residual[:d] <= tol * tol:
         return True, None
-    v = (target - a @ weights)[:-1]
-    return False, (v if np.linalg.norm(v) > 0 else None)
+    v = residual[:d]
+    return False, (v if v.any() else None)
 
 
 def _lp_inside_hull(others: np.ndarray, key: np.ndarray, tol: float) -> bool:
