@@ -80,6 +80,13 @@ def render(board: dict[str, Any], grid: dict[str, Any], plots: list[Path]) -> st
                  for s in ("any_fraction", "mean_fraction")]
         lines.append("| " + " | ".join(cell(x) for x in (
             f"`{c['id']}`: {c['statement']}", c["source"], *shown, f"**{c['verdict']}**", c["rule"])) + " |")
+    fig1c = [c for c in board["claims"] if c["id"].startswith("brody2023.fig1c")]
+    holds = {stat: all(c["holds_for"][stat] for c in fig1c) for stat in STAT_TITLES}
+    if fig1c:
+        matching = [STAT_TITLES[s] for s, ok in holds.items() if ok]
+        lines += ["", "Which statistic the paper's Figure 1c matches: its claims hold for "
+                  + (" and ".join(f"the *{m}*" for m in matching) if matching else "neither statistic")
+                  + "; the caption describes the mean fraction, the authors' script computed the fraction of runs."]
     lines += ["", "## Selected cells (raw keys)", "", "| d \\ n | " + " | ".join(str(n) for n in (10, 20, 40, 60)) + " |",
               "|---|" + "---|" * 4]
     for d in (3, 5, 8, 13, 15):
