@@ -147,7 +147,11 @@ def main(argv: list[str] | None = None) -> None:
             # sys.argv stays as it is: DDP re-launches this very command for the other ranks
             print(f"normbench: run record {train(argv[1:])}")
         else:
-            auto_cli([bench, leaderboard, random_grid, tasks], args=argv, parser_mode="yaml")
+            auto_cli([bench, leaderboard, random_grid, tasks], args=argv, parser_mode="yaml",
+                     description="normbench: normalization ablations in Transformers. "
+                     "`normbench fit --config tasks/<task>.yaml [--preset NAME] [--section.key VALUE ...]` "
+                     "trains one run (LightningCLI; `normbench fit --help` lists every option); "
+                     "the subcommands below run grids, leaderboards and analyses.")
     except (ArgumentError, ValueError, FileNotFoundError, MisconfigurationException) as exc:
         print(f"normbench: error: {one_line(str(exc))}", file=sys.stderr)
         raise SystemExit(2) from None
