@@ -77,6 +77,8 @@ def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
         (["--trainer.max_steps=0"], "trainer.max_steps: must be a positive integer or -1"),
         (["--data.init_args.batch_size=0"], "data.batch_size and data.eval_batch_size must be positive"),
         (["--preset=huge"], "preset: 'huge' is not defined"),
+        (['--trainer.logger={"class_path": "lightning.pytorch.loggers.CSVLogger", "init_args": {"save_dir": "csv"}}'],
+         "trainer.logger: normbench sets the loggers itself"),
     ],
 )
 def test_fit_bad_input_is_one_line(tmp_path: Path, args: list[str], message: str) -> None:

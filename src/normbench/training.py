@@ -108,23 +108,25 @@ class NormbenchCLI(LightningCLI):
     def instantiate_trainer(self, **kwargs: Any) -> L.Trainer:
         config = self.resolved_config()
         check_trainer(config.get("trainer") or {})
-        if self.config.trainer.logger in (None, True):
-            task = config.get("task") or "run"
-            name = config.get("run_name") or run_name(config)
-            group = f"{task}/{config['preset']}" if config.get("preset") else task
-            tensorboard = TensorBoardLogger(self.config.runs_dir, name=group, version=name, default_hp_metric=False)
-            meta = {
-                "task": task,
-                "variant": config.get("variant") or run_name(config).rsplit("-seed", 1)[0],
-                "seed": config.get("seed_everything"),
-                "preset": config.get("preset"),
-                "config_hash": config_hash(config),
-                "config": config,
-                "log_dir": tensorboard.log_dir,
-                "provenance": provenance(),
-            }
-            self.recorder = RunRecordLogger(Path(tensorboard.log_dir) / RECORD_NAME, meta)
-            kwargs["logger"] = [tensorboard, self.recorder]
+        if self.config.trainer.logger not in (None, True, False):
+            raise ValueError("trainer.logger: normbench sets the loggers itself (TensorBoard + run record); "
+                             "leave it unset, or use --runs_dir to choose where they write")
+        task = config.get("task") or "run"
+        name = config.get("run_name") or run_name(config)
+        group = f"{task}/{config['preset']}" if config.get("preset") else task
+        tensorboard = TensorBoardLogger(self.config.runs_dir, name=group, version=name, default_hp_metric=False)
+        meta = {
+            "task": task,
+            "variant": config.get("variant") or run_name(config).rsplit("-seed", 1)[0],
+            "seed": config.get("seed_everything"),
+            "preset": config.get("preset"),
+            "config_hash": config_hash(config),
+            "config": config,
+            "log_dir": tensorboard.log_dir,
+            "provenance": provenance(),
+        }
+        self.recorder = RunRecordLogger(Path(tensorboard.log_dir) / RECORD_NAME, meta)
+        kwargs["logger"] = [tensorboard, self.recorder]
         return super().instantiate_trainer(**kwargs)
 
 
