@@ -101,12 +101,14 @@ def _unselectable_batch(keys: np.ndarray, tol: float, rng: np.random.Generator, 
     safe = np.where(flat, 1.0, scale)
     unit = centred / safe[:, None, None]  # unit-scale keys: max norm 1
 
-    # 1. duplicates: both copies are unselectable
-    gram = unit @ unit.transpose(0, 2, 1)  # (B, n, n)
-    sq = np.einsum("bii->bi", gram)
-    dist2 = sq[:, :, None] + sq[:, None, :] - 2 * gram
-    np.einsum("bii->bi", dist2)[:] = np.inf
-    dup = (dist2 <= tol**2).any(axis=2) & ~decided
+    # 1. duplicates: both copies are unselectable. Coordinate differences are exact (no
+    # cancellation as in |a|^2 + |b|^2 - 2 a.b), so equal keys are always caught.
+    gap = np.zeros((b, n, n))
+    for c in range(d):
+        np.maximum(gap, np.abs(unit[:, :, None, c] - unit[:, None, :, c]), out=gap)
+    np.einsum("bii->bi", gap)[:] = np.inf
+    dup = (gap <= tol).any(axis=2) & ~decided
+    del gap
     unsel |= dup
     decided |= dup
     stats["duplicates"] = stats.get("duplicates", 0) + int(dup.sum())
@@ -114,7 +116,7 @@ def _unselectable_batch(keys: np.ndarray, tol: float, rng: np.random.Generator, 
     # 2a. own direction v = k_i - centroid, and v = k_i itself (exact for keys on a sphere around
     # the origin, e.g. after LayerNorm or RMSNorm): margin_i = v.k_i - max_{j != i} v.k_j
     raw = keys / np.where(flat, 1.0, np.linalg.norm(keys, axis=-1).max(axis=1))[:, None, None]
-    for g in (gram, raw @ raw.transpose(0, 2, 1)):
+    for g in (unit @ unit.transpose(0, 2, 1), raw @ raw.transpose(0, 2, 1)):
         sq_g = np.einsum("bii->bi", g).copy()
         others = g.copy()
         np.einsum("bii->bi", others)[:] = -np.inf
