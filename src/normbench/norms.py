@@ -50,11 +50,6 @@ class NormSpec:
         if not (self.eps >= 0 and math.isfinite(self.eps)):
             raise ValueError(f"eps: must be a finite number >= 0, got {self.eps!r}")
 
-    @property
-    def label(self) -> str:
-        """Short name used in run names and leaderboards, e.g. ``both`` or ``scale+affine``."""
-        return self.component + ("+affine" if self.affine and self.component != "none" else "")
-
 
 class Norm(nn.Module):
     """The normalization described by a :class:`NormSpec` over the last dimension of size ``d``.

@@ -137,7 +137,3 @@ def read_record(path: str | os.PathLike) -> dict[str, Any]:
     if not isinstance(record, dict) or record.get("status") not in STATUSES:
         raise ValueError(f"run record {path}: missing or unknown status")
     return record
-
-
-def find_records(root: str | os.PathLike) -> list[Path]:
-    return sorted(Path(root).rglob(RECORD_NAME))

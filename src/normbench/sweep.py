@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +39,6 @@ class Run:
     args: list[str]
     record_path: Path | None = None
     config_hash: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def slug(name: str) -> str:
