@@ -16,7 +16,6 @@ from __future__ import annotations
 import re
 import sys
 from argparse import ArgumentError
-from collections import defaultdict
 from pathlib import Path
 
 from jsonargparse import auto_cli
@@ -94,9 +93,7 @@ def write_results(task: str, preset: str, config: dict, record_paths: list[Path]
     bench_cfg = config.get("bench") or {}
     board = lb.build(task, preset, records, bench_cfg, list((bench_cfg.get("variants") or {})))
     out = Path(results_dir) / task
-    by_variant: dict[str, list[dict]] = defaultdict(list)
-    for record in records:
-        by_variant[record["variant"]].append(record)
+    by_variant = lb.group_by_variant(records)
     plots = [str(plot_series(by_variant, spec, out / name)) for name, spec in (bench_cfg.get("plots") or {}).items()]
     json_path, md_path = lb.write(board, out, plots)
     note = f" ({missing} planned runs have no record yet)" if missing else ""

@@ -106,12 +106,18 @@ def variant_entry(name: str, records: list[dict[str, Any]], metrics: dict[str, d
     return entry
 
 
+def group_by_variant(records: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """Run records by their ``variant`` name, in first-seen order."""
+    groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for record in records:
+        groups[record["variant"]].append(record)
+    return dict(groups)
+
+
 def build(task: str, preset: str | None, records: list[dict[str, Any]], bench: dict[str, Any],
           variant_order: list[str] | None = None) -> dict[str, Any]:
     """The leaderboard document for ``records`` (one per variant and seed)."""
-    by_variant: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for record in records:
-        by_variant[record["variant"]].append(record)
+    by_variant = group_by_variant(records)
     for name, group in by_variant.items():
         hashes = {r["config_hash"] for r in group}
         if len(hashes) > 1:

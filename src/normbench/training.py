@@ -112,12 +112,13 @@ class NormbenchCLI(LightningCLI):
             raise ValueError("trainer.logger: normbench sets the loggers itself (TensorBoard + run record); "
                              "leave it unset, or use --runs_dir to choose where they write")
         task = config.get("task") or "run"
-        name = config.get("run_name") or run_name(config)
+        derived = run_name(config)
+        name = config.get("run_name") or derived
         group = f"{task}/{config['preset']}" if config.get("preset") else task
         tensorboard = TensorBoardLogger(self.config.runs_dir, name=group, version=name, default_hp_metric=False)
         meta = {
             "task": task,
-            "variant": config.get("variant") or run_name(config).rsplit("-seed", 1)[0],
+            "variant": config.get("variant") or derived.rsplit("-seed", 1)[0],
             "seed": config.get("seed_everything"),
             "preset": config.get("preset"),
             "config_hash": config_hash(config),
