@@ -7,6 +7,7 @@ large torch install happens once, not once per session. The environment is (re)i
     nox -s tests                    # default test suite (< 10 minutes on 2 CPU cores)
     nox -s tests -- -m slow         # the long tests
     nox -s bench-majority           # quick preset; `-- --preset paper` for the paper protocol
+    nox -s bench-lm                 # GPT-2-style LM, Tables 1-2 and Figure 4 (quick preset)
     nox -s bench-unselectable       # Figure 1c/1d: unselectable keys among random vectors
     nox -s bench-perf               # pytest-benchmark: speed ratios against the baselines
 """
@@ -58,6 +59,13 @@ def bench_majority(session: nox.Session) -> None:
     """Train the majority grid (quick preset by default) and write results/majority/."""
     args = session.posargs or ["--preset", "quick"]
     tool(session, "normbench", "bench", "majority", "--workers", "2", *args)
+
+
+@nox.session(name="bench-lm")
+def bench_lm(session: nox.Session) -> None:
+    """Train the language-model variants (quick preset by default), analyse them, write results/lm/."""
+    args = session.posargs or ["--preset", "quick"]
+    tool(session, "normbench", "bench", "lm", "--workers", "2", *args)
 
 
 @nox.session(name="bench-unselectable")

@@ -23,8 +23,8 @@ from normbench.norms import Norm, NormSpec
 
 Placement = Literal["pre", "post", "none"]
 PLACEMENTS: tuple[str, ...] = get_args(Placement)
-Activation = Literal["relu", "gelu"]
-ACTIVATIONS = {"relu": nn.ReLU, "gelu": nn.GELU}
+Activation = Literal["relu", "gelu", "gelu_tanh"]
+ACTIVATIONS = {"relu": nn.ReLU, "gelu": nn.GELU, "gelu_tanh": lambda: nn.GELU(approximate="tanh")}  # gelu_tanh: GPT-2's
 
 
 def check_heads(d_model: int, n_heads: int) -> None:

@@ -17,6 +17,7 @@ import lightning as L
 import yaml
 from lightning.pytorch.cli import LightningCLI
 from lightning.pytorch.loggers import TensorBoardLogger
+from lightning.pytorch.utilities.model_helpers import is_overridden
 
 from normbench.lightning_module import NormbenchModule
 from normbench.records import RECORD_NAME, RunRecordLogger, config_hash, provenance
@@ -167,7 +168,8 @@ def train(args: list[str] | dict[str, Any]) -> Path:
     """Parse ``args``, fit, and write the run record; returns the record's path.
 
     The record's status is ``done``, ``diverged`` (non-finite loss; training stopped) or
-    ``failed`` (an exception, re-raised after the record is written).
+    ``failed`` (an exception, re-raised after the record is written). A task whose module has a
+    ``test_step`` (its analysis of the trained model) gets a test pass after a finished fit.
     """
     cli = NormbenchCLI(args=preset_args(args) if isinstance(args, list) else args)
     recorder: RunRecordLogger = cli.recorder
@@ -186,5 +188,14 @@ def train(args: list[str] | dict[str, Any]) -> Path:
     ckpt = cli.trainer.checkpoint_callback
     if ckpt is not None and ckpt.last_model_path:
         extra["checkpoint"] = ckpt.last_model_path
+    if status == "done" and is_overridden("test_step", cli.model):
+        # the task's analysis of the trained model (e.g. unselectable keys on held-out text)
+        start = time.perf_counter()
+        try:
+            cli.trainer.test(cli.model, datamodule=cli.datamodule, verbose=False)
+        except BaseException as exc:
+            recorder.write("failed", error=f"test stage: {type(exc).__name__}: {exc}", **extra)
+            raise
+        extra["test_time_s"] = round(time.perf_counter() - start, 3)
     recorder.write(status, **extra)
     return recorder.path
