@@ -43,8 +43,13 @@ def shared_env(session: nox.Session) -> Path:
     return BIN
 
 
-def tool(session: nox.Session, name: str, *args: str) -> None:
-    session.run(str(shared_env(session) / name), *args, external=True)
+# Large tensors (e.g. the LM's batch x vocabulary logits) are otherwise mmap-ed and page-faulted
+# afresh at every step; keeping them on the heap cuts the LM's step time on CPU by about a third.
+BENCH_ENV = {"MALLOC_MMAP_THRESHOLD_": str(2**34)}
+
+
+def tool(session: nox.Session, name: str, *args: str, env: dict[str, str] | None = None) -> None:
+    session.run(str(shared_env(session) / name), *args, external=True, env=env)
 
 
 @nox.session
@@ -65,7 +70,7 @@ def bench_majority(session: nox.Session) -> None:
 def bench_lm(session: nox.Session) -> None:
     """Train the language-model variants (quick preset by default), analyse them, write results/lm/."""
     args = session.posargs or ["--preset", "quick"]
-    tool(session, "normbench", "bench", "lm", "--workers", "2", *args)
+    tool(session, "normbench", "bench", "lm", "--workers", "2", *args, env=BENCH_ENV)
 
 
 @nox.session(name="bench-unselectable")

@@ -1,8 +1,10 @@
 """The claims registry: the papers' reported numbers (YAML data) and verdicts against measurements.
 
 A claim names a leaderboard metric, the variants it compares (role -> variant name), the paper's
-numbers and a rule (``values`` or ``ratio``, documented in each claims file). :func:`judge`
-returns one of ``reproduced``, ``direction only``, ``not reproduced`` or ``not run``.
+numbers and a rule (``values``, ``ratio`` or ``ordering``, documented in each claims file). A
+claim may read a different metric per role (``metrics: {role: metric}``), e.g. one model's keys
+before and after its norm. :func:`judge` returns one of ``reproduced``, ``direction only``,
+``not reproduced`` or ``not run``.
 """
 
 from __future__ import annotations
@@ -24,8 +26,10 @@ def load_claims(claims_id: str) -> list[dict[str, Any]]:
     return yaml.safe_load(path.read_text(encoding="utf-8"))["claims"]
 
 
-def _fmt(x: float | None) -> str:
-    return "n/a" if x is None else f"{x:.4g}"
+def _fmt(x: float | str | None) -> str:
+    if x is None:
+        return "n/a"
+    return f"{x:.4g}" if isinstance(x, (int, float)) else str(x)
 
 
 def judge_values(rule: dict[str, Any], paper: dict[str, float], measured: dict[str, float | None]) -> tuple[str, str]:
@@ -63,21 +67,41 @@ def judge_ratio(rule: dict[str, Any], measured: dict[str, float | None], bounds:
     return ("direction only" if (r > 1) == (target > 1) else "not reproduced"), text, r
 
 
+def judge_ordering(rule: dict[str, Any], measured: dict[str, float | None],
+                   per_seed: dict[str, list[float | None]]) -> tuple[str, str]:
+    """``lower`` role below the other: in the mean and in every seed (paired by position)."""
+    lower = rule["lower"]
+    other = next(r for r in measured if r != lower)
+    text = (f"reproduced if {lower} < {other} in the mean and in every seed; direction only if only the "
+            f"mean ordering holds; not reproduced if it is reversed")
+    if measured.get(lower) is None or measured.get(other) is None:
+        return "not run", text + " (a measured value is missing)"
+    if measured[lower] >= measured[other]:
+        return "not reproduced", text
+    pairs = list(zip(per_seed.get(lower) or [], per_seed.get(other) or []))
+    every = bool(pairs) and all(a is not None and b is not None and a < b for a, b in pairs)
+    return ("reproduced" if every else "direction only"), text
+
+
 def judge(claim: dict[str, Any], variants: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """The leaderboard entry of ``claim`` given the leaderboard's variants (name -> entry)."""
     roles: dict[str, str] = claim["variants"]
+    role_metrics: dict[str, str] = {role: (claim.get("metrics") or {}).get(role, claim["metric"]) for role in roles}
     measured: dict[str, float | None] = {}
     bounds: dict[str, float | None] = {}
+    per_seed: dict[str, list[float | None]] = {}
     for role, name in roles.items():
-        metric = (variants.get(name) or {}).get("metrics", {}).get(claim["metric"]) or {}
+        metric = (variants.get(name) or {}).get("metrics", {}).get(role_metrics[role]) or {}
         measured[role] = metric.get("mean")
         bounds[role] = metric.get("lower_bound")
+        per_seed[role] = metric.get("per_seed") or []
     rule = claim["rule"]
     entry = {
         "id": claim["id"],
         "source": claim["source"],
         "statement": claim.get("statement", ""),
         "metric": claim["metric"],
+        "metrics": role_metrics,
         "variants": roles,
         "paper": claim["paper"],
         "measured": measured,
@@ -87,6 +111,8 @@ def judge(claim: dict[str, Any], variants: dict[str, dict[str, Any]]) -> dict[st
     elif rule["kind"] == "ratio":
         verdict, text, ratio = judge_ratio(rule, measured, bounds)
         entry["measured"] = {**measured, "ratio_without_to_with": ratio}
+    elif rule["kind"] == "ordering":
+        verdict, text = judge_ordering(rule, measured, per_seed)
     else:
         raise ValueError(f"claim {claim['id']}: unknown rule kind {rule['kind']!r}")
     return {**entry, "verdict": verdict, "rule": text}

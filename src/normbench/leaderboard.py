@@ -131,6 +131,7 @@ def build(task: str, preset: str | None, records: list[dict[str, Any]], bench: d
     variants = [variant_entry(name, by_variant[name], metrics) for name in order]
     by_name = {v["name"]: v for v in variants}
     claims = [judge(c, by_name) for c in load_claims(bench["claims"])] if bench.get("claims") else []
+    tables = build_tables(bench.get("tables") or {}, by_name)
     prov = provenance()
     prov["wall_time_s"] = round(sum(v["provenance"]["wall_time_s"] for v in variants), 1)
     return {
@@ -140,8 +141,58 @@ def build(task: str, preset: str | None, records: list[dict[str, Any]], bench: d
         "provenance": prov,
         "metrics": metrics,
         "variants": variants,
+        "tables": tables,
         "claims": claims,
     }
+
+
+def build_tables(tables: dict[str, dict[str, Any]], variants: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """Paper-style tables (``bench.tables``): rows of variants x columns of metrics, next to the paper's.
+
+    A row names a variant and a metric template with ``{column}``; ``paper`` lists the
+    paper's row values in the same order (``null`` where it reports none); ``scale`` multiplies
+    measured means and stds (100 for percentages).
+    """
+    out = []
+    for name, spec in tables.items():
+        scale = float(spec.get("scale", 1.0))
+        rows = []
+        for row in spec["rows"]:
+            cells = []
+            for column in spec["columns"]:
+                m = (variants.get(row["variant"]) or {}).get("metrics", {}).get(row["metric"].format(column=column)) or {}
+                mean, std = m.get("mean"), m.get("std")
+                cells.append({"mean": None if mean is None else mean * scale, "std": None if std is None else std * scale})
+            rows.append({"label": row["label"], "variant": row["variant"], "metric": row["metric"],
+                         "measured": cells, "paper": row.get("paper")})
+        out.append({"name": name, "title": spec.get("title", name), "columns": list(spec["columns"]),
+                    "scale": scale, "note": spec.get("note", ""), "rows": rows})
+    return out
+
+
+def render_table(table: dict[str, Any]) -> list[str]:
+    """Markdown of one :func:`build_tables` table: measured mean ± std, then the paper's value."""
+    lines = [f"### {table['title']}", ""]
+    if table["note"]:
+        lines += [table["note"], ""]
+    lines.append("| model | " + " | ".join(f"{c} measured | {c} paper" for c in table["columns"]) + " |")
+    lines.append("|---|" + "---|---|" * len(table["columns"]))
+    for row in table["rows"]:
+        paper = row["paper"] or [None] * len(table["columns"])
+        cells = []
+        for m, p in zip(row["measured"], paper):
+            cells.append("n/a" if m["mean"] is None else f"{m['mean']:.1f} ± {m['std']:.1f}")
+            cells.append("–" if p is None else f"{p:g}")
+        lines.append(f"| {cell(row['label'])} (`{row['variant']}`) | " + " | ".join(cells) + " |")
+    return lines + [""]
+
+
+def metric_names_of(claim: dict[str, Any]) -> str:
+    """The metric a claim reads, or each role's when they differ."""
+    per_role = claim.get("metrics") or {}
+    if len(set(per_role.values())) > 1:
+        return ", ".join(f"{role}: `{m}`" for role, m in per_role.items())
+    return f"`{claim['metric']}`"
 
 
 def fmt_metric(m: dict[str, Any]) -> str:
@@ -188,6 +239,10 @@ def render_markdown(board: dict[str, Any], plots: list[str]) -> str:
         how = (f"first step with `{spec['series']}` ≤ {spec['first_below']}" if "first_below" in spec
                else f"`{spec['series']}` at step {spec.get('at_step', 'last')}")
         lines.append(f"- `{name}`: {how}")
+    if board.get("tables"):
+        lines += ["", "## Paper tables", ""]
+        for table in board["tables"]:
+            lines += render_table(table)
     if board["claims"]:
         lines += ["", "## Claims", "", "| claim | source | compares | paper | measured | verdict | rule |",
                   "|---|---|---|---|---|---|---|"]
@@ -195,7 +250,7 @@ def render_markdown(board: dict[str, Any], plots: list[str]) -> str:
             roles = " vs ".join(f"{r} = `{v}`" for r, v in c["variants"].items())
             lines.append("| " + " | ".join(cell(x) for x in (
                 f"`{c['id']}`: {c['statement']}", c["source"], roles, describe(c["paper"]),
-                f"{describe(c['measured'])} (`{c['metric']}`)", f"**{c['verdict']}**", c["rule"])) + " |")
+                f"{describe(c['measured'])} ({metric_names_of(c)})", f"**{c['verdict']}**", c["rule"])) + " |")
     lines += ["", "## Provenance per variant", "", "| variant | config hash | seeds | commits | dates | wall time (s) |", "|---|---|---|---|---|---|"]
     for v in board["variants"]:
         pv = v["provenance"]

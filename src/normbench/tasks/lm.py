@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
-from torchmetrics import MeanMetric
+from torchmetrics import MeanMetric, SumMetric
 from torchmetrics.text import Perplexity
 
 from normbench.analysis.model_keys import unselectable_per_layer
@@ -65,6 +65,7 @@ class LMModule(NormbenchModule):
         self.val_loss = MeanMetric()
         self.val_ppl = Perplexity(ignore_index=IGNORE)
         self.test_loss = MeanMetric()
+        self.analysed = SumMetric()
         self.unselectable = torch.nn.ModuleDict(
             {f"{where}_L{i + 1}": MeanMetric() for where in ("before", "after") for i in range(n_layers)}
         )
@@ -121,6 +122,8 @@ class LMModule(NormbenchModule):
         loss, logits = self.next_token_loss(tokens)
         self.test_loss(loss, weight=tokens.shape[0] * (tokens.shape[1] - 1))
         self.log("test/loss", self.test_loss)
+        self.analysed(tokens.shape[0])
+        self.log("analysis/sequences", self.analysed)
         for i, layer in enumerate(unselectable_per_layer(self.model, tokens)):
             for where in ("before", "after"):
                 metric = self.unselectable[f"{where}_L{i + 1}"]
