@@ -9,6 +9,7 @@ and written to ``results/perf/ratios.json`` and ``ratios.md`` with provenance.
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from normbench.records import provenance
 
 RESULTS: dict[str, dict[str, float]] = defaultdict(dict)
 GOALS: dict[str, str] = {}
+TOKENS: dict[str, int] = {}
 OUT = Path(__file__).resolve().parents[1] / "results" / "perf"
 
 
@@ -27,10 +29,16 @@ def record_pair(benchmark):  # noqa: ANN001, ANN201 - pytest-benchmark fixture
     """Call after ``benchmark(...)``: ``record_pair(pair, role, goal=None, per=1)``; the minimum is
     divided by ``per`` (e.g. the optimizer steps of one round)."""
 
-    def record(pair: str, role: str, goal: str | None = None, per: int = 1) -> None:
+    def record(pair: str, role: str, goal: str | None = None, per: int = 1, tokens_per_step: int | None = None) -> None:
+        if benchmark.stats is None:  # --benchmark-disable: the code ran once, nothing was timed
+            return
         RESULTS[pair][role] = benchmark.stats.stats.min / per
+        if tokens_per_step:
+            benchmark.extra_info["tokens_per_s"] = tokens_per_step * per / benchmark.stats.stats.min
         if goal:
             GOALS[pair] = goal
+        if tokens_per_step:
+            TOKENS[pair] = tokens_per_step
 
     return record
 
@@ -42,16 +50,31 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # no
         for role, best in sorted(roles.items()):
             if role == "baseline" or base is None:
                 continue
-            rows.append({"pair": pair, "candidate": role, "baseline_min_s": base, "candidate_min_s": best,
-                         "ratio": best / base, "goal": GOALS.get(pair, "")})
+            row = {"pair": pair, "candidate": role, "baseline_min_s": base, "candidate_min_s": best,
+                   "ratio": best / base, "goal": GOALS.get(pair, "")}
+            if pair in TOKENS:
+                row["baseline_tokens_per_s"] = TOKENS[pair] / base
+                row["candidate_tokens_per_s"] = TOKENS[pair] / best
+            rows.append(row)
     if not rows:
         return
+    prov = provenance()
+    for r in rows:
+        r["git_commit"], r["date"] = prov.get("git_commit"), prov["date"]
+    # rows of benchmarks not run this time are kept (each row carries its own commit and date)
+    before = json.loads((OUT / "ratios.json").read_text()) if (OUT / "ratios.json").is_file() else {}
+    previous = before.get("rows", [])
+    for r in previous:
+        r.setdefault("git_commit", (before.get("provenance") or {}).get("git_commit"))
+        r.setdefault("date", (before.get("provenance") or {}).get("date", ""))
+    ran = {(r["pair"], r["candidate"]) for r in rows}
+    rows = [r for r in previous if (r["pair"], r["candidate"]) not in ran] + rows
     tr = terminalreporter
     tr.section("normbench speed ratios (candidate time / baseline time; < 1 is faster)")
     for r in rows:
         tr.write_line(f"{r['pair']:<40} {r['candidate']:<28} {r['ratio']:7.3f}x  "
                       f"({r['candidate_min_s'] * 1e3:9.2f} ms vs {r['baseline_min_s'] * 1e3:9.2f} ms)  {r['goal']}")
-    doc = {"provenance": provenance(), "rows": rows}
+    doc = {"provenance": prov, "rows": rows}
     atomic_write_json(OUT / "ratios.json", doc)
     lines = ["# normbench speed ratios", "",
              f"Written by `nox -s bench-perf` at commit `{(doc['provenance'].get('git_commit') or 'unknown')[:12]}`"
@@ -59,8 +82,13 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # no
              "Ratio = candidate minimum time / baseline minimum time in the same run (< 1 is faster).",
              "The `both` and `scale` components call the same fused kernels as their baselines, so their",
              "distance from 1.0 is the noise floor of the machine that ran this.", "",
-             "| benchmark | candidate | candidate (ms) | baseline (ms) | ratio | goal |", "|---|---|---|---|---|---|"]
+             "Rows of benchmarks that were not run again keep the commit and date they were measured at.", "",
+             "| benchmark | candidate | candidate (ms) | baseline (ms) | ratio | tokens/s (candidate vs baseline) | goal | commit, date |",
+             "|---|---|---|---|---|---|---|---|"]
     for r in rows:
+        tokens = (f"{r['candidate_tokens_per_s']:,.0f} vs {r['baseline_tokens_per_s']:,.0f}"
+                  if "candidate_tokens_per_s" in r else "")
+        when = f"`{(r.get('git_commit') or 'unknown')[:12]}`, {r.get('date', '')[:10]}"
         lines.append(f"| {r['pair']} | {r['candidate']} | {r['candidate_min_s'] * 1e3:.2f} | "
-                     f"{r['baseline_min_s'] * 1e3:.2f} | {r['ratio']:.3f} | {r['goal']} |")
+                     f"{r['baseline_min_s'] * 1e3:.2f} | {r['ratio']:.3f} | {tokens} | {r['goal']} | {when} |")
     atomic_write_text(OUT / "ratios.md", "\n".join(lines) + "\n")

@@ -109,3 +109,45 @@ def test_majority_claims_registry_is_complete() -> None:
                 "pre/paper_no_projection": {"metrics": {"test_acc@1000": {"mean": 0.5}}}}
     entry = judge(next(c for c in claims if c["id"] == "brody2023.fig3.acc@1000"), variants)
     assert entry["verdict"] == "reproduced" and entry["measured"] == {"with_projection": 0.75, "without_projection": 0.5}
+
+
+def metric(per_seed: list[float]) -> dict:
+    return lb.aggregate(per_seed, [None] * len(per_seed))
+
+
+def test_ordering_rule_needs_every_seed_for_reproduced() -> None:
+    claim = {"id": "c", "source": "s", "metric": "loss", "variants": {"with": "a", "without": "b"},
+             "paper": {"lower": "with"}, "rule": {"kind": "ordering", "lower": "with"}}
+    def variants(a: list[float], b: list[float]) -> dict:
+        return {"a": {"metrics": {"loss": metric(a)}}, "b": {"metrics": {"loss": metric(b)}}}
+    assert judge(claim, variants([1.0, 1.1], [1.2, 1.3]))["verdict"] == "reproduced"
+    assert judge(claim, variants([1.0, 1.4], [1.2, 1.3]))["verdict"] == "direction only"  # seed 1 reversed
+    assert judge(claim, variants([1.3, 1.4], [1.2, 1.3]))["verdict"] == "not reproduced"
+    assert judge(claim, {"a": {"metrics": {"loss": metric([1.0])}}})["verdict"] == "not run"
+
+
+def test_claim_with_a_metric_per_role_reads_one_variant_twice() -> None:
+    claim = {"id": "t2", "source": "s", "metric": "before", "metrics": {"before": "before", "after": "after"},
+             "variants": {"before": "v", "after": "v"}, "paper": {"before": 0.45, "after": 0.0},
+             "rule": {"kind": "values", "higher": "before", "tolerance": 0.1}}
+    entry = judge(claim, {"v": {"metrics": {"before": metric([0.4, 0.5]), "after": metric([0.0, 0.0])}}})
+    assert entry["measured"] == {"before": pytest.approx(0.45), "after": 0.0}
+    assert entry["verdict"] == "reproduced"
+
+
+def test_tables_scale_and_pair_with_the_paper() -> None:
+    spec = {"t1": {"title": "T", "columns": ["L1", "L2"], "scale": 100, "rows": [
+        {"label": "x", "variant": "v", "metric": "m_{column}", "paper": [51.0, None]}]}}
+    variants = {"v": {"metrics": {"m_L1": metric([0.5, 0.6]), "m_L2": metric([0.1, 0.1])}}}
+    (table,) = lb.build_tables(spec, variants)
+    cells = table["rows"][0]["measured"]
+    assert cells[0]["mean"] == pytest.approx(55.0) and cells[1]["std"] == pytest.approx(0.0)
+    md = "\n".join(lb.render_table(table))
+    assert "55.0 ± 7.1 | 51" in md and "10.0 ± 0.0 | –" in md
+
+
+def test_lm_claims_registry_matches_the_paper() -> None:
+    claims = {c["id"]: c for c in load_claims("brody2023-lm")}
+    assert [claims[f"brody2023.table1.L{i}"]["paper"]["without_scaling"] for i in range(1, 5)] == [0.51, 0.322, 0.347, 0.368]
+    assert [claims[f"brody2023.table2.L{i}"]["paper"]["before_norm"] for i in range(1, 5)] == [0.448, 0.285, 0.223, 0.261]
+    assert {claims[k]["rule"]["kind"] for k in ("brody2023.fig4a.train_loss", "brody2023.fig4b.val_loss")} == {"ordering"}

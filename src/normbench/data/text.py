@@ -20,7 +20,7 @@ Source = Literal["local", "hub"]
 Layout = Literal["wikitext", "articles"]
 
 # `` = Title = `` (one "=" on each side); `` = = Section = = `` lines are not article starts.
-HEADING = re.compile(r"^ ?= [^=].*[^=] = ?$")
+HEADING = re.compile(r"^ ?= [^=](?:.*[^=])? = ?$")
 DATA_ENV = "NORMBENCH_DATA_DIR"
 
 

@@ -1,0 +1,76 @@
+"""GPT-2-style decoder: the paper's parameter count, equality with HF GPT-2, causality."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from normbench.analysis.model_keys import unselectable_per_layer
+from normbench.models.gpt import GPTDecoder
+from normbench.norms import NormSpec
+
+
+def n_params(model: torch.nn.Module) -> int:
+    return sum(p.numel() for p in model.parameters())
+
+
+def test_parameter_count_of_the_paper_config() -> None:
+    # vocab 50257 x 8 + 1024 x 8 positions + 4 x 872 per block + 16 final norm = 413,752 ("414K")
+    assert n_params(GPTDecoder()) == 413_752
+    # "w/o scaling": the attention norm is projection only, without its 16 affine parameters
+    assert n_params(GPTDecoder(attn_norm=NormSpec("project", affine=False))) == 413_752 - 4 * 16
+
+
+def test_logits_equal_huggingface_gpt2_with_the_same_weights() -> None:
+    transformers = pytest.importorskip("transformers")
+    cfg = transformers.GPT2Config(vocab_size=101, n_positions=32, n_embd=8, n_layer=2, n_head=4,
+                                  resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0)
+    hf = transformers.GPT2LMHeadModel(cfg).eval()
+    ours = GPTDecoder(101, 32, 8, 4, 2, dropout=0.0).eval()
+    assert n_params(ours) == n_params(hf)
+    with torch.no_grad():
+        ours.token_embedding.weight.copy_(hf.transformer.wte.weight)
+        ours.position_embedding.weight.copy_(hf.transformer.wpe.weight)
+        for block, h in zip(ours.blocks, hf.transformer.h):
+            w, b = h.attn.c_attn.weight.T.chunk(3, dim=0), h.attn.c_attn.bias.chunk(3)  # Conv1D: (in, out)
+            for proj, wi, bi in zip((block.attn.q_proj, block.attn.k_proj, block.attn.v_proj), w, b):
+                proj.weight.copy_(wi), proj.bias.copy_(bi)
+            block.attn.out_proj.weight.copy_(h.attn.c_proj.weight.T), block.attn.out_proj.bias.copy_(h.attn.c_proj.bias)
+            block.ffn[0].weight.copy_(h.mlp.c_fc.weight.T), block.ffn[0].bias.copy_(h.mlp.c_fc.bias)
+            block.ffn[2].weight.copy_(h.mlp.c_proj.weight.T), block.ffn[2].bias.copy_(h.mlp.c_proj.bias)
+            for norm, ln in ((block.attn_norm, h.ln_1), (block.ffn_norm, h.ln_2)):
+                norm.weight.copy_(ln.weight + torch.randn(8) * 0.1), norm.bias.copy_(ln.bias + 0.1)
+                ln.weight.copy_(norm.weight), ln.bias.copy_(norm.bias)
+        ours.final_norm.weight.copy_(hf.transformer.ln_f.weight)
+        ours.final_norm.bias.copy_(hf.transformer.ln_f.bias)
+        tokens = torch.randint(0, 101, (3, 20))
+        torch.testing.assert_close(ours(tokens), hf(tokens).logits, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("component", ["both", "project", "none"])
+def test_attention_is_causal(component: str) -> None:
+    model = GPTDecoder(vocab_size=50, max_positions=16, attn_norm=NormSpec(component), dropout=0.0).eval()
+    tokens = torch.randint(0, 50, (2, 12))
+    changed = tokens.clone()
+    changed[:, 7] = (changed[:, 7] + 1) % 50
+    with torch.no_grad():
+        a, b = model(tokens), model(changed)
+    torch.testing.assert_close(a[:, :7], b[:, :7], rtol=0, atol=0)  # the past never sees the future
+    assert not torch.allclose(a[:, 7:], b[:, 7:])
+
+
+def test_too_long_input_names_the_field() -> None:
+    with pytest.raises(ValueError, match="model.max_positions"):
+        GPTDecoder(vocab_size=10, max_positions=4)(torch.zeros(1, 5, dtype=torch.long))
+
+
+def test_layer_norm_keys_are_all_selectable_and_projection_only_ones_need_not_be() -> None:
+    """Tables 1-2 in miniature: eps = 0 LayerNorm puts every key on a sphere (selectable)."""
+    torch.manual_seed(0)
+    tokens = torch.randint(0, 64, (4, 48))
+    with_scaling = GPTDecoder(64, 48, attn_norm=NormSpec("both", affine=True, eps=0.0), dropout=0.0)
+    for layer in unselectable_per_layer(with_scaling, tokens):
+        assert layer["fraction_after"] == 0.0
+    without = GPTDecoder(64, 48, attn_norm=NormSpec("project", affine=False), dropout=0.0)
+    fractions = [layer["fraction_after"] for layer in unselectable_per_layer(without, tokens)]
+    assert len(fractions) == 4 and max(fractions) > 0.0

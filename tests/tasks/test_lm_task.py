@@ -1,0 +1,87 @@
+"""Task ``lm`` end to end on a tiny corpus: fit, validation perplexity, the analysis test stage,
+the bench leaderboard with the paper's tables and claims."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from normbench.records import read_record
+from normbench.tasks import get_task
+from normbench.training import train
+from tests.lm_corpus import write_corpus
+
+CONFIG = str(get_task("lm").config_path)
+
+
+def tiny(corpus: Path) -> list[str]:
+    return [f"data.init_args.data_dir={corpus}", "data.init_args.vocab_size=300", "data.init_args.context=32",
+            "data.init_args.batch_size=4", "data.init_args.eval_batch_size=8", "data.init_args.analysis_sequences=6",
+            "data.init_args.analysis_length=32", "data.init_args.validation_fraction=0.2",
+            "data.init_args.analysis_fraction=0.2", "model.init_args.vocab_size=300", "model.init_args.max_positions=32",
+            "trainer.max_steps=8", "trainer.val_check_interval=4", "trainer.enable_progress_bar=false",
+            "trainer.enable_model_summary=false"]
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("corpus") / "wikitext-2"
+    write_corpus(folder, articles=30)
+    return folder
+
+
+def test_fit_and_analysis_write_a_complete_record(corpus: Path, tmp_path: Path) -> None:
+    args = ["--config", CONFIG, "--preset", "quick", *(f"--{o}" for o in tiny(corpus)),
+            "--model.init_args.attn_norm={component: project, affine: false, eps: 0.0}", f"--runs_dir={tmp_path}"]
+    record = read_record(train(args))
+    assert record["status"] == "done" and record["final_step"] == 8 and record["test_time_s"] > 0
+    series = record["series"]
+    assert [s for s, _ in series["val/loss"]] == [4, 8]
+    for (_, loss), (_, ppl) in zip(series["val/loss"], series["val/ppl"]):
+        assert ppl == pytest.approx(math.exp(loss), rel=1e-4)  # torchmetrics perplexity = exp(mean token loss)
+    assert series["analysis/sequences"][-1][1] == 6
+    for layer in range(1, 5):
+        for where in ("before", "after"):
+            value = series[f"analysis/unselectable_{where}/L{layer}"][-1][1]
+            assert 0.0 <= value <= 1.0
+    log_dir = Path(record["log_dir"])
+    assert (log_dir / "tokenizer.json").is_file() and (log_dir / "checkpoints" / "last.ckpt").is_file()
+
+
+def test_vocabulary_smaller_than_the_tokenizer_is_an_error(corpus: Path, tmp_path: Path) -> None:
+    args = ["--config", CONFIG, "--preset", "quick", *(f"--{o}" for o in tiny(corpus)),
+            "--model.init_args.vocab_size=100", f"--runs_dir={tmp_path}"]
+    with pytest.raises(ValueError, match="model.init_args.vocab_size"):
+        train(args)
+
+
+def test_missing_corpus_exits_2_with_one_line(tmp_path: Path) -> None:
+    cmd = [sys.executable, "-m", "normbench.cli", "fit", "--config", CONFIG, "--preset", "quick",
+           f"--data.init_args.data_dir={tmp_path / 'nothing'}", f"--runs_dir={tmp_path}"]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 2
+    last = out.stderr.strip().splitlines()[-1]
+    assert last.startswith("normbench: error: data.init_args.data_dir:") and "nothing" in last
+
+
+def test_bench_lm_writes_tables_and_claims(corpus: Path, tmp_path: Path) -> None:
+    override = "[" + ", ".join(tiny(corpus)) + "]"
+    cmd = [sys.executable, "-m", "normbench.cli", "bench", "lm", "--preset", "quick", "--seeds", "[0]",
+           "--override", override, f"--runs_dir={tmp_path / 'runs'}", f"--results_dir={tmp_path / 'results'}",
+           "--progress", "false"]
+    out = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    board = json.loads((tmp_path / "results" / "lm" / "leaderboard.json").read_text())
+    assert [v["name"] for v in board["variants"]] == ["pre/both", "pre/project"]
+    tables = {t["name"]: t for t in board["tables"]}
+    assert tables["table1"]["rows"][0]["paper"] == [51.0, 32.2, 34.7, 36.8]
+    assert all(c["mean"] is not None for row in tables["table1"]["rows"] for c in row["measured"])
+    verdicts = {c["id"]: c["verdict"] for c in board["claims"]}
+    assert len(verdicts) == 10 and set(verdicts.values()) <= {"reproduced", "direction only", "not reproduced"}
+    md = (tmp_path / "results" / "lm" / "leaderboard.md").read_text()
+    assert "Table 1" in md and "![train_loss](train_loss.png)" in md
