@@ -12,6 +12,7 @@ the task YAML (``bench.metrics``), each read from one logged series of every run
 
 from __future__ import annotations
 
+import re
 import statistics
 from collections import defaultdict
 from pathlib import Path
@@ -131,7 +132,7 @@ def build(task: str, preset: str | None, records: list[dict[str, Any]], bench: d
     variants = [variant_entry(name, by_variant[name], metrics) for name in order]
     by_name = {v["name"]: v for v in variants}
     claims = [judge(c, by_name) for c in load_claims(bench["claims"])] if bench.get("claims") else []
-    tables = build_tables(bench.get("tables") or {}, by_name)
+    tables = build_tables(bench.get("tables") or {}, by_name, records[0]["config"] if records else {})
     prov = provenance()
     prov["wall_time_s"] = round(sum(v["provenance"]["wall_time_s"] for v in variants), 1)
     return {
@@ -146,12 +147,30 @@ def build(task: str, preset: str | None, records: list[dict[str, Any]], bench: d
     }
 
 
-def build_tables(tables: dict[str, dict[str, Any]], variants: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+def fill_note(note: str, config: dict[str, Any], variants: dict[str, dict[str, Any]]) -> str:
+    """Replace ``{config:a.b.c}`` by that config value and ``{metric:VARIANT:NAME}`` by its mean."""
+
+    def value(match: re.Match) -> str:
+        kind, _, ref = match[1].partition(":")
+        if kind == "config":
+            node: Any = config
+            for key in ref.split("."):
+                node = node.get(key) if isinstance(node, dict) else None
+            return "?" if node is None else str(node)
+        variant, _, metric = ref.rpartition(":")
+        mean = (variants.get(variant) or {}).get("metrics", {}).get(metric, {}).get("mean")
+        return "?" if mean is None else f"{mean:g}"
+
+    return re.sub(r"\{((?:config|metric):[^{}]+)\}", value, note)
+
+
+def build_tables(tables: dict[str, dict[str, Any]], variants: dict[str, dict[str, Any]],
+                 config: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """Paper-style tables (``bench.tables``): rows of variants x columns of metrics, next to the paper's.
 
     A row names a variant and a metric template with ``{column}``; ``paper`` lists the
     paper's row values in the same order (``null`` where it reports none); ``scale`` multiplies
-    measured means and stds (100 for percentages).
+    measured means and stds (100 for percentages); ``note`` may cite values (:func:`fill_note`).
     """
     out = []
     for name, spec in tables.items():
@@ -166,7 +185,7 @@ def build_tables(tables: dict[str, dict[str, Any]], variants: dict[str, dict[str
             rows.append({"label": row["label"], "variant": row["variant"], "metric": row["metric"],
                          "measured": cells, "paper": row.get("paper")})
         out.append({"name": name, "title": spec.get("title", name), "columns": list(spec["columns"]),
-                    "scale": scale, "note": spec.get("note", ""), "rows": rows})
+                    "scale": scale, "note": fill_note(spec.get("note", ""), config or {}, variants), "rows": rows})
     return out
 
 

@@ -82,3 +82,30 @@ def test_shared_wikitext_has_whole_articles() -> None:
     articles = load_articles("local", SHARED, "", None, [], "wikitext")
     assert len(articles) == 122  # 60 validation + 62 test articles
     assert all(a.startswith("= ") for a in articles)
+
+
+def test_hub_source_loads_the_named_corpus_and_its_splits(monkeypatch: pytest.MonkeyPatch) -> None:
+    import datasets
+
+    calls = []
+
+    def fake_load_dataset(name, config=None, split=None):  # noqa: ANN001, ANN202
+        calls.append((name, config, split))
+        return datasets.Dataset.from_dict({"text": [" = T{} = ".format(split), " body "]})
+
+    monkeypatch.setattr(datasets, "load_dataset", fake_load_dataset)
+    articles = load_articles("hub", None, "wikitext", "wikitext-103-v1", ["train", "test"], "wikitext")
+    assert calls == [("wikitext", "wikitext-103-v1", "train"), ("wikitext", "wikitext-103-v1", "test")]
+    assert articles == ["= Ttrain =\nbody\n", "= Ttest =\nbody\n"]
+
+
+def test_unreachable_hub_is_a_one_line_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    import datasets
+
+    def offline(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        raise ConnectionError("Couldn't reach 'wikitext' on the Hub\\n(details)")
+
+    monkeypatch.setattr(datasets, "load_dataset", offline)
+    with pytest.raises(ValueError, match="data.init_args.hub_name: could not load 'wikitext'") as err:
+        load_articles("hub", None, "wikitext", None, ["train"], "wikitext")
+    assert "\n" not in str(err.value)
