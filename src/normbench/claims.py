@@ -1,7 +1,7 @@
 """The claims registry: the papers' reported numbers (YAML data) and verdicts against measurements.
 
 A claim names a leaderboard metric, the variants it compares (role -> variant name), the paper's
-numbers and a rule (``values``, ``ratio`` or ``ordering``, documented in each claims file). A
+numbers and a rule (``values``, ``ratio``, ``ordering`` or ``positive_zero``, documented in each claims file). A
 claim may read a different metric per role (``metrics: {role: metric}``), e.g. one model's keys
 before and after its norm. :func:`judge` returns one of ``reproduced``, ``direction only``,
 ``not reproduced`` or ``not run``.
@@ -83,6 +83,19 @@ def judge_ordering(rule: dict[str, Any], measured: dict[str, float | None],
     return ("reproduced" if every else "direction only"), text
 
 
+def judge_positive_zero(rule: dict[str, Any], measured: dict[str, float | None],
+                        per_seed: dict[str, list[float | None]]) -> tuple[str, str]:
+    """``positive`` role above 0 and ``zero`` role exactly 0 in every seed."""
+    pos, zero = rule["positive"], rule["zero"]
+    text = (f"reproduced if {pos} > 0 and {zero} = 0 exactly in every seed; direction only if {pos} > {zero} "
+            f"in the mean but {zero} is not always 0; not reproduced otherwise")
+    if measured.get(pos) is None or measured.get(zero) is None:
+        return "not run", text + " (a measured value is missing)"
+    if all(v is not None and v > 0 for v in per_seed.get(pos) or []) and all(v == 0 for v in per_seed.get(zero) or []):
+        return "reproduced", text
+    return ("direction only" if measured[pos] > measured[zero] else "not reproduced"), text
+
+
 def judge(claim: dict[str, Any], variants: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """The leaderboard entry of ``claim`` given the leaderboard's variants (name -> entry)."""
     roles: dict[str, str] = claim["variants"]
@@ -113,6 +126,8 @@ def judge(claim: dict[str, Any], variants: dict[str, dict[str, Any]]) -> dict[st
         entry["measured"] = {**measured, "ratio_without_to_with": ratio}
     elif rule["kind"] == "ordering":
         verdict, text = judge_ordering(rule, measured, per_seed)
+    elif rule["kind"] == "positive_zero":
+        verdict, text = judge_positive_zero(rule, measured, per_seed)
     else:
         raise ValueError(f"claim {claim['id']}: unknown rule kind {rule['kind']!r}")
     return {**entry, "verdict": verdict, "rule": text}

@@ -75,17 +75,18 @@ def bench(
     if workers < 1:
         raise ValueError(f"workers: must be >= 1, got {workers}")
     execute(runs, workers=workers, progress=progress)
-    write_results(task, preset, config, [r.record_path for r in runs], results_dir)
+    write_results(task, preset, config, [r.record_path for r in runs], results_dir, runs_dir)
 
 
 def leaderboard(task: str, preset: str = "quick", seeds: list[int] | None = None, runs_dir: str = "runs",
                 results_dir: str = "results") -> None:
     """Rebuild ``<results_dir>/<task>/`` from the run records of a bench (nothing is trained)."""
     config, runs = plan_runs(task, preset, seeds, None, None, runs_dir)
-    write_results(task, preset, config, [r.record_path for r in runs], results_dir)
+    write_results(task, preset, config, [r.record_path for r in runs], results_dir, runs_dir)
 
 
-def write_results(task: str, preset: str, config: dict, record_paths: list[Path], results_dir: str) -> None:
+def write_results(task: str, preset: str, config: dict, record_paths: list[Path], results_dir: str,
+                  runs_dir: str = "runs") -> None:
     records = lb.load_records(record_paths)
     missing = len(record_paths) - len(records)
     if not records:
@@ -100,6 +101,11 @@ def write_results(task: str, preset: str, config: dict, record_paths: list[Path]
     print(f"normbench: wrote {md_path} and {json_path}{note}")
     for claim in board["claims"]:
         print(f"  {claim['id']}: {claim['verdict']}")
+    report = get_task(task).report
+    if report is not None:
+        doc = report(config, preset, runs_dir, out)
+        for claim in (doc or {}).get("claims", []):
+            print(f"  {claim['id']}: {claim['verdict']}")
 
 
 def random_grid(

@@ -59,6 +59,16 @@ def run_name(config: dict[str, Any]) -> str:
     return "-".join(parts + [f"seed{config.get('seed_everything', 0)}"])
 
 
+def check_shared_hparams(config: dict[str, Any]) -> None:
+    """Model and data arguments with the same name must agree: Lightning logs them as one hyperparameter."""
+    model = (config.get("model") or {}).get("init_args") or {}
+    data = (config.get("data") or {}).get("init_args") or {}
+    for key in sorted(set(model) & set(data)):
+        if model[key] != data[key]:
+            raise ValueError(f"model.init_args.{key}={model[key]!r} and data.init_args.{key}={data[key]!r} must be equal; "
+                             f"set both")
+
+
 def check_trainer(trainer: dict[str, Any]) -> None:
     """One-line errors for step/epoch budgets that cannot train (Lightning would accept 0)."""
     for key in ("max_steps", "max_epochs"):
@@ -109,6 +119,7 @@ class NormbenchCLI(LightningCLI):
     def instantiate_trainer(self, **kwargs: Any) -> L.Trainer:
         config = self.resolved_config()
         check_trainer(config.get("trainer") or {})
+        check_shared_hparams(config)
         if self.config.trainer.logger not in (None, True, False):
             raise ValueError("trainer.logger: normbench sets the loggers itself (TensorBoard + run record); "
                              "leave it unset, or use --runs_dir to choose where they write")

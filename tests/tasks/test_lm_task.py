@@ -53,10 +53,10 @@ def test_fit_and_analysis_write_a_complete_record(corpus: Path, tmp_path: Path) 
     assert (log_dir / "tokenizer.json").is_file() and (log_dir / "checkpoints" / "last.ckpt").is_file()
 
 
-def test_vocabulary_smaller_than_the_tokenizer_is_an_error(corpus: Path, tmp_path: Path) -> None:
+def test_model_and_tokenizer_vocabularies_must_agree(corpus: Path, tmp_path: Path) -> None:
     args = ["--config", CONFIG, "--preset", "quick", *(f"--{o}" for o in tiny(corpus)),
             "--model.init_args.vocab_size=100", f"--runs_dir={tmp_path}"]
-    with pytest.raises(ValueError, match="model.init_args.vocab_size"):
+    with pytest.raises(ValueError, match="model.init_args.vocab_size=100 and data.init_args.vocab_size=300"):
         train(args)
 
 

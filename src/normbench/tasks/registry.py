@@ -7,6 +7,7 @@ A task is one module that calls :func:`register` plus one YAML file ``tasks/<nam
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,12 +23,15 @@ class Task:
         module: the LightningModule class (a :class:`normbench.lightning_module.NormbenchModule`).
         datamodule: the LightningDataModule class.
         description: one line for ``normbench tasks``.
+        report: optional extra results written with the leaderboard,
+            ``report(config, preset, runs_dir, out_dir)`` (e.g. the SST-2 token tables).
     """
 
     name: str
     module: type[L.LightningModule]
     datamodule: type[L.LightningDataModule]
     description: str = ""
+    report: Callable[[dict, str, str, Path], object] | None = None
 
     @property
     def config_path(self) -> Path:

@@ -1,0 +1,197 @@
+"""Tables 3-4 of Brody et al. (2023): SST-2 dev sentences with their unselectable tokens in bold.
+
+A token is marked when its key (its row of the attention input) is unselectable in at least one
+layer. The sentences are rendered from the original text through the tokenizer's character
+offsets, so a word is bold when any of its pieces is unselectable, whatever the tokenizer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from normbench.analysis.model_keys import unselectable_per_layer
+from normbench.claims import describe, judge, load_claims
+from normbench.io import atomic_write_json, atomic_write_text
+from normbench.records import provenance, read_record
+
+
+def word_spans(text: str) -> list[tuple[int, int]]:
+    """Character spans of the whitespace-separated words of ``text``."""
+    spans, start = [], None
+    for i, ch in enumerate(text + " "):
+        if ch.isspace():
+            if start is not None:
+                spans.append((start, i))
+                start = None
+        elif start is None:
+            start = i
+    return spans
+
+
+def render_bold(text: str, offsets: list[tuple[int, int]], marked: list[bool]) -> str:
+    """``text`` with every word that overlaps a marked token span in **bold**."""
+    hits = [span for span, m in zip(offsets, marked) if m and span[1] > span[0]]
+    words = []
+    for a, b in word_spans(text):
+        word = text[a:b]
+        words.append(f"**{word}**" if any(s < b and e > a for s, e in hits) else word)
+    return " ".join(words)
+
+
+def analyse_sentences(
+    model: torch.nn.Module, encodings: list[Any], content: Callable[[Any], list[bool]],
+    forward_args: Callable[[torch.Tensor, torch.Tensor], tuple], batch_size: int = 64,
+) -> list[dict[str, Any]]:
+    """Per sentence: which tokens are unselectable in which layer.
+
+    ``content(encoding)`` marks the tokens that belong to the sentence (not [CLS]/[SEP]/EOS);
+    ``forward_args(ids, padding_mask)`` are the model's inputs for a padded batch.
+    """
+    out = []
+    for start in range(0, len(encodings), batch_size):
+        chunk = encodings[start:start + batch_size]
+        longest = max(len(e.ids) for e in chunk)
+        ids = torch.zeros(len(chunk), longest, dtype=torch.long)
+        pad = torch.ones(len(chunk), longest, dtype=torch.bool)
+        for row, e in enumerate(chunk):
+            ids[row, : len(e.ids)] = torch.as_tensor(e.ids)
+            pad[row, : len(e.ids)] = False
+        layers = unselectable_per_layer(model, *forward_args(ids, pad), key_padding_mask=pad)
+        for row, e in enumerate(chunk):
+            n = len(e.ids)
+            out.append({"per_layer": [layer["positions_after"][row, :n].tolist() for layer in layers],
+                        "content": content(e)})
+    return out
+
+
+def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """Counts of unselectable sentence tokens per layer and in any layer."""
+    n_layers = len(results[0]["per_layer"]) if results else 0
+    total = sum(sum(r["content"]) for r in results)
+    per_layer = [sum(sum(u and c for u, c in zip(r["per_layer"][i], r["content"])) for r in results) for i in range(n_layers)]
+    any_layer = sum(sum(c and any(layer[j] for layer in r["per_layer"]) for j, c in enumerate(r["content"])) for r in results)
+    sentences = sum(any(c and any(layer[j] for layer in r["per_layer"]) for j, c in enumerate(r["content"])) for r in results)
+    return {"sentences": len(results), "tokens": total, "per_layer": per_layer, "any_layer": any_layer,
+            "fraction_any_layer": any_layer / total if total else 0.0, "sentences_with_unselectable": sentences}
+
+
+def load_run(record_path: Path) -> tuple[dict[str, Any], Any, Any]:
+    """(record, trained LightningModule in eval mode, tokenizer saved next to the run)."""
+    from normbench.data.tokenizer import load_tokenizer
+    from normbench.tasks import get_task
+
+    record = read_record(record_path)
+    if record.get("status") != "done" or not record.get("checkpoint"):
+        raise ValueError(f"{record_path}: the run is {record.get('status')!r} without a final checkpoint")
+    module = get_task(record["task"]).module.load_from_checkpoint(record["checkpoint"], map_location="cpu").eval()
+    return record, module, load_tokenizer(Path(record["log_dir"]) / "tokenizer.json")
+
+
+def sst2_model_tokens(record_path: Path, sentences: list[str]) -> tuple[dict[str, Any], list[Any], list[dict[str, Any]]]:
+    record, module, tokenizer = load_run(record_path)
+    max_len = module.hparams.max_positions
+    tokenizer.enable_truncation(min(max_len, 128))
+    encodings = tokenizer.encode_batch(sentences)
+    results = analyse_sentences(module.model, encodings, lambda e: [m == 0 for m in e.special_tokens_mask],
+                                lambda ids, pad: (ids, pad))
+    return record, encodings, results
+
+
+def lm_model_tokens(record_path: Path, sentences: list[str]) -> tuple[dict[str, Any], list[Any], list[dict[str, Any]]]:
+    record, module, tokenizer = load_run(record_path)
+    tokenizer.enable_truncation(module.hparams.max_positions)
+    encodings = tokenizer.encode_batch(sentences)
+    results = analyse_sentences(module.model, encodings, lambda e: [True] * len(e.ids), lambda ids, pad: (ids,))
+    return record, encodings, results
+
+
+def section(title: str, what: str, record: dict[str, Any], summary: dict[str, Any], sentences: list[str],
+            encodings: list[Any], results: list[dict[str, Any]], shown: int) -> list[str]:
+    layers = ", ".join(f"L{i + 1}: {n}" for i, n in enumerate(summary["per_layer"]))
+    lines = [f"## {title}", "", what, "",
+             f"Run `{record['log_dir']}` (variant `{record['variant']}`, seed {record['seed']}, "
+             f"config hash `{record['config_hash']}`).", "",
+             f"Over all {summary['sentences']} dev sentences: {summary['any_layer']} of {summary['tokens']} tokens "
+             f"({100 * summary['fraction_any_layer']:.1f}%) are unselectable in at least one layer, in "
+             f"{summary['sentences_with_unselectable']} sentences; per layer: {layers}.", "",
+             f"The first {shown} dev sentences, in file order (tokens unselectable in at least one layer in **bold**):", ""]
+    for text, enc, res in list(zip(sentences, encodings, results))[:shown]:
+        marked = [c and any(layer[j] for layer in res["per_layer"]) for j, c in enumerate(res["content"])]
+        lines.append(f"- {render_bold(text, enc.offsets, marked)}")
+    return lines + [""]
+
+
+def find_record(task: str, preset: str, variant: str, seed: int, runs_dir: str) -> Path | None:
+    from normbench.sweep import plan_runs, quiet_lightning
+
+    with quiet_lightning():
+        _, runs = plan_runs(task, preset, [seed], [variant], None, runs_dir)
+    path = runs[0].record_path
+    return path if path is not None and path.is_file() else None
+
+
+def write_token_report(config: dict[str, Any], preset: str, runs_dir: str, out_dir: Path,
+                       load_sentences: Callable[[dict[str, Any]], list[str]]) -> dict[str, Any]:
+    """Write ``unselectable_tokens.md`` / ``.json`` from the trained runs named by ``bench.token_report``.
+
+    ``load_sentences(config)`` gives the dev sentences for the resolved config of the sst2 run.
+    """
+    spec = config["bench"]["token_report"]
+    shown = int(spec.get("sentences", 40))
+    doc: dict[str, Any] = {"provenance": provenance(), "sections": {}, "claims": []}
+    lines = ["# Unselectable tokens on SST-2 dev sentences (Brody et al. 2023, Tables 3-4)", "",
+             "Generated by `normbench leaderboard sst2` from the trained checkpoints; do not edit by hand. A token is",
+             "unselectable in a layer when its key (its row of that layer's attention input) lies in the convex hull",
+             "of the other keys of its sentence, so no query can give it the top score.", ""]
+    sst2_path = find_record("sst2", preset, spec["variant"], spec["seed"], runs_dir)
+    if sst2_path is None:
+        lines += ["## Table 4", "", f"Not run: no finished `sst2` run of `{spec['variant']}` seed {spec['seed']}.", ""]
+        return finish(doc, lines, {}, out_dir)
+    sentences = load_sentences(read_record(sst2_path)["config"])
+    record, enc, res = sst2_model_tokens(sst2_path, sentences)
+    summary = summarize(res)
+    doc["sections"]["table4"] = {"record": str(sst2_path), "summary": summary}
+    lines += section("Table 4: BERT-style encoder without LayerNorm", "The sst2 task's model with every "
+                     "LayerNorm removed, its own WordPiece tokenizer.", record, summary, sentences, enc, res, shown)
+    lm = spec.get("lm")
+    lm_summaries: dict[str, dict[str, Any]] = {}
+    if lm:
+        for variant in filter(None, (lm["variant"], lm.get("reference"))):
+            path = find_record("lm", lm["preset"], variant, lm["seed"], runs_dir)
+            if path is None:
+                continue
+            record, enc, res = lm_model_tokens(path, sentences)
+            summary = summarize(res)
+            lm_summaries[variant] = summary
+            doc["sections"][f"table3:{variant}"] = {"record": str(path), "summary": summary}
+            if variant == lm["variant"]:
+                lines += section("Table 3: the language model without scaling", f"The lm task's `{variant}` model "
+                                 "(projection-only norm in front of attention) on the same sentences, with its own "
+                                 "byte-level BPE tokenizer.", record, summary, sentences, enc, res, shown)
+            else:
+                lines += [f"For reference, the lm task's `{variant}` model on the same sentences: {summary['any_layer']} of "
+                          f"{summary['tokens']} tokens unselectable in at least one layer; per layer "
+                          f"{summary['per_layer']}.", ""]
+        if not lm_summaries:
+            lines += ["## Table 3", "", f"Not run: no finished `lm` runs (preset `{lm['preset']}`, seed {lm['seed']}); "
+                      "run `nox -s bench-lm` first.", ""]
+    return finish(doc, lines, lm_summaries, out_dir)
+
+
+def finish(doc: dict[str, Any], lines: list[str], lm_summaries: dict[str, dict[str, Any]], out_dir: Path) -> dict[str, Any]:
+    """Judge the Table 3 claim and write both files atomically."""
+    variants = {f"lm/{v}": {"metrics": {"unselectable_tokens": {"mean": s["fraction_any_layer"], "per_seed": [s["fraction_any_layer"]]}}}
+                for v, s in lm_summaries.items()}
+    claims = [judge(c, variants) for c in load_claims("brody2023-sst2-tokens")]
+    doc["claims"] = claims
+    lines += ["## Claims", "", "| claim | paper | measured (fraction of tokens) | verdict | rule |", "|---|---|---|---|---|"]
+    for c in claims:
+        lines.append(f"| `{c['id']}`: {c['statement']} | {describe(c['paper'])} | {describe(c['measured'])} | "
+                     f"**{c['verdict']}** | {c['rule']} |")
+    atomic_write_json(out_dir / "unselectable_tokens.json", doc)
+    atomic_write_text(out_dir / "unselectable_tokens.md", "\n".join(lines) + "\n")
+    return doc

@@ -1,0 +1,70 @@
+"""Task ``sst2`` end to end on a tiny corpus: fit, dev metrics, the analysis, bench + token report."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from normbench.records import read_record
+from normbench.tasks import get_task
+from normbench.training import train
+from tests.sst2_corpus import write_sst2
+
+CONFIG = str(get_task("sst2").config_path)
+
+
+def tiny(corpus: Path) -> list[str]:
+    return [f"data.init_args.data_dir={corpus}", "data.init_args.vocab_size=200", "model.init_args.vocab_size=200", "data.init_args.batch_size=16",
+            "model.init_args.ffn_width=32", "trainer.max_steps=8", "trainer.val_check_interval=4",
+            "trainer.enable_progress_bar=false", "trainer.enable_model_summary=false"]
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_sst2(tmp_path_factory.mktemp("data") / "sst2", train=200, dev=40)
+
+
+def test_fit_records_dev_metrics_and_unselectable_fractions(corpus: Path, tmp_path: Path) -> None:
+    args = ["--config", CONFIG, "--preset", "quick", *(f"--{o}" for o in tiny(corpus)),
+            "--model.init_args.placement=none", "--model.init_args.embed_norm={component: none, affine: false, eps: 0.0}",
+            f"--runs_dir={tmp_path}"]
+    record = read_record(train(args))
+    assert record["status"] == "done" and record["final_step"] == 8
+    series = record["series"]
+    assert [s for s, _ in series["val/acc"]] == [4, 8]
+    assert all(0.0 <= v <= 1.0 for key in ("val/acc", "val/f1") for _, v in series[key])
+    for layer in range(1, 5):
+        assert 0.0 <= series[f"analysis/unselectable/L{layer}"][-1][1] <= 1.0
+    assert 0.0 <= series["analysis/unselectable_tokens"][-1][1] <= 1.0
+
+
+def test_different_vocab_sizes_are_refused_before_training(corpus: Path, tmp_path: Path) -> None:
+    args = ["--config", CONFIG, "--preset", "quick", *(f"--{o}" for o in tiny(corpus)),
+            "--model.init_args.vocab_size=300", f"--runs_dir={tmp_path}"]
+    with pytest.raises(ValueError, match="model.init_args.vocab_size=300 and data.init_args.vocab_size=200 must be equal"):
+        train(args)
+    assert not list(tmp_path.rglob("record.json"))
+
+
+def test_bench_writes_leaderboard_and_token_report(corpus: Path, tmp_path: Path) -> None:
+    override = "[" + ", ".join(tiny(corpus)) + "]"
+    cmd = [sys.executable, "-m", "normbench.cli", "bench", "sst2", "--preset", "quick", "--seeds", "[0]",
+           "--variants", "[post/both, none/none]", "--override", override, f"--runs_dir={tmp_path / 'runs'}",
+           f"--results_dir={tmp_path / 'results'}", "--progress", "false"]
+    out = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    results = tmp_path / "results" / "sst2"
+    board = json.loads((results / "leaderboard.json").read_text())
+    assert [v["name"] for v in board["variants"]] == ["post/both", "none/none"]
+    verdicts = {c["id"]: c["verdict"] for c in board["claims"]}
+    assert set(verdicts) >= {"brody2023.table4.unselectable_tokens"}
+    report = (results / "unselectable_tokens.md").read_text()
+    assert "## Table 4" in report and "dev sentences" in report
+    assert "Not run: no finished `lm` runs" in report  # no LM runs in this runs_dir
+    doc = json.loads((results / "unselectable_tokens.json").read_text())
+    assert doc["sections"]["table4"]["summary"]["sentences"] == 40
+    assert doc["claims"][0]["verdict"] == "not run"
