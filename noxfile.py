@@ -8,6 +8,7 @@ large torch install happens once, not once per session. The environment is (re)i
     nox -s tests -- -m slow         # the long tests
     nox -s bench-majority           # quick preset; `-- --preset paper` for the paper protocol
     nox -s bench-lm                 # GPT-2-style LM, Tables 1-2 and Figure 4 (quick preset)
+    nox -s bench-sst2               # BERT-style encoder on SST-2, Tables 3-4 (after bench-lm for Table 3)
     nox -s bench-unselectable       # Figure 1c/1d: unselectable keys among random vectors
     nox -s bench-perf               # pytest-benchmark: speed ratios against the baselines
 """
@@ -71,6 +72,15 @@ def bench_lm(session: nox.Session) -> None:
     """Train the language-model variants (quick preset by default), analyse them, write results/lm/."""
     args = session.posargs or ["--preset", "quick"]
     tool(session, "normbench", "bench", "lm", "--workers", "2", *args, env=BENCH_ENV)
+
+
+@nox.session(name="bench-sst2")
+def bench_sst2(session: nox.Session) -> None:
+    """Train the SST-2 encoders (quick preset by default), write results/sst2/ with Tables 3-4.
+
+    Table 3 reads the `lm` task's runs: run `nox -s bench-lm` first to get it."""
+    args = session.posargs or ["--preset", "quick"]
+    tool(session, "normbench", "bench", "sst2", "--workers", "2", *args, env=BENCH_ENV)
 
 
 @nox.session(name="bench-unselectable")
