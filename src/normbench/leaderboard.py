@@ -141,6 +141,7 @@ def build(task: str, preset: str | None, records: list[dict[str, Any]], bench: d
         "generated_at": utc_now(),
         "provenance": prov,
         "metrics": metrics,
+        "columns": list(bench.get("columns") or metrics),
         "variants": variants,
         "tables": tables,
         "claims": claims,
@@ -245,7 +246,7 @@ def render_markdown(board: dict[str, Any], plots: list[str]) -> str:
         "## Variants",
         "",
     ]
-    metric_names = list(board["metrics"])
+    metric_names = board.get("columns") or list(board["metrics"])
     lines.append("| variant | norms | seeds | status | " + " | ".join(metric_names) + " |")
     lines.append("|---|---|---|---|" + "---|" * len(metric_names))
     for v in board["variants"]:
@@ -253,6 +254,9 @@ def render_markdown(board: dict[str, Any], plots: list[str]) -> str:
                           for k, s in v["norms"].items())
         cells = [fmt_metric(v["metrics"][m]) for m in metric_names]
         lines.append(f"| `{v['name']}` | {norms} | {len(v['seeds'])} | {v['status']} | " + " | ".join(cells) + " |")
+    hidden = [m for m in board["metrics"] if m not in metric_names]
+    if hidden:
+        lines += ["", f"Also measured (in `leaderboard.json` and the tables below): {', '.join(f'`{m}`' for m in hidden)}."]
     lines += ["", "Metric definitions (series of every run, then aggregated over seeds):", ""]
     for name, spec in board["metrics"].items():
         how = (f"first step with `{spec['series']}` ≤ {spec['first_below']}" if "first_below" in spec
