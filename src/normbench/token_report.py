@@ -148,15 +148,15 @@ def write_token_report(config: dict[str, Any], preset: str, runs_dir: str, out_d
              "unselectable in a layer when its key (its row of that layer's attention input) lies in the convex hull",
              "of the other keys of its sentence, so no query can give it the top score.", ""]
     sst2_path = find_record("sst2", preset, spec["variant"], spec["seed"], runs_dir)
+    sentences = load_sentences(read_record(sst2_path)["config"] if sst2_path is not None else config)
     if sst2_path is None:
         lines += ["## Table 4", "", f"Not run: no finished `sst2` run of `{spec['variant']}` seed {spec['seed']}.", ""]
-        return finish(doc, lines, {}, out_dir)
-    sentences = load_sentences(read_record(sst2_path)["config"])
-    record, enc, res = sst2_model_tokens(sst2_path, sentences)
-    summary = summarize(res)
-    doc["sections"]["table4"] = {"record": str(sst2_path), "summary": summary}
-    lines += section("Table 4: BERT-style encoder without LayerNorm", "The sst2 task's model with every "
-                     "LayerNorm removed, its own WordPiece tokenizer.", record, summary, sentences, enc, res, shown)
+    else:
+        record, enc, res = sst2_model_tokens(sst2_path, sentences)
+        summary = summarize(res)
+        doc["sections"]["table4"] = {"record": str(sst2_path), "summary": summary}
+        lines += section("Table 4: BERT-style encoder without LayerNorm", "The sst2 task's model with every "
+                         "LayerNorm removed, its own WordPiece tokenizer.", record, summary, sentences, enc, res, shown)
     lm = spec.get("lm")
     lm_summaries: dict[str, dict[str, Any]] = {}
     if lm:
