@@ -5,7 +5,7 @@ windows, batch 16, d=8, 4 layers, 4 heads) on the same token blocks for the same
 AdamW steps with gradient clipping at 1.0, once without dropout (quick preset) and once with
 GPT-2's 0.1 (paper). The baseline is the authors' route: the HF model built from a config (no
 download) in a plain PyTorch loop, loss from ``model(input_ids, labels=input_ids)``.
-Reported per step and as tokens/s.
+Reported per step and as tokens/s, both on the CPU.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def blocks() -> torch.Tensor:
 
 def normbench_train(blocks: torch.Tensor, dropout: float) -> int:
     module = LMModule(vocab_size=VOCAB, max_positions=CONTEXT, dropout=dropout, lr=2e-3, lr_decay_steps=STEPS)
-    trainer = L.Trainer(max_steps=STEPS, logger=False, enable_checkpointing=False, enable_progress_bar=False,
+    trainer = L.Trainer(max_steps=STEPS, accelerator="cpu", logger=False, enable_checkpointing=False, enable_progress_bar=False,
                         enable_model_summary=False, num_sanity_val_steps=0, limit_val_batches=0,
                         gradient_clip_val=1.0, log_every_n_steps=10)
     trainer.fit(module, train_dataloaders=tensor_loader(IndexedTensors(blocks), BATCH, shuffle=True))

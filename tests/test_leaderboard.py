@@ -151,3 +151,11 @@ def test_lm_claims_registry_matches_the_paper() -> None:
     assert [claims[f"brody2023.table1.L{i}"]["paper"]["without_scaling"] for i in range(1, 5)] == [0.51, 0.322, 0.347, 0.368]
     assert [claims[f"brody2023.table2.L{i}"]["paper"]["before_norm"] for i in range(1, 5)] == [0.448, 0.285, 0.223, 0.261]
     assert {claims[k]["rule"]["kind"] for k in ("brody2023.fig4a.train_loss", "brody2023.fig4b.val_loss")} == {"ordering"}
+
+
+def test_values_rule_with_exact_zero_and_relative_tolerance() -> None:
+    rule = {"kind": "values", "higher": "without", "exact": ["with"], "rel_tolerance": 0.25}
+    paper = {"without": 0.4, "with": 0.0}
+    assert judge_values(rule, paper, {"without": 0.45, "with": 0.0}, {"with": [0.0, 0.0]})[0] == "reproduced"
+    assert judge_values(rule, paper, {"without": 0.45, "with": 0.001}, {"with": [0.0, 0.002]})[0] == "direction only"
+    assert judge_values(rule, paper, {"without": 0.2, "with": 0.0}, {"with": [0.0]})[0] == "direction only"  # 50% off

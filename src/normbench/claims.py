@@ -32,18 +32,36 @@ def _fmt(x: float | str | None) -> str:
     return f"{x:.4g}" if isinstance(x, (int, float)) else str(x)
 
 
-def judge_values(rule: dict[str, Any], paper: dict[str, float], measured: dict[str, float | None]) -> tuple[str, str]:
-    """Ordering + tolerance rule; see the claims files for the wording."""
-    tol, higher = float(rule["tolerance"]), rule["higher"]
+def judge_values(rule: dict[str, Any], paper: dict[str, float], measured: dict[str, float | None],
+                 per_seed: dict[str, list[float | None]] | None = None) -> tuple[str, str]:
+    """Ordering + tolerance rule; see the claims files for the wording.
+
+    ``tolerance`` is absolute; ``rel_tolerance`` is a fraction of the paper's value; roles listed in
+    ``exact`` must equal the paper's value in every seed (e.g. "0% after LayerNorm").
+    """
+    higher = rule["higher"]
     lower = next(r for r in paper if r != higher)
+    exact = list(rule.get("exact") or [])
+    if "rel_tolerance" in rule:
+        rel = float(rule["rel_tolerance"])
+        bound = {r: rel * abs(paper[r]) for r in paper}
+        how = f"within ±{rel:.0%} of the paper's value"
+    else:
+        tol = float(rule["tolerance"])
+        bound = {r: tol for r in paper}
+        how = f"within ±{tol:g} of the paper"
     text = (
-        f"reproduced if {higher} > {lower} and each measured mean is within ±{tol:g} of the paper; "
-        f"direction only if only the ordering holds; not reproduced if it is reversed"
+        f"reproduced if {higher} > {lower}, "
+        + "".join(f"{r} equals the paper's {paper[r]:g} in every seed, " for r in exact)
+        + f"and each other measured mean is {how}; direction only if only the ordering holds; "
+        "not reproduced if it is reversed"
     )
     if any(measured.get(r) is None for r in paper):
         return "not run", text + " (a measured value is missing)"
     ordered = measured[higher] > measured[lower]
-    close = all(abs(measured[r] - paper[r]) <= tol for r in paper)
+    seeds = per_seed or {}
+    close = all(all(v == paper[r] for v in (seeds.get(r) or [measured[r]])) if r in exact
+                else abs(measured[r] - paper[r]) <= bound[r] for r in paper)
     if ordered and close:
         return "reproduced", text
     return ("direction only" if ordered else "not reproduced"), text
@@ -120,7 +138,7 @@ def judge(claim: dict[str, Any], variants: dict[str, dict[str, Any]]) -> dict[st
         "measured": measured,
     }
     if rule["kind"] == "values":
-        verdict, text = judge_values(rule, claim["paper"], measured)
+        verdict, text = judge_values(rule, claim["paper"], measured, per_seed)
     elif rule["kind"] == "ratio":
         verdict, text, ratio = judge_ratio(rule, measured, bounds)
         entry["measured"] = {**measured, "ratio_without_to_with": ratio}

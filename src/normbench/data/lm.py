@@ -15,6 +15,7 @@ import json
 from pathlib import Path
 
 import lightning as L
+from lightning.pytorch.utilities import rank_zero_warn
 import numpy as np
 import torch
 from torch.utils.data import DataLoader
@@ -119,8 +120,8 @@ class LMDataModule(L.LightningDataModule):
         eos = tokenizer.token_to_id(EOS)
         dtype = np.uint16 if tokenizer.get_vocab_size() <= np.iinfo(np.uint16).max else np.int32
         for name in SPLITS:
-            ids = [e.ids + [eos] for e in tokenizer.encode_batch(texts[name])]
-            stream = np.fromiter((t for seq in ids for t in seq), dtype=dtype)
+            pieces = [np.asarray(e.ids + [eos], dtype=dtype) for e in tokenizer.encode_batch(texts[name])]
+            stream = np.concatenate(pieces) if pieces else np.zeros(0, dtype=dtype)
             atomic_write(folder / f"{name}.npy", lambda p, s=stream: save_npy(p, s))
         meta = {name: {"articles": len(idx), "tokens": int(np.load(folder / f"{name}.npy").size)} for name, idx in parts.items()}
         atomic_write(folder / "split.json", lambda p: p.write_text(json.dumps(meta, indent=2)))
@@ -141,6 +142,12 @@ class LMDataModule(L.LightningDataModule):
         trainer = getattr(self, "trainer", None)
         if trainer is not None and trainer.log_dir and trainer.is_global_zero:
             save_tokenizer(self.tokenizer, Path(trainer.log_dir) / "tokenizer.json")
+        if trainer is not None and stage == "fit" and trainer.max_steps > 0:
+            blocks = len(self.streams["train"]) // self.context
+            epochs = trainer.max_steps * self.batch_size / max(1, blocks)
+            if epochs > 20:
+                rank_zero_warn(f"data: {trainer.max_steps} steps of {self.batch_size} blocks repeat the {blocks} training "
+                               f"blocks {epochs:.0f} times; expect overfitting (a larger corpus: --data.init_args.source hub)")
 
     @property
     def tokenizer(self):  # noqa: ANN201 - tokenizers.Tokenizer

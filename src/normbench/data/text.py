@@ -85,14 +85,16 @@ def load_articles(
 ) -> list[str]:
     """The corpus as articles; raises a one-line ``ValueError`` when it is missing or empty."""
     if source == "local":
-        rows = load_local_lines(data_dir if data_dir is not None else default_data_dir("wikitext-2"))
+        data_dir = data_dir if data_dir is not None else default_data_dir("wikitext-2")
+        rows = load_local_lines(data_dir)
     elif source == "hub":
         rows = load_hub_rows(hub_name, hub_config, hub_splits)
     else:
         raise ValueError(f"data.init_args.source: {source!r} is not allowed; choose one of local, hub")
     articles = group_articles(rows) if layout == "wikitext" else [r for r in rows if r.strip()]
     if not articles:
-        raise ValueError(f"data: the corpus ({source}: {data_dir or hub_name}) contains no text")
+        where = data_dir if source == "local" else f"{hub_name} ({hub_config})"
+        raise ValueError(f"data: the corpus ({source}: {where}) contains no text")
     return articles
 
 
