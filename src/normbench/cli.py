@@ -64,7 +64,7 @@ def bench(
         task: registered task name (see ``normbench tasks``).
         preset: preset of ``tasks/<task>.yaml`` (e.g. ``quick`` or ``paper``).
         seeds: seeds to run (default: the preset's ``bench.seeds``).
-        variants: subset of the task's variants (default: all).
+        variants: subset of the task's variants (default: the preset's ``bench.default_variants``, else all).
         workers: parallel training processes; CPU threads are split between them.
         override: config overrides for every run, e.g. ``--override '[trainer.max_steps=100]'``.
         runs_dir: root of TensorBoard logs, checkpoints and run records.
@@ -78,10 +78,19 @@ def bench(
     write_results(task, preset, config, [r.record_path for r in runs], results_dir, runs_dir)
 
 
-def leaderboard(task: str, preset: str = "quick", seeds: list[int] | None = None, runs_dir: str = "runs",
-                results_dir: str = "results") -> None:
-    """Rebuild ``<results_dir>/<task>/`` from the run records of a bench (nothing is trained)."""
-    config, runs = plan_runs(task, preset, seeds, None, None, runs_dir)
+def leaderboard(task: str, preset: str = "quick", seeds: list[int] | None = None, variants: list[str] | None = None,
+                runs_dir: str = "runs", results_dir: str = "results") -> None:
+    """Rebuild ``<results_dir>/<task>/`` from the run records of a bench (nothing is trained).
+
+    Args:
+        task: registered task name.
+        preset: preset of the bench.
+        seeds: seeds to include (default: the preset's).
+        variants: variants to include (default: the preset's ``bench.default_variants``, else all).
+        runs_dir: root of the run records.
+        results_dir: leaderboards go to ``<results_dir>/<task>/``.
+    """
+    config, runs = plan_runs(task, preset, seeds, variants, None, runs_dir)
     write_results(task, preset, config, [r.record_path for r in runs], results_dir, runs_dir)
 
 

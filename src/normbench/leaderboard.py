@@ -66,6 +66,19 @@ def aggregate(values: list[float | None], bounds: list[float | None]) -> dict[st
     return out
 
 
+BLOCK_NORMS = ("attn_norm", "ffn_norm", "final_norm")
+
+
+def effective_norms(model: dict[str, Any]) -> dict[str, Any]:
+    """The model's norms by name; with placement ``none`` the blocks' (and final) norms are absent."""
+    norms = {}
+    for key, spec in model.items():
+        if key.endswith("_norm"):
+            absent = model.get("placement") == "none" and key in BLOCK_NORMS
+            norms[key.removesuffix("_norm")] = {"component": "none", "absent": "placement none"} if absent else spec
+    return norms
+
+
 def variant_entry(name: str, records: list[dict[str, Any]], metrics: dict[str, dict[str, Any]]) -> dict[str, Any]:
     records = sorted(records, key=lambda r: r["seed"])
     model = records[0]["config"]["model"]["init_args"]
@@ -73,7 +86,7 @@ def variant_entry(name: str, records: list[dict[str, Any]], metrics: dict[str, d
     entry: dict[str, Any] = {
         "name": name,
         "placement": model.get("placement"),
-        "norms": {k.removesuffix("_norm"): v for k, v in model.items() if k.endswith("_norm")},
+        "norms": effective_norms(model),
         "seeds": [r["seed"] for r in records],
         "status": statuses.pop() if len(statuses) == 1 else "mixed",
         "run_status": {str(r["seed"]): r["status"] for r in records},

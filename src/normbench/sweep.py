@@ -59,7 +59,7 @@ def plan_runs(
     config = load_config(spec.config_path, preset)
     bench = config.get("bench") or {}
     grid: dict[str, dict[str, Any]] = bench.get("variants") or {"default": {}}
-    chosen = variants or list(grid)
+    chosen = variants or bench.get("default_variants") or list(grid)
     unknown = [v for v in chosen if v not in grid]
     if unknown:
         raise ValueError(f"variants: {', '.join(map(repr, unknown))} not defined for task {task}; choose from {', '.join(grid)}")
