@@ -37,7 +37,8 @@ def test_bench_grid_plans(path: Path, tmp_path: Path) -> None:
     raw = yaml.safe_load(path.read_text())
     for preset in raw.get("presets", {}):
         config, runs = plan_runs(raw["task"], preset, runs_dir=str(tmp_path))
-        variants = list(config["bench"]["variants"])
+        variants = list(config["bench"].get("default_variants") or config["bench"]["variants"])
+        assert set(variants) <= set(config["bench"]["variants"])
         assert len(runs) == len(variants) * len(config["bench"]["seeds"])
         assert len({r.record_path for r in runs}) == len(runs)  # one record per (variant, seed)
         hashes = {v: {r.config_hash for r in runs if r.variant == v} for v in variants}

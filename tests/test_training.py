@@ -93,7 +93,7 @@ def test_fit_bad_input_is_one_line(tmp_path: Path, args: list[str], message: str
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["bench", "sentiment"], "task: 'sentiment' is not registered; choose one of majority"),
+        (["bench", "sentiment"], "task: 'sentiment' is not registered; choose one of lm, majority, sst2"),
         (["bench", "majority", "--preset", "huge"], "preset: 'huge' is not defined"),
         (["bench", "majority", "--variants", "[pre/layer]"], "variants: 'pre/layer' not defined"),
         (["bench", "majority", "--override", "[model.attn_norm.component=bad]"], "model.attn_norm.component: 'bad' is not allowed"),
