@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import tempfile
@@ -34,6 +35,15 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
 
 def atomic_write_json(path: str | os.PathLike, obj: Any) -> Path:
     return atomic_write_text(path, json.dumps(obj, indent=2, sort_keys=False, allow_nan=True) + "\n")
+
+
+def texts_digest(texts: list[str], params: dict[str, Any]) -> str:
+    """16 hex digits naming a cache entry: sha256 over each text's sha256, then the sorted-JSON ``params``."""
+    h = hashlib.sha256()
+    for text in texts:
+        h.update(hashlib.sha256(text.encode()).digest())
+    h.update(json.dumps(params, sort_keys=True).encode())
+    return h.hexdigest()[:16]
 
 
 def cache_root() -> Path:

@@ -46,6 +46,16 @@ class NormbenchModule(L.LightningModule):
         schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, self.lr_factor)
         return {"optimizer": optimizer, "lr_scheduler": {"scheduler": schedule, "interval": "step"}}
 
+    def check_data_fits(self, tokenizer_vocab: int, longest: int, length_field: str) -> None:
+        """One-line errors when the data's tokens or sequences do not fit the embeddings
+        (``hparams.vocab_size`` rows, ``hparams.max_positions`` positions)."""
+        if tokenizer_vocab > self.hparams.vocab_size:
+            raise ValueError(f"model.init_args.vocab_size: {self.hparams.vocab_size} is smaller than the "
+                             f"tokenizer's {tokenizer_vocab} tokens (data.init_args.vocab_size)")
+        if longest > self.hparams.max_positions:
+            raise ValueError(f"model.init_args.max_positions: {self.hparams.max_positions} is shorter than "
+                             f"{length_field}={longest}")
+
     def check_finite(self, loss: torch.Tensor) -> None:
         """Stop training (the record says "diverged") when the loss is NaN or infinite."""
         if not torch.isfinite(loss):

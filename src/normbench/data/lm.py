@@ -10,7 +10,6 @@ it; the tokenizer is also saved next to each run's logs.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 
@@ -22,8 +21,8 @@ from torch.utils.data import DataLoader
 
 from normbench.data.batching import IndexedTensors, tensor_loader
 from normbench.data.text import Layout, Source, load_articles, split_articles
-from normbench.data.tokenizer import EOS, load_tokenizer, save_tokenizer, train_bpe
-from normbench.io import atomic_write, cache_root
+from normbench.data.tokenizer import EOS, load_tokenizer, save_next_to_run, save_tokenizer, train_bpe
+from normbench.io import atomic_write, cache_root, texts_digest
 
 SPLITS = ("train", "validation", "analysis")
 PIPELINE_VERSION = 1
@@ -92,6 +91,7 @@ class LMDataModule(L.LightningDataModule):
         self.batch_size, self.eval_batch_size = batch_size, eval_batch_size
         self.analysis_sequences, self.analysis_length = analysis_sequences, analysis_length
         self.cache_dir = Path(cache_dir) if cache_dir else cache_root() / "lm"
+        self.folder: Path | None = None  # the cache folder, once built or found
         self.streams: dict[str, np.ndarray] | None = None
         self.tokenizer_path: Path | None = None
 
@@ -101,18 +101,17 @@ class LMDataModule(L.LightningDataModule):
 
     def digest(self, articles: list[str]) -> str:
         """Names the cache folder: corpus text, split and vocabulary."""
-        h = hashlib.sha256()
-        for a in articles:
-            h.update(hashlib.sha256(a.encode()).digest())
-        h.update(json.dumps({"fractions": self.fractions, "split_seed": self.split_seed,
-                             "vocab_size": self.vocab_size, "version": PIPELINE_VERSION}, sort_keys=True).encode())
-        return h.hexdigest()[:16]
+        return texts_digest(articles, {"fractions": self.fractions, "split_seed": self.split_seed,
+                                       "vocab_size": self.vocab_size, "version": PIPELINE_VERSION})
 
     def build(self) -> Path:
-        """Tokenizer + token streams in the cache (built once; later calls only check for them)."""
+        """Tokenizer + token streams in the cache (built once; later calls in this process reuse the folder)."""
+        if self.folder is not None:
+            return self.folder
         articles = self._articles()
         folder = self.cache_dir / self.digest(articles)
         if all((folder / f"{s}.npy").is_file() for s in SPLITS) and (folder / "tokenizer.json").is_file():
+            self.folder = folder
             return folder
         parts = split_articles(len(articles), self.fractions, self.split_seed)
         texts = {name: [articles[i] for i in idx] for name, idx in parts.items()}
@@ -126,6 +125,7 @@ class LMDataModule(L.LightningDataModule):
         meta = {name: {"articles": len(idx), "tokens": int(np.load(folder / f"{name}.npy").size)} for name, idx in parts.items()}
         atomic_write(folder / "split.json", lambda p: p.write_text(json.dumps(meta, indent=2)))
         save_tokenizer(tokenizer, folder / "tokenizer.json")  # written last: marks the folder complete
+        self.folder = folder
         return folder
 
     def prepare_data(self) -> None:
@@ -140,8 +140,7 @@ class LMDataModule(L.LightningDataModule):
             if too_short:
                 raise ValueError(f"data.init_args.context: {self.context} tokens is longer than the {', '.join(too_short)} split")
         trainer = getattr(self, "trainer", None)
-        if trainer is not None and trainer.log_dir and trainer.is_global_zero:
-            save_tokenizer(self.tokenizer, Path(trainer.log_dir) / "tokenizer.json")
+        save_next_to_run(self.tokenizer_path, trainer)
         if trainer is not None and stage == "fit" and trainer.max_steps > 0:
             blocks = len(self.streams["train"]) // self.context
             epochs = trainer.max_steps * self.batch_size / max(1, blocks)

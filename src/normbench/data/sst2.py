@@ -10,8 +10,6 @@ under ``$NORMBENCH_CACHE/sst2/<digest>/``; batches are padded to their longest s
 from __future__ import annotations
 
 import csv
-import hashlib
-import json
 from pathlib import Path
 from typing import Literal
 
@@ -21,8 +19,8 @@ from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers,
 from torch.utils.data import DataLoader, Dataset
 
 from normbench.data.text import DATA_ENV, default_data_dir
-from normbench.data.tokenizer import load_tokenizer, save_tokenizer
-from normbench.io import cache_root
+from normbench.data.tokenizer import load_tokenizer, save_next_to_run, save_tokenizer
+from normbench.io import cache_root, texts_digest
 
 Source = Literal["local", "hub"]
 SPECIALS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")  # [PAD] = 0
@@ -171,11 +169,8 @@ class SST2DataModule(L.LightningDataModule):
     def build_tokenizer(self) -> Path:
         """Train (once) and cache the WordPiece tokenizer of the training sentences."""
         train = self.raw()["train"]["sentence"]
-        h = hashlib.sha256()
-        for s in train:
-            h.update(hashlib.sha256(s.encode()).digest())
-        h.update(json.dumps({"vocab_size": self.vocab_size, "version": PIPELINE_VERSION}).encode())
-        path = self.cache_dir / h.hexdigest()[:16] / "tokenizer.json"
+        digest = texts_digest(train, {"vocab_size": self.vocab_size, "version": PIPELINE_VERSION})
+        path = self.cache_dir / digest / "tokenizer.json"
         if not path.is_file():
             save_tokenizer(train_wordpiece(train, self.vocab_size), path)
         return path
@@ -191,9 +186,7 @@ class SST2DataModule(L.LightningDataModule):
             for split, data in self.raw().items():
                 ids = [e.ids for e in tokenizer.encode_batch(data["sentence"])]
                 self.encoded[split] = Encoded(ids, data["label"])
-        trainer = getattr(self, "trainer", None)
-        if trainer is not None and trainer.log_dir and trainer.is_global_zero:
-            save_tokenizer(self.tokenizer, Path(trainer.log_dir) / "tokenizer.json")
+        save_next_to_run(self.tokenizer_path, getattr(self, "trainer", None))
 
     @property
     def tokenizer(self) -> Tokenizer:

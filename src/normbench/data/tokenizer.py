@@ -6,6 +6,7 @@ token ``<|endoftext|>`` (id 0) separates articles when they are packed into one 
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -40,3 +41,9 @@ def save_tokenizer(tokenizer: Tokenizer, path: str | Path) -> Path:
 
 def load_tokenizer(path: str | Path) -> Tokenizer:
     return Tokenizer.from_file(str(path))
+
+
+def save_next_to_run(tokenizer_path: Path, trainer: object | None) -> None:
+    """Copy the cached ``tokenizer.json`` into the run's log directory (global rank 0 only)."""
+    if trainer is not None and getattr(trainer, "log_dir", None) and trainer.is_global_zero:
+        atomic_write(Path(trainer.log_dir) / "tokenizer.json", lambda p: shutil.copyfile(tokenizer_path, p))

@@ -73,14 +73,9 @@ class LMModule(NormbenchModule):
     def setup(self, stage: str) -> None:
         datamodule = getattr(self.trainer, "datamodule", None)
         if isinstance(datamodule, LMDataModule):
-            vocab = datamodule.tokenizer.get_vocab_size()
-            if vocab > self.hparams.vocab_size:
-                raise ValueError(f"model.init_args.vocab_size: {self.hparams.vocab_size} is smaller than the "
-                                 f"tokenizer's {vocab} tokens (data.init_args.vocab_size)")
-            longest = max(datamodule.context, datamodule.analysis_length)
-            if longest > self.hparams.max_positions:
-                raise ValueError(f"model.init_args.max_positions: {self.hparams.max_positions} is shorter than "
-                                 f"the data's {longest}-token sequences")
+            field = "data.init_args.context" if datamodule.context >= datamodule.analysis_length else "data.init_args.analysis_length"
+            self.check_data_fits(datamodule.tokenizer.get_vocab_size(),
+                                 max(datamodule.context, datamodule.analysis_length), field)
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
         return self.model(tokens)

@@ -80,13 +80,7 @@ class SST2Module(NormbenchModule):
     def setup(self, stage: str) -> None:
         datamodule = getattr(self.trainer, "datamodule", None)
         if isinstance(datamodule, SST2DataModule):
-            vocab = datamodule.tokenizer.get_vocab_size()
-            if vocab > self.hparams.vocab_size:
-                raise ValueError(f"model.init_args.vocab_size: {self.hparams.vocab_size} is smaller than the "
-                                 f"tokenizer's {vocab} tokens (data.init_args.vocab_size)")
-            if datamodule.max_length > self.hparams.max_positions:
-                raise ValueError(f"model.init_args.max_positions: {self.hparams.max_positions} is shorter than "
-                                 f"data.init_args.max_length={datamodule.max_length}")
+            self.check_data_fits(datamodule.tokenizer.get_vocab_size(), datamodule.max_length, "data.init_args.max_length")
 
     def forward(self, input_ids: torch.Tensor, padding_mask: torch.Tensor | None = None) -> torch.Tensor:
         return self.model(input_ids, padding_mask)
