@@ -51,9 +51,9 @@ def judge_values(rule: dict[str, Any], paper: dict[str, float], measured: dict[s
         bound = {r: tol for r in paper}
         how = f"within ±{tol:g} of the paper"
     text = (
-        f"reproduced if {higher} > {lower}, "
-        + "".join(f"{r} equals the paper's {paper[r]:g} in every seed, " for r in exact)
-        + f"and each other measured mean is {how}; direction only if only the ordering holds; "
+        f"reproduced if {higher} > {lower}"
+        + "".join(f", {r} equals the paper's {paper[r]:g} in every seed," for r in exact)
+        + f" and each {'other ' if exact else ''}measured mean is {how}; direction only if only the ordering holds; "
         "not reproduced if it is reversed"
     )
     if any(measured.get(r) is None for r in paper):
