@@ -7,9 +7,11 @@ Task modules (:mod:`normbench.tasks`) subclass :class:`NormbenchModule`, build t
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import lightning as L
 import torch
+from torchmetrics import Metric, MeanMetric
 
 
 class NormbenchModule(L.LightningModule):
@@ -34,6 +36,28 @@ class NormbenchModule(L.LightningModule):
                 f"model.lr_decay_steps must be positive and model.warmup_steps >= 0, got {lr_decay_steps} and {warmup_steps}"
             )
         self.lr, self.lr_decay_steps, self.warmup_steps, self.weight_decay = lr, lr_decay_steps, warmup_steps, weight_decay
+        self.train_loss_mean = MeanMetric()
+
+    def log_train_loss(self, loss: torch.Tensor, batch_size: int) -> None:
+        """Log the loss as ``train/loss_step`` and its epoch mean (weighted by batch size) as ``train/loss_epoch``."""
+        self.log("train/loss_step", loss, on_step=True, on_epoch=False, prog_bar=True, batch_size=batch_size)
+        self.train_loss_mean(loss.detach(), weight=batch_size)
+        self.log("train/loss_epoch", self.train_loss_mean, on_step=False, on_epoch=True, batch_size=batch_size)
+
+    def on_save_checkpoint(self, checkpoint: dict[str, Any]) -> None:
+        """Checkpoint every torchmetrics accumulator, so epoch means survive a mid-epoch resume."""
+        checkpoint["metric_states"] = {
+            name: {"state": dict(m.metric_state), "updates": m._update_count}
+            for name, m in self.named_modules() if isinstance(m, Metric) and m._update_count
+        }
+
+    def on_load_checkpoint(self, checkpoint: dict[str, Any]) -> None:
+        modules = dict(self.named_modules())
+        for name, saved in (checkpoint.get("metric_states") or {}).items():
+            metric = modules[name]
+            for key, value in saved["state"].items():
+                setattr(metric, key, value)
+            metric._update_count, metric._computed = saved["updates"], None
 
     def lr_factor(self, step: int) -> float:
         """Multiplier of ``lr`` at optimizer step ``step``."""

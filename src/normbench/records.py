@@ -77,6 +77,17 @@ def config_hash(config: dict[str, Any]) -> str:
     return hashlib.sha256(payload.encode()).hexdigest()[:12]
 
 
+def add_points(series: dict[str, list[list[float]]], metrics: dict[str, Any], step: int | None) -> None:
+    """Append ``metrics`` to ``series`` as ``[steps done, value]`` points.
+
+    Lightning passes the 0-based index of the last optimizer step; records count steps done.
+    """
+    done = int(step or 0) + 1
+    for key, value in metrics.items():
+        if key != "epoch":
+            series.setdefault(key, []).append([done, float(value)])
+
+
 class RunRecordLogger(Logger):
     """A Lightning logger that keeps every logged metric as a series and writes the run record.
 
@@ -110,12 +121,7 @@ class RunRecordLogger(Logger):
 
     @rank_zero_only
     def log_metrics(self, metrics: dict[str, float], step: int | None = None) -> None:
-        # Lightning passes the 0-based index of the last optimizer step; records count steps done.
-        done = int(step or 0) + 1
-        for key, value in metrics.items():
-            if key == "epoch":
-                continue
-            self.series.setdefault(key, []).append([done, float(value)])
+        add_points(self.series, metrics, step)
 
     def record(self, status: str, **extra: Any) -> dict[str, Any]:
         if status not in STATUSES:

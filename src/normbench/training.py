@@ -8,6 +8,7 @@ record next to the run's TensorBoard logs: ``<runs_dir>/<task>/<run name>/record
 from __future__ import annotations
 
 import copy
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -17,10 +18,12 @@ import lightning as L
 import yaml
 from lightning.pytorch.cli import LightningCLI
 from lightning.pytorch.loggers import TensorBoardLogger
+from lightning.pytorch.utilities import rank_zero_only
 from lightning.pytorch.utilities.model_helpers import is_overridden
 
+from normbench.checkpointing import AtomicCheckpointIO, RunState, clear_run_dir, resume_checkpoint
 from normbench.lightning_module import NormbenchModule
-from normbench.records import RECORD_NAME, RunRecordLogger, config_hash, provenance
+from normbench.records import RECORD_NAME, RunRecordLogger, config_hash, provenance, read_record
 
 
 def deep_merge(base: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
@@ -112,6 +115,9 @@ class NormbenchCLI(LightningCLI):
         parser.add_argument("--variant", type=str | None, default=None, help="leaderboard row name of this run")
         parser.add_argument("--runs_dir", type=str, default="runs", help="root of logs, checkpoints and records")
         parser.add_argument("--run_name", type=str | None, default=None, help="run directory name (default: derived)")
+        # normbench's loaders shard every global batch themselves (EpochBatchSampler): N processes
+        # then see the batches one process sees at N x the batch size.
+        parser.set_defaults({"trainer.use_distributed_sampler": False})
 
     def resolved_config(self) -> dict[str, Any]:
         return yaml.safe_load(self.parser.dump(self.config, skip_check=True))
@@ -140,7 +146,11 @@ class NormbenchCLI(LightningCLI):
         }
         self.recorder = RunRecordLogger(Path(tensorboard.log_dir) / RECORD_NAME, meta)
         kwargs["logger"] = [tensorboard, self.recorder]
-        return super().instantiate_trainer(**kwargs)
+        if not (config.get("trainer") or {}).get("plugins"):
+            kwargs["plugins"] = [AtomicCheckpointIO()]
+        trainer = super().instantiate_trainer(**kwargs)
+        trainer.callbacks.insert(0, RunState(self.recorder))
+        return trainer
 
 
 def preset_args(args: list[str]) -> list[str]:
@@ -175,19 +185,46 @@ def preset_args(args: list[str]) -> list[str]:
     return out
 
 
+def start_point(recorder: RunRecordLogger) -> Path | None:
+    """The checkpoint an interrupted run of the same config continues from, or ``None``.
+
+    A run resumes when its record says ``running`` or ``failed`` for the same config hash and its
+    ``last.ckpt`` belongs to that config. Otherwise it starts afresh, and what an earlier attempt
+    left in the run directory (checkpoints, TensorBoard events) is removed first. A corrupt
+    record is reported and its run redone from the start.
+    """
+    run_dir, wanted = recorder.path.parent, recorder.meta["config_hash"]
+    previous = None
+    if recorder.path.exists():
+        try:
+            previous = read_record(recorder.path)
+        except ValueError as exc:
+            print(f"normbench: {exc}; the run is redone from the start", file=sys.stderr)
+    checkpoint = None
+    if previous and previous.get("status") in ("running", "failed") and previous.get("config_hash") == wanted:
+        checkpoint = resume_checkpoint(run_dir, wanted)
+    if checkpoint is not None:
+        print(f"normbench: resuming {run_dir} from {checkpoint}", file=sys.stderr)
+    elif rank_zero_only.rank == 0:
+        clear_run_dir(run_dir)
+    return checkpoint
+
+
 def train(args: list[str] | dict[str, Any]) -> Path:
     """Parse ``args``, fit, and write the run record; returns the record's path.
 
     The record's status is ``done``, ``diverged`` (non-finite loss; training stopped) or
-    ``failed`` (an exception, re-raised after the record is written). A task whose module has a
+    ``failed`` (an exception, re-raised after the record is written). An interrupted run of the
+    same config resumes from its last checkpoint (:func:`start_point`). A task whose module has a
     ``test_step`` (its analysis of the trained model) gets a test pass after a finished fit.
     """
     cli = NormbenchCLI(args=preset_args(args) if isinstance(args, list) else args)
     recorder: RunRecordLogger = cli.recorder
+    checkpoint = start_point(recorder)
     recorder.write("running")
     start = time.perf_counter()
     try:
-        cli.trainer.fit(cli.model, datamodule=cli.datamodule)
+        cli.trainer.fit(cli.model, datamodule=cli.datamodule, ckpt_path=checkpoint)
     except BaseException as exc:
         recorder.write("failed", error=f"{type(exc).__name__}: {exc}", final_step=cli.trainer.global_step)
         raise
@@ -196,6 +233,8 @@ def train(args: list[str] | dict[str, Any]) -> Path:
     extra: dict[str, Any] = {"final_step": cli.trainer.global_step, "fit_time_s": round(time.perf_counter() - start, 3)}
     if diverged_at is not None:
         extra["diverged_at_step"] = diverged_at
+    if checkpoint is not None:
+        extra["resumed_from"] = str(checkpoint)
     ckpt = cli.trainer.checkpoint_callback
     if ckpt is not None and ckpt.last_model_path:
         extra["checkpoint"] = ckpt.last_model_path

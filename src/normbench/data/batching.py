@@ -1,14 +1,27 @@
-"""Fast batching of in-memory tensors through a real ``DataLoader``.
+"""Batching through a real ``DataLoader``: one data order for 1 or N processes, resumable mid-epoch.
+
+:class:`EpochBatchSampler` yields the batches ``RandomSampler`` + ``BatchSampler`` would (each
+epoch draws a seed from the global torch RNG and permutes with it), and adds two things:
+
+* under DDP (``torch.distributed`` initialised) every rank takes its contiguous share of each
+  *global* batch of ``batch_size x world_size`` indices, so N processes at ``batch_size`` see the
+  same global batches, in the same order, as one process at ``N x batch_size``;
+* :class:`ResumableLoader` exposes ``state_dict``/``load_state_dict`` (Lightning stores them in
+  checkpoints), so a run resumed from a mid-epoch checkpoint continues with the next batch of the
+  same permutation instead of restarting the epoch.
 
 ``IndexedTensors`` implements ``__getitems__`` so the loader fetches a whole batch with one
 tensor index instead of ``batch_size`` calls to ``__getitem__`` plus a collate of tuples.
-Sampling stays with ``RandomSampler``/``BatchSampler`` so Lightning can shard it under DDP.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from typing import Any
+
 import torch
-from torch.utils.data import BatchSampler, DataLoader, Dataset, RandomSampler, SequentialSampler
+import torch.distributed as dist
+from torch.utils.data import DataLoader, Dataset, Sampler
 
 
 class IndexedTensors(Dataset):
@@ -35,9 +48,135 @@ def keep_batch(batch: tuple[torch.Tensor, ...]) -> tuple[torch.Tensor, ...]:
     return batch
 
 
-def tensor_loader(dataset: IndexedTensors, batch_size: int, shuffle: bool) -> DataLoader:
-    """A DataLoader yielding stacked batches of ``dataset``; reshuffled each epoch if ``shuffle``."""
-    sampler = RandomSampler(dataset) if shuffle else SequentialSampler(dataset)
-    return DataLoader(
-        dataset, batch_sampler=BatchSampler(sampler, batch_size, drop_last=False), collate_fn=keep_batch
-    )
+def process_group() -> tuple[int, int]:
+    """``(rank, world_size)`` of the initialised default process group, else ``(0, 1)``."""
+    if dist.is_available() and dist.is_initialized():
+        return dist.get_rank(), dist.get_world_size()
+    return 0, 1
+
+
+def draw_epoch_seed(generator: torch.Generator | None = None) -> int:
+    """The seed ``RandomSampler`` draws at the start of an epoch (from the global RNG by default)."""
+    return int(torch.empty((), dtype=torch.int64).random_(generator=generator).item())
+
+
+class EpochBatchSampler(Sampler[list[int]]):
+    """Batches of indices: a fresh permutation per epoch if ``shuffle``, else ``0..n-1`` in order.
+
+    Training (``shuffle``): global batch j is ``perm[j*B*W : (j+1)*B*W]`` with B = ``batch_size``
+    and W ranks; rank r takes its r-th contiguous share. A last global batch smaller than W is
+    dropped (every rank must take the same number of steps). Evaluation (not ``shuffle``): rank r
+    takes the r-th contiguous block of the data set, in batches of B.
+
+    Args:
+        n: data set size.
+        batch_size: batch size per process.
+        shuffle: draw a new permutation each epoch (``draw_epoch_seed(generator)``).
+        generator: RNG of the epoch seeds (default: the global torch RNG, as ``RandomSampler``).
+    """
+
+    def __init__(self, n: int, batch_size: int, shuffle: bool, generator: torch.Generator | None = None) -> None:
+        if n <= 0 or batch_size <= 0:
+            raise ValueError(f"EpochBatchSampler needs n > 0 and batch_size > 0, got {n} and {batch_size}")
+        self.n, self.batch_size, self.shuffle, self.generator = n, batch_size, shuffle, generator
+        self.epoch_seed: int | None = None
+        self._resume: tuple[int, int] | None = None  # (epoch seed, batches already done)
+
+    def _global_batches(self, world: int) -> list[tuple[int, int]]:
+        step = self.batch_size * world
+        starts = range(0, self.n, step)
+        return [(s, min(s + step, self.n)) for s in starts if min(s + step, self.n) - s >= world]
+
+    def __len__(self) -> int:
+        rank, world = process_group()
+        if self.shuffle:
+            return len(self._global_batches(world))
+        lo, hi = self._eval_block(rank, world)
+        return -(-(hi - lo) // self.batch_size)
+
+    def _eval_block(self, rank: int, world: int) -> tuple[int, int]:
+        bounds = torch.arange(self.n).tensor_split(world)[rank]
+        return (int(bounds[0]), int(bounds[-1]) + 1) if len(bounds) else (0, 0)
+
+    def __iter__(self) -> Iterator[list[int]]:
+        rank, world = process_group()
+        if not self.shuffle:
+            lo, hi = self._eval_block(rank, world)
+            for start in range(lo, hi, self.batch_size):
+                yield list(range(start, min(start + self.batch_size, hi)))
+            return
+        if self._resume is not None:
+            (seed, skip), self._resume = self._resume, None
+        else:
+            seed, skip = draw_epoch_seed(self.generator), 0
+        self.epoch_seed = seed
+        order = torch.randperm(self.n, generator=torch.Generator().manual_seed(seed))
+        for start, stop in self._global_batches(world)[skip:]:
+            yield order[start:stop].tensor_split(world)[rank].tolist()
+
+    def resume(self, epoch_seed: int, batches_done: int) -> None:
+        """Make the next epoch continue the permutation ``epoch_seed`` after ``batches_done`` batches."""
+        if self.shuffle and batches_done < len(self):
+            self._resume = (int(epoch_seed), int(batches_done))
+
+
+class ResumableLoader(DataLoader):
+    """A ``DataLoader`` over an :class:`EpochBatchSampler` whose position Lightning checkpoints.
+
+    ``progress()`` returns how many batches of the current epoch training has consumed (the
+    loader cannot count them itself: Lightning fetches batches ahead of the training step).
+    """
+
+    def __init__(self, dataset: Dataset, batch_sampler: EpochBatchSampler, collate_fn: Callable,
+                 progress: Callable[[], int] | None = None) -> None:
+        super().__init__(dataset, batch_sampler=batch_sampler, collate_fn=collate_fn)
+        self.progress = progress
+        self._rng_after_iter: dict[str, Any] | None = None
+
+    def state_dict(self) -> dict[str, Any]:
+        """Position in the epoch, and the global RNG states of that moment."""
+        from normbench.checkpointing import rng_states
+
+        sampler: EpochBatchSampler = self.batch_sampler
+        if sampler.epoch_seed is None or self.progress is None:
+            return {}
+        return {"epoch_seed": sampler.epoch_seed, "batches_done": int(self.progress()), "rng": rng_states()}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        if state:
+            self.batch_sampler.resume(state["epoch_seed"], state["batches_done"])
+            self._rng_after_iter = state.get("rng")
+
+    def __iter__(self) -> Any:
+        # Creating an iterator draws a base seed from the global RNG. On resume, that draw belongs to
+        # the epoch's start, which the checkpoint already lies past: restore the RNG after it.
+        iterator = super().__iter__()
+        if self._rng_after_iter is not None:
+            from normbench.checkpointing import set_rng_states
+
+            set_rng_states(self._rng_after_iter)
+            self._rng_after_iter = None
+        return iterator
+
+
+def trainer_progress(datamodule: Any) -> Callable[[], int] | None:
+    """Batches of the current epoch the attached trainer has trained on (``None`` if no trainer)."""
+    trainer = getattr(datamodule, "trainer", None)
+    if trainer is None:
+        return None
+    return lambda: trainer.fit_loop.epoch_loop.batch_progress.current.processed
+
+
+def batch_loader(
+    dataset: Dataset, batch_size: int, shuffle: bool, collate_fn: Callable = keep_batch,
+    progress: Callable[[], int] | None = None, generator: torch.Generator | None = None,
+) -> ResumableLoader:
+    """A loader of ``dataset`` in batches of ``batch_size`` (see :class:`EpochBatchSampler`)."""
+    sampler = EpochBatchSampler(len(dataset), batch_size, shuffle, generator)
+    return ResumableLoader(dataset, sampler, collate_fn, progress)
+
+
+def tensor_loader(dataset: IndexedTensors, batch_size: int, shuffle: bool,
+                  progress: Callable[[], int] | None = None) -> ResumableLoader:
+    """A loader yielding stacked batches of ``dataset``; reshuffled each epoch if ``shuffle``."""
+    return batch_loader(dataset, batch_size, shuffle, keep_batch, progress)

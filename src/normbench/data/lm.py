@@ -19,7 +19,7 @@ import numpy as np
 import torch
 from torch.utils.data import DataLoader
 
-from normbench.data.batching import IndexedTensors, tensor_loader
+from normbench.data.batching import IndexedTensors, tensor_loader, trainer_progress
 from normbench.data.text import Layout, Source, load_articles, split_articles
 from normbench.data.tokenizer import EOS, load_tokenizer, save_next_to_run, save_tokenizer, train_bpe
 from normbench.io import atomic_write, cache_root, texts_digest
@@ -170,7 +170,8 @@ class LMDataModule(L.LightningDataModule):
         return rows[np.sort(pick)]
 
     def train_dataloader(self) -> DataLoader:
-        return tensor_loader(IndexedTensors(self.blocks("train")), self.batch_size, shuffle=True)
+        return tensor_loader(IndexedTensors(self.blocks("train")), self.batch_size, shuffle=True,
+                             progress=trainer_progress(self))
 
     def val_dataloader(self) -> DataLoader:
         return tensor_loader(IndexedTensors(self.blocks("validation")), self.eval_batch_size, shuffle=False)

@@ -19,7 +19,7 @@ import numpy as np
 import torch
 from torch.utils.data import DataLoader
 
-from normbench.data.batching import IndexedTensors, tensor_loader
+from normbench.data.batching import IndexedTensors, tensor_loader, trainer_progress
 from normbench.io import atomic_write, cache_root
 
 GENERATOR_VERSION = 1
@@ -156,7 +156,7 @@ class MajorityDataModule(L.LightningDataModule):
             self.test_set = IndexedTensors(arrays["test_x"], arrays["test_y"])
 
     def train_dataloader(self) -> DataLoader:
-        return tensor_loader(self.train_set, self.batch_size, shuffle=True)
+        return tensor_loader(self.train_set, self.batch_size, shuffle=True, progress=trainer_progress(self))
 
     def val_dataloader(self) -> DataLoader:
         return tensor_loader(self.test_set, self.eval_batch_size, shuffle=False)

@@ -18,6 +18,7 @@ import torch
 from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
 from torch.utils.data import DataLoader, Dataset
 
+from normbench.data.batching import batch_loader, trainer_progress
 from normbench.data.text import DATA_ENV, default_data_dir
 from normbench.data.tokenizer import load_tokenizer, save_next_to_run, save_tokenizer
 from normbench.io import cache_root, texts_digest
@@ -197,7 +198,8 @@ class SST2DataModule(L.LightningDataModule):
     def loader(self, split: str, batch_size: int, shuffle: bool) -> DataLoader:
         if not self.encoded:
             self.setup()
-        return DataLoader(self.encoded[split], batch_size=batch_size, shuffle=shuffle, collate_fn=pad_batch)
+        progress = trainer_progress(self) if shuffle else None
+        return batch_loader(self.encoded[split], batch_size, shuffle, pad_batch, progress)
 
     def train_dataloader(self) -> DataLoader:
         return self.loader("train", self.batch_size, shuffle=True)

@@ -99,7 +99,7 @@ class LMModule(NormbenchModule):
         (tokens,) = batch
         loss, _ = self.next_token_loss(tokens)
         self.check_finite(loss)
-        self.log("train/loss", loss, on_step=True, on_epoch=True, prog_bar=True)
+        self.log_train_loss(loss, batch_size=len(batch[0]))
         self.log("train/ppl", loss.detach().exp(), on_step=True, on_epoch=False)
         return loss
 

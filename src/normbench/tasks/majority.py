@@ -73,7 +73,7 @@ class MajorityModule(NormbenchModule):
         loss, logits, targets = self.loss_and_targets(batch)
         self.check_finite(loss)
         self.train_acc(logits, targets)
-        self.log("train/loss", loss, on_step=True, on_epoch=True, prog_bar=True)
+        self.log_train_loss(loss, batch_size=len(batch[0]))
         self.log("train/acc", self.train_acc, on_step=False, on_epoch=True)
         return loss
 

@@ -90,7 +90,7 @@ class SST2Module(NormbenchModule):
         loss = F.cross_entropy(logits, batch["labels"])
         self.check_finite(loss)
         self.train_acc(logits.argmax(-1), batch["labels"])
-        self.log("train/loss", loss, on_step=True, on_epoch=True, prog_bar=True, batch_size=len(logits))
+        self.log_train_loss(loss, batch_size=len(logits))
         self.log("train/acc", self.train_acc, on_step=False, on_epoch=True, batch_size=len(logits))
         return loss
 

@@ -1,0 +1,97 @@
+"""Checkpoints: atomic writes, exact resume of an interrupted run, corrupt files are not trusted."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import torch
+
+from normbench.checkpointing import AtomicCheckpointIO, resume_checkpoint
+from normbench.io import atomic_write_json
+from normbench.records import read_record
+from normbench.training import train
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIG = str(ROOT / "tasks" / "majority.yaml")
+# 600 sequences -> 480 training rows -> 8 batches of 64 per epoch: step 12 is mid-epoch 2
+TINY = ["--data.init_args.num_sequences=600", "--data.init_args.batch_size=64", "--data.init_args.eval_batch_size=200",
+        "--trainer.max_steps=20", "--trainer.max_epochs=-1", "--trainer.val_check_interval=5",
+        "--trainer.log_every_n_steps=1", "--trainer.enable_progress_bar=false", "--trainer.enable_model_summary=false"]
+EVERY_4 = ('--trainer.callbacks=[{"class_path": "lightning.pytorch.callbacks.ModelCheckpoint", "init_args": '
+           '{"save_last": true, "save_top_k": -1, "every_n_train_steps": 4}}]')
+
+
+def fit(runs: Path, *extra: str) -> Path:
+    return train(["--config", CONFIG, *TINY, EVERY_4, f"--runs_dir={runs}", "--run_name=r", *extra])
+
+
+@pytest.mark.parametrize("placement_args", [[], ["--model.dropout=0.1"]])
+def test_interrupted_run_resumes_exactly(tmp_path: Path, placement_args: list[str]) -> None:
+    """Resuming from the step-12 checkpoint (mid-epoch) reproduces the uninterrupted run bit for bit."""
+    path = fit(tmp_path, *placement_args)
+    full = read_record(path)
+    run_dir = path.parent
+    (mid,) = [p for p in (run_dir / "checkpoints").glob("*step=12.ckpt")]
+    shutil.copy(mid, run_dir / "checkpoints" / "last.ckpt")  # as if killed between steps 12 and 16
+    atomic_write_json(path, {**full, "status": "running"})
+    for stale in (run_dir / "checkpoints").glob("epoch*"):
+        stale.unlink()
+
+    resumed = read_record(fit(tmp_path, *placement_args))
+    assert resumed["status"] == "done" and resumed["resumed_from"].endswith("last.ckpt")
+    assert resumed["final_step"] == full["final_step"] == 20
+    assert resumed["series"] == full["series"]  # every point once, same values
+
+
+def test_corrupt_or_foreign_checkpoint_is_not_resumed(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    path = fit(tmp_path)
+    last = path.parent / "checkpoints" / "last.ckpt"
+    config_hash = read_record(path)["config_hash"]
+    assert resume_checkpoint(path.parent, config_hash) == last
+    assert resume_checkpoint(path.parent, "another-hash") is None
+    last.write_bytes(last.read_bytes()[:100])
+    assert resume_checkpoint(path.parent, config_hash) is None
+    assert "unreadable" in capsys.readouterr().err
+
+
+def test_corrupt_record_is_reported_and_the_run_redone(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    path = fit(tmp_path)
+    path.write_text('{"status": "done", "series": {"test/acc": [[5, 0.1')  # half-written
+    rec = read_record(fit(tmp_path))
+    assert "unreadable" in capsys.readouterr().err
+    assert rec["status"] == "done" and "resumed_from" not in rec and rec["final_step"] == 20
+
+
+def test_checkpoint_write_is_atomic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    io = AtomicCheckpointIO()
+    target = tmp_path / "last.ckpt"
+    io.save_checkpoint({"step": 1}, target)
+
+    def torn_save(obj: object, f: object, *args: object, **kwargs: object) -> None:
+        Path(f).write_bytes(b"PK\x03\x04 half a checkpoint")
+        raise KeyboardInterrupt  # killed in the middle of the write
+
+    monkeypatch.setattr(torch, "save", torn_save)
+    with pytest.raises(KeyboardInterrupt):
+        io.save_checkpoint({"step": 2}, target)
+    monkeypatch.undo()
+    assert torch.load(target, weights_only=False) == {"step": 1}
+    assert [p.name for p in tmp_path.iterdir()] == ["last.ckpt"]  # no temporary file left behind
+
+
+def test_record_write_is_atomic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    target = tmp_path / "record.json"
+    atomic_write_json(target, {"status": "running"})
+
+    def torn_dumps(*args: object, **kwargs: object) -> str:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(json, "dumps", torn_dumps)
+    with pytest.raises(KeyboardInterrupt):
+        atomic_write_json(target, {"status": "done"})
+    monkeypatch.undo()
+    assert json.loads(target.read_text()) == {"status": "running"}
+    assert [p.name for p in tmp_path.iterdir()] == ["record.json"]
