@@ -62,6 +62,11 @@ def run_name(config: dict[str, Any]) -> str:
     return "-".join(parts + [f"seed{config.get('seed_everything', 0)}"])
 
 
+def run_dir(runs_dir: str | Path, task: str, preset: str | None, name: str) -> Path:
+    """Directory of one run: ``<runs_dir>/<task>[/<preset>]/<name>`` (TensorBoard logs, checkpoints, record)."""
+    return Path(runs_dir) / task / (preset or "") / name if preset else Path(runs_dir) / task / name
+
+
 def check_shared_hparams(config: dict[str, Any]) -> None:
     """Model and data arguments with the same name must agree: Lightning logs them as one hyperparameter."""
     model = (config.get("model") or {}).get("init_args") or {}
@@ -132,8 +137,8 @@ class NormbenchCLI(LightningCLI):
         task = config.get("task") or "run"
         derived = run_name(config)
         name = config.get("run_name") or derived
-        group = f"{task}/{config['preset']}" if config.get("preset") else task
-        tensorboard = TensorBoardLogger(self.config.runs_dir, name=group, version=name, default_hp_metric=False)
+        directory = run_dir(self.config.runs_dir, task, config.get("preset"), name)
+        tensorboard = TensorBoardLogger(directory.parent, name="", version=name, default_hp_metric=False)
         meta = {
             "task": task,
             "variant": config.get("variant") or derived.rsplit("-seed", 1)[0],
