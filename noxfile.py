@@ -7,6 +7,7 @@ large torch install happens once, not once per session. The environment is (re)i
     nox -s tests                    # default test suite (< 10 minutes on 2 CPU cores)
     nox -s tests -- -m slow         # the long tests
     nox -s bench-majority           # quick preset; `-- --preset paper` for the paper protocol
+                                    # (any `normbench sweep` option after `--`: --seeds, --gpus, --shard, ...)
     nox -s bench-lm                 # GPT-2-style LM, Tables 1-2 and Figure 4 (quick preset)
     nox -s bench-sst2               # BERT-style encoder on SST-2, Tables 3-4 (after bench-lm for Table 3)
     nox -s bench-unselectable       # Figure 1c/1d: unselectable keys among random vectors
@@ -53,6 +54,13 @@ def tool(session: nox.Session, name: str, *args: str, env: dict[str, str] | None
     session.run(str(shared_env(session) / name), *args, external=True, env=env)
 
 
+def sweep(session: nox.Session, task: str, env: dict[str, str] | None = None) -> None:
+    """`normbench sweep` over tasks/<task>.yaml, quick preset, 2 concurrent runs; posargs are appended
+    (e.g. `-- --preset paper`, `-- --seeds 0-9`, `-- --gpus 0,1,2,3`, `-- --trainer.max_steps 100`)."""
+    tool(session, "normbench", "sweep", "--config", str(ROOT / "tasks" / f"{task}.yaml"), "--preset", "quick",
+         "--workers", "2", *session.posargs, env=env)
+
+
 @nox.session
 def tests(session: nox.Session) -> None:
     """The test suite; slow tests are deselected unless `-m slow` (or `-m ""`) is passed."""
@@ -63,15 +71,13 @@ def tests(session: nox.Session) -> None:
 @nox.session(name="bench-majority")
 def bench_majority(session: nox.Session) -> None:
     """Train the majority grid (quick preset by default) and write results/majority/."""
-    args = session.posargs or ["--preset", "quick"]
-    tool(session, "normbench", "bench", "majority", "--workers", "2", *args)
+    sweep(session, "majority")
 
 
 @nox.session(name="bench-lm")
 def bench_lm(session: nox.Session) -> None:
     """Train the language-model variants (quick preset by default), analyse them, write results/lm/."""
-    args = session.posargs or ["--preset", "quick"]
-    tool(session, "normbench", "bench", "lm", "--workers", "2", *args, env=BENCH_ENV)
+    sweep(session, "lm", env=BENCH_ENV)
 
 
 @nox.session(name="bench-sst2")
@@ -79,8 +85,7 @@ def bench_sst2(session: nox.Session) -> None:
     """Train the SST-2 encoders (quick preset by default), write results/sst2/ with Tables 3-4.
 
     Table 3 reads the `lm` task's runs: run `nox -s bench-lm` first to get it."""
-    args = session.posargs or ["--preset", "quick"]
-    tool(session, "normbench", "bench", "sst2", "--workers", "2", *args, env=BENCH_ENV)
+    sweep(session, "sst2", env=BENCH_ENV)
 
 
 @nox.session(name="bench-unselectable")

@@ -107,14 +107,23 @@ def test_bench_bad_input_is_one_line_and_writes_nothing(tmp_path: Path, args: li
     assert not (tmp_path / "runs").exists() and not (tmp_path / "results").exists()
 
 
-def test_ddp_two_processes_on_cpu(tmp_path: Path) -> None:
-    """`--trainer.strategy ddp --trainer.devices 2` passes through to Lightning (gloo on CPU)."""
-    out = run_cli("fit", "--config", CONFIG, *TINY, "--trainer.accelerator=cpu", "--trainer.strategy=ddp",
-                  "--trainer.devices=2", f"--runs_dir={tmp_path / 'runs'}", cwd=tmp_path)
-    assert out.returncode == 0, out.stderr[-3000:]
-    records = list((tmp_path / "runs").rglob("record.json"))
-    assert len(records) == 1
-    rec = json.loads(records[0].read_text())
-    assert rec["status"] == "done" and rec["final_step"] == 12
-    assert rec["config"]["trainer"]["strategy"] == "ddp" and str(rec["config"]["trainer"]["devices"]) == "2"
-    assert rec["series"]["test/acc"]
+def test_ddp_two_processes_match_one_process_with_the_same_global_batch(tmp_path: Path) -> None:
+    """2 gloo processes at batch 32 train exactly what 1 process at batch 64 trains (within 1e-5)."""
+    common = ["fit", "--config", CONFIG, *TINY, "--trainer.accelerator=cpu", "--trainer.log_every_n_steps=1",
+              "--seed_everything=4"]
+    ddp = run_cli(*common, "--data.init_args.batch_size=32", "--trainer.strategy=ddp", "--trainer.devices=2",
+                  f"--runs_dir={tmp_path / 'ddp'}", cwd=tmp_path)
+    assert ddp.returncode == 0, ddp.stderr[-3000:]
+    single = run_cli(*common, "--data.init_args.batch_size=64", f"--runs_dir={tmp_path / 'single'}", cwd=tmp_path)
+    assert single.returncode == 0, single.stderr[-3000:]
+    (ddp_path,) = (tmp_path / "ddp").rglob("record.json")
+    (single_path,) = (tmp_path / "single").rglob("record.json")
+    a, b = read_record(ddp_path), read_record(single_path)
+    assert a["status"] == b["status"] == "done" and a["final_step"] == b["final_step"] == 12
+    assert a["config"]["trainer"]["strategy"] == "ddp" and str(a["config"]["trainer"]["devices"]) == "2"
+    assert set(a["series"]) == set(b["series"])
+    for name in b["series"]:
+        steps_a, values_a = zip(*a["series"][name])
+        steps_b, values_b = zip(*b["series"][name])
+        assert steps_a == steps_b, name
+        assert values_a == pytest.approx(values_b, abs=1e-5, rel=0), name

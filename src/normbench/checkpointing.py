@@ -66,14 +66,23 @@ def set_rng_states(states: dict[str, Any]) -> None:
 class RunState(L.Callback):
     """Stores the config hash, RNG states and metric series in every checkpoint and restores them.
 
+    ``start_rng`` (the RNG states right after the model was built) is set again when fitting starts.
+
     Checkpoints taken at a training step's end (``every_n_train_steps``) are written before
     Lightning hands that step's metrics to the loggers; those metrics are added to the stored
     series, so a resumed run's record has every step exactly once.
     """
 
-    def __init__(self, recorder: RunRecordLogger) -> None:
+    def __init__(self, recorder: RunRecordLogger, start_rng: dict[str, Any] | None = None) -> None:
         self.recorder = recorder
+        self.start_rng = start_rng
         self._at_batch_end = False
+
+    def setup(self, trainer: L.Trainer, pl_module: L.LightningModule, stage: str) -> None:
+        # DDP re-seeds every process when it connects them; put back the RNG state the model's
+        # initialisation left, so N processes draw the data order one process draws.
+        if stage == "fit" and self.start_rng is not None:
+            set_rng_states(self.start_rng)
 
     def on_train_batch_end(self, trainer: L.Trainer, *args: Any) -> None:
         self._at_batch_end = True  # checkpoint callbacks run after this one, in the same phase

@@ -266,7 +266,7 @@ def render_markdown(board: dict[str, Any], plots: list[str]) -> str:
         norms = ", ".join(f"{k}: {s.get('component')}{'+affine' if s.get('affine') and s.get('component') != 'none' else ''}"
                           for k, s in v["norms"].items())
         cells = [fmt_metric(v["metrics"][m]) for m in metric_names]
-        lines.append(f"| `{v['name']}` | {norms} | {len(v['seeds'])} | {v['status']} | " + " | ".join(cells) + " |")
+        lines.append(f"| `{v['name']}` | {norms} | {len(v['seeds'])} | {status_cell(v)} | " + " | ".join(cells) + " |")
     hidden = [m for m in board["metrics"] if m not in metric_names]
     if hidden:
         lines += ["", f"Also measured (in `leaderboard.json` and the tables below): {', '.join(f'`{m}`' for m in hidden)}."]
@@ -304,6 +304,16 @@ def write(board: dict[str, Any], out_dir: str | Path, plots: list[str]) -> tuple
     json_path = atomic_write_json(out_dir / "leaderboard.json", board)
     md_path = atomic_write_text(out_dir / "leaderboard.md", render_markdown(board, plots))
     return json_path, md_path
+
+
+def status_cell(variant: dict[str, Any]) -> str:
+    """``done``, or e.g. ``diverged at step 37 (seed 1); 2 done`` when some seeds diverged."""
+    diverged = variant.get("diverged_at_step") or {}
+    if not diverged:
+        return variant["status"]
+    parts = [f"diverged at step {step} (seed {seed})" for seed, step in diverged.items()]
+    done = sum(s == "done" for s in variant.get("run_status", {}).values())
+    return "; ".join(parts + ([f"{done} done"] if done else []))
 
 
 def load_records(paths: list[Path]) -> list[dict[str, Any]]:

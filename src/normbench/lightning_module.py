@@ -40,7 +40,9 @@ class NormbenchModule(L.LightningModule):
 
     def log_train_loss(self, loss: torch.Tensor, batch_size: int) -> None:
         """Log the loss as ``train/loss_step`` and its epoch mean (weighted by batch size) as ``train/loss_epoch``."""
-        self.log("train/loss_step", loss, on_step=True, on_epoch=False, prog_bar=True, batch_size=batch_size)
+        # sync_dist: under DDP the logged step loss is the mean over all ranks' batches
+        self.log("train/loss_step", loss, on_step=True, on_epoch=False, prog_bar=True, batch_size=batch_size,
+                 sync_dist=True)
         self.train_loss_mean(loss.detach(), weight=batch_size)
         self.log("train/loss_epoch", self.train_loss_mean, on_step=False, on_epoch=True, batch_size=batch_size)
 

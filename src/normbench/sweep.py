@@ -84,8 +84,19 @@ def parse_grid(items: list[str] | None) -> dict[str, list[Any]]:
         axis = axis.strip().removeprefix("--")
         if not eq or not axis or not values.strip():
             raise ValueError(f"grid: {item!r} must look like key=value1,value2 (e.g. model.attn_norm.component=both,scale)")
-        grid[axis] = [yaml.safe_load(v.strip()) for v in values.split(",")]
+        grid[axis] = [scalar(v.strip()) for v in values.split(",")]
     return grid
+
+
+def scalar(text: str) -> Any:
+    """A command-line value read as YAML, with ``1e-3`` a number (YAML 1.1 reads it as a string)."""
+    value = yaml.safe_load(text)
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            pass
+    return value
 
 
 def axis_label(axis: str, value: Any) -> str:

@@ -21,7 +21,7 @@ from lightning.pytorch.loggers import TensorBoardLogger
 from lightning.pytorch.utilities import rank_zero_only
 from lightning.pytorch.utilities.model_helpers import is_overridden
 
-from normbench.checkpointing import AtomicCheckpointIO, RunState, clear_run_dir, resume_checkpoint
+from normbench.checkpointing import AtomicCheckpointIO, RunState, clear_run_dir, resume_checkpoint, rng_states
 from normbench.lightning_module import NormbenchModule
 from normbench.records import RECORD_NAME, RunRecordLogger, config_hash, provenance, read_record
 
@@ -154,7 +154,7 @@ class NormbenchCLI(LightningCLI):
         if not (config.get("trainer") or {}).get("plugins"):
             kwargs["plugins"] = [AtomicCheckpointIO()]
         trainer = super().instantiate_trainer(**kwargs)
-        trainer.callbacks.insert(0, RunState(self.recorder))
+        trainer.callbacks.insert(0, RunState(self.recorder, start_rng=rng_states()))
         return trainer
 
 

@@ -1,0 +1,139 @@
+"""`normbench sweep`: planning, grid/seed syntax, kill -9 and resume, divergence, failures, backends."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from normbench.records import read_record
+from normbench.sweep import parse_grid, parse_seeds, plan_runs, variant_grid
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIG = str(ROOT / "tasks" / "majority.yaml")
+TINY = ["--data.init_args.num_sequences=600", "--data.init_args.batch_size=64", "--data.init_args.eval_batch_size=300",
+        "--trainer.max_steps=20", "--trainer.val_check_interval=10", "--trainer.log_every_n_steps=5"]
+
+
+def sweep(tmp_path: Path, *args: str, runs: str = "runs", **popen: object) -> subprocess.CompletedProcess | subprocess.Popen:
+    cmd = [sys.executable, "-m", "normbench", "sweep", "--config", CONFIG, "--preset", "quick", "--no-progress",
+           f"--runs_dir={tmp_path / runs}", f"--results_dir={tmp_path / 'results'}", *args]
+    if popen:
+        return subprocess.Popen(cmd, cwd=tmp_path, **popen)
+    return subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=600)
+
+
+def test_seed_and_grid_syntax() -> None:
+    assert parse_seeds("0-3,7") == [0, 1, 2, 3, 7] and parse_seeds("[0, 1]") == [0, 1] and parse_seeds("5") == [5]
+    for bad in ("3-1", "a", ","):
+        with pytest.raises(ValueError, match="seeds:"):
+            parse_seeds(bad)
+    assert parse_grid(["model.lr=1e-3,0.01", "model.attn_norm.affine=true,false"]) == {
+        "model.lr": [1e-3, 0.01], "model.attn_norm.affine": [True, False]}
+    with pytest.raises(ValueError, match="grid: 'model.lr' must look like key=value1,value2"):
+        parse_grid(["model.lr"])
+
+
+def test_grid_crosses_named_variants_or_replaces_them() -> None:
+    config = {"model": {"class_path": "normbench.tasks.majority.MajorityModule"},
+              "bench": {"variants": {"pre/both": {"model.init_args.attn_norm.component": "both"},
+                                     "pre/none": {"model.init_args.attn_norm.component": "none"}}}}
+    grid = {"model.lr": [0.1, 0.2]}
+    assert [n for n, _ in variant_grid(config, None, grid, "majority")] == ["lr=0.1", "lr=0.2"]
+    crossed = variant_grid(config, ["pre/both", "pre/none"], grid, "majority")
+    assert [n for n, _ in crossed] == ["pre/both,lr=0.1", "pre/both,lr=0.2", "pre/none,lr=0.1", "pre/none,lr=0.2"]
+    assert crossed[1][1] == ["--model.init_args.attn_norm.component=both", "--model.lr=0.2"]
+    with pytest.raises(ValueError, match="also set by variant 'pre/both'"):
+        variant_grid(config, ["pre/both"], {"model.attn_norm.component": ["scale"]}, "majority")
+
+
+def test_plan_validates_every_variant_before_anything_runs(tmp_path: Path) -> None:
+    config, runs = plan_runs(preset="quick", seeds="0-2", grid={"model.attn_norm.component": ["both", "scale"]},
+                             config_path=CONFIG, runs_dir=str(tmp_path), overrides=TINY)
+    assert [(r.variant, r.seed) for r in runs][:4] == [("attn_norm.component=both", 0), ("attn_norm.component=both", 1),
+                                                       ("attn_norm.component=both", 2), ("attn_norm.component=scale", 0)]
+    assert runs[0].config_hash == runs[2].config_hash != runs[3].config_hash
+    assert runs[4].record_path == tmp_path / "majority" / "quick" / "attn_norm.component=scale-seed1" / "record.json"
+    with pytest.raises(ValueError, match="MajorityModule has no argument 'norm'"):
+        plan_runs(preset="quick", grid={"model.norm.component": ["both"]}, config_path=CONFIG, runs_dir=str(tmp_path))
+    with pytest.raises(ValueError, match="'layer' is not allowed"):
+        plan_runs(preset="quick", grid={"model.attn_norm.component": ["both", "layer"]}, config_path=CONFIG,
+                  runs_dir=str(tmp_path))
+    assert not any(tmp_path.iterdir())
+
+
+def test_kill_9_mid_sweep_then_resume(tmp_path: Path) -> None:
+    """kill -9 while seed 1 trains; the same command skips seed 0, resumes seed 1 from its checkpoint,
+    and ends with records identical to an uninterrupted sweep and one leaderboard row per seed."""
+    args = ["--variants", "pre/both", "--seeds", "0-1", "--data.init_args.num_sequences=2000",
+            "--data.init_args.batch_size=64", "--data.init_args.eval_batch_size=400", "--trainer.max_steps=150",
+            "--trainer.val_check_interval=25", "--trainer.log_every_n_steps=5", "--trainer.enable_model_summary=false",
+            '--trainer.callbacks=[{"class_path": "lightning.pytorch.callbacks.ModelCheckpoint", '
+            '"init_args": {"save_last": true, "save_top_k": 0, "every_n_train_steps": 10}}]']
+    run1 = tmp_path / "runs" / "majority" / "quick" / "pre-both-seed1"
+    proc = sweep(tmp_path, *args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 300
+    while not (run1 / "checkpoints" / "last.ckpt").exists():
+        assert proc.poll() is None and time.monotonic() < deadline, "sweep ended before it could be killed"
+        time.sleep(0.02)
+    time.sleep(0.3)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert read_record(run1 / "record.json")["status"] == "running"
+    seed0 = run1.parent / "pre-both-seed0" / "record.json"
+    stamp = seed0.stat().st_mtime_ns
+
+    again = sweep(tmp_path, *args, "--name", "kill")
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert "1 of 2 runs already finished" in again.stderr
+    assert f"resuming {run1}" in again.stderr
+    assert seed0.stat().st_mtime_ns == stamp  # the finished run was not touched
+    resumed = read_record(run1 / "record.json")
+    assert resumed["status"] == "done" and resumed["final_step"] == 150 and "resumed_from" in resumed
+
+    reference = sweep(tmp_path, *args, "--no-leaderboard", runs="reference")
+    assert reference.returncode == 0, reference.stderr[-3000:]
+    uninterrupted = read_record(tmp_path / "reference" / "majority" / "quick" / "pre-both-seed1" / "record.json")
+    assert resumed["series"] == uninterrupted["series"]
+
+    board = json.loads((tmp_path / "results" / "majority" / "kill" / "leaderboard.json").read_text())
+    assert [(v["name"], v["seeds"]) for v in board["variants"]] == [("pre/both", [0, 1])]
+
+
+def test_divergence_and_failures_do_not_stop_the_sweep(tmp_path: Path) -> None:
+    (tmp_path / "not-a-dir").write_text("")
+    out = sweep(tmp_path, "--seeds", "0", *TINY, "--model.attn_norm.component=none", "--model.ffn_norm.component=none",
+                "--grid", "model.lr=1e30,1e-3", "--grid", f"data.cache_dir={tmp_path / 'cache'},{tmp_path / 'not-a-dir'}",
+                "--name", "faults")
+    assert out.returncode == 1, out.stderr[-3000:]
+    assert "normbench: error: runs: 2 of 4 failed" in out.stderr
+    records = {r.parent.name: read_record(r) for r in (tmp_path / "runs").rglob("record.json")}
+    status = {name.split("-data.cache_dir")[0]: rec["status"] for name, rec in records.items() if "not-a-dir" not in name}
+    assert status == {"lr=1e+30": "diverged", "lr=0.001": "done"}
+    assert all(rec["status"] == "failed" and rec["error"] for name, rec in records.items() if "not-a-dir" in name)
+    diverged = next(rec for rec in records.values() if rec["status"] == "diverged")
+    assert 1 <= diverged["diverged_at_step"] < 20
+
+    board = json.loads((tmp_path / "results" / "majority" / "faults" / "leaderboard.json").read_text())
+    rows = {v["name"]: v for v in board["variants"]}
+    assert set(rows) == {f"lr=1e+30,data.cache_dir={tmp_path / 'cache'}", f"lr=0.001,data.cache_dir={tmp_path / 'cache'}"}
+    (bad,) = [v for v in rows.values() if v["status"] == "diverged"]
+    assert bad["diverged_at_step"] == {"0": diverged["diverged_at_step"]}
+    assert "diverged at step" in (tmp_path / "results" / "majority" / "faults" / "leaderboard.md").read_text()
+
+
+def test_parallel_workers_run_each_run_in_its_own_process(tmp_path: Path) -> None:
+    out = sweep(tmp_path, "--variants", "pre/both,pre/none", "--seeds", "0", "--workers", "2", *TINY, "--name", "par")
+    assert out.returncode == 0, out.stderr[-3000:]
+    logs = sorted((tmp_path / "runs").rglob("sweep.log"))
+    assert len(logs) == 2 and all("run record" in log.read_text() for log in logs)
+    board = json.loads((tmp_path / "results" / "majority" / "par" / "leaderboard.json").read_text())
+    assert [v["name"] for v in board["variants"]] == ["pre/both", "pre/none"]
+    sharded = sweep(tmp_path, "--variants", "pre/both,pre/none", "--seeds", "0", "--shard", "1/2", *TINY)
+    assert "1 of 1 runs already finished" in sharded.stderr and "wrote" not in sharded.stdout
