@@ -72,10 +72,14 @@ class MajorityModule(NormbenchModule):
     def training_step(self, batch: tuple[torch.Tensor, torch.Tensor], batch_idx: int) -> torch.Tensor:
         loss, logits, targets = self.loss_and_targets(batch)
         self.check_finite(loss)
-        self.train_acc(logits, targets)
-        self.log_train_loss(loss, batch_size=len(batch[0]))
-        self.log("train/acc", self.train_acc, on_step=False, on_epoch=True)
+        self.log_train_metrics(loss, logits, targets, batch_size=len(batch[0]))
         return loss
+
+    def log_train_metrics(self, loss: torch.Tensor, logits: torch.Tensor, targets: torch.Tensor, batch_size: int) -> None:
+        """Training loss (step and epoch mean) and accuracy; also used per seed by :mod:`normbench.vectorized`."""
+        self.train_acc(logits, targets)
+        self.log_train_loss(loss, batch_size=batch_size)
+        self.log("train/acc", self.train_acc, on_step=False, on_epoch=True)
 
     def validation_step(self, batch: tuple[torch.Tensor, torch.Tensor], batch_idx: int) -> None:
         with capture_attention_inputs(self.model) as keys:

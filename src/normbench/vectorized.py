@@ -1,0 +1,278 @@
+"""Vectorized seeds: K seeds of one variant trained as one stacked model.
+
+Each seed keeps what it has when trained alone: its own initialisation (the task module built
+under ``seed_everything(seed)``), its own data order (its own RNG, advanced exactly as the global
+RNG of a lone run is: a base-seed draw per loader iterator, an epoch-seed draw per epoch) and its
+own Adam state. The parameters are stacked along a new leading dimension and one step runs
+``vmap(functional_call(task module, params_k, batch_k))`` over the K seeds, so the forward and
+backward passes are K-batched kernels instead of K small ones.
+
+Supported tasks: a module with ``loss_and_targets(batch)`` and ``log_train_metrics(...)`` and a
+data module whose training loader is a :class:`~normbench.data.batching.ResumableLoader` (the
+majority task). Dropout masks are not those of a lone run (vmap draws them per seed).
+A stack interrupted mid-run is retrained from its start; each seed still gets its own record.
+"""
+
+from __future__ import annotations
+
+import copy
+import sys
+import time
+from collections.abc import Iterator
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import lightning as L
+import torch
+from lightning.pytorch.callbacks import Checkpoint
+from lightning.pytorch.cli import SaveConfigCallback
+from lightning.pytorch.loggers.logger import Logger, rank_zero_experiment
+from torch import nn
+from torch.func import functional_call, vmap
+from torch.utils.data import DataLoader, IterableDataset
+
+from normbench.checkpointing import RunState
+from normbench.data.batching import EpochBatchSampler, ResumableLoader, draw_epoch_seed
+from normbench.lightning_module import NormbenchModule
+
+
+class StackedBatches(IterableDataset):
+    """Per step, one batch of each seed's own epoch order, stacked: tensors of shape (K, B, ...)."""
+
+    def __init__(self, dataset: Any, batch_size: int, generators: list[torch.Generator]) -> None:
+        self.dataset, self.generators = dataset, generators
+        self.samplers = [EpochBatchSampler(len(dataset), batch_size, True, g) for g in generators]
+
+    def __len__(self) -> int:
+        return len(self.samplers[0])
+
+    def __iter__(self) -> Iterator[tuple[torch.Tensor, ...]]:
+        for g in self.generators:  # a lone run's loader draws a base seed when its iterator is made
+            draw_epoch_seed(g)
+        return self._batches([iter(s) for s in self.samplers])
+
+    def _batches(self, iterators: list[Iterator[list[int]]]) -> Iterator[tuple[torch.Tensor, ...]]:
+        for indices in zip(*iterators):
+            parts = [self.dataset.__getitems__(idx) for idx in indices]
+            yield tuple(torch.stack(column) for column in zip(*parts))
+
+
+class StackedData(L.LightningDataModule):
+    """A task's data module with its training loader replaced by :class:`StackedBatches`."""
+
+    def __init__(self, inner: L.LightningDataModule, generators: list[torch.Generator]) -> None:
+        super().__init__()
+        self.inner, self.generators = inner, generators
+
+    def prepare_data(self) -> None:
+        self.inner.prepare_data()
+
+    def setup(self, stage: str) -> None:
+        self.inner.setup(stage)
+
+    def train_dataloader(self) -> DataLoader:
+        loader = self.inner.train_dataloader()
+        if not isinstance(loader, ResumableLoader):
+            raise ValueError("vectorize: the task's training loader must be a normbench ResumableLoader")
+        return DataLoader(StackedBatches(loader.dataset, loader.batch_sampler.batch_size, self.generators),
+                          batch_size=None)
+
+    def val_dataloader(self) -> DataLoader:
+        return self.inner.val_dataloader()
+
+
+class SeedStack(NormbenchModule):
+    """K task modules trained as one: stacked parameters, one vmapped loss, per-seed metrics.
+
+    The members keep their metrics and serve as the functional template; before validation the
+    stacked parameters are copied into them and each runs its own ``validation_step``. Everything
+    a member logs goes out as ``seed<k>/<name>`` (see :class:`SeedRouter`).
+    """
+
+    def __init__(self, members: list[NormbenchModule], generators: list[torch.Generator]) -> None:
+        first = members[0]
+        super().__init__(first.lr, first.lr_decay_steps, first.warmup_steps, first.weight_decay)
+        self.members = nn.ModuleList(members)
+        self.generators = generators
+        self.names = [n for n, _ in first.named_parameters()]
+        self.stacked = nn.ParameterList(
+            [nn.Parameter(torch.stack([dict(m.named_parameters())[n].detach() for m in members])) for n in self.names]
+        )
+        for m in members:
+            m.requires_grad_(False)
+        self.diverged_at: list[int | None] = [None] * len(members)
+        self._loss_of = (_LossOf(first),)  # a tuple: not a registered submodule
+        for k, m in enumerate(members):
+            m.log = partial(self._log_as, k)  # members log through the stack, under their seed
+
+    def _log_as(self, k: int, name: str, value: Any, **kwargs: Any) -> None:
+        kwargs["prog_bar"] = False
+        self.log(f"seed{k}/{name}", value, **kwargs)
+
+    def configure_optimizers(self):  # noqa: ANN201 - Lightning's return type
+        # Adam is elementwise: one AdamW over the stacked tensors is K independent AdamWs.
+        optimizer = torch.optim.AdamW(self.stacked.parameters(), lr=self.lr, weight_decay=self.weight_decay)
+        schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, self.lr_factor)
+        return {"optimizer": optimizer, "lr_scheduler": {"scheduler": schedule, "interval": "step"}}
+
+    def seed_losses(self, batch: tuple[torch.Tensor, ...]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """``loss_and_targets`` of every seed on its own batch, vmapped: shapes (K,), (K, ...), (K, ...)."""
+        (loss_of,) = self._loss_of
+
+        def one(params: tuple[torch.Tensor, ...], seed_batch: tuple[torch.Tensor, ...]) -> Any:
+            return functional_call(loss_of, {f"module.{n}": p for n, p in zip(self.names, params)}, (seed_batch,))
+
+        return vmap(one, randomness="different")(tuple(self.stacked), batch)
+
+    def training_step(self, batch: tuple[torch.Tensor, ...], batch_idx: int) -> torch.Tensor:
+        losses, logits, targets = self.seed_losses(batch)
+        alive = []
+        for k, member in enumerate(self.members):
+            if self.diverged_at[k] is not None:
+                continue
+            if not torch.isfinite(losses[k]):
+                self.diverged_at[k] = self.global_step
+                continue
+            alive.append(k)
+            member.log_train_metrics(losses[k], logits[k], targets[k], batch_size=len(batch[0][k]))
+        if not alive:
+            self.trainer.should_stop = True
+        return losses[alive].sum() if alive else losses.sum() * 0.0
+
+    def on_validation_start(self) -> None:
+        for g in self.generators:  # a lone run's validation loader draws a base seed too
+            draw_epoch_seed(g)
+        with torch.no_grad():
+            for k, member in enumerate(self.members):
+                params = dict(member.named_parameters())
+                for name, stacked in zip(self.names, self.stacked):
+                    params[name].copy_(stacked[k])
+
+    def validation_step(self, batch: Any, batch_idx: int) -> None:
+        for k, member in enumerate(self.members):
+            if self.diverged_at[k] is None:  # a lone run stops at divergence: no more evaluations
+                member.validation_step(batch, batch_idx)
+
+
+class _LossOf(nn.Module):
+    def __init__(self, module: NormbenchModule) -> None:
+        super().__init__()
+        self.module = module
+
+    def forward(self, batch: tuple[torch.Tensor, ...]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        return self.module.loss_and_targets(batch)
+
+
+class SeedRouter(Logger):
+    """Sends ``seed<k>/<name>`` metrics to seed k's own loggers (TensorBoard, run record) as ``<name>``."""
+
+    def __init__(self, per_seed: list[list[Logger]]) -> None:
+        super().__init__()
+        self.per_seed = per_seed
+
+    @property
+    def name(self) -> str:
+        return "seeds"
+
+    @property
+    def version(self) -> str:
+        return "stack"
+
+    @property
+    @rank_zero_experiment
+    def experiment(self) -> None:
+        return None
+
+    def log_hyperparams(self, params: Any, *args: Any, **kwargs: Any) -> None:
+        pass  # each seed's record holds its resolved config
+
+    def log_metrics(self, metrics: dict[str, float], step: int | None = None) -> None:
+        routed: dict[int, dict[str, float]] = {}
+        for key, value in metrics.items():
+            if key.startswith("seed") and "/" in key:
+                head, rest = key.split("/", 1)
+                routed.setdefault(int(head[4:]), {})[rest] = value
+        for k, values in routed.items():
+            for logger in self.per_seed[k]:
+                logger.log_metrics(values, step)
+
+    def save(self) -> None:
+        for loggers in self.per_seed:
+            for logger in loggers:
+                logger.save()
+
+    def finalize(self, status: str) -> None:
+        for loggers in self.per_seed:
+            for logger in loggers:
+                logger.finalize(status)
+
+
+def train_stack(arg_lists: list[list[str]]) -> list[Path]:
+    """Train the runs of ``arg_lists`` (one variant, K seeds) as one stacked model; returns their records."""
+    from normbench.training import NormbenchCLI
+
+    clis, generators = [], []
+    for args in arg_lists:
+        cli = NormbenchCLI(args=args)  # seeds, then builds this seed's model exactly as a lone run does
+        generator = torch.Generator()
+        generator.set_state(torch.get_rng_state())
+        clis.append(cli)
+        generators.append(generator)
+    members = [cli.model for cli in clis]
+    if not all(hasattr(m, "loss_and_targets") and hasattr(m, "log_train_metrics") for m in members):
+        raise ValueError(f"vectorize: task module {type(members[0]).__name__} does not support vectorized seeds "
+                         f"(needs loss_and_targets and log_train_metrics); use --vectorize 1")
+    hashes = {cli.recorder.meta["config_hash"] for cli in clis}
+    if len(hashes) != 1:
+        raise ValueError("vectorize: a stack must hold seeds of one variant (one config hash)")
+    stack = SeedStack(members, generators)
+    data = StackedData(clis[0].datamodule, generators)
+    trainer: L.Trainer = clis[0].trainer
+    trainer.loggers = [SeedRouter([cli.trainer.loggers for cli in clis])]
+    # no checkpoints or saved config for the stack itself: every seed's record holds its config
+    trainer.callbacks = [c for c in trainer.callbacks if not isinstance(c, (Checkpoint, SaveConfigCallback, RunState))]
+    recorders = [cli.recorder for cli in clis]
+    for r in recorders:
+        r.meta["vectorized"] = {"stack_size": len(clis), "seeds": [c.recorder.meta["seed"] for c in clis]}
+        r.write("running")
+    start = time.perf_counter()
+    try:
+        trainer.fit(stack, datamodule=data)
+    except BaseException as exc:
+        for r in recorders:
+            r.write("failed", error=f"{type(exc).__name__}: {exc}", final_step=trainer.global_step)
+        raise
+    fit_time = round(time.perf_counter() - start, 3)
+    for k, r in enumerate(recorders):
+        extra: dict[str, Any] = {"final_step": trainer.global_step, "fit_time_s": fit_time}
+        if stack.diverged_at[k] is not None:
+            extra.update(final_step=stack.diverged_at[k], diverged_at_step=stack.diverged_at[k])
+        r.write("diverged" if stack.diverged_at[k] is not None else "done", **extra)
+    return [r.path for r in recorders]
+
+
+def execute_vectorized(runs: list[Any], stack_size: int, progress: bool = True) -> Any:
+    """Train the unfinished ``runs`` in stacks of up to ``stack_size`` seeds of one variant."""
+    from tqdm.auto import tqdm
+
+    from normbench.sweep import Outcome, is_finished
+
+    outcome = Outcome()
+    todo = [r for r in runs if not is_finished(r)]
+    outcome.skipped = len(runs) - len(todo)
+    if outcome.skipped:
+        tqdm.write(f"normbench: {outcome.skipped} of {len(runs)} runs already finished, skipping them", file=sys.stderr)
+    by_variant: dict[str, list[Any]] = {}
+    for run in todo:
+        by_variant.setdefault(run.variant, []).append(run)
+    stacks = [group[i:i + stack_size] for group in by_variant.values() for i in range(0, len(group), stack_size)]
+    for stack in tqdm(stacks, desc="stacks", unit="stack", disable=not progress or not stacks):
+        try:
+            train_stack([run.args + ["--trainer.enable_progress_bar=false"] for run in stack])
+            outcome.trained += stack
+        except Exception as exc:  # noqa: BLE001 - records say "failed"; the sweep goes on
+            outcome.failed += [(run, f"{type(exc).__name__}: {exc}") for run in stack]
+    for run, why in outcome.failed:
+        tqdm.write(f"normbench: run {run.variant} seed {run.seed} failed: {why}", file=sys.stderr)
+    return outcome

@@ -1,0 +1,61 @@
+"""Vectorized seeds: each seed of a stack trains exactly what it trains alone."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from normbench.records import read_record
+from normbench.training import train
+from normbench.vectorized import train_stack
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIG = str(ROOT / "tasks" / "majority.yaml")
+# 600 sequences -> 480 training rows -> 8 batches of 64: 30 steps cross three epochs
+TINY = ["--data.init_args.num_sequences=600", "--data.init_args.batch_size=64", "--data.init_args.eval_batch_size=200",
+        "--trainer.max_steps=30", "--trainer.max_epochs=-1", "--trainer.val_check_interval=10",
+        "--trainer.log_every_n_steps=2", "--trainer.enable_progress_bar=false", "--trainer.enable_model_summary=false"]
+
+
+def args(runs: Path, seed: int, *extra: str) -> list[str]:
+    return ["--config", CONFIG, *TINY, *extra, f"--runs_dir={runs}", f"--seed_everything={seed}", f"--run_name=s{seed}"]
+
+
+@pytest.mark.parametrize("extra", [[], ["--model.attn_norm.component=paper_no_projection", "--model.placement=post"]])
+def test_each_stacked_seed_matches_the_seed_trained_alone(tmp_path: Path, extra: list[str]) -> None:
+    seeds = [0, 1, 2]
+    stacked = [read_record(p) for p in train_stack([args(tmp_path / "stack", s, *extra) for s in seeds])]
+    for seed, rec in zip(seeds, stacked):
+        alone = read_record(train(args(tmp_path / "alone", seed, *extra)))
+        assert rec["status"] == alone["status"] == "done" and rec["final_step"] == alone["final_step"] == 30
+        assert rec["seed"] == seed and rec["vectorized"] == {"stack_size": 3, "seeds": seeds}
+        assert rec["config_hash"] == alone["config_hash"]
+        assert set(rec["series"]) == set(alone["series"])
+        for name, points in alone["series"].items():
+            steps, values = zip(*points)
+            got_steps, got_values = zip(*rec["series"][name])
+            assert got_steps == steps, name
+            assert got_values == pytest.approx(values, abs=1e-5, rel=0), (seed, name)
+    assert stacked[0]["series"]["train/loss_step"] != stacked[1]["series"]["train/loss_step"]
+
+
+def test_a_diverging_seed_stops_alone(tmp_path: Path) -> None:
+    extra = ["--model.lr=1e30", "--model.attn_norm.component=none", "--model.ffn_norm.component=none"]
+    recs = [read_record(p) for p in train_stack([args(tmp_path, s, *extra) for s in (0, 1)])]
+    assert all(r["status"] == "diverged" and 1 <= r["diverged_at_step"] < 30 for r in recs)
+
+
+def test_sweep_vectorize_writes_one_record_per_seed_and_skips_them_next_time(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-m", "normbench", "sweep", "--config", CONFIG, "--preset", "quick", "--variants", "pre/both",
+           "--seeds", "0-2", "--vectorize", "2", "--no-progress", f"--runs_dir={tmp_path / 'runs'}",
+           f"--results_dir={tmp_path / 'results'}", "--name", "v", *TINY]
+    first = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert first.returncode == 0, first.stderr[-3000:]
+    records = sorted((tmp_path / "runs").rglob("record.json"))
+    assert [read_record(r)["vectorized"]["stack_size"] for r in records] == [2, 2, 1]
+    second = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert "3 of 3 runs already finished" in second.stderr
