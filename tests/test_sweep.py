@@ -137,3 +137,14 @@ def test_parallel_workers_run_each_run_in_its_own_process(tmp_path: Path) -> Non
     assert [v["name"] for v in board["variants"]] == ["pre/both", "pre/none"]
     sharded = sweep(tmp_path, "--variants", "pre/both,pre/none", "--seeds", "0", "--shard", "1/2", *TINY)
     assert "1 of 1 runs already finished" in sharded.stderr and "wrote" not in sharded.stdout
+
+
+def test_device_slots_split_threads_and_gpus() -> None:
+    from normbench.sweep import device_slots
+
+    cpus = os.cpu_count() or 1
+    assert device_slots(2, None, 1) == [{"OMP_NUM_THREADS": str(max(1, cpus // 2))}] * 2
+    slots = device_slots(1, [0, 1, 2, 3], 2)
+    assert [s["CUDA_VISIBLE_DEVICES"] for s in slots] == ["0,1", "2,3"]
+    with pytest.raises(ValueError, match="gpus_per_run: must divide the 3 GPUs"):
+        device_slots(1, [0, 1, 2], 2)

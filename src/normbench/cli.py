@@ -232,6 +232,8 @@ def sweep(argv: list[str]) -> None:
         gpus = [int(g) for g in split(opts.gpus)]
     if opts.vectorize < 1:
         raise ValueError(f"vectorize: must be >= 1 seeds per stacked model, got {opts.vectorize}")
+    if opts.vectorize > 1 and (opts.workers > 1 or gpus):
+        raise ValueError("vectorize: stacks train one after another in this process; drop --workers/--gpus")
     run_sweep(opts.config, opts.preset, opts.grid, opts.seeds, split(opts.variants) if opts.variants else None,
               opts.workers, gpus, opts.gpus_per_run, opts.shard, opts.vectorize, rest, opts.runs_dir,
               opts.results_dir, opts.name, opts.leaderboard, opts.progress)

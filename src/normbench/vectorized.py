@@ -32,7 +32,7 @@ from torch import nn
 from torch.func import functional_call, vmap
 from torch.utils.data import DataLoader, IterableDataset
 
-from normbench.checkpointing import RunState
+from normbench.checkpointing import RunState, clear_run_dir
 from normbench.data.batching import EpochBatchSampler, ResumableLoader, draw_epoch_seed
 from normbench.lightning_module import NormbenchModule
 
@@ -234,6 +234,7 @@ def train_stack(arg_lists: list[list[str]]) -> list[Path]:
     trainer.callbacks = [c for c in trainer.callbacks if not isinstance(c, (Checkpoint, SaveConfigCallback, RunState))]
     recorders = [cli.recorder for cli in clis]
     for r in recorders:
+        clear_run_dir(r.path.parent)  # a stack restarts from its first step
         r.meta["vectorized"] = {"stack_size": len(clis), "seeds": [c.recorder.meta["seed"] for c in clis]}
         r.write("running")
     start = time.perf_counter()
