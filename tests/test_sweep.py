@@ -72,7 +72,7 @@ def test_kill_9_mid_sweep_then_resume(tmp_path: Path) -> None:
     """kill -9 while seed 1 trains; the same command skips seed 0, resumes seed 1 from its checkpoint,
     and ends with records identical to an uninterrupted sweep and one leaderboard row per seed."""
     args = ["--variants", "pre/both", "--seeds", "0-1", "--data.init_args.num_sequences=2000",
-            "--data.init_args.batch_size=64", "--data.init_args.eval_batch_size=400", "--trainer.max_steps=150",
+            "--data.init_args.batch_size=64", "--data.init_args.eval_batch_size=400", "--trainer.max_steps=300",
             "--trainer.val_check_interval=25", "--trainer.log_every_n_steps=5", "--trainer.enable_model_summary=false",
             '--trainer.callbacks=[{"class_path": "lightning.pytorch.callbacks.ModelCheckpoint", '
             '"init_args": {"save_last": true, "save_top_k": 0, "every_n_train_steps": 10}}]']
@@ -82,7 +82,7 @@ def test_kill_9_mid_sweep_then_resume(tmp_path: Path) -> None:
     while not (run1 / "checkpoints" / "last.ckpt").exists():
         assert proc.poll() is None and time.monotonic() < deadline, "sweep ended before it could be killed"
         time.sleep(0.02)
-    time.sleep(0.3)
+    time.sleep(0.1)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
     assert read_record(run1 / "record.json")["status"] == "running"
@@ -95,7 +95,7 @@ def test_kill_9_mid_sweep_then_resume(tmp_path: Path) -> None:
     assert f"resuming {run1}" in again.stderr
     assert seed0.stat().st_mtime_ns == stamp  # the finished run was not touched
     resumed = read_record(run1 / "record.json")
-    assert resumed["status"] == "done" and resumed["final_step"] == 150 and "resumed_from" in resumed
+    assert resumed["status"] == "done" and resumed["final_step"] == 300 and "resumed_from" in resumed
 
     reference = sweep(tmp_path, *args, "--no-leaderboard", runs="reference")
     assert reference.returncode == 0, reference.stderr[-3000:]

@@ -42,8 +42,11 @@ def test_each_stacked_seed_matches_the_seed_trained_alone(tmp_path: Path, extra:
 
 def test_a_diverging_seed_stops_alone(tmp_path: Path) -> None:
     extra = ["--model.lr=1e30", "--model.attn_norm.component=none", "--model.ffn_norm.component=none"]
-    recs = [read_record(p) for p in train_stack([args(tmp_path, s, *extra) for s in (0, 1)])]
+    recs = [read_record(p) for p in train_stack([args(tmp_path / "stack", s, *extra) for s in (0, 1)])]
     assert all(r["status"] == "diverged" and 1 <= r["diverged_at_step"] < 30 for r in recs)
+    alone = read_record(train(args(tmp_path / "alone", 1, *extra)))
+    assert (alone["status"], alone["diverged_at_step"], alone["final_step"]) == \
+        (recs[1]["status"], recs[1]["diverged_at_step"], recs[1]["final_step"])
 
 
 def test_sweep_vectorize_writes_one_record_per_seed_and_skips_them_next_time(tmp_path: Path) -> None:

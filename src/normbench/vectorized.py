@@ -248,7 +248,8 @@ def train_stack(arg_lists: list[list[str]]) -> list[Path]:
     for k, r in enumerate(recorders):
         extra: dict[str, Any] = {"final_step": trainer.global_step, "fit_time_s": fit_time}
         if stack.diverged_at[k] is not None:
-            extra.update(final_step=stack.diverged_at[k], diverged_at_step=stack.diverged_at[k])
+            # as a lone run: the step whose loss is not finite still completes, then training stops
+            extra.update(final_step=stack.diverged_at[k] + 1, diverged_at_step=stack.diverged_at[k])
         r.write("diverged" if stack.diverged_at[k] is not None else "done", **extra)
     return [r.path for r in recorders]
 
