@@ -261,6 +261,9 @@ def main(argv: list[str] | None = None) -> None:
     except SweepFailed as exc:
         print(f"normbench: error: {exc}", file=sys.stderr)
         raise SystemExit(1) from None
+    except KeyboardInterrupt:
+        print("normbench: interrupted; the same command resumes where this one stopped", file=sys.stderr)
+        raise SystemExit(130) from None
 
 
 if __name__ == "__main__":
