@@ -43,7 +43,7 @@ class NormbenchModule(L.LightningModule):
         # sync_dist: under DDP the logged step loss is the mean over all ranks' batches
         self.log("train/loss_step", loss, on_step=True, on_epoch=False, prog_bar=True, batch_size=batch_size,
                  sync_dist=True)
-        self.train_loss_mean(loss.detach(), weight=batch_size)
+        self.train_loss_mean.update(loss.detach(), weight=batch_size)  # epoch only: no per-batch value
         self.log("train/loss_epoch", self.train_loss_mean, on_step=False, on_epoch=True, batch_size=batch_size)
 
     def on_save_checkpoint(self, checkpoint: dict[str, Any]) -> None:

@@ -77,7 +77,7 @@ class MajorityModule(NormbenchModule):
 
     def log_train_metrics(self, loss: torch.Tensor, logits: torch.Tensor, targets: torch.Tensor, batch_size: int) -> None:
         """Training loss (step and epoch mean) and accuracy; also used per seed by :mod:`normbench.vectorized`."""
-        self.train_acc(logits, targets)
+        self.train_acc.update(logits, targets)  # logged per epoch: no per-batch value needed
         self.log_train_loss(loss, batch_size=batch_size)
         self.log("train/acc", self.train_acc, on_step=False, on_epoch=True)
 
