@@ -101,7 +101,7 @@ def run_sweep(
         outcome = execute(runs, workers=workers, progress=progress, gpus=gpus, gpus_per_run=gpus_per_run)
     out = None
     if leaderboard and shard is None:
-        if name is None and (grid or overrides):
+        if name is None and grid:  # not the task's own table: never replace its published leaderboard
             digest = hashlib.sha256(repr((grid, overrides, variants)).encode()).hexdigest()[:8]
             name = f"sweep-{digest}"
         out = Path(results_dir) / task / name if name else Path(results_dir) / task
@@ -208,8 +208,8 @@ def sweep_parser() -> argparse.ArgumentParser:
     p.add_argument("--vectorize", type=int, default=1, metavar="K", help="train K seeds of a variant as one stacked model")
     p.add_argument("--runs_dir", default="runs", help="root of logs, checkpoints and run records")
     p.add_argument("--results_dir", default="results", help="leaderboards go to RESULTS_DIR/<task>/[NAME]")
-    p.add_argument("--name", help="leaderboard subdirectory (default: none for the config's own grid, "
-                   "sweep-<hash> for a command-line grid)")
+    p.add_argument("--name", help="leaderboard subdirectory (default: none for the config's own variants, "
+                   "sweep-<hash> for a command-line --grid)")
     p.add_argument("--leaderboard", action=argparse.BooleanOptionalAction, default=True, help="write the leaderboard")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True, help="progress bars")
     return p
