@@ -8,8 +8,15 @@ For x in R^d with mean mu and ones vector 1:
 * ``none``: identity.
 * ``paper_no_projection``: the "without projection" norm of Brody et al. (2023) exactly as
   their code computes it, ``F.normalize(x, dim=-1) / sqrt(d)``: norm 1/sqrt(d), not sqrt(d).
+* ``learned``: S(P_u(x)) with P_u(x) = x - (u^T x) u, the projection onto the hyperplane
+  orthogonal to a learned unit vector u = v / ||v|| (v initialised to 1, so it starts as
+  LayerNorm): the open question of Brody et al. (2023), Section 5.
 
 Each may be followed by a learned affine map y -> gain * y + bias.
+
+Every component is N(x) = s(x) * (x - m(x)) with a scalar s(x) > 0 per vector and a shift
+m(x) along a fixed direction (:meth:`Norm.shift_and_scale`): the embedding decomposition of
+:mod:`normbench.analysis.decompose` reads a norm through exactly these two quantities.
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-Component = Literal["both", "project", "scale", "none", "paper_no_projection"]
+Component = Literal["both", "project", "scale", "none", "paper_no_projection", "learned"]
 COMPONENTS: tuple[str, ...] = get_args(Component)
 PAPER_NORMALIZE_EPS = 1e-12  # F.normalize's default clamp, as in the authors' code
 
@@ -33,9 +40,10 @@ class NormSpec:
 
     Args:
         component: ``both`` (LayerNorm), ``project`` (subtract the mean), ``scale`` (RMSNorm),
-            ``none`` (identity) or ``paper_no_projection`` (``F.normalize(x)/sqrt(d)``).
+            ``none`` (identity), ``paper_no_projection`` (``F.normalize(x)/sqrt(d)``) or
+            ``learned`` (LayerNorm with the ones vector replaced by a learned unit vector).
         affine: learn a per-feature gain and bias after the normalization.
-        eps: added to the variance (``both``) or mean square (``scale``); unused otherwise.
+        eps: added to the variance (``both``, ``learned``) or mean square (``scale``); unused otherwise.
     """
 
     component: Component = "both"
@@ -66,9 +74,42 @@ class Norm(nn.Module):
         affine = self.spec.affine and self.spec.component != "none"
         self.weight = nn.Parameter(torch.ones(d)) if affine else None
         self.bias = nn.Parameter(torch.zeros(d)) if affine else None
+        # learned: the normal v of the projection hyperplane (unnormalised; u = v / ||v||)
+        self.direction = nn.Parameter(torch.ones(d)) if self.spec.component == "learned" else None
 
     def extra_repr(self) -> str:
         return f"d={self.d}, component={self.spec.component}, affine={self.weight is not None}, eps={self.spec.eps}"
+
+    def unit_direction(self) -> torch.Tensor:
+        """The normal u of the projection hyperplane: 1/sqrt(d) for LayerNorm's projection, v/||v|| when learned."""
+        if self.direction is not None:
+            return F.normalize(self.direction, dim=0)
+        return torch.full((self.d,), self.d**-0.5)
+
+    def shift_and_scale(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(m, s) with normalize(x) = s * (x - m): the shift m (..., d) and scalar scale s (..., 1).
+
+        both: m = mean(x) 1, s = 1/sqrt(var + eps); project: m = mean(x) 1, s = 1; scale:
+        m = 0, s = sqrt(d / (||x||^2 + d eps)); paper_no_projection: m = 0, s = 1/(sqrt(d) ||x||);
+        learned: m = (u^T x) u, s = sqrt(d / (||x - m||^2 + d eps)); none: m = 0, s = 1.
+        """
+        component, eps, d = self.spec.component, self.spec.eps, self.d
+        zeros, ones = torch.zeros_like(x), torch.ones_like(x[..., :1])
+        if component in ("both", "project"):
+            shift = x.mean(dim=-1, keepdim=True).expand_as(x)
+            if component == "project":
+                return shift, ones
+            return shift, torch.rsqrt((x - shift).pow(2).mean(dim=-1, keepdim=True) + eps)
+        if component == "scale":
+            return zeros, torch.rsqrt(x.pow(2).mean(dim=-1, keepdim=True) + eps)
+        if component == "paper_no_projection":
+            norm = torch.linalg.vector_norm(x, dim=-1, keepdim=True).clamp_min(PAPER_NORMALIZE_EPS)
+            return zeros, 1.0 / (norm * math.sqrt(d))
+        if component == "learned":
+            u = self.unit_direction().to(x.dtype)
+            shift = (x @ u)[..., None] * u
+            return shift, torch.rsqrt((x - shift).pow(2).mean(dim=-1, keepdim=True) + eps)
+        return zeros, ones
 
     def normalize(self, x: torch.Tensor) -> torch.Tensor:
         """The normalization without the affine map."""
@@ -83,6 +124,9 @@ class Norm(nn.Module):
             # = F.normalize(x, dim=-1) / sqrt(d), with the 1/sqrt(d) folded into the per-row divisor
             norm = torch.linalg.vector_norm(x, dim=-1, keepdim=True).clamp_min(PAPER_NORMALIZE_EPS)
             return x / (norm * math.sqrt(self.d))
+        if component == "learned":
+            u = self.unit_direction().to(x.dtype)
+            return F.rms_norm(x - (x @ u)[..., None] * u, self.shape, eps=eps)
         return x
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:

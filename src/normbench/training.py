@@ -22,6 +22,7 @@ from lightning.pytorch.utilities import rank_zero_only
 from lightning.pytorch.utilities.model_helpers import is_overridden
 
 from normbench.checkpointing import AtomicCheckpointIO, RunState, clear_run_dir, resume_checkpoint, rng_states
+from normbench.geometry_monitor import GeometryMonitor
 from normbench.lightning_module import NormbenchModule
 from normbench.records import RECORD_NAME, RunRecordLogger, config_hash, provenance, read_record
 
@@ -155,6 +156,7 @@ class NormbenchCLI(LightningCLI):
             kwargs["plugins"] = [AtomicCheckpointIO()]
         trainer = super().instantiate_trainer(**kwargs)
         trainer.callbacks.insert(0, RunState(self.recorder, start_rng=rng_states()))
+        trainer.callbacks.append(GeometryMonitor())
         return trainer
 
 

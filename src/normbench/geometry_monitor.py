@@ -1,0 +1,134 @@
+"""Follow LayerNorm's geometry during training (TensorBoard, and the run record).
+
+At every evaluation :class:`GeometryMonitor` reads, through forward hooks on the ordinary
+validation forward pass (nothing runs twice):
+
+* per norm, the mean over tokens of its input's per-token mean mu(x) = 1^T x / d and standard
+  deviation sigma(x) = ||x - mu 1|| / sqrt(d) (``geometry/<norm>/input_mean``, ``.../input_std``),
+  padding positions left out;
+* per attention, the fraction of unselectable keys (rows of the attention input inside the
+  convex hull of the other rows) over the first ``key_sets`` sequences of the first batch
+  (``geometry/<block>/unselectable``);
+* per attention, the histogram of the angles between each query q Q K^T / sqrt(d_head) and the
+  normal of its norm's projection hyperplane (1, or the learned u) in TensorBoard, and for a
+  learned normal u its angle to 1 (``geometry/<norm>/normal_angle_to_ones``).
+
+Names: ``L1.attn_norm`` is the attention norm of the first block, ``final_norm``/``embed_norm``
+the model-level norms. The values are epoch means over the validation set (Lightning weights
+them by the number of tokens).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import lightning as L
+import numpy as np
+import torch
+from torch import nn
+
+from normbench.analysis.angles import query_angle_to_ones
+from normbench.analysis.unselectable import unselectable_mask
+from normbench.blocks import Attention, TransformerBlock
+from normbench.norms import Norm
+
+
+def short_name(qualified: str) -> str:
+    """``model.blocks.0.attn_norm`` -> ``L1.attn_norm``; ``model.final_norm`` -> ``final_norm``."""
+    parts = qualified.split(".")
+    if "blocks" in parts:
+        i = parts.index("blocks")
+        return ".".join([f"L{int(parts[i + 1]) + 1}", *parts[i + 2:]])
+    return ".".join(p for p in parts if p != "model")
+
+
+def attention_normals(model: nn.Module) -> dict[str, torch.Tensor]:
+    """Per attention (qualified name), the unit normal of the hyperplane its keys are projected onto.
+
+    Pre-norm blocks: the attention norm's (1/sqrt(d) 1, or the learned u); otherwise 1/sqrt(d) 1.
+    """
+    normals = {}
+    for name, block in model.named_modules():
+        if isinstance(block, TransformerBlock):
+            norm = block.attn_norm
+            d = block.attn.q_proj.in_features
+            direction = norm.unit_direction() if isinstance(norm, Norm) and block.placement == "pre" \
+                else torch.full((d,), d**-0.5)
+            normals[f"{name}.attn" if name else "attn"] = direction.detach()
+    return normals
+
+
+class GeometryMonitor(L.Callback):
+    """Log the norms' input statistics, unselectable keys and query angles at each evaluation.
+
+    Args:
+        key_sets: sequences of the first validation batch whose keys are checked for unselectability.
+    """
+
+    def __init__(self, key_sets: int = 8) -> None:
+        self.key_sets = key_sets
+        self._handles: list[Any] = []
+        self._norm_stats: dict[str, tuple[torch.Tensor, torch.Tensor]] = {}
+        self._attn: dict[str, tuple[torch.Tensor, torch.Tensor | None]] = {}
+
+    def on_validation_batch_start(self, trainer: L.Trainer, pl_module: L.LightningModule, batch: Any,
+                                  batch_idx: int, dataloader_idx: int = 0) -> None:
+        if trainer.sanity_checking:
+            return
+        self._norm_stats, self._attn = {}, {}
+        for name, module in pl_module.named_modules():
+            if isinstance(module, Norm):
+                def norm_hook(mod: nn.Module, args: tuple, name: str = short_name(name)) -> None:
+                    x = args[0].detach().float()
+                    self._norm_stats[name] = (x.mean(-1), x.std(-1, correction=0))
+                self._handles.append(module.register_forward_pre_hook(norm_hook))
+            elif isinstance(module, Attention):
+                def attn_hook(mod: nn.Module, args: tuple, kwargs: dict, name: str = name) -> None:
+                    mask = kwargs.get("key_padding_mask", args[1] if len(args) > 1 else None)
+                    self._attn[name] = (args[0].detach(), mask)
+                self._handles.append(module.register_forward_pre_hook(attn_hook, with_kwargs=True))
+
+    def on_validation_batch_end(self, trainer: L.Trainer, pl_module: L.LightningModule, outputs: Any, batch: Any,
+                                batch_idx: int, dataloader_idx: int = 0) -> None:
+        for h in self._handles:
+            h.remove()
+        self._handles = []
+        if trainer.sanity_checking or not self._attn:
+            return
+        padding = next((m for _, m in self._attn.values() if m is not None), None)
+        for name, (mean, std) in self._norm_stats.items():
+            valid = torch.ones_like(mean, dtype=torch.bool) if padding is None or padding.shape != mean.shape \
+                else ~padding
+            n = int(valid.sum())
+            if n:
+                pl_module.log(f"geometry/{name}/input_mean", mean[valid].mean(), batch_size=n)
+                pl_module.log(f"geometry/{name}/input_std", std[valid].mean(), batch_size=n)
+        if batch_idx == 0 and dataloader_idx == 0:
+            self.log_first_batch(trainer, pl_module)
+
+    def log_first_batch(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
+        """Unselectable keys and query angles on the first ``key_sets`` sequences."""
+        normals = attention_normals(pl_module)
+        tensorboard = next((lg for lg in trainer.loggers if isinstance(lg, L.pytorch.loggers.TensorBoardLogger)), None)
+        for name, (keys, mask) in self._attn.items():
+            label = short_name(name.removesuffix(".attn"))
+            keys = keys[: self.key_sets]
+            valid = np.ones(keys.shape[:2], dtype=bool) if mask is None else ~mask[: self.key_sets].cpu().numpy()
+            flags = [unselectable_mask(keys[b, valid[b]].double().cpu().numpy()) for b in range(len(keys))]
+            total = int(valid.sum())
+            if total:
+                fraction = sum(int(f.sum()) for f in flags) / total
+                pl_module.log(f"geometry/{label}/unselectable", float(fraction), batch_size=total)
+            attn = pl_module.get_submodule(name)
+            normal = normals.get(name)
+            if tensorboard is not None and normal is not None and total:
+                queries = attn.effective_queries(keys)  # (B, H, T, d)
+                angles = query_angle_to_ones(queries, direction=normal.to(queries))
+                angles = angles.transpose(1, 2)[torch.as_tensor(valid)].flatten()
+                tensorboard.experiment.add_histogram(f"geometry/{label}/query_angle", angles, trainer.global_step)
+        for name, module in pl_module.named_modules():
+            if isinstance(module, Norm) and module.direction is not None:
+                u = module.unit_direction().detach()
+                angle = query_angle_to_ones(u[None], fold=False)[0]
+                pl_module.log(f"geometry/{short_name(name)}/normal_angle_to_ones", angle, batch_size=1)
+
