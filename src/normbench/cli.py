@@ -138,9 +138,19 @@ def write_results(task: str, preset: str | None, config: dict, record_paths: lis
         raise ValueError(f"runs_dir: no finished run records for task {task} (preset {preset}); "
                          f"run `normbench sweep --config tasks/{task}.yaml` first")
     bench_cfg = config.get("bench") or {}
+    decomposition = bench_cfg.get("decomposition")
+    if decomposition:
+        from normbench.decomposition_report import plot_decomposition, with_decomposition
+
+        records = with_decomposition(records, int(decomposition.get("sequences", 256)))
     board = lb.build(task, preset, records, bench_cfg, variant_order or list((bench_cfg.get("variants") or {})))
     by_variant = lb.group_by_variant(records)
     plots = [str(plot_series(by_variant, spec, out / name)) for name, spec in (bench_cfg.get("plots") or {}).items()]
+    if decomposition:
+        panels = {v: [r["decomposition"] for r in rs if "decomposition" in r] for v, rs in by_variant.items()}
+        if any(panels.values()):
+            plots.append(str(plot_decomposition({v: rs for v, rs in panels.items() if rs}, out / "decomposition.png",
+                                                decomposition.get("title", ""))))
     json_path, md_path = lb.write(board, out, plots)
     note = f" ({missing} planned runs have no finished record yet)" if missing else ""
     print(f"normbench: wrote {md_path} and {json_path}{note}")
@@ -179,6 +189,27 @@ def random_grid(
     print(f"normbench: random grid in {grid['wall_time_s']:.1f} s; wrote {Path(results_dir) / 'unselectable'}")
     for claim in board["claims"]:
         print(f"  {claim['id']}: {claim['verdict']} (measured {claim['measured']})")
+
+
+def decompose(ckpt: str | None = None, sequences: int = 256, out: str | None = None) -> None:
+    """Additive decomposition e = i + h + f + c of a trained run's hidden states (Mickus et al. 2022).
+
+    Writes ``decomposition.json`` (mean importance of each term per layer over held-out sequences,
+    float64) and ``decomposition.png`` (like Mickus et al. Figure 3).
+
+    Args:
+        ckpt: a run's checkpoint, ``<runs_dir>/<task>/<preset>/<run>/checkpoints/last.ckpt``.
+        sequences: validation sequences to decompose.
+        out: output directory (default: the run's directory).
+    """
+    from normbench.decomposition_report import decompose_checkpoint
+
+    if not ckpt:
+        raise ValueError("ckpt: --ckpt <run>/checkpoints/last.ckpt is required")
+    if sequences < 1:
+        raise ValueError(f"sequences: must be >= 1, got {sequences}")
+    folder = decompose_checkpoint(ckpt, sequences, out)
+    print(f"normbench: wrote {folder / 'decomposition.json'} and {folder / 'decomposition.png'}")
 
 
 def tasks() -> None:
@@ -248,7 +279,8 @@ def main(argv: list[str] | None = None) -> None:
         elif argv and argv[0] == "sweep":
             sweep(argv[1:])
         else:
-            auto_cli([bench, leaderboard, random_grid, tasks], args=argv, parser_mode="yaml",
+            auto_cli({"bench": bench, "leaderboard": leaderboard, "random_grid": random_grid, "tasks": tasks,
+                      "analyze": {"decompose": decompose}}, args=argv, parser_mode="yaml",
                      description="normbench: normalization ablations in Transformers. "
                      "`normbench fit --config tasks/<task>.yaml [--preset NAME] [--section.key VALUE ...]` "
                      "trains one run (LightningCLI; `normbench fit --help` lists every option); "

@@ -317,4 +317,5 @@ def status_cell(variant: dict[str, Any]) -> str:
 
 
 def load_records(paths: list[Path]) -> list[dict[str, Any]]:
-    return [read_record(p) for p in paths if Path(p).exists()]
+    """The records at ``paths`` that exist, each with its own location as ``record_path``."""
+    return [{**read_record(p), "record_path": str(p)} for p in paths if Path(p).exists()]

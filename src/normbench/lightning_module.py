@@ -82,6 +82,13 @@ class NormbenchModule(L.LightningModule):
             raise ValueError(f"model.init_args.max_positions: {self.hparams.max_positions} is shorter than "
                              f"{length_field}={longest}")
 
+    def model_inputs(self, batch: Any) -> tuple[tuple[torch.Tensor, ...], torch.Tensor | None]:
+        """(arguments of ``self.model`` for an evaluation batch, padding mask (B, T) True at padding or None).
+
+        Analyses that run the bare network (the embedding decomposition) read batches through this.
+        """
+        raise NotImplementedError(f"{type(self).__name__} does not say how its batches feed its model")
+
     def check_finite(self, loss: torch.Tensor) -> None:
         """Stop training (the record says "diverged") when the loss is NaN or infinite."""
         if not torch.isfinite(loss):

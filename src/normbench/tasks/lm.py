@@ -103,6 +103,9 @@ class LMModule(NormbenchModule):
         self.log("train/ppl", loss.detach().exp(), on_step=True, on_epoch=False)
         return loss
 
+    def model_inputs(self, batch: tuple[torch.Tensor]) -> tuple[tuple[torch.Tensor, ...], None]:
+        return (batch[0],), None
+
     def validation_step(self, batch: tuple[torch.Tensor], batch_idx: int) -> None:
         (tokens,) = batch
         loss, logits = self.next_token_loss(tokens)

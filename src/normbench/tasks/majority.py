@@ -81,6 +81,9 @@ class MajorityModule(NormbenchModule):
         self.log_train_loss(loss, batch_size=batch_size)
         self.log("train/acc", self.train_acc, on_step=False, on_epoch=True)
 
+    def model_inputs(self, batch: tuple[torch.Tensor, torch.Tensor]) -> tuple[tuple[torch.Tensor, ...], None]:
+        return (batch[0],), None
+
     def validation_step(self, batch: tuple[torch.Tensor, torch.Tensor], batch_idx: int) -> None:
         with capture_attention_inputs(self.model) as keys:
             loss, logits, targets = self.loss_and_targets(batch)

@@ -94,6 +94,9 @@ class SST2Module(NormbenchModule):
         self.log("train/acc", self.train_acc, on_step=False, on_epoch=True, batch_size=len(logits))
         return loss
 
+    def model_inputs(self, batch: Batch) -> tuple[tuple[torch.Tensor, ...], torch.Tensor]:
+        return (batch["input_ids"], batch["padding_mask"]), batch["padding_mask"]
+
     def validation_step(self, batch: Batch, batch_idx: int) -> None:
         logits = self(batch["input_ids"], batch["padding_mask"])
         labels = batch["labels"]

@@ -1,0 +1,181 @@
+"""Per-layer term shares of trained runs (Mickus et al. 2022, Figure 3) and their figures.
+
+``decompose_run`` loads a run's checkpoint, decomposes the hidden states of held-out sequences
+(the task's validation data) in float64 with :mod:`normbench.analysis.decompose`, and returns the
+mean importance mu(e, t) of i, h, f and c per layer. The result is cached as
+``decomposition.json`` in the run directory (keyed by the checkpoint's size and mtime), where the
+leaderboard reads it as the series ``decomposition/<layer>/<term>``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+from normbench.analysis.decompose import TERMS, decompose, importance  # noqa: E402
+from normbench.io import atomic_write, atomic_write_json  # noqa: E402
+from normbench.records import RECORD_NAME, read_record  # noqa: E402
+
+DECOMPOSITION_NAME = "decomposition.json"
+TERM_LABELS = {"i": "input i", "h": "attention h", "f": "feed-forward f", "c": "biases + norm shifts c"}
+
+
+def record_for_checkpoint(ckpt: Path) -> Path:
+    """The run record of ``<run>/checkpoints/<name>.ckpt``: ``<run>/record.json``."""
+    path = Path(ckpt).resolve().parent.parent / RECORD_NAME
+    if not Path(ckpt).is_file():
+        raise FileNotFoundError(f"ckpt: {ckpt} does not exist")
+    if not path.is_file():
+        raise FileNotFoundError(f"ckpt: no run record {path} next to the checkpoint (expected <run>/checkpoints/*.ckpt)")
+    return path
+
+
+def build_datamodule(config: dict[str, Any]) -> Any:
+    """The run's LightningDataModule from the ``data`` section of its resolved config."""
+    data = config["data"]
+    module_name, _, cls_name = data["class_path"].rpartition(".")
+    cls = getattr(importlib.import_module(module_name), cls_name)
+    dm = cls(**(data.get("init_args") or {}))
+    dm.prepare_data()
+    dm.setup("validate")
+    return dm
+
+
+def decompose_run(ckpt: Path, sequences: int = 256, dtype: torch.dtype = torch.float64) -> dict[str, Any]:
+    """Mean term shares per layer over the first ``sequences`` validation sequences of a trained run."""
+    from normbench.tasks import get_task
+
+    record = read_record(record_for_checkpoint(ckpt))
+    module = get_task(record["task"]).module.load_from_checkpoint(ckpt, map_location="cpu").eval()
+    model = module.model.to(dtype)
+    sums: dict[str, np.ndarray] = {}
+    tokens, seen, error = 0, 0, 0.0
+    for batch in build_datamodule(record["config"]).val_dataloader():
+        if seen >= sequences:
+            break
+        args, padding = module.model_inputs(batch)
+        take = min(len(args[0]), sequences - seen)
+        args = tuple(a[:take] for a in args)
+        padding = None if padding is None else padding[:take]
+        dec = decompose(model, *args)
+        error = max(error, dec.max_error())
+        valid = torch.ones(args[0].shape[:2], dtype=torch.bool) if padding is None else ~padding
+        for layer in dec.layers:
+            e, terms = dec.hidden[layer], dec.terms[layer]
+            mu = torch.stack([importance(e, terms[k])[valid] for k in range(len(TERMS))])  # (4, tokens)
+            sums[layer] = sums.get(layer, 0.0) + mu.sum(1).numpy()
+        tokens += int(valid.sum())
+        seen += take
+    stat = Path(ckpt).stat()
+    layers = {layer: dict(zip(TERMS, (v / tokens).tolist())) for layer, v in sums.items()}
+    return {
+        "task": record["task"], "variant": record["variant"], "seed": record["seed"],
+        "config_hash": record["config_hash"], "run": str(Path(ckpt).resolve().parent.parent),
+        "checkpoint": str(Path(ckpt).resolve()), "checkpoint_size": stat.st_size, "checkpoint_mtime_ns": stat.st_mtime_ns,
+        "sequences": seen, "tokens": tokens, "dtype": str(dtype).removeprefix("torch."),
+        "max_abs_error": error, "output_layer": list(layers)[-1], "layers": layers,
+    }
+
+
+def cached_decomposition(record: dict[str, Any], sequences: int) -> dict[str, Any] | None:
+    """The run's ``decomposition.json``, computed first when missing or older than its checkpoint."""
+    if not record.get("checkpoint"):
+        return None
+    # the run directory is where the record lies (runs may have been moved since training)
+    run = Path(record["record_path"]).parent if record.get("record_path") else Path(record["log_dir"])
+    ckpt = run / "checkpoints" / Path(record["checkpoint"]).name
+    if not ckpt.is_file():
+        return None
+    path = run / DECOMPOSITION_NAME
+    stat = ckpt.stat()
+    if path.is_file():
+        try:
+            old = json.loads(path.read_text())
+            if (old.get("checkpoint_size"), old.get("checkpoint_mtime_ns"), old.get("sequences_requested")) == \
+                    (stat.st_size, stat.st_mtime_ns, sequences):
+                return old
+        except ValueError:
+            pass  # corrupt: recompute
+    result = decompose_run(ckpt, sequences)
+    result["sequences_requested"] = sequences
+    atomic_write_json(path, result)
+    return result
+
+
+def as_series(decomposition: dict[str, Any], step: int) -> dict[str, list[list[float]]]:
+    """``decomposition/<layer>/<term>`` and ``decomposition/output/<term>`` as one-point series at ``step``."""
+    out = {}
+    for layer, shares in decomposition["layers"].items():
+        for term, value in shares.items():
+            out[f"decomposition/{layer}/{term}"] = [[step, value]]
+    for term, value in decomposition["layers"][decomposition["output_layer"]].items():
+        out[f"decomposition/output/{term}"] = [[step, value]]
+    return out
+
+
+def plot_decomposition(panels: dict[str, list[dict[str, Any]]], path: str | Path, title: str = "") -> Path:
+    """One panel per entry (a variant, or one run): mu of i, h, f, c per layer, mean and min-max over runs."""
+    n = len(panels)
+    cols = min(n, 3)
+    rows = math.ceil(n / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(max(6.0, 4.2 * cols), 3.4 * rows), dpi=120, squeeze=False,
+                             sharey=True)
+    for ax, (name, runs) in zip(axes.flat, panels.items()):
+        layers = list(runs[0]["layers"])
+        x = np.arange(len(layers))
+        for term in TERMS:
+            values = np.array([[r["layers"][layer][term] for layer in layers] for r in runs])
+            (line,) = ax.plot(x, values.mean(0), marker="o", ms=3, lw=1.5, label=TERM_LABELS[term])
+            if len(runs) > 1:
+                ax.fill_between(x, values.min(0), values.max(0), color=line.get_color(), alpha=0.2, lw=0)
+        ax.axhline(0, color="k", lw=0.5)
+        ax.set_xticks(x, layers, fontsize=8)
+        ax.set_title(f"{name} (n={len(runs)})", fontsize=9)
+        ax.grid(alpha=0.3)
+    for ax in axes.flat[n:]:
+        ax.axis("off")
+    axes[0, 0].set_ylabel("importance  e·t / |e|²")
+    axes[0, 0].legend(fontsize=7)
+    if title:
+        fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+
+    def save(tmp: Path) -> None:
+        fig.savefig(tmp, format="png")
+
+    try:
+        return atomic_write(path, save)
+    finally:
+        plt.close(fig)
+
+
+def with_decomposition(records: list[dict[str, Any]], sequences: int) -> list[dict[str, Any]]:
+    """Each record with its run's decomposition shares added as series (computed once per checkpoint)."""
+    out = []
+    for record in records:
+        dec = cached_decomposition(record, sequences)
+        if dec is not None:
+            record = {**record, "series": {**record["series"], **as_series(dec, int(record.get("final_step") or 0))},
+                      "decomposition": dec}
+        out.append(record)
+    return out
+
+
+def decompose_checkpoint(ckpt: str, sequences: int = 256, out: str | None = None) -> Path:
+    """Write ``decomposition.json`` and ``decomposition.png`` for one checkpoint into ``out`` (default: its run)."""
+    result = decompose_run(Path(ckpt), sequences)
+    folder = Path(out) if out else Path(result["run"])
+    atomic_write_json(folder / DECOMPOSITION_NAME, result)
+    plot_decomposition({f"{result['variant']} seed {result['seed']}": [result]}, folder / "decomposition.png",
+                       title=f"{result['task']}: importance of each term per layer (Mickus et al. Fig. 3)")
+    return folder
