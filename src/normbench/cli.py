@@ -212,6 +212,38 @@ def decompose(ckpt: str | None = None, sequences: int = 256, out: str | None = N
     print(f"normbench: wrote {folder / 'decomposition.json'} and {folder / 'decomposition.png'}")
 
 
+def geometry(preset: str = "geometry", seed: int = 0, variants: list[str] | None = None, runs_dir: str = "runs",
+             results_dir: str = "results") -> None:
+    """Figure 1a/1b of Brody et al.: 3-D keys and queries of the d = 3 majority models, and query angles over training.
+
+    Reads the runs of ``normbench sweep --config tasks/majority.yaml --preset geometry`` and writes
+    ``geometry_3d.png``, ``query_angle_histograms.png`` and ``geometry.json`` into ``<results_dir>/majority/``.
+
+    Args:
+        preset: preset of tasks/majority.yaml whose runs are drawn (its d_model must be 3).
+        seed: which seed of each variant to draw.
+        variants: variants to draw (default: the preset's).
+        runs_dir: root of the run records.
+        results_dir: the figures go to ``<results_dir>/majority/``.
+    """
+    from normbench.geometry_report import write_geometry
+
+    config, runs = plan_runs("majority", preset, [seed], variants, None, runs_dir)
+    d = config["model"]["init_args"]["d_model"]
+    if d != 3:
+        raise ValueError(f"preset: {preset!r} has model.init_args.d_model={d}; the 3-D views need 3 (use --preset geometry)")
+    missing = [str(r.record_path) for r in runs if r.record_path is None or not r.record_path.is_file()]
+    if missing:
+        raise FileNotFoundError(f"runs_dir: no run record {missing[0]}; run `normbench sweep --config "
+                                f"tasks/majority.yaml --preset {preset} --name {preset}` first")
+    out = Path(results_dir) / "majority"
+    summary = write_geometry({r.variant: r.record_path for r in runs}, out)
+    print(f"normbench: wrote {out / 'geometry_3d.png'}, {out / 'query_angle_histograms.png'} and {out / 'geometry.json'}")
+    for variant, s in summary.items():
+        print(f"  {variant}: class-query angle to the normal {s['class_query_angle_to_normal_deg']:.1f} deg, "
+              f"max |key . normal| {s['max_abs_key_component_along_normal']:.2e}")
+
+
 def tasks() -> None:
     """List the registered tasks and their config files."""
     for name in task_names():
@@ -280,7 +312,7 @@ def main(argv: list[str] | None = None) -> None:
             sweep(argv[1:])
         else:
             auto_cli({"bench": bench, "leaderboard": leaderboard, "random_grid": random_grid, "tasks": tasks,
-                      "analyze": {"decompose": decompose}}, args=argv, parser_mode="yaml",
+                      "analyze": {"decompose": decompose, "geometry": geometry}}, args=argv, parser_mode="yaml",
                      description="normbench: normalization ablations in Transformers. "
                      "`normbench fit --config tasks/<task>.yaml [--preset NAME] [--section.key VALUE ...]` "
                      "trains one run (LightningCLI; `normbench fit --help` lists every option); "

@@ -32,6 +32,8 @@ from normbench.analysis.unselectable import unselectable_mask
 from normbench.blocks import Attention, TransformerBlock
 from normbench.norms import Norm
 
+ANGLE_BINS = np.linspace(0.0, 90.0, 46)  # 2-degree bins of the folded query angle
+
 
 def short_name(qualified: str) -> str:
     """``model.blocks.0.attn_norm`` -> ``L1.attn_norm``; ``model.final_norm`` -> ``final_norm``."""
@@ -125,7 +127,8 @@ class GeometryMonitor(L.Callback):
                 queries = attn.effective_queries(keys)  # (B, H, T, d)
                 angles = query_angle_to_ones(queries, direction=normal.to(queries))
                 angles = angles.transpose(1, 2)[torch.as_tensor(valid)].flatten()
-                tensorboard.experiment.add_histogram(f"geometry/{label}/query_angle", angles, trainer.global_step)
+                tensorboard.experiment.add_histogram(f"geometry/{label}/query_angle", angles, trainer.global_step,
+                                                     bins=ANGLE_BINS)
         for name, module in pl_module.named_modules():
             if isinstance(module, Norm) and module.direction is not None:
                 u = module.unit_direction().detach()
