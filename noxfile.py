@@ -6,7 +6,7 @@ large torch install happens once, not once per session. The environment is (re)i
 
     nox -s tests                    # default test suite (< 10 minutes on 2 CPU cores)
     nox -s tests -- -m slow         # the long tests
-    nox -s bench-majority           # quick preset; `-- --preset paper` for the paper protocol
+    nox -s bench-majority           # quick preset and the d = 3 geometry views; `-- --preset paper` for the paper protocol
                                     # (any `normbench sweep` option after `--`: --seeds, --gpus, --shard, ...)
     nox -s bench-lm                 # GPT-2-style LM, Tables 1-2 and Figure 4 (quick preset)
     nox -s bench-sst2               # BERT-style encoder on SST-2, Tables 3-4 (after bench-lm for Table 3)
@@ -70,8 +70,13 @@ def tests(session: nox.Session) -> None:
 
 @nox.session(name="bench-majority")
 def bench_majority(session: nox.Session) -> None:
-    """Train the majority grid (quick preset by default) and write results/majority/."""
+    """Train the majority grid (quick preset by default) and write results/majority/, then the d = 3
+    runs of the `geometry` preset and their pictures (geometry_3d.png, query_angle_histograms.png)."""
     sweep(session, "majority")
+    if not session.posargs:  # the pictures belong to the default bench, not to custom sweeps
+        tool(session, "normbench", "sweep", "--config", str(ROOT / "tasks" / "majority.yaml"), "--preset", "geometry",
+             "--name", "geometry", "--workers", "2")
+        tool(session, "normbench", "analyze", "geometry")
 
 
 @nox.session(name="bench-lm")

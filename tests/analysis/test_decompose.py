@@ -1,0 +1,137 @@
+"""The additive decomposition e = i + h + f + c (Mickus et al. 2022) on every normbench model."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from torch import nn
+
+from normbench.analysis.decompose import TERMS, decompose, importance, importances, norm_map
+from normbench.blocks import PLACEMENTS
+from normbench.models.bert import BertEncoder
+from normbench.models.gpt import GPTDecoder
+from normbench.models.majority import MajorityEncoder
+from normbench.norms import COMPONENTS, Norm, NormSpec
+
+
+def perturbed(model: nn.Module, seed: int) -> nn.Module:
+    """Non-trivial biases, gains and learned normals (a fresh model has zero biases and unit gains)."""
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if name.endswith("bias"):
+                p.add_(0.1 * torch.randn(p.shape, generator=g))
+            elif "norm" in name:  # gains and learned normals
+                p.add_(0.3 * torch.randn(p.shape, generator=g))
+    return model
+
+
+def build(kind: str, placement: str, component: str) -> tuple[nn.Module, tuple]:
+    spec = NormSpec(component, affine=True, eps=1e-5)
+    g = torch.Generator().manual_seed(1)
+    if kind == "gpt":
+        model = GPTDecoder(vocab_size=60, max_positions=16, d_model=8, n_heads=2, n_layers=3, placement=placement,
+                           attn_norm=spec, ffn_norm=spec, final_norm=spec, dropout=0.1)
+        return model, (torch.randint(0, 60, (3, 12), generator=g),)
+    if kind == "bert":
+        model = BertEncoder(vocab_size=60, max_positions=16, d_model=8, n_heads=2, n_layers=2, ffn_width=32,
+                            placement=placement, embed_norm=spec, attn_norm=spec, ffn_norm=spec)
+        padding = torch.arange(12)[None] >= torch.tensor([[12], [7], [3]])
+        return model, (torch.randint(0, 60, (3, 12), generator=g), padding)
+    model = MajorityEncoder(placement=placement, attn_norm=NormSpec(component, affine=False, eps=0.0), ffn_norm=spec)
+    return model, (torch.randint(0, 20, (3, 12), generator=g),)
+
+
+CASES = list(itertools.product(["gpt", "bert", "majority"], PLACEMENTS, COMPONENTS))
+
+
+@pytest.mark.parametrize(("kind", "placement", "component"), CASES)
+def test_terms_sum_to_every_hidden_state(kind: str, placement: str, component: str) -> None:
+    torch.manual_seed(0)
+    model, inputs = build(kind, placement, component)
+    perturbed(model, seed=2)
+    dec32 = decompose(model, *inputs)
+    expected = ["embed", *(f"L{i + 1}" for i in range(len(model.blocks)))]
+    if kind == "gpt" and placement == "pre":
+        expected.append("final")
+    assert dec32.layers == expected
+    assert dec32.max_error() < 1e-5
+    dec64 = decompose(model.double(), *inputs)
+    assert dec64.max_error() < 1e-7  # Mickus et al.: "equal up to 1e-7"
+    # the hidden states are the model's own: the last one gives the model's output
+    for layer in dec64.layers:
+        shares = importances(dec64)[layer]
+        assert sum(shares.values()) == pytest.approx(1.0, abs=1e-12)
+
+
+def test_pre_norm_residual_keeps_the_input_term_and_biases_in_c() -> None:
+    """Under pre-norm no norm sits on the residual stream: i stays x_0, c collects only sublayer biases."""
+    model, (tokens,) = build("gpt", "pre", "both")
+    perturbed(model, seed=3).double()
+    dec = decompose(model, tokens)
+    x0 = dec.hidden["embed"]
+    for layer in ("L1", "L2", "L3"):
+        assert torch.equal(dec.terms[layer][0], x0)
+    biases = sum(
+        (b.attn.v_proj.bias @ b.attn.out_proj.weight.T + b.attn.out_proj.bias + b.ffn[-1].bias) for b in model.blocks
+    )
+    assert torch.allclose(dec.terms["L3"][3], biases.expand_as(x0), atol=1e-12)
+
+
+def test_without_biases_and_norm_shifts_c_vanishes() -> None:
+    model = MajorityEncoder(placement="pre", attn_norm=NormSpec("scale", affine=False), ffn_norm=NormSpec("scale", affine=False))
+    for block in model.blocks:
+        for linear in (block.attn.out_proj, block.ffn[-1]):
+            nn.init.zeros_(linear.bias)
+    dec = decompose(model.double(), torch.randint(0, 20, (2, 9)))
+    assert dec.terms["L1"][3].abs().max() == 0
+
+
+def test_post_norm_scales_every_term_by_the_norms_diagonal_map() -> None:
+    model, (tokens,) = build("majority", "post", "scale")
+    perturbed(model, seed=4).double()
+    dec = decompose(model, tokens)
+    block = model.blocks[0]
+    # i after one block = x_0 * D_attn * D_ffn, D = gain * s(x) (Mickus eq. 2)
+    with torch.no_grad():
+        x0 = model.embedding(tokens)
+        mid = block.attn_norm(x0 + block.attn(x0))
+        d_attn, _ = norm_map(block.attn_norm, x0 + block.attn(x0))
+        d_ffn, _ = norm_map(block.ffn_norm, mid + block.ffn(mid))
+    assert torch.allclose(dec.terms["L1"][0], x0 * d_attn * d_ffn, atol=1e-12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(COMPONENTS), st.booleans(), st.integers(2, 12), st.integers(0, 2**16))
+def test_norm_is_a_diagonal_map_plus_offset(component: str, affine: bool, d: int, seed: int) -> None:
+    """N(x) = D x + o with D = g s(x) (diagonal) and o = b - g s(x) m(x), for every component."""
+    g = torch.Generator().manual_seed(seed)
+    norm = Norm(d, NormSpec(component, affine=affine, eps=1e-5)).double()
+    with torch.no_grad():
+        for p in norm.parameters():
+            p.copy_(torch.randn(p.shape, generator=g, dtype=torch.float64))
+    x = torch.randn(4, 5, d, generator=g, dtype=torch.float64) * 3
+    diag, offset = norm_map(norm, x)
+    assert torch.allclose(diag * x + offset, norm(x), atol=1e-10)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(1, 16), st.integers(0, 2**16))
+def test_importances_of_a_sum_add_up_to_one(d: int, seed: int) -> None:
+    g = torch.Generator().manual_seed(seed)
+    terms = torch.randn(len(TERMS), 7, d, generator=g, dtype=torch.float64)
+    e = terms.sum(0)
+    total = sum(importance(e, t) for t in terms)
+    assert torch.allclose(total, torch.ones(7, dtype=torch.float64), atol=1e-9)
+
+
+def test_decompose_restores_training_mode_and_leaves_no_hooks() -> None:
+    model, inputs = build("bert", "post", "both")
+    model.train()
+    decompose(model, *inputs)
+    assert model.training
+    assert all(not m._forward_hooks and not m._forward_pre_hooks for m in model.modules())

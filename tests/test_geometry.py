@@ -1,0 +1,109 @@
+"""Geometry during training (GeometryMonitor), the 3-D views, and `normbench analyze decompose`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import lightning as L
+import numpy as np
+import pytest
+
+from normbench.geometry_monitor import short_name
+from normbench.geometry_report import read_angle_histograms
+from normbench.records import read_record
+from normbench.training import train
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIG = str(ROOT / "tasks" / "majority.yaml")
+TINY = ["--data.init_args.num_sequences=600", "--data.init_args.batch_size=64", "--data.init_args.eval_batch_size=200",
+        "--trainer.max_steps=12", "--trainer.max_epochs=-1", "--trainer.val_check_interval=6",
+        "--trainer.enable_progress_bar=false", "--trainer.enable_model_summary=false"]
+
+
+def fit(tmp_path: Path, *extra: str) -> dict:
+    return read_record(train(["--config", CONFIG, *TINY, f"--runs_dir={tmp_path / 'runs'}", *extra]))
+
+
+def normbench(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "normbench", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=600)
+
+
+def test_short_names() -> None:
+    assert short_name("model.blocks.0.attn_norm") == "L1.attn_norm"
+    assert short_name("model.blocks.3") == "L4"
+    assert short_name("model.final_norm") == "final_norm"
+
+
+def test_every_evaluation_logs_norm_inputs_unselectable_keys_and_angles(tmp_path: Path) -> None:
+    rec = fit(tmp_path, "--model.attn_norm.component=learned")
+    series = rec["series"]
+    for norm in ("L1.attn_norm", "L1.ffn_norm"):
+        assert [s for s, _ in series[f"geometry/{norm}/input_mean"]] == [6, 12]
+        assert all(v > 0 for _, v in series[f"geometry/{norm}/input_std"])
+    # repeated tokens give identical keys (no positions): most majority keys are unselectable
+    assert all(0.5 < v <= 1 for _, v in series["geometry/L1/unselectable"])
+    # the learned normal starts at 1 and moves a little in 12 steps
+    angles = [v for _, v in series["geometry/L1.attn_norm/normal_angle_to_ones"]]
+    assert all(0 < a < 10 for a in angles)
+    steps, rows = read_angle_histograms(rec["log_dir"])
+    assert list(steps) == [6, 12]  # steps completed at each evaluation, as in the record
+    assert np.allclose(rows.sum(1), 1.0)
+
+
+def test_monitor_does_not_change_training(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hooks only read: every metric of a run equals the same run's without the monitor."""
+    watched = fit(tmp_path / "a", "--seed_everything=4")
+    monkeypatch.setattr("normbench.training.GeometryMonitor", lambda: L.Callback())
+    plain = fit(tmp_path / "b", "--seed_everything=4")
+    assert not any(k.startswith("geometry/") for k in plain["series"])
+    assert {k: v for k, v in watched["series"].items() if not k.startswith("geometry/")} == plain["series"]
+
+
+def test_analyze_decompose_writes_shares_and_figure(tmp_path: Path) -> None:
+    rec = fit(tmp_path, "--model.attn_norm.component=scale")
+    result = normbench("analyze", "decompose", "--ckpt", rec["checkpoint"], "--sequences", "50",
+                       "--out", str(tmp_path / "out"), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-2000:]
+    doc = json.loads((tmp_path / "out" / "decomposition.json").read_text())
+    assert doc["sequences"] == 50 and doc["tokens"] == 50 * 50 and doc["dtype"] == "float64"
+    assert doc["max_abs_error"] < 1e-7
+    assert list(doc["layers"]) == ["embed", "L1"] and doc["output_layer"] == "L1"
+    assert doc["layers"]["embed"] == {"i": 1.0, "h": 0.0, "f": 0.0, "c": 0.0}
+    assert sum(doc["layers"]["L1"].values()) == pytest.approx(1.0, abs=1e-9)
+    assert (tmp_path / "out" / "decomposition.png").read_bytes()[:4] == b"\x89PNG"
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--ckpt", "missing.ckpt"], "ckpt: missing.ckpt does not exist"),
+    ([], "ckpt: --ckpt <run>/checkpoints/last.ckpt is required"),
+])
+def test_analyze_decompose_bad_input_is_one_line(tmp_path: Path, args: list[str], message: str) -> None:
+    result = normbench("analyze", "decompose", *args, cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [f"normbench: error: {message}"]
+
+
+def test_analyze_geometry_draws_d3_runs(tmp_path: Path) -> None:
+    sweep = normbench("sweep", "--config", CONFIG, "--preset", "geometry", "--variants", "pre/both,pre/learned",
+                      "--data.init_args.num_sequences=600", "--data.init_args.batch_size=64",
+                      "--data.init_args.eval_batch_size=200", "--trainer.max_steps=20",
+                      "--trainer.val_check_interval=10", f"--runs_dir={tmp_path / 'runs'}", "--no-leaderboard",
+                      "--no-progress", cwd=tmp_path)
+    assert sweep.returncode == 0, sweep.stderr[-3000:]
+    result = normbench("analyze", "geometry", "--variants", "[pre/both, pre/learned]", f"--runs_dir={tmp_path / 'runs'}",
+                       f"--results_dir={tmp_path / 'results'}", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    out = tmp_path / "results" / "majority"
+    for png in ("geometry_3d.png", "query_angle_histograms.png"):
+        assert (out / png).read_bytes()[:4] == b"\x89PNG"
+    summary = json.loads((out / "geometry.json").read_text())
+    for variant in ("pre/both", "pre/learned"):  # projection: every key on the plane orthogonal to the normal
+        assert summary[variant]["max_abs_key_component_along_normal"] < 1e-5
+        assert sorted(map(int, summary[variant]["eval_query_angle_mean_deg"])) == [10, 20]
+    assert summary["pre/both"]["normal_angle_to_ones_deg"] == pytest.approx(0.0, abs=1e-3)
+    bad = normbench("analyze", "geometry", "--preset", "quick", f"--runs_dir={tmp_path / 'runs'}", cwd=tmp_path)
+    assert bad.returncode == 2 and "d_model=8" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
