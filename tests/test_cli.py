@@ -32,7 +32,10 @@ def test_bench_writes_leaderboard_and_resumes(tmp_path: Path) -> None:
     verdicts = {c["id"]: c["verdict"] for c in board["claims"]}
     assert verdicts["brody2023.fig3.acc@1000"] == "not run"
     assert verdicts["brody2023.fig2b.query_angle"] in {"reproduced", "direction only", "not reproduced"}
-    for png in ("loss.png", "accuracy.png", "angle.png"):
+    for v in board["variants"]:  # decomposition shares at the output, per seed, sum to 1
+        per_seed = zip(*(v["metrics"][f"mu_{t}@out"]["per_seed"] for t in "ihfc"))
+        assert all(abs(sum(shares) - 1) < 1e-6 for shares in per_seed)
+    for png in ("loss.png", "accuracy.png", "angle.png", "decomposition.png"):
         assert (out / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     md = (out / "leaderboard.md").read_text()
     assert "pre/paper_no_projection" in md and "Claims" in md and "![angle](angle.png)" in md

@@ -13,18 +13,8 @@ import pytest
 
 from normbench.geometry_monitor import short_name
 from normbench.geometry_report import read_angle_histograms
-from normbench.records import read_record
-from normbench.training import train
 
-ROOT = Path(__file__).resolve().parents[1]
-CONFIG = str(ROOT / "tasks" / "majority.yaml")
-TINY = ["--data.init_args.num_sequences=600", "--data.init_args.batch_size=64", "--data.init_args.eval_batch_size=200",
-        "--trainer.max_steps=12", "--trainer.max_epochs=-1", "--trainer.val_check_interval=6",
-        "--trainer.enable_progress_bar=false", "--trainer.enable_model_summary=false"]
-
-
-def fit(tmp_path: Path, *extra: str) -> dict:
-    return read_record(train(["--config", CONFIG, *TINY, f"--runs_dir={tmp_path / 'runs'}", *extra]))
+from tests.test_training import CONFIG, fit
 
 
 def normbench(*args: str, cwd: Path) -> subprocess.CompletedProcess:

@@ -23,7 +23,8 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from normbench.analysis.decompose import TERMS, decompose, importance  # noqa: E402
-from normbench.io import atomic_write, atomic_write_json  # noqa: E402
+from normbench.io import atomic_write_json  # noqa: E402
+from normbench.plots import save_png  # noqa: E402
 from normbench.records import RECORD_NAME, read_record  # noqa: E402
 
 DECOMPOSITION_NAME = "decomposition.json"
@@ -149,14 +150,7 @@ def plot_decomposition(panels: dict[str, list[dict[str, Any]]], path: str | Path
     if title:
         fig.suptitle(title, fontsize=10)
     fig.tight_layout()
-
-    def save(tmp: Path) -> None:
-        fig.savefig(tmp, format="png")
-
-    try:
-        return atomic_write(path, save)
-    finally:
-        plt.close(fig)
+    return save_png(fig, path)
 
 
 def with_decomposition(records: list[dict[str, Any]], sequences: int) -> list[dict[str, Any]]:

@@ -22,7 +22,8 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from normbench.geometry_monitor import ANGLE_BINS, attention_normals  # noqa: E402
-from normbench.io import atomic_write, atomic_write_json  # noqa: E402
+from normbench.io import atomic_write_json  # noqa: E402
+from normbench.plots import save_png  # noqa: E402
 from normbench.records import read_record  # noqa: E402
 
 
@@ -55,13 +56,6 @@ def read_angle_histograms(log_dir: str | Path, tag: str = "geometry/L1/query_ang
         steps.append(event.step)
         rows.append(counts / max(counts.sum(), 1.0))
     return np.asarray(steps), np.asarray(rows)
-
-
-def save_figure(fig: Any, path: Path) -> Path:
-    try:
-        return atomic_write(path, lambda tmp: fig.savefig(tmp, format="png"))
-    finally:
-        plt.close(fig)
 
 
 def plot_geometry_3d(views: dict[str, dict[str, np.ndarray]], path: Path) -> Path:
@@ -99,7 +93,7 @@ def plot_geometry_3d(views: dict[str, dict[str, np.ndarray]], path: Path) -> Pat
     fig.suptitle("Majority model, d = 3: keys and queries of the trained attention (Brody et al. Fig. 1a/1b)",
                  fontsize=10)
     fig.tight_layout(rect=(0, 0, 1, 0.94))
-    return save_figure(fig, path)
+    return save_png(fig, path)
 
 
 def plot_angle_histograms(histograms: dict[str, tuple[np.ndarray, np.ndarray]], path: Path) -> Path:
@@ -119,7 +113,7 @@ def plot_angle_histograms(histograms: dict[str, tuple[np.ndarray, np.ndarray]], 
         fig.colorbar(image, ax=axes[0, -1], label="fraction of queries")
     fig.suptitle("Query angles over training (d = 3, evaluation sequences; 0° = parallel to the normal)", fontsize=10)
     fig.tight_layout()
-    return save_figure(fig, path)
+    return save_png(fig, path)
 
 
 def write_geometry(record_paths: dict[str, Path], out: Path) -> dict[str, Any]:

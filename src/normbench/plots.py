@@ -43,11 +43,12 @@ def plot_series(records_by_variant: dict[str, list[dict[str, Any]]], spec: dict[
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
+    return save_png(fig, path)
 
-    def save(tmp: Path) -> None:
-        fig.savefig(tmp, format="png")
 
+def save_png(fig: Any, path: str | Path) -> Path:
+    """Write ``fig`` as PNG atomically (temporary file + rename) and close it."""
     try:
-        return atomic_write(path, save)
+        return atomic_write(path, lambda tmp: fig.savefig(tmp, format="png"))
     finally:
         plt.close(fig)

@@ -77,7 +77,12 @@ def test_bench_lm_writes_tables_and_claims(corpus: Path, tmp_path: Path) -> None
     out = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-3000:]
     board = json.loads((tmp_path / "results" / "lm" / "leaderboard.json").read_text())
-    assert [v["name"] for v in board["variants"]] == ["pre/both", "pre/project"]
+    assert [v["name"] for v in board["variants"]] == ["pre/both", "pre/project", "pre/learned"]
+    for v in board["variants"]:  # term shares at the output (after the final norm) sum to 1
+        shares = [v["metrics"][f"mu_{t}@out"]["mean"] for t in "ihfc"]
+        assert sum(shares) == pytest.approx(1.0, abs=1e-6)
+        assert all(v["metrics"][f"mu_h@L{k}"]["mean"] is not None for k in range(1, 5))
+    assert (tmp_path / "results" / "lm" / "decomposition.png").read_bytes()[:4] == b"\x89PNG"
     tables = {t["name"]: t for t in board["tables"]}
     assert tables["table1"]["rows"][0]["paper"] == [51.0, 32.2, 34.7, 36.8]
     assert all(c["mean"] is not None for row in tables["table1"]["rows"] for c in row["measured"])

@@ -60,6 +60,10 @@ def test_bench_writes_leaderboard_and_token_report(corpus: Path, tmp_path: Path)
     results = tmp_path / "results" / "sst2"
     board = json.loads((results / "leaderboard.json").read_text())
     assert [v["name"] for v in board["variants"]] == ["post/both", "none/none"]
+    for v in board["variants"]:
+        assert sum(v["metrics"][f"mu_{t}@out"]["mean"] for t in "ihfc") == pytest.approx(1.0, abs=1e-6)
+    both = next(v for v in board["variants"] if v["name"] == "post/both")
+    assert both["metrics"]["mu_c@embed"]["mean"] != 0  # BERT's embedding LayerNorm shifts into c
     verdicts = {c["id"]: c["verdict"] for c in board["claims"]}
     assert set(verdicts) >= {"brody2023.table4.unselectable_tokens"}
     report = (results / "unselectable_tokens.md").read_text()
