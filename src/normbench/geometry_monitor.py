@@ -103,8 +103,8 @@ class GeometryMonitor(L.Callback):
                 else ~padding
             n = int(valid.sum())
             if n:
-                pl_module.log(f"geometry/{name}/input_mean", mean[valid].mean(), batch_size=n)
-                pl_module.log(f"geometry/{name}/input_std", std[valid].mean(), batch_size=n)
+                pl_module.log(f"geometry/{name}/input_mean", mean[valid].mean(), batch_size=n, sync_dist=True)
+                pl_module.log(f"geometry/{name}/input_std", std[valid].mean(), batch_size=n, sync_dist=True)
         if batch_idx == 0 and dataloader_idx == 0:
             self.log_first_batch(trainer, pl_module)
 
@@ -115,12 +115,14 @@ class GeometryMonitor(L.Callback):
         for name, (keys, mask) in self._attn.items():
             label = short_name(name.removesuffix(".attn"))
             keys = keys[: self.key_sets]
+            if not torch.isfinite(keys).all():  # a diverged model: no geometry to speak of
+                continue
             valid = np.ones(keys.shape[:2], dtype=bool) if mask is None else ~mask[: self.key_sets].cpu().numpy()
             flags = [unselectable_mask(keys[b, valid[b]].double().cpu().numpy()) for b in range(len(keys))]
             total = int(valid.sum())
             if total:
                 fraction = sum(int(f.sum()) for f in flags) / total
-                pl_module.log(f"geometry/{label}/unselectable", float(fraction), batch_size=total)
+                pl_module.log(f"geometry/{label}/unselectable", float(fraction), batch_size=total, sync_dist=True)
             attn = pl_module.get_submodule(name)
             normal = normals.get(name)
             if tensorboard is not None and normal is not None and total:
