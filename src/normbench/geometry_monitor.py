@@ -8,7 +8,8 @@ validation forward pass (nothing runs twice):
   padding positions left out;
 * per attention, the fraction of unselectable keys (rows of the attention input inside the
   convex hull of the other rows) over the first ``key_sets`` sequences of the first batch
-  (``geometry/<block>/unselectable``);
+  (``geometry/<block>/unselectable``; under DDP those of global rank 0, i.e. the same
+  sequences as one process);
 * per attention, the histogram of the angles between each query q Q K^T / sqrt(d_head) and the
   normal of its norm's projection hyperplane (1, or the learned u) in TensorBoard, and for a
   learned normal u its angle to 1 (``geometry/<norm>/normal_angle_to_ones``).
@@ -122,7 +123,7 @@ class GeometryMonitor(L.Callback):
             total = int(valid.sum())
             if total:
                 fraction = sum(int(f.sum()) for f in flags) / total
-                pl_module.log(f"geometry/{label}/unselectable", float(fraction), batch_size=total, sync_dist=True)
+                pl_module.log(f"geometry/{label}/unselectable", float(fraction), batch_size=total, rank_zero_only=True)
             attn = pl_module.get_submodule(name)
             normal = normals.get(name)
             if tensorboard is not None and normal is not None and total:
