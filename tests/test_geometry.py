@@ -97,3 +97,35 @@ def test_analyze_geometry_draws_d3_runs(tmp_path: Path) -> None:
     assert summary["pre/both"]["normal_angle_to_ones_deg"] == pytest.approx(0.0, abs=1e-3)
     bad = normbench("analyze", "geometry", "--preset", "quick", f"--runs_dir={tmp_path / 'runs'}", cwd=tmp_path)
     assert bad.returncode == 2 and "d_model=8" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_affine_keys_lie_on_the_hyperplane_with_normal_u_over_g() -> None:
+    import torch
+
+    from normbench.geometry_monitor import attention_normals
+    from normbench.models.gpt import GPTDecoder
+    from normbench.norms import NormSpec
+
+    for component in ("both", "learned"):
+        model = GPTDecoder(vocab_size=30, max_positions=8, d_model=8, n_layers=2, attn_norm=NormSpec(component))
+        with torch.no_grad():
+            for p in model.parameters():
+                p.add_(0.3 * torch.randn(p.shape))
+        normals = attention_normals(model)
+        for i, block in enumerate(model.blocks):
+            keys = block.attn_norm(torch.randn(5, 8, 8)).detach()
+            offsets = (keys - block.attn_norm.bias.detach()) @ normals[f"blocks.{i}.attn"]
+            assert offsets.abs().max() < 1e-5, component
+
+
+def test_hooks_are_removed_when_validation_fails() -> None:
+    from types import SimpleNamespace
+
+    from normbench.geometry_monitor import GeometryMonitor
+    from normbench.tasks.majority import MajorityModule
+
+    module, monitor = MajorityModule(), GeometryMonitor()
+    monitor.on_validation_batch_start(SimpleNamespace(sanity_checking=False), module, None, 0)
+    assert any(m._forward_pre_hooks for m in module.modules())
+    monitor.on_exception(SimpleNamespace(), module, RuntimeError("boom"))
+    assert not any(m._forward_pre_hooks for m in module.modules())

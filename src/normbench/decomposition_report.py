@@ -56,6 +56,8 @@ def decompose_run(ckpt: Path, sequences: int = 256, dtype: torch.dtype = torch.f
     """Mean term shares per layer over the first ``sequences`` validation sequences of a trained run."""
     from normbench.tasks import get_task
 
+    if sequences < 1:
+        raise ValueError(f"sequences: must be >= 1, got {sequences}")
     record = read_record(record_for_checkpoint(ckpt))
     module = get_task(record["task"]).module.load_from_checkpoint(ckpt, map_location="cpu").eval()
     model = module.model.to(dtype)
@@ -77,6 +79,11 @@ def decompose_run(ckpt: Path, sequences: int = 256, dtype: torch.dtype = torch.f
             sums[layer] = sums.get(layer, 0.0) + mu.sum(1).numpy()
         tokens += int(valid.sum())
         seen += take
+    if not tokens:
+        raise ValueError(f"ckpt: the validation data of {record['log_dir']} yielded no tokens to decompose")
+    if error > (1e-6 if dtype == torch.float64 else 1e-3):
+        raise RuntimeError(f"decomposition: i + h + f + c misses the hidden state by {error:.2e}; "
+                           f"the model has a layer the bookkeeping does not know")
     stat = Path(ckpt).stat()
     layers = {layer: dict(zip(TERMS, (v / tokens).tolist())) for layer, v in sums.items()}
     return {
@@ -167,7 +174,7 @@ def with_decomposition(records: list[dict[str, Any]], sequences: int) -> list[di
 
 def decompose_checkpoint(ckpt: str, sequences: int = 256, out: str | None = None) -> Path:
     """Write ``decomposition.json`` and ``decomposition.png`` for one checkpoint into ``out`` (default: its run)."""
-    result = decompose_run(Path(ckpt), sequences)
+    result = {**decompose_run(Path(ckpt), sequences), "sequences_requested": sequences}
     folder = Path(out) if out else Path(result["run"])
     atomic_write_json(folder / DECOMPOSITION_NAME, result)
     plot_decomposition({f"{result['variant']} seed {result['seed']}": [result]}, folder / "decomposition.png",

@@ -32,7 +32,8 @@ def class_keys_and_queries(module: Any) -> dict[str, np.ndarray]:
     model = module.model
     block = model.blocks[0]
     with torch.no_grad():
-        keys = block.attn_norm(model.embedding.weight)  # (C, d); Identity when placement is none
+        # the attention input: N(E_c) under pre-norm, E_c itself in front of a post/none block
+        keys = block.attn_norm(model.embedding.weight) if block.placement == "pre" else model.embedding.weight
         queries = block.attn.effective_queries(keys[None])[0, 0]  # first head: (C, d)
         normal = attention_normals(model)["blocks.0.attn"]
     return {"keys": keys.detach().numpy(), "queries": queries.detach().numpy(), "normal": normal.detach().numpy()}
@@ -127,6 +128,9 @@ def write_geometry(record_paths: dict[str, Path], out: Path) -> dict[str, Any]:
         if record.get("status") != "done":
             raise ValueError(f"runs_dir: {path} is {record.get('status')!r}; train it first")
         run = Path(path).parent
+        if not record.get("checkpoint"):
+            raise ValueError(f"runs_dir: {path} has no checkpoint (vectorized seed stacks keep none); "
+                             f"train it without --vectorize")
         module = get_task(record["task"]).module.load_from_checkpoint(
             run / "checkpoints" / Path(record["checkpoint"]).name, map_location="cpu").eval()
         view = class_keys_and_queries(module)

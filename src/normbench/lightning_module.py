@@ -68,7 +68,12 @@ class NormbenchModule(L.LightningModule):
         return max(0.0, 1.0 - step / self.lr_decay_steps)
 
     def configure_optimizers(self):  # noqa: ANN201 - Lightning's return type
-        optimizer = torch.optim.AdamW(self.parameters(), lr=self.lr, weight_decay=self.weight_decay)
+        params: Any = self.parameters()
+        if self.weight_decay:  # a learned normal v enters only through v/|v|: decay would just shrink it
+            named = list(self.named_parameters())
+            params = [{"params": [p for n, p in named if not n.endswith(".direction")]},
+                      {"params": [p for n, p in named if n.endswith(".direction")], "weight_decay": 0.0}]
+        optimizer = torch.optim.AdamW(params, lr=self.lr, weight_decay=self.weight_decay)
         schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, self.lr_factor)
         return {"optimizer": optimizer, "lr_scheduler": {"scheduler": schedule, "interval": "step"}}
 

@@ -125,8 +125,10 @@ class Norm(nn.Module):
             norm = torch.linalg.vector_norm(x, dim=-1, keepdim=True).clamp_min(PAPER_NORMALIZE_EPS)
             return x / (norm * math.sqrt(self.d))
         if component == "learned":
-            u = self.unit_direction().to(x.dtype)
-            return F.rms_norm(x - (x @ u)[..., None] * u, self.shape, eps=eps)
+            # projected in at least float32: a bfloat16 x @ u leaves ~1e-2 of x along u
+            xf = x if x.dtype in (torch.float32, torch.float64) else x.float()
+            u = self.unit_direction().to(xf.dtype)
+            return F.rms_norm(xf - (xf @ u)[..., None] * u, self.shape, eps=eps).to(x.dtype)
         return x
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:

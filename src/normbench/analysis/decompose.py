@@ -121,6 +121,10 @@ def decompose(model: nn.Module, *inputs: Any, **kwargs: Any) -> Decomposition:
     paper's 1e-7 agreement run the model in float64 (``model.double()``).
     """
     blocks = list(model.blocks)
+    for block in blocks:
+        for norm in (block.attn_norm, block.ffn_norm):
+            if not isinstance(norm, (Norm, nn.Identity)):
+                raise TypeError(f"decompose: {type(norm).__name__} is not a normbench Norm; its map is unknown")
     embed_norm = getattr(model, "embed_norm", None)
     final_norm = getattr(model, "final_norm", None)
     extra = [n for n in (embed_norm, final_norm) if isinstance(n, Norm)]
