@@ -89,7 +89,7 @@ def plot_geometry_3d(views: dict[str, dict[str, np.ndarray]], path: Path) -> Pat
         for setter in (ax.set_xlim, ax.set_ylim, ax.set_zlim):
             setter(-lim, lim)
         ax.tick_params(labelsize=6)
-        if i == 1:
+        if i == 1 or not np.allclose(v["normal"], np.ones(3) / np.sqrt(3), atol=1e-6):
             ax.legend(fontsize=7, loc="upper left")
     fig.suptitle("Majority model, d = 3: keys and queries of the trained attention (Brody et al. Fig. 1a/1b)",
                  fontsize=10)
