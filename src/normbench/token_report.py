@@ -131,7 +131,9 @@ def find_record(task: str, preset: str, variant: str, seed: int, runs_dir: str) 
     with quiet_lightning():
         _, runs = plan_runs(task, preset, [seed], [variant], None, runs_dir)
     path = runs[0].record_path
-    return path if path is not None and path.is_file() else None
+    if path is None or not path.is_file():
+        return None
+    return path if read_record(path).get("status") == "done" else None  # unfinished: reported as not run
 
 
 def write_token_report(config: dict[str, Any], preset: str, runs_dir: str, out_dir: Path,
