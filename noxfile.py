@@ -32,15 +32,15 @@ nox.options.sessions = ["tests"]
 
 
 def shared_env(session: nox.Session) -> Path:
-    """Create/update the shared environment; returns its bin directory."""
+    """Create/update the shared environment; returns its bin directory (``nox --install-only`` stops here)."""
     python = BIN / "python"
     if not python.exists():
-        session.run(sys.executable, "-m", "venv", str(VENV), external=True)
+        session.run_install(sys.executable, "-m", "venv", str(VENV), external=True)
     stamp = VENV / ".normbench-installed"
     digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
     if not stamp.exists() or stamp.read_text() != digest:
-        session.run(str(python), "-m", "pip", "install", "--upgrade", "pip", external=True)
-        session.run(str(python), "-m", "pip", "install", "-e", f"{ROOT}[dev]", external=True)
+        session.run_install(str(python), "-m", "pip", "install", "--upgrade", "pip", external=True)
+        session.run_install(str(python), "-m", "pip", "install", "-e", f"{ROOT}[dev]", external=True)
         stamp.write_text(digest)
     return BIN
 

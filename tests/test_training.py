@@ -108,7 +108,7 @@ def test_bench_bad_input_is_one_line_and_writes_nothing(tmp_path: Path, args: li
 
 
 def test_ddp_two_processes_match_one_process_with_the_same_global_batch(tmp_path: Path) -> None:
-    """2 gloo processes at batch 32 train exactly what 1 process at batch 64 trains (within 1e-5)."""
+    """2 gloo processes at batch 32 train exactly what 1 process at batch 64 trains (within 1e-5, or 1e-6 relative)."""
     common = ["fit", "--config", CONFIG, *TINY, "--trainer.accelerator=cpu", "--trainer.log_every_n_steps=1",
               "--seed_everything=4"]
     ddp = run_cli(*common, "--data.init_args.batch_size=32", "--trainer.strategy=ddp", "--trainer.devices=2",
@@ -126,4 +126,4 @@ def test_ddp_two_processes_match_one_process_with_the_same_global_batch(tmp_path
         steps_a, values_a = zip(*a["series"][name])
         steps_b, values_b = zip(*b["series"][name])
         assert steps_a == steps_b, name
-        assert values_a == pytest.approx(values_b, abs=1e-5, rel=0), name
+        assert values_a == pytest.approx(values_b, abs=1e-5, rel=1e-6), name  # float32: ~1e-7 relative per ulp
