@@ -20,27 +20,38 @@ CONFIG = str(ROOT / "tasks" / "majority.yaml")
 TINY = ["--data.init_args.num_sequences=600", "--data.init_args.batch_size=64", "--data.init_args.eval_batch_size=200",
         "--trainer.max_steps=20", "--trainer.max_epochs=-1", "--trainer.val_check_interval=5",
         "--trainer.log_every_n_steps=1", "--trainer.enable_progress_bar=false", "--trainer.enable_model_summary=false"]
-EVERY_4 = ('--trainer.callbacks=[{"class_path": "lightning.pytorch.callbacks.ModelCheckpoint", "init_args": '
-           '{"save_last": true, "save_top_k": -1, "every_n_train_steps": 4}}]')
 
 
-def fit(runs: Path, *extra: str) -> Path:
-    return train(["--config", CONFIG, *TINY, EVERY_4, f"--runs_dir={runs}", "--run_name=r", *extra])
+def every(n: int) -> str:
+    """Checkpoint callback keeping a checkpoint every ``n`` training steps."""
+    return ('--trainer.callbacks=[{"class_path": "lightning.pytorch.callbacks.ModelCheckpoint", "init_args": '
+            f'{{"save_last": true, "save_top_k": -1, "every_n_train_steps": {n}}}}}]')
 
 
-@pytest.mark.parametrize("placement_args", [[], ["--model.dropout=0.1"]])
-def test_interrupted_run_resumes_exactly(tmp_path: Path, placement_args: list[str]) -> None:
-    """Resuming from the step-12 checkpoint (mid-epoch) reproduces the uninterrupted run bit for bit."""
-    path = fit(tmp_path, *placement_args)
+def fit(runs: Path, *extra: str, checkpoint_every: int = 4) -> Path:
+    return train(["--config", CONFIG, *TINY, every(checkpoint_every), f"--runs_dir={runs}", "--run_name=r", *extra])
+
+
+@pytest.mark.parametrize(
+    "placement_args, checkpoint_every, killed_after",
+    [([], 4, 12), (["--model.dropout=0.1"], 4, 12),
+     # step 10 is also a validation step: its checkpoint is written before that validation runs
+     # (3 validation batches: the resumed validation must run all of them)
+     (["--data.init_args.eval_batch_size=40"], 5, 10), (["--model.dropout=0.1"], 5, 10)],
+)
+def test_interrupted_run_resumes_exactly(tmp_path: Path, placement_args: list[str], checkpoint_every: int,
+                                         killed_after: int) -> None:
+    """Resuming from a mid-epoch checkpoint reproduces the uninterrupted run bit for bit, validations included."""
+    path = fit(tmp_path, *placement_args, checkpoint_every=checkpoint_every)
     full = read_record(path)
     run_dir = path.parent
-    (mid,) = [p for p in (run_dir / "checkpoints").glob("*step=12.ckpt")]
-    shutil.copy(mid, run_dir / "checkpoints" / "last.ckpt")  # as if killed between steps 12 and 16
+    (mid,) = [p for p in (run_dir / "checkpoints").glob(f"*step={killed_after}.ckpt")]
+    shutil.copy(mid, run_dir / "checkpoints" / "last.ckpt")  # as if killed right after that checkpoint
     atomic_write_json(path, {**full, "status": "running"})
     for stale in (run_dir / "checkpoints").glob("epoch*"):
         stale.unlink()
 
-    resumed = read_record(fit(tmp_path, *placement_args))
+    resumed = read_record(fit(tmp_path, *placement_args, checkpoint_every=checkpoint_every))
     assert resumed["status"] == "done" and resumed["resumed_from"].endswith("last.ckpt")
     assert resumed["final_step"] == full["final_step"] == 20
     assert resumed["series"] == full["series"]  # every point once, same values

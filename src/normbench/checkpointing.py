@@ -5,7 +5,9 @@
 * :class:`RunState` adds to each checkpoint what Lightning's own state lacks for an exact
   resume: the run's config hash, the global RNG states (torch, CUDA, numpy, Python) and the
   run record's metric series up to that step. (The data loader's position within the epoch is
-  checkpointed by Lightning through :class:`normbench.data.batching.ResumableLoader`.)
+  checkpointed by Lightning through :class:`normbench.data.batching.ResumableLoader`.) A
+  checkpoint taken at the end of a step that is followed by a validation (it is written before
+  that validation runs) makes the resumed run validate first: Lightning alone would skip it.
 * :func:`resume_checkpoint` finds the checkpoint a restarted run continues from.
 """
 
@@ -70,7 +72,10 @@ class RunState(L.Callback):
 
     Checkpoints taken at a training step's end (``every_n_train_steps``) are written before
     Lightning hands that step's metrics to the loggers; those metrics are added to the stored
-    series, so a resumed run's record has every step exactly once.
+    series, so a resumed run's record has every step exactly once. They are also written before
+    the validation that may follow the step; Lightning, resuming from such a checkpoint, would
+    skip that validation, so it is marked pending and :func:`validate_on_resume` makes the
+    resumed run start with it.
     """
 
     def __init__(self, recorder: RunRecordLogger, start_rng: dict[str, Any] | None = None) -> None:
@@ -102,7 +107,8 @@ class RunState(L.Callback):
             connector = trainer._logger_connector
             if connector.should_update_logs:
                 add_points(series, connector.metrics["log"], trainer.fit_loop.epoch_loop._batches_that_stepped)
-        checkpoint[STATE_KEY] = {"config_hash": self.recorder.meta["config_hash"], "rng": rng_states(), "series": series}
+        checkpoint[STATE_KEY] = {"config_hash": self.recorder.meta["config_hash"], "rng": rng_states(), "series": series,
+                                 "validation_pending": self._at_batch_end and validation_follows(trainer)}
 
     def on_load_checkpoint(self, trainer: L.Trainer, pl_module: L.LightningModule, checkpoint: dict[str, Any]) -> None:
         state = checkpoint.get(STATE_KEY)
@@ -110,6 +116,36 @@ class RunState(L.Callback):
             return
         set_rng_states(state["rng"])
         self.recorder.series = copy.deepcopy(state["series"])
+        if state.get("validation_pending"):
+            validate_on_resume(checkpoint)
+
+
+def validation_follows(trainer: L.Trainer) -> bool:
+    """Whether the training step that just ended is followed by a validation run."""
+    loop = trainer.fit_loop.epoch_loop
+    if loop._skip_next_val or trainer.fit_loop._should_accumulate():
+        return False
+    return bool(loop._should_check_val_fx(trainer.fit_loop._data_fetcher))
+
+
+def validate_on_resume(checkpoint: dict[str, Any]) -> None:
+    """Make Lightning run, on resume, the validation due right after the checkpointed step.
+
+    Lightning resumes a checkpoint written at a step's end past that step's validation. Marking
+    the validation loop as restarted before its first batch makes the epoch loop run it before the
+    next training step instead; the step counter of the loggers is set back by the one increment
+    that this validation's own epoch-loop iteration adds again.
+    """
+    loops = (checkpoint.get("loops") or {}).get("fit_loop") or {}
+    progress = loops.get("epoch_loop.val_loop.batch_progress")
+    state = loops.get("epoch_loop.state_dict")
+    if progress is None or state is None or "_batches_that_stepped" not in state:
+        return
+    done = progress["total"]["completed"]
+    progress["total"].update(ready=done + 1, started=done + 1, processed=done, completed=done)
+    progress["current"].update(ready=1, started=1, processed=0, completed=0)  # at its first batch
+    progress["is_last_batch"] = False
+    state["_batches_that_stepped"] -= 1
 
 
 def checkpoint_config_hash(path: Path) -> str | None:
