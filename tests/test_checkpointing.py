@@ -37,7 +37,11 @@ def fit(runs: Path, *extra: str, checkpoint_every: int = 4) -> Path:
     [([], 4, 12), (["--model.dropout=0.1"], 4, 12),
      # step 10 is also a validation step: its checkpoint is written before that validation runs
      # (3 validation batches: the resumed validation must run all of them)
-     (["--data.init_args.eval_batch_size=40"], 5, 10), (["--model.dropout=0.1"], 5, 10)],
+     (["--data.init_args.eval_batch_size=40"], 5, 10), (["--model.dropout=0.1"], 5, 10),
+     # the final step's checkpoint, written before the final validation
+     ([], 5, 20),
+     # the last step of epoch 2: the resumed run starts epoch 3
+     (["--model.dropout=0.1"], 8, 16)],
 )
 def test_interrupted_run_resumes_exactly(tmp_path: Path, placement_args: list[str], checkpoint_every: int,
                                          killed_after: int) -> None:

@@ -82,6 +82,9 @@ class RunState(L.Callback):
         self.recorder = recorder
         self.start_rng = start_rng
         self._at_batch_end = False
+        # a resumed run's validation that its checkpoint preceded and the fit loop will not run
+        # (the checkpoint is the final step's): the caller runs it (``Trainer.validate``)
+        self.validation_after_fit = False
 
     def setup(self, trainer: L.Trainer, pl_module: L.LightningModule, stage: str) -> None:
         # DDP re-seeds every process when it connects them; put back the RNG state the model's
@@ -107,6 +110,11 @@ class RunState(L.Callback):
             connector = trainer._logger_connector
             if connector.should_update_logs:
                 add_points(series, connector.metrics["log"], trainer.fit_loop.epoch_loop._batches_that_stepped)
+            if epoch_ends(trainer):
+                # a run resumed from here starts a new epoch (or stops): the epoch means Lightning
+                # logs at this epoch's end would be lost, so they are stored now
+                add_points(series, trainer._results.metrics(False)["log"],
+                           trainer.fit_loop.epoch_loop._batches_that_stepped)
         checkpoint[STATE_KEY] = {"config_hash": self.recorder.meta["config_hash"], "rng": rng_states(), "series": series,
                                  "validation_pending": self._at_batch_end and validation_follows(trainer)}
 
@@ -117,7 +125,16 @@ class RunState(L.Callback):
         set_rng_states(state["rng"])
         self.recorder.series = copy.deepcopy(state["series"])
         if state.get("validation_pending"):
-            validate_on_resume(checkpoint)
+            if 0 <= trainer.max_steps <= checkpoint.get("global_step", -1):
+                self.validation_after_fit = True  # the fit loop is already done: nothing to re-enter
+            else:
+                validate_on_resume(checkpoint)
+
+
+def epoch_ends(trainer: L.Trainer) -> bool:
+    """Whether the training step that just ended is the last of its epoch (or of the run)."""
+    loop = trainer.fit_loop.epoch_loop
+    return bool(loop.batch_progress.is_last_batch) or 0 <= trainer.max_steps <= trainer.global_step
 
 
 def validation_follows(trainer: L.Trainer) -> bool:

@@ -47,7 +47,17 @@ class NormbenchModule(L.LightningModule):
         self.log("train/loss_epoch", self.train_loss_mean, on_step=False, on_epoch=True, batch_size=batch_size)
 
     def on_save_checkpoint(self, checkpoint: dict[str, Any]) -> None:
-        """Checkpoint every torchmetrics accumulator, so epoch means survive a mid-epoch resume."""
+        """Checkpoint every torchmetrics accumulator, so epoch means survive a mid-epoch resume.
+
+        At an epoch's last step they are left out: the resumed run starts the next epoch, with
+        the accumulators reset as after an epoch end (the finished epoch's means are already in
+        the stored series, see :class:`normbench.checkpointing.RunState`).
+        """
+        from normbench.checkpointing import epoch_ends
+
+        if self._trainer is not None and epoch_ends(self.trainer):
+            checkpoint["metric_states"] = {}
+            return
         checkpoint["metric_states"] = {
             name: {"state": dict(m.metric_state), "updates": m._update_count}
             for name, m in self.named_modules() if isinstance(m, Metric) and m._update_count

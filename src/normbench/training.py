@@ -237,6 +237,10 @@ def train(args: list[str] | dict[str, Any]) -> Path:
         raise
     diverged_at = getattr(cli.model, "diverged_at", None)
     status = "diverged" if diverged_at is not None else "done"
+    run_state = next((cb for cb in cli.trainer.callbacks if isinstance(cb, RunState)), None)
+    if status == "done" and run_state is not None and run_state.validation_after_fit:
+        # resumed from the final step's checkpoint, written before the final validation
+        cli.trainer.validate(cli.model, datamodule=cli.datamodule, verbose=False)
     extra: dict[str, Any] = {"final_step": cli.trainer.global_step, "fit_time_s": round(time.perf_counter() - start, 3)}
     if diverged_at is not None:
         extra["diverged_at_step"] = diverged_at
@@ -245,6 +249,8 @@ def train(args: list[str] | dict[str, Any]) -> Path:
     ckpt = cli.trainer.checkpoint_callback
     if ckpt is not None and ckpt.last_model_path:
         extra["checkpoint"] = ckpt.last_model_path
+    elif checkpoint is not None:  # resumed at the final step: no checkpoint written since
+        extra["checkpoint"] = str(checkpoint)
     if status == "done" and is_overridden("test_step", cli.model):
         # the task's analysis of the trained model (e.g. unselectable keys on held-out text)
         start = time.perf_counter()

@@ -145,7 +145,8 @@ class ResumableLoader(DataLoader):
     def load_state_dict(self, state: dict[str, Any]) -> None:
         if state:
             self.batch_sampler.resume(state["epoch_seed"], state["batches_done"])
-            self._rng_after_iter = state.get("rng")
+            if self.batch_sampler._resume is not None:  # mid-epoch; a finished epoch starts the next afresh
+                self._rng_after_iter = state.get("rng")
 
     def __iter__(self) -> Any:
         # Creating an iterator draws a base seed from the global RNG. On resume, that draw belongs to
