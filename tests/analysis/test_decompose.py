@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import itertools
 
 import pytest
@@ -11,7 +12,7 @@ from hypothesis import strategies as st
 from torch import nn
 
 from normbench.analysis.decompose import TERMS, decompose, importance, importances, norm_map
-from normbench.blocks import PLACEMENTS
+from normbench.blocks import PLACEMENTS, Attention
 from normbench.models.bert import BertEncoder
 from normbench.models.gpt import GPTDecoder
 from normbench.models.majority import MajorityEncoder
@@ -82,13 +83,50 @@ def test_pre_norm_residual_keeps_the_input_term_and_biases_in_c() -> None:
     assert torch.allclose(dec.terms["L3"][3], biases.expand_as(x0), atol=1e-12)
 
 
-def test_without_biases_and_norm_shifts_c_vanishes() -> None:
-    model = MajorityEncoder(placement="pre", attn_norm=NormSpec("scale", affine=False), ffn_norm=NormSpec("scale", affine=False))
+def bias_free(sublayer: nn.Module) -> nn.Module:
+    """A copy of an attention or feed-forward sublayer without the biases that reach its output."""
+    sublayer = copy.deepcopy(sublayer)
+    linears = [sublayer.v_proj, sublayer.out_proj] if isinstance(sublayer, Attention) else [sublayer[-1]]
+    with torch.no_grad():
+        for linear in linears:
+            if linear.bias is not None:
+                linear.bias.zero_()
+    return sublayer
+
+
+@pytest.mark.parametrize(("kind", "component"), list(itertools.product(["gpt", "bert", "majority"], ["both", "learned"])))
+def test_attention_and_ffn_terms_equal_bias_free_sublayers_under_pre_norm(kind: str, component: str) -> None:
+    """Independent of the bookkeeping: under pre-norm h (f) is the sum over layers of each attention
+    (feed-forward) output recomputed by a copy of it whose output-side biases are zero."""
+    model, inputs = build(kind, "pre", component)
+    perturbed(model, seed=5).double().eval()
+    calls: list[tuple[nn.Module, tuple, dict]] = []
+    hooks = [m.register_forward_hook(lambda mod, args, kwargs, out: calls.append((mod, args, kwargs)), with_kwargs=True)
+             for block in model.blocks for m in (block.attn, block.ffn)]
+    dec = decompose(model, *inputs)
+    for hook in hooks:
+        hook.remove()
+    with torch.no_grad():
+        h = sum(bias_free(m)(*a, **kw) for m, a, kw in calls if isinstance(m, Attention))
+        f = sum(bias_free(m)(*a, **kw) for m, a, kw in calls if not isinstance(m, Attention))
+    last = f"L{len(model.blocks)}"
+    assert len(calls) == 2 * len(model.blocks)
+    torch.testing.assert_close(dec.terms[last][1], h, atol=1e-12, rtol=0)
+    torch.testing.assert_close(dec.terms[last][2], f, atol=1e-12, rtol=0)
+
+
+@pytest.mark.parametrize("component", ["scale", "both"])
+def test_without_biases_c_is_exactly_the_norm_shifts(component: str) -> None:
+    """Post-norm, no biases, no affine: c is zero under RMSNorm (no shift) and not under LayerNorm (mean shift)."""
+    model = MajorityEncoder(placement="post", attn_norm=NormSpec(component, affine=False, eps=0.0),
+                            ffn_norm=NormSpec(component, affine=False, eps=0.0))
     for block in model.blocks:
-        for linear in (block.attn.out_proj, block.ffn[-1]):
+        for linear in (block.attn.out_proj, block.ffn[0], block.ffn[-1]):
             nn.init.zeros_(linear.bias)
     dec = decompose(model.double(), torch.randint(0, 20, (2, 9)))
-    assert dec.terms["L1"][3].abs().max() == 0
+    c = dec.terms["L1"][3].abs().max()
+    assert dec.max_error() < 1e-10
+    assert (c == 0) if component == "scale" else (c > 1e-3)
 
 
 def test_post_norm_scales_every_term_by_the_norms_diagonal_map() -> None:
