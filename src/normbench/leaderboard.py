@@ -101,10 +101,11 @@ def variant_entry(name: str, records: list[dict[str, Any]], metrics: dict[str, d
         pairs = [series_value(r["series"].get(spec["series"], []), spec) for r in records]
         agg = aggregate([p[0] for p in pairs], [p[1] for p in pairs])
         if agg["mean"] is None:
-            if not any(r["series"].get(spec["series"]) for r in records):
+            logged = [points for r in records if (points := r["series"].get(spec["series"]))]
+            if not logged:
                 agg["note"] = f"not logged by this variant (no series {spec['series']})"
             else:
-                last = max((r["series"].get(spec["series"]) or [[0, 0]])[-1][0] for r in records)
+                last = max(points[-1][0] for points in logged)
                 agg["note"] = (f"not reached by step {last}" if "first_below" in spec
                                else f"not measured: runs end at step {last}")
         entry["metrics"][metric] = agg

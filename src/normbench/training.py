@@ -155,7 +155,8 @@ class NormbenchCLI(LightningCLI):
         if not (config.get("trainer") or {}).get("plugins"):
             kwargs["plugins"] = [AtomicCheckpointIO()]
         trainer = super().instantiate_trainer(**kwargs)
-        trainer.callbacks.insert(0, RunState(self.recorder, start_rng=rng_states()))
+        self.run_state = RunState(self.recorder, start_rng=rng_states())
+        trainer.callbacks.insert(0, self.run_state)
         trainer.callbacks.append(GeometryMonitor())
         return trainer
 
@@ -237,8 +238,7 @@ def train(args: list[str] | dict[str, Any]) -> Path:
         raise
     diverged_at = getattr(cli.model, "diverged_at", None)
     status = "diverged" if diverged_at is not None else "done"
-    run_state = next((cb for cb in cli.trainer.callbacks if isinstance(cb, RunState)), None)
-    if status == "done" and run_state is not None and run_state.validation_after_fit:
+    if status == "done" and cli.run_state.validation_after_fit:
         # resumed from the final step's checkpoint, written before the final validation
         cli.trainer.validate(cli.model, datamodule=cli.datamodule, verbose=False)
     extra: dict[str, Any] = {"final_step": cli.trainer.global_step, "fit_time_s": round(time.perf_counter() - start, 3)}

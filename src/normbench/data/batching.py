@@ -114,10 +114,15 @@ class EpochBatchSampler(Sampler[list[int]]):
         for start, stop in self._global_batches(world)[skip:]:
             yield order[start:stop].tensor_split(world)[rank].tolist()
 
-    def resume(self, epoch_seed: int, batches_done: int) -> None:
-        """Make the next epoch continue the permutation ``epoch_seed`` after ``batches_done`` batches."""
+    def resume(self, epoch_seed: int, batches_done: int) -> bool:
+        """Make the next epoch continue the permutation ``epoch_seed`` after ``batches_done`` batches.
+
+        Returns whether it will: a finished (or unshuffled) epoch is not resumed, the next starts afresh.
+        """
         if self.shuffle and batches_done < len(self):
             self._resume = (int(epoch_seed), int(batches_done))
+            return True
+        return False
 
 
 class ResumableLoader(DataLoader):
@@ -144,8 +149,7 @@ class ResumableLoader(DataLoader):
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         if state:
-            self.batch_sampler.resume(state["epoch_seed"], state["batches_done"])
-            if self.batch_sampler._resume is not None:  # mid-epoch; a finished epoch starts the next afresh
+            if self.batch_sampler.resume(state["epoch_seed"], state["batches_done"]):
                 self._rng_after_iter = state.get("rng")
 
     def __iter__(self) -> Any:
