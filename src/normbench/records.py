@@ -35,12 +35,18 @@ def utc_now() -> str:
 
 
 def git_state(cwd: str | Path | None = None) -> dict[str, Any]:
-    """``{"git_commit": sha or None, "dirty": bool or None}`` of the checkout at ``cwd``."""
+    """``{"git_commit": sha or None, "dirty": bool or None}`` of the checkout at ``cwd``.
+
+    ``dirty``: tracked files differ from the commit, outside ``results/``. The generated outputs
+    there do not make the code that produces them dirty (a task's second report written after its
+    leaderboard, or another task's uncommitted leaderboard, would otherwise).
+    """
     cwd = Path(cwd or Path(__file__).resolve().parent)
     try:
         sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True, check=True).stdout.strip()
         status = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"], cwd=cwd, capture_output=True, text=True, check=True
+            ["git", "status", "--porcelain", "--untracked-files=no", "--", ":(top)", ":(top,exclude)results"],
+            cwd=cwd, capture_output=True, text=True, check=True
         ).stdout
         return {"git_commit": sha, "dirty": bool(status.strip())}
     except (OSError, subprocess.CalledProcessError):
