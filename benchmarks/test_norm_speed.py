@@ -10,7 +10,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from normbench.norms import Norm, NormSpec
+from normbench.nn.norms import Norm, NormSpec
 
 ROWS = {8: 65_536, 768: 1024}  # ~2-3 MB tensors: cache-friendly, no allocator noise
 REFERENCE = {"both": "layer_norm", "project": "layer_norm", "scale": "rms_norm", "paper_no_projection": "rms_norm"}

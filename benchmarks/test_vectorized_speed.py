@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from normbench.records import read_record
-from normbench.training import train
-from normbench.vectorized import train_stack
+from normbench.training.records import read_record
+from normbench.training.cli import train
+from normbench.sweep.vectorized import train_stack
 
 CONFIG = str(Path(__file__).resolve().parents[1] / "tasks" / "majority.yaml")
 SEEDS = range(10)

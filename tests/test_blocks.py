@@ -7,8 +7,8 @@ import torch
 import torch.nn.functional as F
 
 from normbench.analysis import capture_attention_inputs
-from normbench.blocks import Attention, TransformerBlock
-from normbench.norms import NormSpec
+from normbench.nn.blocks import Attention, TransformerBlock
+from normbench.nn.norms import NormSpec
 
 
 def block(placement: str, **kw) -> TransformerBlock:

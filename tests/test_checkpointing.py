@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from normbench.checkpointing import AtomicCheckpointIO, resume_checkpoint
+from normbench.training.checkpointing import AtomicCheckpointIO, resume_checkpoint
 from normbench.io import atomic_write_json
-from normbench.records import read_record
-from normbench.training import train
+from normbench.training.records import read_record
+from normbench.training.cli import train
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = str(ROOT / "tasks" / "majority.yaml")

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from normbench.sweep import plan_runs
+from normbench.sweep.plan import plan_runs
 from normbench.tasks import get_task, task_names
-from normbench.training import NormbenchCLI, load_config
+from normbench.training.cli import NormbenchCLI, load_config
 
 TASKS_DIR = Path(__file__).resolve().parents[1] / "tasks"
 CONFIGS = sorted(TASKS_DIR.glob("*.yaml"))

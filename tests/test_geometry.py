@@ -11,8 +11,8 @@ import lightning as L
 import numpy as np
 import pytest
 
-from normbench.geometry_monitor import short_name
-from normbench.geometry_report import read_angle_histograms
+from normbench.training.monitor import short_name
+from normbench.reporting.geometry import read_angle_histograms
 
 from tests.test_training import CONFIG, fit
 
@@ -102,9 +102,9 @@ def test_analyze_geometry_draws_d3_runs(tmp_path: Path) -> None:
 def test_affine_keys_lie_on_the_hyperplane_with_normal_u_over_g() -> None:
     import torch
 
-    from normbench.geometry_monitor import attention_normals
-    from normbench.models.gpt import GPTDecoder
-    from normbench.norms import NormSpec
+    from normbench.training.monitor import attention_normals
+    from normbench.nn.gpt import GPTDecoder
+    from normbench.nn.norms import NormSpec
 
     for component in ("both", "learned"):
         model = GPTDecoder(vocab_size=30, max_positions=8, d_model=8, n_layers=2, attn_norm=NormSpec(component))
@@ -121,7 +121,7 @@ def test_affine_keys_lie_on_the_hyperplane_with_normal_u_over_g() -> None:
 def test_hooks_are_removed_when_validation_fails() -> None:
     from types import SimpleNamespace
 
-    from normbench.geometry_monitor import GeometryMonitor
+    from normbench.training.monitor import GeometryMonitor
     from normbench.tasks.majority import MajorityModule
 
     module, monitor = MajorityModule(), GeometryMonitor()

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from normbench import leaderboard as lb
-from normbench.claims import judge, judge_ratio, judge_values, load_claims
+from normbench.reporting import leaderboard as lb
+from normbench.reporting.claims import judge, judge_ratio, judge_values, load_claims
 
 
 def record(variant: str, seed: int, acc: list[list[float]], loss: list[list[float]], status: str = "done") -> dict:

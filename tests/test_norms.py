@@ -10,7 +10,7 @@ import torch.nn.functional as F
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from normbench.norms import COMPONENTS, Norm, NormSpec
+from normbench.nn.norms import COMPONENTS, Norm, NormSpec
 
 shapes = st.tuples(st.integers(1, 4), st.integers(1, 7), st.integers(2, 64))
 epsilons = st.sampled_from([0.0, 1e-12, 1e-6, 1e-5, 1e-3])

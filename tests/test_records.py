@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from normbench.records import git_state
+from normbench.training.records import git_state
 
 
 def git(repo: Path, *args: str) -> None:

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from normbench.records import read_record
-from normbench.sweep import parse_grid, parse_seeds, plan_runs, variant_grid
+from normbench.training.records import read_record
+from normbench.sweep.plan import parse_grid, parse_seeds, plan_runs, variant_grid
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = str(ROOT / "tasks" / "majority.yaml")
@@ -140,7 +140,7 @@ def test_parallel_workers_run_each_run_in_its_own_process(tmp_path: Path) -> Non
 
 
 def test_device_slots_split_threads_and_gpus() -> None:
-    from normbench.sweep import device_slots
+    from normbench.sweep.plan import device_slots
 
     cpus = os.cpu_count() or 1
     assert device_slots(2, None, 1) == [{"OMP_NUM_THREADS": str(max(1, cpus // 2))}] * 2

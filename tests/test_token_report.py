@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from normbench.token_report import render_bold, summarize, word_spans
+from normbench.reporting.tokens import render_bold, summarize, word_spans
 
 
 def test_word_spans() -> None:

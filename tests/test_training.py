@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from normbench.records import read_record
-from normbench.training import load_config, preset_args, train
+from normbench.training.records import read_record
+from normbench.training.cli import load_config, preset_args, train
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = str(ROOT / "tasks" / "majority.yaml")

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from normbench.records import read_record
-from normbench.training import train
-from normbench.vectorized import train_stack
+from normbench.training.records import read_record
+from normbench.training.cli import train
+from normbench.sweep.vectorized import train_stack
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = str(ROOT / "tasks" / "majority.yaml")

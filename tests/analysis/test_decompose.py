@@ -12,11 +12,11 @@ from hypothesis import strategies as st
 from torch import nn
 
 from normbench.analysis.decompose import TERMS, decompose, importance, importances, norm_map
-from normbench.blocks import PLACEMENTS, Attention
-from normbench.models.bert import BertEncoder
-from normbench.models.gpt import GPTDecoder
-from normbench.models.majority import MajorityEncoder
-from normbench.norms import COMPONENTS, Norm, NormSpec
+from normbench.nn.blocks import PLACEMENTS, Attention
+from normbench.nn.bert import BertEncoder
+from normbench.nn.gpt import GPTDecoder
+from normbench.nn.majority import MajorityEncoder
+from normbench.nn.norms import COMPONENTS, Norm, NormSpec
 
 
 def perturbed(model: nn.Module, seed: int) -> nn.Module:

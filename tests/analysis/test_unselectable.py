@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from normbench.analysis.model_keys import unselectable_per_layer
 from normbench.analysis.unselectable import max_margin, unselectable_mask, unselectable_mask_lp
-from normbench.models.majority import MajorityEncoder
-from normbench.norms import NormSpec
+from normbench.nn.majority import MajorityEncoder
+from normbench.nn.norms import NormSpec
 
 
 def reference_margins(keys: np.ndarray) -> np.ndarray:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from normbench.models.bert import BertEncoder
-from normbench.norms import NormSpec
+from normbench.nn.bert import BertEncoder
+from normbench.nn.norms import NormSpec
 
 NONE = NormSpec("none", affine=False, eps=0.0)
 

@@ -6,8 +6,8 @@ import pytest
 import torch
 
 from normbench.analysis.model_keys import unselectable_per_layer
-from normbench.models.gpt import GPTDecoder
-from normbench.norms import NormSpec
+from normbench.nn.gpt import GPTDecoder
+from normbench.nn.norms import NormSpec
 
 
 def n_params(model: torch.nn.Module) -> int:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from normbench.models.majority import MajorityEncoder
-from normbench.norms import NormSpec
+from normbench.nn.majority import MajorityEncoder
+from normbench.nn.norms import NormSpec
 from normbench.tasks.majority import MajorityModule
 
 

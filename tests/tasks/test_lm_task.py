@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from normbench.records import read_record
+from normbench.training.records import read_record
 from normbench.tasks import get_task
-from normbench.training import train
+from normbench.training.cli import train
 from tests.lm_corpus import write_corpus
 
 CONFIG = str(get_task("lm").config_path)

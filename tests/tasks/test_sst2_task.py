@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from normbench.records import read_record
+from normbench.training.records import read_record
 from normbench.tasks import get_task
-from normbench.training import train
+from normbench.training.cli import train
 from tests.sst2_corpus import write_sst2
 
 CONFIG = str(get_task("sst2").config_path)

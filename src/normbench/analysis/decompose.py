@@ -8,7 +8,7 @@ Every hidden state of the residual stream is the sum of four terms:
 * f: the feed-forward outputs without their output bias (eq. 3);
 * c: the biases (b_V W_O + b_O, the FFN output bias, the norms' bias) and the norms' shifts (eq. 5).
 
-A norm is N(x) = g * s(x) (x - m(x)) + b (:meth:`normbench.norms.Norm.shift_and_scale`): every
+A norm is N(x) = g * s(x) (x - m(x)) + b (:meth:`normbench.nn.norms.Norm.shift_and_scale`): every
 term is multiplied by the diagonal map g * s(x), and c also receives b - g * s(x) m(x). Where no
 norm follows a sublayer (pre-norm's residual stream, ``none`` placement) the map is the identity,
 so the same bookkeeping covers every placement. Because attention weights sum to one, a sublayer
@@ -20,16 +20,15 @@ The importance of a term t in e is mu(e, t) = e^T t / ||e||^2 (Mickus eq. 6); th
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 from torch import nn
 
-from normbench.blocks import TransformerBlock
-from normbench.norms import Norm
+from normbench.analysis.hooks import Capture
+from normbench.nn.blocks import TransformerBlock, hook_points
+from normbench.nn.norms import Norm
 
 TERMS: tuple[str, ...] = ("i", "h", "f", "c")
 
@@ -85,33 +84,6 @@ def ffn_bias(block: TransformerBlock) -> torch.Tensor | float:
     return out.bias if out.bias is not None else 0.0
 
 
-@contextmanager
-def capture(model: nn.Module, blocks: list[TransformerBlock], extra_norms: list[nn.Module]) -> Iterator[dict]:
-    """Record inputs and outputs of the modules the bookkeeping needs, keyed by module."""
-    seen: dict[tuple[int, str], Any] = {}
-    handles = []
-
-    def keep_input(mod: nn.Module, args: tuple) -> None:
-        seen[(id(mod), "in")] = args[0]
-
-    def keep_output(mod: nn.Module, args: tuple, out: torch.Tensor) -> None:
-        seen[(id(mod), "out")] = out
-
-    for block in blocks:
-        handles += [block.register_forward_pre_hook(keep_input), block.register_forward_hook(keep_output)]
-        for sub in (block.attn, block.ffn):
-            handles.append(sub.register_forward_hook(keep_output))
-        for norm in (block.attn_norm, block.ffn_norm):
-            handles += [norm.register_forward_pre_hook(keep_input), norm.register_forward_hook(keep_output)]
-    for norm in extra_norms:
-        handles += [norm.register_forward_pre_hook(keep_input), norm.register_forward_hook(keep_output)]
-    try:
-        yield seen
-    finally:
-        for h in handles:
-            h.remove()
-
-
 @torch.no_grad()
 def decompose(model: nn.Module, *inputs: Any, **kwargs: Any) -> Decomposition:
     """Run ``model(*inputs, **kwargs)`` once (eval mode, no grad) and decompose its residual stream.
@@ -127,19 +99,23 @@ def decompose(model: nn.Module, *inputs: Any, **kwargs: Any) -> Decomposition:
                 raise TypeError(f"decompose: {type(norm).__name__} is not a normbench Norm; its map is unknown")
     embed_norm = getattr(model, "embed_norm", None)
     final_norm = getattr(model, "final_norm", None)
-    extra = [n for n in (embed_norm, final_norm) if isinstance(n, Norm)]
+    points = hook_points(model)
+    name_of = {id(module): name for name, module in points.items()}
     was_training = model.training
     model.eval()
     try:
-        with capture(model, blocks, extra) as seen:
+        with Capture(points, inputs=True, outputs=True) as captured:
             model(*inputs, **kwargs)
     finally:
         model.train(was_training)
 
+    def seen(module: nn.Module, kind: str) -> torch.Tensor:
+        return captured[name_of[id(module)]]["input" if kind == "in" else "output"]
+
     def through_norm(terms: torch.Tensor, norm: nn.Module) -> torch.Tensor:
         if not isinstance(norm, Norm):
             return terms
-        diag, offset = norm_map(norm, seen[(id(norm), "in")])
+        diag, offset = norm_map(norm, seen(norm, "in"))
         terms = terms * diag
         terms[3] = terms[3] + offset
         return terms
@@ -154,15 +130,15 @@ def decompose(model: nn.Module, *inputs: Any, **kwargs: Any) -> Decomposition:
     out_terms: dict[str, torch.Tensor] = {}
     hidden: dict[str, torch.Tensor] = {}
     if isinstance(embed_norm, Norm):
-        x0 = seen[(id(embed_norm), "in")]
+        x0 = seen(embed_norm, "in")
         terms = through_norm(torch.stack([x0, *(torch.zeros_like(x0),) * 3]), embed_norm)
     else:
-        x0 = seen[(id(blocks[0]), "in")]
+        x0 = seen(blocks[0], "in")
         terms = torch.stack([x0, *(torch.zeros_like(x0),) * 3])
     layers.append("embed")
-    out_terms["embed"], hidden["embed"] = terms, seen[(id(blocks[0]), "in")]
+    out_terms["embed"], hidden["embed"] = terms, seen(blocks[0], "in")
     for n, block in enumerate(blocks, start=1):
-        attn_out, ffn_out = seen[(id(block.attn), "out")], seen[(id(block.ffn), "out")]
+        attn_out, ffn_out = seen(block.attn, "out"), seen(block.ffn, "out")
         terms = add_sublayer(terms, 1, attn_out, attention_bias(block))
         if block.placement == "post":
             terms = through_norm(terms, block.attn_norm)
@@ -171,11 +147,11 @@ def decompose(model: nn.Module, *inputs: Any, **kwargs: Any) -> Decomposition:
             terms = through_norm(terms, block.ffn_norm)
         name = f"L{n}"
         layers.append(name)
-        out_terms[name], hidden[name] = terms, seen[(id(block), "out")]
+        out_terms[name], hidden[name] = terms, seen(block, "out")
     if isinstance(final_norm, Norm):
         terms = through_norm(terms.clone(), final_norm)
         layers.append("final")
-        out_terms["final"], hidden["final"] = terms, seen[(id(final_norm), "out")]
+        out_terms["final"], hidden["final"] = terms, seen(final_norm, "out")
     return Decomposition(layers, out_terms, hidden)
 
 
@@ -184,6 +160,6 @@ def importances(dec: Decomposition, valid: torch.Tensor | None = None) -> dict[s
     out = {}
     for layer in dec.layers:
         e, terms = dec.hidden[layer], dec.terms[layer]
-        keep = torch.ones(e.shape[:-1], dtype=torch.bool) if valid is None else valid
+        keep = torch.ones(e.shape[:-1], dtype=torch.bool, device=e.device) if valid is None else valid
         out[layer] = {t: float(importance(e, terms[k])[keep].mean()) for k, t in enumerate(TERMS)}
     return out

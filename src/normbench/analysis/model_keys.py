@@ -9,39 +9,15 @@ normalizes the keys inside the block, so before = after = the attention input.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 import torch
 from torch import nn
 
+from normbench.analysis.hooks import Capture
 from normbench.analysis.unselectable import unselectable_mask
-from normbench.blocks import TransformerBlock
-
-
-@contextmanager
-def capture_block_keys(model: nn.Module) -> Iterator[dict[str, dict[str, torch.Tensor]]]:
-    """``captured[block name] = {"before": block input, "after": attention input}`` (B, T, d)."""
-    captured: dict[str, dict[str, torch.Tensor]] = {}
-    handles = []
-    for name, block in model.named_modules():
-        if isinstance(block, TransformerBlock):
-            slot = captured.setdefault(name, {})
-
-            def block_hook(mod: nn.Module, args: tuple, slot: dict = slot) -> None:
-                slot["before"] = args[0].detach()
-
-            def attn_hook(mod: nn.Module, args: tuple, slot: dict = slot) -> None:
-                slot["after"] = args[0].detach()
-
-            handles += [block.register_forward_pre_hook(block_hook), block.attn.register_forward_pre_hook(attn_hook)]
-    try:
-        yield captured
-    finally:
-        for h in handles:
-            h.remove()
+from normbench.nn.blocks import TransformerBlock, hook_points
 
 
 def unselectable_per_layer(
@@ -53,15 +29,19 @@ def unselectable_per_layer(
     out). Returns one entry per block, in forward order, with the fraction of unselectable keys
     before and after the block's attention norm and the unselectable positions (B, T) after it.
     """
+    points = hook_points(model)
+    layers = [name for name, m in points.items() if isinstance(m, TransformerBlock)]  # L1, L2, ...
     model_was_training = model.training
     model.eval()
     try:
-        with torch.no_grad(), capture_block_keys(model) as captured:
+        with torch.no_grad(), Capture({name: points[name] for name in layers}
+                                      | {f"{name}.attn": points[f"{name}.attn"] for name in layers}) as seen:
             model(*inputs, **kwargs)
     finally:
         model.train(model_was_training)
     results = []
-    for name, keys in captured.items():
+    for name in layers:
+        keys = {"before": seen[name]["input"], "after": seen[f"{name}.attn"]["input"]}
         entry: dict[str, Any] = {"layer": name}
         for where in ("before", "after"):
             x = keys[where].double()
@@ -73,6 +53,6 @@ def unselectable_per_layer(
                     kw = {} if tol is None else {"tol": tol}
                     mask[b, idx] = unselectable_mask(x[b, idx].cpu().numpy(), **kw)
             entry[f"fraction_{where}"] = float(mask[valid].mean()) if valid.any() else 0.0
-            entry[f"positions_{where}"] = torch.from_numpy(mask)
+            entry[f"positions_{where}"] = torch.from_numpy(mask).to(keys[where].device)
         results.append(entry)
     return results

@@ -23,6 +23,8 @@ import torch
 import torch.distributed as dist
 from torch.utils.data import DataLoader, Dataset, Sampler
 
+from normbench.rng import rng_states, set_rng_states
+
 
 class IndexedTensors(Dataset):
     """Rows of equally long tensors; ``ds.__getitems__(indices)`` returns one batch per tensor."""
@@ -140,8 +142,6 @@ class ResumableLoader(DataLoader):
 
     def state_dict(self) -> dict[str, Any]:
         """Position in the epoch, and the global RNG states of that moment."""
-        from normbench.checkpointing import rng_states
-
         sampler: EpochBatchSampler = self.batch_sampler
         if sampler.epoch_seed is None or self.progress is None:
             return {}
@@ -157,8 +157,6 @@ class ResumableLoader(DataLoader):
         # the epoch's start, which the checkpoint already lies past: restore the RNG after it.
         iterator = super().__iter__()
         if self._rng_after_iter is not None:
-            from normbench.checkpointing import set_rng_states
-
             set_rng_states(self._rng_after_iter)
             self._rng_after_iter = None
         return iterator

@@ -14,12 +14,12 @@ from torchmetrics import MeanMetric, SumMetric
 from torchmetrics.text import Perplexity
 
 from normbench.analysis.model_keys import unselectable_per_layer
-from normbench.blocks import Activation, Placement
 from normbench.data.lm import LMDataModule
-from normbench.lightning_module import NormbenchModule
-from normbench.models.gpt import GPT2_NORM, GPTDecoder
-from normbench.norms import NormSpec
-from normbench.tasks.registry import Task, register
+from normbench.nn.gpt import GPTConfig, GPTDecoder
+from normbench.tasks import series as S
+from normbench.tasks.base import NormbenchModule, OptimConfig
+from normbench.tasks.registry import Task
+from normbench.tasks.series import TaskSeries, layer_series
 
 IGNORE = -100  # target index that the loss and perplexity skip
 
@@ -28,46 +28,24 @@ class LMModule(NormbenchModule):
     """GPT-2-style decoder under a placement and per-norm components, trained on next-token loss.
 
     Args:
-        vocab_size: embedding rows (>= the tokenizer's vocabulary).
-        max_positions: learned positions (>= the data's context and analysis length).
-        d_model, n_heads, n_layers, ffn_width, activation, dropout: architecture (GPT-2: gelu_tanh, 0.1).
-        placement: ``pre`` | ``post`` | ``none``.
-        attn_norm: the norm in front of attention ("w/o scaling" = ``project`` without affine).
-        ffn_norm, final_norm: the other norms (GPT-2: affine LayerNorm, eps 1e-5).
-        lr, lr_decay_steps, warmup_steps, weight_decay: see :class:`NormbenchModule`.
+        arch: the network (:class:`~normbench.nn.gpt.GPTConfig`; default: the paper's GPT-2 at d = 8).
+        optim: optimizer and schedule (:class:`~normbench.tasks.base.OptimConfig`).
     """
 
-    def __init__(
-        self,
-        vocab_size: int = 50257,
-        max_positions: int = 1024,
-        d_model: int = 8,
-        n_heads: int = 4,
-        n_layers: int = 4,
-        ffn_width: int | None = None,
-        placement: Placement = "pre",
-        attn_norm: NormSpec = GPT2_NORM,
-        ffn_norm: NormSpec = GPT2_NORM,
-        final_norm: NormSpec = GPT2_NORM,
-        activation: Activation = "gelu_tanh",
-        dropout: float = 0.1,
-        lr: float = 5e-5,
-        lr_decay_steps: int = 50_000,
-        warmup_steps: int = 0,
-        weight_decay: float = 0.0,
-    ) -> None:
-        super().__init__(lr, lr_decay_steps, warmup_steps, weight_decay)
+    SERIES = TaskSeries((S.TRAIN_LOSS_STEP, S.TRAIN_LOSS_EPOCH, S.TRAIN_PPL, S.VAL_LOSS, S.VAL_PPL, S.TEST_LOSS,
+                         S.ANALYSIS_SEQUENCES, S.ANALYSIS_UNSELECTABLE_BEFORE, S.ANALYSIS_UNSELECTABLE_AFTER))
+
+    def __init__(self, arch: GPTConfig = GPTConfig(),
+                 optim: OptimConfig = OptimConfig(lr=5e-5, lr_decay_steps=50_000)) -> None:
+        super().__init__(arch, optim)
         self.save_hyperparameters()
-        self.model = GPTDecoder(
-            vocab_size, max_positions, d_model, n_heads, n_layers, ffn_width, placement,
-            attn_norm, ffn_norm, final_norm, activation, dropout,
-        )
+        self.model = GPTDecoder(arch)
         self.val_loss = MeanMetric()
         self.val_ppl = Perplexity(ignore_index=IGNORE)
         self.test_loss = MeanMetric()
         self.analysed = SumMetric()
         self.unselectable = torch.nn.ModuleDict(
-            {f"{where}_L{i + 1}": MeanMetric() for where in ("before", "after") for i in range(n_layers)}
+            {f"{where}_L{i + 1}": MeanMetric() for where in ("before", "after") for i in range(arch.n_layers)}
         )
 
     def setup(self, stage: str) -> None:
@@ -100,7 +78,7 @@ class LMModule(NormbenchModule):
         loss, _ = self.next_token_loss(tokens)
         self.check_finite(loss)
         self.log_train_loss(loss, batch_size=len(batch[0]))
-        self.log("train/ppl", loss.detach().exp(), on_step=True, on_epoch=False)
+        self.log(S.TRAIN_PPL, loss.detach().exp(), on_step=True, on_epoch=False)
         return loss
 
     def model_inputs(self, batch: tuple[torch.Tensor]) -> tuple[tuple[torch.Tensor, ...], None]:
@@ -111,29 +89,28 @@ class LMModule(NormbenchModule):
         loss, logits = self.next_token_loss(tokens)
         self.val_loss(loss, weight=tokens.shape[0] * (tokens.shape[1] - 1))
         self.val_ppl(logits, self.next_tokens(tokens))
-        self.log("val/loss", self.val_loss, prog_bar=True)
-        self.log("val/ppl", self.val_ppl)
+        self.log(S.VAL_LOSS, self.val_loss, prog_bar=True)
+        self.log(S.VAL_PPL, self.val_ppl)
 
     def test_step(self, batch: tuple[torch.Tensor], batch_idx: int) -> None:
         """Tables 1-2 on held-out sequences: unselectable fraction per layer, before/after its norm."""
         (tokens,) = batch
         loss, logits = self.next_token_loss(tokens)
         self.test_loss(loss, weight=tokens.shape[0] * (tokens.shape[1] - 1))
-        self.log("test/loss", self.test_loss)
+        self.log(S.TEST_LOSS, self.test_loss)
         self.analysed(tokens.shape[0])
-        self.log("analysis/sequences", self.analysed)
+        self.log(S.ANALYSIS_SEQUENCES, self.analysed)
         for i, layer in enumerate(unselectable_per_layer(self.model, tokens)):
             for where in ("before", "after"):
                 metric = self.unselectable[f"{where}_L{i + 1}"]
                 metric(layer[f"fraction_{where}"], weight=tokens.numel())
-                self.log(f"analysis/unselectable_{where}/L{i + 1}", metric)
+                template = S.ANALYSIS_UNSELECTABLE_BEFORE if where == "before" else S.ANALYSIS_UNSELECTABLE_AFTER
+                self.log(layer_series(template, i + 1), metric)
 
 
-register(
-    Task(
-        name="lm",
-        module=LMModule,
-        datamodule=LMDataModule,
-        description="Brody et al. 2023 §4.2: GPT-2-style 4-layer d=8 decoder on Wikipedia text, unselectable keys",
-    )
+TASK = Task(
+    name="lm",
+    module=LMModule,
+    datamodule=LMDataModule,
+    description="Brody et al. 2023 §4.2: GPT-2-style 4-layer d=8 decoder on Wikipedia text, unselectable keys",
 )

@@ -8,20 +8,18 @@ sentence tokens (``[CLS]``/``[SEP]`` excluded) unselectable in at least one laye
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import torch
 import torch.nn.functional as F
 from torchmetrics import MeanMetric
 from torchmetrics.classification import BinaryAccuracy, BinaryF1Score
 
 from normbench.analysis.model_keys import unselectable_per_layer
-from normbench.blocks import Activation, Placement
 from normbench.data.sst2 import SST2DataModule
-from normbench.lightning_module import NormbenchModule
-from normbench.models.bert import BERT_NORM, BertEncoder
-from normbench.norms import NormSpec
-from normbench.tasks.registry import Task, register
+from normbench.nn.bert import BertConfig, BertEncoder
+from normbench.tasks import series as S
+from normbench.tasks.base import NormbenchModule, OptimConfig
+from normbench.tasks.registry import Task
+from normbench.tasks.series import TaskSeries, layer_series
 
 Batch = dict[str, torch.Tensor]
 
@@ -40,41 +38,21 @@ class SST2Module(NormbenchModule):
     """BERT-style encoder under a placement and per-norm components, trained on SST-2.
 
     Args:
-        vocab_size: embedding rows (>= the tokenizer's vocabulary; BERT-base cased: 28996).
-        max_positions, type_vocab_size, d_model, n_heads, n_layers, ffn_width, activation, dropout:
-            architecture (BERT-base hyperparameters with d=8 and 4 layers).
-        placement: ``post`` (BERT) | ``pre`` | ``none``.
-        embed_norm, attn_norm, ffn_norm: the norms (BERT: affine LayerNorm, eps 1e-12).
-        lr, lr_decay_steps, warmup_steps, weight_decay: see :class:`NormbenchModule`.
+        arch: the network (:class:`~normbench.nn.bert.BertConfig`; default: the paper's BERT at d = 8).
+        optim: optimizer and schedule (:class:`~normbench.tasks.base.OptimConfig`).
     """
 
-    def __init__(
-        self,
-        vocab_size: int = 28996,
-        max_positions: int = 512,
-        type_vocab_size: int = 2,
-        d_model: int = 8,
-        n_heads: int = 4,
-        n_layers: int = 4,
-        ffn_width: int = 3072,
-        placement: Placement = "post",
-        embed_norm: NormSpec = BERT_NORM,
-        attn_norm: NormSpec = BERT_NORM,
-        ffn_norm: NormSpec = BERT_NORM,
-        activation: Activation = "gelu",
-        dropout: float = 0.1,
-        lr: float = 5e-5,
-        lr_decay_steps: int = 50_000,
-        warmup_steps: int = 0,
-        weight_decay: float = 0.0,
-    ) -> None:
-        super().__init__(lr, lr_decay_steps, warmup_steps, weight_decay)
+    SERIES = TaskSeries((S.TRAIN_LOSS_STEP, S.TRAIN_LOSS_EPOCH, S.TRAIN_ACC, S.VAL_LOSS, S.VAL_ACC, S.VAL_F1,
+                         S.ANALYSIS_UNSELECTABLE, S.ANALYSIS_UNSELECTABLE_TOKENS))
+
+    def __init__(self, arch: BertConfig = BertConfig(),
+                 optim: OptimConfig = OptimConfig(lr=5e-5, lr_decay_steps=50_000)) -> None:
+        super().__init__(arch, optim)
         self.save_hyperparameters()
-        self.model = BertEncoder(vocab_size, max_positions, type_vocab_size, d_model, n_heads, n_layers, ffn_width,
-                                 placement, embed_norm, attn_norm, ffn_norm, activation, dropout)
+        self.model = BertEncoder(arch)
         self.train_acc = BinaryAccuracy()
         self.val_acc, self.val_f1, self.val_loss = BinaryAccuracy(), BinaryF1Score(), MeanMetric()
-        self.unselectable = torch.nn.ModuleDict({f"L{i + 1}": MeanMetric() for i in range(n_layers)})
+        self.unselectable = torch.nn.ModuleDict({f"L{i + 1}": MeanMetric() for i in range(arch.n_layers)})
         self.unselectable_tokens = MeanMetric()
 
     def setup(self, stage: str) -> None:
@@ -91,7 +69,7 @@ class SST2Module(NormbenchModule):
         self.check_finite(loss)
         self.train_acc(logits.argmax(-1), batch["labels"])
         self.log_train_loss(loss, batch_size=len(logits))
-        self.log("train/acc", self.train_acc, on_step=False, on_epoch=True, batch_size=len(logits))
+        self.log(S.TRAIN_ACC, self.train_acc, on_step=False, on_epoch=True, batch_size=len(logits))
         return loss
 
     def model_inputs(self, batch: Batch) -> tuple[tuple[torch.Tensor, ...], torch.Tensor]:
@@ -104,9 +82,9 @@ class SST2Module(NormbenchModule):
         predicted = logits.argmax(-1)
         self.val_acc(predicted, labels)
         self.val_f1(predicted, labels)
-        self.log("val/loss", self.val_loss, batch_size=len(labels))
-        self.log("val/acc", self.val_acc, prog_bar=True, batch_size=len(labels))
-        self.log("val/f1", self.val_f1, batch_size=len(labels))
+        self.log(S.VAL_LOSS, self.val_loss, batch_size=len(labels))
+        self.log(S.VAL_ACC, self.val_acc, prog_bar=True, batch_size=len(labels))
+        self.log(S.VAL_F1, self.val_f1, batch_size=len(labels))
 
     def unselectable_positions(self, batch: Batch) -> list[torch.Tensor]:
         """Per layer, (B, T) True where a key (the attention input row) is unselectable."""
@@ -121,31 +99,16 @@ class SST2Module(NormbenchModule):
         for i, p in enumerate(positions):
             metric = self.unselectable[f"L{i + 1}"]
             metric(p[keys].float().mean(), weight=int(keys.sum()))
-            self.log(f"analysis/unselectable/L{i + 1}", metric, batch_size=len(p))
+            self.log(layer_series(S.ANALYSIS_UNSELECTABLE, i + 1), metric, batch_size=len(p))
         content = content_mask(batch)
         any_layer = torch.stack(positions).any(dim=0)
         self.unselectable_tokens(any_layer[content].float().mean(), weight=int(content.sum()))
-        self.log("analysis/unselectable_tokens", self.unselectable_tokens, batch_size=len(content))
+        self.log(S.ANALYSIS_UNSELECTABLE_TOKENS, self.unselectable_tokens, batch_size=len(content))
 
 
-def token_report(config: dict, preset: str, runs_dir: str, out_dir: Path) -> dict | None:
-    """Tables 3-4 (``results/sst2/unselectable_tokens.md``) when the config asks for them."""
-    from normbench.token_report import write_token_report
-
-    if not (config.get("bench") or {}).get("token_report"):
-        return None
-    def dev_sentences(run_config: dict) -> list[str]:
-        return SST2DataModule(**run_config["data"]["init_args"]).raw()["validation"]["sentence"]
-
-    return write_token_report(config, preset, runs_dir, Path(out_dir), dev_sentences)
-
-
-register(
-    Task(
-        name="sst2",
-        module=SST2Module,
-        datamodule=SST2DataModule,
-        report=token_report,
-        description="Brody et al. 2023 App. D: SST-2 sentiment, 4-layer d=8 BERT-style encoder with/without LayerNorm",
-    )
+TASK = Task(
+    name="sst2",
+    module=SST2Module,
+    datamodule=SST2DataModule,
+    description="Brody et al. 2023 App. D: SST-2 sentiment, 4-layer d=8 BERT-style encoder with/without LayerNorm",
 )

@@ -1,28 +1,23 @@
 """Attention and the Transformer block, with norm placement and components as parameters.
 
-Placement of the norms N_a (before attention) and N_f (before the feed-forward f):
-
-* ``pre``:  x <- x + A(N_a(x));  x <- x + f(N_f(x))
-* ``post``: x <- N_a(x + A(x));  x <- N_f(x + f(x))
-* ``none``: x <- x + A(x);       x <- x + f(x)
-
-The keys and queries of attention are the rows of the attention input, so analyses read them
-with a forward hook on :class:`Attention` (see :mod:`normbench.analysis.hooks`); nothing here
-runs a second forward pass.
+The placement equations are in :mod:`normbench.nn.placement`. The keys and queries of attention
+are the rows of the attention input, so analyses read them with forward hooks on the named hook
+points of :func:`hook_points` (see :mod:`normbench.analysis.hooks`); nothing here runs a second
+forward pass.
 """
 
 from __future__ import annotations
 
-from typing import Literal, get_args
+from typing import Literal
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from normbench.norms import Norm, NormSpec
+from normbench.nn.norms import Norm, NormSpec
+from normbench.nn.placement import PLACEMENTS, Placement, check_placement, norm_exists
 
-Placement = Literal["pre", "post", "none"]
-PLACEMENTS: tuple[str, ...] = get_args(Placement)
+__all__ = ["PLACEMENTS", "Placement", "Attention", "FeedForward", "TransformerBlock", "hook_points"]
 Activation = Literal["relu", "gelu", "gelu_tanh"]
 ACTIVATIONS = {"relu": nn.ReLU, "gelu": nn.GELU, "gelu_tanh": lambda: nn.GELU(approximate="tanh")}  # gelu_tanh: GPT-2's
 
@@ -30,9 +25,9 @@ ACTIVATIONS = {"relu": nn.ReLU, "gelu": nn.GELU, "gelu_tanh": lambda: nn.GELU(ap
 def check_heads(d_model: int, n_heads: int) -> None:
     """Raise a one-line error unless ``n_heads`` divides ``d_model``."""
     if d_model <= 0 or n_heads <= 0:
-        raise ValueError(f"model.d_model and model.n_heads must be positive, got {d_model} and {n_heads}")
+        raise ValueError(f"model.arch.d_model and model.arch.n_heads must be positive, got {d_model} and {n_heads}")
     if d_model % n_heads:
-        raise ValueError(f"model.d_model={d_model} is not divisible by model.n_heads={n_heads}")
+        raise ValueError(f"model.arch.d_model={d_model} is not divisible by model.arch.n_heads={n_heads}")
 
 
 class Attention(nn.Module):
@@ -82,7 +77,7 @@ class FeedForward(nn.Sequential):
 
     def __init__(self, d_model: int, width: int, activation: Activation = "relu", bias: bool = True) -> None:
         if activation not in ACTIVATIONS:
-            raise ValueError(f"model.activation: {activation!r} is not allowed; choose one of {', '.join(ACTIVATIONS)}")
+            raise ValueError(f"model.arch.activation: {activation!r} is not allowed; choose one of {', '.join(ACTIVATIONS)}")
         super().__init__(
             nn.Linear(d_model, width, bias=bias), ACTIVATIONS[activation](), nn.Linear(width, d_model, bias=bias)
         )
@@ -106,12 +101,11 @@ class TransformerBlock(nn.Module):
         causal: bool = False,
     ) -> None:
         super().__init__()
-        if placement not in PLACEMENTS:
-            raise ValueError(f"model.placement: {placement!r} is not allowed; choose one of {', '.join(PLACEMENTS)}")
+        check_placement(placement)
         self.placement = placement
         self.attn = Attention(d_model, n_heads, qkv_bias, out_bias, dropout, causal)
         self.ffn = FeedForward(d_model, ffn_width, activation)
-        with_norms = placement != "none"
+        with_norms = norm_exists("block", placement)
         self.attn_norm = Norm(d_model, attn_norm) if with_norms else nn.Identity()
         self.ffn_norm = Norm(d_model, ffn_norm) if with_norms else nn.Identity()
         self.drop = nn.Dropout(dropout)
@@ -122,3 +116,23 @@ class TransformerBlock(nn.Module):
             return self.ffn_norm(x + self.drop(self.ffn(x)))
         x = x + self.drop(self.attn(self.attn_norm(x), key_padding_mask))
         return x + self.drop(self.ffn(self.ffn_norm(x)))
+
+
+def hook_points(model: nn.Module) -> dict[str, nn.Module]:
+    """The model's named hook points, in forward order: ``embed_norm``, then per block ``L<i>``
+    (the block), ``L<i>.attn_norm``, ``L<i>.attn``, ``L<i>.ffn_norm``, ``L<i>.ffn``, then ``final_norm``.
+
+    Only modules that exist are named (a norm absent under the placement is not a hook point).
+    """
+    points: dict[str, nn.Module] = {}
+    if isinstance(getattr(model, "embed_norm", None), Norm):
+        points["embed_norm"] = model.embed_norm
+    for i, block in enumerate(getattr(model, "blocks", [])):
+        points[f"L{i + 1}"] = block
+        for part in ("attn_norm", "attn", "ffn_norm", "ffn"):
+            module = getattr(block, part)
+            if not isinstance(module, nn.Identity):
+                points[f"L{i + 1}.{part}"] = module
+    if isinstance(getattr(model, "final_norm", None), Norm):
+        points["final_norm"] = model.final_norm
+    return points

@@ -11,10 +11,10 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from normbench.claims import judge_grid, load_claims  # noqa: E402
+from normbench.reporting.claims import judge_grid, load_claims  # noqa: E402
 from normbench.io import atomic_write, atomic_write_json, atomic_write_text  # noqa: E402
-from normbench.leaderboard import cell  # noqa: E402
-from normbench.records import provenance, utc_now  # noqa: E402
+from normbench.reporting.leaderboard import cell  # noqa: E402
+from normbench.training.records import provenance, utc_now  # noqa: E402
 
 STAT_TITLES = {
     "mean_fraction": "mean fraction of unselectable keys per run",

@@ -16,32 +16,29 @@ job arrays on a cluster.
 
 from __future__ import annotations
 
-import ctypes
+import dataclasses
 import importlib
+import inspect
 import itertools
 import logging
-import os
-import queue
 import re
-import signal
-import subprocess
 import sys
+import typing
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import lightning as L
 import yaml
-from tqdm.auto import tqdm
 
 from normbench.errors import one_line
-from normbench.records import read_record
 from normbench.tasks import get_task
-from normbench.training import NormbenchCLI, load_config, run_dir
-
-FINISHED = ("done", "diverged")
+from normbench.tasks.series import decomposition_series, monitor_series
+from normbench.training.cli import NormbenchCLI
+from normbench.training.config import load_config
+from normbench.training.rundir import record_path, run_dir
 
 
 @dataclass
@@ -54,11 +51,6 @@ class Run:
     record_path: Path | None = None
     config_hash: str | None = None
     trainer: dict[str, Any] = field(default_factory=dict)
-
-
-def slug(name: str) -> str:
-    """File-system friendly form of a variant name: ``pre/both`` -> ``pre-both``."""
-    return re.sub(r"[^A-Za-z0-9_.+=-]+", "-", name).strip("-")
 
 
 def parse_seeds(text: str | list[int] | None) -> list[int] | None:
@@ -120,12 +112,8 @@ def overrides_to_args(overrides: list[str] | None) -> list[str]:
 
 
 def check_option(config: dict[str, Any], key: str, what: str) -> None:
-    """One-line error unless ``key`` (e.g. ``model.attn_norm.component``) names an argument of the
-    config's model/data class or of the Lightning ``Trainer``."""
-    import inspect
-
-    import lightning as L
-
+    """One-line error unless ``key`` (e.g. ``model.arch.attn_norm.component``) names an argument of the
+    config's model/data class (or a field of a dataclass argument) or of the Lightning ``Trainer``."""
     parts = key.removeprefix("--").split("=")[0].replace("init_args.", "").split(".")
     section, name = parts[0], parts[1] if len(parts) > 1 else ""
     if section in ("model", "data"):
@@ -140,10 +128,53 @@ def check_option(config: dict[str, Any], key: str, what: str) -> None:
                          f"keys (seeds: --seeds)")
     if owner is None or name in ("class_path", "init_args"):
         return
-    params = [p for p in inspect.signature(owner.__init__).parameters if p not in ("self", "args", "kwargs")]
+    params = {n: p for n, p in inspect.signature(owner.__init__).parameters.items() if n not in ("self", "args", "kwargs")}
     if name not in params:
         raise ValueError(f"{what}: {key.split('=')[0]!r} is not an option: {label} has no argument {name!r}; "
                          f"its arguments are {', '.join(params)}")
+    hints = typing.get_type_hints(owner.__init__) if len(parts) > 2 else {}
+    kind = hints.get(name)
+    if len(parts) > 2 and dataclasses.is_dataclass(kind):
+        names = [f.name for f in dataclasses.fields(kind)]
+        if parts[2] not in names:
+            raise ValueError(f"{what}: {key.split('=')[0]!r} is not an option: {kind.__name__} has no field "
+                             f"{parts[2]!r}; its fields are {', '.join(names)}")
+
+
+def check_metrics(config: dict[str, Any], task: str) -> None:
+    """One-line error for a leaderboard metric (``bench.metrics``) that reads a series no run logs.
+
+    The series a run may log are the task module's (``SERIES``), the monitor's and the
+    decomposition's (:mod:`normbench.tasks.series`), expanded over the network's layers.
+    """
+    metrics = (config.get("bench") or {}).get("metrics") or {}
+    if not metrics:
+        return
+    arch = ((config.get("model") or {}).get("init_args") or {}).get("arch") or {}
+    n_layers = int(arch.get("n_layers", 1))
+    module = get_task(task).module
+    roles = getattr(typing.get_type_hints(module.__init__).get("arch"), "NORM_ROLES", {})
+    norm_points = [f"L{i}.{n}" for i in range(1, n_layers + 1) for n, r in roles.items() if r == "block"] + \
+        [n for n, r in roles.items() if r != "block"]
+    known = set(module.SERIES.expand(n_layers)) | set(monitor_series(norm_points, n_layers)) | \
+        set(decomposition_series(n_layers))
+    for name, spec in expand_metric_layers(metrics, n_layers).items():
+        if spec.get("series") not in known:
+            raise ValueError(f"bench.metrics.{name}.series: {spec.get('series')!r} is not logged by task {task}; "
+                             f"see normbench.tasks.series")
+
+
+def expand_metric_layers(metrics: dict[str, dict[str, Any]], n_layers: int) -> dict[str, dict[str, Any]]:
+    """Metrics whose name holds ``{layer}`` become one metric per layer 1..n_layers (in name and series)."""
+    out: dict[str, dict[str, Any]] = {}
+    for name, spec in metrics.items():
+        if "{layer}" not in name:
+            out[name] = spec
+            continue
+        for layer in range(1, n_layers + 1):
+            out[name.format(layer=layer)] = {k: v.format(layer=layer) if isinstance(v, str) else v
+                                             for k, v in spec.items()}
+    return out
 
 
 def variant_grid(config: dict[str, Any], variants: list[str] | None, grid: dict[str, list[Any]],
@@ -197,12 +228,12 @@ def plan_runs(
 ) -> tuple[dict[str, Any], list[Run]]:
     """The merged config and its runs, each variant parsed and instantiated (nothing is written).
 
-    Give either a registered ``task`` (its ``tasks/<task>.yaml``) or a ``config_path``.
+    Give either a registered ``task`` (its shipped config) or a ``config_path`` (a file or a task name).
     """
     if config_path is None:
         if task is None:
             raise ValueError("config: give a task name or --config tasks/<task>.yaml")
-        config_path = get_task(task).config_path
+        config_path = str(get_task(task).config_path)
     config = load_config(config_path, preset)
     task = config.get("task") or task
     if not task:
@@ -214,23 +245,25 @@ def plan_runs(
     extra = overrides_to_args(overrides)
     for arg in extra:
         check_option(config, arg, "override")
-    runs = []
+    check_metrics(config, task)
+    runs, planned = [], {}
     with quiet_lightning():
         for name, variant_args in variant_grid(config, variants, grid or {}, task):
-            for i, seed in enumerate(seeds):
-                args = ["--config", base, *variant_args, *extra, f"--seed_everything={seed}", f"--variant={name}",
-                        f"--runs_dir={runs_dir}", f"--run_name={slug(name)}-seed{seed}"]
-                run = Run(name, seed, args)
-                if i == 0:  # parse + instantiate each variant once: errors before any training
-                    try:
-                        cli = NormbenchCLI(args=args)
-                    except Exception as exc:  # noqa: BLE001 - reported as one line naming the variant
-                        raise ValueError(f"{one_line(str(exc))} (variant {name!r})") from exc
-                    config_hash = cli.recorder.meta["config_hash"]
-                    trainer = cli.resolved_config().get("trainer") or {}
-                run.config_hash, run.trainer = config_hash, trainer
-                run.record_path = run_dir(runs_dir, task, config.get("preset"), f"{slug(name)}-seed{seed}") / "record.json"
-                runs.append(run)
+            args = ["--config", base, *variant_args, *extra, f"--variant={name}", f"--runs_dir={runs_dir}"]
+            try:  # parse + instantiate each variant once: errors before any training
+                cli = NormbenchCLI(args=[*args, f"--seed_everything={seeds[0]}"])
+            except Exception as exc:  # noqa: BLE001 - reported as one line naming the variant
+                raise ValueError(f"{one_line(str(exc))} (variant {name!r})") from exc
+            config_hash, label = cli.config_hash, cli.run_label
+            trainer = cli.resolved_config().get("trainer") or {}
+            if config_hash in planned:  # e.g. a grid's placement-none cells: one network, planned once
+                print(f"normbench: variant {name!r} builds the same model as {planned[config_hash]!r} "
+                      f"(config {config_hash}); it is planned once", file=sys.stderr)
+                continue
+            planned[config_hash] = name
+            for seed in seeds:
+                path = record_path(run_dir(runs_dir, task, label, config_hash, seed))
+                runs.append(Run(name, seed, [*args, f"--seed_everything={seed}"], path, config_hash, trainer))
     return config, runs
 
 
@@ -248,123 +281,3 @@ def quiet_lightning() -> Iterator[None]:
             lg.setLevel(level)
 
 
-def is_finished(run: Run) -> bool:
-    """True when ``run`` has a finished record for the same config; corrupt records are reported and redone."""
-    if run.record_path is None or not run.record_path.exists():
-        return False
-    try:
-        record = read_record(run.record_path)
-    except ValueError as exc:
-        tqdm.write(f"normbench: {exc}; the run will be redone", file=sys.stderr)
-        return False
-    return record.get("status") in FINISHED and record.get("config_hash") == run.config_hash
-
-
-def needs_subprocess(runs: list[Run]) -> bool:
-    """True when a run may start several processes (DDP): Lightning then re-launches the command,
-    which must be that run's own ``normbench fit``, not the sweep."""
-    import torch
-
-    for run in runs:
-        t = run.trainer
-        devices = t.get("devices", "auto")
-        if (str(t.get("strategy", "auto")) not in ("auto", "single_device")
-                or str(devices) not in ("1", "auto", "[0]") or int(t.get("num_nodes") or 1) > 1):
-            return True
-    return torch.cuda.device_count() > 1
-
-
-def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
-    """Linux: the child gets SIGKILL when the sweep dies, so a killed sweep leaves no orphan run."""
-    try:
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except OSError:
-        pass
-
-
-def run_subprocess(run: Run, env: dict[str, str]) -> int:
-    """``normbench fit <run args>`` in a child process; its output goes to ``<run dir>/sweep.log``."""
-    assert run.record_path is not None
-    run.record_path.parent.mkdir(parents=True, exist_ok=True)
-    cmd = [sys.executable, "-m", "normbench", "fit", *run.args, "--trainer.enable_progress_bar=false"]
-    with open(run.record_path.parent / "sweep.log", "ab") as log:
-        preexec = _die_with_parent if sys.platform.startswith("linux") else None
-        return subprocess.run(cmd, env={**os.environ, **env}, stdout=log, stderr=subprocess.STDOUT,
-                               preexec_fn=preexec, check=False).returncode
-
-
-def device_slots(workers: int, gpus: list[int] | None, gpus_per_run: int) -> list[dict[str, str]]:
-    """Environment of each concurrent subprocess: its CPU threads and, with ``gpus``, its GPUs."""
-    if gpus:
-        if gpus_per_run < 1 or len(gpus) % gpus_per_run:
-            raise ValueError(f"gpus_per_run: must divide the {len(gpus)} GPUs given, got {gpus_per_run}")
-        groups = [gpus[i:i + gpus_per_run] for i in range(0, len(gpus), gpus_per_run)]
-        threads = max(1, (os.cpu_count() or 1) // len(groups))
-        return [{"CUDA_VISIBLE_DEVICES": ",".join(map(str, g)), "OMP_NUM_THREADS": str(threads)} for g in groups]
-    threads = max(1, (os.cpu_count() or 1) // workers)
-    return [{"OMP_NUM_THREADS": str(threads)} for _ in range(workers)]
-
-
-@dataclass
-class Outcome:
-    """What :func:`execute` did."""
-
-    skipped: int = 0
-    trained: list[Run] = field(default_factory=list)
-    failed: list[tuple[Run, str]] = field(default_factory=list)
-
-
-def execute(runs: list[Run], workers: int = 1, progress: bool = True, gpus: list[int] | None = None,
-            gpus_per_run: int = 1, subprocesses: bool | None = None) -> Outcome:
-    """Train the unfinished ``runs``; a failing run is recorded and reported, the others go on.
-
-    ``subprocesses=None`` picks: in this process when ``workers == 1``, no ``gpus`` are given and
-    no run asks for several devices; otherwise one ``normbench fit`` subprocess per run.
-    """
-    if workers < 1:
-        raise ValueError(f"workers: must be >= 1, got {workers}")
-    outcome = Outcome()
-    todo = [r for r in runs if not is_finished(r)]
-    outcome.skipped = len(runs) - len(todo)
-    if outcome.skipped:
-        tqdm.write(f"normbench: {outcome.skipped} of {len(runs)} runs already finished, skipping them", file=sys.stderr)
-    if subprocesses is None:
-        subprocesses = workers > 1 or bool(gpus) or needs_subprocess(todo)
-    bar = tqdm(total=len(todo), desc="runs", unit="run", disable=not progress or not todo)
-    if not subprocesses:
-        from normbench.training import train
-
-        for run in todo:
-            try:
-                train(run.args + ([] if progress else ["--trainer.enable_progress_bar=false"]))
-                outcome.trained.append(run)
-            except Exception as exc:  # noqa: BLE001 - the record says "failed"; the sweep goes on
-                outcome.failed.append((run, f"{type(exc).__name__}: {exc}"))
-            bar.update()
-    elif todo:
-        slots: queue.Queue[dict[str, str]] = queue.Queue()
-        for slot in device_slots(workers, gpus, gpus_per_run):
-            slots.put(slot)
-
-        def job(run: Run) -> int:
-            env = slots.get()
-            try:
-                return run_subprocess(run, env)
-            finally:
-                slots.put(env)
-
-        with ThreadPoolExecutor(max_workers=slots.qsize()) as pool:
-            futures = {pool.submit(job, run): run for run in todo}
-            for fut in as_completed(futures):
-                run = futures[fut]
-                code = fut.result()
-                if code == 0:
-                    outcome.trained.append(run)
-                else:
-                    outcome.failed.append((run, f"exit status {code}, see {run.record_path.parent / 'sweep.log'}"))
-                bar.set_postfix_str(f"{run.variant} seed {run.seed}")
-                bar.update()
-    bar.close()
-    for run, why in outcome.failed:
-        tqdm.write(f"normbench: run {run.variant} seed {run.seed} failed: {why}", file=sys.stderr)
-    return outcome

@@ -8,26 +8,27 @@
   checkpointed by Lightning through :class:`normbench.data.batching.ResumableLoader`.) A
   checkpoint taken at the end of a step that is followed by a validation (it is written before
   that validation runs) makes the resumed run validate first: Lightning alone would skip it.
+  Every torchmetrics accumulator is stored too, so epoch means survive a mid-epoch resume.
 * :func:`resume_checkpoint` finds the checkpoint a restarted run continues from.
 """
 
 from __future__ import annotations
 
 import copy
-import random
 import sys
 from pathlib import Path
 from typing import Any
 
 import lightning as L
-import numpy as np
 import torch
 from lightning.pytorch.plugins.io import TorchCheckpointIO
 
 from normbench.io import atomic_write
-from normbench.records import RunRecordLogger, add_points
+from normbench.rng import rng_states, set_rng_states
+from normbench.training import lightning_private as private
+from normbench.training.records import RunRecordLogger, add_points
+from normbench.training.rundir import LAST_CHECKPOINT
 
-LAST_CHECKPOINT = Path("checkpoints") / "last.ckpt"
 STATE_KEY = "normbench"
 
 
@@ -41,30 +42,6 @@ class AtomicCheckpointIO(TorchCheckpointIO):
         atomic_write(path, lambda tmp: torch.save(checkpoint, tmp))
 
 
-def rng_states() -> dict[str, Any]:
-    """The global RNG states as tensors and plain tuples (loadable with ``weights_only=True``)."""
-    kind, keys, pos, has_gauss, gauss = np.random.get_state()
-    states: dict[str, Any] = {
-        "torch": torch.get_rng_state(),
-        "numpy": (kind, torch.from_numpy(keys.astype(np.int64)), int(pos), int(has_gauss), float(gauss)),
-        "python": random.getstate(),
-    }
-    if torch.cuda.is_available():
-        states["cuda"] = torch.cuda.get_rng_state_all()
-    return states
-
-
-def set_rng_states(states: dict[str, Any]) -> None:
-    """Restore what :func:`rng_states` returned (CUDA states only where CUDA is available)."""
-    torch.set_rng_state(states["torch"])
-    kind, keys, pos, has_gauss, gauss = states["numpy"]
-    np.random.set_state((kind, keys.numpy().astype(np.uint32), pos, has_gauss, gauss))
-    version, internal, gauss_next = states["python"]
-    random.setstate((version, tuple(internal), gauss_next))
-    if "cuda" in states and torch.cuda.is_available():
-        torch.cuda.set_rng_state_all(states["cuda"])
-
-
 class RunState(L.Callback):
     """Stores the config hash, RNG states and metric series in every checkpoint and restores them.
 
@@ -74,7 +51,7 @@ class RunState(L.Callback):
     Lightning hands that step's metrics to the loggers; those metrics are added to the stored
     series, so a resumed run's record has every step exactly once. They are also written before
     the validation that may follow the step; Lightning, resuming from such a checkpoint, would
-    skip that validation, so it is marked pending and :func:`validate_on_resume` makes the
+    skip that validation, so it is marked pending and :func:`~normbench.training.lightning_private.rewind_validation` makes the
     resumed run start with it.
     """
 
@@ -106,17 +83,21 @@ class RunState(L.Callback):
 
     def on_save_checkpoint(self, trainer: L.Trainer, pl_module: L.LightningModule, checkpoint: dict[str, Any]) -> None:
         series = copy.deepcopy(self.recorder.series)
-        if self._at_batch_end and not trainer.fit_loop._should_accumulate():
-            connector = trainer._logger_connector
-            if connector.should_update_logs:
-                add_points(series, connector.metrics["log"], trainer.fit_loop.epoch_loop._batches_that_stepped)
-            if epoch_ends(trainer):
+        at_epoch_end = private.epoch_ends(trainer)
+        if self._at_batch_end and not private.accumulating(trainer):
+            step = private.steps_done_index(trainer)
+            add_points(series, private.pending_step_metrics(trainer), step)
+            if at_epoch_end:
                 # a run resumed from here starts a new epoch (or stops): the epoch means Lightning
                 # logs at this epoch's end would be lost, so they are stored now
-                add_points(series, trainer._results.metrics(False)["log"],
-                           trainer.fit_loop.epoch_loop._batches_that_stepped)
-        checkpoint[STATE_KEY] = {"config_hash": self.recorder.meta["config_hash"], "rng": rng_states(), "series": series,
-                                 "validation_pending": self._at_batch_end and validation_follows(trainer)}
+                add_points(series, private.pending_epoch_metrics(trainer), step)
+        checkpoint[STATE_KEY] = {
+            "config_hash": self.recorder.meta["config_hash"], "rng": rng_states(), "series": series,
+            "validation_pending": self._at_batch_end and private.validation_follows(trainer),
+            # every torchmetrics accumulator, so epoch means survive a mid-epoch resume; at an epoch's
+            # last step none: the resumed run starts the next epoch with fresh accumulators
+            "metric_states": {} if at_epoch_end else private.metric_states(pl_module),
+        }
 
     def on_load_checkpoint(self, trainer: L.Trainer, pl_module: L.LightningModule, checkpoint: dict[str, Any]) -> None:
         state = checkpoint.get(STATE_KEY)
@@ -124,45 +105,12 @@ class RunState(L.Callback):
             return
         set_rng_states(state["rng"])
         self.recorder.series = copy.deepcopy(state["series"])
+        private.load_metric_states(pl_module, state.get("metric_states") or {})
         if state.get("validation_pending"):
             if 0 <= trainer.max_steps <= checkpoint.get("global_step", -1):
                 self.validation_after_fit = True  # the fit loop is already done: nothing to re-enter
             else:
-                validate_on_resume(checkpoint)
-
-
-def epoch_ends(trainer: L.Trainer) -> bool:
-    """Whether the training step that just ended is the last of its epoch (or of the run)."""
-    loop = trainer.fit_loop.epoch_loop
-    return bool(loop.batch_progress.is_last_batch) or 0 <= trainer.max_steps <= trainer.global_step
-
-
-def validation_follows(trainer: L.Trainer) -> bool:
-    """Whether the training step that just ended is followed by a validation run."""
-    loop = trainer.fit_loop.epoch_loop
-    if loop._skip_next_val or trainer.fit_loop._should_accumulate():
-        return False
-    return bool(loop._should_check_val_fx(trainer.fit_loop._data_fetcher))
-
-
-def validate_on_resume(checkpoint: dict[str, Any]) -> None:
-    """Make Lightning run, on resume, the validation due right after the checkpointed step.
-
-    Lightning resumes a checkpoint written at a step's end past that step's validation. Marking
-    the validation loop as restarted before its first batch makes the epoch loop run it before the
-    next training step instead; the step counter of the loggers is set back by the one increment
-    that this validation's own epoch-loop iteration adds again.
-    """
-    loops = (checkpoint.get("loops") or {}).get("fit_loop") or {}
-    progress = loops.get("epoch_loop.val_loop.batch_progress")
-    state = loops.get("epoch_loop.state_dict")
-    if progress is None or state is None or "_batches_that_stepped" not in state:
-        return
-    done = progress["total"]["completed"]
-    progress["total"].update(ready=done + 1, started=done + 1, processed=done, completed=done)
-    progress["current"].update(ready=1, started=1, processed=0, completed=0)  # at its first batch
-    progress["is_last_batch"] = False
-    state["_batches_that_stepped"] -= 1
+                private.rewind_validation(checkpoint)
 
 
 def checkpoint_config_hash(path: Path) -> str | None:

@@ -1,13 +1,13 @@
-"""Training: a LightningCLI over the task configs, presets, and one recorded run per call.
+"""Training one run: a LightningCLI over the task configs, and the recorded, resumable run.
 
-``train(args)`` parses LightningCLI-style arguments (``--config tasks/<task>.yaml`` plus
+``train(args)`` parses LightningCLI-style arguments (``--config <task or file>`` plus
 ``--section.key value`` overrides), trains with the Lightning ``Trainer`` and writes the run
-record next to the run's TensorBoard logs: ``<runs_dir>/<task>/<run name>/record.json``.
+record next to the run's TensorBoard logs, in the run's own directory
+(:mod:`normbench.training.rundir`).
 """
 
 from __future__ import annotations
 
-import copy
 import sys
 import time
 import warnings
@@ -21,80 +21,24 @@ from lightning.pytorch.loggers import TensorBoardLogger
 from lightning.pytorch.utilities import rank_zero_only
 from lightning.pytorch.utilities.model_helpers import is_overridden
 
-from normbench.checkpointing import AtomicCheckpointIO, RunState, clear_run_dir, resume_checkpoint, rng_states
-from normbench.geometry_monitor import GeometryMonitor
-from normbench.lightning_module import NormbenchModule
-from normbench.records import RECORD_NAME, RunRecordLogger, config_hash, provenance, read_record
-
-
-def deep_merge(base: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
-    """A copy of ``base`` with ``patch`` merged in, recursively for nested dicts."""
-    out = copy.deepcopy(base)
-    for key, value in patch.items():
-        if isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = deep_merge(out[key], value)
-        else:
-            out[key] = copy.deepcopy(value)
-    return out
-
-
-def load_config(path: str | Path, preset: str | None = None) -> dict[str, Any]:
-    """The YAML config at ``path`` with ``presets[preset]`` merged in (``preset`` recorded)."""
-    path = Path(path)
-    if not path.is_file():
-        raise ValueError(f"config: no such file {str(path)!r}")
-    config = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    if preset is None:
-        return config
-    presets = config.get("presets") or {}
-    if preset not in presets:
-        raise ValueError(f"preset: {preset!r} is not defined in {path}; choose one of {', '.join(presets) or '(none)'}")
-    return {**deep_merge(config, presets[preset] or {}), "preset": preset}
-
-
-def run_name(config: dict[str, Any]) -> str:
-    """Readable run name, e.g. ``pre-attn_both-ffn_both+affine-seed3``."""
-    args = (config.get("model") or {}).get("init_args") or {}
-    parts = [str(args.get("placement", "pre"))]
-    for key in sorted(k for k in args if k.endswith("_norm")):
-        spec = args[key] or {}
-        label = str(spec.get("component", "both")) + ("+affine" if spec.get("affine") and spec.get("component") != "none" else "")
-        parts.append(f"{key.removesuffix('_norm')}_{label}")
-    return "-".join(parts + [f"seed{config.get('seed_everything', 0)}"])
-
-
-def run_dir(runs_dir: str | Path, task: str, preset: str | None, name: str) -> Path:
-    """Directory of one run: ``<runs_dir>/<task>[/<preset>]/<name>`` (TensorBoard logs, checkpoints, record)."""
-    return Path(runs_dir) / task / (preset or "") / name if preset else Path(runs_dir) / task / name
-
-
-def check_shared_hparams(config: dict[str, Any]) -> None:
-    """Model and data arguments with the same name must agree: Lightning logs them as one hyperparameter."""
-    model = (config.get("model") or {}).get("init_args") or {}
-    data = (config.get("data") or {}).get("init_args") or {}
-    for key in sorted(set(model) & set(data)):
-        if model[key] != data[key]:
-            raise ValueError(f"model.init_args.{key}={model[key]!r} and data.init_args.{key}={data[key]!r} must be equal; "
-                             f"set both")
-
-
-def check_trainer(trainer: dict[str, Any]) -> None:
-    """One-line errors for step/epoch budgets that cannot train (Lightning would accept 0)."""
-    for key in ("max_steps", "max_epochs"):
-        value = trainer.get(key)
-        if value is not None and value != -1 and (not isinstance(value, int) or value <= 0):
-            raise ValueError(f"trainer.{key}: must be a positive integer or -1 (no limit), got {value!r}")
-    interval = trainer.get("val_check_interval")
-    if interval is not None and not (isinstance(interval, (int, float)) and interval > 0):
-        raise ValueError(f"trainer.val_check_interval: must be positive, got {interval!r}")
+from normbench.rng import rng_states
+from normbench.tasks.base import NormbenchModule
+from normbench.training.checkpointing import AtomicCheckpointIO, RunState, clear_run_dir, resume_checkpoint
+from normbench.training.config import check_shared_hparams, check_trainer, preset_args
+from normbench.training.monitor import GeometryMonitor
+from normbench.training.records import FINISHED, RunRecordLogger, provenance, read_record
+from normbench.training.rundir import config_hash, record_path, run_dir, run_identity, run_label
 
 
 class NormbenchCLI(LightningCLI):
     """LightningCLI with normbench's task bookkeeping arguments and loggers.
 
-    Extra arguments: ``task`` (registry name), ``preset`` (which preset was applied), ``presets``
-    and ``bench`` (data for ``normbench bench``), ``variant`` (leaderboard row name) and
+    Extra arguments: ``task`` (registry name), ``preset`` (which preset was applied), ``presets``,
+    ``default_preset`` and ``bench`` (data for sweeps), ``variant`` (leaderboard row name) and
     ``runs_dir`` (root of TensorBoard logs, checkpoints and run records).
+
+    After instantiation ``run_dir`` is the run's directory, ``config_hash`` its key, ``run_label``
+    its readable name and ``recorder`` its run record (:mod:`normbench.training.rundir`).
     """
 
     def __init__(self, args: list[str] | dict[str, Any] | None = None, **kwargs: Any) -> None:
@@ -117,10 +61,10 @@ class NormbenchCLI(LightningCLI):
         parser.add_argument("--task", type=str, default="", help="task name in the registry")
         parser.add_argument("--preset", type=str | None, default=None, help="preset applied to this config")
         parser.add_argument("--presets", type=dict, default={}, help="named partial configs (used by --preset)")
+        parser.add_argument("--default_preset", type=str | None, default=None, help="preset of the task's own bench")
         parser.add_argument("--bench", type=dict, default={}, help="what `normbench bench` sweeps and reports")
         parser.add_argument("--variant", type=str | None, default=None, help="leaderboard row name of this run")
         parser.add_argument("--runs_dir", type=str, default="runs", help="root of logs, checkpoints and records")
-        parser.add_argument("--run_name", type=str | None, default=None, help="run directory name (default: derived)")
         # normbench's loaders shard every global batch themselves (EpochBatchSampler): N processes
         # then see the batches one process sees at N x the batch size.
         parser.set_defaults({"trainer.use_distributed_sampler": False})
@@ -136,61 +80,40 @@ class NormbenchCLI(LightningCLI):
             raise ValueError("trainer.logger: normbench sets the loggers itself (TensorBoard + run record); "
                              "leave it unset, or use --runs_dir to choose where they write")
         task = config.get("task") or "run"
-        derived = run_name(config)
-        name = config.get("run_name") or derived
-        directory = run_dir(self.config.runs_dir, task, config.get("preset"), name)
-        tensorboard = TensorBoardLogger(directory.parent, name="", version=name, default_hp_metric=False)
-        meta = {
-            "task": task,
-            "variant": config.get("variant") or derived.rsplit("-seed", 1)[0],
-            "seed": config.get("seed_everything"),
-            "preset": config.get("preset"),
-            "config_hash": config_hash(config),
-            "config": config,
-            "log_dir": tensorboard.log_dir,
-            "provenance": provenance(),
-        }
-        self.recorder = RunRecordLogger(Path(tensorboard.log_dir) / RECORD_NAME, meta)
-        kwargs["logger"] = [tensorboard, self.recorder]
+        arch_config = getattr(self.model, "arch", None)
+        arch = arch_config.effective() if hasattr(arch_config, "effective") else None
+        # the trainer is built first: its world size is part of the run's identity
         if not (config.get("trainer") or {}).get("plugins"):
             kwargs["plugins"] = [AtomicCheckpointIO()]
+        kwargs["logger"] = False
         trainer = super().instantiate_trainer(**kwargs)
+        identity = run_identity(config, arch, world_size(trainer))
+        self.config_hash = config_hash(identity)
+        self.run_label = label = run_label(arch)
+        self.run_dir = run_dir(self.config.runs_dir, task, label, self.config_hash, config.get("seed_everything"))
+        tensorboard = TensorBoardLogger(self.run_dir.parent, name="", version=self.run_dir.name,
+                                        default_hp_metric=False)
+        meta = {
+            "task": task,
+            "variant": config.get("variant") or label,
+            "seed": config.get("seed_everything"),
+            "preset": config.get("preset"),
+            "config_hash": self.config_hash,
+            "config": config,
+            "norms": {k: v for k, v in (arch or {}).items() if k.endswith("_norm") and v is not None},
+            "placement": (arch or {}).get("placement"),
+            "world_size": identity["world_size"],
+            "global_batch_size": identity["global_batch_size"],
+            "log_dir": tensorboard.log_dir,
+            "provenance": provenance(world_size=identity["world_size"],
+                                     global_batch_size=identity["global_batch_size"]),
+        }
+        self.recorder = RunRecordLogger(record_path(self.run_dir), meta)
+        trainer.loggers = [tensorboard, self.recorder]
         self.run_state = RunState(self.recorder, start_rng=rng_states())
         trainer.callbacks.insert(0, self.run_state)
         trainer.callbacks.append(GeometryMonitor())
         return trainer
-
-
-def preset_args(args: list[str]) -> list[str]:
-    """Rewrite ``--preset NAME`` into the config it names, merged into the ``--config`` file.
-
-    ``[--config F, --preset P, ...]`` becomes ``[--config <F with presets[P] merged>, ...]`` so
-    that command-line overrides given after it still win.
-    """
-    if "--preset" not in args and not any(a.startswith("--preset=") for a in args):
-        return args
-    out, config_path, preset, i = [], None, None, 0
-    while i < len(args):
-        arg = args[i]
-        key, eq, val = arg.partition("=")
-        if key in ("--config", "--preset"):
-            if not eq:
-                if i + 1 >= len(args):
-                    raise ValueError(f"{key}: expects a value")
-                val, i = args[i + 1], i + 1
-            if key == "--config":
-                config_path = val
-                out += ["--config", val]
-            else:
-                preset = val
-        else:
-            out.append(arg)
-        i += 1
-    if config_path is None:
-        raise ValueError("preset: --preset needs a --config file that defines it (e.g. --config tasks/majority.yaml)")
-    pos = max(j for j, a in enumerate(out) if a == "--config")
-    out[pos + 1] = yaml.safe_dump(load_config(config_path, preset), sort_keys=False)
-    return out
 
 
 def start_point(recorder: RunRecordLogger) -> Path | None:
@@ -208,6 +131,9 @@ def start_point(recorder: RunRecordLogger) -> Path | None:
             previous = read_record(recorder.path)
         except ValueError as exc:
             print(f"normbench: {exc}; the run is redone from the start", file=sys.stderr)
+    if previous and previous.get("config_hash") not in (None, wanted):
+        raise ValueError(f"runs_dir: {run_dir} holds a run of config {previous.get('config_hash')}, not {wanted}; "
+                         f"nothing was changed")
     checkpoint = None
     if previous and previous.get("status") in ("running", "failed") and previous.get("config_hash") == wanted:
         checkpoint = resume_checkpoint(run_dir, wanted)
@@ -218,16 +144,43 @@ def start_point(recorder: RunRecordLogger) -> Path | None:
     return checkpoint
 
 
+def world_size(trainer: L.Trainer) -> int:
+    """Processes that train one run together: nodes x devices per node."""
+    return int(trainer.num_nodes) * int(trainer.num_devices)
+
+
+def finished_record(recorder: RunRecordLogger) -> str | None:
+    """The status of a finished run of the same config already in the run's directory, else ``None``.
+
+    A finished run is never trained again (its record, checkpoints and events stay as they are).
+    """
+    if not recorder.path.exists():
+        return None
+    try:
+        previous = read_record(recorder.path)
+    except ValueError:
+        return None
+    if previous.get("status") in FINISHED and previous.get("config_hash") == recorder.meta["config_hash"]:
+        return previous["status"]
+    return None
+
+
 def train(args: list[str] | dict[str, Any]) -> Path:
     """Parse ``args``, fit, and write the run record; returns the record's path.
 
     The record's status is ``done``, ``diverged`` (non-finite loss; training stopped) or
     ``failed`` (an exception, re-raised after the record is written). An interrupted run of the
-    same config resumes from its last checkpoint (:func:`start_point`). A task whose module has a
+    same config resumes from its last checkpoint (:func:`start_point`); a finished one is left
+    as it is. A task whose module has a
     ``test_step`` (its analysis of the trained model) gets a test pass after a finished fit.
     """
     cli = NormbenchCLI(args=preset_args(args) if isinstance(args, list) else args)
     recorder: RunRecordLogger = cli.recorder
+    done = finished_record(recorder)
+    if done is not None:
+        print(f"normbench: {recorder.path.parent} already holds a finished run of this configuration "
+              f"({done}); nothing to train", file=sys.stderr)
+        return recorder.path
     checkpoint = start_point(recorder)
     recorder.write("running")
     start = time.perf_counter()

@@ -33,9 +33,13 @@ from torch.func import functional_call, vmap
 from torch.utils.data import DataLoader, IterableDataset
 from torchmetrics import Metric
 
-from normbench.checkpointing import RunState, clear_run_dir
+from tqdm.auto import tqdm
+
 from normbench.data.batching import EpochBatchSampler, ResumableLoader, draw_epoch_seed
-from normbench.lightning_module import NormbenchModule
+from normbench.sweep.backends import Outcome, is_finished
+from normbench.tasks.base import NormbenchModule
+from normbench.training.checkpointing import RunState, clear_run_dir
+from normbench.training.cli import NormbenchCLI
 
 
 class StackedBatches(IterableDataset):
@@ -93,7 +97,7 @@ class SeedStack(NormbenchModule):
 
     def __init__(self, members: list[NormbenchModule], generators: list[torch.Generator]) -> None:
         first = members[0]
-        super().__init__(first.lr, first.lr_decay_steps, first.warmup_steps, first.weight_decay)
+        super().__init__(first.arch, first.optim)
         self.members = nn.ModuleList(members)
         self.generators = generators
         self.names = [n for n, _ in first.named_parameters()]
@@ -227,8 +231,6 @@ class SeedRouter(Logger):
 
 def train_stack(arg_lists: list[list[str]]) -> list[Path]:
     """Train the runs of ``arg_lists`` (one variant, K seeds) as one stacked model; returns their records."""
-    from normbench.training import NormbenchCLI
-
     clis, generators = [], []
     for args in arg_lists:
         cli = NormbenchCLI(args=args)  # seeds, then builds this seed's model exactly as a lone run does
@@ -273,10 +275,6 @@ def train_stack(arg_lists: list[list[str]]) -> list[Path]:
 
 def execute_vectorized(runs: list[Any], stack_size: int, progress: bool = True) -> Any:
     """Train the unfinished ``runs`` in stacks of up to ``stack_size`` seeds of one variant."""
-    from tqdm.auto import tqdm
-
-    from normbench.sweep import Outcome, is_finished
-
     outcome = Outcome()
     todo = [r for r in runs if not is_finished(r)]
     outcome.skipped = len(runs) - len(todo)

@@ -7,6 +7,7 @@ offsets, so a word is bold when any of its pieces is unselectable, whatever the 
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -14,9 +15,12 @@ from typing import Any
 import torch
 
 from normbench.analysis.model_keys import unselectable_per_layer
-from normbench.claims import describe, judge, load_claims
+from normbench.data.tokenizer import load_tokenizer
 from normbench.io import atomic_write_json, atomic_write_text
-from normbench.records import provenance, read_record
+from normbench.reporting.claims import describe, judge, load_claims
+from normbench.sweep.plan import plan_runs, quiet_lightning
+from normbench.tasks import get_task
+from normbench.training.records import provenance, read_record
 
 
 def word_spans(text: str) -> list[tuple[int, int]]:
@@ -81,9 +85,6 @@ def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
 
 def load_run(record_path: Path) -> tuple[dict[str, Any], Any, Any]:
     """(record, trained LightningModule in eval mode, tokenizer saved next to the run)."""
-    from normbench.data.tokenizer import load_tokenizer
-    from normbench.tasks import get_task
-
     record = read_record(record_path)
     if record.get("status") != "done" or not record.get("checkpoint"):
         raise ValueError(f"{record_path}: the run is {record.get('status')!r} without a final checkpoint")
@@ -93,7 +94,7 @@ def load_run(record_path: Path) -> tuple[dict[str, Any], Any, Any]:
 
 def sst2_model_tokens(record_path: Path, sentences: list[str]) -> tuple[dict[str, Any], list[Any], list[dict[str, Any]]]:
     record, module, tokenizer = load_run(record_path)
-    max_len = module.hparams.max_positions
+    max_len = module.arch.max_positions
     tokenizer.enable_truncation(min(max_len, 128))
     encodings = tokenizer.encode_batch(sentences)
     results = analyse_sentences(module.model, encodings, lambda e: [m == 0 for m in e.special_tokens_mask],
@@ -103,7 +104,7 @@ def sst2_model_tokens(record_path: Path, sentences: list[str]) -> tuple[dict[str
 
 def lm_model_tokens(record_path: Path, sentences: list[str]) -> tuple[dict[str, Any], list[Any], list[dict[str, Any]]]:
     record, module, tokenizer = load_run(record_path)
-    tokenizer.enable_truncation(module.hparams.max_positions)
+    tokenizer.enable_truncation(module.arch.max_positions)
     encodings = tokenizer.encode_batch(sentences)
     results = analyse_sentences(module.model, encodings, lambda e: [True] * len(e.ids), lambda ids, pad: (ids,))
     return record, encodings, results
@@ -126,8 +127,6 @@ def section(title: str, what: str, record: dict[str, Any], summary: dict[str, An
 
 
 def find_record(task: str, preset: str, variant: str, seed: int, runs_dir: str) -> Path | None:
-    from normbench.sweep import plan_runs, quiet_lightning
-
     with quiet_lightning():
         _, runs = plan_runs(task, preset, [seed], [variant], None, runs_dir)
     path = runs[0].record_path
@@ -136,8 +135,16 @@ def find_record(task: str, preset: str, variant: str, seed: int, runs_dir: str) 
     return path if read_record(path).get("status") == "done" else None  # unfinished: reported as not run
 
 
+def dev_sentences(run_config: dict[str, Any]) -> list[str]:
+    """The dev sentences of the data module of a resolved ``sst2`` config (its ``raw()`` validation split)."""
+    data = run_config["data"]
+    module_name, _, cls_name = data["class_path"].rpartition(".")
+    cls = getattr(importlib.import_module(module_name), cls_name)
+    return cls(**(data.get("init_args") or {})).raw()["validation"]["sentence"]
+
+
 def write_token_report(config: dict[str, Any], preset: str, runs_dir: str, out_dir: Path,
-                       load_sentences: Callable[[dict[str, Any]], list[str]]) -> dict[str, Any]:
+                       load_sentences: Callable[[dict[str, Any]], list[str]] = dev_sentences) -> dict[str, Any]:
     """Write ``unselectable_tokens.md`` / ``.json`` from the trained runs named by ``bench.token_report``.
 
     ``load_sentences(config)`` gives the dev sentences for the resolved config of the sst2 run.

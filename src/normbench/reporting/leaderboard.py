@@ -8,6 +8,9 @@ the task YAML (``bench.metrics``), each read from one logged series of every run
   ``at_step: last`` - the final value.
 * ``first_below: x`` - the first step at which the series is <= x ("not reached" otherwise).
 * ``smooth: w`` (optional) - read the trailing moving average over ``w`` logged points.
+
+A metric named with ``{layer}`` (e.g. ``unselectable_after_L{layer}``) stands for one metric per
+layer of the network, its series expanded the same way (:mod:`normbench.tasks.series`).
 """
 
 from __future__ import annotations
@@ -18,9 +21,10 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from normbench.claims import describe, judge, load_claims
 from normbench.io import atomic_write_json, atomic_write_text
-from normbench.records import provenance, read_record, utc_now
+from normbench.reporting.claims import describe, judge, load_claims
+from normbench.sweep.plan import expand_metric_layers
+from normbench.training.records import provenance, read_record, utc_now
 
 
 def smooth(points: list[list[float]], window: int) -> list[list[float]]:
@@ -66,27 +70,14 @@ def aggregate(values: list[float | None], bounds: list[float | None]) -> dict[st
     return out
 
 
-BLOCK_NORMS = ("attn_norm", "ffn_norm", "final_norm")
-
-
-def effective_norms(model: dict[str, Any]) -> dict[str, Any]:
-    """The model's norms by name; with placement ``none`` the blocks' (and final) norms are absent."""
-    norms = {}
-    for key, spec in model.items():
-        if key.endswith("_norm"):
-            absent = model.get("placement") == "none" and key in BLOCK_NORMS
-            norms[key.removesuffix("_norm")] = {"component": "none", "absent": "placement none"} if absent else spec
-    return norms
-
-
 def variant_entry(name: str, records: list[dict[str, Any]], metrics: dict[str, dict[str, Any]]) -> dict[str, Any]:
     records = sorted(records, key=lambda r: r["seed"])
-    model = records[0]["config"]["model"]["init_args"]
     statuses = {r["status"] for r in records}
     entry: dict[str, Any] = {
         "name": name,
-        "placement": model.get("placement"),
-        "norms": effective_norms(model),
+        # the norms the network has (normbench.nn.placement decides; recorded by the run itself)
+        "placement": records[0].get("placement"),
+        "norms": {k.removesuffix("_norm"): spec for k, spec in (records[0].get("norms") or {}).items()},
         "seeds": [r["seed"] for r in records],
         "status": statuses.pop() if len(statuses) == 1 else "mixed",
         "run_status": {str(r["seed"]): r["status"] for r in records},
@@ -117,6 +108,8 @@ def variant_entry(name: str, records: list[dict[str, Any]], metrics: dict[str, d
         "lightning": sorted({p["lightning"] for p in prov}),
         "devices": sorted({p["device"] for p in prov}),
         "threads": sorted({p["threads"] for p in prov}),
+        "world_sizes": sorted({r.get("world_size", 1) for r in records}),
+        "global_batch_sizes": sorted({r.get("global_batch_size") for r in records}, key=str),
         "dates": [min(p["date"] for p in prov), max(p["date"] for p in prov)],
         "wall_time_s": round(sum(r.get("wall_time_s", 0.0) for r in records), 1),
         "log_dirs": [r.get("log_dir") for r in records],
@@ -145,7 +138,8 @@ def build(task: str, preset: str | None, records: list[dict[str, Any]], bench: d
         if len(seeds) != len(set(seeds)):
             raise ValueError(f"variant {name!r}: more than one record for a seed")
     order = [v for v in (variant_order or []) if v in by_variant] + sorted(set(by_variant) - set(variant_order or []))
-    metrics = bench.get("metrics") or {}
+    n_layers = int(((records[0]["config"].get("model") or {}).get("init_args") or {}).get("arch", {}).get("n_layers", 1))
+    metrics = expand_metric_layers(bench.get("metrics") or {}, n_layers)
     variants = [variant_entry(name, by_variant[name], metrics) for name in order]
     by_name = {v["name"]: v for v in variants}
     claims = [judge(c, by_name) for c in load_claims(bench["claims"])] if bench.get("claims") else []

@@ -19,8 +19,8 @@ VERDICTS = ("reproduced", "direction only", "not reproduced", "not run")
 
 
 def load_claims(claims_id: str) -> list[dict[str, Any]]:
-    """The claims of ``src/normbench/claims/<claims_id>.yaml``."""
-    path = resources.files("normbench") / "claims" / f"{claims_id}.yaml"
+    """The claims of ``src/normbench/reporting/claims/<claims_id>.yaml``."""
+    path = resources.files("normbench.reporting") / "claims" / f"{claims_id}.yaml"
     if not path.is_file():
         raise ValueError(f"bench.claims: no claims file named {claims_id!r}")
     return yaml.safe_load(path.read_text(encoding="utf-8"))["claims"]

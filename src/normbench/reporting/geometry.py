@@ -6,7 +6,7 @@ query q_c Q K^T / sqrt(d) of Brody et al. eq. 6, so the 20 keys and 20 queries *
 whole attention geometry. ``geometry_3d.png`` draws them with the ones vector (and a learned
 normal u); ``query_angle_histograms.png`` shows, per variant, the distribution of the angles
 between the queries of evaluation sequences and the normal, as logged to TensorBoard by
-:class:`normbench.geometry_monitor.GeometryMonitor` at every evaluation.
+:class:`normbench.training.monitor.GeometryMonitor` at every evaluation.
 """
 
 from __future__ import annotations
@@ -21,10 +21,13 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-from normbench.geometry_monitor import ANGLE_BINS, attention_normals  # noqa: E402
+from normbench.analysis.angles import attention_normals, query_angle_to_ones  # noqa: E402
+from normbench.tasks import get_task  # noqa: E402
+from normbench.tasks.series import QUERY_ANGLE_HISTOGRAM, layer_series  # noqa: E402
+from normbench.training.monitor import ANGLE_BINS  # noqa: E402
 from normbench.io import atomic_write_json  # noqa: E402
-from normbench.plots import save_png  # noqa: E402
-from normbench.records import read_record  # noqa: E402
+from normbench.reporting.plots import save_png  # noqa: E402
+from normbench.training.records import read_record  # noqa: E402
 
 
 def class_keys_and_queries(module: Any) -> dict[str, np.ndarray]:
@@ -35,11 +38,12 @@ def class_keys_and_queries(module: Any) -> dict[str, np.ndarray]:
         # the attention input: N(E_c) under pre-norm, E_c itself in front of a post/none block
         keys = block.attn_norm(model.embedding.weight) if block.placement == "pre" else model.embedding.weight
         queries = block.attn.effective_queries(keys[None])[0, 0]  # first head: (C, d)
-        normal = attention_normals(model)["blocks.0.attn"]
+        normal = attention_normals(model)["L1.attn"]
     return {"keys": keys.detach().numpy(), "queries": queries.detach().numpy(), "normal": normal.detach().numpy()}
 
 
-def read_angle_histograms(log_dir: str | Path, tag: str = "geometry/L1/query_angle") -> tuple[np.ndarray, np.ndarray]:
+def read_angle_histograms(log_dir: str | Path, tag: str = layer_series(QUERY_ANGLE_HISTOGRAM, 1)
+                          ) -> tuple[np.ndarray, np.ndarray]:
     """(steps, fractions (steps, bins)) of a run's query-angle histograms on the 2-degree bins."""
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
@@ -119,9 +123,6 @@ def plot_angle_histograms(histograms: dict[str, tuple[np.ndarray, np.ndarray]], 
 
 def write_geometry(record_paths: dict[str, Path], out: Path) -> dict[str, Any]:
     """Draw both figures from the runs ``{variant: record path}`` and write ``geometry.json`` beside them."""
-    from normbench.analysis.angles import query_angle_to_ones
-    from normbench.tasks import get_task
-
     views, histograms, summary = {}, {}, {}
     for variant, path in record_paths.items():
         record = read_record(path)

@@ -1,13 +1,12 @@
 """Run records: one JSON file per (task, variant, seed) run, written atomically.
 
-A record holds the resolved config, its hash (seed excluded, so all seeds of a variant share
-it), the status (``running`` / ``done`` / ``diverged`` / ``failed``), every logged metric as a
+A record holds the resolved config, its hash (:mod:`normbench.training.rundir`: seed excluded,
+so all seeds of a variant share it), the norms the network has, the status (``running`` / ``done`` / ``diverged`` / ``failed``), every logged metric as a
 ``[step, value]`` series (step = optimizer steps completed), and provenance. Leaderboards are built from records only.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import platform
@@ -23,11 +22,8 @@ from lightning.pytorch.utilities import rank_zero_only
 
 from normbench.io import atomic_write_json
 
-RECORD_NAME = "record.json"
 STATUSES = ("running", "done", "diverged", "failed")
-# Config keys that do not change what is trained: output locations, logging, bookkeeping.
-NON_SEMANTIC_KEYS = ("seed_everything", "preset", "presets", "bench", "variant", "runs_dir", "run_name", "task", "config")
-NON_SEMANTIC_TRAINER_KEYS = ("logger", "callbacks", "enable_progress_bar", "default_root_dir", "enable_model_summary")
+FINISHED = ("done", "diverged")
 
 
 def utc_now() -> str:
@@ -53,8 +49,8 @@ def git_state(cwd: str | Path | None = None) -> dict[str, Any]:
         return {"git_commit": None, "dirty": None}
 
 
-def provenance(device: str | None = None) -> dict[str, Any]:
-    """Where and with what a result was produced."""
+def provenance(device: str | None = None, **extra: Any) -> dict[str, Any]:
+    """Where and with what a result was produced (``extra``: e.g. world size and global batch size)."""
     if device is None:
         device = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu"
     return {
@@ -66,21 +62,8 @@ def provenance(device: str | None = None) -> dict[str, Any]:
         "threads": torch.get_num_threads(),
         "host": platform.node(),
         "date": utc_now(),
+        **extra,
     }
-
-
-def semantic_config(config: dict[str, Any]) -> dict[str, Any]:
-    """The part of a resolved config that determines what is trained (seed excluded)."""
-    out = {k: v for k, v in config.items() if k not in NON_SEMANTIC_KEYS}
-    if isinstance(out.get("trainer"), dict):
-        out["trainer"] = {k: v for k, v in out["trainer"].items() if k not in NON_SEMANTIC_TRAINER_KEYS}
-    return out
-
-
-def config_hash(config: dict[str, Any]) -> str:
-    """sha256 (first 12 hex digits) of the canonical JSON of :func:`semantic_config`."""
-    payload = json.dumps(semantic_config(config), sort_keys=True, default=str)
-    return hashlib.sha256(payload.encode()).hexdigest()[:12]
 
 
 def add_points(series: dict[str, list[list[float]]], metrics: dict[str, Any], step: int | None) -> None:

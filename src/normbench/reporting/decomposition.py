@@ -24,16 +24,18 @@ import torch  # noqa: E402
 
 from normbench.analysis.decompose import TERMS, decompose, importance  # noqa: E402
 from normbench.io import atomic_write_json  # noqa: E402
-from normbench.plots import save_png  # noqa: E402
-from normbench.records import RECORD_NAME, read_record  # noqa: E402
+from normbench.reporting.plots import save_png  # noqa: E402
+from normbench.tasks import get_task  # noqa: E402
+from normbench.tasks.series import DECOMPOSITION  # noqa: E402
+from normbench.training.records import read_record  # noqa: E402
+from normbench.training.rundir import DECOMPOSITION_NAME, record_path, run_of_checkpoint  # noqa: E402
 
-DECOMPOSITION_NAME = "decomposition.json"
 TERM_LABELS = {"i": "input i", "h": "attention h", "f": "feed-forward f", "c": "biases + norm shifts c"}
 
 
 def record_for_checkpoint(ckpt: Path) -> Path:
     """The run record of ``<run>/checkpoints/<name>.ckpt``: ``<run>/record.json``."""
-    path = Path(ckpt).resolve().parent.parent / RECORD_NAME
+    path = record_path(run_of_checkpoint(ckpt))
     if not Path(ckpt).is_file():
         raise FileNotFoundError(f"ckpt: {ckpt} does not exist")
     if not path.is_file():
@@ -54,8 +56,6 @@ def build_datamodule(config: dict[str, Any]) -> Any:
 
 def decompose_run(ckpt: Path, sequences: int = 256, dtype: torch.dtype = torch.float64) -> dict[str, Any]:
     """Mean term shares per layer over the first ``sequences`` validation sequences of a trained run."""
-    from normbench.tasks import get_task
-
     if sequences < 1:
         raise ValueError(f"sequences: must be >= 1, got {sequences}")
     record = read_record(record_for_checkpoint(ckpt))
@@ -125,9 +125,9 @@ def as_series(decomposition: dict[str, Any], step: int) -> dict[str, list[list[f
     out = {}
     for layer, shares in decomposition["layers"].items():
         for term, value in shares.items():
-            out[f"decomposition/{layer}/{term}"] = [[step, value]]
+            out[DECOMPOSITION.format(layer=layer, term=term)] = [[step, value]]
     for term, value in decomposition["layers"][decomposition["output_layer"]].items():
-        out[f"decomposition/output/{term}"] = [[step, value]]
+        out[DECOMPOSITION.format(layer="output", term=term)] = [[step, value]]
     return out
 
 

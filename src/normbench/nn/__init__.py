@@ -1,0 +1,14 @@
+"""Networks: norms, blocks with named hook points, placement, one config per architecture."""
+
+from normbench.nn.bert import BertConfig, BertEncoder
+from normbench.nn.config import ArchConfig
+from normbench.nn.gpt import GPTConfig, GPTDecoder
+from normbench.nn.majority import MajorityConfig, MajorityEncoder
+from normbench.nn.norms import Component, Norm, NormSpec, component_names, register_component
+from normbench.nn.placement import PLACEMENTS, Placement, norm_exists, present_norms
+
+__all__ = [
+    "ArchConfig", "BertConfig", "BertEncoder", "Component", "GPTConfig", "GPTDecoder", "MajorityConfig",
+    "MajorityEncoder", "Norm", "NormSpec", "PLACEMENTS", "Placement", "component_names", "norm_exists",
+    "present_norms", "register_component",
+]

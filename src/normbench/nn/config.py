@@ -1,0 +1,53 @@
+"""One configuration dataclass per architecture: every hyperparameter of a network, declared once.
+
+The task modules take these as their ``arch`` argument (``--model.arch.d_model 8`` on the command
+line, ``model.init_args.arch`` in a task YAML), the networks are built from them, and a run is
+keyed by :meth:`ArchConfig.effective`: two configs that build the same network share it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+from typing import Any, ClassVar
+
+from normbench.nn.norms import NormSpec
+from normbench.nn.placement import NormRole, Placement, check_placement, present_norms
+
+Activation = str  # one of normbench.nn.blocks.ACTIVATIONS; checked when the network is built
+
+
+def check_positive(config: Any, *names: str) -> None:
+    """One-line error unless every field ``names`` of ``config`` is a positive integer."""
+    for name in names:
+        value = getattr(config, name)
+        if not isinstance(value, int) or value < 1:
+            raise ValueError(f"model.arch.{name}: must be a positive integer, got {value!r}")
+
+
+@dataclass(frozen=True)
+class ArchConfig:
+    """Base of the architecture configs: ``placement`` plus norms named in ``NORM_ROLES``."""
+
+    NORM_ROLES: ClassVar[dict[str, NormRole]] = {}
+    placement: Placement = "pre"
+
+    def __post_init__(self) -> None:
+        check_placement(self.placement)
+        check_positive(self, "d_model", "n_heads", "n_layers")
+        if self.d_model % self.n_heads:  # type: ignore[attr-defined]
+            raise ValueError(f"model.arch.d_model={self.d_model} is not divisible by "  # type: ignore[attr-defined]
+                             f"model.arch.n_heads={self.n_heads}")  # type: ignore[attr-defined]
+        if not 0.0 <= self.dropout < 1.0:  # type: ignore[attr-defined]
+            raise ValueError(f"model.arch.dropout: must be in [0, 1), got {self.dropout!r}")  # type: ignore[attr-defined]
+
+    def norms(self) -> dict[str, NormSpec]:
+        """The norms the network has under its placement, by name, with canonical specs."""
+        return {name: getattr(self, name).canonical() for name in present_norms(self.placement, self.NORM_ROLES)}
+
+    def effective(self) -> dict[str, Any]:
+        """The config as the network sees it: absent norms ``None``, ignored norm settings reset."""
+        present = self.norms()
+        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        for name in self.NORM_ROLES:
+            out[name] = asdict(present[name]) if name in present else None
+        return out

@@ -1,0 +1,50 @@
+"""Placement: where the norms sit in a Transformer, and the one rule for which norms exist.
+
+With N_a the norm in front of attention A and N_f the one in front of the feed-forward f:
+
+* ``pre``:  x <- x + A(N_a(x));  x <- x + f(N_f(x))
+* ``post``: x <- N_a(x + A(x));  x <- N_f(x + f(x))
+* ``none``: x <- x + A(x);       x <- x + f(x)
+
+An architecture names each of its norms with a role (:data:`NormRole`), and
+:func:`present_norms` says which of them exist under a placement. Models build exactly those
+norms, and run names, leaderboard rows, the monitor and the decomposition all read the same answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Literal, get_args
+
+Placement = Literal["pre", "post", "none"]
+PLACEMENTS: tuple[str, ...] = get_args(Placement)
+NormRole = Literal["block", "final", "embedding"]
+"""``block``: one per block (N_a, N_f); ``final``: after the last block, normalising what pre-norm
+blocks leave unnormalised; ``embedding``: on the input embedding, whatever the placement."""
+
+
+def check_placement(placement: str, field: str = "model.arch.placement") -> None:
+    """One-line error unless ``placement`` is a known placement."""
+    if placement not in PLACEMENTS:
+        raise ValueError(f"{field}: {placement!r} is not allowed; choose one of {', '.join(PLACEMENTS)}")
+
+
+def norm_exists(role: NormRole, placement: str) -> bool:
+    """Whether a norm of ``role`` exists under ``placement``.
+
+    Block norms exist unless the placement is ``none``; a final norm only under ``pre`` (post-norm
+    blocks already end normalised, ``none`` has no norms); an embedding norm always.
+    """
+    check_placement(placement)
+    if role == "block":
+        return placement != "none"
+    if role == "final":
+        return placement == "pre"
+    if role == "embedding":
+        return True
+    raise ValueError(f"norm role: {role!r} is not one of {', '.join(get_args(NormRole))}")
+
+
+def present_norms(placement: str, roles: Mapping[str, NormRole]) -> tuple[str, ...]:
+    """The names (keys of ``roles``) of the norms that exist under ``placement``, in order."""
+    return tuple(name for name, role in roles.items() if norm_exists(role, placement))

@@ -1,0 +1,1 @@
+"""Reporting: leaderboards, claims and verdicts, figures, the per-experiment reports, the results pipeline."""

@@ -1,0 +1,305 @@
+"""The results pipeline: train a sweep, then write its leaderboard; rebuild leaderboards; the analyses' outputs.
+
+Only a task's own bench (its ``default_preset``, default seeds and variants, no overrides, no
+grid) writes ``results/<task>/``. Every other sweep writes ``results/<task>/<name>/``, ``name``
+given with ``--name`` or derived from what differs; a named folder keeps the key of the sweep
+that wrote it, and a different sweep never replaces it (:func:`results_folder`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from normbench.analysis.random_grid import random_grid as run_grid
+from normbench.reporting import leaderboard as lb
+from normbench.reporting.decomposition import decompose_checkpoint, plot_decomposition, with_decomposition
+from normbench.reporting.geometry import write_geometry
+from normbench.reporting.plots import plot_series
+from normbench.reporting.tokens import write_token_report
+from normbench.reporting.unselectable import write_random_grid
+from normbench.sweep.backends import Outcome, execute
+from normbench.sweep.plan import Run, parse_grid, parse_seeds, plan_runs
+from normbench.sweep.vectorized import execute_vectorized
+from normbench.tasks import get_task
+from normbench.training.config import load_config
+from normbench.training.records import FINISHED
+
+
+def bench(
+    task: str,
+    preset: str | None = None,
+    seeds: list[int] | None = None,
+    variants: list[str] | None = None,
+    workers: int = 1,
+    override: list[str] | None = None,
+    runs_dir: str = "runs",
+    results_dir: str = "results",
+    progress: bool = True,
+) -> None:
+    """Train a task's variant x seed grid (finished runs are skipped) and write its leaderboard.
+
+    Shorthand for ``normbench sweep --config <task> --preset <preset>``.
+
+    Args:
+        task: registered task name (see ``normbench tasks``).
+        preset: preset of the task's config (default: its ``default_preset``, e.g. ``quick``).
+        seeds: seeds to run (default: the preset's ``bench.seeds``).
+        variants: subset of the task's variants (default: the preset's ``bench.default_variants``, else all).
+        workers: parallel training processes; CPU threads are split between them.
+        override: config overrides for every run, e.g. ``--override '[trainer.max_steps=100]'``.
+        runs_dir: root of TensorBoard logs, checkpoints and run records.
+        results_dir: leaderboards go to ``<results_dir>/<task>/`` (other sweeps: a subfolder).
+        progress: show progress bars.
+    """
+    run_sweep(task, preset, seeds=seeds, variants=variants, workers=workers, overrides=override,
+              runs_dir=runs_dir, results_dir=results_dir, progress=progress)
+
+
+class SweepFailed(Exception):
+    """Some runs of a sweep failed (their records say so); the others finished."""
+
+
+def sweep_key(runs: list[Run]) -> str:
+    """12 hex digits naming what a sweep trains: its (variant, config hash, seed) runs."""
+    payload = json.dumps(sorted([r.variant, r.config_hash, r.seed] for r in runs), default=str)
+    return hashlib.sha256(payload.encode()).hexdigest()[:12]
+
+
+def results_folder(config: dict[str, Any], preset: str | None, seeds: Any, variants: list[str] | None,
+                   overrides: list[str] | None, grid: list[str] | None, name: str | None) -> str | None:
+    """The subfolder of ``results/<task>/`` a sweep's leaderboard goes to; ``None`` for the task's own bench.
+
+    The task's own bench is its ``default_preset`` with the preset's seeds and variants, no
+    overrides and no grid. Any other sweep gets ``name``, else the preset's name when only the
+    preset differs, else ``<preset>-<8 hex digits of what differs>``.
+    """
+    bench = config.get("bench") or {}
+    default_seeds = list(bench.get("seeds") or [0])
+    default_variants = bench.get("default_variants") or list(bench.get("variants") or {})
+    same_seeds = seeds is None or parse_seeds(seeds) == default_seeds
+    same_variants = variants is None or list(variants) == list(default_variants)
+    if name is not None:
+        if not re.fullmatch(r"[A-Za-z0-9_.+=-]+", name) or name in (".", ".."):
+            raise ValueError(f"name: {name!r} must be a folder name (letters, digits, _ . + = -)")
+        return name
+    differs = not (same_seeds and same_variants) or bool(overrides) or bool(grid)
+    default_preset = config.get("default_preset")
+    if not differs and preset == default_preset:
+        return None
+    if not differs:
+        return preset or "default"
+    what = json.dumps([preset, parse_seeds(seeds), variants, overrides, grid], default=str)
+    return f"{preset or 'default'}-{hashlib.sha256(what.encode()).hexdigest()[:8]}"
+
+
+def check_results_owner(out: Path, key: str) -> None:
+    """One-line error when ``out`` holds the leaderboard of another sweep (its ``sweep_key`` differs)."""
+    board = out / "leaderboard.json"
+    if not board.is_file():
+        return
+    try:
+        owner = json.loads(board.read_text(encoding="utf-8")).get("sweep_key")
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ValueError(f"name: {board} is unreadable ({exc}); choose another --name") from exc
+    if owner != key:
+        raise ValueError(f"name: {out} holds the leaderboard of another sweep (key {owner}, this one {key}); "
+                         f"choose another --name")
+
+
+def run_sweep(
+    config: str,
+    preset: str | None = None,
+    grid: list[str] | None = None,
+    seeds: list[int] | str | None = None,
+    variants: list[str] | None = None,
+    workers: int = 1,
+    gpus: list[int] | None = None,
+    gpus_per_run: int = 1,
+    shard: str | None = None,
+    vectorize: int = 1,
+    overrides: list[str] | None = None,
+    runs_dir: str = "runs",
+    results_dir: str = "results",
+    name: str | None = None,
+    leaderboard: bool = True,
+    progress: bool = True,
+    train: bool = True,
+) -> Path | None:
+    """Plan, run and report one sweep; returns the leaderboard directory (``None`` without one).
+
+    ``config`` is a task's name or a config file; ``preset`` defaults to its ``default_preset``.
+    Nothing is trained when the leaderboard folder belongs to another sweep; with ``train=False``
+    nothing is trained at all (the leaderboard is rebuilt from the records).
+    """
+    axes = parse_grid(grid)
+    if preset is None:
+        preset = load_config(config).get("default_preset")
+    cfg, runs = plan_runs(None, preset, seeds, variants, overrides, runs_dir, axes, config_path=config)
+    task = cfg["task"]
+    folder = results_folder(cfg, preset, seeds, variants, overrides, grid, name)
+    out = Path(results_dir) / task / folder if folder else Path(results_dir) / task
+    key = sweep_key(runs)
+    if leaderboard and shard is None and folder is not None:
+        check_results_owner(out, key)  # before training: a clash is an error, not lost compute
+    if shard is not None:
+        m = re.fullmatch(r"(\d+)/(\d+)", shard)
+        if not m or not int(m[1]) < int(m[2]):
+            raise ValueError(f"shard: {shard!r} must be I/N with 0 <= I < N, e.g. 3/8")
+        runs = runs[int(m[1])::int(m[2])]
+    if not train:
+        outcome = Outcome()
+    elif vectorize > 1:
+        outcome = execute_vectorized(runs, vectorize, progress=progress)
+    else:
+        outcome = execute(runs, workers=workers, progress=progress, gpus=gpus, gpus_per_run=gpus_per_run)
+    written = None
+    if leaderboard and shard is None:
+        write_results(task, cfg.get("preset"), cfg, runs, out, runs_dir, sweep=key, own_bench=folder is None)
+        written = out
+    if outcome.failed:
+        raise SweepFailed(f"runs: {len(outcome.failed)} of {len(runs)} failed; their records say why, "
+                          f"and the same command retries them")
+    return written
+
+
+def leaderboard(task: str, preset: str | None = None, seeds: list[int] | None = None,
+                variants: list[str] | None = None, runs_dir: str = "runs", results_dir: str = "results",
+                name: str | None = None) -> None:
+    """Rebuild a sweep's leaderboard from its run records (nothing is trained).
+
+    Args:
+        task: registered task name.
+        preset: preset of the sweep (default: the task's ``default_preset``).
+        seeds: seeds to include (default: the preset's).
+        variants: variants to include (default: the preset's ``bench.default_variants``, else all).
+        runs_dir: root of the run records.
+        results_dir: root of the results; the folder is chosen as for ``normbench sweep``.
+        name: the sweep's ``--name``, if it had one.
+    """
+    run_sweep(task, preset, seeds=seeds, variants=variants, runs_dir=runs_dir, results_dir=results_dir, name=name,
+              leaderboard=True, progress=False, train=False)
+
+
+def load_finished(runs: list[Run]) -> list[dict[str, Any]]:
+    """The finished records of ``runs``, each named by its planned variant (a run shared by two
+    sweeps under different variant names is shown under this sweep's name)."""
+    by_path = {str(r.record_path): r for r in runs}
+    records = [r for r in lb.load_records([r.record_path for r in runs]) if r["status"] in FINISHED]
+    return [{**r, "variant": by_path[r["record_path"]].variant} for r in records]
+
+
+def write_results(task: str, preset: str | None, config: dict, runs: list[Run], out: Path,
+                  runs_dir: str = "runs", sweep: str | None = None, own_bench: bool = True) -> None:
+    """Build the leaderboard of the finished records among ``runs`` into ``out``.
+
+    The task's extra reports (``bench.token_report``: Tables 3-4) belong to its own bench only.
+    """
+    records = load_finished(runs)
+    missing = len(runs) - len(records)
+    if not records:
+        raise ValueError(f"runs_dir: no finished run records for task {task} (preset {preset}); "
+                         f"run `normbench sweep --config {task}` first")
+    bench_cfg = config.get("bench") or {}
+    decomposition = bench_cfg.get("decomposition")
+    if decomposition:
+        records = with_decomposition(records, int(decomposition.get("sequences", 256)))
+    variant_order = list(dict.fromkeys(r.variant for r in runs))
+    board = lb.build(task, preset, records, bench_cfg, variant_order)
+    board["sweep_key"] = sweep
+    by_variant = lb.group_by_variant(records)
+    plots = [str(plot_series(by_variant, spec, out / name)) for name, spec in (bench_cfg.get("plots") or {}).items()]
+    if decomposition:
+        panels = {v: [r["decomposition"] for r in rs if "decomposition" in r] for v, rs in by_variant.items()}
+        if any(panels.values()):
+            plots.append(str(plot_decomposition({v: rs for v, rs in panels.items() if rs}, out / "decomposition.png",
+                                                decomposition.get("title", ""))))
+    json_path, md_path = lb.write(board, out, plots)
+    note = f" ({missing} planned runs have no finished record yet)" if missing else ""
+    print(f"normbench: wrote {md_path} and {json_path}{note}")
+    for claim in board["claims"]:
+        print(f"  {claim['id']}: {claim['verdict']}")
+    if bench_cfg.get("token_report") and own_bench:
+        doc = write_token_report(config, preset, runs_dir, out)
+        for claim in doc.get("claims", []):
+            print(f"  {claim['id']}: {claim['verdict']}")
+
+
+def random_grid(
+    n_min: int = 3, n_max: int = 60, d_min: int = 3, d_max: int = 15, runs: int = 100, seed: int = 0,
+    results_dir: str = "results", progress: bool = True,
+) -> None:
+    """Figure 1c/1d: unselectable keys among random N(0, I) keys, raw and after LayerNorm.
+
+    Writes ``<results_dir>/unselectable/``: random_grid.json, two heatmaps and a leaderboard.
+
+    Args:
+        n_min, n_max: range of keys per set (inclusive).
+        d_min, d_max: range of dimensions (inclusive).
+        runs: random sets per (d, n) cell.
+        seed: seed of the keys.
+        results_dir: root of the results.
+        progress: show a progress bar.
+    """
+    if not (1 <= n_min <= n_max and 1 <= d_min <= d_max):
+        raise ValueError(f"n_min..n_max and d_min..d_max: need 1 <= min <= max, got {n_min}..{n_max} and {d_min}..{d_max}")
+    grid = run_grid(range(n_min, n_max + 1), range(d_min, d_max + 1), runs, seed, progress)
+    board = write_random_grid(grid, Path(results_dir) / "unselectable")
+    print(f"normbench: random grid in {grid['wall_time_s']:.1f} s; wrote {Path(results_dir) / 'unselectable'}")
+    for claim in board["claims"]:
+        print(f"  {claim['id']}: {claim['verdict']} (measured {claim['measured']})")
+
+
+def decompose(ckpt: str | None = None, sequences: int = 256, out: str | None = None) -> None:
+    """Additive decomposition e = i + h + f + c of a trained run's hidden states (Mickus et al. 2022).
+
+    Writes ``decomposition.json`` (mean importance of each term per layer over held-out sequences,
+    float64) and ``decomposition.png`` (like Mickus et al. Figure 3).
+
+    Args:
+        ckpt: a run's checkpoint, ``<runs_dir>/<task>/<label>-<hash>/seed<k>/checkpoints/last.ckpt``.
+        sequences: validation sequences to decompose.
+        out: output directory (default: the run's directory).
+    """
+    if not ckpt:
+        raise ValueError("ckpt: --ckpt <run>/checkpoints/last.ckpt is required")
+    if sequences < 1:
+        raise ValueError(f"sequences: must be >= 1, got {sequences}")
+    folder = decompose_checkpoint(ckpt, sequences, out)
+    print(f"normbench: wrote {folder / 'decomposition.json'} and {folder / 'decomposition.png'}")
+
+
+def geometry(preset: str = "geometry", seed: int = 0, variants: list[str] | None = None, runs_dir: str = "runs",
+             results_dir: str = "results") -> None:
+    """Figure 1a/1b of Brody et al.: 3-D keys and queries of the d = 3 majority models, and query angles over training.
+
+    Reads the runs of ``normbench sweep --config tasks/majority.yaml --preset geometry`` and writes
+    ``geometry_3d.png``, ``query_angle_histograms.png`` and ``geometry.json`` into ``<results_dir>/majority/``.
+
+    Args:
+        preset: preset of tasks/majority.yaml whose runs are drawn (its d_model must be 3).
+        seed: which seed of each variant to draw.
+        variants: variants to draw (default: the preset's).
+        runs_dir: root of the run records.
+        results_dir: the figures go to ``<results_dir>/majority/``.
+    """
+    config, runs = plan_runs("majority", preset, [seed], variants, None, runs_dir)
+    d = config["model"]["init_args"]["arch"]["d_model"]
+    if d != 3:
+        raise ValueError(f"preset: {preset!r} has model.init_args.arch.d_model={d}; the 3-D views need 3 "
+                         f"(use --preset geometry)")
+    missing = [str(r.record_path) for r in runs if r.record_path is None or not r.record_path.is_file()]
+    if missing:
+        raise FileNotFoundError(f"runs_dir: no run record {missing[0]}; run `normbench sweep --config "
+                                f"majority --preset {preset} --name {preset}` first")
+    out = Path(results_dir) / "majority"
+    summary = write_geometry({r.variant: r.record_path for r in runs}, out)
+    print(f"normbench: wrote {out / 'geometry_3d.png'}, {out / 'query_angle_histograms.png'} and {out / 'geometry.json'}")
+    for variant, s in summary.items():
+        print(f"  {variant}: class-query angle to the normal {s['class_query_angle_to_normal_deg']:.1f} deg, "
+              f"max |key . normal| {s['max_abs_key_component_along_normal']:.2e}")
+
+

@@ -1,0 +1,117 @@
+"""The shared LightningModule: optimizer, learning-rate schedule and the divergence guard.
+
+Task modules (:mod:`normbench.tasks`) subclass :class:`NormbenchModule`, build their network from
+their architecture config in ``__init__`` and implement ``training_step`` / ``validation_step``
+with torchmetrics.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import lightning as L
+import torch
+from torchmetrics import MeanMetric
+
+from normbench.nn.config import ArchConfig
+from normbench.tasks.series import TRAIN_LOSS_EPOCH, TRAIN_LOSS_STEP, TaskSeries
+
+
+@dataclass(frozen=True)
+class OptimConfig:
+    """Adam(W) with linear warm-up and linear decay: lr_t = lr * max(0, 1 - t / lr_decay_steps).
+
+    Args:
+        lr: peak learning rate.
+        lr_decay_steps: steps over which the rate decays linearly to zero (may exceed the
+            trained steps: the majority protocol decays over 10x its training length).
+        warmup_steps: linear warm-up from 0 to ``lr`` before the decay.
+        weight_decay: decoupled weight decay (0 gives plain Adam).
+    """
+
+    lr: float = 1e-3
+    lr_decay_steps: int = 140_000
+    warmup_steps: int = 0
+    weight_decay: float = 0.0
+
+    def __post_init__(self) -> None:
+        if not (self.lr > 0 and math.isfinite(self.lr)):
+            raise ValueError(f"model.optim.lr: must be a positive number, got {self.lr!r}")
+        if self.lr_decay_steps <= 0 or self.warmup_steps < 0:
+            raise ValueError(f"model.optim.lr_decay_steps must be positive and model.optim.warmup_steps >= 0, "
+                             f"got {self.lr_decay_steps} and {self.warmup_steps}")
+        if not (self.weight_decay >= 0 and math.isfinite(self.weight_decay)):
+            raise ValueError(f"model.optim.weight_decay: must be a finite number >= 0, got {self.weight_decay!r}")
+
+
+class NormbenchModule(L.LightningModule):
+    """A task's LightningModule: the network ``self.model`` built from ``arch``, trained with ``optim``.
+
+    Subclasses take ``(arch: <Architecture>Config, optim: OptimConfig)``, build ``self.model`` and
+    implement the steps with torchmetrics, logging only the series they declare in ``SERIES``
+    (:mod:`normbench.tasks.series`).
+    """
+
+    SERIES: ClassVar[TaskSeries]
+
+    def __init__(self, arch: ArchConfig, optim: OptimConfig) -> None:
+        super().__init__()
+        self.arch, self.optim = arch, optim
+        self.train_loss_mean = MeanMetric()
+
+    @property
+    def lr(self) -> float:
+        return self.optim.lr
+
+    @property
+    def weight_decay(self) -> float:
+        return self.optim.weight_decay
+
+    def log_train_loss(self, loss: torch.Tensor, batch_size: int) -> None:
+        """Log the loss as ``train/loss_step`` and its epoch mean (weighted by batch size) as ``train/loss_epoch``."""
+        # sync_dist: under DDP the logged step loss is the mean over all ranks' batches
+        self.log(TRAIN_LOSS_STEP, loss, on_step=True, on_epoch=False, prog_bar=True, batch_size=batch_size,
+                 sync_dist=True)
+        self.train_loss_mean.update(loss.detach(), weight=batch_size)  # epoch only: no per-batch value
+        self.log(TRAIN_LOSS_EPOCH, self.train_loss_mean, on_step=False, on_epoch=True, batch_size=batch_size)
+
+    def lr_factor(self, step: int) -> float:
+        """Multiplier of ``lr`` at optimizer step ``step``."""
+        if step < self.optim.warmup_steps:
+            return (step + 1) / self.optim.warmup_steps
+        return max(0.0, 1.0 - step / self.optim.lr_decay_steps)
+
+    def configure_optimizers(self):  # noqa: ANN201 - Lightning's return type
+        params: Any = self.parameters()
+        if self.weight_decay:  # a learned normal v enters only through v/|v|: decay would just shrink it
+            named = list(self.named_parameters())
+            params = [{"params": [p for n, p in named if not n.endswith(".direction")]},
+                      {"params": [p for n, p in named if n.endswith(".direction")], "weight_decay": 0.0}]
+        optimizer = torch.optim.AdamW(params, lr=self.lr, weight_decay=self.weight_decay)
+        schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, self.lr_factor)
+        return {"optimizer": optimizer, "lr_scheduler": {"scheduler": schedule, "interval": "step"}}
+
+    def check_data_fits(self, tokenizer_vocab: int, longest: int, length_field: str) -> None:
+        """One-line errors when the data's tokens or sequences do not fit the embeddings
+        (``arch.vocab_size`` rows, ``arch.max_positions`` positions)."""
+        if tokenizer_vocab > self.arch.vocab_size:
+            raise ValueError(f"model.init_args.arch.vocab_size: {self.arch.vocab_size} is smaller than the "
+                             f"tokenizer's {tokenizer_vocab} tokens (data.init_args.vocab_size)")
+        if longest > self.arch.max_positions:
+            raise ValueError(f"model.init_args.arch.max_positions: {self.arch.max_positions} is shorter than "
+                             f"{length_field}={longest}")
+
+    def model_inputs(self, batch: Any) -> tuple[tuple[torch.Tensor, ...], torch.Tensor | None]:
+        """(arguments of ``self.model`` for an evaluation batch, padding mask (B, T) True at padding or None).
+
+        Analyses that run the bare network (the embedding decomposition) read batches through this.
+        """
+        raise NotImplementedError(f"{type(self).__name__} does not say how its batches feed its model")
+
+    def check_finite(self, loss: torch.Tensor) -> None:
+        """Stop training (the record says "diverged") when the loss is NaN or infinite."""
+        if not torch.isfinite(loss):
+            self.diverged_at = self.global_step
+            self.trainer.should_stop = True

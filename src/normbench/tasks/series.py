@@ -1,0 +1,72 @@
+"""The metric series a run logs, named once.
+
+Every series a task logs (``self.log(name, ...)``), the monitor logs (``geometry/...``) or the
+decomposition adds to a record (``decomposition/...``) is named here. Per-layer series are
+templates with ``{layer}`` (1-based), expanded with the network's ``n_layers``. Leaderboard
+metrics (``bench.metrics`` in a task YAML) must read one of these names; a test trains every task
+for a few steps and checks that each leaderboard column and claim metric is logged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+TRAIN_LOSS_STEP = "train/loss_step"
+TRAIN_LOSS_EPOCH = "train/loss_epoch"
+TRAIN_ACC = "train/acc"
+TRAIN_PPL = "train/ppl"
+VAL_LOSS, VAL_ACC, VAL_F1, VAL_PPL = "val/loss", "val/acc", "val/f1", "val/ppl"
+TEST_LOSS, TEST_ACC, TEST_QUERY_ANGLE = "test/loss", "test/acc", "test/query_angle"
+ANALYSIS_SEQUENCES = "analysis/sequences"
+ANALYSIS_UNSELECTABLE = "analysis/unselectable/L{layer}"
+ANALYSIS_UNSELECTABLE_BEFORE = "analysis/unselectable_before/L{layer}"
+ANALYSIS_UNSELECTABLE_AFTER = "analysis/unselectable_after/L{layer}"
+ANALYSIS_UNSELECTABLE_TOKENS = "analysis/unselectable_tokens"
+
+# the monitor (normbench.training.monitor), per hook point (e.g. L1.attn_norm, final_norm)
+NORM_INPUT_MEAN = "geometry/{point}/input_mean"
+NORM_INPUT_STD = "geometry/{point}/input_std"
+NORMAL_ANGLE_TO_ONES = "geometry/{point}/normal_angle_to_ones"
+UNSELECTABLE_KEYS = "geometry/L{layer}/unselectable"
+QUERY_ANGLE_HISTOGRAM = "geometry/L{layer}/query_angle"  # TensorBoard histogram only
+
+# the decomposition (normbench.reporting.decomposition), per layer (embed, L1..Ln, final, output)
+DECOMPOSITION = "decomposition/{layer}/{term}"
+
+
+def layer_series(template: str, layer: int) -> str:
+    """``analysis/unselectable_after/L{layer}`` -> ``analysis/unselectable_after/L3`` (layers count from 1)."""
+    return template.format(layer=layer)
+
+
+def expand_layers(templates: Iterable[str], n_layers: int) -> list[str]:
+    """Each template once if it has no ``{layer}``, else once per layer 1..n_layers."""
+    out = []
+    for t in templates:
+        out += [layer_series(t, i) for i in range(1, n_layers + 1)] if "{layer}" in t else [t]
+    return out
+
+
+@dataclass(frozen=True)
+class TaskSeries:
+    """What a task module logs itself: fixed names and per-layer templates (``{layer}``)."""
+
+    names: tuple[str, ...]
+
+    def expand(self, n_layers: int) -> list[str]:
+        return expand_layers(self.names, n_layers)
+
+
+def monitor_series(norm_points: Iterable[str], n_layers: int) -> list[str]:
+    """The scalar series the monitor may log for a network with these norm hook points."""
+    out = []
+    for point in norm_points:
+        out += [t.format(point=point) for t in (NORM_INPUT_MEAN, NORM_INPUT_STD, NORMAL_ANGLE_TO_ONES)]
+    return out + expand_layers([UNSELECTABLE_KEYS], n_layers)
+
+
+def decomposition_series(n_layers: int, terms: Iterable[str] = ("i", "h", "f", "c")) -> list[str]:
+    """The ``decomposition/<layer>/<term>`` series a decomposed run's record gains."""
+    layers = ["embed", *(f"L{i}" for i in range(1, n_layers + 1)), "final", "output"]
+    return [DECOMPOSITION.format(layer=layer, term=t) for layer in layers for t in terms]

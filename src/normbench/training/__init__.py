@@ -1,0 +1,1 @@
+"""Training: LightningCLI glue, the run directory, records, checkpoint/resume, the monitor callback."""

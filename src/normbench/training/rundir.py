@@ -1,0 +1,88 @@
+"""Where a run lives, and what it is: the one owner of run paths and run identity.
+
+A run is keyed by its effective configuration (:func:`run_identity`): the resolved config that
+builds its network and data after defaults, presets and overrides, with the network's
+architecture as the network sees it (:meth:`normbench.nn.config.ArchConfig.effective`: norms a
+placement ignores are absent, settings a norm ignores are reset), plus the world size and the
+global batch size. Bookkeeping (seed, preset name, variant label, output folders, logging) is
+left out, so the seeds of a variant share one key, and two configurations that build the same
+model share it, while two that differ never share a directory::
+
+    <runs_dir>/<task>/<label>-<config hash>/seed<k>/
+        record.json  config.yaml  events.out.tfevents.*  checkpoints/last.ckpt  decomposition.json
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+RECORD_NAME = "record.json"
+LAST_CHECKPOINT = Path("checkpoints") / "last.ckpt"
+DECOMPOSITION_NAME = "decomposition.json"
+SWEEP_LOG = "sweep.log"
+# Config keys that do not change what is trained: output locations, logging, bookkeeping.
+NON_SEMANTIC_KEYS = ("seed_everything", "preset", "presets", "default_preset", "bench", "variant", "runs_dir",
+                     "task", "config")
+NON_SEMANTIC_TRAINER_KEYS = ("logger", "callbacks", "enable_progress_bar", "default_root_dir", "enable_model_summary")
+
+
+def run_identity(config: dict[str, Any], arch: dict[str, Any] | None, world_size: int) -> dict[str, Any]:
+    """What determines a run's results (seed excluded): see the module docstring.
+
+    ``arch`` is the effective architecture, replacing ``model.init_args.arch`` of ``config``.
+    """
+    out = {k: v for k, v in config.items() if k not in NON_SEMANTIC_KEYS}
+    if isinstance(out.get("trainer"), dict):
+        out["trainer"] = {k: v for k, v in out["trainer"].items() if k not in NON_SEMANTIC_TRAINER_KEYS}
+    if arch is not None and isinstance(out.get("model"), dict):
+        out["model"] = {**out["model"], "init_args": {**(out["model"].get("init_args") or {}), "arch": arch}}
+    batch = ((config.get("data") or {}).get("init_args") or {}).get("batch_size")
+    out["world_size"] = world_size
+    out["global_batch_size"] = batch * world_size if isinstance(batch, int) else None
+    return out
+
+
+def config_hash(identity: dict[str, Any]) -> str:
+    """sha256 (first 12 hex digits) of the canonical JSON of a :func:`run_identity`."""
+    payload = json.dumps(identity, sort_keys=True, default=str)
+    return hashlib.sha256(payload.encode()).hexdigest()[:12]
+
+
+def run_label(arch: dict[str, Any] | None) -> str:
+    """Readable name of an effective architecture, e.g. ``pre-attn_both-ffn_both+affine``.
+
+    Only the norms that exist are named: ``none-`` alone for a network without block norms.
+    """
+    arch = arch or {}
+    parts = [str(arch.get("placement", "pre"))]
+    for key in sorted(k for k, v in arch.items() if k.endswith("_norm") and isinstance(v, dict)):
+        spec = arch[key]
+        parts.append(f"{key.removesuffix('_norm')}_{spec.get('component')}{'+affine' if spec.get('affine') else ''}")
+    return "-".join(parts)
+
+
+def slug(name: str) -> str:
+    """File-system friendly form of a name: ``pre/both`` -> ``pre-both``."""
+    return re.sub(r"[^A-Za-z0-9_.+=-]+", "-", name).strip("-")
+
+
+def run_dir(runs_dir: str | Path, task: str, label: str, config_hash: str, seed: int | None) -> Path:
+    """``<runs_dir>/<task>/<label>-<config hash>/seed<seed>``: the directory of one run."""
+    return Path(runs_dir) / task / f"{slug(label)}-{config_hash}" / f"seed{seed}"
+
+
+def record_path(run: Path) -> Path:
+    return Path(run) / RECORD_NAME
+
+
+def checkpoint_path(run: Path) -> Path:
+    return Path(run) / LAST_CHECKPOINT
+
+
+def run_of_checkpoint(ckpt: str | Path) -> Path:
+    """The run directory of ``<run>/checkpoints/<name>.ckpt``."""
+    return Path(ckpt).resolve().parent.parent

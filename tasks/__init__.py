@@ -1,0 +1,1 @@
+"""The task configurations (YAML data), shipped inside the installed package as ``normbench.task_configs``."""
