@@ -96,15 +96,25 @@ def results_folder(config: dict[str, Any], preset: str | None, seeds: Any, varia
     return f"{preset or 'default'}-{hashlib.sha256(what.encode()).hexdigest()[:8]}"
 
 
-def check_results_owner(out: Path, key: str) -> None:
-    """One-line error when ``out`` holds the leaderboard of another sweep (its ``sweep_key`` differs)."""
+def check_results_owner(out: Path, key: str, preset: str | None, runs: list[Run]) -> None:
+    """One-line error when ``out`` holds the leaderboard of another sweep (its ``sweep_key`` differs).
+
+    A leaderboard written before sweeps had keys belongs to this sweep when its preset, variants
+    and seeds are this sweep's.
+    """
     board = out / "leaderboard.json"
     if not board.is_file():
         return
     try:
-        owner = json.loads(board.read_text(encoding="utf-8")).get("sweep_key")
+        doc = json.loads(board.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
         raise ValueError(f"name: {board} is unreadable ({exc}); choose another --name") from exc
+    owner = doc.get("sweep_key")
+    if owner is None:
+        planned = {(r.variant, r.seed) for r in runs}
+        published = {(v["name"], s) for v in doc.get("variants", []) for s in v.get("seeds", [])}
+        if doc.get("preset") == preset and planned == published:
+            return
     if owner != key:
         raise ValueError(f"name: {out} holds the leaderboard of another sweep (key {owner}, this one {key}); "
                          f"choose another --name")
@@ -144,7 +154,7 @@ def run_sweep(
     out = Path(results_dir) / task / folder if folder else Path(results_dir) / task
     key = sweep_key(runs)
     if leaderboard and shard is None and folder is not None:
-        check_results_owner(out, key)  # before training: a clash is an error, not lost compute
+        check_results_owner(out, key, preset, runs)  # before training: a clash is an error, not lost compute
     if shard is not None:
         m = re.fullmatch(r"(\d+)/(\d+)", shard)
         if not m or not int(m[1]) < int(m[2]):
