@@ -55,10 +55,10 @@ def tool(session: nox.Session, name: str, *args: str, env: dict[str, str] | None
 
 
 def sweep(session: nox.Session, task: str, env: dict[str, str] | None = None) -> None:
-    """`normbench sweep` over tasks/<task>.yaml, quick preset, 2 concurrent runs; posargs are appended
-    (e.g. `-- --preset paper`, `-- --seeds 0-9`, `-- --gpus 0,1,2,3`, `-- --trainer.max_steps 100`)."""
-    tool(session, "normbench", "sweep", "--config", str(ROOT / "tasks" / f"{task}.yaml"), "--preset", "quick",
-         "--workers", "2", *session.posargs, env=env)
+    """`normbench sweep` of a task (its default preset, quick), 2 concurrent runs; posargs are appended
+    (e.g. `-- --preset paper`, `-- --seeds 0-9`, `-- --gpus 0,1,2,3`, `-- --trainer.max_steps 100`).
+    A sweep that differs from the task's own bench writes its leaderboard to results/<task>/<name>/."""
+    tool(session, "normbench", "sweep", "--config", task, "--workers", "2", *session.posargs, env=env)
 
 
 @nox.session
@@ -74,7 +74,7 @@ def bench_majority(session: nox.Session) -> None:
     runs of the `geometry` preset and their pictures (geometry_3d.png, query_angle_histograms.png)."""
     sweep(session, "majority")
     if not session.posargs:  # the pictures belong to the default bench, not to custom sweeps
-        tool(session, "normbench", "sweep", "--config", str(ROOT / "tasks" / "majority.yaml"), "--preset", "geometry",
+        tool(session, "normbench", "sweep", "--config", "majority", "--preset", "geometry",
              "--name", "geometry", "--workers", "2")
         tool(session, "normbench", "analyze", "geometry")
 

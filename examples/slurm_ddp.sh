@@ -2,7 +2,7 @@
 # One normbench run with Lightning DDP across 2 nodes x 4 GPUs. srun starts one process per GPU;
 # Lightning's SLURM cluster environment reads the ranks from SLURM's variables (no re-launch).
 #
-#   sbatch examples/slurm_ddp.sh --model.attn_norm.component project
+#   sbatch examples/slurm_ddp.sh --model.arch.attn_norm.component project
 #
 # The per-GPU batch is data.init_args.batch_size: 8 processes at 750 train on the paper's 6000.
 #SBATCH --job-name=normbench-ddp

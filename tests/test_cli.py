@@ -1,4 +1,5 @@
-"""`normbench bench` end to end on a tiny grid: records, leaderboard, figures, resume."""
+"""The `normbench` command end to end on a tiny config: records, leaderboard, figures, resume, and
+published results that no later sweep can overwrite."""
 
 from __future__ import annotations
 
@@ -7,28 +8,53 @@ import subprocess
 import sys
 from pathlib import Path
 
-TINY = "[data.init_args.num_sequences=600, data.init_args.batch_size=64, data.init_args.eval_batch_size=300, trainer.max_steps=20, trainer.val_check_interval=10]"
+import yaml
+
+from normbench.tasks import get_task
+from normbench.training.config import deep_merge
+
+TINY = {"trainer": {"max_steps": 20, "val_check_interval": 10},
+        "data": {"init_args": {"num_sequences": 600, "batch_size": 64, "eval_batch_size": 300}},
+        "bench": {"seeds": [0, 1], "default_variants": ["pre/both", "pre/paper_no_projection"]}}
 
 
-def bench(tmp_path: Path, *extra: str) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "normbench.cli", "bench", "majority", "--preset", "quick", "--seeds", "[0, 1]",
-           "--variants", "[pre/both, pre/paper_no_projection]", "--override", TINY,
-           f"--runs_dir={tmp_path / 'runs'}", f"--results_dir={tmp_path / 'results'}", "--progress", "false", *extra]
+def tiny_config(tmp_path: Path) -> Path:
+    """The majority config whose default preset (quick) is a 20-step run on 600 sequences."""
+    config = yaml.safe_load(Path(str(get_task("majority").config_path)).read_text())
+    config["presets"]["quick"] = deep_merge(config["presets"]["quick"], TINY)
+    path = tmp_path / "majority-tiny.yaml"
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    return path
+
+
+def normbench(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, "-m", "normbench.cli", *args, f"--runs_dir={tmp_path / 'runs'}",
+           f"--results_dir={tmp_path / 'results'}", *(["--no-progress"] if args[0] == "sweep" else [])]
     return subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=600)
 
 
+def snapshot(root: Path, top_only: bool = False) -> dict[str, bytes]:
+    """Every file under ``root`` (only its own files with ``top_only``) with its bytes."""
+    files = root.iterdir() if top_only else root.rglob("*")
+    return {str(p.relative_to(root)): p.read_bytes() for p in files if p.is_file()}
+
+
 def test_bench_writes_leaderboard_and_resumes(tmp_path: Path) -> None:
-    first = bench(tmp_path)
+    config = str(tiny_config(tmp_path))
+    first = normbench(tmp_path, "sweep", "--config", config)
     assert first.returncode == 0, first.stderr[-3000:]
-    out = tmp_path / "results" / "majority"
+    out = tmp_path / "results" / "majority"  # the task's own bench: its default preset, seeds and variants
     board = json.loads((out / "leaderboard.json").read_text())
-    assert board["task"] == "majority" and board["preset"] == "quick"
+    assert board["task"] == "majority" and board["preset"] == "quick" and board["sweep_key"]
     assert [v["name"] for v in board["variants"]] == ["pre/both", "pre/paper_no_projection"]
     for v in board["variants"]:
         assert v["seeds"] == [0, 1] and v["status"] == "done" and v["config_hash"]
         assert len(v["metrics"]["final_train_loss"]["per_seed"]) == 2
         assert v["metrics"]["test_acc@1000"]["mean"] is None  # 20-step runs never reach step 1000
-        assert v["provenance"]["git_commits"]
+        assert v["provenance"]["git_commits"] and v["provenance"]["world_sizes"] == [1]
+        assert v["provenance"]["global_batch_sizes"] == [64]
+    assert board["variants"][0]["norms"] == {"attn": {"component": "both", "affine": False, "eps": 0.0},
+                                             "ffn": {"component": "both", "affine": True, "eps": 0.0}}
     verdicts = {c["id"]: c["verdict"] for c in board["claims"]}
     assert verdicts["brody2023.fig3.acc@1000"] == "not run"
     assert verdicts["brody2023.fig2b.query_angle"] in {"reproduced", "direction only", "not reproduced"}
@@ -43,9 +69,47 @@ def test_bench_writes_leaderboard_and_resumes(tmp_path: Path) -> None:
     records = sorted((tmp_path / "runs").rglob("record.json"))
     assert len(records) == 4
     stamps = [r.stat().st_mtime_ns for r in records]
-    second = bench(tmp_path)
+    second = normbench(tmp_path, "bench", "majority", "--preset", "quick", "--seeds", "[0, 1]",
+                       "--variants", "[pre/both, pre/paper_no_projection]", "--override",
+                       "[data.init_args.num_sequences=600, data.init_args.batch_size=64, "
+                       "data.init_args.eval_batch_size=300, trainer.max_steps=20, trainer.val_check_interval=10]")
     assert second.returncode == 0, second.stderr[-3000:]
-    assert "4 of 4 runs already finished" in second.stderr + second.stdout
+    assert "4 of 4 runs already finished" in second.stderr + second.stdout  # the same runs, found by their config
     assert [r.stat().st_mtime_ns for r in records] == stamps  # nothing retrained
-    again = json.loads((out / "leaderboard.json").read_text())
+    (named,) = [p for p in out.iterdir() if p.is_dir()]  # overrides: not the task's own bench
+    again = json.loads((named / "leaderboard.json").read_text())
     assert [v["metrics"] for v in again["variants"]] == [v["metrics"] for v in board["variants"]]
+
+
+def test_a_smoke_test_sweep_never_touches_published_runs_or_results(tmp_path: Path) -> None:
+    config = str(tiny_config(tmp_path))
+    assert normbench(tmp_path, "sweep", "--config", config).returncode == 0
+    runs, results = tmp_path / "runs", tmp_path / "results" / "majority"
+    published_runs, published_results = snapshot(runs), snapshot(results, top_only=True)
+    assert any(name.endswith(".ckpt") for name in published_runs)
+    assert any("tfevents" in name for name in published_runs)
+    assert "leaderboard.json" in published_results
+
+    smoke = normbench(tmp_path, "sweep", "--config", config, "--preset", "quick", "--trainer.max_steps", "5",
+                      "--variants", "pre/both", "--seeds", "0")
+    assert smoke.returncode == 0, smoke.stderr[-3000:]
+    after = snapshot(runs)
+    assert {k: v for k, v in after.items() if k in published_runs} == published_runs  # byte-identical
+    assert len(after) > len(published_runs)  # the 5-step run has a directory of its own
+    assert snapshot(results, top_only=True) == published_results
+    (folder,) = [p for p in results.iterdir() if p.is_dir()]
+    smoke_board = json.loads((folder / "leaderboard.json").read_text())
+    assert [v["final_step"] for v in smoke_board["variants"]] == [5]
+
+    # a different sweep under the same name is refused before anything trains
+    clash = normbench(tmp_path, "sweep", "--config", config, "--seeds", "1", "--name", folder.name)
+    assert clash.returncode == 2 and clash.stderr.strip().splitlines()[-1].startswith(
+        f"normbench: error: name: {folder}")
+    assert snapshot(runs) == after
+
+    # `normbench fit` of a finished configuration leaves it as it is
+    fit = subprocess.run([sys.executable, "-m", "normbench.cli", "fit", "--config", config, "--preset", "quick",
+                          "--variant", "pre/both", f"--runs_dir={runs}"], cwd=tmp_path, capture_output=True,
+                         text=True, timeout=600)
+    assert fit.returncode == 0 and "already holds a finished run" in fit.stderr
+    assert snapshot(runs) == after

@@ -124,7 +124,7 @@ def test_model_hook_on_the_majority_model() -> None:
     distinct = torch.randperm(20)[None]  # one sequence, every class once: all keys distinct
     repeated = torch.tensor([[0, 1, 2, 0, 1, 2, 3]])
     (layer,) = unselectable_per_layer(model, distinct)
-    assert layer["layer"] == "blocks.0"
+    assert layer["layer"] == "L1"
     assert layer["fraction_after"] == 0.0  # LayerNorm (eps = 0) keys: all selectable
     raw_keys = model.embedding(distinct)[0]
     np.testing.assert_array_equal(layer["positions_before"][0].numpy(), unselectable_mask(raw_keys.detach()).numpy())

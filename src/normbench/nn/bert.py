@@ -102,7 +102,7 @@ class BertEncoder(nn.Module):
         """Hidden states (B, T, d) of the last block."""
         t = input_ids.shape[-1]
         if t > self.max_positions:
-            raise ValueError(f"model.max_positions: sequences of {t} tokens exceed the {self.max_positions} positions")
+            raise ValueError(f"model.arch.max_positions: sequences of {t} tokens exceed the {self.max_positions} positions")
         positions = torch.arange(t, device=input_ids.device)
         h = self.token_embedding(input_ids) + self.position_embedding(positions) + self.segment_embedding.weight[0]
         h = self.drop(self.embed_norm(h))

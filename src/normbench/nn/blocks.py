@@ -122,8 +122,12 @@ def hook_points(model: nn.Module) -> dict[str, nn.Module]:
     """The model's named hook points, in forward order: ``embed_norm``, then per block ``L<i>``
     (the block), ``L<i>.attn_norm``, ``L<i>.attn``, ``L<i>.ffn_norm``, ``L<i>.ffn``, then ``final_norm``.
 
-    Only modules that exist are named (a norm absent under the placement is not a hook point).
+    Only modules that exist are named (a norm absent under the placement is not a hook point). A
+    lone :class:`TransformerBlock` has the points ``attn_norm``, ``attn``, ``ffn_norm``, ``ffn``.
     """
+    if isinstance(model, TransformerBlock):
+        return {part: getattr(model, part) for part in ("attn_norm", "attn", "ffn_norm", "ffn")
+                if not isinstance(getattr(model, part), nn.Identity)}
     points: dict[str, nn.Module] = {}
     if isinstance(getattr(model, "embed_norm", None), Norm):
         points["embed_norm"] = model.embed_norm

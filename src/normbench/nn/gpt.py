@@ -105,7 +105,7 @@ class GPTDecoder(nn.Module):
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
         t = tokens.shape[-1]
         if t > self.max_positions:
-            raise ValueError(f"model.max_positions: sequences of {t} tokens exceed the {self.max_positions} positions")
+            raise ValueError(f"model.arch.max_positions: sequences of {t} tokens exceed the {self.max_positions} positions")
         positions = torch.arange(t, device=tokens.device)
         h = self.drop(self.token_embedding(tokens) + self.position_embedding(positions))
         for block in self.blocks:

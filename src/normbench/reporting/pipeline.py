@@ -168,7 +168,7 @@ def run_sweep(
         outcome = execute(runs, workers=workers, progress=progress, gpus=gpus, gpus_per_run=gpus_per_run)
     written = None
     if leaderboard and shard is None:
-        write_results(task, cfg.get("preset"), cfg, runs, out, runs_dir, sweep=key, own_bench=folder is None)
+        write_results(task, cfg.get("preset"), cfg, runs, out, runs_dir, sweep=key)
         written = out
     if outcome.failed:
         raise SweepFailed(f"runs: {len(outcome.failed)} of {len(runs)} failed; their records say why, "
@@ -203,11 +203,9 @@ def load_finished(runs: list[Run]) -> list[dict[str, Any]]:
 
 
 def write_results(task: str, preset: str | None, config: dict, runs: list[Run], out: Path,
-                  runs_dir: str = "runs", sweep: str | None = None, own_bench: bool = True) -> None:
-    """Build the leaderboard of the finished records among ``runs`` into ``out``.
-
-    The task's extra reports (``bench.token_report``: Tables 3-4) belong to its own bench only.
-    """
+                  runs_dir: str = "runs", sweep: str | None = None) -> None:
+    """Build the leaderboard of the finished records among ``runs`` into ``out``, with the task's
+    extra reports where its config asks for them (``bench.token_report``: Tables 3-4)."""
     records = load_finished(runs)
     missing = len(runs) - len(records)
     if not records:
@@ -232,8 +230,8 @@ def write_results(task: str, preset: str | None, config: dict, runs: list[Run], 
     print(f"normbench: wrote {md_path} and {json_path}{note}")
     for claim in board["claims"]:
         print(f"  {claim['id']}: {claim['verdict']}")
-    if bench_cfg.get("token_report") and own_bench:
-        doc = write_token_report(config, preset, runs_dir, out)
+    if bench_cfg.get("token_report"):
+        doc = write_token_report(config, preset, runs_dir, out, runs)
         for claim in doc.get("claims", []):
             print(f"  {claim['id']}: {claim['verdict']}")
 

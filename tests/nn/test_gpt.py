@@ -26,7 +26,7 @@ def test_logits_equal_huggingface_gpt2_with_the_same_weights() -> None:
     cfg = transformers.GPT2Config(vocab_size=101, n_positions=32, n_embd=8, n_layer=2, n_head=4,
                                   resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0)
     hf = transformers.GPT2LMHeadModel(cfg).eval()
-    ours = GPTDecoder(101, 32, 8, 4, 2, dropout=0.0).eval()
+    ours = GPTDecoder(vocab_size=101, max_positions=32, d_model=8, n_heads=4, n_layers=2, dropout=0.0).eval()
     assert n_params(ours) == n_params(hf)
     with torch.no_grad():
         ours.token_embedding.weight.copy_(hf.transformer.wte.weight)
@@ -60,7 +60,7 @@ def test_attention_is_causal(component: str) -> None:
 
 
 def test_too_long_input_names_the_field() -> None:
-    with pytest.raises(ValueError, match="model.max_positions"):
+    with pytest.raises(ValueError, match="model.arch.max_positions"):
         GPTDecoder(vocab_size=10, max_positions=4)(torch.zeros(1, 5, dtype=torch.long))
 
 
@@ -68,9 +68,9 @@ def test_layer_norm_keys_are_all_selectable_and_projection_only_ones_need_not_be
     """Tables 1-2 in miniature: eps = 0 LayerNorm puts every key on a sphere (selectable)."""
     torch.manual_seed(0)
     tokens = torch.randint(0, 64, (4, 48))
-    with_scaling = GPTDecoder(64, 48, attn_norm=NormSpec("both", affine=True, eps=0.0), dropout=0.0)
+    with_scaling = GPTDecoder(vocab_size=64, max_positions=48, attn_norm=NormSpec("both", affine=True, eps=0.0), dropout=0.0)
     for layer in unselectable_per_layer(with_scaling, tokens):
         assert layer["fraction_after"] == 0.0
-    without = GPTDecoder(64, 48, attn_norm=NormSpec("project", affine=False), dropout=0.0)
+    without = GPTDecoder(vocab_size=64, max_positions=48, attn_norm=NormSpec("project", affine=False), dropout=0.0)
     fractions = [layer["fraction_after"] for layer in unselectable_per_layer(without, tokens)]
     assert len(fractions) == 4 and max(fractions) > 0.0

@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 import torch
 
+from normbench.tasks import get_task
 from normbench.training.checkpointing import AtomicCheckpointIO, resume_checkpoint
 from normbench.io import atomic_write_json
 from normbench.training.records import read_record
 from normbench.training.cli import train
 
-ROOT = Path(__file__).resolve().parents[1]
-CONFIG = str(ROOT / "tasks" / "majority.yaml")
+CONFIG = str(get_task("majority").config_path)
 # 600 sequences -> 480 training rows -> 8 batches of 64 per epoch: step 12 is mid-epoch 2
 TINY = ["--data.init_args.num_sequences=600", "--data.init_args.batch_size=64", "--data.init_args.eval_batch_size=200",
         "--trainer.max_steps=20", "--trainer.max_epochs=-1", "--trainer.val_check_interval=5",
@@ -34,14 +34,14 @@ def fit(runs: Path, *extra: str, checkpoint_every: int = 4) -> Path:
 
 @pytest.mark.parametrize(
     "placement_args, checkpoint_every, killed_after",
-    [([], 4, 12), (["--model.dropout=0.1"], 4, 12),
+    [([], 4, 12), (["--model.arch.dropout=0.1"], 4, 12),
      # step 10 is also a validation step: its checkpoint is written before that validation runs
      # (3 validation batches: the resumed validation must run all of them)
-     (["--data.init_args.eval_batch_size=40"], 5, 10), (["--model.dropout=0.1"], 5, 10),
+     (["--data.init_args.eval_batch_size=40"], 5, 10), (["--model.arch.dropout=0.1"], 5, 10),
      # the final step's checkpoint, written before the final validation
      ([], 5, 20),
      # the last step of epoch 2: the resumed run starts epoch 3
-     (["--model.dropout=0.1"], 8, 16)],
+     (["--model.arch.dropout=0.1"], 8, 16)],
 )
 def test_interrupted_run_resumes_exactly(tmp_path: Path, placement_args: list[str], checkpoint_every: int,
                                          killed_after: int) -> None:

@@ -9,11 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from normbench.tasks import get_task
 from normbench.training.records import read_record
-from normbench.training.cli import load_config, preset_args, train
+from normbench.training.cli import train
+from normbench.training.config import load_config, preset_args
 
-ROOT = Path(__file__).resolve().parents[1]
-CONFIG = str(ROOT / "tasks" / "majority.yaml")
+CONFIG = str(get_task("majority").config_path)
 TINY = ["--data.init_args.num_sequences=600", "--data.init_args.batch_size=64", "--data.init_args.eval_batch_size=200",
         "--trainer.max_steps=12", "--trainer.max_epochs=-1", "--trainer.val_check_interval=6",
         "--trainer.enable_progress_bar=false", "--trainer.enable_model_summary=false"]
@@ -25,7 +26,7 @@ def fit(tmp_path: Path, *extra: str) -> dict:
 
 
 def test_fit_writes_record_tensorboard_and_checkpoint(tmp_path: Path) -> None:
-    rec = fit(tmp_path, "--model.attn_norm.component=project", "--seed_everything=3")
+    rec = fit(tmp_path, "--model.arch.attn_norm.component=project", "--seed_everything=3")
     assert rec["status"] == "done" and rec["final_step"] == 12 and rec["seed"] == 3
     assert rec["config"]["model"]["init_args"]["attn_norm"]["component"] == "project"
     assert rec["variant"] == "pre-attn_project-ffn_both+affine"
@@ -51,7 +52,7 @@ def test_same_seed_gives_identical_metrics(tmp_path: Path) -> None:
 
 
 def test_divergence_is_recorded(tmp_path: Path) -> None:
-    rec = fit(tmp_path, "--model.lr=1e30", "--model.attn_norm.component=none", "--model.ffn_norm.component=none")
+    rec = fit(tmp_path, "--model.optim.lr=1e30", "--model.arch.attn_norm.component=none", "--model.arch.ffn_norm.component=none")
     assert rec["status"] == "diverged"
     assert rec["diverged_at_step"] < 12
 
@@ -71,9 +72,9 @@ def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["--model.attn_norm.component=layer"], "model.attn_norm.component: 'layer' is not allowed; choose one of both, project, scale, none, paper_no_projection"),
-        (["--model.placement=middle"], "model.placement: 'middle' is not allowed; choose one of pre, post, none"),
-        (["--model.n_heads=3"], "model.d_model=8 is not divisible by model.n_heads=3"),
+        (["--model.arch.attn_norm.component=layer"], "model.arch.attn_norm.component: 'layer' is not allowed; choose one of both, project, scale, none, paper_no_projection"),
+        (["--model.arch.placement=middle"], "model.arch.placement: 'middle' is not allowed; choose one of pre, post, none"),
+        (["--model.arch.n_heads=3"], "model.arch.d_model=8 is not divisible by model.arch.n_heads=3"),
         (["--trainer.max_steps=0"], "trainer.max_steps: must be a positive integer or -1"),
         (["--data.init_args.batch_size=0"], "data.batch_size and data.eval_batch_size must be positive"),
         (["--preset=huge"], "preset: 'huge' is not defined"),
@@ -96,7 +97,7 @@ def test_fit_bad_input_is_one_line(tmp_path: Path, args: list[str], message: str
         (["bench", "sentiment"], "task: 'sentiment' is not registered; choose one of lm, majority, sst2"),
         (["bench", "majority", "--preset", "huge"], "preset: 'huge' is not defined"),
         (["bench", "majority", "--variants", "[pre/layer]"], "variants: 'pre/layer' not defined"),
-        (["bench", "majority", "--override", "[model.attn_norm.component=bad]"], "model.attn_norm.component: 'bad' is not allowed"),
+        (["bench", "majority", "--override", "[model.arch.attn_norm.component=bad]"], "model.arch.attn_norm.component: 'bad' is not allowed"),
     ],
 )
 def test_bench_bad_input_is_one_line_and_writes_nothing(tmp_path: Path, args: list[str], message: str) -> None:

@@ -9,9 +9,10 @@ import yaml
 
 from normbench.sweep.plan import plan_runs
 from normbench.tasks import get_task, task_names
-from normbench.training.cli import NormbenchCLI, load_config
+from normbench.training.cli import NormbenchCLI
+from normbench.training.config import load_config
 
-TASKS_DIR = Path(__file__).resolve().parents[1] / "tasks"
+TASKS_DIR = Path(__file__).resolve().parents[2] / "tasks"
 CONFIGS = sorted(TASKS_DIR.glob("*.yaml"))
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from normbench.nn.majority import MajorityEncoder
+from normbench.nn.majority import MajorityConfig, MajorityEncoder
 from normbench.nn.norms import NormSpec
 from normbench.tasks.majority import MajorityModule
 
@@ -22,7 +22,7 @@ def test_paper_configuration_has_584_parameters() -> None:
 @pytest.mark.parametrize("component", ["both", "project", "scale", "none", "paper_no_projection"])
 def test_attention_norm_ablations_keep_584_parameters(component: str) -> None:
     """The attention norm has no affine map, so every ablation has the same parameter count."""
-    assert trainable(MajorityModule(attn_norm=NormSpec(component, affine=False, eps=0.0))) == 584
+    assert trainable(MajorityModule(MajorityConfig(attn_norm=NormSpec(component, affine=False, eps=0.0)))) == 584
 
 
 def test_structure_follows_the_authors_code() -> None:

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from normbench.tasks import get_task
 from normbench.training.records import read_record
 from normbench.sweep.plan import parse_grid, parse_seeds, plan_runs, variant_grid
 
-ROOT = Path(__file__).resolve().parents[1]
-CONFIG = str(ROOT / "tasks" / "majority.yaml")
+CONFIG = str(get_task("majority").config_path)
 TINY = ["--data.init_args.num_sequences=600", "--data.init_args.batch_size=64", "--data.init_args.eval_batch_size=300",
         "--trainer.max_steps=20", "--trainer.val_check_interval=10", "--trainer.log_every_n_steps=5"]
 
@@ -34,27 +34,27 @@ def test_seed_and_grid_syntax() -> None:
     for bad in ("3-1", "a", ","):
         with pytest.raises(ValueError, match="seeds:"):
             parse_seeds(bad)
-    assert parse_grid(["model.lr=1e-3,0.01", "model.attn_norm.affine=true,false"]) == {
-        "model.lr": [1e-3, 0.01], "model.attn_norm.affine": [True, False]}
-    with pytest.raises(ValueError, match="grid: 'model.lr' must look like key=value1,value2"):
-        parse_grid(["model.lr"])
+    assert parse_grid(["model.optim.lr=1e-3,0.01", "model.arch.attn_norm.affine=true,false"]) == {
+        "model.optim.lr": [1e-3, 0.01], "model.arch.attn_norm.affine": [True, False]}
+    with pytest.raises(ValueError, match="grid: 'model.optim.lr' must look like key=value1,value2"):
+        parse_grid(["model.optim.lr"])
 
 
 def test_grid_crosses_named_variants_or_replaces_them() -> None:
     config = {"model": {"class_path": "normbench.tasks.majority.MajorityModule"},
-              "bench": {"variants": {"pre/both": {"model.init_args.attn_norm.component": "both"},
-                                     "pre/none": {"model.init_args.attn_norm.component": "none"}}}}
-    grid = {"model.lr": [0.1, 0.2]}
+              "bench": {"variants": {"pre/both": {"model.init_args.arch.attn_norm.component": "both"},
+                                     "pre/none": {"model.init_args.arch.attn_norm.component": "none"}}}}
+    grid = {"model.optim.lr": [0.1, 0.2]}
     assert [n for n, _ in variant_grid(config, None, grid, "majority")] == ["lr=0.1", "lr=0.2"]
     crossed = variant_grid(config, ["pre/both", "pre/none"], grid, "majority")
     assert [n for n, _ in crossed] == ["pre/both,lr=0.1", "pre/both,lr=0.2", "pre/none,lr=0.1", "pre/none,lr=0.2"]
-    assert crossed[1][1] == ["--model.init_args.attn_norm.component=both", "--model.lr=0.2"]
+    assert crossed[1][1] == ["--model.init_args.arch.attn_norm.component=both", "--model.optim.lr=0.2"]
     with pytest.raises(ValueError, match="also set by variant 'pre/both'"):
-        variant_grid(config, ["pre/both"], {"model.attn_norm.component": ["scale"]}, "majority")
+        variant_grid(config, ["pre/both"], {"model.arch.attn_norm.component": ["scale"]}, "majority")
 
 
 def test_plan_validates_every_variant_before_anything_runs(tmp_path: Path) -> None:
-    config, runs = plan_runs(preset="quick", seeds="0-2", grid={"model.attn_norm.component": ["both", "scale"]},
+    config, runs = plan_runs(preset="quick", seeds="0-2", grid={"model.arch.attn_norm.component": ["both", "scale"]},
                              config_path=CONFIG, runs_dir=str(tmp_path), overrides=TINY)
     assert [(r.variant, r.seed) for r in runs][:4] == [("attn_norm.component=both", 0), ("attn_norm.component=both", 1),
                                                        ("attn_norm.component=both", 2), ("attn_norm.component=scale", 0)]
@@ -63,7 +63,7 @@ def test_plan_validates_every_variant_before_anything_runs(tmp_path: Path) -> No
     with pytest.raises(ValueError, match="MajorityModule has no argument 'norm'"):
         plan_runs(preset="quick", grid={"model.norm.component": ["both"]}, config_path=CONFIG, runs_dir=str(tmp_path))
     with pytest.raises(ValueError, match="'layer' is not allowed"):
-        plan_runs(preset="quick", grid={"model.attn_norm.component": ["both", "layer"]}, config_path=CONFIG,
+        plan_runs(preset="quick", grid={"model.arch.attn_norm.component": ["both", "layer"]}, config_path=CONFIG,
                   runs_dir=str(tmp_path))
     assert not any(tmp_path.iterdir())
 
@@ -108,8 +108,8 @@ def test_kill_9_mid_sweep_then_resume(tmp_path: Path) -> None:
 
 def test_divergence_and_failures_do_not_stop_the_sweep(tmp_path: Path) -> None:
     (tmp_path / "not-a-dir").write_text("")
-    out = sweep(tmp_path, "--seeds", "0", *TINY, "--model.attn_norm.component=none", "--model.ffn_norm.component=none",
-                "--grid", "model.lr=1e30,1e-3", "--grid", f"data.cache_dir={tmp_path / 'cache'},{tmp_path / 'not-a-dir'}",
+    out = sweep(tmp_path, "--seeds", "0", *TINY, "--model.arch.attn_norm.component=none", "--model.arch.ffn_norm.component=none",
+                "--grid", "model.optim.lr=1e30,1e-3", "--grid", f"data.cache_dir={tmp_path / 'cache'},{tmp_path / 'not-a-dir'}",
                 "--name", "faults")
     assert out.returncode == 1, out.stderr[-3000:]
     assert "normbench: error: runs: 2 of 4 failed" in out.stderr
@@ -140,7 +140,7 @@ def test_parallel_workers_run_each_run_in_its_own_process(tmp_path: Path) -> Non
 
 
 def test_device_slots_split_threads_and_gpus() -> None:
-    from normbench.sweep.plan import device_slots
+    from normbench.sweep.backends import device_slots
 
     cpus = os.cpu_count() or 1
     assert device_slots(2, None, 1) == [{"OMP_NUM_THREADS": str(max(1, cpus // 2))}] * 2

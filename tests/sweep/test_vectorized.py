@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
+from normbench.tasks import get_task
 from normbench.training.records import read_record
 from normbench.training.cli import train
 from normbench.sweep.vectorized import train_stack
 
-ROOT = Path(__file__).resolve().parents[1]
-CONFIG = str(ROOT / "tasks" / "majority.yaml")
+CONFIG = str(get_task("majority").config_path)
 # 600 sequences -> 480 training rows -> 8 batches of 64: 30 steps cross three epochs
 TINY = ["--data.init_args.num_sequences=600", "--data.init_args.batch_size=64", "--data.init_args.eval_batch_size=200",
         "--trainer.max_steps=30", "--trainer.max_epochs=-1", "--trainer.val_check_interval=10",
@@ -22,7 +22,7 @@ def args(runs: Path, seed: int, *extra: str) -> list[str]:
     return ["--config", CONFIG, *TINY, *extra, f"--runs_dir={runs}", f"--seed_everything={seed}", f"--run_name=s{seed}"]
 
 
-@pytest.mark.parametrize("extra", [[], ["--model.attn_norm.component=paper_no_projection", "--model.placement=post"]])
+@pytest.mark.parametrize("extra", [[], ["--model.arch.attn_norm.component=paper_no_projection", "--model.arch.placement=post"]])
 def test_each_stacked_seed_matches_the_seed_trained_alone(tmp_path: Path, extra: list[str]) -> None:
     seeds = [0, 1, 2]
     stacked = [read_record(p) for p in train_stack([args(tmp_path / "stack", s, *extra) for s in seeds])]
@@ -43,7 +43,7 @@ def test_each_stacked_seed_matches_the_seed_trained_alone(tmp_path: Path, extra:
 
 
 def test_a_diverging_seed_stops_alone(tmp_path: Path) -> None:
-    extra = ["--model.lr=1e30", "--model.attn_norm.component=none", "--model.ffn_norm.component=none"]
+    extra = ["--model.optim.lr=1e30", "--model.arch.attn_norm.component=none", "--model.arch.ffn_norm.component=none"]
     recs = [read_record(p) for p in train_stack([args(tmp_path / "stack", s, *extra) for s in (0, 1)])]
     assert all(r["status"] == "diverged" and 1 <= r["diverged_at_step"] < 30 for r in recs)
     alone = read_record(train(args(tmp_path / "alone", 1, *extra)))

@@ -28,7 +28,7 @@ def test_logits_equal_huggingface_bert_with_the_same_weights() -> None:
                                   intermediate_size=64, max_position_embeddings=40, hidden_dropout_prob=0.0,
                                   attention_probs_dropout_prob=0.0)
     hf = transformers.BertForSequenceClassification(cfg).eval()
-    ours = BertEncoder(97, 40, 2, 8, 4, 2, 64, dropout=0.0).eval()
+    ours = BertEncoder(vocab_size=97, max_positions=40, type_vocab_size=2, d_model=8, n_heads=4, n_layers=2, ffn_width=64, dropout=0.0).eval()
     assert n_params(ours) == n_params(hf)
     emb, enc = hf.bert.embeddings, hf.bert.encoder
     with torch.no_grad():
@@ -57,7 +57,7 @@ def test_logits_equal_huggingface_bert_with_the_same_weights() -> None:
 
 @pytest.mark.parametrize("placement", ["post", "pre", "none"])
 def test_padding_does_not_change_the_prediction(placement: str) -> None:
-    model = BertEncoder(50, 16, placement=placement, ffn_width=16, dropout=0.0).eval()
+    model = BertEncoder(vocab_size=50, max_positions=16, placement=placement, ffn_width=16, dropout=0.0).eval()
     ids = torch.randint(5, 50, (1, 6))
     padded = torch.cat([ids, torch.zeros(1, 4, dtype=torch.long)], dim=1)
     pad = padded == 0

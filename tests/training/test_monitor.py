@@ -14,7 +14,7 @@ import pytest
 from normbench.training.monitor import short_name
 from normbench.reporting.geometry import read_angle_histograms
 
-from tests.test_training import CONFIG, fit
+from tests.training.test_cli import CONFIG, fit
 
 
 def normbench(*args: str, cwd: Path) -> subprocess.CompletedProcess:
@@ -25,11 +25,11 @@ def normbench(*args: str, cwd: Path) -> subprocess.CompletedProcess:
 def test_short_names() -> None:
     assert short_name("model.blocks.0.attn_norm") == "L1.attn_norm"
     assert short_name("model.blocks.3") == "L4"
-    assert short_name("model.final_norm") == "final_norm"
+    assert short_name("model.arch.final_norm") == "final_norm"
 
 
 def test_every_evaluation_logs_norm_inputs_unselectable_keys_and_angles(tmp_path: Path) -> None:
-    rec = fit(tmp_path, "--model.attn_norm.component=learned")
+    rec = fit(tmp_path, "--model.arch.attn_norm.component=learned")
     series = rec["series"]
     for norm in ("L1.attn_norm", "L1.ffn_norm"):
         assert [s for s, _ in series[f"geometry/{norm}/input_mean"]] == [6, 12]
@@ -54,7 +54,7 @@ def test_monitor_does_not_change_training(tmp_path: Path, monkeypatch: pytest.Mo
 
 
 def test_analyze_decompose_writes_shares_and_figure(tmp_path: Path) -> None:
-    rec = fit(tmp_path, "--model.attn_norm.component=scale")
+    rec = fit(tmp_path, "--model.arch.attn_norm.component=scale")
     result = normbench("analyze", "decompose", "--ckpt", rec["checkpoint"], "--sequences", "50",
                        "--out", str(tmp_path / "out"), cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-2000:]

@@ -89,11 +89,11 @@ def test_hooks_capture_the_attention_input(placement: str) -> None:
 
 
 def test_bad_arguments_are_clear_errors() -> None:
-    with pytest.raises(ValueError, match="model.d_model=8 is not divisible by model.n_heads=3"):
+    with pytest.raises(ValueError, match="model.arch.d_model=8 is not divisible by model.arch.n_heads=3"):
         Attention(8, 3)
-    with pytest.raises(ValueError, match="model.placement: 'mid' is not allowed; choose one of pre, post, none"):
+    with pytest.raises(ValueError, match="model.arch.placement: 'mid' is not allowed; choose one of pre, post, none"):
         TransformerBlock(8, 1, 8, "mid")  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="model.activation"):
+    with pytest.raises(ValueError, match="model.arch.activation"):
         TransformerBlock(8, 1, 8, "pre", activation="tanh")  # type: ignore[arg-type]
 
 
