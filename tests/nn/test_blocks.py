@@ -108,3 +108,16 @@ def test_sdpa_is_used_for_attention(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(F, "scaled_dot_product_attention", spy)
     Attention(8, 1)(torch.randn(1, 3, 8))
     assert calls
+
+
+def test_hook_points_name_what_exists_under_each_placement() -> None:
+    from normbench.nn.blocks import hook_points
+    from normbench.nn.gpt import GPTDecoder
+
+    pre = hook_points(GPTDecoder(vocab_size=30, max_positions=8, n_layers=2))
+    assert list(pre) == ["L1", "L1.attn_norm", "L1.attn", "L1.ffn_norm", "L1.ffn",
+                         "L2", "L2.attn_norm", "L2.attn", "L2.ffn_norm", "L2.ffn", "final_norm"]
+    post = hook_points(GPTDecoder(vocab_size=30, max_positions=8, n_layers=1, placement="post"))
+    assert list(post) == ["L1", "L1.attn_norm", "L1.attn", "L1.ffn_norm", "L1.ffn"]  # no final norm after post
+    none = hook_points(GPTDecoder(vocab_size=30, max_positions=8, n_layers=1, placement="none"))
+    assert list(none) == ["L1", "L1.attn", "L1.ffn"]

@@ -45,9 +45,9 @@ def test_grid_crosses_named_variants_or_replaces_them() -> None:
               "bench": {"variants": {"pre/both": {"model.init_args.arch.attn_norm.component": "both"},
                                      "pre/none": {"model.init_args.arch.attn_norm.component": "none"}}}}
     grid = {"model.optim.lr": [0.1, 0.2]}
-    assert [n for n, _ in variant_grid(config, None, grid, "majority")] == ["lr=0.1", "lr=0.2"]
+    assert [n for n, _ in variant_grid(config, None, grid, "majority")] == ["optim.lr=0.1", "optim.lr=0.2"]
     crossed = variant_grid(config, ["pre/both", "pre/none"], grid, "majority")
-    assert [n for n, _ in crossed] == ["pre/both,lr=0.1", "pre/both,lr=0.2", "pre/none,lr=0.1", "pre/none,lr=0.2"]
+    assert [n for n, _ in crossed] == ["pre/both,optim.lr=0.1", "pre/both,optim.lr=0.2", "pre/none,optim.lr=0.1", "pre/none,optim.lr=0.2"]
     assert crossed[1][1] == ["--model.init_args.arch.attn_norm.component=both", "--model.optim.lr=0.2"]
     with pytest.raises(ValueError, match="also set by variant 'pre/both'"):
         variant_grid(config, ["pre/both"], {"model.arch.attn_norm.component": ["scale"]}, "majority")
@@ -56,10 +56,11 @@ def test_grid_crosses_named_variants_or_replaces_them() -> None:
 def test_plan_validates_every_variant_before_anything_runs(tmp_path: Path) -> None:
     config, runs = plan_runs(preset="quick", seeds="0-2", grid={"model.arch.attn_norm.component": ["both", "scale"]},
                              config_path=CONFIG, runs_dir=str(tmp_path), overrides=TINY)
-    assert [(r.variant, r.seed) for r in runs][:4] == [("attn_norm.component=both", 0), ("attn_norm.component=both", 1),
-                                                       ("attn_norm.component=both", 2), ("attn_norm.component=scale", 0)]
+    both, scale = "arch.attn_norm.component=both", "arch.attn_norm.component=scale"
+    assert [(r.variant, r.seed) for r in runs][:4] == [(both, 0), (both, 1), (both, 2), (scale, 0)]
     assert runs[0].config_hash == runs[2].config_hash != runs[3].config_hash
-    assert runs[4].record_path == tmp_path / "majority" / "quick" / "attn_norm.component=scale-seed1" / "record.json"
+    assert runs[4].record_path == (tmp_path / "majority" / f"pre-attn_scale-ffn_both+affine-{runs[4].config_hash}" /
+                                   "seed1" / "record.json")
     with pytest.raises(ValueError, match="MajorityModule has no argument 'norm'"):
         plan_runs(preset="quick", grid={"model.norm.component": ["both"]}, config_path=CONFIG, runs_dir=str(tmp_path))
     with pytest.raises(ValueError, match="'layer' is not allowed"):
@@ -76,17 +77,17 @@ def test_kill_9_mid_sweep_then_resume(tmp_path: Path) -> None:
             "--trainer.val_check_interval=25", "--trainer.log_every_n_steps=5", "--trainer.enable_model_summary=false",
             '--trainer.callbacks=[{"class_path": "lightning.pytorch.callbacks.ModelCheckpoint", '
             '"init_args": {"save_last": true, "save_top_k": 0, "every_n_train_steps": 10}}]']
-    run1 = tmp_path / "runs" / "majority" / "quick" / "pre-both-seed1"
     proc = sweep(tmp_path, *args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     deadline = time.monotonic() + 300
-    while not (run1 / "checkpoints" / "last.ckpt").exists():
+    while not (found := list((tmp_path / "runs" / "majority").glob("*/seed1/checkpoints/last.ckpt"))):
         assert proc.poll() is None and time.monotonic() < deadline, "sweep ended before it could be killed"
         time.sleep(0.02)
+    run1 = found[0].parent.parent
     time.sleep(0.1)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
     assert read_record(run1 / "record.json")["status"] == "running"
-    seed0 = run1.parent / "pre-both-seed0" / "record.json"
+    seed0 = run1.parent / "seed0" / "record.json"
     stamp = seed0.stat().st_mtime_ns
 
     again = sweep(tmp_path, *args, "--name", "kill")
@@ -99,7 +100,7 @@ def test_kill_9_mid_sweep_then_resume(tmp_path: Path) -> None:
 
     reference = sweep(tmp_path, *args, "--no-leaderboard", runs="reference")
     assert reference.returncode == 0, reference.stderr[-3000:]
-    uninterrupted = read_record(tmp_path / "reference" / "majority" / "quick" / "pre-both-seed1" / "record.json")
+    uninterrupted = read_record(tmp_path / "reference" / "majority" / run1.parent.name / "seed1" / "record.json")
     assert resumed["series"] == uninterrupted["series"]
 
     board = json.loads((tmp_path / "results" / "majority" / "kill" / "leaderboard.json").read_text())
@@ -113,16 +114,17 @@ def test_divergence_and_failures_do_not_stop_the_sweep(tmp_path: Path) -> None:
                 "--name", "faults")
     assert out.returncode == 1, out.stderr[-3000:]
     assert "normbench: error: runs: 2 of 4 failed" in out.stderr
-    records = {r.parent.name: read_record(r) for r in (tmp_path / "runs").rglob("record.json")}
-    status = {name.split("-data.cache_dir")[0]: rec["status"] for name, rec in records.items() if "not-a-dir" not in name}
-    assert status == {"lr=1e+30": "diverged", "lr=0.001": "done"}
+    records = {r["variant"]: r for r in map(read_record, (tmp_path / "runs").rglob("record.json"))}
+    status = {name.split(",data.cache_dir")[0]: rec["status"] for name, rec in records.items() if "not-a-dir" not in name}
+    assert status == {"optim.lr=1e+30": "diverged", "optim.lr=0.001": "done"}
     assert all(rec["status"] == "failed" and rec["error"] for name, rec in records.items() if "not-a-dir" in name)
     diverged = next(rec for rec in records.values() if rec["status"] == "diverged")
     assert 1 <= diverged["diverged_at_step"] < 20
 
     board = json.loads((tmp_path / "results" / "majority" / "faults" / "leaderboard.json").read_text())
     rows = {v["name"]: v for v in board["variants"]}
-    assert set(rows) == {f"lr=1e+30,data.cache_dir={tmp_path / 'cache'}", f"lr=0.001,data.cache_dir={tmp_path / 'cache'}"}
+    assert set(rows) == {f"optim.lr=1e+30,data.cache_dir={tmp_path / 'cache'}",
+                         f"optim.lr=0.001,data.cache_dir={tmp_path / 'cache'}"}
     (bad,) = [v for v in rows.values() if v["status"] == "diverged"]
     assert bad["diverged_at_step"] == {"0": diverged["diverged_at_step"]}
     assert "diverged at step" in (tmp_path / "results" / "majority" / "faults" / "leaderboard.md").read_text()

@@ -19,7 +19,7 @@ TINY = ["--data.init_args.num_sequences=600", "--data.init_args.batch_size=64", 
 
 
 def args(runs: Path, seed: int, *extra: str) -> list[str]:
-    return ["--config", CONFIG, *TINY, *extra, f"--runs_dir={runs}", f"--seed_everything={seed}", f"--run_name=s{seed}"]
+    return ["--config", CONFIG, *TINY, *extra, f"--runs_dir={runs}", f"--seed_everything={seed}"]
 
 
 @pytest.mark.parametrize("extra", [[], ["--model.arch.attn_norm.component=paper_no_projection", "--model.arch.placement=post"]])

@@ -29,7 +29,7 @@ def every(n: int) -> str:
 
 
 def fit(runs: Path, *extra: str, checkpoint_every: int = 4) -> Path:
-    return train(["--config", CONFIG, *TINY, every(checkpoint_every), f"--runs_dir={runs}", "--run_name=r", *extra])
+    return train(["--config", CONFIG, *TINY, every(checkpoint_every), f"--runs_dir={runs}", *extra])
 
 
 @pytest.mark.parametrize(

@@ -28,14 +28,15 @@ def fit(tmp_path: Path, *extra: str) -> dict:
 def test_fit_writes_record_tensorboard_and_checkpoint(tmp_path: Path) -> None:
     rec = fit(tmp_path, "--model.arch.attn_norm.component=project", "--seed_everything=3")
     assert rec["status"] == "done" and rec["final_step"] == 12 and rec["seed"] == 3
-    assert rec["config"]["model"]["init_args"]["attn_norm"]["component"] == "project"
+    assert rec["config"]["model"]["init_args"]["arch"]["attn_norm"]["component"] == "project"
     assert rec["variant"] == "pre-attn_project-ffn_both+affine"
     for series in ("test/acc", "test/loss", "test/query_angle", "train/loss_step", "train/loss_epoch"):
         assert rec["series"][series], series
     assert [s for s, _ in rec["series"]["test/acc"]] == [6, 12]
     assert all(0 <= v <= 90 for _, v in rec["series"]["test/query_angle"])
     log_dir = Path(rec["log_dir"])
-    assert log_dir.name == "pre-attn_project-ffn_both+affine-seed3" and log_dir.parent.name == "majority"
+    assert log_dir.name == "seed3" and log_dir.parent.parent.name == "majority"
+    assert log_dir.parent.name == f"pre-attn_project-ffn_both+affine-{rec['config_hash']}"
     assert list(log_dir.glob("events.out.tfevents.*")) and (log_dir / "config.yaml").exists()
     assert Path(rec["checkpoint"]).exists()
     assert rec["provenance"]["torch"] and "git_commit" in rec["provenance"]
@@ -60,7 +61,7 @@ def test_divergence_is_recorded(tmp_path: Path) -> None:
 def test_preset_is_merged_and_overrides_win() -> None:
     quick = load_config(CONFIG, "quick")
     assert quick["preset"] == "quick" and quick["trainer"]["max_steps"] == 5000
-    assert quick["model"]["init_args"]["d_model"] == 8  # untouched keys survive the merge
+    assert quick["model"]["init_args"]["arch"]["d_model"] == 8  # untouched keys survive the merge
     args = preset_args(["--config", CONFIG, "--preset", "quick", "--trainer.max_steps=7"])
     assert args[0] == "--config" and "max_steps: 5000" in args[1] and args[-1] == "--trainer.max_steps=7"
 

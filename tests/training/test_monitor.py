@@ -11,7 +11,6 @@ import lightning as L
 import numpy as np
 import pytest
 
-from normbench.training.monitor import short_name
 from normbench.reporting.geometry import read_angle_histograms
 
 from tests.training.test_cli import CONFIG, fit
@@ -20,12 +19,6 @@ from tests.training.test_cli import CONFIG, fit
 def normbench(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "normbench", *args], cwd=cwd, capture_output=True, text=True,
                           timeout=600)
-
-
-def test_short_names() -> None:
-    assert short_name("model.blocks.0.attn_norm") == "L1.attn_norm"
-    assert short_name("model.blocks.3") == "L4"
-    assert short_name("model.arch.final_norm") == "final_norm"
 
 
 def test_every_evaluation_logs_norm_inputs_unselectable_keys_and_angles(tmp_path: Path) -> None:
@@ -47,7 +40,7 @@ def test_every_evaluation_logs_norm_inputs_unselectable_keys_and_angles(tmp_path
 def test_monitor_does_not_change_training(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The hooks only read: every metric of a run equals the same run's without the monitor."""
     watched = fit(tmp_path / "a", "--seed_everything=4")
-    monkeypatch.setattr("normbench.training.GeometryMonitor", lambda: L.Callback())
+    monkeypatch.setattr("normbench.training.cli.GeometryMonitor", lambda: L.Callback())
     plain = fit(tmp_path / "b", "--seed_everything=4")
     assert not any(k.startswith("geometry/") for k in plain["series"])
     assert {k: v for k, v in watched["series"].items() if not k.startswith("geometry/")} == plain["series"]
@@ -84,7 +77,10 @@ def test_analyze_geometry_draws_d3_runs(tmp_path: Path) -> None:
                       "--trainer.val_check_interval=10", f"--runs_dir={tmp_path / 'runs'}", "--no-leaderboard",
                       "--no-progress", cwd=tmp_path)
     assert sweep.returncode == 0, sweep.stderr[-3000:]
-    result = normbench("analyze", "geometry", "--variants", "[pre/both, pre/learned]", f"--runs_dir={tmp_path / 'runs'}",
+    result = normbench("analyze", "geometry", "--variants", "[pre/both, pre/learned]", "--override",
+                       "[data.init_args.num_sequences=600, data.init_args.batch_size=64, "
+                       "data.init_args.eval_batch_size=200, trainer.max_steps=20, trainer.val_check_interval=10]",
+                       f"--runs_dir={tmp_path / 'runs'}",
                        f"--results_dir={tmp_path / 'results'}", cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]
     out = tmp_path / "results" / "majority"
@@ -102,7 +98,7 @@ def test_analyze_geometry_draws_d3_runs(tmp_path: Path) -> None:
 def test_affine_keys_lie_on_the_hyperplane_with_normal_u_over_g() -> None:
     import torch
 
-    from normbench.training.monitor import attention_normals
+    from normbench.analysis.angles import attention_normals
     from normbench.nn.gpt import GPTDecoder
     from normbench.nn.norms import NormSpec
 
@@ -114,7 +110,7 @@ def test_affine_keys_lie_on_the_hyperplane_with_normal_u_over_g() -> None:
         normals = attention_normals(model)
         for i, block in enumerate(model.blocks):
             keys = block.attn_norm(torch.randn(5, 8, 8)).detach()
-            offsets = (keys - block.attn_norm.bias.detach()) @ normals[f"blocks.{i}.attn"]
+            offsets = (keys - block.attn_norm.bias.detach()) @ normals[f"L{i + 1}.attn"]
             assert offsets.abs().max() < 1e-5, component
 
 

@@ -37,6 +37,11 @@ class ArchConfig:
         if self.d_model % self.n_heads:  # type: ignore[attr-defined]
             raise ValueError(f"model.arch.d_model={self.d_model} is not divisible by "  # type: ignore[attr-defined]
                              f"model.arch.n_heads={self.n_heads}")  # type: ignore[attr-defined]
+        for name in self.NORM_ROLES:
+            spec = getattr(self, name)
+            if not isinstance(spec, NormSpec):
+                raise ValueError(f"model.arch.{name}: must be a norm spec {{component, affine, eps}}, got {spec!r}")
+            spec.check(f"model.arch.{name}")
         if not 0.0 <= self.dropout < 1.0:  # type: ignore[attr-defined]
             raise ValueError(f"model.arch.dropout: must be in [0, 1), got {self.dropout!r}")  # type: ignore[attr-defined]
 

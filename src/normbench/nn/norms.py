@@ -85,8 +85,13 @@ def _load_entry_points() -> None:
 
 
 def get_component(name: str) -> Component:
-    """The registered component ``name``, or a one-line error listing the allowed ones."""
-    _load_entry_points()
+    """The registered component ``name``, or a one-line error listing the allowed ones.
+
+    Plug-ins are loaded only for a name that is not built in: the built-in specs made while
+    normbench itself is being imported never import a plug-in (which imports normbench).
+    """
+    if name not in _COMPONENTS:
+        _load_entry_points()
     if name not in _COMPONENTS:
         raise ValueError(f"component: {name!r} is not allowed; choose one of {', '.join(component_names())}")
     return _COMPONENTS[name]
@@ -115,10 +120,18 @@ class NormSpec:
     affine: bool = True
     eps: float = 1e-5
 
-    def __post_init__(self) -> None:
-        get_component(self.component)
-        if not (self.eps >= 0 and math.isfinite(self.eps)):
-            raise ValueError(f"eps: must be a finite number >= 0, got {self.eps!r}")
+    def check(self, field: str = "") -> None:
+        """One-line error naming ``field`` (e.g. ``model.arch.attn_norm``) unless the spec is valid.
+
+        Architecture configs check their specs (they know the field names); :class:`Norm` checks its own.
+        """
+        prefix = f"{field}." if field else ""
+        try:
+            get_component(self.component)
+        except ValueError as exc:
+            raise ValueError(f"{prefix}{exc}") from None
+        if not (isinstance(self.eps, (int, float)) and self.eps >= 0 and math.isfinite(self.eps)):
+            raise ValueError(f"{prefix}eps: must be a finite number >= 0, got {self.eps!r}")
 
     def canonical(self) -> NormSpec:
         """The spec with the settings its component ignores reset (identical maps, identical specs)."""
@@ -137,6 +150,7 @@ class Norm(nn.Module):
     def __init__(self, d: int, spec: NormSpec | None = None) -> None:
         super().__init__()
         self.spec = spec if spec is not None else NormSpec()
+        self.spec.check()
         self.component = get_component(self.spec.component)
         self.d = d
         self.shape = (d,)

@@ -72,7 +72,7 @@ def decompose_run(ckpt: Path, sequences: int = 256, dtype: torch.dtype = torch.f
         padding = None if padding is None else padding[:take]
         dec = decompose(model, *args)
         error = max(error, dec.max_error())
-        valid = torch.ones(args[0].shape[:2], dtype=torch.bool) if padding is None else ~padding
+        valid = torch.ones(args[0].shape[:2], dtype=torch.bool, device=args[0].device) if padding is None else ~padding
         for layer in dec.layers:
             e, terms = dec.hidden[layer], dec.terms[layer]
             mu = torch.stack([importance(e, terms[k])[valid] for k in range(len(TERMS))])  # (4, tokens)

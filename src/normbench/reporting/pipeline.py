@@ -55,6 +55,7 @@ def bench(
         results_dir: leaderboards go to ``<results_dir>/<task>/`` (other sweeps: a subfolder).
         progress: show progress bars.
     """
+    get_task(task)  # one line naming the registered tasks
     run_sweep(task, preset, seeds=seeds, variants=variants, workers=workers, overrides=override,
               runs_dir=runs_dir, results_dir=results_dir, progress=progress)
 
@@ -280,8 +281,8 @@ def decompose(ckpt: str | None = None, sequences: int = 256, out: str | None = N
     print(f"normbench: wrote {folder / 'decomposition.json'} and {folder / 'decomposition.png'}")
 
 
-def geometry(preset: str = "geometry", seed: int = 0, variants: list[str] | None = None, runs_dir: str = "runs",
-             results_dir: str = "results") -> None:
+def geometry(preset: str = "geometry", seed: int = 0, variants: list[str] | None = None,
+             override: list[str] | None = None, runs_dir: str = "runs", results_dir: str = "results") -> None:
     """Figure 1a/1b of Brody et al.: 3-D keys and queries of the d = 3 majority models, and query angles over training.
 
     Reads the runs of ``normbench sweep --config tasks/majority.yaml --preset geometry`` and writes
@@ -291,10 +292,11 @@ def geometry(preset: str = "geometry", seed: int = 0, variants: list[str] | None
         preset: preset of tasks/majority.yaml whose runs are drawn (its d_model must be 3).
         seed: which seed of each variant to draw.
         variants: variants to draw (default: the preset's).
+        override: the config overrides the runs were trained with (they are part of the runs' keys).
         runs_dir: root of the run records.
         results_dir: the figures go to ``<results_dir>/majority/``.
     """
-    config, runs = plan_runs("majority", preset, [seed], variants, None, runs_dir)
+    config, runs = plan_runs("majority", preset, [seed], variants, override, runs_dir)
     d = config["model"]["init_args"]["arch"]["d_model"]
     if d != 3:
         raise ValueError(f"preset: {preset!r} has model.init_args.arch.d_model={d}; the 3-D views need 3 "

@@ -56,13 +56,14 @@ def analyse_sentences(
     ``forward_args(ids, padding_mask)`` are the model's inputs for a padded batch.
     """
     out = []
+    device = next(model.parameters()).device
     for start in range(0, len(encodings), batch_size):
         chunk = encodings[start:start + batch_size]
         longest = max(len(e.ids) for e in chunk)
-        ids = torch.zeros(len(chunk), longest, dtype=torch.long)
-        pad = torch.ones(len(chunk), longest, dtype=torch.bool)
+        ids = torch.zeros(len(chunk), longest, dtype=torch.long, device=device)
+        pad = torch.ones(len(chunk), longest, dtype=torch.bool, device=device)
         for row, e in enumerate(chunk):
-            ids[row, : len(e.ids)] = torch.as_tensor(e.ids)
+            ids[row, : len(e.ids)] = torch.as_tensor(e.ids, device=device)
             pad[row, : len(e.ids)] = False
         layers = unselectable_per_layer(model, *forward_args(ids, pad), key_padding_mask=pad)
         for row, e in enumerate(chunk):

@@ -30,7 +30,7 @@ def content_mask(batch: Batch) -> torch.Tensor:
     lengths = mask.sum(dim=1)
     mask = mask.clone()
     mask[:, 0] = False
-    mask[torch.arange(len(mask)), lengths - 1] = False
+    mask[torch.arange(len(mask), device=mask.device), lengths - 1] = False
     return mask
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import lightning as L
+import torch
 import yaml
 from lightning.pytorch.cli import LightningCLI
 from lightning.pytorch.loggers import TensorBoardLogger
@@ -27,7 +28,7 @@ from normbench.training.checkpointing import AtomicCheckpointIO, RunState, clear
 from normbench.training.config import check_shared_hparams, check_trainer, preset_args
 from normbench.training.monitor import GeometryMonitor
 from normbench.training.records import FINISHED, RunRecordLogger, provenance, read_record
-from normbench.training.rundir import config_hash, record_path, run_dir, run_identity, run_label
+from normbench.training.rundir import config_hash, record_path, reported_norms, run_dir, run_identity, run_label
 
 
 class NormbenchCLI(LightningCLI):
@@ -100,12 +101,12 @@ class NormbenchCLI(LightningCLI):
             "preset": config.get("preset"),
             "config_hash": self.config_hash,
             "config": config,
-            "norms": {k: v for k, v in (arch or {}).items() if k.endswith("_norm") and v is not None},
+            "norms": reported_norms(arch),
             "placement": (arch or {}).get("placement"),
             "world_size": identity["world_size"],
             "global_batch_size": identity["global_batch_size"],
             "log_dir": tensorboard.log_dir,
-            "provenance": provenance(world_size=identity["world_size"],
+            "provenance": provenance(device=device_name(trainer), world_size=identity["world_size"],
                                      global_batch_size=identity["global_batch_size"]),
         }
         self.recorder = RunRecordLogger(record_path(self.run_dir), meta)
@@ -142,6 +143,12 @@ def start_point(recorder: RunRecordLogger) -> Path | None:
     elif rank_zero_only.rank == 0:
         clear_run_dir(run_dir)
     return checkpoint
+
+
+def device_name(trainer: L.Trainer) -> str:
+    """What a run trains on: ``cpu``, or the GPU's name (e.g. ``NVIDIA H100 80GB HBM3``)."""
+    device = trainer.strategy.root_device
+    return torch.cuda.get_device_name(device) if device.type == "cuda" else device.type
 
 
 def world_size(trainer: L.Trainer) -> int:

@@ -52,15 +52,22 @@ def config_hash(identity: dict[str, Any]) -> str:
     return hashlib.sha256(payload.encode()).hexdigest()[:12]
 
 
+def reported_norms(arch: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
+    """The norms a run reports (record, leaderboard row, run name): those of its effective architecture.
+
+    ``arch`` comes from :meth:`normbench.nn.config.ArchConfig.effective`, where a norm absent under the
+    placement is ``None``; the result maps each present norm's name (``attn_norm``) to its canonical spec.
+    """
+    return {k: v for k, v in (arch or {}).items() if k.endswith("_norm") and isinstance(v, dict)}
+
+
 def run_label(arch: dict[str, Any] | None) -> str:
     """Readable name of an effective architecture, e.g. ``pre-attn_both-ffn_both+affine``.
 
     Only the norms that exist are named: ``none-`` alone for a network without block norms.
     """
-    arch = arch or {}
-    parts = [str(arch.get("placement", "pre"))]
-    for key in sorted(k for k, v in arch.items() if k.endswith("_norm") and isinstance(v, dict)):
-        spec = arch[key]
+    parts = [str((arch or {}).get("placement", "pre"))]
+    for key, spec in sorted(reported_norms(arch).items()):
         parts.append(f"{key.removesuffix('_norm')}_{spec.get('component')}{'+affine' if spec.get('affine') else ''}")
     return "-".join(parts)
 

@@ -1,0 +1,64 @@
+"""Every leaderboard column and every claim metric of each task is read from a series a run really logs.
+
+Each task's named variants train a few steps (one seed) through the sweep and its leaderboard; a
+column or claim metric whose series no run logged would show up as "not logged by this variant".
+The series names themselves are declared once, in :mod:`normbench.tasks.series`.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from normbench.reporting.pipeline import run_sweep
+from normbench.sweep.plan import expand_metric_layers
+from normbench.tasks import get_task
+from normbench.tasks.series import expand_layers
+from normbench.training.config import load_config
+from tests.lm_corpus import write_corpus
+from tests.sst2_corpus import write_sst2
+from tests.tasks.test_lm_task import tiny as tiny_lm
+from tests.tasks.test_sst2_task import tiny as tiny_sst2
+
+MAJORITY = ["data.init_args.num_sequences=600", "data.init_args.batch_size=64", "data.init_args.eval_batch_size=200",
+            "trainer.max_steps=6", "trainer.val_check_interval=3", "trainer.log_every_n_steps=1",
+            "trainer.enable_progress_bar=false",
+            "trainer.enable_model_summary=false"]
+
+
+def overrides(task: str, tmp: Path) -> list[str]:
+    if task == "majority":
+        return MAJORITY
+    if task == "lm":
+        corpus = tmp / "wikitext-2"
+        write_corpus(corpus, articles=30)
+        return tiny_lm(corpus)
+    return tiny_sst2(write_sst2(tmp / "sst2", train=200, dev=40))
+
+
+@pytest.mark.parametrize("task", ["majority", "lm", "sst2"])
+def test_every_column_and_claim_metric_is_logged(task: str, tmp_path: Path) -> None:
+    config = load_config(str(get_task(task).config_path), load_config(str(get_task(task).config_path))["default_preset"])
+    bench = config["bench"]
+    variants = list(bench["variants"])
+    out = run_sweep(task, seeds="0", variants=variants, overrides=overrides(task, tmp_path),
+                    runs_dir=str(tmp_path / "runs"), results_dir=str(tmp_path / "results"), progress=False)
+    board = json.loads((out / "leaderboard.json").read_text())
+    rows = {v["name"]: v for v in board["variants"]}
+    assert set(rows) == set(variants)
+
+    n_layers = config["model"]["init_args"]["arch"].get("n_layers", 1)
+    columns = expand_layers(bench["columns"], n_layers)
+    assert set(columns) <= set(expand_metric_layers(bench["metrics"], n_layers))
+    unlogged = [f"{metric} of {name}" for name, row in rows.items() for metric in columns
+                if "not logged" in (row["metrics"][metric].get("note") or "")]
+    assert not unlogged, f"leaderboard columns without a logged series: {unlogged}"
+
+    assert board["claims"]
+    for claim in board["claims"]:
+        for role, variant in claim["variants"].items():
+            metric = claim["metrics"][role]
+            agg = rows[variant]["metrics"][metric]
+            assert "not logged" not in (agg.get("note") or ""), f"{claim['id']}: {metric} of {variant}"

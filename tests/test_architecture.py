@@ -1,0 +1,127 @@
+"""The package's shape: layers that import downwards only, no import cycles, few top-level modules.
+
+Every ``import`` statement counts, also those inside functions. A module ``normbench.<unit>...``
+belongs to the layer of its unit (a sub-package or a top-level module); it may import its own
+unit and any unit of a lower layer, never one of its own layer or above.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import normbench
+
+PACKAGE = Path(normbench.__file__).parent
+
+# lowest first; units in one layer are independent of each other
+LAYERS: list[set[str]] = [
+    {"__init__", "errors", "io", "rng"},  # leaves
+    {"nn"},  # norms, blocks, placement, one config per architecture
+    {"data", "analysis"},  # data modules | pure functions on tensors and models
+    {"tasks"},  # LightningModules, metric series, the registry
+    {"training"},  # LightningCLI glue, run directories, records, checkpoints, monitor
+    {"sweep"},  # planning and backends
+    {"reporting"},  # leaderboards, claims, figures, per-experiment reports
+    {"cli"},  # the command: parse and dispatch
+    {"__main__"},  # python -m normbench
+]
+
+
+def module_name(path: Path) -> str:
+    parts = ["normbench", *path.relative_to(PACKAGE).with_suffix("").parts]
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def modules() -> dict[str, Path]:
+    return {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def imported(path: Path, name: str, known: set[str]) -> set[str]:
+    """The normbench modules ``path`` imports (every statement, at any depth), most specific first."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join([*package.split(".")[: len(package.split(".")) - node.level + 1], *filter(None, [base])])
+            targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in known else base for a in node.names]
+        else:
+            continue
+        for target in targets:
+            while target and target not in known:  # `import normbench.nn.norms.Norm` -> normbench.nn.norms
+                target = target.rpartition(".")[0]
+            if target.startswith("normbench") and target != name:
+                out.add(target)
+    return out
+
+
+def graph() -> dict[str, set[str]]:
+    mods = modules()
+    return {name: imported(path, name, set(mods)) for name, path in mods.items()}
+
+
+def unit(name: str) -> str:
+    parts = name.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def layer(name: str) -> int:
+    (index,) = [i for i, units in enumerate(LAYERS) if unit(name) in units]
+    return index
+
+
+def test_every_module_has_a_layer() -> None:
+    for name in modules():
+        assert any(unit(name) in units for units in LAYERS), f"{name} belongs to no layer; add its unit to LAYERS"
+
+
+def test_imports_point_down_the_layers() -> None:
+    wrong = [f"{src} -> {dst}" for src, dsts in graph().items() for dst in dsts
+             if unit(src) != unit(dst) and layer(dst) >= layer(src)]
+    assert not wrong, "imports that do not point down the layers:\n" + "\n".join(sorted(wrong))
+
+
+def find_cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Each cycle met by a depth-first search, as the path that closes it."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    cycles: list[list[str]] = []
+
+    def visit(node: str, path: list[str]) -> None:
+        state[node] = 1
+        for nxt in sorted(edges.get(node, ())):
+            if state.get(nxt) == 1:
+                cycles.append([*path[path.index(nxt):], nxt])
+            elif nxt not in state:
+                visit(nxt, [*path, nxt])
+        state[node] = 2
+
+    for start in sorted(edges):
+        if start not in state:
+            visit(start, [start])
+    return cycles
+
+
+def test_no_import_cycles() -> None:
+    cycles = find_cycles(graph())
+    assert not cycles, "import cycles:\n" + "\n".join(" -> ".join(c) for c in cycles)
+
+
+def test_the_cycle_finder_finds_cycles() -> None:
+    assert find_cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == [["a", "b", "c", "a"]]
+    assert find_cycles({"a": {"b", "c"}, "b": {"c"}, "c": set()}) == []
+
+
+def test_at_most_eight_modules_at_the_top() -> None:
+    top = sorted(p.name for p in PACKAGE.glob("*.py"))
+    assert len(top) <= 8, top
+
+
+def test_the_checker_sees_imports_inside_functions(tmp_path: Path) -> None:
+    source = tmp_path / "m.py"
+    source.write_text("def f():\n    from normbench.sweep import plan\n    import normbench.nn.norms\n")
+    known = set(modules())
+    assert imported(source, "normbench.nn.fake", known) == {"normbench.sweep.plan", "normbench.nn.norms"}
