@@ -16,7 +16,7 @@ def trainable(module: torch.nn.Module) -> int:
 
 def test_paper_configuration_has_584_parameters() -> None:
     """Brody et al. 2023, Appendix E.1: d=8 gives 584 learnable parameters."""
-    assert trainable(MajorityModule()) == 584
+    assert trainable(MajorityModule()) == trainable(MajorityEncoder()) == 584
 
 
 @pytest.mark.parametrize("component", ["both", "project", "scale", "none", "paper_no_projection"])
