@@ -16,6 +16,7 @@ def atomic_write(path: str | os.PathLike, write: Callable[[Path], None]) -> Path
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.fchmod(fd, 0o666 & ~current_umask())  # mkstemp's 0600 would hide results from other users
     os.close(fd)
     tmp_path = Path(tmp)
     try:
@@ -27,6 +28,13 @@ def atomic_write(path: str | os.PathLike, write: Callable[[Path], None]) -> Path
         tmp_path.unlink(missing_ok=True)
         raise
     return path
+
+
+def current_umask() -> int:
+    """The process's file-creation mask (read by setting and restoring it)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def atomic_write_text(path: str | os.PathLike, text: str) -> Path:

@@ -156,8 +156,12 @@ def test_learned_direction_receives_gradients() -> None:
     assert norm.direction.grad is not None and norm.direction.grad.abs().sum() > 0
 
 
-def test_bad_spec_is_a_clear_error() -> None:
-    with pytest.raises(ValueError, match="component: 'layer' is not allowed; choose one of both, project"):
-        NormSpec("layer")  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="eps"):
-        NormSpec("both", eps=-1.0)
+def test_bad_spec_is_a_clear_error_naming_its_field() -> None:
+    from normbench.nn.majority import MajorityConfig
+
+    with pytest.raises(ValueError, match="^component: 'layer' is not allowed; choose one of both, project"):
+        Norm(8, NormSpec("layer"))
+    with pytest.raises(ValueError, match="^model.arch.attn_norm.component: 'layer' is not allowed"):
+        MajorityConfig(attn_norm=NormSpec("layer"))
+    with pytest.raises(ValueError, match="^model.arch.ffn_norm.eps: must be a finite number >= 0"):
+        MajorityConfig(ffn_norm=NormSpec("both", eps=-1.0))
