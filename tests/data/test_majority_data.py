@@ -68,3 +68,70 @@ def test_datamodule_batches(tmp_path) -> None:
 def test_bad_specs_name_the_field(kwargs: dict, field: str) -> None:
     with pytest.raises(ValueError, match=field):
         MajoritySpec(**kwargs)
+
+
+# The authors' generator, checked by hand on seq_len = 5, at most 3 parts: the depth-first
+# recursion (parts non-decreasing, the 3rd part takes what remains) finds exactly
+#   (1,1,3) (1,2,2) (1,3,1) (1,4) (2,2,1) (2,3) (5)
+# -- (3,..) and (4,..) end without a partition since the remainder is below the last part.
+# With min_delta = 2 the filter keeps (1,1,3) and (1,4): more than one part, last - previous >= 2.
+HAND_PARTITIONS = {(1, 1, 3), (1, 2, 2), (1, 3, 1), (1, 4), (2, 2, 1), (2, 3), (5,)}
+HAND_KEPT = {(1, 1, 3), (1, 4)}
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_paper_partitions_by_hand(seed: int) -> None:
+    from normbench.data.majority import keeps_majority, paper_partitions
+
+    found = list(paper_partitions(5, 3, np.random.default_rng(seed)))
+    assert len(found) == len(set(found)) and set(found) == HAND_PARTITIONS
+    assert {p for p in found if keeps_majority(p, 2)} == HAND_KEPT
+
+
+def test_paper_order_is_shuffled_by_the_rng() -> None:
+    from normbench.data.majority import paper_partitions
+
+    orders = {tuple(paper_partitions(9, 4, np.random.default_rng(seed))) for seed in range(6)}
+    assert len(orders) > 1
+
+
+def runs_of(row: np.ndarray) -> list[tuple[int, int]]:
+    """(class, length) of each block of equal tokens."""
+    out: list[tuple[int, int]] = []
+    for token in row.tolist():
+        if out and out[-1][0] == token:
+            out[-1] = (token, out[-1][1] + 1)
+        else:
+            out.append((token, 1))
+    return out
+
+
+def test_paper_sequences_are_blocks_of_the_kept_partitions() -> None:
+    spec = MajoritySpec(num_sequences=15, seq_len=5, num_classes=3, min_delta=2, seed=0, generator="paper")
+    data = generate_majority(spec)
+    x = np.concatenate([data["train_x"], data["test_x"]])
+    y = np.concatenate([data["train_y"], data["test_y"]])
+    assert len(x) == 20  # stops as soon as 10 x (partitions kept) = 20 > 15
+    partitions = []
+    for row, label in zip(x, y):
+        blocks = runs_of(row)
+        classes = [c for c, _ in blocks]
+        assert len(set(classes)) == len(classes)  # one contiguous block per class
+        assert classes[-1] == label
+        partitions.append(tuple(n for _, n in blocks))
+    assert set(partitions) == HAND_KEPT and all(partitions.count(p) == 10 for p in HAND_KEPT)
+
+
+def test_paper_generator_at_the_paper_size() -> None:
+    data = generate_majority(MajoritySpec(generator="paper"))
+    x = np.concatenate([data["train_x"], data["test_x"]])
+    y = np.concatenate([data["train_y"], data["test_y"]])
+    assert len(x) == 100_010 and abs(len(data["test_y"]) - 20_002) <= 20
+    counts = np.stack([np.bincount(row, minlength=20) for row in x[:2000]])
+    top2 = np.sort(counts, axis=1)[:, -2:]
+    assert (counts.argmax(1) == y[:2000]).all() and ((top2[:, 1] - top2[:, 0]) >= 6).all()
+
+
+def test_unknown_generator_is_one_line() -> None:
+    with pytest.raises(ValueError, match="^data.generator: 'authors' is not allowed; choose one of uniform, paper"):
+        MajoritySpec(generator="authors")

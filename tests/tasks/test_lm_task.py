@@ -89,6 +89,6 @@ def test_bench_lm_writes_tables_and_claims(corpus: Path, tmp_path: Path) -> None
     assert tables["table1"]["rows"][0]["paper"] == [51.0, 32.2, 34.7, 36.8]
     assert all(c["mean"] is not None for row in tables["table1"]["rows"] for c in row["measured"])
     verdicts = {c["id"]: c["verdict"] for c in board["claims"]}
-    assert len(verdicts) == 10 and set(verdicts.values()) <= {"reproduced", "direction only", "not reproduced"}
+    assert len(verdicts) == 10 and set(verdicts.values()) <= {"reproduced", "direction only", "inconclusive", "not reproduced"}
     md = (folder / "leaderboard.md").read_text()
     assert "Table 1" in md and "![train_loss](train_loss.png)" in md

@@ -1,16 +1,23 @@
 """The synthetic "majority" task of Brody et al. (2023), Section 4.1 and Appendix E.1.
 
-Each sequence has ``seq_len`` tokens over ``num_classes`` classes. Its class counts c_1..c_k
-form a composition of ``seq_len`` (drawn as p ~ Dirichlet(1), c ~ Multinomial(seq_len, p)) kept
-only if the largest count beats the runner-up by at least ``min_delta``; the tokens are then
-shuffled. The label at every position is the majority class argmax_k c_k. The split into train
-and test is stratified by label. Everything is a pure function of ``seed`` and cached on disk.
+Each sequence has ``seq_len`` tokens over ``num_classes`` classes; the label at every position is
+its majority class, which beats the runner-up by at least ``min_delta`` tokens. Two generators:
+
+* ``uniform`` (normbench's): class counts c_1..c_k drawn as p ~ Dirichlet(1),
+  c ~ Multinomial(seq_len, p), kept if the margin holds, tokens shuffled.
+* ``paper`` (the authors' code): a depth-first enumeration of the partitions of ``seq_len``
+  (:func:`paper_partitions`), 10 sequences per kept partition, each with a fresh random
+  assignment of classes to the parts and its tokens in contiguous blocks.
+
+The split into train and test is stratified by label. Everything is a pure function of ``seed``
+and cached on disk (the authors' RNG is unseeded, so their data differ from run to run).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -23,6 +30,8 @@ from normbench.data.batching import IndexedTensors, tensor_loader, trainer_progr
 from normbench.io import atomic_write, cache_root
 
 GENERATOR_VERSION = 1
+GENERATORS = ("uniform", "paper")
+SEQUENCES_PER_PARTITION = 10  # the authors' code: 10 sequences per kept partition
 
 
 @dataclass(frozen=True)
@@ -35,8 +44,11 @@ class MajoritySpec:
     min_delta: int = 6
     test_fraction: float = 0.2
     seed: int = 0
+    generator: str = "uniform"
 
     def __post_init__(self) -> None:
+        if self.generator not in GENERATORS:
+            raise ValueError(f"data.generator: {self.generator!r} is not allowed; choose one of {', '.join(GENERATORS)}")
         checks = {
             "data.num_sequences": self.num_sequences >= 2,
             "data.seq_len": self.seq_len >= 1,
@@ -50,7 +62,10 @@ class MajoritySpec:
                 raise ValueError(f"{field}: invalid value {getattr(self, name)!r}")
 
     def digest(self) -> str:
-        payload = json.dumps({**asdict(self), "generator_version": GENERATOR_VERSION}, sort_keys=True)
+        fields = asdict(self)
+        if self.generator == "uniform":  # the name of a cache written before the field existed
+            del fields["generator"]
+        payload = json.dumps({**fields, "generator_version": GENERATOR_VERSION}, sort_keys=True)
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 
@@ -75,6 +90,58 @@ def sample_majority(n: int, spec: MajoritySpec, rng: np.random.Generator) -> tup
     return np.concatenate(seqs)[:n].astype(np.int64), np.concatenate(labels)[:n].astype(np.int64)
 
 
+def paper_partitions(total: int, max_parts: int, rng: np.random.Generator) -> Iterator[tuple[int, ...]]:
+    """The partitions of ``total`` in the order the authors' depth-first recursion finds them.
+
+    Parts are filled left to right; each new part is an integer from the previous part (1 for the
+    first) up to what remains, tried in an order shuffled by ``rng`` at every node; the
+    ``max_parts``-th part takes whatever remains (it may be smaller than the one before). A branch
+    whose remainder is below its last part (and not the last allowed part) ends without a partition.
+    """
+
+    def fill(parts: tuple[int, ...], remaining: int) -> Iterator[tuple[int, ...]]:
+        if remaining == 0:
+            yield parts
+            return
+        if len(parts) == max_parts - 1:
+            yield (*parts, remaining)
+            return
+        low = parts[-1] if parts else 1
+        for part in rng.permutation(np.arange(low, remaining + 1)):
+            yield from fill((*parts, int(part)), remaining - int(part))
+
+    yield from fill((), total)
+
+
+def keeps_majority(parts: tuple[int, ...], min_delta: int) -> bool:
+    """The authors' filter: more than one part, and the last exceeds the one before by ``min_delta``."""
+    return len(parts) > 1 and parts[-1] - parts[-2] >= min_delta
+
+
+def sample_paper(spec: MajoritySpec, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """The authors' data: 10 sequences per kept partition, until 10 x (partitions kept) > ``num_sequences``.
+
+    Each sequence maps the parts to the classes of a fresh random permutation (part i -> class
+    perm[i]) and writes each part as one contiguous block; its label is the class of the last part.
+    The data set therefore has 10 x ceil((num_sequences + 1) / 10) sequences.
+    """
+    seqs, labels, kept = [], [], 0
+    for parts in paper_partitions(spec.seq_len, spec.num_classes, rng):
+        if not keeps_majority(parts, spec.min_delta):
+            continue
+        kept += 1
+        for _ in range(SEQUENCES_PER_PARTITION):
+            classes = rng.permutation(spec.num_classes)[: len(parts)]
+            seqs.append(np.repeat(classes, parts))
+            labels.append(classes[-1])
+        if SEQUENCES_PER_PARTITION * kept > spec.num_sequences:
+            break
+    if not seqs:
+        raise ValueError(f"data.min_delta: no partition of seq_len={spec.seq_len} into at most "
+                         f"num_classes={spec.num_classes} parts has a majority margin of {spec.min_delta}")
+    return np.stack(seqs).astype(np.int64), np.asarray(labels, dtype=np.int64)
+
+
 def stratified_split(labels: np.ndarray, test_fraction: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """Indices (train, test) with each label's share of the test set equal to ``test_fraction``."""
     train, test = [], []
@@ -89,7 +156,7 @@ def stratified_split(labels: np.ndarray, test_fraction: float, rng: np.random.Ge
 def generate_majority(spec: MajoritySpec) -> dict[str, np.ndarray]:
     """The whole data set for ``spec``: train/test tokens and labels."""
     rng = np.random.default_rng(spec.seed)
-    x, y = sample_majority(spec.num_sequences, spec, rng)
+    x, y = sample_paper(spec, rng) if spec.generator == "paper" else sample_majority(spec.num_sequences, spec, rng)
     tr, te = stratified_split(y, spec.test_fraction, rng)
     return {"train_x": x[tr], "train_y": y[tr], "test_x": x[te], "test_y": y[te]}
 
@@ -120,6 +187,8 @@ class MajorityDataModule(L.LightningDataModule):
         min_delta: minimum margin of the majority count over the runner-up.
         test_fraction: stratified held-out share (paper: 0.2).
         data_seed: seed of the generator (independent of the training seed).
+        generator: ``uniform`` (normbench's Dirichlet-multinomial counts, shuffled tokens) or
+            ``paper`` (the authors' partition enumeration, tokens in blocks; see the module docstring).
         batch_size: training batch size (paper: 6000).
         eval_batch_size: batch size of the test evaluation.
         cache_dir: where the generated ``.npz`` is cached (default ``$NORMBENCH_CACHE/majority``).
@@ -133,6 +202,7 @@ class MajorityDataModule(L.LightningDataModule):
         min_delta: int = 6,
         test_fraction: float = 0.2,
         data_seed: int = 0,
+        generator: str = "uniform",
         batch_size: int = 6000,
         eval_batch_size: int = 10_000,
         cache_dir: str | None = None,
@@ -141,7 +211,7 @@ class MajorityDataModule(L.LightningDataModule):
         if batch_size <= 0 or eval_batch_size <= 0:
             raise ValueError(f"data.batch_size and data.eval_batch_size must be positive, got {batch_size} and {eval_batch_size}")
         self.save_hyperparameters()
-        self.spec = MajoritySpec(num_sequences, seq_len, num_classes, min_delta, test_fraction, data_seed)
+        self.spec = MajoritySpec(num_sequences, seq_len, num_classes, min_delta, test_fraction, data_seed, generator)
         self.batch_size, self.eval_batch_size, self.cache_dir = batch_size, eval_batch_size, cache_dir
         self.train_set: IndexedTensors | None = None
         self.test_set: IndexedTensors | None = None

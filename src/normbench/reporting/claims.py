@@ -3,27 +3,37 @@
 A claim names a leaderboard metric, the variants it compares (role -> variant name), the paper's
 numbers and a rule (``values``, ``ratio``, ``ordering`` or ``positive_zero``, documented in each claims file). A
 claim may read a different metric per role (``metrics: {role: metric}``), e.g. one model's keys
-before and after its norm. :func:`judge` returns one of ``reproduced``, ``direction only``,
-``not reproduced`` or ``not run``.
+before and after its norm. Every claim says whose it is (``owner``: ``paper`` for a number the
+paper reports, ``normbench`` for a target of our own, with ``why``). :func:`judge` returns one of
+``reproduced``, ``direction only``, ``inconclusive``, ``not reproduced`` or ``not run``; an
+ordering counts only when it is significant over seeds (:mod:`normbench.reporting.stats`).
 """
 
 from __future__ import annotations
 
+import statistics
 from importlib import resources
 from typing import Any
 
 import numpy as np
 import yaml
 
-VERDICTS = ("reproduced", "direction only", "not reproduced", "not run")
+from normbench.reporting.stats import Interval, difference_interval, mean_interval, values_of
+
+VERDICTS = ("reproduced", "direction only", "inconclusive", "not reproduced", "not run")
+OWNERS = ("paper", "normbench")
 
 
 def load_claims(claims_id: str) -> list[dict[str, Any]]:
-    """The claims of ``src/normbench/reporting/claims/<claims_id>.yaml``."""
+    """The claims of ``src/normbench/reporting/claims/<claims_id>.yaml``, each marked whose it is."""
     path = resources.files("normbench.reporting") / "claims" / f"{claims_id}.yaml"
     if not path.is_file():
         raise ValueError(f"bench.claims: no claims file named {claims_id!r}")
-    return yaml.safe_load(path.read_text(encoding="utf-8"))["claims"]
+    claims = yaml.safe_load(path.read_text(encoding="utf-8"))["claims"]
+    for claim in claims:
+        if claim.get("owner") not in OWNERS:
+            raise ValueError(f"claim {claim.get('id')!r}: owner must be one of {', '.join(OWNERS)}")
+    return claims
 
 
 def _fmt(x: float | str | None) -> str:
@@ -32,86 +42,111 @@ def _fmt(x: float | str | None) -> str:
     return f"{x:.4g}" if isinstance(x, (int, float)) else str(x)
 
 
-def judge_values(rule: dict[str, Any], paper: dict[str, float], measured: dict[str, float | None],
-                 per_seed: dict[str, list[float | None]] | None = None) -> tuple[str, str]:
-    """Ordering + tolerance rule; see the claims files for the wording.
+SIGNIFICANCE = ("the ordering counts only when the 95% Welch interval of the difference of the seed means "
+                "excludes 0; otherwise inconclusive")
 
-    ``tolerance`` is absolute; ``rel_tolerance`` is a fraction of the paper's value; roles listed in
-    ``exact`` must equal the paper's value in every seed (e.g. "0% after LayerNorm").
-    """
+
+def ordering_verdict(diff: Interval | None, sign: int) -> str | None:
+    """``None`` if the ordering (``sign`` = +1: first > second) is significant, else the verdict it forces."""
+    if diff is None or not diff.excludes_zero():
+        return "inconclusive"
+    return None if (diff.estimate > 0) == (sign > 0) else "not reproduced"
+
+
+def judge_values(rule: dict[str, Any], paper: dict[str, float], per_seed: dict[str, list[float | None]]
+                 ) -> tuple[str, str, Interval | None]:
+    """Significant ordering, then the paper's values: each inside its role's 95% interval of the mean
+    or within the stated tolerance (``tolerance`` absolute, ``rel_tolerance`` a fraction of the
+    paper's value); roles in ``exact`` must equal the paper's value in every seed."""
     higher = rule["higher"]
     lower = next(r for r in paper if r != higher)
     exact = list(rule.get("exact") or [])
     if "rel_tolerance" in rule:
-        rel = float(rule["rel_tolerance"])
-        bound = {r: rel * abs(paper[r]) for r in paper}
-        how = f"within ±{rel:.0%} of the paper's value"
+        bound = {r: float(rule["rel_tolerance"]) * abs(paper[r]) for r in paper}
+        how = f"within ±{float(rule['rel_tolerance']):.0%} of it"
     else:
-        tol = float(rule["tolerance"])
-        bound = {r: tol for r in paper}
-        how = f"within ±{tol:g} of the paper"
-    text = (
-        f"reproduced if {higher} > {lower}"
-        + "".join(f", {r} equals the paper's {paper[r]:g} in every seed," for r in exact)
-        + f" and each {'other ' if exact else ''}measured mean is {how}; direction only if only the ordering holds; "
-        "not reproduced if it is reversed"
-    )
-    if any(measured.get(r) is None for r in paper):
-        return "not run", text + " (a measured value is missing)"
-    ordered = measured[higher] > measured[lower]
-    seeds = per_seed or {}
-    close = all(all(v == paper[r] for v in (seeds.get(r) or [measured[r]])) if r in exact
-                else abs(measured[r] - paper[r]) <= bound[r] for r in paper)
-    if ordered and close:
-        return "reproduced", text
-    return ("direction only" if ordered else "not reproduced"), text
+        bound = {r: float(rule["tolerance"]) for r in paper}
+        how = f"within ±{float(rule['tolerance']):g} of it"
+    text = (f"reproduced if {higher} > {lower} significantly"
+            + "".join(f", {r} equals the paper's {paper[r]:g} in every seed" for r in exact)
+            + f" and each {'other ' if exact else ''}paper value lies in the measured 95% interval or {how}; "
+            f"direction only if only the ordering is significant; not reproduced if significantly reversed; "
+            f"{SIGNIFICANCE}")
+    samples = {r: values_of(per_seed.get(r)) for r in paper}
+    if any(not samples[r] or len(samples[r]) < len(per_seed.get(r) or []) for r in paper):
+        return "not run", text + " (a measured value is missing)", None
+    diff = difference_interval(samples[higher], samples[lower])
+    forced = ordering_verdict(diff, +1)
+    if forced:
+        return forced, text, diff
+
+    def close(role: str) -> bool:
+        if role in exact:
+            return all(v == paper[role] for v in samples[role])
+        interval = mean_interval(samples[role])
+        return (interval is not None and interval.contains(paper[role])) or \
+            abs(statistics.fmean(samples[role]) - paper[role]) <= bound[role]
+
+    return ("reproduced" if all(close(r) for r in paper) else "direction only"), text, diff
 
 
-def judge_ratio(rule: dict[str, Any], measured: dict[str, float | None], bounds: dict[str, float | None]) -> tuple[str, str, float | None]:
-    """Ratio rule on step counts; a role that never reached the target contributes a lower bound."""
+def judge_ratio(rule: dict[str, Any], per_seed: dict[str, list[float | None]],
+                bounds: dict[str, list[float | None]]) -> tuple[str, str, float | None, Interval | None]:
+    """Ratio of mean step counts; a seed that never reached the target counts with its last step (a
+    lower bound, which can only understate a numerator > denominator)."""
     num, den, target, tol = rule["numerator"], rule["denominator"], float(rule["target"]), float(rule["tolerance"])
-    text = f"r = {num} / {den}; reproduced if |r - {target:g}| <= {tol:g}; direction only if r is on the same side of 1"
-    if measured.get(den) is None:
-        return "not run", text + f" ({den} never reached the target within the run)", None
-    if measured.get(num) is None:
-        if bounds.get(num) is None:
-            return "not run", text + f" ({num} missing)", None
-        lower = bounds[num] / measured[den]
-        verdict = "direction only" if (lower > 1) == (target > 1) and lower > 1 else "not run"
-        return verdict, text + f" ({num} never reached it: r > {lower:.3g}, a lower bound)", None
-    r = measured[num] / measured[den]
-    if abs(r - target) <= tol:
-        return "reproduced", text, r
-    return ("direction only" if (r > 1) == (target > 1) else "not reproduced"), text, r
+    text = (f"r = {num} / {den} (mean steps); reproduced if |r - {target:g}| <= {tol:g} and the ordering is "
+            f"significant; direction only if only the ordering is; {SIGNIFICANCE}")
+    den_steps = values_of(per_seed.get(den))
+    if not den_steps or len(den_steps) < len(per_seed.get(den) or []):
+        return "not run", text + f" ({den} never reached the target within the run)", None, None
+    num_steps = values_of(per_seed.get(num))
+    complete = bool(num_steps) and len(num_steps) == len(per_seed.get(num) or [])
+    if not complete:
+        num_steps = values_of(bounds.get(num))
+        if not num_steps:
+            return "not run", text + f" ({num} missing)", None, None
+    diff = difference_interval(num_steps, den_steps)
+    sign = 1 if target > 1 else -1
+    forced = ordering_verdict(diff, sign)
+    r = statistics.fmean(num_steps) / statistics.fmean(den_steps)
+    if not complete:
+        text += f" ({num} did not reach it in every seed: r > {r:.3g}, a lower bound)"
+        return (forced or "direction only"), text, None, diff
+    if forced:
+        return forced, text, r, diff
+    return ("reproduced" if abs(r - target) <= tol else "direction only"), text, r, diff
 
 
-def judge_ordering(rule: dict[str, Any], measured: dict[str, float | None],
-                   per_seed: dict[str, list[float | None]]) -> tuple[str, str]:
-    """``lower`` role below the other: in the mean and in every seed (paired by position)."""
+def judge_ordering(rule: dict[str, Any], per_seed: dict[str, list[float | None]]) -> tuple[str, str, Interval | None]:
+    """``lower`` role below the other, significantly over seeds."""
     lower = rule["lower"]
-    other = next(r for r in measured if r != lower)
-    text = (f"reproduced if {lower} < {other} in the mean and in every seed; direction only if only the "
-            f"mean ordering holds; not reproduced if it is reversed")
-    if measured.get(lower) is None or measured.get(other) is None:
-        return "not run", text + " (a measured value is missing)"
-    if measured[lower] >= measured[other]:
-        return "not reproduced", text
-    pairs = list(zip(per_seed.get(lower) or [], per_seed.get(other) or []))
-    every = bool(pairs) and all(a is not None and b is not None and a < b for a, b in pairs)
-    return ("reproduced" if every else "direction only"), text
+    other = next(r for r in per_seed if r != lower)
+    text = f"reproduced if {lower} < {other} significantly; not reproduced if significantly reversed; {SIGNIFICANCE}"
+    a, b = values_of(per_seed.get(lower)), values_of(per_seed.get(other))
+    if not a or not b:
+        return "not run", text + " (a measured value is missing)", None
+    diff = difference_interval(a, b)
+    return (ordering_verdict(diff, -1) or "reproduced"), text, diff
 
 
-def judge_positive_zero(rule: dict[str, Any], measured: dict[str, float | None],
-                        per_seed: dict[str, list[float | None]]) -> tuple[str, str]:
-    """``positive`` role above 0 and ``zero`` role exactly 0 in every seed."""
+def judge_positive_zero(rule: dict[str, Any], per_seed: dict[str, list[float | None]]
+                        ) -> tuple[str, str, Interval | None]:
+    """``positive`` role above 0 and ``zero`` role exactly 0, in every seed of at least two."""
     pos, zero = rule["positive"], rule["zero"]
-    text = (f"reproduced if {pos} > 0 and {zero} = 0 exactly in every seed; direction only if {pos} > {zero} "
-            f"in the mean but {zero} is not always 0; not reproduced otherwise")
-    if measured.get(pos) is None or measured.get(zero) is None:
-        return "not run", text + " (a measured value is missing)"
-    if all(v is not None and v > 0 for v in per_seed.get(pos) or []) and all(v == 0 for v in per_seed.get(zero) or []):
-        return "reproduced", text
-    return ("direction only" if measured[pos] > measured[zero] else "not reproduced"), text
+    text = (f"reproduced if {pos} > 0 and {zero} = 0 exactly in every seed (at least 2 seeds each); "
+            f"direction only if {pos} > {zero} significantly but {zero} is not always 0; inconclusive with one "
+            f"seed or no significant difference; not reproduced otherwise")
+    a, b = values_of(per_seed.get(pos)), values_of(per_seed.get(zero))
+    if not a or not b:
+        return "not run", text + " (a measured value is missing)", None
+    diff = difference_interval(a, b)
+    if min(len(a), len(b)) < 2:
+        return "inconclusive", text + " (one seed)", diff
+    if all(v > 0 for v in a) and all(v == 0 for v in b):
+        return "reproduced", text, diff
+    forced = ordering_verdict(diff, +1)
+    return (forced or "direction only"), text, diff
 
 
 def judge(claim: dict[str, Any], variants: dict[str, dict[str, Any]]) -> dict[str, Any]:
@@ -119,35 +154,40 @@ def judge(claim: dict[str, Any], variants: dict[str, dict[str, Any]]) -> dict[st
     roles: dict[str, str] = claim["variants"]
     role_metrics: dict[str, str] = {role: (claim.get("metrics") or {}).get(role, claim["metric"]) for role in roles}
     measured: dict[str, float | None] = {}
-    bounds: dict[str, float | None] = {}
     per_seed: dict[str, list[float | None]] = {}
+    bounds: dict[str, list[float | None]] = {}
     for role, name in roles.items():
         metric = (variants.get(name) or {}).get("metrics", {}).get(role_metrics[role]) or {}
         measured[role] = metric.get("mean")
-        bounds[role] = metric.get("lower_bound")
         per_seed[role] = metric.get("per_seed") or []
+        bounds[role] = metric.get("per_seed_lower_bound") or []
     rule = claim["rule"]
     entry = {
         "id": claim["id"],
+        "owner": claim["owner"],
         "source": claim["source"],
         "statement": claim.get("statement", ""),
         "metric": claim["metric"],
         "metrics": role_metrics,
         "variants": roles,
-        "paper": claim["paper"],
+        "paper": claim.get("paper") or {},
         "measured": measured,
+        "per_seed": per_seed,
     }
+    if claim.get("why"):
+        entry["why"] = claim["why"]
     if rule["kind"] == "values":
-        verdict, text = judge_values(rule, claim["paper"], measured, per_seed)
+        verdict, text, diff = judge_values(rule, claim["paper"], per_seed)
     elif rule["kind"] == "ratio":
-        verdict, text, ratio = judge_ratio(rule, measured, bounds)
-        entry["measured"] = {**measured, "ratio_without_to_with": ratio}
+        verdict, text, ratio, diff = judge_ratio(rule, per_seed, bounds)
+        entry["measured"] = {**measured, "ratio": ratio}
     elif rule["kind"] == "ordering":
-        verdict, text = judge_ordering(rule, measured, per_seed)
+        verdict, text, diff = judge_ordering(rule, per_seed)
     elif rule["kind"] == "positive_zero":
-        verdict, text = judge_positive_zero(rule, measured, per_seed)
+        verdict, text, diff = judge_positive_zero(rule, per_seed)
     else:
         raise ValueError(f"claim {claim['id']}: unknown rule kind {rule['kind']!r}")
+    entry["difference"] = None if diff is None else {"of": list(roles)[:2], **diff.as_dict()}
     return {**entry, "verdict": verdict, "rule": text}
 
 
@@ -160,7 +200,7 @@ def judge_grid(claim: dict[str, Any], grid: dict[str, Any]) -> dict[str, Any]:
     reduce = {"min": np.min, "max": np.max, "mean": np.mean}[rule["reduce"]]
     text0 = f"no cell of the grid has d in {rule['d']} and n in {rule['n']}"
     if not rows.any() or not cols.any():
-        return {"id": claim["id"], "source": claim["source"], "statement": claim["statement"], "paper": {},
+        return {"id": claim["id"], "owner": claim["owner"], "source": claim["source"], "statement": claim["statement"], "paper": {},
                 "measured": {"any_fraction": None, "mean_fraction": None}, "holds_for": {"any_fraction": False, "mean_fraction": False},
                 "verdict": "not run", "rule": text0}
     measured = {stat: float(reduce(np.asarray(values)[np.ix_(rows, cols)]))
@@ -170,7 +210,7 @@ def judge_grid(claim: dict[str, Any], grid: dict[str, Any]) -> dict[str, Any]:
     text = (f"{rule['reduce']} of {rule['stat']} over {rule['keys']} keys, d in [{rule['d'][0]}, {rule['d'][1]}], "
             f"n in [{rule['n'][0]}, {rule['n'][1]}]; reproduced if {'>=' if bound[0] == 'at_least' else '<='} {bound[1]:g}")
     return {
-        "id": claim["id"], "source": claim["source"], "statement": claim["statement"],
+        "id": claim["id"], "owner": claim["owner"], "source": claim["source"], "statement": claim["statement"],
         "paper": {bound[0]: bound[1]}, "measured": measured, "holds_for": holds,
         "verdict": "reproduced" if holds[rule["stat"]] else "not reproduced", "rule": text,
     }
@@ -178,3 +218,21 @@ def judge_grid(claim: dict[str, Any], grid: dict[str, Any]) -> dict[str, Any]:
 
 def describe(values: dict[str, float | None]) -> str:
     return ", ".join(f"{k}: {_fmt(v)}" for k, v in values.items())
+
+
+def describe_seeds(per_seed: dict[str, list[float | None]]) -> str:
+    """``role: v1 / v2 / v3`` per role (``–`` for a seed without a value)."""
+    return "; ".join(f"{role}: " + " / ".join(_fmt(v) if v is not None else "–" for v in values)
+                     for role, values in per_seed.items())
+
+
+def describe_difference(claim: dict[str, Any]) -> str:
+    """``a − b = est [low, high], p`` of a judged claim, or why there is no interval."""
+    diff = claim.get("difference")
+    if not diff:
+        return "n/a"
+    a, b = (diff["of"] + ["?", "?"])[:2]
+    if diff["low"] is None:
+        return f"{a} − {b} = {_fmt(diff['estimate'])} (no interval: seeds {'/'.join(map(str, diff['n']))})"
+    p = "" if diff.get("p_value") is None else f", p = {diff['p_value']:.2g}"
+    return f"{a} − {b} = {_fmt(diff['estimate'])} [{_fmt(diff['low'])}, {_fmt(diff['high'])}]{p}"

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from normbench.io import atomic_write_json, atomic_write_text
-from normbench.reporting.claims import describe, judge, load_claims
+from normbench.reporting.claims import describe, describe_difference, describe_seeds, judge, load_claims
 from normbench.sweep.plan import expand_metric_layers
 from normbench.training.records import provenance, read_record, utc_now
 
@@ -67,10 +67,34 @@ def aggregate(values: list[float | None], bounds: list[float | None]) -> dict[st
         out["mean"] = out["std"] = None
         if all(v is not None or b is not None for v, b in zip(values, bounds)) and any(b is not None for b in bounds):
             out["lower_bound"] = statistics.fmean(v if v is not None else b for v, b in zip(values, bounds))
+            out["per_seed_lower_bound"] = [v if v is not None else b for v, b in zip(values, bounds)]
     return out
 
 
-def variant_entry(name: str, records: list[dict[str, Any]], metrics: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def flag_seeds(entry: dict[str, Any], records: list[dict[str, Any]], chance: dict[str, Any] | None) -> None:
+    """Mark seeds that failed to train: diverged, or at chance (``bench.chance``: a leaderboard
+    ``metric`` whose final value is ``at_most`` a level, e.g. dev accuracy <= 0.55 on balanced
+    binary labels). Flagged seeds stay in every mean and verdict; each metric also gets its
+    aggregate without them (``without_flagged``), so nothing is averaged away unseen."""
+    flags: dict[str, str] = {}
+    for seed, step in (entry.get("diverged_at_step") or {}).items():
+        flags[seed] = f"diverged at step {step}"
+    if chance:
+        values = entry["metrics"].get(chance["metric"], {}).get("per_seed") or []
+        for record, value in zip(records, values):
+            if value is not None and value <= float(chance["at_most"]) and str(record["seed"]) not in flags:
+                flags[str(record["seed"])] = f"at chance ({chance['metric']} {value:.3g} <= {chance['at_most']:g})"
+    if not flags:
+        return
+    entry["flagged"] = flags
+    keep = [str(r["seed"]) not in flags for r in records]
+    for agg in entry["metrics"].values():
+        kept = [v for v, k in zip(agg["per_seed"], keep) if k]
+        agg["without_flagged"] = aggregate(kept, [None] * len(kept)) if kept else None
+
+
+def variant_entry(name: str, records: list[dict[str, Any]], metrics: dict[str, dict[str, Any]],
+                  chance: dict[str, Any] | None = None) -> dict[str, Any]:
     records = sorted(records, key=lambda r: r["seed"])
     statuses = {r["status"] for r in records}
     entry: dict[str, Any] = {
@@ -100,6 +124,7 @@ def variant_entry(name: str, records: list[dict[str, Any]], metrics: dict[str, d
                 agg["note"] = (f"not reached by step {last}" if "first_below" in spec
                                else f"not measured: runs end at step {last}")
         entry["metrics"][metric] = agg
+    flag_seeds(entry, records, chance)
     prov = [r["provenance"] for r in records]
     entry["provenance"] = {
         "git_commits": sorted({p.get("git_commit") or "unknown" for p in prov}),
@@ -140,7 +165,11 @@ def build(task: str, preset: str | None, records: list[dict[str, Any]], bench: d
     order = [v for v in (variant_order or []) if v in by_variant] + sorted(set(by_variant) - set(variant_order or []))
     n_layers = int(((records[0]["config"].get("model") or {}).get("init_args") or {}).get("arch", {}).get("n_layers", 1))
     metrics = expand_metric_layers(bench.get("metrics") or {}, n_layers)
-    variants = [variant_entry(name, by_variant[name], metrics) for name in order]
+    chance = bench.get("chance")
+    if chance and chance.get("metric") not in metrics:
+        raise ValueError(f"bench.chance.metric: {chance.get('metric')!r} is not a leaderboard metric; "
+                         f"choose one of {', '.join(metrics)}")
+    variants = [variant_entry(name, by_variant[name], metrics, chance) for name in order]
     by_name = {v["name"]: v for v in variants}
     claims = [judge(c, by_name) for c in load_claims(bench["claims"])] if bench.get("claims") else []
     tables = build_tables(bench.get("tables") or {}, by_name, records[0]["config"] if records else {})
@@ -237,6 +266,13 @@ def fmt_metric(m: dict[str, Any]) -> str:
     return m.get("note", "missing")
 
 
+def fmt_value(value: float | None) -> str:
+    """One seed's value: 3 decimals, whole numbers from 100 up, ``–`` when missing."""
+    if value is None:
+        return "–"
+    return f"{value:.0f}" if abs(value) >= 100 else f"{value:.3f}"
+
+
 def cell(text: str) -> str:
     """Escape a Markdown table cell."""
     return str(text).replace("|", "\\|").replace("\n", " ")
@@ -265,6 +301,25 @@ def render_markdown(board: dict[str, Any], plots: list[str]) -> str:
                           for k, s in v["norms"].items())
         cells = [fmt_metric(v["metrics"][m]) for m in metric_names]
         lines.append(f"| `{v['name']}` | {norms} | {len(v['seeds'])} | {status_cell(v)} | " + " | ".join(cells) + " |")
+    flagged = [(v["name"], seed, why) for v in board["variants"] for seed, why in (v.get("flagged") or {}).items()]
+    if flagged:
+        lines += ["", "Flagged seeds (kept in every mean and verdict above; the means without them follow):", ""]
+        for name, seed, why in flagged:
+            lines.append(f"- `{name}` seed {seed}: {why}")
+        lines += ["", "| variant | " + " | ".join(f"{m} without flagged" for m in metric_names) + " |",
+                  "|---|" + "---|" * len(metric_names)]
+        for v in board["variants"]:
+            if v.get("flagged"):
+                cells = [fmt_metric(v["metrics"][m].get("without_flagged") or {"note": "no seed left"})
+                         for m in metric_names]
+                lines.append(f"| `{v['name']}` | " + " | ".join(cells) + " |")
+    lines += ["", "### Per seed", "", "| variant | seed | " + " | ".join(metric_names) + " |",
+              "|---|---|" + "---|" * len(metric_names)]
+    for v in board["variants"]:
+        for i, seed in enumerate(v["seeds"]):
+            mark = " (flagged)" if str(seed) in (v.get("flagged") or {}) else ""
+            cells = [fmt_value((v["metrics"][m]["per_seed"] or [None] * (i + 1))[i]) for m in metric_names]
+            lines.append(f"| `{v['name']}` | {seed}{mark} | " + " | ".join(cells) + " |")
     hidden = [m for m in board["metrics"] if m not in metric_names]
     if hidden:
         lines += ["", f"Also measured (in `leaderboard.json` and the tables below): {', '.join(f'`{m}`' for m in hidden)}."]
@@ -278,13 +333,18 @@ def render_markdown(board: dict[str, Any], plots: list[str]) -> str:
         for table in board["tables"]:
             lines += render_table(table)
     if board["claims"]:
-        lines += ["", "## Claims", "", "| claim | source | compares | paper | measured | verdict | rule |",
-                  "|---|---|---|---|---|---|---|"]
+        lines += ["", "## Claims", "",
+                  "Whose: `paper` claims carry the paper's numbers; `normbench` claims are our own targets (why in the "
+                  "statement's source). Measured: mean, then every seed; difference: 95% Welch interval over seeds.", "",
+                  "| claim | whose | source | compares | paper | measured (per seed) | difference [95% CI] | verdict | rule |",
+                  "|---|---|---|---|---|---|---|---|---|"]
         for c in board["claims"]:
             roles = " vs ".join(f"{r} = `{v}`" for r, v in c["variants"].items())
+            source = c["source"] + (f" — why: {c['why']}" if c.get("why") else "")
             lines.append("| " + " | ".join(cell(x) for x in (
-                f"`{c['id']}`: {c['statement']}", c["source"], roles, describe(c["paper"]),
-                f"{describe(c['measured'])} ({metric_names_of(c)})", f"**{c['verdict']}**", c["rule"])) + " |")
+                f"`{c['id']}`: {c['statement']}", c.get("owner", "paper"), source, roles, describe(c["paper"]) or "–",
+                f"{describe(c['measured'])} ({metric_names_of(c)}; {describe_seeds(c.get('per_seed') or {})})",
+                describe_difference(c), f"**{c['verdict']}**", c["rule"])) + " |")
     lines += ["", "## Provenance per variant", "", "| variant | config hash | seeds | commits | dates | wall time (s) |", "|---|---|---|---|---|---|"]
     for v in board["variants"]:
         pv = v["provenance"]

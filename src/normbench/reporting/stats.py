@@ -1,0 +1,78 @@
+"""Statistics over seeds for the verdicts: intervals of a mean and of a difference of means.
+
+Seeds are independent runs, so a variant's metric is a sample x_1..x_n. Its mean has the
+t-interval x̄ ± t_{0.975, n-1} s / √n. Two variants (samples a, b) are compared with Welch's
+t-test: the difference ā − b̄ has standard error √(s_a²/n_a + s_b²/n_b) and Welch–Satterthwaite
+degrees of freedom; the ordering is *significant* when the 95% interval of the difference
+excludes 0. Fewer than two seeds on a side give no interval (never significant).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from scipy import stats as scipy_stats
+
+LEVEL = 0.95
+
+
+@dataclass(frozen=True)
+class Interval:
+    """An estimate with its 95% interval (``low``/``high`` are ``None`` without one)."""
+
+    estimate: float
+    low: float | None
+    high: float | None
+    n: tuple[int, ...]
+    p_value: float | None = None
+
+    def contains(self, value: float) -> bool:
+        return self.low is not None and self.high is not None and self.low <= value <= self.high
+
+    def excludes_zero(self) -> bool:
+        return self.low is not None and self.high is not None and (self.low > 0 or self.high < 0)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(self).items()}
+
+    def text(self, digits: int = 4) -> str:
+        if self.low is None:
+            return f"{self.estimate:.{digits}g} (no interval: n = {'/'.join(map(str, self.n))})"
+        p = "" if self.p_value is None else f", p = {self.p_value:.2g}"
+        return f"{self.estimate:.{digits}g} [{self.low:.{digits}g}, {self.high:.{digits}g}]{p}"
+
+
+def values_of(per_seed: list[float | None] | None) -> list[float]:
+    return [float(v) for v in per_seed or [] if v is not None]
+
+
+def mean_interval(sample: list[float]) -> Interval | None:
+    """t-interval of the mean of ``sample`` (``None`` for an empty sample)."""
+    if not sample:
+        return None
+    mean = statistics.fmean(sample)
+    if len(sample) < 2:
+        return Interval(mean, None, None, (len(sample),))
+    half = scipy_stats.t.ppf(0.5 + LEVEL / 2, len(sample) - 1) * statistics.stdev(sample) / math.sqrt(len(sample))
+    return Interval(mean, mean - half, mean + half, (len(sample),))
+
+
+def difference_interval(a: list[float], b: list[float]) -> Interval | None:
+    """Welch interval of mean(a) − mean(b) and its two-sided p-value (``None`` if a side is empty)."""
+    if not a or not b:
+        return None
+    diff = statistics.fmean(a) - statistics.fmean(b)
+    n = (len(a), len(b))
+    if min(n) < 2:
+        return Interval(diff, None, None, n)
+    va, vb = statistics.variance(a) / n[0], statistics.variance(b) / n[1]
+    se = math.sqrt(va + vb)
+    if se == 0.0:  # both samples constant: the difference is exact
+        return Interval(diff, diff, diff, n, 0.0 if diff else 1.0)
+    df = (va + vb) ** 2 / (va**2 / (n[0] - 1) + vb**2 / (n[1] - 1))
+    half = scipy_stats.t.ppf(0.5 + LEVEL / 2, df) * se
+    p = 2 * scipy_stats.t.sf(abs(diff) / se, df)
+    return Interval(diff, diff - half, diff + half, n, float(p))
