@@ -206,3 +206,22 @@ def test_a_seed_at_chance_is_flagged_counted_and_shown_with_and_without() -> Non
     assert "seed 1: at chance" in md and "| `post/both` | 1 (flagged) |" in md and "0.770 ± 0.042" in md
     with pytest.raises(ValueError, match="bench.chance.metric: 'nope'"):
         lb.build("sst2", "quick", recs, {"metrics": METRICS, "chance": {"metric": "nope", "at_most": 0.5}})
+
+
+def test_the_protocol_table_reads_the_runs_config() -> None:
+    recs = [record("pre/both", seed, [[5, 0.7]], [[5, 0.4]]) for seed in (0, 1)]
+    for r in recs:
+        r["config"]["data"] = {"init_args": {"batch_size": 256, "generator": "uniform"}}
+    bench = {"metrics": METRICS, "protocol": {"paper_seeds": 10, "notes": ["Not the paper's protocol."], "settings": [
+        {"setting": "batch size", "config": "data.init_args.batch_size", "paper": 6000},
+        {"setting": "data generator", "config": "data.init_args.generator", "paper": "paper"},
+        {"setting": "frozen", "value": "none", "paper": "none"}]}}
+    board = lb.build("majority", "quick", recs, bench)
+    assert board["protocol"]["settings"] == [
+        {"setting": "batch size", "this_sweep": 256, "paper": 6000},
+        {"setting": "data generator", "this_sweep": "uniform", "paper": "paper"},
+        {"setting": "frozen", "this_sweep": "none", "paper": "none"},
+        {"setting": "seeds per variant", "this_sweep": "2", "paper": 10}]
+    md = lb.render_markdown(board, [])
+    assert md.index("## Protocol") < md.index("## Variants")
+    assert "| batch size | 256 | 6000 |" in md and "- Not the paper's protocol." in md

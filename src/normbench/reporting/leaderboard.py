@@ -175,17 +175,56 @@ def build(task: str, preset: str | None, records: list[dict[str, Any]], bench: d
     tables = build_tables(bench.get("tables") or {}, by_name, records[0]["config"] if records else {})
     prov = provenance()
     prov["wall_time_s"] = round(sum(v["provenance"]["wall_time_s"] for v in variants), 1)
+    config = records[0]["config"] if records else {}
     return {
         "task": task,
         "preset": preset,
         "generated_at": utc_now(),
         "provenance": prov,
+        "protocol": build_protocol(bench.get("protocol") or {}, config, variants),
         "metrics": metrics,
         "columns": list(bench.get("columns") or metrics),
         "variants": variants,
         "tables": tables,
         "claims": claims,
     }
+
+
+def config_value(config: dict[str, Any], dotted: str) -> Any:
+    """``config["a"]["b"]["c"]`` for ``a.b.c`` (``None`` where a key is missing)."""
+    node: Any = config
+    for key in dotted.split("."):
+        node = node.get(key) if isinstance(node, dict) else None
+    return node
+
+
+def build_protocol(spec: dict[str, Any], config: dict[str, Any], variants: list[dict[str, Any]]) -> dict[str, Any]:
+    """The sweep's protocol beside the paper's (``bench.protocol``), read from the runs' config.
+
+    ``settings``: rows ``{setting, config: <dotted key> | value: <text>, paper: <text>}``; the
+    number of seeds is read from the variants. ``notes``: sentences printed under the table.
+    """
+    rows = []
+    for row in spec.get("settings") or []:
+        ours = config_value(config, row["config"]) if "config" in row else row.get("value")
+        rows.append({"setting": row["setting"], "this_sweep": ours, "paper": row.get("paper")})
+    if spec.get("paper_seeds") is not None:
+        seeds = sorted({len(v["seeds"]) for v in variants})
+        rows.append({"setting": "seeds per variant", "this_sweep": "/".join(map(str, seeds)), "paper": spec["paper_seeds"]})
+    return {"settings": rows, "notes": list(spec.get("notes") or [])}
+
+
+def render_protocol(protocol: dict[str, Any]) -> list[str]:
+    if not protocol or not (protocol.get("settings") or protocol.get("notes")):
+        return []
+    lines = ["## Protocol", ""]
+    if protocol.get("settings"):
+        lines += ["| setting | this sweep | paper |", "|---|---|---|"]
+        for row in protocol["settings"]:
+            lines.append(f"| {cell(row['setting'])} | {cell(row['this_sweep'])} | {cell(row['paper'] if row['paper'] is not None else '–')} |")
+        lines.append("")
+    lines += [f"- {note}" for note in protocol.get("notes") or []]
+    return lines + [""]
 
 
 def fill_note(note: str, config: dict[str, Any], variants: dict[str, dict[str, Any]]) -> str:
@@ -290,6 +329,7 @@ def render_markdown(board: dict[str, Any], plots: list[str]) -> str:
         f"torch {p['torch']}, lightning {p['lightning']}, {p['device']}, {p['threads']} threads; "
         f"training wall time summed over runs {p['wall_time_s']:.0f} s.",
         "",
+        *render_protocol(board.get("protocol") or {}),
         "## Variants",
         "",
     ]
