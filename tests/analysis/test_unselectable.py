@@ -145,3 +145,15 @@ def test_model_hook_with_placement_none_and_padding() -> None:
     expected = unselectable_mask(model.embedding(tokens[1, :10]).detach())
     np.testing.assert_array_equal(layer["positions_after"][1, :10].numpy(), expected.numpy())
     assert model.training  # the hook restores the module's mode
+
+
+def test_layer_norm_eps_shrinks_a_low_variance_key_inside_the_others() -> None:
+    """At d = 3 LayerNorm (eps = 0) puts keys on a circle; eps = 1e-5 pulls a low-variance key off it."""
+    from normbench.analysis.random_grid import layer_norm_keys
+
+    angles = np.array([0.0, 0.01, 0.02, 2.0, 4.0])
+    basis = np.array([[1, -1, 0], [1, 1, -2]]) / np.array([[np.sqrt(2)], [np.sqrt(6)]])
+    keys = (np.cos(angles)[:, None] * basis[0] + np.sin(angles)[:, None] * basis[1])  # on the plane, mean 0
+    keys[1] *= 1e-2  # variance 1e-4 / 3: LayerNorm with eps = 1e-5 shrinks its norm by about 12%
+    assert not unselectable_mask(layer_norm_keys(keys, eps=0.0)).any()
+    assert unselectable_mask(layer_norm_keys(keys, eps=1e-5)).tolist() == [False, True, False, False, False]

@@ -18,6 +18,8 @@ def test_grid_statistics_are_consistent() -> None:
     assert raw["any_fraction"].shape == (2, 6)
     assert (raw["mean_fraction"] <= raw["any_fraction"]).all()  # a run with a fraction > 0 counts as "any"
     assert not np.asarray(grid["stats"]["layernorm"]["any_fraction"]).any()
+    eps = {k: np.asarray(v) for k, v in grid["stats"]["layernorm_eps"].items()}
+    assert (eps["mean_fraction"] <= eps["any_fraction"]).all() and grid["eps"] == 1e-5
     assert np.array_equal(cell_keys(3, 5, 6, 1), cell_keys(3, 5, 6, 1))  # seeded per cell
 
 
@@ -33,6 +35,8 @@ def test_cli_writes_results(tmp_path: Path) -> None:
     verdicts = {c["id"]: c["verdict"] for c in board["claims"]}
     assert verdicts["brody2023.fig1d.layernorm_never_unselectable"] == "reproduced"
     assert verdicts["brody2023.fig1c.large_d_vanishes"] == "not run"  # d >= 13 is not in this grid
-    for png in ("random_grid_raw.png", "random_grid_layernorm.png"):
+    assert grid["provenance"]["numpy"] and grid["provenance"]["scipy"]
+    assert {c["id"]: c["owner"] for c in board["claims"]}["normbench.unselectable.layernorm_eps"] == "normbench"
+    for png in ("random_grid_raw.png", "random_grid_layernorm.png", "random_grid_layernorm_eps.png"):
         assert (folder / png).read_bytes()[:4] == b"\x89PNG"
     assert "Which statistic the paper's Figure 1c matches" in (folder / "leaderboard.md").read_text()

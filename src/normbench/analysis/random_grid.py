@@ -8,6 +8,10 @@ cell, because the paper's text and the authors' script differ:
   (what the caption describes: "the average fraction of unselectable key vectors");
 * ``any_fraction``: the fraction of runs with at least one unselectable key
   (what the authors' script computed).
+
+A third set, ``layernorm_eps``, applies LayerNorm with PyTorch's default eps = 1e-5: a key with
+variance v gets norm sqrt(d v / (v + eps)) < sqrt(d), so a low-variance key falls inside the sphere
+the others lie on and can become unselectable (normbench's own check, not in the paper).
 """
 
 from __future__ import annotations
@@ -29,9 +33,9 @@ def cell_keys(d: int, n: int, runs: int, seed: int) -> np.ndarray:
     return np.random.default_rng([seed, d, n]).standard_normal((runs, n, d))
 
 
-def layer_norm_keys(keys: np.ndarray) -> np.ndarray:
-    """LayerNorm without eps or affine: (k - mean) / std, every key with norm sqrt(d)."""
-    return F.layer_norm(torch.from_numpy(keys), (keys.shape[-1],), eps=0.0).numpy()
+def layer_norm_keys(keys: np.ndarray, eps: float = 0.0) -> np.ndarray:
+    """LayerNorm without affine: (k - mean) / sqrt(var + eps); with eps = 0 every key has norm sqrt(d)."""
+    return F.layer_norm(torch.from_numpy(keys), (keys.shape[-1],), eps=eps).numpy()
 
 
 def random_grid(
@@ -40,12 +44,14 @@ def random_grid(
     runs: int = 100,
     seed: int = 0,
     progress: bool = True,
+    eps: float = 1e-5,
 ) -> dict[str, Any]:
     """Run the grid; returns the statistics as nested lists indexed [d][n] plus timing."""
     if runs < 1 or not ns or not ds or min(ns) < 1 or min(ds) < 1:
         raise ValueError("random grid: runs, n and d must be positive and non-empty")
     shape = (len(ds), len(ns))
-    out = {name: {stat: np.zeros(shape) for stat in ("mean_fraction", "any_fraction")} for name in ("raw", "layernorm")}
+    sets = ("raw", "layernorm", "layernorm_eps")
+    out = {name: {stat: np.zeros(shape) for stat in ("mean_fraction", "any_fraction")} for name in sets}
     stages: dict[str, int] = {}
     seconds_by_d: dict[str, float] = {}
     start = time.perf_counter()
@@ -54,7 +60,8 @@ def random_grid(
             row_start = time.perf_counter()
             for b, n in enumerate(ns):
                 keys = cell_keys(d, n, runs, seed)
-                for name, k in (("raw", keys), ("layernorm", layer_norm_keys(keys))):
+                for name, k in (("raw", keys), ("layernorm", layer_norm_keys(keys)),
+                                ("layernorm_eps", layer_norm_keys(keys, eps))):
                     mask = unselectable_mask(k, stats=stages)
                     out[name]["mean_fraction"][a, b] = mask.mean()
                     out[name]["any_fraction"][a, b] = mask.any(axis=1).mean()
@@ -66,6 +73,8 @@ def random_grid(
         "runs": runs,
         "seed": seed,
         "layernorm": "F.layer_norm(keys, eps=0), no affine",
+        "layernorm_eps": f"F.layer_norm(keys, eps={eps:g}), no affine",
+        "eps": eps,
         "stats": {name: {stat: v.tolist() for stat, v in s.items()} for name, s in out.items()},
         "decided_by": stages,
         "wall_time_s": round(time.perf_counter() - start, 2),

@@ -211,6 +211,7 @@ def judge_grid(claim: dict[str, Any], grid: dict[str, Any]) -> dict[str, Any]:
             f"n in [{rule['n'][0]}, {rule['n'][1]}]; reproduced if {'>=' if bound[0] == 'at_least' else '<='} {bound[1]:g}")
     return {
         "id": claim["id"], "owner": claim["owner"], "source": claim["source"], "statement": claim["statement"],
+        **({"why": claim["why"]} if claim.get("why") else {}),
         "paper": {bound[0]: bound[1]}, "measured": measured, "holds_for": holds,
         "verdict": "reproduced" if holds[rule["stat"]] else "not reproduced", "rule": text,
     }

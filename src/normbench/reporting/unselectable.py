@@ -34,7 +34,8 @@ def heatmap(grid: dict[str, Any], keys: str, path: Path) -> Path:
         ax.set_xlabel("n (keys per set)")
         fig.colorbar(im, ax=ax, fraction=0.046)
     axes[0].set_ylabel("d (dimension)")
-    label = "raw N(0, I) keys" if keys == "raw" else "keys after LayerNorm (eps = 0)"
+    label = {"raw": "raw N(0, I) keys", "layernorm": "keys after LayerNorm (eps = 0)",
+             "layernorm_eps": f"keys after LayerNorm (eps = {grid.get('eps', 1e-5):g})"}[keys]
     fig.suptitle(f"Unselectable keys, {label}; {grid['runs']} runs per cell", fontsize=11)
     fig.tight_layout()
     try:
@@ -49,7 +50,10 @@ def write_random_grid(grid: dict[str, Any], out_dir: str | Path) -> dict[str, An
     prov = {**provenance(), "wall_time_s": grid["wall_time_s"]}
     atomic_write_json(out / "random_grid.json", {**grid, "provenance": prov})
     plots = [heatmap(grid, "raw", out / "random_grid_raw.png"), heatmap(grid, "layernorm", out / "random_grid_layernorm.png")]
-    claims = [judge_grid(c, grid) for c in load_claims("brody2023-unselectable")]
+    if "layernorm_eps" in grid["stats"]:
+        plots.append(heatmap(grid, "layernorm_eps", out / "random_grid_layernorm_eps.png"))
+    claims = [judge_grid(c, grid) for c in load_claims("brody2023-unselectable")
+              if c["rule"]["keys"] in grid["stats"]]
     board = {"task": "unselectable", "preset": f"random grid, {grid['runs']} runs per cell", "generated_at": utc_now(),
              "provenance": prov, "variants": [], "claims": claims, "decided_by": grid["decided_by"]}
     atomic_write_json(out / "leaderboard.json", board)
@@ -72,14 +76,15 @@ def render(board: dict[str, Any], grid: dict[str, Any], plots: list[Path]) -> st
         "",
         "## Claims",
         "",
-        "| claim | source | measured: fraction of runs with ≥ 1 | measured: mean fraction | verdict | rule |",
-        "|---|---|---|---|---|---|",
+        "| claim | whose | source | measured: fraction of runs with ≥ 1 | measured: mean fraction | verdict | rule |",
+        "|---|---|---|---|---|---|---|",
     ]
     for c in board["claims"]:
         shown = [("n/a" if c["measured"][s] is None else f"{c['measured'][s]:.4f}" + (" ✓" if c["holds_for"][s] else " ✗"))
                  for s in ("any_fraction", "mean_fraction")]
         lines.append("| " + " | ".join(cell(x) for x in (
-            f"`{c['id']}`: {c['statement']}", c["source"], *shown, f"**{c['verdict']}**", c["rule"])) + " |")
+            f"`{c['id']}`: {c['statement']}", c.get("owner", "paper"), c["source"] + (f" — why: {c['why']}" if c.get("why") else ""),
+            *shown, f"**{c['verdict']}**", c["rule"])) + " |")
     fig1c = [c for c in board["claims"] if c["id"].startswith("brody2023.fig1c")]
     holds = {stat: all(c["holds_for"][stat] for c in fig1c) for stat in STAT_TITLES}
     if fig1c:
@@ -94,9 +99,18 @@ def render(board: dict[str, Any], grid: dict[str, Any], plots: list[Path]) -> st
             row = [f"{raw['any_fraction'][ds.index(d), ns.index(n)]:.2f} / {raw['mean_fraction'][ds.index(d), ns.index(n)]:.3f}"
                    for n in (10, 20, 40, 60) if n in ns]
             lines.append(f"| {d} | " + " | ".join(row) + " |")
+    if "layernorm_eps" in grid["stats"]:
+        eps_any = np.asarray(grid["stats"]["layernorm_eps"]["any_fraction"])
+        where = [(ds[a], ns[b], eps_any[a, b]) for a, b in zip(*np.nonzero(eps_any))]
+        lines += ["", f"## LayerNorm with eps = {grid.get('eps', 1e-5):g} (normbench's own check)", "",
+                  "A key of variance v leaves LayerNorm with norm sqrt(d v / (v + eps)) < sqrt(d): a key of low "
+                  "variance falls inside the sphere the others lie on. Cells with at least one unselectable key "
+                  "after LayerNorm with eps (d, n: fraction of runs): "
+                  + (", ".join(f"({d}, {n}): {f:.2f}" for d, n, f in where[:40]) + (" ..." if len(where) > 40 else "")
+                     if where else "none") + "."]
     lines += ["", "Cells show *fraction of runs with ≥ 1 unselectable key* / *mean fraction of unselectable keys*.",
               "", "Keys decided by each stage: " + ", ".join(f"{k} {v}" for k, v in board["decided_by"].items()),
-              "", "Seconds per d (all n, raw + LayerNorm): "
+              "", "Seconds per d (all n, raw + LayerNorm (+ eps)): "
               + ", ".join(f"d={d}: {t:.1f}" for d, t in grid.get("seconds_by_d", {}).items()), "",
               "## Figures", ""] + [f"![{path.stem}]({path.name})" for path in plots]
     return "\n".join(lines) + "\n"

@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import lightning
+import numpy
+import scipy
 import torch
 from lightning.pytorch.loggers.logger import Logger, rank_zero_experiment
 from lightning.pytorch.utilities import rank_zero_only
@@ -57,6 +59,8 @@ def provenance(device: str | None = None, **extra: Any) -> dict[str, Any]:
         **git_state(),
         "torch": torch.__version__,
         "lightning": lightning.__version__,
+        "numpy": numpy.__version__,
+        "scipy": scipy.__version__,
         "python": platform.python_version(),
         "device": device,
         "threads": torch.get_num_threads(),
