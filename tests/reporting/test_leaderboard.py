@@ -225,3 +225,23 @@ def test_the_protocol_table_reads_the_runs_config() -> None:
     md = lb.render_markdown(board, [])
     assert md.index("## Protocol") < md.index("## Variants")
     assert "| batch size | 256 | 6000 |" in md and "- Not the paper's protocol." in md
+
+
+def test_each_leaderboard_carries_a_bibtex_entry_naming_its_commit(tmp_path) -> None:
+    board = lb.build("majority", "quick", [record("pre/both", 0, [[5, 0.7]], [[5, 0.4]])], {"metrics": METRICS})
+    out = tmp_path / "results" / "majority" / "paper-1000"
+    json_path, md_path = lb.write(board, out, [])
+    entry = json.loads(json_path.read_text())["citation"]["bibtex"]
+    assert entry.startswith("@misc{") and board["provenance"]["git_commit"] in entry
+    assert "leaderboard.json" in entry and "git log -1 --format=%H --" in entry
+    assert "## How to cite" in md_path.read_text() and entry in md_path.read_text()
+
+
+def test_findings_are_generated_from_the_verdicts() -> None:
+    claim = {"id": "x", "owner": "normbench", "statement": "LayerNorm is faster", "verdict": "inconclusive",
+             "difference": {"of": ["a", "b"], "estimate": 0.1, "low": -0.2, "high": 0.4, "n": [3, 3], "p_value": 0.4}}
+    text = lb.finding(claim)
+    assert text.startswith("Our claim “LayerNorm is faster” cannot be decided here")
+    assert "a − b = 0.1 [-0.2, 0.4], p = 0.4" in text
+    assert lb.finding({**claim, "owner": "paper", "verdict": "not reproduced", "difference": None}).startswith(
+        "The paper's claim “LayerNorm is faster” does not hold here")

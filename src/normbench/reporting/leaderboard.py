@@ -21,6 +21,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from normbench import __version__
 from normbench.io import atomic_write_json, atomic_write_text
 from normbench.reporting.claims import describe, describe_difference, describe_seeds, judge, load_claims
 from normbench.sweep.plan import expand_metric_layers
@@ -305,6 +306,24 @@ def fmt_metric(m: dict[str, Any]) -> str:
     return m.get("note", "missing")
 
 
+VERDICT_WORDS = {
+    "reproduced": "holds here",
+    "direction only": "holds in direction only: the ordering is significant over seeds, the paper's values are not met",
+    "inconclusive": "cannot be decided here: the difference is within the spread over seeds",
+    "not reproduced": "does not hold here: the opposite ordering is significant over seeds",
+    "not run": "was not measured by this sweep",
+}
+
+
+def finding(claim: dict[str, Any]) -> str:
+    """One sentence per claim, generated from its verdict: whose claim, what was found, the interval."""
+    whose = "The paper's claim" if claim.get("owner", "paper") == "paper" else "Our claim"
+    text = f"{whose} “{claim['statement'].rstrip('.')}” {VERDICT_WORDS.get(claim['verdict'], claim['verdict'])}"
+    if claim.get("difference"):
+        text += f" ({describe_difference(claim)})"
+    return text + "."
+
+
 def fmt_value(value: float | None) -> str:
     """One seed's value: 3 decimals, whole numbers from 100 up, ``–`` when missing."""
     if value is None:
@@ -393,12 +412,33 @@ def render_markdown(board: dict[str, Any], plots: list[str]) -> str:
                      f"{pv['dates'][0]} – {pv['dates'][1]} | {pv['wall_time_s']:.0f} |")
     if plots:
         lines += ["", "## Figures", ""] + [f"![{Path(p).stem}]({Path(p).name})" for p in plots]
+    if board["claims"]:
+        lines += ["", "## Findings", ""] + [f"- {finding(c)}" for c in board["claims"]]
+    if board.get("citation"):
+        lines += ["", "## How to cite", "", "```bibtex", board["citation"]["bibtex"], "```"]
     return "\n".join(lines) + "\n"
+
+
+def bibtex(board: dict[str, Any], out_dir: Path) -> str:
+    """A BibTeX entry for a leaderboard: what it is, where it lies and the commit it was built at."""
+    path = (out_dir / "leaderboard.json").as_posix()
+    key = re.sub(r"[^A-Za-z0-9]+", "_", f"normbench_{path.removeprefix('results/').removesuffix('/leaderboard.json')}")
+    commit = board["provenance"].get("git_commit") or "unknown"
+    return "\n".join([
+        f"@misc{{{key},",
+        f"  title = {{normbench {__version__} leaderboard: {board['task']}, preset {board['preset']}}},",
+        "  author = {{The normbench authors}},",
+        f"  year = {{{board['generated_at'][:4]}}},",
+        f"  note = {{{path}, built at commit {commit}; the commit that contains it: "
+        f"git log -1 --format=%H -- {path}}},",
+        "}",
+    ])
 
 
 def write(board: dict[str, Any], out_dir: str | Path, plots: list[str]) -> tuple[Path, Path]:
     """Write ``leaderboard.json`` and ``leaderboard.md`` atomically into ``out_dir``."""
     out_dir = Path(out_dir)
+    board["citation"] = {"bibtex": bibtex(board, out_dir)}
     json_path = atomic_write_json(out_dir / "leaderboard.json", board)
     md_path = atomic_write_text(out_dir / "leaderboard.md", render_markdown(board, plots))
     return json_path, md_path
