@@ -74,3 +74,16 @@ def test_layer_norm_keys_are_all_selectable_and_projection_only_ones_need_not_be
     without = GPTDecoder(vocab_size=64, max_positions=48, attn_norm=NormSpec("project", affine=False), dropout=0.0)
     fractions = [layer["fraction_after"] for layer in unselectable_per_layer(without, tokens)]
     assert len(fractions) == 4 and max(fractions) > 0.0
+
+
+def test_the_papers_frozen_qkv_bias_is_no_qkv_bias() -> None:
+    """The authors froze c_attn's bias at its initial 0: the same network as one without it."""
+    from normbench.nn.gpt import GPTConfig
+
+    with_bias = GPTDecoder(GPTConfig(vocab_size=50, max_positions=8))
+    without = GPTDecoder(GPTConfig(vocab_size=50, max_positions=8, qkv_bias=False))
+    n = lambda m: sum(p.numel() for p in m.parameters())  # noqa: E731
+    assert n(with_bias) - n(without) == 3 * 8 * 4  # q, k, v biases of width 8 in 4 layers
+    assert all(b.attn.q_proj.bias is None and b.attn.k_proj.bias is None and b.attn.v_proj.bias is None
+               for b in without.blocks)
+    assert with_bias.blocks[0].attn.q_proj.bias is not None

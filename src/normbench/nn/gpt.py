@@ -39,6 +39,8 @@ class GPTConfig(ArchConfig):
         attn_norm: the norm in front of attention ("w/o scaling" = ``project`` without affine).
         ffn_norm, final_norm: the other norms (GPT-2: affine LayerNorm, eps 1e-5).
         activation: GPT-2's ``gelu_tanh``.
+        qkv_bias: learn biases of the query/key/value projections (GPT-2's ``c_attn`` bias). The
+            paper's LM froze them at their initial 0, which is this option off.
         dropout: embedding, attention and residual dropout (GPT-2: 0.1).
         init_std: std of the normal initialisation (GPT-2: 0.02).
     """
@@ -55,6 +57,7 @@ class GPTConfig(ArchConfig):
     ffn_norm: NormSpec = GPT2_NORM
     final_norm: NormSpec = GPT2_NORM
     activation: Activation = "gelu_tanh"
+    qkv_bias: bool = True
     dropout: float = 0.1
     init_std: float = 0.02
 
@@ -81,7 +84,7 @@ class GPTDecoder(nn.Module):
         self.blocks = nn.ModuleList(
             TransformerBlock(
                 c.d_model, c.n_heads, c.ffn_width or 4 * c.d_model, c.placement, attn_norm=c.attn_norm,
-                ffn_norm=c.ffn_norm, activation=c.activation, dropout=c.dropout, qkv_bias=True, out_bias=True,
+                ffn_norm=c.ffn_norm, activation=c.activation, dropout=c.dropout, qkv_bias=c.qkv_bias, out_bias=True,
                 causal=True,
             )
             for _ in range(c.n_layers)
