@@ -110,3 +110,11 @@ def test_record_write_is_atomic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     monkeypatch.undo()
     assert json.loads(target.read_text()) == {"status": "running"}
     assert [p.name for p in tmp_path.iterdir()] == ["record.json"]
+
+
+def test_the_record_points_at_the_final_steps_weights(tmp_path: Path) -> None:
+    """20 steps, a checkpoint every 8: the run still ends with a checkpoint of step 20, so the test
+    stage, the token report and the decomposition all read the model the record describes."""
+    rec = read_record(fit(tmp_path, checkpoint_every=8))
+    assert rec["final_step"] == 20 and Path(rec["checkpoint"]).name == "last.ckpt"
+    assert torch.load(rec["checkpoint"], map_location="cpu", weights_only=False)["global_step"] == 20

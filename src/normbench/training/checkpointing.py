@@ -62,6 +62,7 @@ class RunState(L.Callback):
         # a resumed run's validation that its checkpoint preceded and the fit loop will not run
         # (the checkpoint is the final step's): the caller runs it (``Trainer.validate``)
         self.validation_after_fit = False
+        self.saved_step: int | None = None  # global step of the newest checkpoint written
 
     def setup(self, trainer: L.Trainer, pl_module: L.LightningModule, stage: str) -> None:
         # DDP re-seeds every process when it connects them; put back the RNG state the model's
@@ -91,6 +92,7 @@ class RunState(L.Callback):
                 # a run resumed from here starts a new epoch (or stops): the epoch means Lightning
                 # logs at this epoch's end would be lost, so they are stored now
                 add_points(series, private.pending_epoch_metrics(trainer), step)
+        self.saved_step = trainer.global_step
         checkpoint[STATE_KEY] = {
             "config_hash": self.recorder.meta["config_hash"], "rng": rng_states(), "series": series,
             "validation_pending": self._at_batch_end and private.validation_follows(trainer),

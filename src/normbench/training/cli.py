@@ -28,7 +28,7 @@ from normbench.training.checkpointing import AtomicCheckpointIO, RunState, clear
 from normbench.training.config import check_shared_hparams, check_trainer, preset_args
 from normbench.training.monitor import GeometryMonitor
 from normbench.training.records import FINISHED, RunRecordLogger, provenance, read_record
-from normbench.training.rundir import config_hash, record_path, reported_norms, run_dir, run_identity, run_label
+from normbench.training.rundir import checkpoint_path, config_hash, record_path, reported_norms, run_dir, run_identity, run_label
 
 
 class NormbenchCLI(LightningCLI):
@@ -207,7 +207,13 @@ def train(args: list[str] | dict[str, Any]) -> Path:
     if checkpoint is not None:
         extra["resumed_from"] = str(checkpoint)
     ckpt = cli.trainer.checkpoint_callback
-    if ckpt is not None and ckpt.last_model_path:
+    if ckpt is not None and cli.run_state.saved_step != cli.trainer.global_step and status == "done":
+        # the final step's weights, so every analysis of the run (test stage, token report,
+        # decomposition) reads the model the record describes, not an earlier checkpoint
+        final = Path(ckpt.last_model_path or checkpoint_path(cli.run_dir))
+        cli.trainer.save_checkpoint(final)
+        extra["checkpoint"] = str(final)
+    elif ckpt is not None and ckpt.last_model_path:
         extra["checkpoint"] = ckpt.last_model_path
     elif checkpoint is not None:  # resumed at the final step: no checkpoint written since
         extra["checkpoint"] = str(checkpoint)
