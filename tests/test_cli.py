@@ -43,7 +43,10 @@ def test_bench_writes_leaderboard_and_resumes(tmp_path: Path) -> None:
     config = str(tiny_config(tmp_path))
     first = normbench(tmp_path, "sweep", "--config", config)
     assert first.returncode == 0, first.stderr[-3000:]
-    out = tmp_path / "results" / "majority"  # the task's own bench: its default preset, seeds and variants
+    # the config file's own bench (its default preset, seeds and variants) writes a folder named after the
+    # file: a config of one's own never replaces the task's published results/majority/
+    out = tmp_path / "results" / "majority" / "majority-tiny"
+    assert not (tmp_path / "results" / "majority" / "leaderboard.json").exists()
     board = json.loads((out / "leaderboard.json").read_text())
     assert board["task"] == "majority" and board["preset"] == "quick" and board["sweep_key"]
     assert [v["name"] for v in board["variants"]] == ["pre/both", "pre/paper_no_projection"]
@@ -76,7 +79,7 @@ def test_bench_writes_leaderboard_and_resumes(tmp_path: Path) -> None:
     assert second.returncode == 0, second.stderr[-3000:]
     assert "4 of 4 runs already finished" in second.stderr + second.stdout  # the same runs, found by their config
     assert [r.stat().st_mtime_ns for r in records] == stamps  # nothing retrained
-    (named,) = [p for p in out.iterdir() if p.is_dir()]  # overrides: not the task's own bench
+    (named,) = [p for p in out.parent.iterdir() if p.is_dir() and p != out]  # overrides: a folder of their own
     again = json.loads((named / "leaderboard.json").read_text())
     assert [v["metrics"] for v in again["variants"]] == [v["metrics"] for v in board["variants"]]
 
@@ -84,7 +87,7 @@ def test_bench_writes_leaderboard_and_resumes(tmp_path: Path) -> None:
 def test_a_smoke_test_sweep_never_touches_published_runs_or_results(tmp_path: Path) -> None:
     config = str(tiny_config(tmp_path))
     assert normbench(tmp_path, "sweep", "--config", config).returncode == 0
-    runs, results = tmp_path / "runs", tmp_path / "results" / "majority"
+    runs, results = tmp_path / "runs", tmp_path / "results" / "majority" / "majority-tiny"
     published_runs, published_results = snapshot(runs), snapshot(results, top_only=True)
     assert any(name.endswith(".ckpt") for name in published_runs)
     assert any("tfevents" in name for name in published_runs)
@@ -97,7 +100,7 @@ def test_a_smoke_test_sweep_never_touches_published_runs_or_results(tmp_path: Pa
     assert {k: v for k, v in after.items() if k in published_runs} == published_runs  # byte-identical
     assert len(after) > len(published_runs)  # the 5-step run has a directory of its own
     assert snapshot(results, top_only=True) == published_results
-    (folder,) = [p for p in results.iterdir() if p.is_dir()]
+    (folder,) = [p for p in results.parent.iterdir() if p.is_dir() and p != results]
     smoke_board = json.loads((folder / "leaderboard.json").read_text())
     assert [v["final_step"] for v in smoke_board["variants"]] == [5]
 

@@ -135,3 +135,9 @@ def test_paper_generator_at_the_paper_size() -> None:
 def test_unknown_generator_is_one_line() -> None:
     with pytest.raises(ValueError, match="^data.generator: 'authors' is not allowed; choose one of uniform, paper"):
         MajoritySpec(generator="authors")
+
+
+def test_paper_generator_refuses_more_sequences_than_its_partitions_give() -> None:
+    # seq_len 5, 3 classes, margin 2: two partitions are kept (see above), 20 sequences at most
+    with pytest.raises(ValueError, match="^data.num_sequences: only 2 partitions"):
+        generate_majority(MajoritySpec(num_sequences=25, seq_len=5, num_classes=3, min_delta=2, generator="paper"))

@@ -245,3 +245,32 @@ def test_findings_are_generated_from_the_verdicts() -> None:
     assert "a − b = 0.1 [-0.2, 0.4], p = 0.4" in text
     assert lb.finding({**claim, "owner": "paper", "verdict": "not reproduced", "difference": None}).startswith(
         "The paper's claim “LayerNorm is faster” does not hold here")
+
+
+def test_the_difference_is_labelled_in_the_order_it_is_computed() -> None:
+    claim = {"id": "c", "owner": "normbench", "source": "s", "why": "w", "metric": "acc",
+             "variants": {"with_projection": "a", "without_projection": "b"},
+             "rule": {"kind": "ordering", "lower": "without_projection"}}
+    entry = judge(claim, {"a": {"metrics": {"acc": metric([0.8, 0.82, 0.81])}},
+                          "b": {"metrics": {"acc": metric([0.4, 0.42, 0.41])}}})
+    diff = entry["difference"]
+    assert diff["of"] == ["without_projection", "with_projection"] and diff["estimate"] == pytest.approx(-0.4)
+    assert entry["verdict"] == "reproduced"
+    from normbench.reporting.claims import describe_difference
+
+    assert describe_difference(entry).startswith("without_projection − with_projection = -0.4")
+
+
+def test_missing_seeds_are_never_dropped_silently() -> None:
+    from normbench.reporting.claims import judge_ordering
+
+    rule = {"lower": "w"}
+    # a seed of the lower role never reached the threshold: nothing can be said
+    assert judge_ordering(rule, {"w": [100, 120, None], "wo": [300, 320, 310]})[0] == "not run"
+    # the other role's missing seed counts with its lower bound (its last step)
+    verdict, text, _ = judge_ordering(rule, {"w": [100, 120, 110], "wo": [300, None, 310]},
+                                      {"wo": [300, 330, 310]})
+    assert verdict == "reproduced" and "lower bounds" in text
+    # ratio: lower bounds that point the other way decide nothing
+    ratio = {"numerator": "wo", "denominator": "w", "target": 3.0, "tolerance": 1.0}
+    assert judge_ratio(ratio, {"w": [1000, 1100], "wo": [None, None]}, {"wo": [500, 520]})[0] == "inconclusive"

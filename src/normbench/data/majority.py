@@ -136,9 +136,10 @@ def sample_paper(spec: MajoritySpec, rng: np.random.Generator) -> tuple[np.ndarr
             labels.append(classes[-1])
         if SEQUENCES_PER_PARTITION * kept > spec.num_sequences:
             break
-    if not seqs:
-        raise ValueError(f"data.min_delta: no partition of seq_len={spec.seq_len} into at most "
-                         f"num_classes={spec.num_classes} parts has a majority margin of {spec.min_delta}")
+    if SEQUENCES_PER_PARTITION * kept <= spec.num_sequences:
+        raise ValueError(f"data.num_sequences: only {kept} partitions of seq_len={spec.seq_len} into at most "
+                         f"num_classes={spec.num_classes} parts have a majority margin of {spec.min_delta}, "
+                         f"{SEQUENCES_PER_PARTITION * kept} sequences; ask for fewer than that")
     return np.stack(seqs).astype(np.int64), np.asarray(labels, dtype=np.int64)
 
 

@@ -15,6 +15,7 @@ from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 from normbench.io import atomic_write
 
 EOS = "<|endoftext|>"
+TOKENIZER_FILE = "tokenizer.json"  # the name of the copy saved in each run's directory
 GPT2_VOCAB_SIZE = 50257
 
 
@@ -46,4 +47,4 @@ def load_tokenizer(path: str | Path) -> Tokenizer:
 def save_next_to_run(tokenizer_path: Path, trainer: object | None) -> None:
     """Copy the cached ``tokenizer.json`` into the run's log directory (global rank 0 only)."""
     if trainer is not None and getattr(trainer, "log_dir", None) and trainer.is_global_zero:
-        atomic_write(Path(trainer.log_dir) / "tokenizer.json", lambda p: shutil.copyfile(tokenizer_path, p))
+        atomic_write(Path(trainer.log_dir) / TOKENIZER_FILE, lambda p: shutil.copyfile(tokenizer_path, p))

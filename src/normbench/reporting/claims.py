@@ -75,7 +75,7 @@ def judge_values(rule: dict[str, Any], paper: dict[str, float], per_seed: dict[s
     samples = {r: values_of(per_seed.get(r)) for r in paper}
     if any(not samples[r] or len(samples[r]) < len(per_seed.get(r) or []) for r in paper):
         return "not run", text + " (a measured value is missing)", None
-    diff = difference_interval(samples[higher], samples[lower])
+    diff = difference_interval(samples[higher], samples[lower], (higher, lower))
     forced = ordering_verdict(diff, +1)
     if forced:
         return forced, text, diff
@@ -102,31 +102,41 @@ def judge_ratio(rule: dict[str, Any], per_seed: dict[str, list[float | None]],
         return "not run", text + f" ({den} never reached the target within the run)", None, None
     num_steps = values_of(per_seed.get(num))
     complete = bool(num_steps) and len(num_steps) == len(per_seed.get(num) or [])
-    if not complete:
+    if not complete:  # seeds that never reached the target count with their last step, a lower bound
         num_steps = values_of(bounds.get(num))
-        if not num_steps:
-            return "not run", text + f" ({num} missing)", None, None
-    diff = difference_interval(num_steps, den_steps)
+        if not num_steps or len(num_steps) < len(per_seed.get(num) or []):
+            return "not run", text + f" ({num} missing in some seed)", None, None
+    diff = difference_interval(num_steps, den_steps, (num, den))
     sign = 1 if target > 1 else -1
     forced = ordering_verdict(diff, sign)
     r = statistics.fmean(num_steps) / statistics.fmean(den_steps)
     if not complete:
+        # lower bounds can only show the numerator significantly larger; anything else is undecided
         text += f" ({num} did not reach it in every seed: r > {r:.3g}, a lower bound)"
-        return (forced or "direction only"), text, None, diff
+        shows_larger = diff is not None and diff.excludes_zero() and diff.estimate > 0
+        return ("direction only" if sign > 0 and shows_larger else "inconclusive"), text, None, diff
     if forced:
         return forced, text, r, diff
     return ("reproduced" if abs(r - target) <= tol else "direction only"), text, r, diff
 
 
-def judge_ordering(rule: dict[str, Any], per_seed: dict[str, list[float | None]]) -> tuple[str, str, Interval | None]:
-    """``lower`` role below the other, significantly over seeds."""
+def judge_ordering(rule: dict[str, Any], per_seed: dict[str, list[float | None]],
+                   bounds: dict[str, list[float | None]] | None = None) -> tuple[str, str, Interval | None]:
+    """``lower`` role below the other, significantly over seeds. Every seed of ``lower`` needs a value;
+    the other role's seeds that never reached a threshold count with their lower bounds (which can
+    only understate how much higher it is)."""
+    bounds = bounds or {}
     lower = rule["lower"]
     other = next(r for r in per_seed if r != lower)
     text = f"reproduced if {lower} < {other} significantly; not reproduced if significantly reversed; {SIGNIFICANCE}"
     a, b = values_of(per_seed.get(lower)), values_of(per_seed.get(other))
-    if not a or not b:
+    if len(b) < len(per_seed.get(other) or []):  # seeds that never reached a threshold: their lower bounds
+        b = values_of(bounds.get(other)) if len(values_of(bounds.get(other))) == len(per_seed.get(other) or []) else []
+        if b:
+            text += f" ({other} did not reach it in every seed: its last steps are used, lower bounds)"
+    if not a or not b or len(a) < len(per_seed.get(lower) or []):
         return "not run", text + " (a measured value is missing)", None
-    diff = difference_interval(a, b)
+    diff = difference_interval(a, b, (lower, other))
     return (ordering_verdict(diff, -1) or "reproduced"), text, diff
 
 
@@ -140,7 +150,7 @@ def judge_positive_zero(rule: dict[str, Any], per_seed: dict[str, list[float | N
     a, b = values_of(per_seed.get(pos)), values_of(per_seed.get(zero))
     if not a or not b:
         return "not run", text + " (a measured value is missing)", None
-    diff = difference_interval(a, b)
+    diff = difference_interval(a, b, (pos, zero))
     if min(len(a), len(b)) < 2:
         return "inconclusive", text + " (one seed)", diff
     if all(v > 0 for v in a) and all(v == 0 for v in b):
@@ -182,12 +192,12 @@ def judge(claim: dict[str, Any], variants: dict[str, dict[str, Any]]) -> dict[st
         verdict, text, ratio, diff = judge_ratio(rule, per_seed, bounds)
         entry["measured"] = {**measured, "ratio": ratio}
     elif rule["kind"] == "ordering":
-        verdict, text, diff = judge_ordering(rule, per_seed)
+        verdict, text, diff = judge_ordering(rule, per_seed, bounds)
     elif rule["kind"] == "positive_zero":
         verdict, text, diff = judge_positive_zero(rule, per_seed)
     else:
         raise ValueError(f"claim {claim['id']}: unknown rule kind {rule['kind']!r}")
-    entry["difference"] = None if diff is None else {"of": list(roles)[:2], **diff.as_dict()}
+    entry["difference"] = None if diff is None else diff.as_dict()
     return {**entry, "verdict": verdict, "rule": text}
 
 
@@ -232,7 +242,7 @@ def describe_difference(claim: dict[str, Any]) -> str:
     diff = claim.get("difference")
     if not diff:
         return "n/a"
-    a, b = (diff["of"] + ["?", "?"])[:2]
+    a, b = (list(diff.get("of") or []) + ["?", "?"])[:2]
     if diff["low"] is None:
         return f"{a} − {b} = {_fmt(diff['estimate'])} (no interval: seeds {'/'.join(map(str, diff['n']))})"
     p = "" if diff.get("p_value") is None else f", p = {diff['p_value']:.2g}"

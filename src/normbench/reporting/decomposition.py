@@ -28,7 +28,8 @@ from normbench.reporting.plots import save_png  # noqa: E402
 from normbench.tasks import get_task  # noqa: E402
 from normbench.tasks.series import DECOMPOSITION  # noqa: E402
 from normbench.training.records import read_record  # noqa: E402
-from normbench.training.rundir import DECOMPOSITION_NAME, record_path, run_of_checkpoint  # noqa: E402
+from normbench.training.rundir import (  # noqa: E402
+    DECOMPOSITION_NAME, checkpoint_of, record_path, run_of_checkpoint, run_of_record)
 
 TERM_LABELS = {"i": "input i", "h": "attention h", "f": "feed-forward f", "c": "biases + norm shifts c"}
 
@@ -88,7 +89,7 @@ def decompose_run(ckpt: Path, sequences: int = 256, dtype: torch.dtype = torch.f
     layers = {layer: dict(zip(TERMS, (v / tokens).tolist())) for layer, v in sums.items()}
     return {
         "task": record["task"], "variant": record["variant"], "seed": record["seed"],
-        "config_hash": record["config_hash"], "run": str(Path(ckpt).resolve().parent.parent),
+        "config_hash": record["config_hash"], "run": str(run_of_checkpoint(ckpt)),
         "checkpoint": str(Path(ckpt).resolve()), "checkpoint_size": stat.st_size, "checkpoint_mtime_ns": stat.st_mtime_ns,
         "sequences": seen, "tokens": tokens, "dtype": str(dtype).removeprefix("torch."),
         "max_abs_error": error, "output_layer": list(layers)[-1], "layers": layers,
@@ -99,10 +100,9 @@ def cached_decomposition(record: dict[str, Any], sequences: int) -> dict[str, An
     """The run's ``decomposition.json``, computed first when missing or older than its checkpoint."""
     if not record.get("checkpoint"):
         return None
-    # the run directory is where the record lies (runs may have been moved since training)
-    run = Path(record["record_path"]).parent if record.get("record_path") else Path(record["log_dir"])
-    ckpt = run / "checkpoints" / Path(record["checkpoint"]).name
-    if not ckpt.is_file():
+    run = run_of_record(record)
+    ckpt = checkpoint_of(record, run)
+    if ckpt is None or not ckpt.is_file():
         return None
     path = run / DECOMPOSITION_NAME
     stat = ckpt.stat()

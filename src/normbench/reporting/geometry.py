@@ -28,6 +28,7 @@ from normbench.training.monitor import ANGLE_BINS  # noqa: E402
 from normbench.io import atomic_write_json  # noqa: E402
 from normbench.reporting.plots import save_png  # noqa: E402
 from normbench.training.records import read_record  # noqa: E402
+from normbench.training.rundir import checkpoint_of  # noqa: E402
 
 
 def class_keys_and_queries(module: Any) -> dict[str, np.ndarray]:
@@ -129,11 +130,11 @@ def write_geometry(record_paths: dict[str, Path], out: Path) -> dict[str, Any]:
         if record.get("status") != "done":
             raise ValueError(f"runs_dir: {path} is {record.get('status')!r}; train it first")
         run = Path(path).parent
-        if not record.get("checkpoint"):
+        ckpt = checkpoint_of(record, run)
+        if ckpt is None:
             raise ValueError(f"runs_dir: {path} has no checkpoint (vectorized seed stacks keep none); "
                              f"train it without --vectorize")
-        module = get_task(record["task"]).module.load_from_checkpoint(
-            run / "checkpoints" / Path(record["checkpoint"]).name, map_location="cpu").eval()
+        module = get_task(record["task"]).module.load_from_checkpoint(ckpt, map_location="cpu").eval()
         view = class_keys_and_queries(module)
         angles = query_angle_to_ones(torch.from_numpy(view["queries"]), direction=torch.from_numpy(view["normal"]))
         view["angle_to_normal"] = float(angles.mean())

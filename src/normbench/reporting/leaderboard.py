@@ -114,7 +114,9 @@ def variant_entry(name: str, records: list[dict[str, Any]], metrics: dict[str, d
     if diverged:
         entry["diverged_at_step"] = diverged
     for metric, spec in metrics.items():
-        pairs = [series_value(r["series"].get(spec["series"], []), spec) for r in records]
+        # a diverged run's last step bounds nothing: it stopped, it did not run out of steps
+        pairs = [(v, None if r["status"] == "diverged" else b)
+                 for r in records for v, b in [series_value(r["series"].get(spec["series"], []), spec)]]
         agg = aggregate([p[0] for p in pairs], [p[1] for p in pairs])
         if agg["mean"] is None:
             logged = [points for r in records if (points := r["series"].get(spec["series"]))]

@@ -24,7 +24,7 @@ from normbench.reporting.unselectable import write_random_grid
 from normbench.sweep.backends import Outcome, execute
 from normbench.sweep.plan import Run, parse_grid, parse_seeds, plan_runs
 from normbench.sweep.vectorized import execute_vectorized
-from normbench.tasks import get_task
+from normbench.tasks import get_task, resolve_config
 from normbench.training.config import load_config
 from normbench.training.records import FINISHED
 
@@ -71,12 +71,14 @@ def sweep_key(runs: list[Run]) -> str:
 
 
 def results_folder(config: dict[str, Any], preset: str | None, seeds: Any, variants: list[str] | None,
-                   overrides: list[str] | None, grid: list[str] | None, name: str | None) -> str | None:
+                   overrides: list[str] | None, grid: list[str] | None, name: str | None,
+                   config_file: str | None = None) -> str | None:
     """The subfolder of ``results/<task>/`` a sweep's leaderboard goes to; ``None`` for the task's own bench.
 
-    The task's own bench is its ``default_preset`` with the preset's seeds and variants, no
-    overrides and no grid. Any other sweep gets ``name``, else the preset's name when only the
-    preset differs, else ``<preset>-<8 hex digits of what differs>``.
+    The task's own bench is its shipped config (``config_file`` ``None``) at its ``default_preset``
+    with the preset's seeds and variants, no overrides and no grid. Any other sweep gets ``name``,
+    else (another config file) the file's stem, else the preset's name when only the preset
+    differs, else ``<preset>-<8 hex digits of what differs>``.
     """
     bench = config.get("bench") or {}
     default_seeds = list(bench.get("seeds") or [0])
@@ -88,6 +90,12 @@ def results_folder(config: dict[str, Any], preset: str | None, seeds: Any, varia
             raise ValueError(f"name: {name!r} must be a folder name (letters, digits, _ . + = -)")
         return name
     differs = not (same_seeds and same_variants) or bool(overrides) or bool(grid)
+    if config_file is not None:  # a config of one's own never replaces the task's published results
+        stem = re.sub(r"[^A-Za-z0-9_.+=-]+", "-", Path(config_file).stem).strip("-.") or "custom"
+        if not differs and preset == config.get("default_preset"):
+            return stem
+        what = json.dumps([preset, parse_seeds(seeds), variants, overrides, grid], default=str)
+        return f"{stem}-{preset or 'default'}-{hashlib.sha256(what.encode()).hexdigest()[:8]}"
     default_preset = config.get("default_preset")
     if not differs and preset == default_preset:
         return None
@@ -151,7 +159,10 @@ def run_sweep(
         preset = load_config(config).get("default_preset")
     cfg, runs = plan_runs(None, preset, seeds, variants, overrides, runs_dir, axes, config_path=config)
     task = cfg["task"]
-    folder = results_folder(cfg, preset, seeds, variants, overrides, grid, name)
+    shipped = Path(str(get_task(task).config_path))
+    own = Path(str(resolve_config(config)))
+    custom = None if own.resolve() == shipped.resolve() else str(own)
+    folder = results_folder(cfg, preset, seeds, variants, overrides, grid, name, custom)
     out = Path(results_dir) / task / folder if folder else Path(results_dir) / task
     key = sweep_key(runs)
     if leaderboard and shard is None and folder is not None:

@@ -28,6 +28,7 @@ class Interval:
     high: float | None
     n: tuple[int, ...]
     p_value: float | None = None
+    of: tuple[str, ...] = ()  # for a difference: (first, second), the estimate is first − second
 
     def contains(self, value: float) -> bool:
         return self.low is not None and self.high is not None and self.low <= value <= self.high
@@ -60,19 +61,20 @@ def mean_interval(sample: list[float]) -> Interval | None:
     return Interval(mean, mean - half, mean + half, (len(sample),))
 
 
-def difference_interval(a: list[float], b: list[float]) -> Interval | None:
-    """Welch interval of mean(a) − mean(b) and its two-sided p-value (``None`` if a side is empty)."""
+def difference_interval(a: list[float], b: list[float], names: tuple[str, str] = ("a", "b")) -> Interval | None:
+    """Welch interval of mean(a) − mean(b) and its two-sided p-value (``None`` if a side is empty);
+    ``names`` label the two samples in that order."""
     if not a or not b:
         return None
     diff = statistics.fmean(a) - statistics.fmean(b)
     n = (len(a), len(b))
     if min(n) < 2:
-        return Interval(diff, None, None, n)
+        return Interval(diff, None, None, n, of=names)
     va, vb = statistics.variance(a) / n[0], statistics.variance(b) / n[1]
     se = math.sqrt(va + vb)
     if se == 0.0:  # both samples constant: the difference is exact
-        return Interval(diff, diff, diff, n, 0.0 if diff else 1.0)
+        return Interval(diff, diff, diff, n, 0.0 if diff else 1.0, of=names)
     df = (va + vb) ** 2 / (va**2 / (n[0] - 1) + vb**2 / (n[1] - 1))
     half = scipy_stats.t.ppf(0.5 + LEVEL / 2, df) * se
     p = 2 * scipy_stats.t.sf(abs(diff) / se, df)
-    return Interval(diff, diff - half, diff + half, n, float(p))
+    return Interval(diff, diff - half, diff + half, n, float(p), of=names)

@@ -21,6 +21,7 @@ from normbench.reporting.claims import describe, judge, load_claims
 from normbench.sweep.plan import Run, plan_runs, quiet_lightning
 from normbench.tasks import get_task
 from normbench.training.records import provenance, read_record
+from normbench.training.rundir import checkpoint_of, tokenizer_path
 
 
 def word_spans(text: str) -> list[tuple[int, int]]:
@@ -87,10 +88,12 @@ def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
 def load_run(record_path: Path) -> tuple[dict[str, Any], Any, Any]:
     """(record, trained LightningModule in eval mode, tokenizer saved next to the run)."""
     record = read_record(record_path)
-    if record.get("status") != "done" or not record.get("checkpoint"):
+    run = Path(record_path).parent
+    ckpt = checkpoint_of(record, run)
+    if record.get("status") != "done" or ckpt is None:
         raise ValueError(f"{record_path}: the run is {record.get('status')!r} without a final checkpoint")
-    module = get_task(record["task"]).module.load_from_checkpoint(record["checkpoint"], map_location="cpu").eval()
-    return record, module, load_tokenizer(Path(record["log_dir"]) / "tokenizer.json")
+    module = get_task(record["task"]).module.load_from_checkpoint(ckpt, map_location="cpu").eval()
+    return record, module, load_tokenizer(tokenizer_path(run))
 
 
 def sst2_model_tokens(record_path: Path, sentences: list[str]) -> tuple[dict[str, Any], list[Any], list[dict[str, Any]]]:

@@ -10,6 +10,7 @@ model share it, while two that differ never share a directory::
 
     <runs_dir>/<task>/<label>-<config hash>/seed<k>/
         record.json  config.yaml  events.out.tfevents.*  checkpoints/last.ckpt  decomposition.json
+        tokenizer.json (text tasks)
 """
 
 from __future__ import annotations
@@ -20,7 +21,10 @@ import re
 from pathlib import Path
 from typing import Any
 
+from normbench.data.tokenizer import TOKENIZER_FILE
+
 RECORD_NAME = "record.json"
+TOKENIZER_NAME = TOKENIZER_FILE
 LAST_CHECKPOINT = Path("checkpoints") / "last.ckpt"
 DECOMPOSITION_NAME = "decomposition.json"
 SWEEP_LOG = "sweep.log"
@@ -28,6 +32,18 @@ SWEEP_LOG = "sweep.log"
 NON_SEMANTIC_KEYS = ("seed_everything", "preset", "presets", "default_preset", "bench", "variant", "runs_dir",
                      "task", "config")
 NON_SEMANTIC_TRAINER_KEYS = ("logger", "callbacks", "enable_progress_bar", "default_root_dir", "enable_model_summary")
+# Callbacks that only save, show or log; any other callback (early stopping, SWA, ...) changes what
+# is trained and is part of the run's identity.
+NON_SEMANTIC_CALLBACKS = ("ModelCheckpoint", "TQDMProgressBar", "RichProgressBar", "ModelSummary",
+                          "RichModelSummary", "LearningRateMonitor", "DeviceStatsMonitor", "Timer")
+
+
+def semantic_callbacks(callbacks: Any) -> list[Any]:
+    """The configured callbacks that change training (see ``NON_SEMANTIC_CALLBACKS``)."""
+    if not isinstance(callbacks, list):
+        callbacks = [callbacks] if callbacks else []
+    return [c for c in callbacks
+            if not (isinstance(c, dict) and str(c.get("class_path", "")).rpartition(".")[2] in NON_SEMANTIC_CALLBACKS)]
 
 
 def run_identity(config: dict[str, Any], arch: dict[str, Any] | None, world_size: int) -> dict[str, Any]:
@@ -36,13 +52,18 @@ def run_identity(config: dict[str, Any], arch: dict[str, Any] | None, world_size
     ``arch`` is the effective architecture, replacing ``model.init_args.arch`` of ``config``.
     """
     out = {k: v for k, v in config.items() if k not in NON_SEMANTIC_KEYS}
-    if isinstance(out.get("trainer"), dict):
-        out["trainer"] = {k: v for k, v in out["trainer"].items() if k not in NON_SEMANTIC_TRAINER_KEYS}
+    trainer = out.get("trainer")
+    if isinstance(trainer, dict):
+        out["trainer"] = {k: v for k, v in trainer.items() if k not in NON_SEMANTIC_TRAINER_KEYS}
+        if callbacks := semantic_callbacks(trainer.get("callbacks")):
+            out["trainer"]["callbacks"] = callbacks
     if arch is not None and isinstance(out.get("model"), dict):
         out["model"] = {**out["model"], "init_args": {**(out["model"].get("init_args") or {}), "arch": arch}}
     batch = ((config.get("data") or {}).get("init_args") or {}).get("batch_size")
+    accumulate = (trainer or {}).get("accumulate_grad_batches") or 1
     out["world_size"] = world_size
-    out["global_batch_size"] = batch * world_size if isinstance(batch, int) else None
+    out["global_batch_size"] = batch * world_size * accumulate if isinstance(batch, int) and isinstance(accumulate, int) \
+        else None
     return out
 
 
@@ -93,3 +114,21 @@ def checkpoint_path(run: Path) -> Path:
 def run_of_checkpoint(ckpt: str | Path) -> Path:
     """The run directory of ``<run>/checkpoints/<name>.ckpt``."""
     return Path(ckpt).resolve().parent.parent
+
+
+def run_of_record(record: dict[str, Any]) -> Path:
+    """The directory of a loaded run record: where it lies (``record_path``, set when read from a sweep),
+    else its ``log_dir``. Runs may have been moved since training; their files move with them."""
+    return Path(record["record_path"]).parent if record.get("record_path") else Path(record["log_dir"])
+
+
+def checkpoint_of(record: dict[str, Any], run: Path | None = None) -> Path | None:
+    """The final checkpoint of a loaded record inside its run directory (``None`` if it has none)."""
+    if not record.get("checkpoint"):
+        return None
+    return (run or run_of_record(record)) / "checkpoints" / Path(record["checkpoint"]).name
+
+
+def tokenizer_path(run: str | Path) -> Path:
+    """``<run>/tokenizer.json``: the tokenizer a text task's run trained with."""
+    return Path(run) / TOKENIZER_NAME
