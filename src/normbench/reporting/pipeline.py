@@ -159,9 +159,8 @@ def run_sweep(
         preset = load_config(config).get("default_preset")
     cfg, runs = plan_runs(None, preset, seeds, variants, overrides, runs_dir, axes, config_path=config)
     task = cfg["task"]
-    shipped = Path(str(get_task(task).config_path))
-    own = Path(str(resolve_config(config)))
-    custom = None if own.resolve() == shipped.resolve() else str(own)
+    own = resolve_config(config)
+    custom = None if own.read_bytes() == get_task(task).config_path.read_bytes() else str(own)  # a copy counts as the task's
     folder = results_folder(cfg, preset, seeds, variants, overrides, grid, name, custom)
     out = Path(results_dir) / task / folder if folder else Path(results_dir) / task
     key = sweep_key(runs)
