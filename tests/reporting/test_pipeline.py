@@ -26,3 +26,29 @@ def test_a_config_file_of_ones_own_gets_a_folder_named_after_it() -> None:
     assert folder(config_file="/somewhere/my majority.yaml") == "my-majority"
     assert folder(config_file="exp.yaml", overrides=["--trainer.max_steps=20"]).startswith("exp-quick-")
     assert folder(config_file="exp.yaml", name="given") == "given"
+
+
+def test_a_folder_stays_with_the_command_that_wrote_it_across_code_versions(tmp_path) -> None:
+    import json
+
+    import pytest
+
+    from normbench.reporting.pipeline import check_results_owner, sweep_definition, sweep_key
+    from normbench.sweep.plan import Run
+
+    runs = [Run("pre/both", 0, [], config_hash="new-code-hash"), Run("pre/none", 0, [], config_hash="x")]
+    key = sweep_key(sweep_definition("geometry", runs, None, None, None))
+    # written by an older version (run keys differed, no `sweep` block): the same preset, variants and seeds own it
+    (tmp_path / "leaderboard.json").write_text(json.dumps({"preset": "geometry", "sweep_key": "old-hash-key", "variants": [
+        {"name": "pre/both", "seeds": [0]}, {"name": "pre/none", "seeds": [0]}]}))
+    check_results_owner(tmp_path, key, "geometry", runs)
+    with pytest.raises(ValueError, match="holds the leaderboard of another sweep"):
+        check_results_owner(tmp_path, key, "geometry", runs[:1])
+    # written with a definition: only the same definition owns it, whatever the code's run keys
+    (tmp_path / "leaderboard.json").write_text(json.dumps({"sweep_key": key, "sweep": {}}))
+    check_results_owner(tmp_path, sweep_key(sweep_definition("geometry", [Run("pre/both", 0, [], config_hash="other"),
+                                                                          Run("pre/none", 0, [])], None, None, None)),
+                        "geometry", runs)
+    with pytest.raises(ValueError, match="another sweep"):
+        check_results_owner(tmp_path, sweep_key(sweep_definition("geometry", runs, ["--trainer.max_steps=5"], None, None)),
+                            "geometry", runs)

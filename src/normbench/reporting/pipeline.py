@@ -64,10 +64,20 @@ class SweepFailed(Exception):
     """Some runs of a sweep failed (their records say so); the others finished."""
 
 
-def sweep_key(runs: list[Run]) -> str:
-    """12 hex digits naming what a sweep trains: its (variant, config hash, seed) runs."""
-    payload = json.dumps(sorted([r.variant, r.config_hash, r.seed] for r in runs), default=str)
-    return hashlib.sha256(payload.encode()).hexdigest()[:12]
+def sweep_definition(preset: str | None, runs: list[Run], overrides: list[str] | None, grid: list[str] | None,
+                     config_file: str | None) -> dict[str, Any]:
+    """What a sweep is, as its command says it: preset, variants, seeds, overrides, grid, config file.
+
+    Independent of the code's run keys, so the same command keeps owning its folder across versions.
+    """
+    return {"preset": preset, "variants": list(dict.fromkeys(r.variant for r in runs)),
+            "seeds": sorted({r.seed for r in runs}), "overrides": list(overrides or []), "grid": list(grid or []),
+            "config_file": Path(config_file).name if config_file else None}
+
+
+def sweep_key(definition: dict[str, Any]) -> str:
+    """12 hex digits naming a :func:`sweep_definition`."""
+    return hashlib.sha256(json.dumps(definition, sort_keys=True, default=str).encode()).hexdigest()[:12]
 
 
 def results_folder(config: dict[str, Any], preset: str | None, seeds: Any, variants: list[str] | None,
@@ -108,8 +118,8 @@ def results_folder(config: dict[str, Any], preset: str | None, seeds: Any, varia
 def check_results_owner(out: Path, key: str, preset: str | None, runs: list[Run]) -> None:
     """One-line error when ``out`` holds the leaderboard of another sweep (its ``sweep_key`` differs).
 
-    A leaderboard written before sweeps had keys belongs to this sweep when its preset, variants
-    and seeds are this sweep's.
+    A leaderboard written before sweeps had a definition (no ``sweep`` block) belongs to this sweep
+    when its preset, variants and seeds are this sweep's.
     """
     board = out / "leaderboard.json"
     if not board.is_file():
@@ -119,14 +129,15 @@ def check_results_owner(out: Path, key: str, preset: str | None, runs: list[Run]
     except (OSError, json.JSONDecodeError) as exc:
         raise ValueError(f"name: {board} is unreadable ({exc}); choose another --name") from exc
     owner = doc.get("sweep_key")
-    if owner is None:
+    if "sweep" not in doc:
         planned = {(r.variant, r.seed) for r in runs}
         published = {(v["name"], s) for v in doc.get("variants", []) for s in v.get("seeds", [])}
         if doc.get("preset") == preset and planned == published:
             return
-    if owner != key:
-        raise ValueError(f"name: {out} holds the leaderboard of another sweep (key {owner}, this one {key}); "
-                         f"choose another --name")
+    elif owner == key:
+        return
+    raise ValueError(f"name: {out} holds the leaderboard of another sweep (key {owner}, this one {key}); "
+                     f"choose another --name")
 
 
 def run_sweep(
@@ -163,7 +174,8 @@ def run_sweep(
     custom = None if own.read_bytes() == get_task(task).config_path.read_bytes() else str(own)  # a copy counts as the task's
     folder = results_folder(cfg, preset, seeds, variants, overrides, grid, name, custom)
     out = Path(results_dir) / task / folder if folder else Path(results_dir) / task
-    key = sweep_key(runs)
+    definition = sweep_definition(preset, runs, overrides, grid, custom)
+    key = sweep_key(definition)
     if leaderboard and shard is None and folder is not None:
         check_results_owner(out, key, preset, runs)  # before training: a clash is an error, not lost compute
     if shard is not None:
@@ -179,7 +191,7 @@ def run_sweep(
         outcome = execute(runs, workers=workers, progress=progress, gpus=gpus, gpus_per_run=gpus_per_run)
     written = None
     if leaderboard and shard is None:
-        write_results(task, cfg.get("preset"), cfg, runs, out, runs_dir, sweep=key)
+        write_results(task, cfg.get("preset"), cfg, runs, out, runs_dir, sweep=key, definition=definition)
         written = out
     if outcome.failed:
         raise SweepFailed(f"runs: {len(outcome.failed)} of {len(runs)} failed; their records say why, "
@@ -214,7 +226,7 @@ def load_finished(runs: list[Run]) -> list[dict[str, Any]]:
 
 
 def write_results(task: str, preset: str | None, config: dict, runs: list[Run], out: Path,
-                  runs_dir: str = "runs", sweep: str | None = None) -> None:
+                  runs_dir: str = "runs", sweep: str | None = None, definition: dict[str, Any] | None = None) -> None:
     """Build the leaderboard of the finished records among ``runs`` into ``out``, with the task's
     extra reports where its config asks for them (``bench.token_report``: Tables 3-4)."""
     records = load_finished(runs)
@@ -229,6 +241,7 @@ def write_results(task: str, preset: str | None, config: dict, runs: list[Run], 
     variant_order = list(dict.fromkeys(r.variant for r in runs))
     board = lb.build(task, preset, records, bench_cfg, variant_order)
     board["sweep_key"] = sweep
+    board["sweep"] = definition
     by_variant = lb.group_by_variant(records)
     plots = [str(plot_series(by_variant, spec, out / name)) for name, spec in (bench_cfg.get("plots") or {}).items()]
     if decomposition:
