@@ -48,7 +48,8 @@ def imported(path: Path, name: str, known: set[str]) -> set[str]:
             base = node.module or ""
             if node.level:
                 base = ".".join([*package.split(".")[: len(package.split(".")) - node.level + 1], *filter(None, [base])])
-            targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in known else base for a in node.names]
+            # `from pkg import sub` runs pkg's __init__ as well: an edge to the package and to the submodule
+            targets = [base, *(f"{base}.{a.name}" for a in node.names if f"{base}.{a.name}" in known)]
         else:
             continue
         for target in targets:
@@ -124,4 +125,4 @@ def test_the_checker_sees_imports_inside_functions(tmp_path: Path) -> None:
     source = tmp_path / "m.py"
     source.write_text("def f():\n    from normbench.sweep import plan\n    import normbench.nn.norms\n")
     known = set(modules())
-    assert imported(source, "normbench.nn.fake", known) == {"normbench.sweep.plan", "normbench.nn.norms"}
+    assert imported(source, "normbench.nn.fake", known) == {"normbench.sweep", "normbench.sweep.plan", "normbench.nn.norms"}

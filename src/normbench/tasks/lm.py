@@ -16,7 +16,7 @@ from torchmetrics.text import Perplexity
 from normbench.analysis.model_keys import unselectable_per_layer
 from normbench.data.lm import LMDataModule
 from normbench.nn.gpt import GPTConfig, GPTDecoder
-from normbench.tasks import series as S
+import normbench.tasks.series as S
 from normbench.tasks.base import NormbenchModule, OptimConfig
 from normbench.tasks.registry import Task
 from normbench.tasks.series import TaskSeries, layer_series

@@ -15,7 +15,7 @@ from normbench.analysis.angles import query_angle_to_ones
 from normbench.analysis.hooks import attention_modules, capture_attention_inputs
 from normbench.data.majority import MajorityDataModule
 from normbench.nn.majority import MajorityConfig, MajorityEncoder
-from normbench.tasks import series as S
+import normbench.tasks.series as S
 from normbench.tasks.base import NormbenchModule, OptimConfig
 from normbench.tasks.registry import Task
 from normbench.tasks.series import TaskSeries

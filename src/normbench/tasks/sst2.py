@@ -16,7 +16,7 @@ from torchmetrics.classification import BinaryAccuracy, BinaryF1Score
 from normbench.analysis.model_keys import unselectable_per_layer
 from normbench.data.sst2 import SST2DataModule
 from normbench.nn.bert import BertConfig, BertEncoder
-from normbench.tasks import series as S
+import normbench.tasks.series as S
 from normbench.tasks.base import NormbenchModule, OptimConfig
 from normbench.tasks.registry import Task
 from normbench.tasks.series import TaskSeries, layer_series

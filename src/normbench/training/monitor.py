@@ -34,7 +34,7 @@ from normbench.analysis.hooks import Capture
 from normbench.analysis.unselectable import unselectable_mask
 from normbench.nn.blocks import Attention, hook_points
 from normbench.nn.norms import Norm
-from normbench.tasks import series as S
+import normbench.tasks.series as S
 
 ANGLE_BINS = np.linspace(0.0, 90.0, 46)  # 2-degree bins of the folded query angle
 
