@@ -131,8 +131,10 @@ def judge_ordering(rule: dict[str, Any], per_seed: dict[str, list[float | None]]
     text = f"reproduced if {lower} < {other} significantly; not reproduced if significantly reversed; {SIGNIFICANCE}"
     a, b = values_of(per_seed.get(lower)), values_of(per_seed.get(other))
     if len(b) < len(per_seed.get(other) or []):  # seeds that never reached a threshold: their lower bounds
-        b = values_of(bounds.get(other)) if len(values_of(bounds.get(other))) == len(per_seed.get(other) or []) else []
-        if b:
+        b = values_of(bounds.get(other))
+        if len(b) < len(per_seed.get(other) or []):
+            b = []
+        else:
             text += f" ({other} did not reach it in every seed: its last steps are used, lower bounds)"
     if not a or not b or len(a) < len(per_seed.get(lower) or []):
         return "not run", text + " (a measured value is missing)", None

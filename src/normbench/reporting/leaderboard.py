@@ -236,9 +236,7 @@ def fill_note(note: str, config: dict[str, Any], variants: dict[str, dict[str, A
     def value(match: re.Match) -> str:
         kind, _, ref = match[1].partition(":")
         if kind == "config":
-            node: Any = config
-            for key in ref.split("."):
-                node = node.get(key) if isinstance(node, dict) else None
+            node = config_value(config, ref)
             return "?" if node is None else str(node)
         variant, _, metric = ref.rpartition(":")
         mean = (variants.get(variant) or {}).get("metrics", {}).get(metric, {}).get("mean")

@@ -39,12 +39,6 @@ class Interval:
     def as_dict(self) -> dict[str, Any]:
         return {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(self).items()}
 
-    def text(self, digits: int = 4) -> str:
-        if self.low is None:
-            return f"{self.estimate:.{digits}g} (no interval: n = {'/'.join(map(str, self.n))})"
-        p = "" if self.p_value is None else f", p = {self.p_value:.2g}"
-        return f"{self.estimate:.{digits}g} [{self.low:.{digits}g}, {self.high:.{digits}g}]{p}"
-
 
 def values_of(per_seed: list[float | None] | None) -> list[float]:
     return [float(v) for v in per_seed or [] if v is not None]

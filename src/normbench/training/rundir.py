@@ -24,8 +24,8 @@ from typing import Any
 from normbench.data.tokenizer import TOKENIZER_FILE
 
 RECORD_NAME = "record.json"
-TOKENIZER_NAME = TOKENIZER_FILE
-LAST_CHECKPOINT = Path("checkpoints") / "last.ckpt"
+CHECKPOINT_DIR = "checkpoints"
+LAST_CHECKPOINT = Path(CHECKPOINT_DIR) / "last.ckpt"
 DECOMPOSITION_NAME = "decomposition.json"
 SWEEP_LOG = "sweep.log"
 # Config keys that do not change what is trained: output locations, logging, bookkeeping.
@@ -126,9 +126,9 @@ def checkpoint_of(record: dict[str, Any], run: Path | None = None) -> Path | Non
     """The final checkpoint of a loaded record inside its run directory (``None`` if it has none)."""
     if not record.get("checkpoint"):
         return None
-    return (run or run_of_record(record)) / "checkpoints" / Path(record["checkpoint"]).name
+    return (run or run_of_record(record)) / CHECKPOINT_DIR / Path(record["checkpoint"]).name
 
 
 def tokenizer_path(run: str | Path) -> Path:
     """``<run>/tokenizer.json``: the tokenizer a text task's run trained with."""
-    return Path(run) / TOKENIZER_NAME
+    return Path(run) / TOKENIZER_FILE
