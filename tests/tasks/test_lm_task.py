@@ -79,7 +79,7 @@ def test_bench_lm_writes_tables_and_claims(corpus: Path, tmp_path: Path) -> None
     assert not (tmp_path / "results" / "lm" / "leaderboard.json").exists()  # overrides: not the task's own bench
     (folder,) = (tmp_path / "results" / "lm").iterdir()
     board = json.loads((folder / "leaderboard.json").read_text())
-    assert [v["name"] for v in board["variants"]] == ["pre/both", "pre/project", "pre/learned"]
+    assert [v["name"] for v in board["variants"]] == ["pre/both", "pre/project", "pre/both_affine", "pre/learned"]
     for v in board["variants"]:  # term shares at the output (after the final norm) sum to 1
         shares = [v["metrics"][f"mu_{t}@out"]["mean"] for t in "ihfc"]
         assert sum(shares) == pytest.approx(1.0, abs=1e-6)
