@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from normbench.reporting.tokens import render_bold, summarize, word_spans
+from pathlib import Path
+
+from normbench.reporting.tokens import finish, lm_seeds, render_bold, summarize, table3_seeds, word_spans
 
 
 def test_word_spans() -> None:
@@ -29,3 +31,34 @@ def test_summarize_counts_sentence_tokens_only() -> None:
     s = summarize(results)
     assert s["tokens"] == 4 and s["per_layer"] == [1, 1] and s["any_layer"] == 2
     assert s["fraction_any_layer"] == 0.5 and s["sentences_with_unselectable"] == 1
+
+
+def summary(bad: int, tokens: int = 100) -> dict:
+    return {"sentences": 10, "tokens": tokens, "per_layer": [bad, 0], "any_layer": bad,
+            "fraction_any_layer": bad / tokens, "sentences_with_unselectable": min(bad, 10)}
+
+
+def test_table3_is_judged_over_every_lm_seed(tmp_path: Path) -> None:
+    summaries = {"pre/project": {0: summary(3), 1: summary(5), 2: summary(1)},
+                 "pre/both": {0: summary(0), 1: summary(0), 2: summary(0)}}
+    doc = finish({"sections": {}}, [], summaries, tmp_path)
+    (claim,) = doc["claims"]
+    assert claim["per_seed"] == {"without_scaling": [0.03, 0.05, 0.01], "with_scaling": [0.0, 0.0, 0.0]}
+    assert claim["verdict"] == "reproduced"
+    md = (tmp_path / "unselectable_tokens.md").read_text()
+    assert "0.03 / 0.05 / 0.01" in md and "| normbench |" not in md and "| paper |" in md
+
+
+def test_one_lm_seed_is_inconclusive(tmp_path: Path) -> None:
+    doc = finish({"sections": {}}, [], {"pre/project": {0: summary(3)}, "pre/both": {0: summary(0)}}, tmp_path)
+    assert doc["claims"][0]["verdict"] == "inconclusive"
+
+
+def test_table3_lists_each_seed_and_marks_missing_ones() -> None:
+    lines = table3_seeds({"pre/project": {0: summary(3), 2: summary(1)}}, [0, 1, 2])
+    assert "| `pre/project` | 3 / 100 (3.00%) | – | 1 / 100 (1.00%) |" in lines
+
+
+def test_table3_reads_every_seed_of_the_lm_bench(tmp_path: Path) -> None:
+    assert lm_seeds({"preset": "quick", "variant": "pre/project"}, str(tmp_path)) == [0, 1, 2]
+    assert lm_seeds({"preset": "quick", "variant": "pre/project", "seeds": [4]}, str(tmp_path)) == [4]

@@ -70,7 +70,9 @@ def test_missing_corpus_exits_2_with_one_line(tmp_path: Path) -> None:
 
 
 def test_bench_lm_writes_tables_and_claims(corpus: Path, tmp_path: Path) -> None:
-    override = "[" + ", ".join(tiny(corpus)) + "]"
+    # 64-token held-out sequences: the key-set analysis measures its first size (64) and leaves 128, 256 n/a
+    longer = ["data.init_args.analysis_length=64", "model.init_args.arch.max_positions=64"]
+    override = "[" + ", ".join(tiny(corpus) + longer) + "]"
     cmd = [sys.executable, "-m", "normbench.cli", "bench", "lm", "--preset", "quick", "--seeds", "[0]",
            "--override", override, f"--runs_dir={tmp_path / 'runs'}", f"--results_dir={tmp_path / 'results'}",
            "--progress", "false"]
@@ -88,7 +90,17 @@ def test_bench_lm_writes_tables_and_claims(corpus: Path, tmp_path: Path) -> None
     tables = {t["name"]: t for t in board["tables"]}
     assert tables["table1"]["rows"][0]["paper"] == [51.0, 32.2, 34.7, 36.8]
     assert all(c["mean"] is not None for row in tables["table1"]["rows"] for c in row["measured"])
+    by_size = tables["key_sets"]
+    assert by_size["columns"] == ["k64", "k128", "k256"] and by_size["paper_column"]
+    first = by_size["rows"][0]
+    assert first["variant"] == "pre/project" and first["paper"] == 51.0
+    assert first["measured"][0]["mean"] is not None and first["measured"][1]["mean"] is None  # 128 > 64 tokens
+    project = next(v for v in board["variants"] if v["name"] == "pre/project")["metrics"]
+    # the first 64 keys of a 64-token sequence are the whole sequence: the test stage's count
+    assert project["unselectable_after_k64_L1"]["per_seed"] == pytest.approx(project["unselectable_after_L1"]["per_seed"])
+    assert (folder / "key_sets.png").read_bytes()[:4] == b"\x89PNG"
     verdicts = {c["id"]: c["verdict"] for c in board["claims"]}
-    assert len(verdicts) == 10 and set(verdicts.values()) <= {"reproduced", "direction only", "inconclusive", "not reproduced"}
+    assert verdicts["normbench.lm.key_set_growth.L1"] == "not run"  # no 256-key sets in 64-token sequences
+    assert len(verdicts) == 14 and set(verdicts.values()) <= {"reproduced", "direction only", "inconclusive", "not reproduced", "not run"}
     md = (folder / "leaderboard.md").read_text()
-    assert "Table 1" in md and "![train_loss](train_loss.png)" in md
+    assert "Table 1" in md and "![train_loss](train_loss.png)" in md and "paper (768-1024 keys)" in md

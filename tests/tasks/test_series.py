@@ -34,7 +34,8 @@ def overrides(task: str, tmp: Path) -> list[str]:
     if task == "lm":
         corpus = tmp / "wikitext-2"
         write_corpus(corpus, articles=30)
-        return tiny_lm(corpus)
+        # held-out sequences as long as the largest key set of the key-set claims (256 keys)
+        return tiny_lm(corpus) + ["data.init_args.analysis_length=256", "model.init_args.arch.max_positions=256"]
     return tiny_sst2(write_sst2(tmp / "sst2", train=200, dev=40))
 
 

@@ -9,6 +9,7 @@ normalizes the keys inside the block, so before = after = the attention input.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -20,14 +21,11 @@ from normbench.analysis.unselectable import unselectable_mask
 from normbench.nn.blocks import TransformerBlock, hook_points
 
 
-def unselectable_per_layer(
-    model: nn.Module, *inputs: Any, key_padding_mask: torch.Tensor | None = None, tol: float | None = None, **kwargs: Any
-) -> list[dict[str, Any]]:
-    """Run ``model(*inputs, **kwargs)`` once and analyse each block's keys.
+def attention_keys(model: nn.Module, *inputs: Any, **kwargs: Any) -> dict[str, dict[str, torch.Tensor]]:
+    """Run ``model(*inputs, **kwargs)`` once (eval mode, no grad); each block's keys (B, T, d) by layer name.
 
-    Each sequence of the batch is one key set (its padding, True in ``key_padding_mask``, left
-    out). Returns one entry per block, in forward order, with the fraction of unselectable keys
-    before and after the block's attention norm and the unselectable positions (B, T) after it.
+    ``before``: the block input (for ``pre`` placement the input of the attention norm);
+    ``after``: the attention input (the norm's output).
     """
     points = hook_points(model)
     layers = [name for name, m in points.items() if isinstance(m, TransformerBlock)]  # L1, L2, ...
@@ -39,9 +37,20 @@ def unselectable_per_layer(
             model(*inputs, **kwargs)
     finally:
         model.train(model_was_training)
+    return {name: {"before": seen[name]["input"], "after": seen[f"{name}.attn"]["input"]} for name in layers}
+
+
+def unselectable_per_layer(
+    model: nn.Module, *inputs: Any, key_padding_mask: torch.Tensor | None = None, tol: float | None = None, **kwargs: Any
+) -> list[dict[str, Any]]:
+    """Run ``model(*inputs, **kwargs)`` once and analyse each block's keys.
+
+    Each sequence of the batch is one key set (its padding, True in ``key_padding_mask``, left
+    out). Returns one entry per block, in forward order, with the fraction of unselectable keys
+    before and after the block's attention norm and the unselectable positions (B, T) after it.
+    """
     results = []
-    for name in layers:
-        keys = {"before": seen[name]["input"], "after": seen[f"{name}.attn"]["input"]}
+    for name, keys in attention_keys(model, *inputs, **kwargs).items():
         entry: dict[str, Any] = {"layer": name}
         for where in ("before", "after"):
             x = keys[where].double()
@@ -56,3 +65,15 @@ def unselectable_per_layer(
             entry[f"positions_{where}"] = torch.from_numpy(mask).to(keys[where].device)
         results.append(entry)
     return results
+
+
+def prefix_unselectable(keys: torch.Tensor, sizes: Sequence[int]) -> dict[int, tuple[int, int]]:
+    """For each n in ``sizes``: (unselectable, total) over the key sets ``keys[b, :n]`` of every sequence b.
+
+    In a causal decoder the first n keys are exactly the key set of the query at position n, so
+    the fraction of unselectable keys is measured as a function of the key-set size n.
+    """
+    if not sizes or min(sizes) < 1 or max(sizes) > keys.shape[1]:
+        raise ValueError(f"key_sets.sizes: each size must be in 1..{keys.shape[1]} (the sequence length), got {list(sizes)}")
+    x = keys.double().cpu().numpy()
+    return {n: (int(unselectable_mask(x[:, :n]).sum()), x.shape[0] * n) for n in sizes}

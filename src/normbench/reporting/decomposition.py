@@ -9,8 +9,6 @@ leaderboard reads it as the series ``decomposition/<layer>/<term>``.
 
 from __future__ import annotations
 
-import importlib
-import json
 import math
 from pathlib import Path
 from typing import Any
@@ -25,42 +23,18 @@ import torch  # noqa: E402
 from normbench.analysis.decompose import TERMS, decompose, importance  # noqa: E402
 from normbench.io import atomic_write_json  # noqa: E402
 from normbench.reporting.plots import save_png  # noqa: E402
-from normbench.tasks import get_task  # noqa: E402
+from normbench.reporting.run_cache import build_datamodule, cached_analysis, checkpoint_stamp, load_run  # noqa: E402
 from normbench.tasks.series import DECOMPOSITION  # noqa: E402
-from normbench.training.records import read_record  # noqa: E402
-from normbench.training.rundir import (  # noqa: E402
-    DECOMPOSITION_NAME, checkpoint_of, record_path, run_of_checkpoint, run_of_record)
+from normbench.training.rundir import DECOMPOSITION_NAME, run_of_checkpoint  # noqa: E402
 
 TERM_LABELS = {"i": "input i", "h": "attention h", "f": "feed-forward f", "c": "biases + norm shifts c"}
-
-
-def record_for_checkpoint(ckpt: Path) -> Path:
-    """The run record of ``<run>/checkpoints/<name>.ckpt``: ``<run>/record.json``."""
-    path = record_path(run_of_checkpoint(ckpt))
-    if not Path(ckpt).is_file():
-        raise FileNotFoundError(f"ckpt: {ckpt} does not exist")
-    if not path.is_file():
-        raise FileNotFoundError(f"ckpt: no run record {path} next to the checkpoint (expected <run>/checkpoints/*.ckpt)")
-    return path
-
-
-def build_datamodule(config: dict[str, Any]) -> Any:
-    """The run's LightningDataModule from the ``data`` section of its resolved config."""
-    data = config["data"]
-    module_name, _, cls_name = data["class_path"].rpartition(".")
-    cls = getattr(importlib.import_module(module_name), cls_name)
-    dm = cls(**(data.get("init_args") or {}))
-    dm.prepare_data()
-    dm.setup("validate")
-    return dm
 
 
 def decompose_run(ckpt: Path, sequences: int = 256, dtype: torch.dtype = torch.float64) -> dict[str, Any]:
     """Mean term shares per layer over the first ``sequences`` validation sequences of a trained run."""
     if sequences < 1:
         raise ValueError(f"sequences: must be >= 1, got {sequences}")
-    record = read_record(record_for_checkpoint(ckpt))
-    module = get_task(record["task"]).module.load_from_checkpoint(ckpt, map_location="cpu").eval()
+    record, module = load_run(ckpt)
     model = module.model.to(dtype)
     sums: dict[str, np.ndarray] = {}
     tokens, seen, error = 0, 0, 0.0
@@ -85,12 +59,11 @@ def decompose_run(ckpt: Path, sequences: int = 256, dtype: torch.dtype = torch.f
     if error > (1e-6 if dtype == torch.float64 else 1e-3):
         raise RuntimeError(f"decomposition: i + h + f + c misses the hidden state by {error:.2e}; "
                            f"the model has a layer the bookkeeping does not know")
-    stat = Path(ckpt).stat()
     layers = {layer: dict(zip(TERMS, (v / tokens).tolist())) for layer, v in sums.items()}
     return {
         "task": record["task"], "variant": record["variant"], "seed": record["seed"],
         "config_hash": record["config_hash"], "run": str(run_of_checkpoint(ckpt)),
-        "checkpoint": str(Path(ckpt).resolve()), "checkpoint_size": stat.st_size, "checkpoint_mtime_ns": stat.st_mtime_ns,
+        "checkpoint": str(Path(ckpt).resolve()), **checkpoint_stamp(Path(ckpt)),
         "sequences": seen, "tokens": tokens, "dtype": str(dtype).removeprefix("torch."),
         "max_abs_error": error, "output_layer": list(layers)[-1], "layers": layers,
     }
@@ -98,26 +71,8 @@ def decompose_run(ckpt: Path, sequences: int = 256, dtype: torch.dtype = torch.f
 
 def cached_decomposition(record: dict[str, Any], sequences: int) -> dict[str, Any] | None:
     """The run's ``decomposition.json``, computed first when missing or older than its checkpoint."""
-    if not record.get("checkpoint"):
-        return None
-    run = run_of_record(record)
-    ckpt = checkpoint_of(record, run)
-    if ckpt is None or not ckpt.is_file():
-        return None
-    path = run / DECOMPOSITION_NAME
-    stat = ckpt.stat()
-    if path.is_file():
-        try:
-            old = json.loads(path.read_text())
-            if (old.get("checkpoint_size"), old.get("checkpoint_mtime_ns"), old.get("sequences_requested")) == \
-                    (stat.st_size, stat.st_mtime_ns, sequences):
-                return old
-        except ValueError:
-            pass  # corrupt: recompute
-    result = decompose_run(ckpt, sequences)
-    result["sequences_requested"] = sequences
-    atomic_write_json(path, result)
-    return result
+    return cached_analysis(record, DECOMPOSITION_NAME, {"sequences_requested": sequences},
+                           lambda ckpt: decompose_run(ckpt, sequences))
 
 
 def as_series(decomposition: dict[str, Any], step: int) -> dict[str, list[list[float]]]:

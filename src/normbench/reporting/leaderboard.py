@@ -250,7 +250,8 @@ def build_tables(tables: dict[str, dict[str, Any]], variants: dict[str, dict[str
     """Paper-style tables (``bench.tables``): rows of variants x columns of metrics, next to the paper's.
 
     A row names a variant and a metric template with ``{column}``; ``paper`` lists the
-    paper's row values in the same order (``null`` where it reports none); ``scale`` multiplies
+    paper's row values in the same order (``null`` where it reports none), or one value when the
+    table has a ``paper_column`` (a paper number measured apart from the columns); ``scale`` multiplies
     measured means and stds (100 for percentages); ``note`` may cite values (:func:`fill_note`).
     """
     out = []
@@ -266,7 +267,7 @@ def build_tables(tables: dict[str, dict[str, Any]], variants: dict[str, dict[str
             rows.append({"label": row["label"], "variant": row["variant"], "metric": row["metric"],
                          "measured": cells, "paper": row.get("paper")})
         out.append({"name": name, "title": spec.get("title", name), "columns": list(spec["columns"]),
-                    "scale": scale, "note": fill_note(spec.get("note", ""), config or {}, variants), "rows": rows})
+                    "paper_column": spec.get("paper_column"), "scale": scale, "note": fill_note(spec.get("note", ""), config or {}, variants), "rows": rows})
     return out
 
 
@@ -275,6 +276,14 @@ def render_table(table: dict[str, Any]) -> list[str]:
     lines = [f"### {table['title']}", ""]
     if table["note"]:
         lines += [table["note"], ""]
+    if table.get("paper_column"):  # one paper value per row, measured apart from the columns
+        lines.append("| model | " + " | ".join(table["columns"]) + f" | {table['paper_column']} |")
+        lines.append("|---|" + "---|" * (len(table["columns"]) + 1))
+        for row in table["rows"]:
+            cells = ["n/a" if m["mean"] is None else f"{m['mean']:.1f} ± {m['std']:.1f}" for m in row["measured"]]
+            cells.append("–" if row["paper"] is None else f"{row['paper']:g}")
+            lines.append(f"| {cell(row['label'])} (`{row['variant']}`) | " + " | ".join(cells) + " |")
+        return lines + [""]
     lines.append("| model | " + " | ".join(f"{c} measured | {c} paper" for c in table["columns"]) + " |")
     lines.append("|---|" + "---|---|" * len(table["columns"]))
     for row in table["rows"]:

@@ -17,7 +17,9 @@ from typing import Any
 from normbench.analysis.random_grid import random_grid as run_grid
 from normbench.reporting import leaderboard as lb
 from normbench.reporting.decomposition import decompose_checkpoint, plot_decomposition, with_decomposition
+from normbench.reporting import key_sets
 from normbench.reporting.geometry import write_geometry
+from normbench.reporting.key_sets import with_key_sets
 from normbench.reporting.plots import plot_series
 from normbench.reporting.tokens import write_token_report
 from normbench.reporting.unselectable import write_random_grid
@@ -238,6 +240,13 @@ def write_results(task: str, preset: str | None, config: dict, runs: list[Run], 
     decomposition = bench_cfg.get("decomposition")
     if decomposition:
         records = with_decomposition(records, int(decomposition.get("sequences", 256)))
+    key_set_spec = bench_cfg.get("key_sets")
+    n_layers = int(lb.config_value(records[0]["config"], "model.init_args.arch.n_layers") or 1)
+    if key_set_spec:
+        records = with_key_sets(records, key_set_spec)
+        bench_cfg = {**bench_cfg, "metrics": {**(bench_cfg.get("metrics") or {}),
+                                              **key_sets.metrics(key_sets.check_spec(key_set_spec)[0], n_layers)},
+                     "tables": {**(bench_cfg.get("tables") or {}), "key_sets": key_sets.table_spec(key_set_spec, n_layers)}}
     variant_order = list(dict.fromkeys(r.variant for r in runs))
     board = lb.build(task, preset, records, bench_cfg, variant_order)
     board["sweep_key"] = sweep
@@ -249,6 +258,9 @@ def write_results(task: str, preset: str | None, config: dict, runs: list[Run], 
         if any(panels.values()):
             plots.append(str(plot_decomposition({v: rs for v, rs in panels.items() if rs}, out / "decomposition.png",
                                                 decomposition.get("title", ""))))
+    if key_set_spec:
+        by_name = {v["name"]: v for v in board["variants"]}
+        plots.append(str(key_sets.plot_key_sets(by_name, key_set_spec, n_layers, out / "key_sets.png")))
     json_path, md_path = lb.write(board, out, plots)
     note = f" ({missing} planned runs have no finished record yet)" if missing else ""
     print(f"normbench: wrote {md_path} and {json_path}{note}")

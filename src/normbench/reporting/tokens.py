@@ -17,9 +17,9 @@ import torch
 from normbench.analysis.model_keys import unselectable_per_layer
 from normbench.data.tokenizer import load_tokenizer
 from normbench.io import atomic_write_json, atomic_write_text
-from normbench.reporting.claims import describe, judge, load_claims
+from normbench.reporting.claims import describe, describe_difference, describe_seeds, judge, load_claims
+from normbench.reporting.run_cache import load_run
 from normbench.sweep.plan import Run, plan_runs, quiet_lightning
-from normbench.tasks import get_task
 from normbench.training.records import provenance, read_record
 from normbench.training.rundir import checkpoint_of, tokenizer_path
 
@@ -85,19 +85,19 @@ def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
             "fraction_any_layer": any_layer / total if total else 0.0, "sentences_with_unselectable": sentences}
 
 
-def load_run(record_path: Path) -> tuple[dict[str, Any], Any, Any]:
-    """(record, trained LightningModule in eval mode, tokenizer saved next to the run)."""
+def load_trained(record_path: Path) -> tuple[dict[str, Any], Any, Any]:
+    """(record, trained LightningModule in eval mode, tokenizer saved next to the run) of a finished run."""
     record = read_record(record_path)
     run = Path(record_path).parent
     ckpt = checkpoint_of(record, run)
     if record.get("status") != "done" or ckpt is None:
         raise ValueError(f"{record_path}: the run is {record.get('status')!r} without a final checkpoint")
-    module = get_task(record["task"]).module.load_from_checkpoint(ckpt, map_location="cpu").eval()
+    _, module = load_run(ckpt)
     return record, module, load_tokenizer(tokenizer_path(run))
 
 
 def sst2_model_tokens(record_path: Path, sentences: list[str]) -> tuple[dict[str, Any], list[Any], list[dict[str, Any]]]:
-    record, module, tokenizer = load_run(record_path)
+    record, module, tokenizer = load_trained(record_path)
     max_len = module.arch.max_positions
     tokenizer.enable_truncation(min(max_len, 128))
     encodings = tokenizer.encode_batch(sentences)
@@ -107,7 +107,7 @@ def sst2_model_tokens(record_path: Path, sentences: list[str]) -> tuple[dict[str
 
 
 def lm_model_tokens(record_path: Path, sentences: list[str]) -> tuple[dict[str, Any], list[Any], list[dict[str, Any]]]:
-    record, module, tokenizer = load_run(record_path)
+    record, module, tokenizer = load_trained(record_path)
     tokenizer.enable_truncation(module.arch.max_positions)
     encodings = tokenizer.encode_batch(sentences)
     results = analyse_sentences(module.model, encodings, lambda e: [True] * len(e.ids), lambda ids, pad: (ids,))
@@ -176,40 +176,67 @@ def write_token_report(config: dict[str, Any], preset: str, runs_dir: str, out_d
         lines += section("Table 4: BERT-style encoder without LayerNorm", "The sst2 task's model with every "
                          "LayerNorm removed, its own WordPiece tokenizer.", record, summary, sentences, enc, res, shown)
     lm = spec.get("lm")
-    lm_summaries: dict[str, dict[str, Any]] = {}
+    lm_summaries: dict[str, dict[int, dict[str, Any]]] = {}
     if lm:
+        seeds = lm_seeds(lm, runs_dir)
         for variant in filter(None, (lm["variant"], lm.get("reference"))):
-            path = find_record("lm", lm["preset"], variant, lm["seed"], runs_dir)
-            if path is None:
-                continue
-            record, enc, res = lm_model_tokens(path, sentences)
-            summary = summarize(res)
-            lm_summaries[variant] = summary
-            doc["sections"][f"table3:{variant}"] = {"record": str(path), "summary": summary}
-            if variant == lm["variant"]:
-                lines += section("Table 3: the language model without scaling", f"The lm task's `{variant}` model "
-                                 "(projection-only norm in front of attention) on the same sentences, with its own "
-                                 "byte-level BPE tokenizer.", record, summary, sentences, enc, res, shown)
-            else:
-                lines += [f"For reference, the lm task's `{variant}` model on the same sentences: {summary['any_layer']} of "
-                          f"{summary['tokens']} tokens unselectable in at least one layer; per layer "
-                          f"{summary['per_layer']}.", ""]
-        if not lm_summaries:
-            lines += ["## Table 3", "", f"Not run: no finished `lm` runs (preset `{lm['preset']}`, seed {lm['seed']}); "
+            for seed in seeds:
+                path = find_record("lm", lm["preset"], variant, seed, runs_dir)
+                if path is None:
+                    continue
+                record, enc, res = lm_model_tokens(path, sentences)
+                summary = summarize(res)
+                lm_summaries.setdefault(variant, {})[seed] = summary
+                doc["sections"][f"table3:{variant}:seed{seed}"] = {"record": str(path), "summary": summary}
+                if variant == lm["variant"] and len(lm_summaries[variant]) == 1:  # the sentences of its first seed
+                    lines += section("Table 3: the language model without scaling", f"The lm task's `{variant}` model "
+                                     "(projection-only norm in front of attention) on the same sentences, with its own "
+                                     "byte-level BPE tokenizer.", record, summary, sentences, enc, res, shown)
+        if lm_summaries:
+            lines += table3_seeds(lm_summaries, seeds)
+        else:
+            lines += ["## Table 3", "", f"Not run: no finished `lm` runs (preset `{lm['preset']}`, seeds {seeds}); "
                       "run `nox -s bench-lm` first.", ""]
     return finish(doc, lines, lm_summaries, out_dir)
 
 
-def finish(doc: dict[str, Any], lines: list[str], lm_summaries: dict[str, dict[str, Any]], out_dir: Path) -> dict[str, Any]:
-    """Judge the Table 3 claim and write both files atomically."""
-    variants = {f"lm/{v}": {"metrics": {"unselectable_tokens": {"mean": s["fraction_any_layer"], "per_seed": [s["fraction_any_layer"]]}}}
-                for v, s in lm_summaries.items()}
+def lm_seeds(lm: dict[str, Any], runs_dir: str) -> list[int]:
+    """The ``lm`` seeds Table 3 reads: ``bench.token_report.lm.seeds``, else every seed of the lm preset's bench."""
+    if lm.get("seeds") is not None:
+        return [int(s) for s in lm["seeds"]]
+    with quiet_lightning():
+        config, _ = plan_runs("lm", lm["preset"], None, [lm["variant"]], None, runs_dir)
+    return [int(s) for s in (config.get("bench") or {}).get("seeds") or [0]]
+
+
+def table3_seeds(summaries: dict[str, dict[int, dict[str, Any]]], seeds: list[int]) -> list[str]:
+    """Markdown: unselectable SST-2 dev tokens of each lm model, one column per seed."""
+    lines = ["### Table 3 over every seed", "",
+             "Tokens unselectable in at least one layer, of all dev-sentence tokens, per lm seed "
+             "(– = no finished run):", "",
+             "| lm model | " + " | ".join(f"seed {s}" for s in seeds) + " |", "|---|" + "---|" * len(seeds)]
+    for variant, by_seed in summaries.items():
+        cells = [f"{by_seed[s]['any_layer']} / {by_seed[s]['tokens']} ({100 * by_seed[s]['fraction_any_layer']:.2f}%)"
+                 if s in by_seed else "–" for s in seeds]
+        lines.append(f"| `{variant}` | " + " | ".join(cells) + " |")
+    return lines + [""]
+
+
+def finish(doc: dict[str, Any], lines: list[str], lm_summaries: dict[str, dict[int, dict[str, Any]]],
+           out_dir: Path) -> dict[str, Any]:
+    """Judge the Table 3 claim over every lm seed and write both files atomically."""
+    variants = {}
+    for v, by_seed in lm_summaries.items():
+        per_seed = [by_seed[s]["fraction_any_layer"] for s in sorted(by_seed)]
+        variants[f"lm/{v}"] = {"metrics": {"unselectable_tokens": {"mean": sum(per_seed) / len(per_seed),
+                                                                   "per_seed": per_seed}}}
     claims = [judge(c, variants) for c in load_claims("brody2023-sst2-tokens")]
     doc["claims"] = claims
-    lines += ["## Claims", "", "| claim | paper | measured (fraction of tokens) | verdict | rule |", "|---|---|---|---|---|"]
+    lines += ["## Claims", "", "| claim | owner | paper | measured (fraction of tokens; mean, per seed) | verdict | "
+              "interval | rule |", "|---|---|---|---|---|---|---|"]
     for c in claims:
-        lines.append(f"| `{c['id']}`: {c['statement']} | {describe(c['paper'])} | {describe(c['measured'])} | "
-                     f"**{c['verdict']}** | {c['rule']} |")
+        lines.append(f"| `{c['id']}`: {c['statement']} | {c['owner']} | {describe(c['paper'])} | {describe(c['measured'])}; "
+                     f"{describe_seeds(c['per_seed'])} | **{c['verdict']}** | {describe_difference(c)} | {c['rule']} |")
     atomic_write_json(out_dir / "unselectable_tokens.json", doc)
     atomic_write_text(out_dir / "unselectable_tokens.md", "\n".join(lines) + "\n")
     return doc

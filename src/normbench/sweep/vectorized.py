@@ -15,7 +15,6 @@ A stack interrupted mid-run is retrained from its start; each seed still gets it
 
 from __future__ import annotations
 
-import copy
 import sys
 import time
 from collections.abc import Iterator

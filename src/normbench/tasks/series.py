@@ -23,6 +23,9 @@ ANALYSIS_UNSELECTABLE = "analysis/unselectable/L{layer}"
 ANALYSIS_UNSELECTABLE_BEFORE = "analysis/unselectable_before/L{layer}"
 ANALYSIS_UNSELECTABLE_AFTER = "analysis/unselectable_after/L{layer}"
 ANALYSIS_UNSELECTABLE_TOKENS = "analysis/unselectable_tokens"
+# the key-set analysis (normbench.reporting.key_sets): the first {keys} keys of each held-out sequence,
+# {where} = before | after the attention norm
+ANALYSIS_KEY_SET = "analysis/keys{keys}/unselectable_{where}/L{layer}"
 
 # the monitor (normbench.training.monitor), per hook point (e.g. L1.attn_norm, final_norm)
 NORM_INPUT_MEAN = "geometry/{point}/input_mean"

@@ -27,6 +27,7 @@ RECORD_NAME = "record.json"
 CHECKPOINT_DIR = "checkpoints"
 LAST_CHECKPOINT = Path(CHECKPOINT_DIR) / "last.ckpt"
 DECOMPOSITION_NAME = "decomposition.json"
+KEY_SETS_NAME = "key_sets.json"
 SWEEP_LOG = "sweep.log"
 # Config keys that do not change what is trained: output locations, logging, bookkeeping.
 NON_SEMANTIC_KEYS = ("seed_everything", "preset", "presets", "default_preset", "bench", "variant", "runs_dir",
