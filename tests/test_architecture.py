@@ -16,7 +16,7 @@ PACKAGE = Path(normbench.__file__).parent
 
 # lowest first; units in one layer are independent of each other
 LAYERS: list[set[str]] = [
-    {"__init__", "errors", "io", "rng"},  # leaves
+    {"__init__", "errors", "io", "plugins", "rng"},  # leaves
     {"nn"},  # norms, blocks, placement, one config per architecture
     {"data", "analysis"},  # data modules | pure functions on tensors and models
     {"tasks"},  # LightningModules, metric series, the registry

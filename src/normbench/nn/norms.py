@@ -26,11 +26,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib.metadata import entry_points
 
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+from normbench.plugins import Registry
 
 PAPER_NORMALIZE_EPS = 1e-12  # F.normalize's default clamp, as in the authors' code
 ENTRY_POINT_GROUP = "normbench.norms"
@@ -59,29 +60,12 @@ class Component:
     identity: bool = False
 
 
-_COMPONENTS: dict[str, Component] = {}
-_ENTRY_POINTS_LOADED = False
+_COMPONENTS: Registry[Component] = Registry("component", ENTRY_POINT_GROUP, Component)
 
 
 def register_component(component: Component) -> Component:
     """Make ``component`` available as ``NormSpec(component=component.name)``."""
-    known = _COMPONENTS.get(component.name)
-    if known is not None and known != component:
-        raise ValueError(f"component: {component.name!r} is already registered")
-    _COMPONENTS[component.name] = component
-    return component
-
-
-def _load_entry_points() -> None:
-    global _ENTRY_POINTS_LOADED
-    if _ENTRY_POINTS_LOADED:
-        return
-    _ENTRY_POINTS_LOADED = True
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        component = ep.load()
-        if not isinstance(component, Component):
-            raise TypeError(f"entry point {ep.name!r} of {ENTRY_POINT_GROUP}: {ep.value} is not a normbench Component")
-        register_component(component)
+    return _COMPONENTS.register(component.name, component)
 
 
 def get_component(name: str) -> Component:
@@ -90,17 +74,15 @@ def get_component(name: str) -> Component:
     Plug-ins are loaded only for a name that is not built in: the built-in specs made while
     normbench itself is being imported never import a plug-in (which imports normbench).
     """
-    if name not in _COMPONENTS:
-        _load_entry_points()
-    if name not in _COMPONENTS:
+    component = _COMPONENTS.get(name)
+    if component is None:
         raise ValueError(f"component: {name!r} is not allowed; choose one of {', '.join(component_names())}")
-    return _COMPONENTS[name]
+    return component
 
 
 def component_names() -> tuple[str, ...]:
     """Names of every registered component (built-in first, then plug-ins)."""
-    _load_entry_points()
-    return tuple(_COMPONENTS)
+    return tuple(_COMPONENTS.names())
 
 
 @dataclass(frozen=True)
@@ -245,4 +227,4 @@ for _component in (
               learned_direction=True),
 ):
     register_component(_component)
-COMPONENTS: tuple[str, ...] = tuple(_COMPONENTS)  # the built-in components
+COMPONENTS: tuple[str, ...] = tuple(_COMPONENTS.entries)  # the built-in components

@@ -12,10 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from importlib import resources
 from importlib.abc import Traversable
-from importlib.metadata import entry_points
 from pathlib import Path
 
 import lightning as L
+
+from normbench.plugins import Registry
 
 ENTRY_POINT_GROUP = "normbench.tasks"
 
@@ -43,41 +44,24 @@ class Task:
         return self.config if self.config is not None else resources.files("normbench.task_configs") / f"{self.name}.yaml"
 
 
-_REGISTRY: dict[str, Task] = {}
-_ENTRY_POINTS_LOADED = False
+_REGISTRY: Registry[Task] = Registry("task", ENTRY_POINT_GROUP, Task)
 
 
 def register(task: Task) -> Task:
     """Add ``task``; registering a different task under a taken name is an error."""
-    if task.name in _REGISTRY and _REGISTRY[task.name] != task:
-        raise ValueError(f"task {task.name!r} is already registered")
-    _REGISTRY[task.name] = task
-    return task
-
-
-def _load_entry_points() -> None:
-    global _ENTRY_POINTS_LOADED
-    if _ENTRY_POINTS_LOADED:
-        return
-    _ENTRY_POINTS_LOADED = True
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        task = ep.load()
-        if not isinstance(task, Task):
-            raise TypeError(f"entry point {ep.name!r} of {ENTRY_POINT_GROUP}: {ep.value} is not a normbench Task")
-        register(task)
+    return _REGISTRY.register(task.name, task)
 
 
 def get_task(name: str) -> Task:
     """The registered task ``name``, or a one-line error listing the known tasks."""
-    _load_entry_points()
-    if name not in _REGISTRY:
+    task = _REGISTRY.get(name)
+    if task is None:
         raise ValueError(f"task: {name!r} is not registered; choose one of {', '.join(task_names())}")
-    return _REGISTRY[name]
+    return task
 
 
 def task_names() -> list[str]:
-    _load_entry_points()
-    return sorted(_REGISTRY)
+    return sorted(_REGISTRY.names())
 
 
 def resolve_config(config: str | Path) -> Path | Traversable:
@@ -85,8 +69,8 @@ def resolve_config(config: str | Path) -> Path | Traversable:
     path = Path(config)
     if path.is_file():
         return path
-    _load_entry_points()
-    if str(config) in _REGISTRY:
-        return _REGISTRY[str(config)].config_path
+    task = _REGISTRY.get(str(config))
+    if task is not None:
+        return task.config_path
     raise ValueError(f"config: {str(config)!r} is neither a file nor a registered task; "
                      f"tasks: {', '.join(task_names())}")
