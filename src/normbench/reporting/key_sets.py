@@ -145,8 +145,9 @@ def plot_key_sets(variants: dict[str, dict[str, Any]], spec: dict[str, Any], n_l
         ax.set_title(f"layer {i}", fontsize=9)
         ax.grid(alpha=0.3)
     axes[0, 0].set_ylabel("unselectable keys (%)")
-    axes[0, 0].legend(fontsize=6.5, loc="upper left")
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=max(1, len(labels)), fontsize=7.5, frameon=False)
     fig.suptitle(spec.get("figure_title", "Unselectable keys vs key-set size (lines: measured, mean and min-max over "
                                           "seeds; squares: the paper, 768-1024 keys)"), fontsize=9)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
     return save_png(fig, path)
