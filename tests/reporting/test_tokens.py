@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from normbench.reporting.tokens import finish, lm_seeds, render_bold, summarize, table3_seeds, word_spans
+from normbench.reporting.tokens import finish, lm_seeds, render_bold, summarize, seed_table, word_spans
 
 
 def test_word_spans() -> None:
@@ -55,7 +55,7 @@ def test_one_lm_seed_is_inconclusive(tmp_path: Path) -> None:
 
 
 def test_table3_lists_each_seed_and_marks_missing_ones() -> None:
-    lines = table3_seeds({"pre/project": {0: summary(3), 2: summary(1)}}, [0, 1, 2])
+    lines = seed_table("Table 3 over every seed", "lm", {"pre/project": {0: summary(3), 2: summary(1)}}, [0, 1, 2])
     assert "| `pre/project` | 3 / 100 (3.00%) | – | 1 / 100 (1.00%) |" in lines
 
 

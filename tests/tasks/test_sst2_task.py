@@ -71,4 +71,6 @@ def test_bench_writes_leaderboard_and_token_report(corpus: Path, tmp_path: Path)
     assert "Not run: no finished `lm` runs" in report  # no LM runs in this runs_dir
     doc = json.loads((results / "unselectable_tokens.json").read_text())
     assert doc["sections"]["table4"]["summary"]["sentences"] == 40
+    # the named seed (1) did not run here: the sentences come from the first finished seed
+    assert list(doc["sections"]["table4"]["per_seed"]) == ["0"] and "### Table 4 over every seed" in report
     assert doc["claims"][0]["verdict"] == "not run"
