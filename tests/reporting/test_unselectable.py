@@ -40,3 +40,7 @@ def test_cli_writes_results(tmp_path: Path) -> None:
     for png in ("random_grid_raw.png", "random_grid_layernorm.png", "random_grid_layernorm_eps.png"):
         assert (folder / png).read_bytes()[:4] == b"\x89PNG"
     assert "Which statistic the paper's Figure 1c matches" in (folder / "leaderboard.md").read_text()
+    md = (folder / "leaderboard.md").read_text()
+    assert md.index("## Protocol") < md.index("## Claims") < md.index("## Findings") < md.index("## How to cite")
+    assert "| random sets per cell | 10 | 100 |" in md and "@misc{" in md
+    assert "“After LayerNorm every key is selectable: zero unselectable keys in every cell” holds here" in md

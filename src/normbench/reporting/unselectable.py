@@ -13,7 +13,7 @@ import numpy as np  # noqa: E402
 
 from normbench.reporting.claims import judge_grid, load_claims  # noqa: E402
 from normbench.io import atomic_write, atomic_write_json, atomic_write_text  # noqa: E402
-from normbench.reporting.leaderboard import cell  # noqa: E402
+from normbench.reporting.leaderboard import bibtex, cell, render_protocol  # noqa: E402
 from normbench.training.records import provenance, utc_now  # noqa: E402
 
 STAT_TITLES = {
@@ -55,10 +55,37 @@ def write_random_grid(grid: dict[str, Any], out_dir: str | Path) -> dict[str, An
     claims = [judge_grid(c, grid) for c in load_claims("brody2023-unselectable")
               if c["rule"]["keys"] in grid["stats"]]
     board = {"task": "unselectable", "preset": f"random grid, {grid['runs']} runs per cell", "generated_at": utc_now(),
-             "provenance": prov, "variants": [], "claims": claims, "decided_by": grid["decided_by"]}
+             "provenance": prov, "protocol": protocol(grid), "variants": [], "claims": claims,
+             "decided_by": grid["decided_by"]}
+    board["citation"] = {"bibtex": bibtex(board, out)}
     atomic_write_json(out / "leaderboard.json", board)
     atomic_write_text(out / "leaderboard.md", render(board, grid, plots))
     return board
+
+
+def protocol(grid: dict[str, Any]) -> dict[str, Any]:
+    """The grid's settings beside the paper's Figure 1c/1d (the leaderboard's protocol table)."""
+    ds, ns = grid["ds"], grid["ns"]
+    rows = [("keys per set n", f"{ns[0]}..{ns[-1]}", "the axis of Figure 1c/1d (range not stated in the text)"),
+            ("dimension d", f"{ds[0]}..{ds[-1]}", "the axis of Figure 1c/1d (range not stated in the text)"),
+            ("random sets per cell", grid["runs"], 100),
+            ("key distribution", "i.i.d. N(0, I)", "the normal distribution"),
+            ("LayerNorm", grid["layernorm"], "LayerNorm (eps not stated)"),
+            ("statistic", "both: fraction of runs with >= 1 unselectable key, mean fraction of unselectable keys",
+             "the caption: average fraction of unselectable keys"),
+            ("seed", grid["seed"], "not stated")]
+    if "layernorm_eps" in grid["stats"]:
+        rows.append(("LayerNorm with eps (normbench's own)", f"eps = {grid.get('eps', 1e-5):g}", "–"))
+    return {"settings": [{"setting": a, "this_sweep": b, "paper": c} for a, b, c in rows], "notes": []}
+
+
+def grid_finding(claim: dict[str, Any]) -> str:
+    """One sentence per grid claim from its verdict and the statistic it is judged on."""
+    whose = "The paper's claim" if claim.get("owner", "paper") == "paper" else "Our claim"
+    value = claim["measured"].get("any_fraction")
+    holds = {"reproduced": "holds here", "not reproduced": "does not hold here"}.get(claim["verdict"], "was not measured")
+    measured = "" if value is None else f" (fraction of runs with an unselectable key: {value:.4f}; {claim['rule']})"
+    return f"{whose} “{claim['statement'].rstrip('.')}” {holds}{measured}."
 
 
 def render(board: dict[str, Any], grid: dict[str, Any], plots: list[Path]) -> str:
@@ -74,6 +101,7 @@ def render(board: dict[str, Any], grid: dict[str, Any], plots: list[Path]) -> st
         f"whole grid in {grid['wall_time_s']:.1f} s at commit `{(p.get('git_commit') or 'unknown')[:12]}`"
         f"{' (dirty)' if p.get('dirty') else ''}, {p['device']}, {p['threads']} threads, {p['date']}.",
         "",
+        *render_protocol(board.get("protocol") or {}),
         "## Claims",
         "",
         "| claim | whose | source | measured: fraction of runs with ≥ 1 | measured: mean fraction | verdict | rule |",
@@ -113,4 +141,6 @@ def render(board: dict[str, Any], grid: dict[str, Any], plots: list[Path]) -> st
               "", "Seconds per d (all n, raw + LayerNorm (+ eps)): "
               + ", ".join(f"d={d}: {t:.1f}" for d, t in grid.get("seconds_by_d", {}).items()), "",
               "## Figures", ""] + [f"![{path.stem}]({path.name})" for path in plots]
+    lines += ["", "## Findings", ""] + [f"- {grid_finding(c)}" for c in board["claims"]]
+    lines += ["", "## How to cite", "", "```bibtex", board["citation"]["bibtex"], "```"]
     return "\n".join(lines) + "\n"
