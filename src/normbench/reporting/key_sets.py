@@ -125,8 +125,8 @@ def plot_key_sets(variants: dict[str, dict[str, Any]], spec: dict[str, Any], n_l
     fig, axes = plt.subplots(1, n_layers, figsize=(3.3 * n_layers, 3.4), dpi=120, sharey=True, squeeze=False)
     for i, ax in enumerate(axes[0], start=1):
         for row in spec.get("rows") or []:
-            metrics = (variants.get(row["variant"]) or {}).get("metrics", {})
-            points = [(n, [100 * v for v in metrics.get(metric_name(row["where"], n, i), {}).get("per_seed") or []
+            measured = (variants.get(row["variant"]) or {}).get("metrics", {})
+            points = [(n, [100 * v for v in measured.get(metric_name(row["where"], n, i), {}).get("per_seed") or []
                            if v is not None]) for n in sizes]
             points = [(n, vals) for n, vals in points if vals]  # sizes not measured are left out
             if not points:

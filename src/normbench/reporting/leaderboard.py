@@ -166,7 +166,7 @@ def build(task: str, preset: str | None, records: list[dict[str, Any]], bench: d
         if len(seeds) != len(set(seeds)):
             raise ValueError(f"variant {name!r}: more than one record for a seed")
     order = [v for v in (variant_order or []) if v in by_variant] + sorted(set(by_variant) - set(variant_order or []))
-    n_layers = int(((records[0]["config"].get("model") or {}).get("init_args") or {}).get("arch", {}).get("n_layers", 1))
+    n_layers = n_layers_of(records[0]["config"])
     metrics = expand_metric_layers(bench.get("metrics") or {}, n_layers)
     chance = bench.get("chance")
     if chance and chance.get("metric") not in metrics:
@@ -199,6 +199,11 @@ def config_value(config: dict[str, Any], dotted: str) -> Any:
     for key in dotted.split("."):
         node = node.get(key) if isinstance(node, dict) else None
     return node
+
+
+def n_layers_of(config: dict[str, Any]) -> int:
+    """The network's number of layers in a run's resolved config (1 when it names none)."""
+    return int(config_value(config, "model.init_args.arch.n_layers") or 1)
 
 
 def build_protocol(spec: dict[str, Any], config: dict[str, Any], variants: list[dict[str, Any]]) -> dict[str, Any]:
@@ -271,6 +276,16 @@ def build_tables(tables: dict[str, dict[str, Any]], variants: dict[str, dict[str
     return out
 
 
+def measured_cell(m: dict[str, Any]) -> str:
+    """A table cell: ``mean ± std`` to one decimal, ``n/a`` when not measured."""
+    return "n/a" if m["mean"] is None else f"{m['mean']:.1f} ± {m['std']:.1f}"
+
+
+def paper_cell(value: float | None) -> str:
+    """A table cell of the paper's value, ``–`` where it reports none."""
+    return "–" if value is None else f"{value:g}"
+
+
 def render_table(table: dict[str, Any]) -> list[str]:
     """Markdown of one :func:`build_tables` table: measured mean ± std, then the paper's value."""
     lines = [f"### {table['title']}", ""]
@@ -280,8 +295,8 @@ def render_table(table: dict[str, Any]) -> list[str]:
         lines.append("| model | " + " | ".join(table["columns"]) + f" | {table['paper_column']} |")
         lines.append("|---|" + "---|" * (len(table["columns"]) + 1))
         for row in table["rows"]:
-            cells = ["n/a" if m["mean"] is None else f"{m['mean']:.1f} ± {m['std']:.1f}" for m in row["measured"]]
-            cells.append("–" if row["paper"] is None else f"{row['paper']:g}")
+            cells = [measured_cell(m) for m in row["measured"]]
+            cells.append(paper_cell(row["paper"]))
             lines.append(f"| {cell(row['label'])} (`{row['variant']}`) | " + " | ".join(cells) + " |")
         return lines + [""]
     lines.append("| model | " + " | ".join(f"{c} measured | {c} paper" for c in table["columns"]) + " |")
@@ -290,8 +305,8 @@ def render_table(table: dict[str, Any]) -> list[str]:
         paper = row["paper"] or [None] * len(table["columns"])
         cells = []
         for m, p in zip(row["measured"], paper):
-            cells.append("n/a" if m["mean"] is None else f"{m['mean']:.1f} ± {m['std']:.1f}")
-            cells.append("–" if p is None else f"{p:g}")
+            cells.append(measured_cell(m))
+            cells.append(paper_cell(p))
         lines.append(f"| {cell(row['label'])} (`{row['variant']}`) | " + " | ".join(cells) + " |")
     return lines + [""]
 
@@ -324,10 +339,14 @@ VERDICT_WORDS = {
 }
 
 
+def whose(claim: dict[str, Any]) -> str:
+    """``The paper's claim`` or ``Our claim``, by the claim's owner."""
+    return "The paper's claim" if claim.get("owner", "paper") == "paper" else "Our claim"
+
+
 def finding(claim: dict[str, Any]) -> str:
     """One sentence per claim, generated from its verdict: whose claim, what was found, the interval."""
-    whose = "The paper's claim" if claim.get("owner", "paper") == "paper" else "Our claim"
-    text = f"{whose} “{claim['statement'].rstrip('.')}” {VERDICT_WORDS.get(claim['verdict'], claim['verdict'])}"
+    text = f"{whose(claim)} “{claim['statement'].rstrip('.')}” {VERDICT_WORDS.get(claim['verdict'], claim['verdict'])}"
     if claim.get("difference"):
         text += f" ({describe_difference(claim)})"
     return text + "."

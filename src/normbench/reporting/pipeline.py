@@ -19,7 +19,6 @@ from normbench.reporting import leaderboard as lb
 from normbench.reporting.decomposition import decompose_checkpoint, plot_decomposition, with_decomposition
 from normbench.reporting import key_sets
 from normbench.reporting.geometry import write_geometry
-from normbench.reporting.key_sets import with_key_sets
 from normbench.reporting.plots import plot_series
 from normbench.reporting.tokens import write_token_report
 from normbench.reporting.unselectable import write_random_grid
@@ -241,9 +240,9 @@ def write_results(task: str, preset: str | None, config: dict, runs: list[Run], 
     if decomposition:
         records = with_decomposition(records, int(decomposition.get("sequences", 256)))
     key_set_spec = bench_cfg.get("key_sets")
-    n_layers = int(lb.config_value(records[0]["config"], "model.init_args.arch.n_layers") or 1)
+    n_layers = lb.n_layers_of(records[0]["config"])
     if key_set_spec:
-        records = with_key_sets(records, key_set_spec)
+        records = key_sets.with_key_sets(records, key_set_spec)
         bench_cfg = {**bench_cfg, "metrics": {**(bench_cfg.get("metrics") or {}),
                                               **key_sets.metrics(key_sets.check_spec(key_set_spec)[0], n_layers)},
                      "tables": {**(bench_cfg.get("tables") or {}), "key_sets": key_sets.table_spec(key_set_spec, n_layers)}}

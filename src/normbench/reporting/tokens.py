@@ -177,9 +177,8 @@ def write_token_report(config: dict[str, Any], preset: str, runs_dir: str, out_d
         lines += section("Table 4: BERT-style encoder without LayerNorm", "The sst2 task's model with every "
                          "LayerNorm removed, its own WordPiece tokenizer.", record, summary, sentences, enc, res, shown)
         per_seed = {shown_seed: summary}
-        for r in runs:  # every other finished seed of the variant: its counts
-            if r.variant == spec["variant"] and r.seed not in per_seed and finished(r.record_path):
-                per_seed[r.seed] = summarize(sst2_model_tokens(r.record_path, sentences)[2])
+        for _, seed, path in done[1:]:  # every other finished seed of the variant: its counts
+            per_seed[seed] = summarize(sst2_model_tokens(path, sentences)[2])
         doc["sections"]["table4"] = {"record": str(sst2_path), "summary": summary,
                                      "per_seed": {str(k): v for k, v in sorted(per_seed.items())}}
         lines += seed_table("Table 4 over every seed", "sst2", {spec["variant"]: per_seed}, sorted(per_seed))

@@ -13,7 +13,7 @@ import numpy as np  # noqa: E402
 
 from normbench.reporting.claims import judge_grid, load_claims  # noqa: E402
 from normbench.io import atomic_write, atomic_write_json, atomic_write_text  # noqa: E402
-from normbench.reporting.leaderboard import bibtex, cell, render_protocol  # noqa: E402
+from normbench.reporting.leaderboard import bibtex, cell, render_protocol, whose  # noqa: E402
 from normbench.training.records import provenance, utc_now  # noqa: E402
 
 STAT_TITLES = {
@@ -81,11 +81,10 @@ def protocol(grid: dict[str, Any]) -> dict[str, Any]:
 
 def grid_finding(claim: dict[str, Any]) -> str:
     """One sentence per grid claim from its verdict and the statistic it is judged on."""
-    whose = "The paper's claim" if claim.get("owner", "paper") == "paper" else "Our claim"
     value = claim["measured"].get("any_fraction")
     holds = {"reproduced": "holds here", "not reproduced": "does not hold here"}.get(claim["verdict"], "was not measured")
     measured = "" if value is None else f" (fraction of runs with an unselectable key: {value:.4f}; {claim['rule']})"
-    return f"{whose} “{claim['statement'].rstrip('.')}” {holds}{measured}."
+    return f"{whose(claim)} “{claim['statement'].rstrip('.')}” {holds}{measured}."
 
 
 def render(board: dict[str, Any], grid: dict[str, Any], plots: list[Path]) -> str:
