@@ -10,6 +10,7 @@ large torch install happens once, not once per session. The environment is (re)i
                                     # (any `normbench sweep` option after `--`: --seeds, --gpus, --shard, ...)
     nox -s bench-lm                 # GPT-2-style LM, Tables 1-2 and Figure 4 (quick preset)
     nox -s bench-sst2               # BERT-style encoder on SST-2, Tables 3-4 (after bench-lm for Table 3)
+    nox -s bench-matrix -- majority # placement x component matrix of a task (majority, lm, sst2): results/<task>/matrix/
     nox -s bench-unselectable       # Figure 1c/1d: unselectable keys among random vectors
     nox -s bench-perf               # pytest-benchmark: speed ratios against the baselines
 """
@@ -91,6 +92,17 @@ def bench_sst2(session: nox.Session) -> None:
 
     Table 3 reads the `lm` task's runs: run `nox -s bench-lm` first to get it."""
     sweep(session, "sst2", env=BENCH_ENV)
+
+
+@nox.session(name="bench-matrix")
+def bench_matrix(session: nox.Session) -> None:
+    """The placement x component matrix of one task: `nox -s bench-matrix -- majority` (or lm, sst2),
+    3 seeds per cell at the quick preset, into results/<task>/matrix/ (any `normbench sweep` option
+    may follow the task). The task's own leaderboard (results/<task>/) is not touched."""
+    if not session.posargs or session.posargs[0].startswith("-"):
+        session.error("bench-matrix: name the task first, e.g. `nox -s bench-matrix -- majority` (majority, lm or sst2)")
+    task, *rest = session.posargs
+    tool(session, "normbench", "sweep", "--config", task, "--preset", "matrix", *rest, env=BENCH_ENV)
 
 
 @nox.session(name="bench-unselectable")

@@ -17,7 +17,7 @@ from typing import Any
 from normbench.analysis.random_grid import random_grid as run_grid
 from normbench.reporting import leaderboard as lb
 from normbench.reporting.decomposition import decompose_checkpoint, plot_decomposition, with_decomposition
-from normbench.reporting import key_sets
+from normbench.reporting import class_keys, key_sets
 from normbench.reporting.geometry import write_geometry
 from normbench.reporting.plots import plot_series
 from normbench.reporting.tokens import write_token_report
@@ -239,6 +239,9 @@ def write_results(task: str, preset: str | None, config: dict, runs: list[Run], 
     decomposition = bench_cfg.get("decomposition")
     if decomposition:
         records = with_decomposition(records, int(decomposition.get("sequences", 256)))
+    if bench_cfg.get("class_keys"):
+        records = class_keys.with_class_keys(records)
+        bench_cfg = {**bench_cfg, "metrics": {**(bench_cfg.get("metrics") or {}), **class_keys.metrics()}}
     key_set_spec = bench_cfg.get("key_sets")
     n_layers = lb.n_layers_of(records[0]["config"])
     if key_set_spec:

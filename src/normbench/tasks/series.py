@@ -26,6 +26,8 @@ ANALYSIS_UNSELECTABLE_TOKENS = "analysis/unselectable_tokens"
 # the key-set analysis (normbench.reporting.key_sets): the first {keys} keys of each held-out sequence,
 # {where} = before | after the attention norm
 ANALYSIS_KEY_SET = "analysis/keys{keys}/unselectable_{where}/L{layer}"
+# the class-key analysis (normbench.reporting.class_keys): unselectable vocabulary keys at layer 1's attention input
+ANALYSIS_CLASS_KEYS = "analysis/class_keys/unselectable"
 
 # the monitor (normbench.training.monitor), per hook point (e.g. L1.attn_norm, final_norm)
 NORM_INPUT_MEAN = "geometry/{point}/input_mean"

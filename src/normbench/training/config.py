@@ -36,10 +36,31 @@ def load_config(path: str | Path, preset: str | None = None) -> dict[str, Any]:
     config = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     if preset is None:
         return config
+    return {**deep_merge(config, preset_patch(config, preset, str(path))), "preset": preset}
+
+
+def preset_patch(config: dict[str, Any], preset: str, where: str = "the config") -> dict[str, Any]:
+    """``presets[preset]``, with the preset it ``extends`` (if any) merged under it, recursively.
+
+    ``matrix: {extends: quick, bench: {...}}`` is the quick preset plus its own changes: a
+    hyperparameter set by ``quick`` is declared there only.
+    """
     presets = config.get("presets") or {}
-    if preset not in presets:
-        raise ValueError(f"preset: {preset!r} is not defined in {path}; choose one of {', '.join(presets) or '(none)'}")
-    return {**deep_merge(config, presets[preset] or {}), "preset": preset}
+    chain: list[str] = []
+    patch: dict[str, Any] = {}
+    while preset is not None:
+        if preset not in presets:
+            known = ", ".join(presets) or "(none)"
+            field = f"presets.{chain[-1]}.extends" if chain else "preset"
+            raise ValueError(f"{field}: {preset!r} is not defined in {where}; choose one of {known}")
+        if preset in chain:
+            raise ValueError(f"presets.{chain[-1]}.extends: {preset!r} extends itself ({' -> '.join([*chain, preset])})")
+        chain.append(preset)
+        own = dict(presets[preset] or {})
+        parent = own.pop("extends", None)
+        patch = deep_merge(own, patch)
+        preset = parent
+    return patch
 
 
 

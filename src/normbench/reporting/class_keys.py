@@ -1,0 +1,58 @@
+"""Unselectable class keys of a trained majority model (Brody et al. 2023, Figure 1a, counted).
+
+The majority encoder has no positional encoding, so the keys of its first attention are a
+function of the token alone: the ``C`` class embeddings, after the norm in front of attention under
+``pre`` placement, as they are under ``post`` and ``none`` placement (nothing normalizes them
+there). Class c can be attended to first only if its key is selectable, i.e. a vertex of the hull
+of the ``C`` keys. This module loads a run's final checkpoint, reads the keys of one sequence that
+holds every class once (``attention_keys``, one forward pass) and records the fraction of the
+``C`` keys that are unselectable, cached as ``class_keys.json`` in the run folder; the leaderboard
+reads it as the series ``analysis/class_keys/unselectable`` (metric ``class_keys_unselectable``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from normbench.analysis.model_keys import attention_keys
+from normbench.analysis.unselectable import unselectable_mask
+from normbench.reporting.run_cache import cached_analysis, load_run
+from normbench.tasks.series import ANALYSIS_CLASS_KEYS
+from normbench.training.rundir import CLASS_KEYS_NAME
+
+METRIC = "class_keys_unselectable"
+
+
+def class_keys_run(ckpt: Path) -> dict[str, Any]:
+    """The layer-1 attention keys of the classes 0..C-1 and which of them are unselectable."""
+    record, module = load_run(ckpt)
+    config = getattr(module.model, "config", None)
+    classes = getattr(config, "num_classes", None)
+    if classes is None:
+        raise ValueError(f"bench.class_keys: task {record['task']!r} has no class tokens (model.arch.num_classes); "
+                         "the class-key analysis is for the majority task")
+    tokens = torch.arange(classes, device=module.device)[None]
+    keys = attention_keys(module.model, tokens)["L1"]["after"][0]  # (C, d): row c = the key of class c
+    mask = unselectable_mask(keys.double().cpu().numpy())
+    return {"task": record["task"], "variant": record["variant"], "seed": record["seed"], "classes": classes,
+            "unselectable": [int(c) for c in mask.nonzero()[0]], "fraction": float(mask.mean())}
+
+
+def metrics() -> dict[str, dict[str, Any]]:
+    """The leaderboard metric of the analysis, read at the final step."""
+    return {METRIC: {"series": ANALYSIS_CLASS_KEYS, "at_step": "last"}}
+
+
+def with_class_keys(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each record with its run's unselectable class-key fraction as a one-point series at its final step."""
+    out = []
+    for record in records:
+        result = cached_analysis(record, CLASS_KEYS_NAME, {}, class_keys_run)
+        if result is not None:
+            step = int(record.get("final_step") or 0)
+            record = {**record, "series": {**record["series"], ANALYSIS_CLASS_KEYS: [[step, result["fraction"]]]}}
+        out.append(record)
+    return out
