@@ -56,10 +56,10 @@ def tool(session: nox.Session, name: str, *args: str, env: dict[str, str] | None
 
 
 def sweep(session: nox.Session, task: str, env: dict[str, str] | None = None) -> None:
-    """`normbench sweep` of a task (its default preset, quick), 2 concurrent runs; posargs are appended
+    """`normbench sweep` of a task (its default preset, quick), one run per CPU core; posargs are appended
     (e.g. `-- --preset paper`, `-- --seeds 0-9`, `-- --gpus 0,1,2,3`, `-- --trainer.max_steps 100`).
     A sweep that differs from the task's own bench writes its leaderboard to results/<task>/<name>/."""
-    tool(session, "normbench", "sweep", "--config", task, "--workers", "2", *session.posargs, env=env)
+    tool(session, "normbench", "sweep", "--config", task, *session.posargs, env=env)
 
 
 @nox.session
@@ -76,7 +76,7 @@ def bench_majority(session: nox.Session) -> None:
     sweep(session, "majority")
     if not session.posargs:  # the pictures belong to the default bench, not to custom sweeps
         tool(session, "normbench", "sweep", "--config", "majority", "--preset", "geometry",
-             "--name", "geometry", "--workers", "2")
+             "--name", "geometry")
         tool(session, "normbench", "analyze", "geometry")
 
 

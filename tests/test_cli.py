@@ -29,7 +29,7 @@ def tiny_config(tmp_path: Path) -> Path:
 
 def normbench(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
     cmd = [sys.executable, "-m", "normbench.cli", *args, f"--runs_dir={tmp_path / 'runs'}",
-           f"--results_dir={tmp_path / 'results'}", *(["--no-progress"] if args[0] == "sweep" else [])]
+           f"--results_dir={tmp_path / 'results'}", *(["--no-progress", "--workers=1"] if args[0] == "sweep" else ["--workers=1"] if args[0] == "bench" else [])]
     return subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=600)
 
 

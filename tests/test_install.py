@@ -55,7 +55,7 @@ def test_wheel_install_resolves_tasks_by_name(tmp_path: Path) -> None:
 
     sweep = subprocess.run([str(normbench_cmd), "sweep", "--config", "majority", "--preset", "quick",
                             "--trainer.max_steps", "5", "--data.init_args.num_sequences", "600",
-                            "--variants", "pre/both", "--seeds", "0", "--no-progress"],
+                            "--variants", "pre/both", "--seeds", "0", "--no-progress", "--workers", "1"],
                            cwd=elsewhere, capture_output=True, text=True, timeout=600)
     assert sweep.returncode == 0, sweep.stderr[-3000:]
     (board,) = (elsewhere / "results" / "majority").glob("*/leaderboard.json")  # a smoke test: a named subfolder

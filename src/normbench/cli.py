@@ -49,7 +49,8 @@ def sweep_parser() -> argparse.ArgumentParser:
                    "model.arch.attn_norm.component=both,project,scale,none (repeat for more axes)")
     p.add_argument("--seeds", help="e.g. 0-9 or 0,3,5 (default: the config's bench.seeds)")
     p.add_argument("--variants", help="comma-separated named variants of the config (default: all or bench.default_variants)")
-    p.add_argument("--workers", type=int, default=1, help="concurrent runs on the CPU (threads are split)")
+    p.add_argument("--workers", type=int, help="concurrent runs on the CPU, threads split between them (default: one "
+                   "per available CPU core; with --gpus one per GPU group; with --vectorize 1)")
     p.add_argument("--gpus", help="comma-separated GPU ids: one concurrent run per GPU (or per --gpus_per_run)")
     p.add_argument("--gpus_per_run", type=int, default=1, help="GPUs given to each run (for DDP inside a run)")
     p.add_argument("--shard", help="I/N: run every N-th planned run from the I-th (job arrays); writes no leaderboard")
@@ -80,7 +81,9 @@ def sweep(argv: list[str]) -> None:
         gpus = [int(g) for g in split(opts.gpus)]
     if opts.vectorize < 1:
         raise ValueError(f"vectorize: must be >= 1 seeds per stacked model, got {opts.vectorize}")
-    if opts.vectorize > 1 and (opts.workers > 1 or gpus):
+    if opts.workers is not None and opts.workers < 1:
+        raise ValueError(f"workers: must be >= 1, got {opts.workers}")
+    if opts.vectorize > 1 and ((opts.workers or 1) > 1 or gpus):
         raise ValueError("vectorize: stacks train one after another in this process; drop --workers/--gpus")
     run_sweep(opts.config, opts.preset, opts.grid, opts.seeds, split(opts.variants) if opts.variants else None,
               opts.workers, gpus, opts.gpus_per_run, opts.shard, opts.vectorize, rest, opts.runs_dir,

@@ -22,8 +22,9 @@ TINY = ["--data.init_args.num_sequences=600", "--data.init_args.batch_size=64", 
 
 
 def sweep(tmp_path: Path, *args: str, runs: str = "runs", **popen: object) -> subprocess.CompletedProcess | subprocess.Popen:
+    pinned = [] if any(a.startswith("--workers") for a in args) else ["--workers=1"]  # one run at a time unless asked
     cmd = [sys.executable, "-m", "normbench", "sweep", "--config", CONFIG, "--preset", "quick", "--no-progress",
-           f"--runs_dir={tmp_path / runs}", f"--results_dir={tmp_path / 'results'}", *args]
+           f"--runs_dir={tmp_path / runs}", f"--results_dir={tmp_path / 'results'}", *pinned, *args]
     if popen:
         return subprocess.Popen(cmd, cwd=tmp_path, **popen)
     return subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=600)
@@ -150,3 +151,26 @@ def test_device_slots_split_threads_and_gpus() -> None:
     assert [s["CUDA_VISIBLE_DEVICES"] for s in slots] == ["0,1", "2,3"]
     with pytest.raises(ValueError, match="gpus_per_run: must divide the 3 GPUs"):
         device_slots(1, [0, 1, 2], 2)
+
+
+def test_the_default_number_of_workers_follows_the_machine(monkeypatch: pytest.MonkeyPatch) -> None:
+    from normbench.sweep import backends
+
+    monkeypatch.setattr(backends.os, "sched_getaffinity", lambda pid: set(range(16)), raising=False)
+    assert backends.default_workers() == 16  # one run per available core
+    assert backends.device_slots(backends.default_workers(), None, 1) == [{"OMP_NUM_THREADS": "1"}] * 16
+    assert backends.default_workers([0, 1, 2, 3]) == 4  # one per GPU
+    assert backends.default_workers([0, 1, 2, 3], gpus_per_run=2) == 2  # one per GPU group
+    monkeypatch.setattr(backends.os, "sched_getaffinity", lambda pid: {3}, raising=False)
+    assert backends.default_workers() == 1
+
+
+def test_fewer_runs_than_workers_train_in_this_process(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from normbench.sweep import backends
+
+    trained: list[list[str]] = []
+    monkeypatch.setattr(backends, "train", lambda args: trained.append(args))
+    monkeypatch.setattr(backends, "run_subprocess", lambda run, env: pytest.fail("one run needs no subprocess"))
+    _, runs = plan_runs("majority", "quick", seeds="0", variants=["pre/both"], runs_dir=str(tmp_path))
+    outcome = backends.execute(runs, workers=16, progress=False)
+    assert len(trained) == 1 and len(outcome.trained) == 1

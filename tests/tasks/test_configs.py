@@ -45,3 +45,33 @@ def test_bench_grid_plans(path: Path, tmp_path: Path) -> None:
         hashes = {v: {r.config_hash for r in runs if r.variant == v} for v in variants}
         assert all(len(h) == 1 for h in hashes.values())  # seeds share the variant's config hash
         assert len({next(iter(h)) for h in hashes.values()}) == len(variants)
+
+
+def test_a_preset_extends_another(tmp_path: Path) -> None:
+    config = {"task": "majority", "trainer": {"max_steps": 10}, "presets": {
+        "quick": {"trainer": {"max_steps": 5, "val_check_interval": 2}, "bench": {"seeds": [0, 1]}},
+        "matrix": {"extends": "quick", "trainer": {"val_check_interval": 1}, "bench": {"default_variants": ["pre/both"]}},
+        "loop": {"extends": "loop"}, "dangling": {"extends": "nowhere"}}}
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(config))
+    matrix = load_config(path, "matrix")
+    assert matrix["trainer"] == {"max_steps": 5, "val_check_interval": 1}  # quick's, then its own changes
+    assert matrix["bench"] == {"seeds": [0, 1], "default_variants": ["pre/both"]}
+    assert matrix["preset"] == "matrix"
+    with pytest.raises(ValueError, match="presets.loop.extends: 'loop' extends itself"):
+        load_config(path, "loop")
+    with pytest.raises(ValueError, match="presets.dangling.extends: 'nowhere' is not defined"):
+        load_config(path, "dangling")
+
+
+@pytest.mark.parametrize("task", ["majority", "lm", "sst2"])
+def test_the_matrix_preset_is_quick_plus_its_cells_and_leaves_the_default_bench_alone(task: str) -> None:
+    quick, matrix = load_config(get_task(task).config_path, "quick"), load_config(get_task(task).config_path, "matrix")
+    for section in ("trainer", "model", "data"):
+        assert matrix[section] == quick[section]
+    cells = matrix["bench"]["default_variants"]
+    assert {"pre/both", "pre/project", "pre/scale", "pre/none", "post/both", "post/project", "post/scale",
+            "none/none"} <= set(cells)
+    assert matrix["bench"]["matrix"]["headline"]
+    default = quick["bench"].get("default_variants") or list(quick["bench"]["variants"])
+    assert not any(v.startswith(("post/", "none/")) for v in default) or task == "sst2"  # sst2's bench is post/none

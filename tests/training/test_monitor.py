@@ -75,7 +75,7 @@ def test_analyze_geometry_draws_d3_runs(tmp_path: Path) -> None:
                       "--data.init_args.num_sequences=600", "--data.init_args.batch_size=64",
                       "--data.init_args.eval_batch_size=200", "--trainer.max_steps=20",
                       "--trainer.val_check_interval=10", f"--runs_dir={tmp_path / 'runs'}", "--no-leaderboard",
-                      "--no-progress", cwd=tmp_path)
+                      "--no-progress", "--workers=1", cwd=tmp_path)
     assert sweep.returncode == 0, sweep.stderr[-3000:]
     result = normbench("analyze", "geometry", "--variants", "[pre/both, pre/learned]", "--override",
                        "[data.init_args.num_sequences=600, data.init_args.batch_size=64, "

@@ -49,6 +49,9 @@ class Component:
         uses_eps: ``NormSpec.eps`` changes the map (otherwise it is canonicalised to 0).
         learned_direction: the norm owns a learned normal ``direction`` (see ``learned``).
         identity: N(x) = x; such a norm has no affine map either.
+        scales: with eps = 0 every N(x) has the same norm (after the affine map: lies on one ellipsoid),
+            so every key it outputs is a vertex of their hull and none is unselectable (Brody et al.
+            2023, Section 3.2); eps > 0 only shortens vectors whose mean square is comparable to eps.
     """
 
     name: str
@@ -58,6 +61,7 @@ class Component:
     uses_eps: bool = False
     learned_direction: bool = False
     identity: bool = False
+    scales: bool = False
 
 
 _COMPONENTS: Registry[Component] = Registry("component", ENTRY_POINT_GROUP, Component)
@@ -214,17 +218,17 @@ def _no_shift(x: torch.Tensor, scale: torch.Tensor) -> tuple[torch.Tensor, torch
 
 for _component in (
     Component("both", lambda n, x: F.layer_norm(x, n.shape, eps=n.spec.eps), _both_shift_and_scale,
-              projects=True, uses_eps=True),
+              projects=True, uses_eps=True, scales=True),
     Component("project", lambda n, x: x - x.mean(dim=-1, keepdim=True),
               lambda n, x: (_mean_shift(n, x), torch.ones_like(x[..., :1])), projects=True),
     Component("scale", lambda n, x: F.rms_norm(x, n.shape, eps=n.spec.eps),
-              lambda n, x: _no_shift(x, _rsqrt_mean_square(x, n.spec.eps)), uses_eps=True),
+              lambda n, x: _no_shift(x, _rsqrt_mean_square(x, n.spec.eps)), uses_eps=True, scales=True),
     Component("none", lambda n, x: x, lambda n, x: _no_shift(x, torch.ones_like(x[..., :1])), identity=True),
     # = F.normalize(x, dim=-1) / sqrt(d), with the 1/sqrt(d) folded into the per-row divisor
     Component("paper_no_projection", lambda n, x: x / _paper_norm(n, x),
-              lambda n, x: _no_shift(x, 1.0 / _paper_norm(n, x))),
+              lambda n, x: _no_shift(x, 1.0 / _paper_norm(n, x)), scales=True),
     Component("learned", _learned_normalize, _learned_shift_and_scale, projects=True, uses_eps=True,
-              learned_direction=True),
+              learned_direction=True, scales=True),
 ):
     register_component(_component)
 COMPONENTS: tuple[str, ...] = tuple(_COMPONENTS.entries)  # the built-in components

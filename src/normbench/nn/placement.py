@@ -13,7 +13,7 @@ norms, and run names, leaderboard rows, the monitor and the decomposition all re
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Literal, get_args
 
 Placement = Literal["pre", "post", "none"]
@@ -48,3 +48,25 @@ def norm_exists(role: NormRole, placement: str) -> bool:
 def present_norms(placement: str, roles: Mapping[str, NormRole]) -> tuple[str, ...]:
     """The names (keys of ``roles``) of the norms that exist under ``placement``, in order."""
     return tuple(name for name, role in roles.items() if norm_exists(role, placement))
+
+
+def attention_input_norm(placement: str, layer: int, present: Mapping[str, NormRole],
+                         identity: Collection[str] = ()) -> str | None:
+    """The norm whose output is, unchanged, the input of layer ``layer``'s attention (layers count from 1).
+
+    ``present`` maps the network's norms (block norms named ``attn_norm`` / ``ffn_norm``, as in
+    :class:`normbench.nn.blocks.TransformerBlock`) to their roles; norms in ``identity`` are N(x) = x
+    and pass their input through. Under ``pre`` the attention norm of the layer feeds it; under
+    ``post`` the previous block's FFN norm (layer 1: the embedding norm); under ``none``, and behind
+    an identity attention norm, the block input: the embedding norm for layer 1, else the residual
+    stream (``None``: no norm feeds the attention).
+    """
+    check_placement(placement)
+    if layer < 1:
+        raise ValueError(f"layer: layers count from 1, got {layer}")
+    embedding = next((n for n, role in present.items() if role == "embedding" and n not in identity), None)
+    if placement == "pre" and "attn_norm" in present and "attn_norm" not in identity:
+        return "attn_norm"
+    if placement == "post" and layer > 1:
+        return "ffn_norm" if "ffn_norm" in present and "ffn_norm" not in identity else None
+    return embedding if layer == 1 else None

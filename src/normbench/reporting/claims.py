@@ -18,6 +18,8 @@ from typing import Any
 import numpy as np
 import yaml
 
+from normbench.nn.norms import get_component
+from normbench.nn.placement import attention_input_norm
 from normbench.reporting.stats import Interval, difference_interval, mean_interval, values_of
 
 VERDICTS = ("reproduced", "direction only", "inconclusive", "not reproduced", "not run")
@@ -161,8 +163,75 @@ def judge_positive_zero(rule: dict[str, Any], per_seed: dict[str, list[float | N
     return (forced or "direction only"), text, diff
 
 
+ROLE_OF_NORM = {"embed": "embedding", "final": "final"}  # leaderboard norm keys -> roles; the rest are block norms
+
+
+def attention_feed(variant: dict[str, Any], layer: int) -> str | None:
+    """The component of the norm whose output is layer ``layer``'s attention input in a leaderboard
+    variant (its ``placement`` and ``norms``), ``None`` where the residual stream or the raw embedding is."""
+    components = {f"{k}_norm": spec["component"] for k, spec in (variant.get("norms") or {}).items()}
+    roles = {name: ROLE_OF_NORM.get(name.removesuffix("_norm"), "block") for name in components}
+    identity = {name for name, c in components.items() if get_component(c).identity}
+    name = attention_input_norm(variant["placement"], layer, roles, identity)
+    return None if name is None else components[name]
+
+
+def judge_attention_feed(claim: dict[str, Any], variants: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Brody et al.'s geometry at every placement: for every variant and layer, the norm that feeds the
+    attention (:func:`attention_feed`) decides what is expected of its unselectable-key fraction.
+
+    ``expect: scaled``: where a scaling component (``Component.scales``) feeds it, 0 in every seed;
+    reproduced if that holds everywhere, not reproduced if any seed has an unselectable key there.
+    ``expect: unscaled``: where no scaling norm feeds it, > 0 in every seed; reproduced if that
+    holds everywhere, not reproduced if some layer has none in every seed, else inconclusive.
+    The metric may hold ``{layer}`` (one per layer); without it, it is layer 1's.
+    """
+    rule, template = claim["rule"], claim["metric"]
+    scaled = rule["expect"] == "scaled"
+    cells: list[tuple[str, list[float]]] = []
+    for name, variant in variants.items():
+        n_layers = int(variant.get("n_layers") or 1)
+        for layer in range(1, n_layers + 1) if "{layer}" in template else [1]:
+            feed = attention_feed(variant, layer)
+            if (feed is not None and get_component(feed).scales) != scaled:
+                continue
+            metric = (variant.get("metrics") or {}).get(template.format(layer=layer)) or {}
+            values = values_of(metric.get("per_seed"))
+            if values:
+                cells.append((f"{name} L{layer} ({feed or 'no norm'})", values))
+    if scaled:
+        text = ("every (variant, layer) whose attention input a scaling norm feeds: reproduced if 0 unselectable keys "
+                "in every seed; not reproduced if any seed has one")
+        held = [c for c, v in cells if all(x == 0 for x in v)]
+        broken = [c for c, v in cells if any(x > 0 for x in v)]
+        verdict = "not run" if not cells else ("not reproduced" if broken else "reproduced")
+    else:
+        text = ("every (variant, layer) whose attention input no scaling norm feeds: reproduced if > 0 unselectable "
+                "keys in every seed; not reproduced if a layer has none in every seed; inconclusive if seeds disagree")
+        held = [c for c, v in cells if all(x > 0 for x in v)]
+        broken = [c for c, v in cells if all(x == 0 for x in v)]
+        verdict = "not run" if not cells else ("reproduced" if len(held) == len(cells)
+                                               else "not reproduced" if broken else "inconclusive")
+    exceptions = [f"{c}: {' / '.join(_fmt(x) for x in v)}" for c, v in cells if c not in held]
+    measured = {"layers judged": len(cells), "as expected in every seed": len(held)}
+    entry = {
+        "id": claim["id"], "owner": claim["owner"], "source": claim["source"], "statement": claim.get("statement", ""),
+        "metric": template, "metrics": {}, "variants": {"cells": f"{'scaled' if scaled else 'unscaled'} attention inputs"},
+        "paper": claim.get("paper") or {}, "measured": measured,
+        "per_seed": {}, "difference": None, "verdict": verdict, "rule": text,
+        "layers": {c: v for c, v in cells},
+        "explanation": (f"{len(held)} of {len(cells)} (variant, layer) cells as expected in every seed"
+                        + (f"; the others: {'; '.join(exceptions)}" if exceptions else "")),
+    }
+    if claim.get("why"):
+        entry["why"] = claim["why"]
+    return entry
+
+
 def judge(claim: dict[str, Any], variants: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """The leaderboard entry of ``claim`` given the leaderboard's variants (name -> entry)."""
+    if claim["rule"]["kind"] == "attention_feed":
+        return judge_attention_feed(claim, variants)
     roles: dict[str, str] = claim["variants"]
     role_metrics: dict[str, str] = {role: (claim.get("metrics") or {}).get(role, claim["metric"]) for role in roles}
     measured: dict[str, float | None] = {}

@@ -109,6 +109,7 @@ def variant_entry(name: str, records: list[dict[str, Any]], metrics: dict[str, d
         "metrics": {},
         "config_hash": records[0]["config_hash"],
         "final_step": max(r.get("final_step", 0) for r in records),
+        "n_layers": n_layers_of(records[0]["config"]),
     }
     diverged = {str(r["seed"]): r.get("diverged_at_step") for r in records if r["status"] == "diverged"}
     if diverged:
@@ -311,6 +312,51 @@ def render_table(table: dict[str, Any]) -> list[str]:
     return lines + [""]
 
 
+def render_matrix(matrix: dict[str, Any] | None) -> list[str]:
+    """Markdown of a placement x component matrix (:mod:`normbench.reporting.matrix`): one table per
+    panel, each cell mean ± std over seeds with every seed's value, then the cells' status."""
+    if not matrix:
+        return []
+    lines = ["## Matrix: placement x component", "",
+             "Rows: where the norms sit; columns: the component of the attention norm (the variant "
+             "`<placement>/<component>`). Each cell: mean ± std over seeds, then every seed's value; "
+             "– : no such variant in this sweep.", ""]
+    titles = [(m, f"`{m}`") for m in matrix["headline"]]
+    if matrix.get("unselectable"):
+        layers = "{layer}" in matrix["unselectable"]
+        titles.append(("unselectable", f"unselectable keys, % (`{matrix['unselectable']}`"
+                                       f"{', mean over layers' if layers else ''})"))
+    by_cell = {(c["placement"], c["component"]): c for c in matrix["cells"]}
+    for key, title in titles:
+        scale = 100 if key == "unselectable" else 1
+        lines += [f"**{title}**", "", "| placement | " + " | ".join(f"`{c}`" for c in matrix["columns"]) + " |",
+                  "|---|" + "---|" * len(matrix["columns"])]
+        for row in matrix["rows"]:
+            cells = []
+            for col in matrix["columns"]:
+                c = by_cell.get((row, col))
+                m = (c or {}).get("metrics", {}).get(key) or {}
+                if c is None:
+                    cells.append("–")
+                elif m.get("mean") is None:
+                    cells.append(c["status"] if c["status"] != "done" else "not measured")
+                else:
+                    fmt = (lambda v: "–" if v is None else f"{scale * v:.1f}") if scale != 1 else fmt_value
+                    seeds = ", ".join(fmt(v) for v in m.get("per_seed") or [])
+                    flag = " ⚑" if c.get("flagged") else ""
+                    cells.append(f"{fmt(m['mean'])} ± {fmt(m.get('std') or 0.0)}{flag}<br>({seeds})")
+            lines.append(f"| `{row}` | " + " | ".join(cells) + " |")
+        lines.append("")
+    unfinished = [c for c in matrix["cells"] if c["status"] not in ("done",)]
+    if unfinished:
+        lines += ["Cells not done (shown, never dropped):", ""]
+        for c in unfinished:
+            why = "; ".join(f"seed {s}: {w}" for s, w in (c.get("flagged") or {}).items())
+            lines.append(f"- `{c['variant']}`: {c['status']}{f' ({why})' if why else ''}")
+        lines.append("")
+    return lines
+
+
 def metric_names_of(claim: dict[str, Any]) -> str:
     """The metric a claim reads, or each role's when they differ."""
     per_role = claim.get("metrics") or {}
@@ -346,6 +392,8 @@ def whose(claim: dict[str, Any]) -> str:
 
 def finding(claim: dict[str, Any]) -> str:
     """One sentence per claim, generated from its verdict: whose claim, what was found, the interval."""
+    if claim.get("explanation"):  # a claim over many cells says what it found itself
+        return f"{whose(claim)} “{claim['statement'].rstrip('.')}”: **{claim['verdict']}**; {claim['explanation']}."
     text = f"{whose(claim)} “{claim['statement'].rstrip('.')}” {VERDICT_WORDS.get(claim['verdict'], claim['verdict'])}"
     if claim.get("difference"):
         text += f" ({describe_difference(claim)})"
@@ -377,6 +425,7 @@ def render_markdown(board: dict[str, Any], plots: list[str]) -> str:
         f"training wall time summed over runs {p['wall_time_s']:.0f} s.",
         "",
         *render_protocol(board.get("protocol") or {}),
+        *render_matrix(board.get("matrix")),
         "## Variants",
         "",
     ]

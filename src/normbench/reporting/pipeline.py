@@ -18,11 +18,12 @@ from normbench.analysis.random_grid import random_grid as run_grid
 from normbench.reporting import leaderboard as lb
 from normbench.reporting.decomposition import decompose_checkpoint, plot_decomposition, with_decomposition
 from normbench.reporting import class_keys, key_sets
+from normbench.reporting.matrix import build_matrix, plot_matrix
 from normbench.reporting.geometry import write_geometry
 from normbench.reporting.plots import plot_series
 from normbench.reporting.tokens import write_token_report
 from normbench.reporting.unselectable import write_random_grid
-from normbench.sweep.backends import Outcome, execute
+from normbench.sweep.backends import Outcome, default_workers, execute
 from normbench.sweep.plan import Run, parse_grid, parse_seeds, plan_runs
 from normbench.sweep.vectorized import execute_vectorized
 from normbench.tasks import get_task, resolve_config
@@ -35,7 +36,7 @@ def bench(
     preset: str | None = None,
     seeds: list[int] | None = None,
     variants: list[str] | None = None,
-    workers: int = 1,
+    workers: int | None = None,
     override: list[str] | None = None,
     runs_dir: str = "runs",
     results_dir: str = "results",
@@ -50,7 +51,7 @@ def bench(
         preset: preset of the task's config (default: its ``default_preset``, e.g. ``quick``).
         seeds: seeds to run (default: the preset's ``bench.seeds``).
         variants: subset of the task's variants (default: the preset's ``bench.default_variants``, else all).
-        workers: parallel training processes; CPU threads are split between them.
+        workers: parallel training processes, CPU threads split between them (default: one per available CPU core).
         override: config overrides for every run, e.g. ``--override '[trainer.max_steps=100]'``.
         runs_dir: root of TensorBoard logs, checkpoints and run records.
         results_dir: leaderboards go to ``<results_dir>/<task>/`` (other sweeps: a subfolder).
@@ -147,7 +148,7 @@ def run_sweep(
     grid: list[str] | None = None,
     seeds: list[int] | str | None = None,
     variants: list[str] | None = None,
-    workers: int = 1,
+    workers: int | None = None,
     gpus: list[int] | None = None,
     gpus_per_run: int = 1,
     shard: str | None = None,
@@ -162,7 +163,8 @@ def run_sweep(
 ) -> Path | None:
     """Plan, run and report one sweep; returns the leaderboard directory (``None`` without one).
 
-    ``config`` is a task's name or a config file; ``preset`` defaults to its ``default_preset``.
+    ``config`` is a task's name or a config file; ``preset`` defaults to its ``default_preset``;
+    ``workers`` to one run per available CPU core (per GPU group with ``gpus``).
     Nothing is trained when the leaderboard folder belongs to another sweep; with ``train=False``
     nothing is trained at all (the leaderboard is rebuilt from the records).
     """
@@ -184,6 +186,8 @@ def run_sweep(
         if not m or not int(m[1]) < int(m[2]):
             raise ValueError(f"shard: {shard!r} must be I/N with 0 <= I < N, e.g. 3/8")
         runs = runs[int(m[1])::int(m[2])]
+    if workers is None:  # follow the machine: one run per CPU core, or per GPU group
+        workers = 1 if vectorize > 1 else default_workers(gpus, gpus_per_run)
     if not train:
         outcome = Outcome()
     elif vectorize > 1:
@@ -263,6 +267,11 @@ def write_results(task: str, preset: str | None, config: dict, runs: list[Run], 
     if key_set_spec:
         by_name = {v["name"]: v for v in board["variants"]}
         plots.append(str(key_sets.plot_key_sets(by_name, key_set_spec, n_layers, out / "key_sets.png")))
+    if bench_cfg.get("matrix"):
+        planned = {name: [r.seed for r in runs if r.variant == name] for name in variant_order}
+        board["matrix"] = build_matrix(bench_cfg["matrix"], board["variants"], planned)
+        plots.insert(0, str(plot_matrix(board["matrix"], out / "matrix.png",
+                                        f"{task}: placement x component, preset {preset} (mean ± std over seeds)")))
     json_path, md_path = lb.write(board, out, plots)
     note = f" ({missing} planned runs have no finished record yet)" if missing else ""
     print(f"normbench: wrote {md_path} and {json_path}{note}")

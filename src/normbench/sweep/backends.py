@@ -71,15 +71,31 @@ def run_subprocess(run: Run, env: dict[str, str]) -> int:
                                preexec_fn=preexec, check=False).returncode
 
 
+def available_cpus() -> int:
+    """The CPU cores this process may run on (its affinity mask where the OS has one)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:  # pragma: no cover - macOS, Windows
+        return os.cpu_count() or 1
+
+
+def default_workers(gpus: list[int] | None = None, gpus_per_run: int = 1) -> int:
+    """Concurrent runs when none is asked for: one per group of ``gpus_per_run`` GPUs with ``gpus``,
+    else one per available CPU core (each run then gets one thread)."""
+    if gpus:
+        return max(1, len(gpus) // max(1, gpus_per_run))
+    return available_cpus()
+
+
 def device_slots(workers: int, gpus: list[int] | None, gpus_per_run: int) -> list[dict[str, str]]:
     """Environment of each concurrent subprocess: its CPU threads and, with ``gpus``, its GPUs."""
     if gpus:
         if gpus_per_run < 1 or len(gpus) % gpus_per_run:
             raise ValueError(f"gpus_per_run: must divide the {len(gpus)} GPUs given, got {gpus_per_run}")
         groups = [gpus[i:i + gpus_per_run] for i in range(0, len(gpus), gpus_per_run)]
-        threads = max(1, (os.cpu_count() or 1) // len(groups))
+        threads = max(1, available_cpus() // len(groups))
         return [{"CUDA_VISIBLE_DEVICES": ",".join(map(str, g)), "OMP_NUM_THREADS": str(threads)} for g in groups]
-    threads = max(1, (os.cpu_count() or 1) // workers)
+    threads = max(1, available_cpus() // workers)
     return [{"OMP_NUM_THREADS": str(threads)} for _ in range(workers)]
 
 
@@ -106,6 +122,7 @@ def execute(runs: list[Run], workers: int = 1, progress: bool = True, gpus: list
     outcome.skipped = len(runs) - len(todo)
     if outcome.skipped:
         tqdm.write(f"normbench: {outcome.skipped} of {len(runs)} runs already finished, skipping them", file=sys.stderr)
+    workers = min(workers, max(1, len(todo)))  # fewer runs than workers: each gets more threads
     if subprocesses is None:
         subprocesses = workers > 1 or bool(gpus) or needs_subprocess(todo)
     bar = tqdm(total=len(todo), desc="runs", unit="run", disable=not progress or not todo)
