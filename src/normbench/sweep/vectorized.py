@@ -30,7 +30,6 @@ from lightning.pytorch.loggers.logger import Logger, rank_zero_experiment
 from torch import nn
 from torch.func import functional_call, vmap
 from torch.utils.data import DataLoader, IterableDataset
-from torchmetrics import Metric
 
 from tqdm.auto import tqdm
 
@@ -107,28 +106,15 @@ class SeedStack(NormbenchModule):
             m.requires_grad_(False)
         self.diverged_at: list[int | None] = [None] * len(members)
         self._loss_of = (_LossOf(first),)  # a tuple: not a registered submodule
-        self._registered: dict[str, int] = {}
-        for k, m in enumerate(members):
-            m.log = partial(self._log_as, k)  # members log through the stack, under their seed
+        for k, m in enumerate(members):  # members log through the stack, under their seed
+            m.log = m.log_training = partial(self._log_as, k)
 
     def _log_as(self, k: int, name: str, value: Any, **kwargs: Any) -> None:
         key = f"seed{k}/{name}"
-        if self.trainer.training:
-            # K members log every step: skip the calls Lightning would not act on. An epoch-level
-            # metric object needs registering once per epoch (Lightning keeps the reference and
-            # computes it at the epoch's end); a step value only reaches the loggers on logging steps.
-            if isinstance(value, Metric) and not kwargs.get("on_step", False):
-                if self._registered.get(key) == self.current_epoch:
-                    return
-                self._registered[key] = self.current_epoch
-            elif kwargs.get("on_step") and not kwargs.get("on_epoch") and not self._logging_step():
-                return
+        if self.redundant_log(key, value, kwargs):  # K members log every step: skip what Lightning ignores
+            return
         kwargs["prog_bar"] = False
         self.log(key, value, **kwargs)
-
-    def _logging_step(self) -> bool:
-        """Whether Lightning sends this training step's values to the loggers."""
-        return (self.global_step + 1) % self.trainer.log_every_n_steps == 0 or self.trainer.should_stop
 
     def configure_optimizers(self):  # noqa: ANN201 - Lightning's return type
         # Adam is elementwise: one AdamW over the stacked tensors is K independent AdamWs.

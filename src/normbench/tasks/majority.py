@@ -59,7 +59,7 @@ class MajorityModule(NormbenchModule):
         """Training loss (step and epoch mean) and accuracy; also used per seed by :mod:`normbench.sweep.vectorized`."""
         self.train_acc.update(logits, targets)  # logged per epoch: no per-batch value needed
         self.log_train_loss(loss, batch_size=batch_size)
-        self.log(S.TRAIN_ACC, self.train_acc, on_step=False, on_epoch=True)
+        self.log_training(S.TRAIN_ACC, self.train_acc, on_step=False, on_epoch=True)
 
     def model_inputs(self, batch: tuple[torch.Tensor, torch.Tensor]) -> tuple[tuple[torch.Tensor, ...], None]:
         return (batch[0],), None

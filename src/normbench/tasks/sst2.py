@@ -67,9 +67,9 @@ class SST2Module(NormbenchModule):
         logits = self(batch["input_ids"], batch["padding_mask"])
         loss = F.cross_entropy(logits, batch["labels"])
         self.check_finite(loss)
-        self.train_acc(logits.argmax(-1), batch["labels"])
+        self.train_acc.update(logits.argmax(-1), batch["labels"])  # logged per epoch: no per-batch value needed
         self.log_train_loss(loss, batch_size=len(logits))
-        self.log(S.TRAIN_ACC, self.train_acc, on_step=False, on_epoch=True, batch_size=len(logits))
+        self.log_training(S.TRAIN_ACC, self.train_acc, on_step=False, on_epoch=True, batch_size=len(logits))
         return loss
 
     def model_inputs(self, batch: Batch) -> tuple[tuple[torch.Tensor, ...], torch.Tensor]:
