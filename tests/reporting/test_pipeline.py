@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+import pytest
+
 from normbench.reporting.pipeline import results_folder
 
 CONFIG = {"default_preset": "quick", "bench": {"seeds": [0, 1, 2], "variants": {"pre/both": {}, "pre/scale": {}}}}
@@ -52,3 +57,17 @@ def test_a_folder_stays_with_the_command_that_wrote_it_across_code_versions(tmp_
     with pytest.raises(ValueError, match="another sweep"):
         check_results_owner(tmp_path, sweep_key(sweep_definition("geometry", runs, ["--trainer.max_steps=5"], None, None)),
                             "geometry", runs)
+
+
+@pytest.mark.parametrize("task", ["majority", "lm", "sst2"])
+def test_the_published_leaderboard_is_still_the_default_bench(task: str) -> None:
+    """Other sweeps (the matrix, presets) add variants to a task's YAML; the task's own bench must keep its
+    sweep and its runs, or `results/<task>/` would no longer be what its command trains."""
+    from normbench.reporting.pipeline import sweep_definition, sweep_key
+    from normbench.sweep.plan import plan_runs
+
+    board = json.loads((Path(__file__).resolve().parents[2] / "results" / task / "leaderboard.json").read_text())
+    config, runs = plan_runs(task, board["preset"])
+    assert sweep_key(sweep_definition(board["preset"], runs, None, None, None)) == board["sweep_key"]
+    published = {v["name"]: v["config_hash"] for v in board["variants"]}
+    assert {r.variant: r.config_hash for r in runs} == published
