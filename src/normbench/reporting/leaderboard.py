@@ -344,7 +344,8 @@ def render_matrix(matrix: dict[str, Any] | None) -> list[str]:
                     fmt = (lambda v: "–" if v is None else f"{scale * v:.1f}") if scale != 1 else fmt_value
                     seeds = ", ".join(fmt(v) for v in m.get("per_seed") or [])
                     flag = " ⚑" if c.get("flagged") else ""
-                    cells.append(f"{fmt(m['mean'])} ± {fmt(m.get('std') or 0.0)}{flag}<br>({seeds})")
+                    spread = f" ± {fmt(m.get('std') or 0.0)}" if len(m.get("per_seed") or []) > 1 else " (one seed)"
+                    cells.append(f"{fmt(m['mean'])}{spread}{flag}<br>({seeds})")
             lines.append(f"| `{row}` | " + " | ".join(cells) + " |")
         lines.append("")
     unfinished = [c for c in matrix["cells"] if c["status"] not in ("done",)]

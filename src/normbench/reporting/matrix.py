@@ -139,7 +139,8 @@ def plot_matrix(matrix: dict[str, Any], path: str | Path, title: str = "") -> Pa
                     n = sum(v is not None for v in m.get("per_seed") or [])
                     scale = 100 if key == UNSELECTABLE else 1
                     fmt = ".1f" if key == UNSELECTABLE else ".3f"
-                    text = f"{scale * m['mean']:{fmt}}\n±{scale * (m.get('std') or 0):{fmt}}\nn={n}"
+                    spread = f"±{scale * (m.get('std') or 0):{fmt}}" if n > 1 else "one seed"
+                    text = f"{scale * m['mean']:{fmt}}\n{spread}\nn={n}"
                     if cell.get("flagged"):
                         text += " (flag)"
                 value = grid[i, j]
