@@ -109,7 +109,7 @@ def variant_entry(name: str, records: list[dict[str, Any]], metrics: dict[str, d
         "metrics": {},
         "config_hash": records[0]["config_hash"],
         "final_step": max(r.get("final_step", 0) for r in records),
-        "n_layers": n_layers_of(records[0]["config"]),
+        "n_layers": n_layers_of(records[0].get("config") or {}),
     }
     diverged = {str(r["seed"]): r.get("diverged_at_step") for r in records if r["status"] == "diverged"}
     if diverged:
