@@ -10,6 +10,7 @@ from normbench.reporting.claims import attention_feed, judge
 from normbench.reporting.matrix import build_matrix, layer_mean, plot_matrix, split_variant
 
 BLOCK = {"component": "both", "affine": True, "eps": 1e-5}
+ROLES = {"embed": "embedding", "attn": "block", "ffn": "block", "final": "final"}
 
 
 def entry(name: str, per_seed: dict[str, list[float | None]], n_layers: int = 1, flagged: dict | None = None,
@@ -20,7 +21,7 @@ def entry(name: str, per_seed: dict[str, list[float | None]], n_layers: int = 1,
         norms = {} if placement == "none" else {"attn": {**BLOCK, "component": component}, "ffn": BLOCK}
     metrics = {m: lb.aggregate(v, [None] * len(v)) for m, v in per_seed.items()}
     out = {"name": name, "placement": placement, "norms": norms, "seeds": list(range(len(next(iter(per_seed.values()))))),
-           "metrics": metrics, "n_layers": n_layers}
+           "metrics": metrics, "n_layers": n_layers, "norm_roles": ROLES}
     if flagged:
         out["flagged"] = flagged
     return out
@@ -71,15 +72,20 @@ def test_the_figure_is_drawn_from_a_tiny_grid(tmp_path) -> None:
 
 
 def test_the_norm_feeding_each_attention_follows_the_placement() -> None:
+    def feed(placement: str, norms: dict, layer: int) -> str | None:
+        return attention_feed({"placement": placement, "norms": norms, "norm_roles": ROLES}, layer)
+
     bert = {"embed": BLOCK, "attn": {**BLOCK, "component": "project"}, "ffn": BLOCK}
-    assert attention_feed({"placement": "pre", "norms": bert}, 2) == "project"
-    assert attention_feed({"placement": "post", "norms": bert}, 1) == "both"  # the embedding norm
-    assert attention_feed({"placement": "post", "norms": bert}, 2) == "both"  # the previous FFN norm
+    assert feed("pre", bert, 2) == "project"
+    assert feed("post", bert, 1) == "both"  # the embedding norm
+    assert feed("post", bert, 2) == "both"  # the previous FFN norm
     gpt = {"attn": {**BLOCK, "component": "none"}, "ffn": BLOCK, "final": BLOCK}
-    assert attention_feed({"placement": "pre", "norms": gpt}, 1) is None  # identity norm: the raw embedding
-    assert attention_feed({"placement": "pre", "norms": {**gpt, "embed": BLOCK}}, 1) == "both"
-    assert attention_feed({"placement": "post", "norms": gpt}, 1) is None
-    assert attention_feed({"placement": "none", "norms": {"embed": {**BLOCK, "component": "none"}}}, 1) is None
+    assert feed("pre", gpt, 1) is None  # identity norm: the raw embedding
+    assert feed("pre", {**gpt, "embed": BLOCK}, 1) == "both"
+    assert feed("post", gpt, 1) is None
+    assert feed("none", {"embed": {**BLOCK, "component": "none"}}, 1) is None
+    with pytest.raises(ValueError, match="variant 'old': its records name no norm roles"):
+        attention_feed({"name": "old", "placement": "pre", "norms": bert}, 1)
 
 
 def geometry_claim(expect: str) -> dict:
@@ -105,3 +111,11 @@ def test_the_geometry_claim_judges_every_layer_by_what_feeds_it() -> None:
     assert judge(geometry_claim("scaled"), variants)["verdict"] == "not reproduced"
     assert judge(geometry_claim("scaled"), {})["verdict"] == "not run"
     assert "**not run**" in lb.finding(judge(geometry_claim("scaled"), {}))
+
+
+def test_a_missing_seed_leaves_the_geometry_claim_inconclusive() -> None:
+    variants = {"pre/both": entry("pre/both", {"u_L1": [0.0, None]})}
+    claim = judge(geometry_claim("scaled"), variants)
+    assert claim["verdict"] == "inconclusive" and "pre/both L1 (both): 0 / –" in claim["explanation"]
+    with pytest.raises(ValueError, match="rule.expect must be one of scaled, unscaled"):
+        judge({**geometry_claim("scaled"), "rule": {"kind": "attention_feed", "expect": "scale"}}, variants)

@@ -153,15 +153,25 @@ def test_device_slots_split_threads_and_gpus() -> None:
         device_slots(1, [0, 1, 2], 2)
 
 
-def test_the_default_number_of_workers_follows_the_machine(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_default_number_of_workers_follows_the_machine(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     from normbench.sweep import backends
 
     monkeypatch.setattr(backends.os, "sched_getaffinity", lambda pid: set(range(16)), raising=False)
+    monkeypatch.setattr(backends.torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(backends, "CGROUP_CPU_MAX", tmp_path / "absent")
     assert backends.default_workers() == 16  # one run per available core
     assert backends.device_slots(backends.default_workers(), None, 1) == [{"OMP_NUM_THREADS": "1"}] * 16
     assert backends.default_workers([0, 1, 2, 3]) == 4  # one per GPU
     assert backends.default_workers([0, 1, 2, 3], gpus_per_run=2) == 2  # one per GPU group
+    quota = tmp_path / "cpu.max"
+    quota.write_text("250000 100000\n")  # a container limited to 2.5 CPUs
+    assert backends.available_cpus(quota) == 3
+    quota.write_text("max 100000\n")
+    assert backends.available_cpus(quota) == 16
+    monkeypatch.setattr(backends.torch.cuda, "is_available", lambda: True)
+    assert backends.default_workers() == 1  # a GPU but no --gpus: runs would share GPU 0, one at a time
     monkeypatch.setattr(backends.os, "sched_getaffinity", lambda pid: {3}, raising=False)
+    monkeypatch.setattr(backends.torch.cuda, "is_available", lambda: False)
     assert backends.default_workers() == 1
 
 

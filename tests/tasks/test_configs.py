@@ -51,7 +51,7 @@ def test_a_preset_extends_another(tmp_path: Path) -> None:
     config = {"task": "majority", "trainer": {"max_steps": 10}, "presets": {
         "quick": {"trainer": {"max_steps": 5, "val_check_interval": 2}, "bench": {"seeds": [0, 1]}},
         "matrix": {"extends": "quick", "trainer": {"val_check_interval": 1}, "bench": {"default_variants": ["pre/both"]}},
-        "loop": {"extends": "loop"}, "dangling": {"extends": "nowhere"}}}
+        "loop": {"extends": "loop"}, "dangling": {"extends": "nowhere"}, "two": {"extends": ["quick", "loop"]}}}
     path = tmp_path / "c.yaml"
     path.write_text(yaml.safe_dump(config))
     matrix = load_config(path, "matrix")
@@ -62,6 +62,8 @@ def test_a_preset_extends_another(tmp_path: Path) -> None:
         load_config(path, "loop")
     with pytest.raises(ValueError, match="presets.dangling.extends: 'nowhere' is not defined"):
         load_config(path, "dangling")
+    with pytest.raises(ValueError, match="presets.two.extends: must name one preset"):
+        load_config(path, "two")
 
 
 @pytest.mark.parametrize("task", ["majority", "lm", "sst2"])

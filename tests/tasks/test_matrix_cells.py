@@ -39,7 +39,7 @@ def test_every_matrix_cell_trains_with_the_norms_its_name_says(task: str, tmp_pa
     assert (out / "matrix.png").stat().st_size > 0
     md = (out / "leaderboard.md").read_text()
     assert "## Matrix: placement x component" in md and "![matrix](matrix.png)" in md
-    assert {c["id"] for c in board["claims"]} >= {"brody2023.geometry.scaled_inputs", "brody2023.geometry.unscaled_inputs"}
+    assert {c["id"] for c in board["claims"]} >= {"brody2023.geometry.scaled_inputs", "normbench.geometry.unscaled_inputs"}
     geometry = next(c for c in board["claims"] if c["id"] == "brody2023.geometry.scaled_inputs")
     assert geometry["verdict"] == "reproduced"  # a scaling norm's keys are all selectable, trained or not
     for claim in board["claims"]:

@@ -50,8 +50,9 @@ class Component:
         learned_direction: the norm owns a learned normal ``direction`` (see ``learned``).
         identity: N(x) = x; such a norm has no affine map either.
         scales: with eps = 0 every N(x) has the same norm (after the affine map: lies on one ellipsoid),
-            so every key it outputs is a vertex of their hull and none is unselectable (Brody et al.
-            2023, Section 3.2); eps > 0 only shortens vectors whose mean square is comparable to eps.
+            so every distinct key it outputs is a vertex of their hull and none is unselectable (Brody
+            et al. 2023, Section 3.2); inputs it maps to the same point (x and 2x; for LayerNorm also
+            x + c1) give duplicate keys, and eps > 0 shortens vectors whose mean square is comparable to eps.
     """
 
     name: str

@@ -1,9 +1,9 @@
 """The claims registry: the papers' reported numbers (YAML data) and verdicts against measurements.
 
 A claim names a leaderboard metric, the variants it compares (role -> variant name), the paper's
-numbers and a rule (``values``, ``ratio``, ``ordering`` or ``positive_zero``, documented in each claims file). A
-claim may read a different metric per role (``metrics: {role: metric}``), e.g. one model's keys
-before and after its norm. Every claim says whose it is (``owner``: ``paper`` for a number the
+numbers and a rule (``values``, ``ratio``, ``ordering``, ``positive_zero`` or ``attention_feed``,
+documented in each claims file). A claim may read a different metric per role (``metrics: {role:
+metric}``), e.g. one model's keys before and after its norm. Every claim says whose it is (``owner``: ``paper`` for a number the
 paper reports, ``normbench`` for a target of our own, with ``why``). :func:`judge` returns one of
 ``reproduced``, ``direction only``, ``inconclusive``, ``not reproduced`` or ``not run``; an
 ordering counts only when it is significant over seeds (:mod:`normbench.reporting.stats`).
@@ -163,17 +163,22 @@ def judge_positive_zero(rule: dict[str, Any], per_seed: dict[str, list[float | N
     return (forced or "direction only"), text, diff
 
 
-ROLE_OF_NORM = {"embed": "embedding", "final": "final"}  # leaderboard norm keys -> roles; the rest are block norms
-
-
 def attention_feed(variant: dict[str, Any], layer: int) -> str | None:
     """The component of the norm whose output is layer ``layer``'s attention input in a leaderboard
-    variant (its ``placement`` and ``norms``), ``None`` where the residual stream or the raw embedding is."""
+    variant (its ``placement``, ``norms`` and ``norm_roles``), ``None`` where the residual stream or
+    the raw embedding is. A one-line error for a variant that does not record its norms' roles."""
+    roles = variant.get("norm_roles")
+    if not roles or variant.get("placement") is None:
+        raise ValueError(f"variant {variant.get('name')!r}: its records name no norm roles or placement; "
+                         "rebuild its leaderboard from the run records")
     components = {f"{k}_norm": spec["component"] for k, spec in (variant.get("norms") or {}).items()}
-    roles = {name: ROLE_OF_NORM.get(name.removesuffix("_norm"), "block") for name in components}
+    present = {f"{k}_norm": role for k, role in roles.items() if f"{k}_norm" in components}
     identity = {name for name, c in components.items() if get_component(c).identity}
-    name = attention_input_norm(variant["placement"], layer, roles, identity)
+    name = attention_input_norm(variant["placement"], layer, present, identity)
     return None if name is None else components[name]
+
+
+FEED_EXPECTATIONS = ("scaled", "unscaled")
 
 
 def judge_attention_feed(claim: dict[str, Any], variants: dict[str, dict[str, Any]]) -> dict[str, Any]:
@@ -184,44 +189,54 @@ def judge_attention_feed(claim: dict[str, Any], variants: dict[str, dict[str, An
     reproduced if that holds everywhere, not reproduced if any seed has an unselectable key there.
     ``expect: unscaled``: where no scaling norm feeds it, > 0 in every seed; reproduced if that
     holds everywhere, not reproduced if some layer has none in every seed, else inconclusive.
-    The metric may hold ``{layer}`` (one per layer); without it, it is layer 1's.
+    Judged over the variants with finished runs; a seed without a value is listed and makes a
+    "reproduced" inconclusive. The metric may hold ``{layer}`` (one per layer); without it, layer 1's.
     """
     rule, template = claim["rule"], claim["metric"]
+    if rule.get("expect") not in FEED_EXPECTATIONS:
+        raise ValueError(f"claim {claim['id']}: rule.expect must be one of {', '.join(FEED_EXPECTATIONS)}, "
+                         f"got {rule.get('expect')!r}")
     scaled = rule["expect"] == "scaled"
-    cells: list[tuple[str, list[float]]] = []
+    cells: list[tuple[str, list[float | None]]] = []
     for name, variant in variants.items():
         n_layers = int(variant.get("n_layers") or 1)
         for layer in range(1, n_layers + 1) if "{layer}" in template else [1]:
-            feed = attention_feed(variant, layer)
+            feed = attention_feed({**variant, "name": name}, layer)
             if (feed is not None and get_component(feed).scales) != scaled:
                 continue
             metric = (variant.get("metrics") or {}).get(template.format(layer=layer)) or {}
-            values = values_of(metric.get("per_seed"))
-            if values:
-                cells.append((f"{name} L{layer} ({feed or 'no norm'})", values))
+            cells.append((f"{name} L{layer} ({feed or 'no norm'})", list(metric.get("per_seed") or [None])))
+    measured_cells = [(c, values_of(v)) for c, v in cells if values_of(v)]
+    incomplete = [c for c, v in cells if len(values_of(v)) < len(v)]
     if scaled:
         text = ("every (variant, layer) whose attention input a scaling norm feeds: reproduced if 0 unselectable keys "
                 "in every seed; not reproduced if any seed has one")
-        held = [c for c, v in cells if all(x == 0 for x in v)]
-        broken = [c for c, v in cells if any(x > 0 for x in v)]
-        verdict = "not run" if not cells else ("not reproduced" if broken else "reproduced")
+        held = [c for c, v in measured_cells if all(x == 0 for x in v)]
+        broken = [c for c, v in measured_cells if any(x > 0 for x in v)]
+        verdict = "not reproduced" if broken else "reproduced"
     else:
         text = ("every (variant, layer) whose attention input no scaling norm feeds: reproduced if > 0 unselectable "
                 "keys in every seed; not reproduced if a layer has none in every seed; inconclusive if seeds disagree")
-        held = [c for c, v in cells if all(x > 0 for x in v)]
-        broken = [c for c, v in cells if all(x == 0 for x in v)]
-        verdict = "not run" if not cells else ("reproduced" if len(held) == len(cells)
-                                               else "not reproduced" if broken else "inconclusive")
-    exceptions = [f"{c}: {' / '.join(_fmt(x) for x in v)}" for c, v in cells if c not in held]
-    measured = {"layers judged": len(cells), "as expected in every seed": len(held)}
+        held = [c for c, v in measured_cells if all(x > 0 for x in v)]
+        broken = [c for c, v in measured_cells if all(x == 0 for x in v)]
+        verdict = ("reproduced" if len(held) == len(measured_cells) else "not reproduced" if broken
+                   else "inconclusive")
+    if not measured_cells:
+        verdict = "not run"
+    elif verdict == "reproduced" and incomplete:
+        verdict = "inconclusive"
+    text += "; judged over the variants with finished runs, a seed without a value makes a reproduced inconclusive"
+    exceptions = [f"{c}: {' / '.join(_fmt(x) if x is not None else '–' for x in v)}" for c, v in cells
+                  if c not in held or c in incomplete]
     entry = {
         "id": claim["id"], "owner": claim["owner"], "source": claim["source"], "statement": claim.get("statement", ""),
         "metric": template, "metrics": {}, "variants": {"cells": f"{'scaled' if scaled else 'unscaled'} attention inputs"},
-        "paper": claim.get("paper") or {}, "measured": measured,
+        "paper": claim.get("paper") or {},
+        "measured": {"layers judged": len(cells), "as expected in every seed": len(held)},
         "per_seed": {}, "difference": None, "verdict": verdict, "rule": text,
         "layers": {c: v for c, v in cells},
         "explanation": (f"{len(held)} of {len(cells)} (variant, layer) cells as expected in every seed"
-                        + (f"; the others: {'; '.join(exceptions)}" if exceptions else "")),
+                        + (f"; the others and those missing a seed: {'; '.join(exceptions)}" if exceptions else "")),
     }
     if claim.get("why"):
         entry["why"] = claim["why"]

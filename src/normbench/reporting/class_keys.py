@@ -15,7 +15,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
+from torch import nn
 
 from normbench.analysis.model_keys import attention_keys
 from normbench.analysis.unselectable import unselectable_mask
@@ -26,18 +28,26 @@ from normbench.training.rundir import CLASS_KEYS_NAME
 METRIC = "class_keys_unselectable"
 
 
-def class_keys_run(ckpt: Path) -> dict[str, Any]:
-    """The layer-1 attention keys of the classes 0..C-1 and which of them are unselectable."""
-    record, module = load_run(ckpt)
-    config = getattr(module.model, "config", None)
-    classes = getattr(config, "num_classes", None)
+def unselectable_class_keys(model: nn.Module) -> np.ndarray:
+    """(C,) bool: True where class c's key at the first attention's input is unselectable.
+
+    ``model`` is a majority encoder (``config.num_classes`` classes, no positional encoding): one
+    forward pass of the sequence 0..C-1 gives the C class keys, row c the key of class c.
+    """
+    classes = getattr(getattr(model, "config", None), "num_classes", None)
     if classes is None:
-        raise ValueError(f"bench.class_keys: task {record['task']!r} has no class tokens (model.arch.num_classes); "
+        raise ValueError("bench.class_keys: the network has no class tokens (model.arch.num_classes); "
                          "the class-key analysis is for the majority task")
-    tokens = torch.arange(classes, device=module.device)[None]
-    keys = attention_keys(module.model, tokens)["L1"]["after"][0]  # (C, d): row c = the key of class c
-    mask = unselectable_mask(keys.double().cpu().numpy())
-    return {"task": record["task"], "variant": record["variant"], "seed": record["seed"], "classes": classes,
+    tokens = torch.arange(classes, device=next(model.parameters()).device)[None]
+    keys = attention_keys(model, tokens)["L1"]["after"][0]
+    return unselectable_mask(keys.double().cpu().numpy())
+
+
+def class_keys_run(ckpt: Path) -> dict[str, Any]:
+    """The unselectable class keys of a run's final checkpoint."""
+    record, module = load_run(ckpt)
+    mask = unselectable_class_keys(module.model)
+    return {"task": record["task"], "variant": record["variant"], "seed": record["seed"], "classes": len(mask),
             "unselectable": [int(c) for c in mask.nonzero()[0]], "fraction": float(mask.mean())}
 
 

@@ -16,7 +16,6 @@ layer of the network, its series expanded the same way (:mod:`normbench.tasks.se
 from __future__ import annotations
 
 import re
-import statistics
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -24,20 +23,11 @@ from typing import Any
 from normbench import __version__
 from normbench.io import atomic_write_json, atomic_write_text
 from normbench.reporting.claims import describe, describe_difference, describe_seeds, judge, load_claims
+from normbench.reporting.matrix import UNSELECTABLE, panels
+from normbench.reporting.stats import aggregate, smooth
+from normbench.tasks import norm_roles
 from normbench.sweep.plan import expand_metric_layers
 from normbench.training.records import provenance, read_record, utc_now
-
-
-def smooth(points: list[list[float]], window: int) -> list[list[float]]:
-    """Trailing moving average over ``window`` logged points (the step stays the last one's)."""
-    if window <= 1 or not points:
-        return points
-    values = [v for _, v in points]
-    out, total = [], 0.0
-    for i, (step, v) in enumerate(points):
-        total += v - (values[i - window] if i >= window else 0.0)
-        out.append([step, total / min(i + 1, window)])
-    return out
 
 
 def series_value(points: list[list[float]], spec: dict[str, Any]) -> tuple[float | None, float | None]:
@@ -55,21 +45,6 @@ def series_value(points: list[list[float]], spec: dict[str, Any]) -> tuple[float
         return None, None
     before = [v for step, v in points if step <= at]
     return (float(before[-1]) if before else None), None
-
-
-def aggregate(values: list[float | None], bounds: list[float | None]) -> dict[str, Any]:
-    """Mean ± sample std over seeds; a metric missing for any seed has no mean (a lower bound
-    is kept where runs ended without reaching a threshold)."""
-    out: dict[str, Any] = {"per_seed": values, "n": sum(v is not None for v in values)}
-    if values and all(v is not None for v in values):
-        out["mean"] = statistics.fmean(values)
-        out["std"] = statistics.stdev(values) if len(values) > 1 else 0.0
-    else:
-        out["mean"] = out["std"] = None
-        if all(v is not None or b is not None for v, b in zip(values, bounds)) and any(b is not None for b in bounds):
-            out["lower_bound"] = statistics.fmean(v if v is not None else b for v, b in zip(values, bounds))
-            out["per_seed_lower_bound"] = [v if v is not None else b for v, b in zip(values, bounds)]
-    return out
 
 
 def flag_seeds(entry: dict[str, Any], records: list[dict[str, Any]], chance: dict[str, Any] | None) -> None:
@@ -110,6 +85,9 @@ def variant_entry(name: str, records: list[dict[str, Any]], metrics: dict[str, d
         "config_hash": records[0]["config_hash"],
         "final_step": max(r.get("final_step", 0) for r in records),
         "n_layers": n_layers_of(records[0].get("config") or {}),
+        # each norm's role (block, final, embedding), by the names in `norms`: what feeds each attention
+        "norm_roles": {k.removesuffix("_norm"): role for k, role in norm_roles(records[0]["task"]).items()}
+        if records[0].get("task") else {},
     }
     diverged = {str(r["seed"]): r.get("diverged_at_step") for r in records if r["status"] == "diverged"}
     if diverged:
@@ -321,15 +299,10 @@ def render_matrix(matrix: dict[str, Any] | None) -> list[str]:
              "Rows: where the norms sit; columns: the component of the attention norm (the variant "
              "`<placement>/<component>`). Each cell: mean ± std over seeds, then every seed's value; "
              "– : no such variant in this sweep.", ""]
-    titles = [(m, f"`{m}`") for m in matrix["headline"]]
-    if matrix.get("unselectable"):
-        layers = "{layer}" in matrix["unselectable"]
-        titles.append(("unselectable", f"unselectable keys, % (`{matrix['unselectable']}`"
-                                       f"{', mean over layers' if layers else ''})"))
     by_cell = {(c["placement"], c["component"]): c for c in matrix["cells"]}
-    for key, title in titles:
-        scale = 100 if key == "unselectable" else 1
-        lines += [f"**{title}**", "", "| placement | " + " | ".join(f"`{c}`" for c in matrix["columns"]) + " |",
+    for key, title in panels(matrix):
+        scale = 100 if key == UNSELECTABLE else 1
+        lines += [f"**{title}{' (%)' if key == UNSELECTABLE else ''}**", "", "| placement | " + " | ".join(f"`{c}`" for c in matrix["columns"]) + " |",
                   "|---|" + "---|" * len(matrix["columns"])]
         for row in matrix["rows"]:
             cells = []

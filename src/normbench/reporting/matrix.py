@@ -23,8 +23,8 @@ import numpy as np  # noqa: E402
 
 from normbench.nn.norms import component_names  # noqa: E402
 from normbench.nn.placement import PLACEMENTS  # noqa: E402
-from normbench.reporting.leaderboard import aggregate  # noqa: E402
 from normbench.reporting.plots import save_png  # noqa: E402
+from normbench.reporting.stats import aggregate  # noqa: E402
 
 UNSELECTABLE = "unselectable"
 
@@ -97,6 +97,7 @@ def build_matrix(spec: dict[str, Any], variants: list[dict[str, Any]], planned: 
 
 
 def cell_at(matrix: dict[str, Any], placement: str, component: str) -> dict[str, Any] | None:
+    """The cell of ``placement``/``component``, or ``None`` where the sweep has no such variant."""
     return next((c for c in matrix["cells"] if c["placement"] == placement and c["component"] == component), None)
 
 
@@ -105,7 +106,7 @@ def panels(matrix: dict[str, Any]) -> list[tuple[str, str]]:
     out = [(m, m) for m in matrix["headline"]]
     if matrix.get("unselectable"):
         what = matrix["unselectable"].replace("{layer}", "*")
-        out.append((UNSELECTABLE, f"unselectable keys ({what}{', mean over layers' if '*' in what else ''})"))
+        out.append((UNSELECTABLE, f"unselectable keys (`{matrix['unselectable']}`{', mean over layers' if '*' in what else ''})"))
     return out
 
 

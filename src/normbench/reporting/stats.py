@@ -1,4 +1,4 @@
-"""Statistics over seeds for the verdicts: intervals of a mean and of a difference of means.
+"""Statistics over seeds (aggregates, intervals of a mean and of a difference of means) and over logged series.
 
 Seeds are independent runs, so a variant's metric is a sample x_1..x_n. Its mean has the
 t-interval x̄ ± t_{0.975, n-1} s / √n. Two variants (samples a, b) are compared with Welch's
@@ -72,3 +72,30 @@ def difference_interval(a: list[float], b: list[float], names: tuple[str, str] =
     half = scipy_stats.t.ppf(0.5 + LEVEL / 2, df) * se
     p = 2 * scipy_stats.t.sf(abs(diff) / se, df)
     return Interval(diff, diff - half, diff + half, n, float(p), of=names)
+
+
+def aggregate(values: list[float | None], bounds: list[float | None]) -> dict[str, Any]:
+    """Mean ± sample std over seeds; a metric missing for any seed has no mean (a lower bound
+    is kept where runs ended without reaching a threshold)."""
+    out: dict[str, Any] = {"per_seed": values, "n": sum(v is not None for v in values)}
+    if values and all(v is not None for v in values):
+        out["mean"] = statistics.fmean(values)
+        out["std"] = statistics.stdev(values) if len(values) > 1 else 0.0
+    else:
+        out["mean"] = out["std"] = None
+        if all(v is not None or b is not None for v, b in zip(values, bounds)) and any(b is not None for b in bounds):
+            out["lower_bound"] = statistics.fmean(v if v is not None else b for v, b in zip(values, bounds))
+            out["per_seed_lower_bound"] = [v if v is not None else b for v, b in zip(values, bounds)]
+    return out
+
+
+def smooth(points: list[list[float]], window: int) -> list[list[float]]:
+    """Trailing moving average over ``window`` logged points (the step stays the last one's)."""
+    if window <= 1 or not points:
+        return points
+    values = [v for _, v in points]
+    out, total = [], 0.0
+    for i, (step, v) in enumerate(points):
+        total += v - (values[i - window] if i >= window else 0.0)
+        out.append([step, total / min(i + 1, window)])
+    return out

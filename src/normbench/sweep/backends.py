@@ -11,6 +11,7 @@ and any slice ``shard=(i, n)`` of the runs, for job arrays on a cluster.
 from __future__ import annotations
 
 import ctypes
+import math
 import os
 import queue
 import signal
@@ -18,6 +19,7 @@ import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import torch
 from tqdm.auto import tqdm
@@ -71,19 +73,34 @@ def run_subprocess(run: Run, env: dict[str, str]) -> int:
                                preexec_fn=preexec, check=False).returncode
 
 
-def available_cpus() -> int:
-    """The CPU cores this process may run on (its affinity mask where the OS has one)."""
+CGROUP_CPU_MAX = Path("/sys/fs/cgroup/cpu.max")  # cgroup v2: "<quota> <period>" or "max <period>"
+
+
+def available_cpus(cpu_max: Path | None = None) -> int:
+    """The CPU cores this process may use: its affinity mask, capped by a cgroup CPU quota (containers;
+    ``cpu_max`` defaults to the cgroup v2 file)."""
+    cpu_max = cpu_max or CGROUP_CPU_MAX
     try:
-        return len(os.sched_getaffinity(0)) or 1
+        cores = len(os.sched_getaffinity(0)) or 1
     except AttributeError:  # pragma: no cover - macOS, Windows
-        return os.cpu_count() or 1
+        cores = os.cpu_count() or 1
+    try:
+        quota, period = cpu_max.read_text().split()[:2]
+        if quota != "max":
+            cores = min(cores, max(1, math.ceil(int(quota) / int(period))))
+    except (OSError, ValueError):
+        pass
+    return cores
 
 
 def default_workers(gpus: list[int] | None = None, gpus_per_run: int = 1) -> int:
-    """Concurrent runs when none is asked for: one per group of ``gpus_per_run`` GPUs with ``gpus``,
-    else one per available CPU core (each run then gets one thread)."""
+    """Concurrent runs when none is asked for: one per group of ``gpus_per_run`` GPUs with ``gpus``;
+    one at a time on a machine with a GPU but no ``gpus`` (runs would share GPU 0); else one per
+    available CPU core (each run then gets one thread)."""
     if gpus:
         return max(1, len(gpus) // max(1, gpus_per_run))
+    if torch.cuda.is_available():
+        return 1
     return available_cpus()
 
 

@@ -34,7 +34,7 @@ import lightning as L
 import yaml
 
 from normbench.errors import one_line
-from normbench.tasks import get_task
+from normbench.tasks import get_task, norm_roles
 from normbench.tasks.series import decomposition_series, monitor_series
 from normbench.training.cli import NormbenchCLI
 from normbench.training.config import load_config
@@ -153,7 +153,7 @@ def check_metrics(config: dict[str, Any], task: str) -> None:
     arch = ((config.get("model") or {}).get("init_args") or {}).get("arch") or {}
     n_layers = int(arch.get("n_layers", 1))
     module = get_task(task).module
-    roles = getattr(typing.get_type_hints(module.__init__).get("arch"), "NORM_ROLES", {})
+    roles = norm_roles(task)
     norm_points = [f"L{i}.{n}" for i in range(1, n_layers + 1) for n, r in roles.items() if r == "block"] + \
         [n for n, r in roles.items() if r != "block"]
     known = set(module.SERIES.expand(n_layers)) | set(monitor_series(norm_points, n_layers)) | \

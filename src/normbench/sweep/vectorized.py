@@ -110,11 +110,8 @@ class SeedStack(NormbenchModule):
             m.log = m.log_training = partial(self._log_as, k)
 
     def _log_as(self, k: int, name: str, value: Any, **kwargs: Any) -> None:
-        key = f"seed{k}/{name}"
-        if self.redundant_log(key, value, kwargs):  # K members log every step: skip what Lightning ignores
-            return
-        kwargs["prog_bar"] = False
-        self.log(key, value, **kwargs)
+        # K members log every step: only what Lightning acts on goes through (NormbenchModule.log_training)
+        self.log_training(f"seed{k}/{name}", value, **{**kwargs, "prog_bar": False})
 
     def configure_optimizers(self):  # noqa: ANN201 - Lightning's return type
         # Adam is elementwise: one AdamW over the stacked tensors is K independent AdamWs.

@@ -61,6 +61,7 @@ class NormbenchModule(L.LightningModule):
         self.arch, self.optim = arch, optim
         self.train_loss_mean = MeanMetric()
         self._registered_epoch: dict[str, int] = {}  # epoch-level metrics registered with Lightning, by epoch
+        self._held_step_logs: dict[str, tuple[Any, dict[str, Any]]] = {}  # step values of a non-logging step
 
     @property
     def lr(self) -> float:
@@ -80,29 +81,46 @@ class NormbenchModule(L.LightningModule):
 
     def log_training(self, name: str, value: Any, **kwargs: Any) -> None:
         """``self.log`` from a training step, minus the calls Lightning would not act on (each costs
-        about 0.6 ms, a few percent of a small model's step): see :meth:`redundant_log`."""
-        if not self.redundant_log(name, value, kwargs):
+        about 0.6 ms, a few percent of a small model's step).
+
+        * An epoch-level metric object (``on_epoch``, not ``on_step``) is registered once per epoch:
+          Lightning keeps the reference and computes it at the epoch's end.
+        * A step-only value is logged on the steps Lightning sends to the loggers (every
+          ``log_every_n_steps``, a step that stops training, every step of ``fast_dev_run``); on the
+          other steps it is held, and logged after the callbacks only if one of them stops training
+          there (:meth:`on_train_batch_end`). The progress bar shows the last logged value.
+        * Under DDP every call goes through (``sync_dist`` collectives must match on every rank).
+        """
+        trainer = self.trainer
+        on_step, on_epoch = kwargs.get("on_step", True), kwargs.get("on_epoch", False)  # Lightning's training defaults
+        if not trainer.training or trainer.world_size > 1 or (on_step and on_epoch):
+            self.log(name, value, **kwargs)
+        elif isinstance(value, Metric) and on_epoch:
+            if self._registered_epoch.get(name) != self.current_epoch:
+                self._registered_epoch[name] = self.current_epoch
+                self.log(name, value, **kwargs)
+        elif on_step and not self.logs_this_step():
+            self._held_step_logs[name] = (value.detach() if isinstance(value, torch.Tensor) else value, kwargs)
+        else:
             self.log(name, value, **kwargs)
 
-    def redundant_log(self, key: str, value: Any, kwargs: dict[str, Any]) -> bool:
-        """Whether logging ``value`` under ``key`` from this training step changes nothing that is logged.
+    def logs_this_step(self) -> bool:
+        """Whether Lightning sends this training step's values to the loggers, as far as known during the
+        step (a callback may still stop training at its end: see :meth:`on_train_batch_end`)."""
+        trainer = self.trainer
+        every = trainer.log_every_n_steps
+        return bool(trainer.fast_dev_run) or trainer.should_stop or (every > 0 and (self.global_step + 1) % every == 0)
 
-        A step-only value reaches the loggers only on logging steps (every ``log_every_n_steps`` and
-        the step that stops training); an epoch-level metric object is kept by reference and computed
-        at the epoch's end, so registering it once per epoch is enough.
-        """
-        if not self.trainer.training:
-            return False
-        if isinstance(value, Metric) and not kwargs.get("on_step", False):
-            if self._registered_epoch.get(key) == self.current_epoch:
-                return True
-            self._registered_epoch[key] = self.current_epoch
-            return False
-        return bool(kwargs.get("on_step")) and not kwargs.get("on_epoch") and not self.logging_step()
+    def on_train_start(self) -> None:
+        self._registered_epoch.clear()  # a second fit of the same module registers its metrics again
+        self._held_step_logs.clear()
 
-    def logging_step(self) -> bool:
-        """Whether Lightning sends this training step's values to the loggers."""
-        return (self.global_step + 1) % self.trainer.log_every_n_steps == 0 or self.trainer.should_stop
+    def on_train_batch_end(self, outputs: Any, batch: Any, batch_idx: int) -> None:
+        """Log the held step values if a callback stopped training at this step (Lightning then logs it)."""
+        held, self._held_step_logs = self._held_step_logs, {}
+        if held and self.trainer.should_stop:
+            for name, (value, kwargs) in held.items():
+                self.log(name, value, **kwargs)
 
     def lr_factor(self, step: int) -> float:
         """Multiplier of ``lr`` at optimizer step ``step``."""

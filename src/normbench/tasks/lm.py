@@ -78,8 +78,7 @@ class LMModule(NormbenchModule):
         loss, _ = self.next_token_loss(tokens)
         self.check_finite(loss)
         self.log_train_loss(loss, batch_size=len(batch[0]))
-        if self.logging_step():  # exp() only when it is logged
-            self.log(S.TRAIN_PPL, loss.detach().exp(), on_step=True, on_epoch=False)
+        self.log_training(S.TRAIN_PPL, loss.detach().exp(), on_step=True, on_epoch=False)
         return loss
 
     def model_inputs(self, batch: tuple[torch.Tensor]) -> tuple[tuple[torch.Tensor, ...], None]:

@@ -9,6 +9,7 @@ each entry point naming a :class:`Task`.
 
 from __future__ import annotations
 
+import typing
 from dataclasses import dataclass
 from importlib import resources
 from importlib.abc import Traversable
@@ -58,6 +59,13 @@ def get_task(name: str) -> Task:
     if task is None:
         raise ValueError(f"task: {name!r} is not registered; choose one of {', '.join(task_names())}")
     return task
+
+
+def norm_roles(name: str) -> dict[str, str]:
+    """The norms of task ``name``'s network by name (``attn_norm``, ...) with their roles (``block``,
+    ``final``, ``embedding``): its architecture config's ``NORM_ROLES``."""
+    arch = typing.get_type_hints(get_task(name).module.__init__).get("arch")
+    return dict(getattr(arch, "NORM_ROLES", {}))
 
 
 def task_names() -> list[str]:

@@ -58,6 +58,8 @@ def preset_patch(config: dict[str, Any], preset: str, where: str = "the config")
         chain.append(preset)
         own = dict(presets[preset] or {})
         parent = own.pop("extends", None)
+        if parent is not None and not isinstance(parent, str):
+            raise ValueError(f"presets.{preset}.extends: must name one preset, got {parent!r}")
         patch = deep_merge(own, patch)
         preset = parent
     return patch
