@@ -119,3 +119,10 @@ def test_a_missing_seed_leaves_the_geometry_claim_inconclusive() -> None:
     assert claim["verdict"] == "inconclusive" and "pre/both L1 (both): 0 / –" in claim["explanation"]
     with pytest.raises(ValueError, match="rule.expect must be one of scaled, unscaled"):
         judge({**geometry_claim("scaled"), "rule": {"kind": "attention_feed", "expect": "scale"}}, variants)
+
+
+def test_an_incomplete_sweep_says_so_above_everything() -> None:
+    assert lb.render_incomplete({"planned_runs": 27, "finished_runs": 27}) == []
+    assert lb.render_incomplete({}) == []  # leaderboards written before sweeps counted their runs
+    line = lb.render_incomplete({"planned_runs": 27, "finished_runs": 9})[0]
+    assert "18 of its 27 planned runs have no finished record" in line and "on the 9 finished runs only" in line

@@ -290,6 +290,16 @@ def render_table(table: dict[str, Any]) -> list[str]:
     return lines + [""]
 
 
+def render_incomplete(board: dict[str, Any]) -> list[str]:
+    """A warning line when some planned runs of the sweep have no finished record."""
+    planned, finished = board.get("planned_runs"), board.get("finished_runs")
+    if planned is None or finished is None or finished >= planned:
+        return []
+    return [f"**Incomplete sweep: {planned - finished} of its {planned} planned runs have no finished record yet. "
+            f"Every value and verdict below is computed on the {finished} finished runs only; the same command "
+            f"trains the rest.**", ""]
+
+
 def render_matrix(matrix: dict[str, Any] | None) -> list[str]:
     """Markdown of a placement x component matrix (:mod:`normbench.reporting.matrix`): one table per
     panel, each cell mean ± std over seeds with every seed's value, then the cells' status."""
@@ -398,6 +408,7 @@ def render_markdown(board: dict[str, Any], plots: list[str]) -> str:
         f"torch {p['torch']}, lightning {p['lightning']}, {p['device']}, {p['threads']} threads; "
         f"training wall time summed over runs {p['wall_time_s']:.0f} s.",
         "",
+        *render_incomplete(board),
         *render_protocol(board.get("protocol") or {}),
         *render_matrix(board.get("matrix")),
         "## Variants",

@@ -257,6 +257,7 @@ def write_results(task: str, preset: str | None, config: dict, runs: list[Run], 
     board = lb.build(task, preset, records, bench_cfg, variant_order)
     board["sweep_key"] = sweep
     board["sweep"] = definition
+    board["planned_runs"], board["finished_runs"] = len(runs), len(records)
     by_variant = lb.group_by_variant(records)
     plots = [str(plot_series(by_variant, spec, out / name)) for name, spec in (bench_cfg.get("plots") or {}).items()]
     if decomposition:
