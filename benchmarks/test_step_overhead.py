@@ -4,8 +4,9 @@ Baseline: the bare step in a plain PyTorch loop: the same network, batch (256 se
 tokens), data loader, Adam with the same learning-rate schedule; forward, cross-entropy, backward,
 optimizer and schedule step. Candidate: :class:`MajorityModule` trained by Lightning as a run is,
 with its metrics (train accuracy, epoch loss), its logging (every 10 steps, TensorBoard) and the
-divergence guard; no validation and no checkpoints in either. Goal: at most 15% slower (ratio
-<= 1.15).
+divergence guard; no validation and no checkpoints in either. Both on one thread, as each run of
+a bench on a 2-core CPU trains (two runs at a time, one thread each). Goal: at most 15% slower
+(ratio <= 1.15).
 """
 
 from __future__ import annotations
@@ -25,6 +26,14 @@ from normbench.tasks.majority import MajorityModule
 
 STEPS = 600
 OPTIM = OptimConfig(lr=1e-3, lr_decay_steps=50_000)  # the quick preset's
+
+
+@pytest.fixture(autouse=True)
+def one_thread():  # noqa: ANN201
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
 
 
 @pytest.fixture(scope="module")
