@@ -21,7 +21,7 @@ from torch import nn
 
 from normbench.analysis.model_keys import attention_keys
 from normbench.analysis.unselectable import unselectable_mask
-from normbench.reporting.run_cache import cached_analysis, load_run
+from normbench.reporting.run_cache import cached_analysis, load_run, with_final_values
 from normbench.tasks.series import ANALYSIS_CLASS_KEYS
 from normbench.training.rundir import CLASS_KEYS_NAME
 
@@ -62,7 +62,6 @@ def with_class_keys(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for record in records:
         result = cached_analysis(record, CLASS_KEYS_NAME, {}, class_keys_run)
         if result is not None:
-            step = int(record.get("final_step") or 0)
-            record = {**record, "series": {**record["series"], ANALYSIS_CLASS_KEYS: [[step, result["fraction"]]]}}
+            record = with_final_values(record, {ANALYSIS_CLASS_KEYS: result["fraction"]})
         out.append(record)
     return out

@@ -25,7 +25,7 @@ import numpy as np  # noqa: E402
 
 from normbench.analysis.model_keys import attention_keys, prefix_unselectable  # noqa: E402
 from normbench.reporting.plots import save_png  # noqa: E402
-from normbench.reporting.run_cache import build_datamodule, cached_analysis, load_run  # noqa: E402
+from normbench.reporting.run_cache import build_datamodule, cached_analysis, load_run, with_final_values  # noqa: E402
 from normbench.tasks.series import ANALYSIS_KEY_SET  # noqa: E402
 from normbench.training.rundir import KEY_SETS_NAME  # noqa: E402
 
@@ -92,11 +92,10 @@ def with_key_sets(records: list[dict[str, Any]], spec: dict[str, Any]) -> list[d
         result = cached_analysis(record, KEY_SETS_NAME, {"sizes": sizes, "sequences_requested": sequences},
                                  lambda ckpt: key_sets_run(ckpt, sizes, sequences))
         if result is not None:
-            step = int(record.get("final_step") or 0)
-            series = {ANALYSIS_KEY_SET.format(keys=n, where=where, layer=layer.removeprefix("L")): [[step, value]]
-                      for layer, per_where in result["layers"].items()
-                      for where, by_n in per_where.items() for n, value in by_n.items()}
-            record = {**record, "series": {**record["series"], **series}}
+            record = with_final_values(record, {
+                ANALYSIS_KEY_SET.format(keys=n, where=where, layer=layer.removeprefix("L")): value
+                for layer, per_where in result["layers"].items()
+                for where, by_n in per_where.items() for n, value in by_n.items()})
         out.append(record)
     return out
 

@@ -74,3 +74,9 @@ def cached_analysis(record: dict[str, Any], file_name: str, params: dict[str, An
     result = {**compute(ckpt), **key}
     atomic_write_json(path, result)
     return result
+
+
+def with_final_values(record: dict[str, Any], values: dict[str, float]) -> dict[str, Any]:
+    """``record`` with each of ``values`` (series name -> value) added as a one-point series at its final step."""
+    step = int(record.get("final_step") or 0)
+    return {**record, "series": {**record["series"], **{name: [[step, v]] for name, v in values.items()}}}
