@@ -35,7 +35,8 @@ class MajorityModule(NormbenchModule):
         super().__init__(arch, optim)
         self.save_hyperparameters()
         self.model = MajorityEncoder(arch)
-        self.train_acc = MulticlassAccuracy(arch.num_classes, average="micro")
+        # fed class indices (see log_train_metrics) from our own data: no per-step input validation
+        self.train_acc = MulticlassAccuracy(arch.num_classes, average="micro", validate_args=False)
         self.test_acc = MulticlassAccuracy(arch.num_classes, average="micro")
         self.test_loss = MeanMetric()
         self.query_angle = MeanMetric()
@@ -57,7 +58,9 @@ class MajorityModule(NormbenchModule):
 
     def log_train_metrics(self, loss: torch.Tensor, logits: torch.Tensor, targets: torch.Tensor, batch_size: int) -> None:
         """Training loss (step and epoch mean) and accuracy; also used per seed by :mod:`normbench.sweep.vectorized`."""
-        self.train_acc.update(logits, targets)  # logged per epoch: no per-batch value needed
+        # logged per epoch: no per-batch value needed. Predictions = the first maximal logit, as the
+        # metric's own argmax picks, but ``max`` is about 40% faster than ``argmax`` over 20 classes
+        self.train_acc.update(logits.detach().max(-1).indices, targets)
         self.log_train_loss(loss, batch_size=batch_size)
         self.log_training(S.TRAIN_ACC, self.train_acc, on_step=False, on_epoch=True)
 
