@@ -6,8 +6,9 @@ Plug-ins are loaded on first need, once: a registry's built-in entries never imp
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from importlib.metadata import entry_points
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
 
@@ -19,10 +20,12 @@ class Registry(Generic[T]):
         kind: what the entries are, for messages (e.g. ``task``, ``component``).
         group: the entry-point group whose objects are registered on first need.
         cls: the type every entry must have.
+        convert: ``(entry point name, loaded object) -> entry``, for groups whose entry points may
+            name something else than a ``cls`` (e.g. an ``nn.Module`` class for a norm component).
     """
 
-    def __init__(self, kind: str, group: str, cls: type[T]) -> None:
-        self.kind, self.group, self.cls = kind, group, cls
+    def __init__(self, kind: str, group: str, cls: type[T], convert: Callable[[str, Any], T] | None = None) -> None:
+        self.kind, self.group, self.cls, self.convert = kind, group, cls, convert
         self.entries: dict[str, T] = {}
         self.plugins_loaded = False
 
@@ -41,6 +44,8 @@ class Registry(Generic[T]):
         self.plugins_loaded = True
         for ep in entry_points(group=self.group):
             entry = ep.load()
+            if self.convert is not None:
+                entry = self.convert(ep.name, entry)
             if not isinstance(entry, self.cls):
                 raise TypeError(f"entry point {ep.name!r} of {self.group}: {ep.value} is not a normbench {self.cls.__name__}")
             self.register(getattr(entry, "name", ep.name), entry)

@@ -16,7 +16,7 @@ from normbench.nn.blocks import PLACEMENTS, Attention
 from normbench.nn.bert import BertEncoder
 from normbench.nn.gpt import GPTDecoder
 from normbench.nn.majority import MajorityEncoder
-from normbench.nn.norms import COMPONENTS, Norm, NormSpec
+from normbench.nn.norms import COMPONENTS, Norm, NormSpec, NotShiftAndScale, get_component
 
 
 def perturbed(model: nn.Module, seed: int) -> nn.Module:
@@ -47,7 +47,8 @@ def build(kind: str, placement: str, component: str) -> tuple[nn.Module, tuple]:
     return model, (torch.randint(0, 20, (3, 12), generator=g),)
 
 
-CASES = list(itertools.product(["gpt", "bert", "majority"], PLACEMENTS, COMPONENTS))
+SHIFT_AND_SCALE = [c for c in COMPONENTS if get_component(c).shift_and_scale is not None]
+CASES = list(itertools.product(["gpt", "bert", "majority"], PLACEMENTS, SHIFT_AND_SCALE))
 
 
 @pytest.mark.parametrize(("kind", "placement", "component"), CASES)
@@ -57,7 +58,7 @@ def test_terms_sum_to_every_hidden_state(kind: str, placement: str, component: s
     perturbed(model, seed=2)
     dec32 = decompose(model, *inputs)
     expected = ["embed", *(f"L{i + 1}" for i in range(len(model.blocks)))]
-    if kind == "gpt" and placement == "pre":
+    if kind == "gpt" and placement in ("pre", "peri"):
         expected.append("final")
     assert dec32.layers == expected
     assert dec32.max_error() < 1e-5
@@ -144,7 +145,7 @@ def test_post_norm_scales_every_term_by_the_norms_diagonal_map() -> None:
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.sampled_from(COMPONENTS), st.booleans(), st.integers(2, 12), st.integers(0, 2**16))
+@given(st.sampled_from(SHIFT_AND_SCALE), st.booleans(), st.integers(2, 12), st.integers(0, 2**16))
 def test_norm_is_a_diagonal_map_plus_offset(component: str, affine: bool, d: int, seed: int) -> None:
     """N(x) = D x + o with D = g s(x) (diagonal) and o = b - g s(x) m(x), for every component."""
     g = torch.Generator().manual_seed(seed)
@@ -173,3 +174,11 @@ def test_decompose_restores_training_mode_and_leaves_no_hooks() -> None:
     decompose(model, *inputs)
     assert model.training
     assert all(not m._forward_hooks and not m._forward_pre_hooks for m in model.modules())
+
+
+@pytest.mark.parametrize("placement", ["pre", "post", "peri"])
+def test_a_norm_without_shift_and_scale_form_is_refused_in_one_line(placement: str) -> None:
+    model = GPTDecoder(vocab_size=20, max_positions=8, n_layers=1, placement=placement,
+                       ffn_norm=NormSpec("dyt", affine=True))
+    with pytest.raises(NotShiftAndScale, match=r"^decompose: L1.ffn_norm \(dyt\) is not of the shift-and-scale form"):
+        decompose(model, torch.randint(0, 20, (1, 5)))

@@ -105,7 +105,7 @@ def test_affine_applies_gain_and_bias(component: str) -> None:
         affine.weight.uniform_(0.5, 2.0)
         affine.bias.normal_()
     torch.testing.assert_close(affine(x), plain(x) * affine.weight + affine.bias)
-    extra = 8 if component == "learned" else 0  # the learned normal
+    extra = {"learned": 8, "scalenorm": 1, "dyt": 1}.get(component, 0)  # the learned normal, g, alpha
     assert sum(p.numel() for p in affine.parameters()) == 16 + extra
 
 

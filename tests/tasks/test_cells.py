@@ -56,12 +56,15 @@ def test_reported_norms_are_the_model_norms(task: str, placement: str, component
     inside = model_norms(module.model)
     assert set(reported) == set(inside), (reported, inside)
     for name, specs in inside.items():
-        expected = arch.n_layers if arch.NORM_ROLES[name] == "block" else 1
+        expected = arch.n_layers if arch.NORM_ROLES[name] in ("block", "output") else 1
         assert len(specs) == expected, name
-        assert all(dataclasses.asdict(s) == reported[name] for s in specs), name
+        assert all(s.as_dict() == reported[name] for s in specs), name
     label = run_label(effective)  # e.g. pre-attn_both+affine-ffn_both+affine-final_both+affine
     assert label.split("-")[0] == placement
-    assert {part.split("_")[0] for part in label.split("-")[1:]} == {n.removesuffix("_norm") for n in reported}
+    parts = label.split("-")[1:]
+    assert len(parts) == len(reported)
+    assert all(f"{n.removesuffix('_norm')}_{spec['component']}" in {p.removesuffix("+affine") for p in parts}
+               for n, spec in reported.items())
     row = variant_entry("cell", [{"seed": 0, "status": "done", "config_hash": "x", "norms": reported,
                                   "placement": placement, "series": {}, "provenance": PROVENANCE}], {})
     assert set(row["norms"]) == {n.removesuffix("_norm") for n in inside}

@@ -11,7 +11,10 @@ Every hidden state of the residual stream is the sum of four terms:
 A norm is N(x) = g * s(x) (x - m(x)) + b (:meth:`normbench.nn.norms.Norm.shift_and_scale`): every
 term is multiplied by the diagonal map g * s(x), and c also receives b - g * s(x) m(x). Where no
 norm follows a sublayer (pre-norm's residual stream, ``none`` placement) the map is the identity,
-so the same bookkeeping covers every placement. Because attention weights sum to one, a sublayer
+so the same bookkeeping covers every placement; ``peri``'s output norm maps only its sublayer's
+terms (its output and bias) before they join the residual stream. A norm not of that form
+(``dyt``, plug-ins) has no such terms: :func:`decompose` refuses it in one line
+(:class:`normbench.nn.norms.NotShiftAndScale`). Because attention weights sum to one, a sublayer
 output minus its bias *is* its unbiased term, so the decomposition reads the real activations
 through forward hooks instead of recomputing the forward pass.
 
@@ -28,7 +31,7 @@ from torch import nn
 
 from normbench.analysis.hooks import Capture
 from normbench.nn.blocks import TransformerBlock, hook_points
-from normbench.nn.norms import Norm
+from normbench.nn.norms import Norm, NotShiftAndScale
 
 TERMS: tuple[str, ...] = ("i", "h", "f", "c")
 
@@ -94,12 +97,16 @@ def decompose(model: nn.Module, *inputs: Any, **kwargs: Any) -> Decomposition:
     """
     blocks = list(model.blocks)
     for block in blocks:
-        for norm in (block.attn_norm, block.ffn_norm):
+        for norm in (block.attn_norm, block.ffn_norm, block.attn_out_norm, block.ffn_out_norm):
             if not isinstance(norm, (Norm, nn.Identity)):
                 raise TypeError(f"decompose: {type(norm).__name__} is not a normbench Norm; its map is unknown")
     embed_norm = getattr(model, "embed_norm", None)
     final_norm = getattr(model, "final_norm", None)
     points = hook_points(model)
+    for name, module in points.items():
+        if isinstance(module, Norm) and module.component.shift_and_scale is None:
+            raise NotShiftAndScale(f"decompose: {name} ({module.component.name}) is not of the shift-and-scale form "
+                                   f"N(x) = s(x) (x - m(x)); the decomposition e = i + h + f + c does not apply")
     name_of = {id(module): name for name, module in points.items()}
     was_training = model.training
     model.eval()
@@ -120,11 +127,13 @@ def decompose(model: nn.Module, *inputs: Any, **kwargs: Any) -> Decomposition:
         terms[3] = terms[3] + offset
         return terms
 
-    def add_sublayer(terms: torch.Tensor, index: int, output: torch.Tensor, bias: torch.Tensor | float) -> torch.Tensor:
-        terms = terms.clone()
-        terms[index] = terms[index] + (output - bias)
-        terms[3] = terms[3] + bias
-        return terms
+    def add_sublayer(terms: torch.Tensor, index: int, output: torch.Tensor, bias: torch.Tensor | float,
+                     out_norm: nn.Module) -> torch.Tensor:
+        """terms + the sublayer's (output - bias) in ``index`` and its bias in c, mapped by its output norm (peri)."""
+        own = torch.zeros_like(terms)
+        own[index] = output - bias
+        own[3] = own[3] + bias
+        return terms + through_norm(own, out_norm)
 
     layers: list[str] = []
     out_terms: dict[str, torch.Tensor] = {}
@@ -139,10 +148,10 @@ def decompose(model: nn.Module, *inputs: Any, **kwargs: Any) -> Decomposition:
     out_terms["embed"], hidden["embed"] = terms, seen(blocks[0], "in")
     for n, block in enumerate(blocks, start=1):
         attn_out, ffn_out = seen(block.attn, "out"), seen(block.ffn, "out")
-        terms = add_sublayer(terms, 1, attn_out, attention_bias(block))
+        terms = add_sublayer(terms, 1, attn_out, attention_bias(block), block.attn_out_norm)
         if block.placement == "post":
             terms = through_norm(terms, block.attn_norm)
-        terms = add_sublayer(terms, 2, ffn_out, ffn_bias(block))
+        terms = add_sublayer(terms, 2, ffn_out, ffn_bias(block), block.ffn_out_norm)
         if block.placement == "post":
             terms = through_norm(terms, block.ffn_norm)
         name = f"L{n}"

@@ -5,6 +5,14 @@ read them with forward hooks during one ordinary forward pass, together with the
 which for ``pre`` placement is the input of the norm in front of attention ("before the norm")
 while the attention input is its output ("after"). With ``post`` or ``none`` placement nothing
 normalizes the keys inside the block, so before = after = the attention input.
+
+Beside that input-space view (Brody et al.'s), the *key-space* view asks the same question per
+head, of the keys the head actually scores: the rows of x W_k^T (+ bias) in that head's d_head
+coordinates, after QK-norm where the attention has it (what the hook point ``L<i>.attn.keys`` sees,
+recomputed in float64). A key
+selectable in input space can be unselectable in a head's key space (W_k maps d to d_head < d
+dimensions and can fold vertices inside), and under QK-norm every key of a head lies on a sphere,
+so no distinct key is unselectable there.
 """
 
 from __future__ import annotations
@@ -25,7 +33,8 @@ def attention_keys(model: nn.Module, *inputs: Any, **kwargs: Any) -> dict[str, d
     """Run ``model(*inputs, **kwargs)`` once (eval mode, no grad); each block's keys (B, T, d) by layer name.
 
     ``before``: the block input (for ``pre`` placement the input of the attention norm);
-    ``after``: the attention input (the norm's output).
+    ``after``: the attention input (the norm's output); ``heads``: each head's keys in its key
+    space, (B, H, T, d_head), computed in float64 from the attention input (:meth:`Attention.head_keys`).
     """
     points = hook_points(model)
     layers = [name for name, m in points.items() if isinstance(m, TransformerBlock)]  # L1, L2, ...
@@ -35,9 +44,29 @@ def attention_keys(model: nn.Module, *inputs: Any, **kwargs: Any) -> dict[str, d
         with torch.no_grad(), Capture({name: points[name] for name in layers}
                                       | {f"{name}.attn": points[f"{name}.attn"] for name in layers}) as seen:
             model(*inputs, **kwargs)
+            heads = {name: points[f"{name}.attn"].head_keys(seen[f"{name}.attn"]["input"].double()) for name in layers}
     finally:
         model.train(model_was_training)
-    return {name: {"before": seen[name]["input"], "after": seen[f"{name}.attn"]["input"]} for name in layers}
+    return {name: {"before": seen[name]["input"], "after": seen[f"{name}.attn"]["input"], "heads": heads[name]}
+            for name in layers}
+
+
+def head_unselectable(heads: torch.Tensor, valid: np.ndarray | None = None, tol: float | None = None) -> np.ndarray:
+    """(B, H, T) True where a key is unselectable among its sequence's keys in its head's key space.
+
+    ``heads``: (B, H, T, d_head) per-head keys; ``valid``: (B, T) False at padding (left out of every set).
+    """
+    x = heads.detach().to("cpu", torch.float64).numpy()
+    b, h, t, _ = x.shape
+    kw = {} if tol is None else {"tol": tol}
+    if valid is None or valid.all():
+        return np.asarray(unselectable_mask(x.reshape(b * h, t, -1), **kw)).reshape(b, h, t)
+    mask = np.zeros((b, h, t), dtype=bool)
+    for i in range(b):
+        idx = np.flatnonzero(valid[i])
+        if len(idx):
+            mask[i][:, idx] = unselectable_mask(x[i][:, idx], **kw)
+    return mask
 
 
 def unselectable_per_layer(
@@ -47,11 +76,18 @@ def unselectable_per_layer(
 
     Each sequence of the batch is one key set (its padding, True in ``key_padding_mask``, left
     out). Returns one entry per block, in forward order, with the fraction of unselectable keys
-    before and after the block's attention norm and the unselectable positions (B, T) after it.
+    before and after the block's attention norm and the unselectable positions (B, T) after it
+    (input space), and ``fraction_heads``: the fraction of unselectable keys in each head's key
+    space, over heads and keys (``positions_heads``: (B, H, T)).
     """
     results = []
     for name, keys in attention_keys(model, *inputs, **kwargs).items():
         entry: dict[str, Any] = {"layer": name}
+        valid = None if key_padding_mask is None else ~key_padding_mask.cpu().numpy()
+        heads = head_unselectable(keys["heads"], valid, tol)
+        per_key = heads.transpose(0, 2, 1)  # (B, T, H)
+        entry["fraction_heads"] = float(per_key[valid].mean()) if valid is not None else float(heads.mean())
+        entry["positions_heads"] = torch.from_numpy(heads).to(keys["heads"].device)
         for where in ("before", "after"):
             x = keys[where].double()
             mask = np.zeros(x.shape[:2], dtype=bool)

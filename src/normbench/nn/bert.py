@@ -33,16 +33,19 @@ class BertConfig(ArchConfig):
         type_vocab_size: segment embeddings.
         d_model, n_heads, n_layers: width, heads, blocks.
         ffn_width: feed-forward width (BERT-base: 3072).
-        placement: ``pre`` | ``post`` | ``none`` (BERT: post).
+        placement: ``pre`` | ``post`` | ``none`` | ``peri`` (BERT: post).
         embed_norm: the norm on the input embedding (the paper's LayerNorm-free model removes it too).
         attn_norm, ffn_norm: the block norms (BERT: affine LayerNorm, eps 1e-12).
+        attn_out_norm, ffn_out_norm: the sublayer output norms of ``peri`` placement.
+        qk_norm: RMS-normalize each head's queries and keys (learned temperature per head).
         activation: BERT's ``gelu``.
         dropout: embedding, attention, residual and classifier dropout (BERT: 0.1).
         num_labels: output classes.
         init_std: std of the normal initialisation (BERT: 0.02).
     """
 
-    NORM_ROLES: ClassVar[dict[str, NormRole]] = {"embed_norm": "embedding", "attn_norm": "block", "ffn_norm": "block"}
+    NORM_ROLES: ClassVar[dict[str, NormRole]] = {"embed_norm": "embedding", "attn_norm": "block", "ffn_norm": "block",
+                                                 "attn_out_norm": "output", "ffn_out_norm": "output"}
     vocab_size: int = 28996
     max_positions: int = 512
     type_vocab_size: int = 2
@@ -54,6 +57,8 @@ class BertConfig(ArchConfig):
     embed_norm: NormSpec = BERT_NORM
     attn_norm: NormSpec = BERT_NORM
     ffn_norm: NormSpec = BERT_NORM
+    attn_out_norm: NormSpec = BERT_NORM
+    ffn_out_norm: NormSpec = BERT_NORM
     activation: Activation = "gelu"
     dropout: float = 0.1
     num_labels: int = 2
@@ -84,7 +89,8 @@ class BertEncoder(nn.Module):
         self.drop = nn.Dropout(c.dropout)
         self.blocks = nn.ModuleList(
             TransformerBlock(c.d_model, c.n_heads, c.ffn_width, c.placement, attn_norm=c.attn_norm,
-                             ffn_norm=c.ffn_norm, activation=c.activation, dropout=c.dropout, qkv_bias=True,
+                             ffn_norm=c.ffn_norm, attn_out_norm=c.attn_out_norm, ffn_out_norm=c.ffn_out_norm,
+                qk_norm=c.qk_norm, activation=c.activation, dropout=c.dropout, qkv_bias=True,
                              out_bias=True)
             for _ in range(c.n_layers)
         )
@@ -93,8 +99,8 @@ class BertEncoder(nn.Module):
         for name, p in self.named_parameters():
             if name.endswith("bias"):
                 nn.init.zeros_(p)
-            elif "norm" in name:
-                nn.init.ones_(p)
+            elif "norm" in name:  # a norm's gain is 1, its own scalars (alpha, g, t_h) keep their initial values
+                continue
             else:
                 nn.init.normal_(p, 0.0, c.init_std)
 

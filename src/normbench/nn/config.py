@@ -7,7 +7,7 @@ keyed by :meth:`ArchConfig.effective`: two configs that build the same network s
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
 from normbench.nn.norms import NormSpec
@@ -29,7 +29,11 @@ class ArchConfig:
     """Base of the architecture configs: ``placement`` plus norms named in ``NORM_ROLES``."""
 
     NORM_ROLES: ClassVar[dict[str, NormRole]] = {}
+    OPTIONAL: ClassVar[dict[str, Any]] = {"qk_norm": False}
+    """Fields left out of :meth:`effective` at these values (absent norms: whenever absent): fields added
+    after runs were published, so a network without them keeps its identity (its config hash)."""
     placement: Placement = "pre"
+    qk_norm: bool = False
 
     def __post_init__(self) -> None:
         check_placement(self.placement)
@@ -42,6 +46,8 @@ class ArchConfig:
             if not isinstance(spec, NormSpec):
                 raise ValueError(f"model.arch.{name}: must be a norm spec {{component, affine, eps}}, got {spec!r}")
             spec.check(f"model.arch.{name}")
+        if not isinstance(self.qk_norm, bool):
+            raise ValueError(f"model.arch.qk_norm: must be true or false, got {self.qk_norm!r}")
         if not 0.0 <= self.dropout < 1.0:  # type: ignore[attr-defined]
             raise ValueError(f"model.arch.dropout: must be in [0, 1), got {self.dropout!r}")  # type: ignore[attr-defined]
 
@@ -50,9 +56,18 @@ class ArchConfig:
         return {name: getattr(self, name).canonical() for name in present_norms(self.placement, self.NORM_ROLES)}
 
     def effective(self) -> dict[str, Any]:
-        """The config as the network sees it: absent norms ``None``, ignored norm settings reset."""
+        """The config as the network sees it: absent norms ``None``, ignored norm settings reset.
+
+        Optional fields (``OPTIONAL``, the ``output`` norms) are left out where they do not change the network.
+        """
         present = self.norms()
-        out = {f.name: getattr(self, f.name) for f in fields(self)}
-        for name in self.NORM_ROLES:
-            out[name] = asdict(present[name]) if name in present else None
+        out = {f.name: getattr(self, f.name) for f in fields(self)
+               if not (f.name in self.OPTIONAL and getattr(self, f.name) == self.OPTIONAL[f.name])}
+        for name, role in self.NORM_ROLES.items():
+            if name in present:
+                out[name] = present[name].as_dict()
+            elif role == "output":
+                del out[name]
+            else:
+                out[name] = None
         return out

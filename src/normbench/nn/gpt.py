@@ -35,9 +35,11 @@ class GPTConfig(ArchConfig):
         max_positions: learned positions (>= the data's context and analysis length).
         d_model, n_heads, n_layers: width, heads, blocks.
         ffn_width: feed-forward width (default 4 d_model).
-        placement: ``pre`` | ``post`` | ``none``; the final norm exists under ``pre`` only.
+        placement: ``pre`` | ``post`` | ``none`` | ``peri``; the final norm exists under ``pre`` and ``peri``.
         attn_norm: the norm in front of attention ("w/o scaling" = ``project`` without affine).
         ffn_norm, final_norm: the other norms (GPT-2: affine LayerNorm, eps 1e-5).
+        attn_out_norm, ffn_out_norm: the sublayer output norms of ``peri`` placement.
+        qk_norm: RMS-normalize each head's queries and keys (learned temperature per head).
         activation: GPT-2's ``gelu_tanh``.
         qkv_bias: learn biases of the query/key/value projections (GPT-2's ``c_attn`` bias). The
             paper's LM froze them at their initial 0, which is this option off.
@@ -45,7 +47,8 @@ class GPTConfig(ArchConfig):
         init_std: std of the normal initialisation (GPT-2: 0.02).
     """
 
-    NORM_ROLES: ClassVar[dict[str, NormRole]] = {"attn_norm": "block", "ffn_norm": "block", "final_norm": "final"}
+    NORM_ROLES: ClassVar[dict[str, NormRole]] = {"attn_norm": "block", "ffn_norm": "block", "final_norm": "final",
+                                                 "attn_out_norm": "output", "ffn_out_norm": "output"}
     vocab_size: int = 50257
     max_positions: int = 1024
     d_model: int = 8
@@ -55,6 +58,8 @@ class GPTConfig(ArchConfig):
     placement: Placement = "pre"
     attn_norm: NormSpec = GPT2_NORM
     ffn_norm: NormSpec = GPT2_NORM
+    attn_out_norm: NormSpec = GPT2_NORM
+    ffn_out_norm: NormSpec = GPT2_NORM
     final_norm: NormSpec = GPT2_NORM
     activation: Activation = "gelu_tanh"
     qkv_bias: bool = True
@@ -84,7 +89,8 @@ class GPTDecoder(nn.Module):
         self.blocks = nn.ModuleList(
             TransformerBlock(
                 c.d_model, c.n_heads, c.ffn_width or 4 * c.d_model, c.placement, attn_norm=c.attn_norm,
-                ffn_norm=c.ffn_norm, activation=c.activation, dropout=c.dropout, qkv_bias=c.qkv_bias, out_bias=True,
+                ffn_norm=c.ffn_norm, attn_out_norm=c.attn_out_norm, ffn_out_norm=c.ffn_out_norm,
+                qk_norm=c.qk_norm, activation=c.activation, dropout=c.dropout, qkv_bias=c.qkv_bias, out_bias=True,
                 causal=True,
             )
             for _ in range(c.n_layers)
@@ -98,8 +104,8 @@ class GPTDecoder(nn.Module):
         for name, p in self.named_parameters():
             if name.endswith("bias"):
                 nn.init.zeros_(p)
-            elif "norm" in name:
-                nn.init.ones_(p)
+            elif "norm" in name:  # a norm's gain is 1, its own scalars (alpha, g, t_h) keep their initial values
+                continue
             elif name.endswith(("attn.out_proj.weight", "ffn.2.weight")):
                 nn.init.normal_(p, 0.0, residual_std)
             else:

@@ -29,14 +29,17 @@ class MajorityConfig(ArchConfig):
         n_heads: attention heads.
         ffn_width: hidden width of the feed-forward layer.
         n_layers: Transformer blocks.
-        placement: ``pre`` | ``post`` | ``none`` (see :mod:`normbench.nn.placement`).
+        placement: ``pre`` | ``post`` | ``none`` | ``peri`` (see :mod:`normbench.nn.placement`).
         attn_norm: the norm in front of attention (the paper ablates this one; no affine, eps 0).
         ffn_norm: the norm in front of the feed-forward layer (affine LayerNorm, eps 0).
+        attn_out_norm, ffn_out_norm: the sublayer output norms of ``peri`` placement.
+        qk_norm: RMS-normalize each head's queries and keys (learned temperature per head).
         activation: ``relu`` | ``gelu`` | ``gelu_tanh``.
         dropout: dropout after each sublayer and inside attention.
     """
 
-    NORM_ROLES: ClassVar[dict[str, NormRole]] = {"attn_norm": "block", "ffn_norm": "block"}
+    NORM_ROLES: ClassVar[dict[str, NormRole]] = {"attn_norm": "block", "ffn_norm": "block",
+                                                 "attn_out_norm": "output", "ffn_out_norm": "output"}
     num_classes: int = 20
     d_model: int = 8
     n_heads: int = 1
@@ -45,6 +48,8 @@ class MajorityConfig(ArchConfig):
     placement: Placement = "pre"
     attn_norm: NormSpec = NormSpec("both", affine=False, eps=0.0)
     ffn_norm: NormSpec = NormSpec("both", affine=True, eps=0.0)
+    attn_out_norm: NormSpec = NormSpec("both", affine=True, eps=0.0)
+    ffn_out_norm: NormSpec = NormSpec("both", affine=True, eps=0.0)
     activation: Activation = "relu"
     dropout: float = 0.0
 
@@ -67,7 +72,8 @@ class MajorityEncoder(nn.Module):
         self.embedding = nn.Embedding(c.num_classes, c.d_model)
         self.blocks = nn.ModuleList(
             TransformerBlock(c.d_model, c.n_heads, c.ffn_width, c.placement, attn_norm=c.attn_norm,
-                             ffn_norm=c.ffn_norm, activation=c.activation, dropout=c.dropout)
+                             ffn_norm=c.ffn_norm, attn_out_norm=c.attn_out_norm, ffn_out_norm=c.ffn_out_norm,
+                qk_norm=c.qk_norm, activation=c.activation, dropout=c.dropout)
             for _ in range(c.n_layers)
         )
 

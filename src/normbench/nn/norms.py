@@ -11,21 +11,33 @@ For x in R^d with mean mu and ones vector 1:
 * ``learned``: S(P_u(x)) with P_u(x) = x - (u^T x) u, the projection onto the hyperplane
   orthogonal to a learned unit vector u = v / ||v|| (v initialised to 1, so it starts as
   LayerNorm): the open question of Brody et al. (2023), Section 5.
+* ``scalenorm`` (Nguyen & Salazar 2019): g x / sqrt(||x||^2 + eps), one learned scalar g
+  initialised to sqrt(d) (option ``g``); every output has norm g (eps = 0).
+* ``dyt``, Dynamic Tanh (Zhu et al. 2025): tanh(alpha x) elementwise, one learned scalar alpha
+  (initial value: option ``alpha``, default 0.5); no statistic over the features.
+* a plug-in: ``package.module:ClassName``, any ``nn.Module`` built as ``ClassName(d, **options)``
+  that maps (..., d) to (..., d) (:func:`module_component`).
 
 Each may be followed by a learned affine map y -> gain * y + bias. Components are registered
 (:func:`register_component`); other packages add theirs through the ``normbench.norms``
 entry-point group, each entry point naming a :class:`Component`.
 
-Every component is N(x) = s(x) * (x - m(x)) with a scalar s(x) > 0 per vector and a shift
-m(x) along a fixed direction (:meth:`Norm.shift_and_scale`): the embedding decomposition of
-:mod:`normbench.analysis.decompose` reads a norm through exactly these two quantities.
+The statistics-based components are N(x) = s(x) * (x - m(x)) with a scalar s(x) > 0 per vector
+and a shift m(x) along a fixed direction (:meth:`Norm.shift_and_scale`): the embedding
+decomposition of :mod:`normbench.analysis.decompose` reads a norm through exactly these two
+quantities. ``dyt`` and plug-ins are not of that form (``Component.shift_and_scale`` is ``None``):
+analyses that need it refuse them in one line (:class:`NotShiftAndScale`).
 """
 
 from __future__ import annotations
 
+import importlib
+import inspect
 import math
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -37,14 +49,27 @@ PAPER_NORMALIZE_EPS = 1e-12  # F.normalize's default clamp, as in the authors' c
 ENTRY_POINT_GROUP = "normbench.norms"
 
 
+class NotShiftAndScale(ValueError):
+    """A norm is not N(x) = s(x) (x - m(x)): an analysis that reads it in that form does not apply."""
+
+
+def _no_parameters(d: int, options: Mapping[str, Any]) -> dict[str, torch.Tensor]:
+    return {}
+
+
 @dataclass(frozen=True)
 class Component:
-    """One way of normalizing x in R^d, written N(x) = s(x) (x - m(x)).
+    """One way of normalizing x in R^d, usually written N(x) = s(x) (x - m(x)).
 
     Attributes:
         name: the value of ``NormSpec.component`` that selects it.
         normalize: ``(norm, x) -> N(x)`` over the last dimension (no affine map).
-        shift_and_scale: ``(norm, x) -> (m (..., d), s (..., 1))``, the same map in shift/scale form.
+        shift_and_scale: ``(norm, x) -> (m (..., d), s (..., 1))``, the same map in shift/scale form;
+            ``None`` for a map not of that form (``dyt``, plug-ins).
+        options: the keyword options ``NormSpec.options`` may set, with their defaults.
+        parameters: ``(d, options) -> {name: initial value}``, the component's own learned tensors
+            (``dyt``: alpha, ``scalenorm``: g), registered on the :class:`Norm` under these names.
+        module: a plug-in's ``nn.Module`` class, built as ``module(d, **options)``; ``normalize`` calls it.
         projects: N(x) is orthogonal to ``norm.unit_direction()`` (its keys lie on a hyperplane).
         uses_eps: ``NormSpec.eps`` changes the map (otherwise it is canonicalised to 0).
         learned_direction: the norm owns a learned normal ``direction`` (see ``learned``).
@@ -57,7 +82,10 @@ class Component:
 
     name: str
     normalize: Callable[[Norm, torch.Tensor], torch.Tensor]
-    shift_and_scale: Callable[[Norm, torch.Tensor], tuple[torch.Tensor, torch.Tensor]]
+    shift_and_scale: Callable[[Norm, torch.Tensor], tuple[torch.Tensor, torch.Tensor]] | None
+    options: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    parameters: Callable[[int, Mapping[str, Any]], dict[str, torch.Tensor]] = _no_parameters
+    module: type[nn.Module] | None = None
     projects: bool = False
     uses_eps: bool = False
     learned_direction: bool = False
@@ -65,7 +93,67 @@ class Component:
     scales: bool = False
 
 
-_COMPONENTS: Registry[Component] = Registry("component", ENTRY_POINT_GROUP, Component)
+def _plugin_entry(name: str, entry: Any) -> Component:
+    """An entry point's object as a component: a :class:`Component`, or an ``nn.Module`` class taking d."""
+    if isinstance(entry, Component):
+        return entry
+    if isinstance(entry, type) and issubclass(entry, nn.Module):
+        return module_component(name, entry)
+    raise TypeError(f"entry point {name!r} of {ENTRY_POINT_GROUP}: {entry!r} is neither a normbench Component "
+                    f"nor an nn.Module class taking d")
+
+
+_COMPONENTS: Registry[Component] = Registry("component", ENTRY_POINT_GROUP, Component, convert=_plugin_entry)
+
+
+def module_component(name: str, module: type[nn.Module]) -> Component:
+    """A plug-in component: ``module(d, **options)`` computes N(x); it has no shift-and-scale form.
+
+    The class must accept ``d`` as its first argument; ``NormSpec.options`` are passed as keywords
+    (checked against its signature when a spec is checked). Any gain it needs is its own business:
+    ``NormSpec.affine`` adds normbench's per-feature affine map after it.
+    """
+    return Component(name, lambda n, x: n.plugin(x), None, module=module)
+
+
+def import_component(path: str) -> Component:
+    """The component of an import path ``package.module:ClassName`` (registered under that path), or a one-line error."""
+    module_name, _, attr = path.partition(":")
+    if not module_name or not attr:
+        raise ValueError(f"component: {path!r} is not allowed; give a registered name or an import path "
+                         f"package.module:ClassName")
+    try:
+        obj: Any = importlib.import_module(module_name)
+        for part in attr.split("."):
+            obj = getattr(obj, part)
+    except (ImportError, AttributeError) as exc:
+        raise ValueError(f"component: cannot import {path!r} ({type(exc).__name__}: {exc})") from None
+    if not (isinstance(obj, type) and issubclass(obj, nn.Module)):
+        raise ValueError(f"component: {path!r} is {type(obj).__name__} {obj!r}, not an nn.Module class taking d")
+    return _COMPONENTS.register(path, module_component(path, obj))
+
+
+def check_options(component: Component, options: Mapping[str, Any], d: int = 8) -> None:
+    """One-line error (without the field prefix) unless ``options`` fit the component.
+
+    Built-in components accept the options they declare; a plug-in class must accept
+    ``(d, **options)`` by its signature.
+    """
+    if component.module is not None:
+        try:
+            inspect.signature(component.module).bind(d, **options)
+        except TypeError as exc:
+            raise ValueError(f"component: {component.name} must accept (d, **options) with options "
+                             f"{dict(options)}: {exc}") from None
+        return
+    unknown = sorted(set(options) - set(component.options))
+    if unknown:
+        allowed = ", ".join(component.options) or "none"
+        raise ValueError(f"options: {', '.join(map(repr, unknown))} not allowed for component {component.name}; "
+                         f"allowed: {allowed}")
+    for key, value in options.items():
+        if not (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)):
+            raise ValueError(f"options.{key}: must be a finite number, got {value!r}")
 
 
 def register_component(component: Component) -> Component:
@@ -77,11 +165,17 @@ def get_component(name: str) -> Component:
     """The registered component ``name``, or a one-line error listing the allowed ones.
 
     Plug-ins are loaded only for a name that is not built in: the built-in specs made while
-    normbench itself is being imported never import a plug-in (which imports normbench).
+    normbench itself is being imported never import a plug-in (which imports normbench). A name
+    with a colon is an import path (:func:`import_component`).
     """
+    if not isinstance(name, str):
+        raise ValueError(f"component: must be a name, got {name!r}")
+    if ":" in name and name not in _COMPONENTS.entries:
+        return import_component(name)
     component = _COMPONENTS.get(name)
     if component is None:
-        raise ValueError(f"component: {name!r} is not allowed; choose one of {', '.join(component_names())}")
+        raise ValueError(f"component: {name!r} is not allowed; choose one of {', '.join(component_names())}, "
+                         f"or an import path package.module:ClassName")
     return component
 
 
@@ -98,14 +192,22 @@ class NormSpec:
         component: ``both`` (LayerNorm), ``project`` (subtract the mean), ``scale`` (RMSNorm),
             ``none`` (identity), ``paper_no_projection`` (``F.normalize(x)/sqrt(d)``),
             ``learned`` (LayerNorm with the ones vector replaced by a learned unit vector), or a
-            registered plug-in component.
-        affine: learn a per-feature gain and bias after the normalization.
-        eps: added to the variance (``both``, ``learned``) or mean square (``scale``); unused otherwise.
+            registered plug-in component, ``scalenorm``, ``dyt``, or an import path
+            ``package.module:ClassName`` of an ``nn.Module`` taking d.
+        affine: learn a per-feature gain and bias after the normalization (DyT's gamma and beta).
+        eps: added to the variance (``both``, ``learned``), mean square (``scale``) or squared norm
+            (``scalenorm``); unused otherwise.
+        options: the component's keyword options (``dyt``: ``alpha``, the initial alpha, default
+            0.5; ``scalenorm``: ``g``, the initial g, default sqrt(d); a plug-in: its keyword arguments).
     """
 
     component: str = "both"
     affine: bool = True
     eps: float = 1e-5
+    options: dict[str, Any] | None = None
+
+    def __hash__(self) -> int:
+        return hash((self.component, self.affine, self.eps, tuple(sorted((self.options or {}).items()))))
 
     def check(self, field: str = "") -> None:
         """One-line error naming ``field`` (e.g. ``model.arch.attn_norm``) unless the spec is valid.
@@ -114,17 +216,33 @@ class NormSpec:
         """
         prefix = f"{field}." if field else ""
         try:
-            get_component(self.component)
+            component = get_component(self.component)
+            if self.options is not None and not isinstance(self.options, Mapping):
+                raise ValueError(f"options: must be a mapping of keyword options, got {self.options!r}")
+            check_options(component, self.options or {})
         except ValueError as exc:
             raise ValueError(f"{prefix}{exc}") from None
         if not (isinstance(self.eps, (int, float)) and self.eps >= 0 and math.isfinite(self.eps)):
             raise ValueError(f"{prefix}eps: must be a finite number >= 0, got {self.eps!r}")
 
     def canonical(self) -> NormSpec:
-        """The spec with the settings its component ignores reset (identical maps, identical specs)."""
+        """The spec with the settings its component ignores reset (identical maps, identical specs).
+
+        Options at their defaults are dropped (``options: None``), so ``{alpha: 0.5}`` and no
+        options name the same DyT.
+        """
         component = get_component(self.component)
+        options = {k: v for k, v in (self.options or {}).items()
+                   if component.module is not None or v != component.options.get(k)}
         return NormSpec(self.component, self.affine and not component.identity,
-                        float(self.eps) if component.uses_eps else 0.0)
+                        float(self.eps) if component.uses_eps else 0.0, options or None)
+
+    def as_dict(self) -> dict[str, Any]:
+        """``{component, affine, eps}``, plus ``options`` only when set (so specs without options keep their identity)."""
+        out: dict[str, Any] = {"component": self.component, "affine": self.affine, "eps": self.eps}
+        if self.options:
+            out["options"] = dict(self.options)
+        return out
 
 
 class Norm(nn.Module):
@@ -141,16 +259,25 @@ class Norm(nn.Module):
         self.component = get_component(self.spec.component)
         self.d = d
         self.shape = (d,)
+        options = dict(self.spec.options or {})
+        self.plugin = self.component.module(d, **options) if self.component.module is not None else None
+        if self.component.module is not None and not isinstance(self.plugin, nn.Module):
+            raise ValueError(f"component: {self.component.name}(d, **options) returned {type(self.plugin).__name__}, "
+                             f"not an nn.Module")
         affine = self.spec.affine and not self.component.identity
         self.weight = nn.Parameter(torch.ones(d)) if affine else None
         self.bias = nn.Parameter(torch.zeros(d)) if affine else None
         # learned: the normal v of the projection hyperplane (unnormalised; u = v / ||v||)
         self.direction = nn.Parameter(torch.ones(d)) if self.component.learned_direction else None
+        # the component's own scalars (dyt: alpha; scalenorm: g)
+        for name, value in self.component.parameters(d, {**self.component.options, **options}).items():
+            self.register_parameter(name, nn.Parameter(value))
         # 1/sqrt(d) 1, LayerNorm's normal; a buffer, so it follows the module to its device and dtype
         self.register_buffer("ones_normal", torch.full((d,), d**-0.5), persistent=False)
 
     def extra_repr(self) -> str:
-        return f"d={self.d}, component={self.spec.component}, affine={self.weight is not None}, eps={self.spec.eps}"
+        options = f", options={self.spec.options}" if self.spec.options else ""
+        return f"d={self.d}, component={self.spec.component}, affine={self.weight is not None}, eps={self.spec.eps}{options}"
 
     def unit_direction(self) -> torch.Tensor:
         """The normal u of the projection hyperplane: 1/sqrt(d) for LayerNorm's projection, v/||v|| when learned."""
@@ -163,8 +290,13 @@ class Norm(nn.Module):
 
         both: m = mean(x) 1, s = 1/sqrt(var + eps); project: m = mean(x) 1, s = 1; scale:
         m = 0, s = sqrt(d / (||x||^2 + d eps)); paper_no_projection: m = 0, s = 1/(sqrt(d) ||x||);
-        learned: m = (u^T x) u, s = sqrt(d / (||x - m||^2 + d eps)); none: m = 0, s = 1.
+        learned: m = (u^T x) u, s = sqrt(d / (||x - m||^2 + d eps)); none: m = 0, s = 1;
+        scalenorm: m = 0, s = g / sqrt(||x||^2 + eps). Raises :class:`NotShiftAndScale` for ``dyt``
+        and plug-ins.
         """
+        if self.component.shift_and_scale is None:
+            raise NotShiftAndScale(f"component: {self.component.name} is not of the shift-and-scale form "
+                                   f"N(x) = s(x) (x - m(x)); this analysis does not apply to it")
         return self.component.shift_and_scale(self, x)
 
     def normalize(self, x: torch.Tensor) -> torch.Tensor:
@@ -217,6 +349,15 @@ def _no_shift(x: torch.Tensor, scale: torch.Tensor) -> tuple[torch.Tensor, torch
     return torch.zeros_like(x), scale
 
 
+def _scalenorm_scale(norm: Norm, x: torch.Tensor) -> torch.Tensor:
+    """g / sqrt(||x||^2 + eps), per row (..., 1)."""
+    return norm.g.to(x.dtype) * torch.rsqrt(x.pow(2).sum(dim=-1, keepdim=True) + norm.spec.eps)
+
+
+def _scalar(value: float) -> torch.Tensor:
+    return torch.tensor(float(value))
+
+
 for _component in (
     Component("both", lambda n, x: F.layer_norm(x, n.shape, eps=n.spec.eps), _both_shift_and_scale,
               projects=True, uses_eps=True, scales=True),
@@ -230,6 +371,14 @@ for _component in (
               lambda n, x: _no_shift(x, 1.0 / _paper_norm(n, x)), scales=True),
     Component("learned", _learned_normalize, _learned_shift_and_scale, projects=True, uses_eps=True,
               learned_direction=True, scales=True),
+    # Nguyen & Salazar (2019): g x / ||x||, one learned g per norm initialised to sqrt(d)
+    Component("scalenorm", lambda n, x: x * _scalenorm_scale(n, x),
+              lambda n, x: _no_shift(x, _scalenorm_scale(n, x)), options=MappingProxyType({"g": None}),
+              parameters=lambda d, o: {"g": _scalar(math.sqrt(d) if o.get("g") is None else o["g"])},
+              uses_eps=True, scales=True),
+    # Zhu et al. (2025): tanh(alpha x), one learned alpha per norm (initial value: option alpha)
+    Component("dyt", lambda n, x: torch.tanh(n.alpha.to(x.dtype) * x), None,
+              options=MappingProxyType({"alpha": 0.5}), parameters=lambda d, o: {"alpha": _scalar(o["alpha"])}),
 ):
     register_component(_component)
 COMPONENTS: tuple[str, ...] = tuple(_COMPONENTS.entries)  # the built-in components

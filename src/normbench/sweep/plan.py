@@ -182,7 +182,9 @@ def variant_grid(config: dict[str, Any], variants: list[str] | None, grid: dict[
     """``(name, overrides)`` of every variant: the named variants crossed with the grid axes.
 
     A ``grid`` from the command line replaces the YAML's named variants unless ``variants`` names
-    some; ``bench.grid`` axes in the YAML are crossed with the named variants.
+    some; ``bench.grid`` axes in the YAML are crossed with the named variants. An axis may join
+    keys with commas (``model.init_args.arch.d_model,model.init_args.arch.n_heads``), its values
+    then being lists of one value per key: the keys move together (e.g. width with fixed head width).
     """
     bench = config.get("bench") or {}
     named: dict[str, dict[str, Any]] = bench.get("variants") or {}
@@ -198,22 +200,33 @@ def variant_grid(config: dict[str, Any], variants: list[str] | None, grid: dict[
         chosen = bench.get("default_variants") or list(named)
     axes = {**(bench.get("grid") or {}), **grid}
     for axis, values in axes.items():
-        check_option(config, axis, "grid")
+        keys = axis_keys(axis)
+        for key in keys:
+            check_option(config, key, "grid")
         if not isinstance(values, list) or not values:
             raise ValueError(f"grid: axis {axis!r} needs a non-empty list of values")
-        clash = [v for v in chosen if axis.replace("init_args.", "") in
-                 {k.replace("init_args.", "") for k in (named[v] or {})}]
+        if len(keys) > 1 and not all(isinstance(v, list) and len(v) == len(keys) for v in values):
+            raise ValueError(f"grid: axis {axis!r} joins {len(keys)} keys; each value must be a list of {len(keys)}")
+        clash = [(v, k) for v in chosen for k in keys if k.replace("init_args.", "") in
+                 {o.replace("init_args.", "") for o in (named[v] or {})}]
         if clash:
-            raise ValueError(f"grid: axis {axis!r} is also set by variant {clash[0]!r}; drop one of them")
+            raise ValueError(f"grid: axis {clash[0][1]!r} is also set by variant {clash[0][0]!r}; drop one of them")
     bases = [(name, [f"--{k}={v}" for k, v in (named[name] or {}).items()]) for name in chosen] or [("", [])]
     out = []
     for (base, base_args), point in itertools.product(bases, itertools.product(*axes.values())):
-        labels = [axis_label(a, v) for a, v in zip(axes, point)]
+        settings = [(key, value) for axis, v in zip(axes, point)
+                    for key, value in zip(axis_keys(axis), v if len(axis_keys(axis)) > 1 else [v])]
+        labels = [axis_label(k, v) for k, v in settings]
         name = ",".join(filter(None, [base, *labels])) or "default"
-        args = base_args + [f"--{a}={yaml.safe_dump(v, default_flow_style=True).strip().removesuffix('...').strip()}"
-                            for a, v in zip(axes, point)]
+        args = base_args + [f"--{k}={yaml.safe_dump(v, default_flow_style=True).strip().removesuffix('...').strip()}"
+                            for k, v in settings]
         out.append((name, args))
     return out
+
+
+def axis_keys(axis: str) -> list[str]:
+    """The config keys of a grid axis: one, or several joined by commas (they move together)."""
+    return [k.strip() for k in axis.split(",") if k.strip()]
 
 
 def plan_runs(

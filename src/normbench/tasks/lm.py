@@ -33,7 +33,8 @@ class LMModule(NormbenchModule):
     """
 
     SERIES = TaskSeries((S.TRAIN_LOSS_STEP, S.TRAIN_LOSS_EPOCH, S.TRAIN_PPL, S.VAL_LOSS, S.VAL_PPL, S.TEST_LOSS,
-                         S.ANALYSIS_SEQUENCES, S.ANALYSIS_UNSELECTABLE_BEFORE, S.ANALYSIS_UNSELECTABLE_AFTER))
+                         S.ANALYSIS_SEQUENCES, S.ANALYSIS_UNSELECTABLE_BEFORE, S.ANALYSIS_UNSELECTABLE_AFTER,
+                         S.ANALYSIS_UNSELECTABLE_HEADS))
 
     def __init__(self, arch: GPTConfig = GPTConfig(),
                  optim: OptimConfig = OptimConfig(lr=5e-5, lr_decay_steps=50_000)) -> None:
@@ -45,7 +46,7 @@ class LMModule(NormbenchModule):
         self.test_loss = MeanMetric()
         self.analysed = SumMetric()
         self.unselectable = torch.nn.ModuleDict(
-            {f"{where}_L{i + 1}": MeanMetric() for where in ("before", "after") for i in range(arch.n_layers)}
+            {f"{where}_L{i + 1}": MeanMetric() for where in ("before", "after", "heads") for i in range(arch.n_layers)}
         )
 
     def setup(self, stage: str) -> None:
@@ -93,7 +94,7 @@ class LMModule(NormbenchModule):
         self.log(S.VAL_PPL, self.val_ppl)
 
     def test_step(self, batch: tuple[torch.Tensor], batch_idx: int) -> None:
-        """Tables 1-2 on held-out sequences: unselectable fraction per layer, before/after its norm."""
+        """Tables 1-2 on held-out sequences: unselectable fraction per layer, before/after its norm, and per head."""
         (tokens,) = batch
         loss, logits = self.next_token_loss(tokens)
         self.test_loss(loss, weight=tokens.shape[0] * (tokens.shape[1] - 1))
@@ -101,10 +102,10 @@ class LMModule(NormbenchModule):
         self.analysed(tokens.shape[0])
         self.log(S.ANALYSIS_SEQUENCES, self.analysed)
         for i, layer in enumerate(unselectable_per_layer(self.model, tokens)):
-            for where in ("before", "after"):
+            for where, template in (("before", S.ANALYSIS_UNSELECTABLE_BEFORE), ("after", S.ANALYSIS_UNSELECTABLE_AFTER),
+                                    ("heads", S.ANALYSIS_UNSELECTABLE_HEADS)):
                 metric = self.unselectable[f"{where}_L{i + 1}"]
                 metric(layer[f"fraction_{where}"], weight=tokens.numel())
-                template = S.ANALYSIS_UNSELECTABLE_BEFORE if where == "before" else S.ANALYSIS_UNSELECTABLE_AFTER
                 self.log(layer_series(template, i + 1), metric)
 
 

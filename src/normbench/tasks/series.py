@@ -23,11 +23,14 @@ ANALYSIS_UNSELECTABLE = "analysis/unselectable/L{layer}"
 ANALYSIS_UNSELECTABLE_BEFORE = "analysis/unselectable_before/L{layer}"
 ANALYSIS_UNSELECTABLE_AFTER = "analysis/unselectable_after/L{layer}"
 ANALYSIS_UNSELECTABLE_TOKENS = "analysis/unselectable_tokens"
+# the per-head key-space view: unselectable keys among each head's keys x W_k^T (after QK-norm), over heads
+ANALYSIS_UNSELECTABLE_HEADS = "analysis/unselectable_heads/L{layer}"
 # the key-set analysis (normbench.reporting.key_sets): the first {keys} keys of each held-out sequence,
 # {where} = before | after the attention norm
 ANALYSIS_KEY_SET = "analysis/keys{keys}/unselectable_{where}/L{layer}"
 # the class-key analysis (normbench.reporting.class_keys): unselectable vocabulary keys at layer 1's attention input
 ANALYSIS_CLASS_KEYS = "analysis/class_keys/unselectable"
+ANALYSIS_CLASS_KEYS_HEADS = "analysis/class_keys/unselectable_heads"  # the same, per head in key space
 
 # the monitor (normbench.training.monitor), per hook point (e.g. L1.attn_norm, final_norm)
 NORM_INPUT_MEAN = "geometry/{point}/input_mean"

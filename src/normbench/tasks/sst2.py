@@ -8,6 +8,8 @@ sentence tokens (``[CLS]``/``[SEP]`` excluded) unselectable in at least one laye
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 import torch.nn.functional as F
 from torchmetrics import MeanMetric
@@ -43,7 +45,7 @@ class SST2Module(NormbenchModule):
     """
 
     SERIES = TaskSeries((S.TRAIN_LOSS_STEP, S.TRAIN_LOSS_EPOCH, S.TRAIN_ACC, S.VAL_LOSS, S.VAL_ACC, S.VAL_F1,
-                         S.ANALYSIS_UNSELECTABLE, S.ANALYSIS_UNSELECTABLE_TOKENS))
+                         S.ANALYSIS_UNSELECTABLE, S.ANALYSIS_UNSELECTABLE_TOKENS, S.ANALYSIS_UNSELECTABLE_HEADS))
 
     def __init__(self, arch: BertConfig = BertConfig(),
                  optim: OptimConfig = OptimConfig(lr=5e-5, lr_decay_steps=50_000)) -> None:
@@ -52,7 +54,8 @@ class SST2Module(NormbenchModule):
         self.model = BertEncoder(arch)
         self.train_acc = BinaryAccuracy()
         self.val_acc, self.val_f1, self.val_loss = BinaryAccuracy(), BinaryF1Score(), MeanMetric()
-        self.unselectable = torch.nn.ModuleDict({f"L{i + 1}": MeanMetric() for i in range(arch.n_layers)})
+        self.unselectable = torch.nn.ModuleDict({f"{view}L{i + 1}": MeanMetric() for view in ("", "heads_")
+                                                 for i in range(arch.n_layers)})
         self.unselectable_tokens = MeanMetric()
 
     def setup(self, stage: str) -> None:
@@ -86,20 +89,24 @@ class SST2Module(NormbenchModule):
         self.log(S.VAL_ACC, self.val_acc, prog_bar=True, batch_size=len(labels))
         self.log(S.VAL_F1, self.val_f1, batch_size=len(labels))
 
-    def unselectable_positions(self, batch: Batch) -> list[torch.Tensor]:
-        """Per layer, (B, T) True where a key (the attention input row) is unselectable."""
+    def unselectable_positions(self, batch: Batch) -> list[dict[str, Any]]:
+        """Per layer: ``positions_after`` (B, T) True where a key (the attention input row) is
+        unselectable, and ``fraction_heads``, the unselectable fraction in the heads' key spaces."""
         mask = batch["padding_mask"]
-        layers = unselectable_per_layer(self.model, batch["input_ids"], mask, key_padding_mask=mask)
-        return [layer["positions_after"] for layer in layers]
+        return unselectable_per_layer(self.model, batch["input_ids"], mask, key_padding_mask=mask)
 
     def test_step(self, batch: Batch, batch_idx: int) -> None:
-        """Per-layer unselectable fraction over all keys, and over sentence tokens in any layer."""
-        positions = self.unselectable_positions(batch)
+        """Per-layer unselectable fraction over all keys (input space and per head), and over sentence tokens in any layer."""
+        layers = self.unselectable_positions(batch)
+        positions = [layer["positions_after"] for layer in layers]
         keys = ~batch["padding_mask"]
-        for i, p in enumerate(positions):
+        for i, (p, layer) in enumerate(zip(positions, layers)):
             metric = self.unselectable[f"L{i + 1}"]
             metric(p[keys].float().mean(), weight=int(keys.sum()))
             self.log(layer_series(S.ANALYSIS_UNSELECTABLE, i + 1), metric, batch_size=len(p))
+            heads = self.unselectable[f"heads_L{i + 1}"]
+            heads(layer["fraction_heads"], weight=int(keys.sum()))
+            self.log(layer_series(S.ANALYSIS_UNSELECTABLE_HEADS, i + 1), heads, batch_size=len(p))
         content = content_mask(batch)
         any_layer = torch.stack(positions).any(dim=0)
         self.unselectable_tokens(any_layer[content].float().mean(), weight=int(content.sum()))

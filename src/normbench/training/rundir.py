@@ -92,6 +92,8 @@ def run_label(arch: dict[str, Any] | None) -> str:
     parts = [str((arch or {}).get("placement", "pre"))]
     for key, spec in sorted(reported_norms(arch).items()):
         parts.append(f"{key.removesuffix('_norm')}_{spec.get('component')}{'+affine' if spec.get('affine') else ''}")
+    if (arch or {}).get("qk_norm"):
+        parts.append("qknorm")
     return "-".join(parts)
 
 
