@@ -11,6 +11,8 @@ large torch install happens once, not once per session. The environment is (re)i
     nox -s bench-lm                 # GPT-2-style LM, Tables 1-2 and Figure 4 (quick preset)
     nox -s bench-sst2               # BERT-style encoder on SST-2, Tables 3-4 (after bench-lm for Table 3)
     nox -s bench-matrix -- majority # placement x component matrix of a task (majority, lm, sst2): results/<task>/matrix/
+    nox -s bench-modern -- majority # DyT, ScaleNorm, QK-norm, peri-norm beside LayerNorm (majority, lm): results/<task>/modern/
+    nox -s bench-width              # the LM at d_model 8-64, head width fixed: results/lm/width/
     nox -s bench-unselectable       # Figure 1c/1d: unselectable keys among random vectors
     nox -s bench-perf               # pytest-benchmark: speed ratios against the baselines
 """
@@ -94,15 +96,34 @@ def bench_sst2(session: nox.Session) -> None:
     sweep(session, "sst2", env=BENCH_ENV)
 
 
+def preset_sweep(session: nox.Session, preset: str, tasks: str) -> None:
+    """`normbench sweep --config <task> --preset <preset>` with the task named first in posargs."""
+    if not session.posargs or session.posargs[0].startswith("-"):
+        session.error(f"bench-{preset}: name the task first, e.g. `nox -s bench-{preset} -- majority` ({tasks})")
+    task, *rest = session.posargs
+    tool(session, "normbench", "sweep", "--config", task, "--preset", preset, *rest, env=BENCH_ENV)
+
+
 @nox.session(name="bench-matrix")
 def bench_matrix(session: nox.Session) -> None:
     """The placement x component matrix of one task: `nox -s bench-matrix -- majority` (or lm, sst2),
     3 seeds per cell at the quick preset, into results/<task>/matrix/ (any `normbench sweep` option
     may follow the task). The task's own leaderboard (results/<task>/) is not touched."""
-    if not session.posargs or session.posargs[0].startswith("-"):
-        session.error("bench-matrix: name the task first, e.g. `nox -s bench-matrix -- majority` (majority, lm or sst2)")
-    task, *rest = session.posargs
-    tool(session, "normbench", "sweep", "--config", task, "--preset", "matrix", *rest, env=BENCH_ENV)
+    preset_sweep(session, "matrix", "majority, lm or sst2")
+
+
+@nox.session(name="bench-modern")
+def bench_modern(session: nox.Session) -> None:
+    """DyT, ScaleNorm, QK-norm and peri-norm beside the paper's LayerNorm model: `nox -s bench-modern --
+    majority` (or lm), 3 seeds at the quick preset, into results/<task>/modern/."""
+    preset_sweep(session, "modern", "majority or lm")
+
+
+@nox.session(name="bench-width")
+def bench_width(session: nox.Session) -> None:
+    """The LM's width axis (d_model 8, 16, 32, 64 with the head width fixed; pre/both, pre/project,
+    pre/dyt; 3 seeds at the quick preset) into results/lm/width/ with width.png."""
+    tool(session, "normbench", "sweep", "--config", "lm", "--preset", "width", *session.posargs, env=BENCH_ENV)
 
 
 @nox.session(name="bench-unselectable")

@@ -1,7 +1,9 @@
 """Forward + backward time of every norm component against torch's fused kernels.
 
 Goal: each component within 1.25x of its fused reference (``F.layer_norm`` for ``both`` and
-``project``; ``F.rms_norm`` for ``scale`` and ``paper_no_projection``) at d=8 and d=768.
+``project``; ``F.rms_norm`` for ``scale`` and ``paper_no_projection``) at d=8 and d=768. The norms
+beyond the papers (``dyt``, ``scalenorm``, each with its learned scalar) are measured against
+``F.layer_norm``, the norm they replace, under the same goal.
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ import torch.nn.functional as F
 from normbench.nn.norms import Norm, NormSpec
 
 ROWS = {8: 65_536, 768: 1024}  # ~2-3 MB tensors: cache-friendly, no allocator noise
-REFERENCE = {"both": "layer_norm", "project": "layer_norm", "scale": "rms_norm", "paper_no_projection": "rms_norm"}
+REFERENCE = {"both": "layer_norm", "project": "layer_norm", "scale": "rms_norm", "paper_no_projection": "rms_norm",
+             "dyt": "layer_norm", "scalenorm": "layer_norm"}
 
 
 def fwd_bwd(fn, x: torch.Tensor) -> None:  # noqa: ANN001

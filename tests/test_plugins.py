@@ -15,15 +15,19 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
 import yaml
 
 from normbench.tasks import get_task
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 PLUGIN = '''
 """A third-party task and norm component for normbench."""
 from pathlib import Path
 
 import torch.nn.functional as F
+from torch import nn
 
 from normbench.data.majority import MajorityDataModule
 from normbench.nn.norms import Component
@@ -44,6 +48,17 @@ def _half_rms_shift_and_scale(norm, x):
 
 
 HALF_RMS = Component("half_rms", _half_rms, _half_rms_shift_and_scale, uses_eps=True)
+
+
+class Halve(nn.Module):
+    """A plug-in norm given as a plain nn.Module class: x / 2 (any constructor taking d)."""
+
+    def __init__(self, d, factor=0.5):
+        super().__init__()
+        self.factor = factor
+
+    def forward(self, x):
+        return x * self.factor
 TASK = Task(name="tinytask", module=TinyModule, datamodule=MajorityDataModule,
             description="a plug-in task", config=Path(__file__).with_name("tinytask.yaml"))
 '''
@@ -54,6 +69,7 @@ tinytask = nbplugin:TASK
 
 [normbench.norms]
 half_rms = nbplugin:HALF_RMS
+halve = nbplugin:Halve
 """
 
 
@@ -105,3 +121,56 @@ def test_an_unknown_component_is_one_line_naming_the_plugins(tmp_path: Path) -> 
     last = bad.stderr.strip().splitlines()[-1]
     assert last.startswith("normbench: error:") and "'layer' is not allowed" in last and "half_rms" in last
     assert not (tmp_path / "runs").exists()
+
+
+def test_a_module_class_entry_point_is_a_component(tmp_path: Path) -> None:
+    env = install_plugin(tmp_path / "site")
+    fit = normbench(env, tmp_path, "fit", "--config", "tinytask", "--preset", "quick",
+                    "--model.arch.ffn_norm.component", "halve", "--model.arch.ffn_norm.options", "{factor: 0.25}",
+                    "--trainer.enable_progress_bar=false", f"--runs_dir={tmp_path / 'runs'}")
+    assert fit.returncode == 0, fit.stderr[-3000:]
+    (record_path,) = (tmp_path / "runs" / "tinytask").rglob("record.json")
+    norms = json.loads(record_path.read_text())["norms"]
+    assert norms["ffn_norm"] == {"component": "halve", "affine": True, "eps": 0.0, "options": {"factor": 0.25}}
+
+
+@pytest.mark.parametrize(("component", "options", "message"), [
+    ("nosuchpackage.norms:MyNorm", None,
+     "model.arch.attn_norm.component: cannot import 'nosuchpackage.norms:MyNorm' (ModuleNotFoundError"),
+    ("pnorm_example:NoSuchNorm", None, "cannot import 'pnorm_example:NoSuchNorm' (AttributeError"),
+    ("math:sqrt", None, "'math:sqrt' is builtin_function_or_method"),
+    ("pnorm_example:PNorm", "{q: 3}", "pnorm_example:PNorm must accept (d, **options) with options {'q': 3}: "
+                                      "got an unexpected keyword argument 'q'"),
+])
+def test_a_bad_import_path_or_signature_is_one_line_exit_2(tmp_path: Path, component: str, options: str | None,
+                                                            message: str) -> None:
+    env = {**os.environ, "PYTHONPATH": str(EXAMPLES)}
+    args = ["--model.arch.attn_norm.options", options] if options else []
+    bad = normbench(env, tmp_path, "fit", "--config", "majority", "--model.arch.attn_norm.component", component,
+                    *args, f"--runs_dir={tmp_path / 'runs'}")
+    assert bad.returncode == 2
+    errors = [line for line in bad.stderr.splitlines() if "rror" in line]
+    assert len(errors) == 1 and errors[0].startswith("normbench: error:") and message in errors[0], bad.stderr[-2000:]
+    assert bad.stderr.strip().splitlines()[-1] == errors[0]
+    assert not (tmp_path / "runs").exists()
+
+
+def test_the_example_norm_is_benched_beside_layer_norm(tmp_path: Path) -> None:
+    """examples/pnorm_example.py by import path through a sweep, its leaderboard and the class-key analyses
+    (the decomposition's refusal is tested in tests/reporting/test_decomposition.py)."""
+    env = {**os.environ, "PYTHONPATH": str(EXAMPLES)}
+    sweep = normbench(env, tmp_path, "sweep", "--config", "majority", "--preset", "modern", "--seeds", "0",
+                      "--grid", "model.init_args.arch.attn_norm.component=both,pnorm_example:PNorm",
+                      "--trainer.max_steps=6", "--trainer.val_check_interval=3", "--data.init_args.num_sequences=600",
+                      "--data.init_args.batch_size=64", "--data.init_args.eval_batch_size=200", "--workers=1",
+                      "--no-progress", f"--runs_dir={tmp_path / 'runs'}", f"--results_dir={tmp_path / 'results'}",
+                      "--name=pnorm")
+    assert sweep.returncode == 0, sweep.stderr[-3000:]
+    board = json.loads((tmp_path / "results" / "majority" / "pnorm" / "leaderboard.json").read_text())
+    rows = {v["name"]: v for v in board["variants"]}
+    assert set(rows) == {"arch.attn_norm.component=both", "arch.attn_norm.component=pnorm_example:PNorm"}
+    plugin = rows["arch.attn_norm.component=pnorm_example:PNorm"]
+    assert plugin["norms"]["attn"]["component"] == "pnorm_example:PNorm"
+    for metric in ("test_acc@1000", "class_keys_unselectable", "class_keys_unselectable_heads"):
+        assert metric in plugin["metrics"], metric
+    assert plugin["metrics"]["class_keys_unselectable"]["per_seed"][0] is not None

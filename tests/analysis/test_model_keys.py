@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from normbench.analysis.model_keys import attention_keys, prefix_unselectable, unselectable_per_layer
 from normbench.analysis.unselectable import unselectable_mask
 from normbench.nn.gpt import GPTConfig, GPTDecoder
+from normbench.nn.norms import NormSpec
 
 
 def test_prefix_counts_a_hand_checked_case() -> None:
@@ -49,3 +50,36 @@ def test_attention_keys_are_the_keys_the_per_layer_analysis_counts() -> None:
         bad, total = prefix_unselectable(layer["after"], [16])[16]
         assert bad / total == pytest.approx(entry["fraction_after"])
     assert model.training  # restored
+
+
+def test_head_view_on_hand_made_key_sets() -> None:
+    """Head 0: a square's corners and its centre (the centre is inside); head 1: points on a circle."""
+    from normbench.analysis.model_keys import head_unselectable
+
+    square = torch.tensor([[1.0, 1.0], [1.0, -1.0], [-1.0, 1.0], [-1.0, -1.0], [0.0, 0.0]])
+    angles = torch.tensor([0.0, 0.1, 0.2, 2.0, 4.0])
+    circle = torch.stack([angles.cos(), angles.sin()], dim=-1) * 2**0.5
+    heads = torch.stack([square, circle])[None]  # (B=1, H=2, T=5, 2)
+    mask = head_unselectable(heads)
+    assert mask.tolist() == [[[False, False, False, False, True], [False] * 5]]
+    # padding leaves keys out of every set: without the centre's rival corners it is a vertex
+    valid = np.array([[False, False, True, True, True]])
+    assert head_unselectable(heads, valid)[0, 0].tolist() == [False, False, False, False, False]
+
+
+@pytest.mark.parametrize("qk_norm", [False, True])
+def test_qk_normed_keys_are_all_selectable_per_head(qk_norm: bool) -> None:
+    """In each head's 2-D key space four keys at a square's corners and one inside: without QK-norm
+    the inner key is unselectable; with it every key lies on the circle of radius sqrt(2), all vertices."""
+    from normbench.nn.majority import MajorityEncoder
+
+    corners = [[1.0, 1.0], [1.0, -1.0], [-1.0, 1.0], [-1.0, -1.0], [0.3, 0.1]]
+    model = MajorityEncoder(num_classes=5, d_model=4, n_heads=2, ffn_width=4, qk_norm=qk_norm,
+                            attn_norm=NormSpec("none", affine=False)).double()
+    with torch.no_grad():
+        model.embedding.weight.copy_(torch.tensor([c + c for c in corners]))  # the same square in both heads
+        model.blocks[0].attn.k_proj.weight.copy_(torch.eye(4))
+    (layer,) = unselectable_per_layer(model, torch.arange(5)[None])
+    assert layer["fraction_heads"] == (0.0 if qk_norm else 0.2)
+    assert layer["positions_heads"][0, :, 4].tolist() == [not qk_norm] * 2
+    assert layer["fraction_after"] == 0.2  # input space: the fifth row is inside the others' hull either way

@@ -116,14 +116,41 @@ def test_positive_zero_rule_needs_two_seeds() -> None:
     assert judge_positive_zero(rule, {"p": [0.0, 0.0, 0.0], "z": [0.1, 0.11, 0.12]})[0] == "not reproduced"
 
 
+def test_within_spread_rule_reads_the_reference_seeds_range() -> None:
+    from normbench.reporting.claims import judge_within_spread
+
+    rule = {"reference": "ref"}
+    assert judge_within_spread(rule, {"ref": [0.80, 0.84, 0.82], "c": [0.81, 0.83, 0.82]})[0] == "reproduced"
+    assert judge_within_spread(rule, {"ref": [0.80, 0.81, 0.80], "c": [0.70, 0.71, 0.70]})[0] == "not reproduced"
+    assert judge_within_spread(rule, {"ref": [0.80, 0.81, 0.80], "c": [0.70, 0.95, 0.82]})[0] == "inconclusive"
+    assert judge_within_spread(rule, {"ref": [0.80, 0.81], "c": [0.80, None]})[0] == "not run"
+
+
+def test_all_zero_rule_checks_every_seed_and_layer() -> None:
+    claim = {"id": "x.zero", "owner": "normbench", "source": "s", "metric": "u_L{layer}",
+             "variants": {"a": "pre/a", "b": "pre/b"}, "rule": {"kind": "all_zero"}}
+
+    def variant(values: list[list[float | None]]) -> dict:
+        return {"n_layers": len(values), "metrics": {f"u_L{i + 1}": {"per_seed": v} for i, v in enumerate(values)}}
+
+    zero = {"pre/a": variant([[0.0, 0.0], [0.0, 0.0]]), "pre/b": variant([[0.0, 0.0], [0.0, 0.0]])}
+    assert judge(claim, zero)["verdict"] == "reproduced"
+    one = {**zero, "pre/b": variant([[0.0, 0.0], [0.0, 0.001]])}
+    judged = judge(claim, one)
+    assert judged["verdict"] == "not reproduced" and "pre/b L2: 0 / 0.001" in judged["explanation"]
+    assert judge(claim, {**zero, "pre/b": variant([[0.0, None], [0.0, 0.0]])})["verdict"] == "inconclusive"
+    assert judge(claim, {})["verdict"] == "not run"
+
+
 def test_every_claim_says_whose_it_is_and_own_claims_carry_no_paper_numbers() -> None:
-    for name in ("brody2023-majority", "brody2023-lm", "brody2023-sst2", "brody2023-sst2-tokens", "brody2023-unselectable"):
+    for name in ("brody2023-majority", "brody2023-lm", "brody2023-sst2", "brody2023-sst2-tokens", "brody2023-unselectable",
+                 "modern-majority", "modern-lm", "width-lm"):
         for claim in load_claims(name):
             assert claim["owner"] in {"paper", "normbench"}, claim["id"]
             if claim["owner"] == "normbench":
                 assert claim["id"].startswith("normbench.") and claim.get("why") and not claim.get("paper"), claim["id"]
             else:
-                assert claim["id"].startswith("brody2023."), claim["id"]
+                assert claim["id"].split(".")[0] in {"brody2023", "zhu2025", "nguyen2019", "kim2025"}, claim["id"]
 
 
 def test_majority_claims_registry_is_complete() -> None:

@@ -54,6 +54,29 @@ def test_grid_crosses_named_variants_or_replaces_them() -> None:
         variant_grid(config, ["pre/both"], {"model.arch.attn_norm.component": ["scale"]}, "majority")
 
 
+def test_an_axis_of_several_keys_moves_them_together() -> None:
+    axis = "model.init_args.arch.d_model,model.init_args.arch.n_heads"
+    assert parse_grid([f"{axis}=[8,4],[16,8]"]) == {axis: [[8, 4], [16, 8]]}
+    with pytest.raises(ValueError, match=r"^grid: .* takes lists of values, e.g."):
+        parse_grid([f"{axis}=8,16"])
+    config = {"model": {"class_path": "normbench.tasks.lm.LMModule"},
+              "bench": {"variants": {"pre/both": {"model.init_args.arch.attn_norm.component": "both"}}}}
+    crossed = variant_grid(config, ["pre/both"], {axis: [[8, 4], [16, 8]]}, "lm")
+    assert crossed[1] == ("pre/both,arch.d_model=16,arch.n_heads=8", [
+        "--model.init_args.arch.attn_norm.component=both", "--model.init_args.arch.d_model=16",
+        "--model.init_args.arch.n_heads=8"])
+    with pytest.raises(ValueError, match="each value must be a list of 2"):
+        variant_grid(config, ["pre/both"], {axis: [8, 16]}, "lm")
+
+
+def test_the_width_preset_shares_its_d8_runs_with_the_quick_bench(tmp_path: Path) -> None:
+    """d_model 8 with 4 heads is the quick preset's network: the same run keys, trained once."""
+    _, width = plan_runs("lm", "width", seeds=[0], variants=["pre/both", "pre/project"], runs_dir=str(tmp_path))
+    _, quick = plan_runs("lm", "quick", seeds=[0], variants=["pre/both", "pre/project"], runs_dir=str(tmp_path))
+    assert len(width) == 8
+    assert [r.record_path for r in width if ",arch.d_model=8," in r.variant] == [r.record_path for r in quick]
+
+
 def test_plan_validates_every_variant_before_anything_runs(tmp_path: Path) -> None:
     config, runs = plan_runs(preset="quick", seeds="0-2", grid={"model.arch.attn_norm.component": ["both", "scale"]},
                              config_path=CONFIG, runs_dir=str(tmp_path), overrides=TINY)

@@ -1,7 +1,8 @@
 """The claims registry: the papers' reported numbers (YAML data) and verdicts against measurements.
 
 A claim names a leaderboard metric, the variants it compares (role -> variant name), the paper's
-numbers and a rule (``values``, ``ratio``, ``ordering``, ``positive_zero`` or ``attention_feed``,
+numbers and a rule (``values``, ``ratio``, ``ordering``, ``positive_zero``, ``within_spread``,
+``all_zero`` or ``attention_feed``,
 documented in each claims file). A claim may read a different metric per role (``metrics: {role:
 metric}``), e.g. one model's keys before and after its norm. Every claim says whose it is (``owner``: ``paper`` for a number the
 paper reports, ``normbench`` for a target of our own, with ``why``). :func:`judge` returns one of
@@ -163,6 +164,57 @@ def judge_positive_zero(rule: dict[str, Any], per_seed: dict[str, list[float | N
     return (forced or "direction only"), text, diff
 
 
+def judge_within_spread(rule: dict[str, Any], per_seed: dict[str, list[float | None]]
+                        ) -> tuple[str, str, Interval | None]:
+    """"Matches the reference": the candidate's mean inside the range of the reference's seeds."""
+    ref = rule["reference"]
+    cand = next(r for r in per_seed if r != ref)
+    text = (f"reproduced if the mean of {cand} lies within the range of {ref}'s seeds (min to max); "
+            f"not reproduced if outside it and the difference is significant; inconclusive otherwise; {SIGNIFICANCE}")
+    a, b = values_of(per_seed.get(cand)), values_of(per_seed.get(ref))
+    if not a or not b or len(a) < len(per_seed.get(cand) or []) or len(b) < len(per_seed.get(ref) or []):
+        return "not run", text + " (a measured value is missing)", None
+    diff = difference_interval(a, b, (cand, ref))
+    if min(b) <= statistics.fmean(a) <= max(b):
+        return "reproduced", text, diff
+    significant = diff is not None and diff.excludes_zero()
+    return ("not reproduced" if significant else "inconclusive"), text, diff
+
+
+def judge_all_zero(claim: dict[str, Any], variants: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Every seed (and layer, for a metric with ``{layer}``) of every named variant measures exactly 0."""
+    template, roles = claim["metric"], claim["variants"]
+    cells: list[tuple[str, list[float | None]]] = []
+    for role, name in roles.items():
+        variant = variants.get(name) or {}
+        n_layers = int(variant.get("n_layers") or 1)
+        for layer in range(1, n_layers + 1) if "{layer}" in template else [0]:
+            metric = (variant.get("metrics") or {}).get(template.format(layer=layer)) or {}
+            label = f"{name} L{layer}" if layer else name
+            cells.append((label, list(metric.get("per_seed") or [None])))
+    measured = [(c, values_of(v)) for c, v in cells if values_of(v)]
+    incomplete = [c for c, v in cells if len(values_of(v)) < len(v)]
+    held = [c for c, v in measured if all(x == 0 for x in v)]
+    broken = [c for c, v in measured if any(x != 0 for x in v)]
+    verdict = ("not run" if not measured else "not reproduced" if broken
+               else "inconclusive" if incomplete else "reproduced")
+    text = ("reproduced if the metric is exactly 0 in every seed (and layer) of every variant named; not reproduced "
+            "if any seed measures more; a seed without a value makes a reproduced inconclusive")
+    exceptions = [f"{c}: {' / '.join(_fmt(x) if x is not None else '–' for x in v)}" for c, v in cells
+                  if c not in held or c in incomplete]
+    entry = {
+        "id": claim["id"], "owner": claim["owner"], "source": claim["source"], "statement": claim.get("statement", ""),
+        "metric": template, "metrics": {}, "variants": roles, "paper": claim.get("paper") or {},
+        "measured": {"cells judged": len(cells), "zero in every seed": len(held)},
+        "per_seed": {}, "difference": None, "verdict": verdict, "rule": text, "layers": dict(cells),
+        "explanation": (f"{len(held)} of {len(cells)} cells are 0 in every seed"
+                        + (f"; the others: {'; '.join(exceptions)}" if exceptions else "")),
+    }
+    if claim.get("why"):
+        entry["why"] = claim["why"]
+    return entry
+
+
 def attention_feed(variant: dict[str, Any], layer: int) -> str | None:
     """The component of the norm whose output is layer ``layer``'s attention input in a leaderboard
     variant (its ``placement``, ``norms`` and ``norm_roles``), ``None`` where the residual stream or
@@ -247,6 +299,8 @@ def judge(claim: dict[str, Any], variants: dict[str, dict[str, Any]]) -> dict[st
     """The leaderboard entry of ``claim`` given the leaderboard's variants (name -> entry)."""
     if claim["rule"]["kind"] == "attention_feed":
         return judge_attention_feed(claim, variants)
+    if claim["rule"]["kind"] == "all_zero":
+        return judge_all_zero(claim, variants)
     roles: dict[str, str] = claim["variants"]
     role_metrics: dict[str, str] = {role: (claim.get("metrics") or {}).get(role, claim["metric"]) for role in roles}
     measured: dict[str, float | None] = {}
@@ -281,6 +335,8 @@ def judge(claim: dict[str, Any], variants: dict[str, dict[str, Any]]) -> dict[st
         verdict, text, diff = judge_ordering(rule, per_seed, bounds)
     elif rule["kind"] == "positive_zero":
         verdict, text, diff = judge_positive_zero(rule, per_seed)
+    elif rule["kind"] == "within_spread":
+        verdict, text, diff = judge_within_spread(rule, per_seed)
     else:
         raise ValueError(f"claim {claim['id']}: unknown rule kind {rule['kind']!r}")
     entry["difference"] = None if diff is None else diff.as_dict()

@@ -10,6 +10,7 @@ leaderboard reads it as the series ``decomposition/<layer>/<term>``.
 from __future__ import annotations
 
 import math
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ import torch  # noqa: E402
 
 from normbench.analysis.decompose import TERMS, decompose, importance  # noqa: E402
 from normbench.io import atomic_write_json  # noqa: E402
+from normbench.nn.norms import get_component  # noqa: E402
 from normbench.reporting.plots import save_png  # noqa: E402
 from normbench.reporting.run_cache import build_datamodule, cached_analysis, checkpoint_stamp, load_run  # noqa: E402
 from normbench.tasks.series import DECOMPOSITION  # noqa: E402
@@ -115,10 +117,25 @@ def plot_decomposition(panels: dict[str, list[dict[str, Any]]], path: str | Path
     return save_png(fig, path)
 
 
+def not_shift_and_scale(record: dict[str, Any]) -> str:
+    """``""``, or which norms of a run record (``attn_norm dyt``) the decomposition cannot read."""
+    found = [f"{name} {spec['component']}" for name, spec in (record.get("norms") or {}).items()
+             if get_component(spec["component"]).shift_and_scale is None]
+    return ", ".join(found)
+
+
 def with_decomposition(records: list[dict[str, Any]], sequences: int) -> list[dict[str, Any]]:
     """Each record with its run's decomposition shares added as series (computed once per checkpoint)."""
-    out = []
+    out, refused = [], set()
     for record in records:
+        other = not_shift_and_scale(record)
+        if other:
+            if record["variant"] not in refused:
+                refused.add(record["variant"])
+                print(f"normbench: decomposition: variant {record['variant']!r} has {other}, not of the shift-and-scale "
+                      f"form N(x) = s(x) (x - m(x)); its decomposition columns stay empty", file=sys.stderr)
+            out.append(record)
+            continue
         dec = cached_decomposition(record, sequences)
         if dec is not None:
             record = {**record, "series": {**record["series"], **as_series(dec, int(record.get("final_step") or 0))},

@@ -24,6 +24,7 @@ from normbench import __version__
 from normbench.io import atomic_write_json, atomic_write_text
 from normbench.reporting.claims import describe, describe_difference, describe_seeds, judge, load_claims
 from normbench.reporting.matrix import UNSELECTABLE, panels
+from normbench.reporting.width import render_width
 from normbench.reporting.stats import aggregate, smooth
 from normbench.tasks import norm_roles
 from normbench.sweep.plan import expand_metric_layers
@@ -411,6 +412,7 @@ def render_markdown(board: dict[str, Any], plots: list[str]) -> str:
         *render_incomplete(board),
         *render_protocol(board.get("protocol") or {}),
         *render_matrix(board.get("matrix")),
+        *render_width(board.get("width")),
         "## Variants",
         "",
     ]

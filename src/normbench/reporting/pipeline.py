@@ -18,6 +18,7 @@ from normbench.analysis.random_grid import random_grid as run_grid
 from normbench.reporting import leaderboard as lb
 from normbench.reporting.decomposition import decompose_checkpoint, plot_decomposition, with_decomposition
 from normbench.reporting import class_keys, key_sets
+from normbench.reporting.width import build_width, plot_width
 from normbench.reporting.matrix import build_matrix, plot_matrix
 from normbench.reporting.geometry import write_geometry
 from normbench.reporting.plots import plot_series
@@ -273,6 +274,11 @@ def write_results(task: str, preset: str | None, config: dict, runs: list[Run], 
         board["matrix"] = build_matrix(bench_cfg["matrix"], board["variants"], planned)
         plots.insert(0, str(plot_matrix(board["matrix"], out / "matrix.png",
                                         f"{task}: placement x component, preset {preset} (mean ± std over seeds)")))
+    if bench_cfg.get("width"):
+        planned = {name: [r.seed for r in runs if r.variant == name] for name in variant_order}
+        board["width"] = build_width(bench_cfg["width"], board["variants"], records, planned)
+        plots.insert(0, str(plot_width(board["width"], out / "width.png",
+                                       f"{task}: width axis, preset {preset} (head width fixed)")))
     json_path, md_path = lb.write(board, out, plots)
     note = f" ({missing} planned runs have no finished record yet)" if missing else ""
     print(f"normbench: wrote {md_path} and {json_path}{note}")

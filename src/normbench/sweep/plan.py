@@ -69,14 +69,27 @@ def parse_seeds(text: str | list[int] | None) -> list[int] | None:
 
 
 def parse_grid(items: list[str] | None) -> dict[str, list[Any]]:
-    """``["model.attn_norm.component=both,project", ...]`` -> ``{axis: [values]}`` (values read as YAML)."""
+    """``["model.attn_norm.component=both,project", ...]`` -> ``{axis: [values]}`` (values read as YAML).
+
+    An axis of several keys joined by commas takes lists: ``a,b=[8,4],[16,8]`` -> ``{"a,b": [[8, 4], [16, 8]]}``.
+    """
     grid: dict[str, list[Any]] = {}
     for item in items or []:
         axis, eq, values = item.partition("=")
         axis = axis.strip().removeprefix("--")
         if not eq or not axis or not values.strip():
             raise ValueError(f"grid: {item!r} must look like key=value1,value2 (e.g. model.attn_norm.component=both,scale)")
-        grid[axis] = [scalar(v.strip()) for v in values.split(",")]
+        if "," in axis:  # keys that move together: values are lists, e.g. a,b=[8,4],[16,8]
+            try:
+                points = yaml.safe_load(f"[{values}]")
+            except yaml.YAMLError:
+                points = None
+            if not isinstance(points, list) or not all(isinstance(p, list) for p in points):
+                raise ValueError(f"grid: {item!r}: an axis of several keys takes lists of values, "
+                                 f"e.g. {axis}=[8,4],[16,8]")
+            grid[axis] = points
+        else:
+            grid[axis] = [scalar(v.strip()) for v in values.split(",")]
     return grid
 
 
