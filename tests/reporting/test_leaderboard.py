@@ -124,6 +124,11 @@ def test_within_spread_rule_reads_the_reference_seeds_range() -> None:
     assert judge_within_spread(rule, {"ref": [0.80, 0.81, 0.80], "c": [0.70, 0.71, 0.70]})[0] == "not reproduced"
     assert judge_within_spread(rule, {"ref": [0.80, 0.81, 0.80], "c": [0.70, 0.95, 0.82]})[0] == "inconclusive"
     assert judge_within_spread(rule, {"ref": [0.80, 0.81], "c": [0.80, None]})[0] == "not run"
+    higher = {"reference": "ref", "better": "higher"}  # "matches or beats"
+    assert judge_within_spread(higher, {"ref": [0.80, 0.81, 0.80], "c": [0.90, 0.91, 0.90]})[0] == "reproduced"
+    assert judge_within_spread(higher, {"ref": [0.80, 0.81, 0.80], "c": [0.70, 0.71, 0.70]})[0] == "not reproduced"
+    lower = {"reference": "ref", "better": "lower"}
+    assert judge_within_spread(lower, {"ref": [5.0, 5.1, 5.05], "c": [4.0, 4.1, 4.0]})[0] == "reproduced"
 
 
 def test_all_zero_rule_checks_every_seed_and_layer() -> None:

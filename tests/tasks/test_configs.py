@@ -38,8 +38,13 @@ def test_bench_grid_plans(path: Path, tmp_path: Path) -> None:
     raw = yaml.safe_load(path.read_text())
     for preset in raw.get("presets", {}):
         config, runs = plan_runs(raw["task"], preset, runs_dir=str(tmp_path))
-        variants = list(config["bench"].get("default_variants") or config["bench"]["variants"])
-        assert set(variants) <= set(config["bench"]["variants"])
+        named = list(config["bench"].get("default_variants") or config["bench"]["variants"])
+        assert set(named) <= set(config["bench"]["variants"])
+        points = 1
+        for values in (config["bench"].get("grid") or {}).values():  # a YAML grid crosses the named variants
+            points *= len(values)
+        variants = list(dict.fromkeys(r.variant for r in runs))
+        assert len(variants) == len(named) * points and {v.split(",")[0] for v in variants} == set(named)
         assert len(runs) == len(variants) * len(config["bench"]["seeds"])
         assert len({r.record_path for r in runs}) == len(runs)  # one record per (variant, seed)
         hashes = {v: {r.config_hash for r in runs if r.variant == v} for v in variants}

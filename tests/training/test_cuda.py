@@ -22,6 +22,7 @@ from normbench.analysis.angles import attention_normals, query_angle_to_ones
 from normbench.analysis.decompose import decompose
 from normbench.analysis.hooks import attention_modules, capture_attention_inputs
 from normbench.analysis.model_keys import unselectable_per_layer
+from normbench.nn.norms import NotShiftAndScale
 from normbench.reporting.run_cache import build_datamodule
 from normbench.tasks import get_task
 from normbench.training.cli import train
@@ -50,8 +51,9 @@ def task_args(task: str, tmp: Path) -> list[str]:
 
 
 CASES = [("majority", "pre/learned"), ("majority", "pre/paper_no_projection"), ("lm", "pre/project"),
-         ("lm", "pre/learned"), ("sst2", "post/both"), ("sst2", "none/none")]
-ON_CPU = {"pre/learned", "pre/project", "none/none"}  # one variant per task also on the CPU
+         ("lm", "pre/learned"), ("sst2", "post/both"), ("sst2", "none/none"),
+         ("majority", "peri/both"), ("majority", "pre/scalenorm"), ("lm", "pre/dyt"), ("lm", "pre/both+qknorm")]
+ON_CPU = {"pre/learned", "pre/project", "none/none", "pre/dyt"}  # one variant per task (and DyT) also on the CPU
 
 
 @pytest.mark.parametrize(("task", "variant", "device"), [
@@ -84,8 +86,13 @@ def test_fit_test_and_every_analysis_on_the_device(task: str, variant: str, devi
 
     layers = unselectable_per_layer(model, *inputs, key_padding_mask=padding)
     assert len(layers) == len(model.blocks)
-    assert all(layer["positions_after"].device.type == device for layer in layers)
+    assert all(layer["positions_after"].device.type == layer["positions_heads"].device.type == device
+               for layer in layers)
 
+    if variant == "pre/dyt":  # DyT has no shift-and-scale form: the decomposition refuses it in one line
+        with pytest.raises(NotShiftAndScale, match="not of the shift-and-scale form"):
+            decompose(model.double(), *inputs)
+        return
     dec = decompose(model.double(), *inputs)
     assert dec.max_error() < 1e-7
     assert all(terms.device.type == device for terms in dec.terms.values())

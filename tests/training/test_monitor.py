@@ -37,6 +37,17 @@ def test_every_evaluation_logs_norm_inputs_unselectable_keys_and_angles(tmp_path
     assert np.allclose(rows.sum(1), 1.0)
 
 
+def test_the_newer_norms_learned_scalars_are_followed(tmp_path: Path) -> None:
+    rec = fit(tmp_path, "--model.arch.attn_norm={component: dyt, affine: false, options: {alpha: 0.7}}",
+              "--model.arch.ffn_norm={component: scalenorm, affine: false, eps: 0.0}", "--model.arch.qk_norm=true")
+    series = rec["series"]
+    alphas = [v for _, v in series["geometry/L1.attn_norm/alpha"]]
+    assert [s for s, _ in series["geometry/L1.attn_norm/alpha"]] == [6, 12] and alphas[0] != 0.7  # it learns
+    assert abs(alphas[0] - 0.7) < 0.1
+    assert abs(series["geometry/L1.ffn_norm/g"][0][1] - 8**0.5) < 0.1
+    assert abs(series["geometry/L1.attn/qk_temperature"][0][1] - 1.0) < 0.1
+
+
 def test_monitor_does_not_change_training(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The hooks only read: every metric of a run equals the same run's without the monitor."""
     watched = fit(tmp_path / "a", "--seed_everything=4")

@@ -270,8 +270,10 @@ class Norm(nn.Module):
         # learned: the normal v of the projection hyperplane (unnormalised; u = v / ||v||)
         self.direction = nn.Parameter(torch.ones(d)) if self.component.learned_direction else None
         # the component's own scalars (dyt: alpha; scalenorm: g)
-        for name, value in self.component.parameters(d, {**self.component.options, **options}).items():
+        own = self.component.parameters(d, {**self.component.options, **options})
+        for name, value in own.items():
             self.register_parameter(name, nn.Parameter(value))
+        self.own_parameters: tuple[str, ...] = tuple(own)
         # 1/sqrt(d) 1, LayerNorm's normal; a buffer, so it follows the module to its device and dtype
         self.register_buffer("ones_normal", torch.full((d,), d**-0.5), persistent=False)
 

@@ -166,16 +166,27 @@ def judge_positive_zero(rule: dict[str, Any], per_seed: dict[str, list[float | N
 
 def judge_within_spread(rule: dict[str, Any], per_seed: dict[str, list[float | None]]
                         ) -> tuple[str, str, Interval | None]:
-    """"Matches the reference": the candidate's mean inside the range of the reference's seeds."""
-    ref = rule["reference"]
+    """"Matches the reference": the candidate's mean inside the range of the reference's seeds.
+
+    With ``better: higher`` (or ``lower``) the claim is "matches or beats": a mean beyond the range
+    on the better side counts as reproduced too.
+    """
+    ref, better = rule["reference"], rule.get("better")
+    if better not in (None, "higher", "lower"):
+        raise ValueError(f"rule.better: must be higher or lower, got {better!r}")
     cand = next(r for r in per_seed if r != ref)
-    text = (f"reproduced if the mean of {cand} lies within the range of {ref}'s seeds (min to max); "
-            f"not reproduced if outside it and the difference is significant; inconclusive otherwise; {SIGNIFICANCE}")
+    bound = {"higher": f"at least the lowest of {ref}'s seeds", "lower": f"at most the highest of {ref}'s seeds",
+             None: f"within the range of {ref}'s seeds (min to max)"}[better]
+    text = (f"reproduced if the mean of {cand} is {bound}; not reproduced if it is outside and the difference is "
+            f"significant; inconclusive otherwise; {SIGNIFICANCE}")
     a, b = values_of(per_seed.get(cand)), values_of(per_seed.get(ref))
     if not a or not b or len(a) < len(per_seed.get(cand) or []) or len(b) < len(per_seed.get(ref) or []):
         return "not run", text + " (a measured value is missing)", None
     diff = difference_interval(a, b, (cand, ref))
-    if min(b) <= statistics.fmean(a) <= max(b):
+    mean = statistics.fmean(a)
+    low = min(b) if better != "lower" else float("-inf")
+    high = max(b) if better != "higher" else float("inf")
+    if low <= mean <= high:
         return "reproduced", text, diff
     significant = diff is not None and diff.excludes_zero()
     return ("not reproduced" if significant else "inconclusive"), text, diff

@@ -36,6 +36,8 @@ ANALYSIS_CLASS_KEYS_HEADS = "analysis/class_keys/unselectable_heads"  # the same
 NORM_INPUT_MEAN = "geometry/{point}/input_mean"
 NORM_INPUT_STD = "geometry/{point}/input_std"
 NORMAL_ANGLE_TO_ONES = "geometry/{point}/normal_angle_to_ones"
+NORM_SCALAR = "geometry/{point}/{parameter}"  # a component's own learned scalar (dyt: alpha, scalenorm: g)
+QK_TEMPERATURE = "geometry/{point}/qk_temperature"  # QK-norm's learned temperature, mean over heads
 UNSELECTABLE_KEYS = "geometry/L{layer}/unselectable"
 QUERY_ANGLE_HISTOGRAM = "geometry/L{layer}/query_angle"  # TensorBoard histogram only
 

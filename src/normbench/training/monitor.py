@@ -12,7 +12,9 @@ ordinary validation forward pass (:class:`normbench.analysis.hooks.Capture`; not
   sequences as one process);
 * per attention, the histogram of the angles between each query q Q K^T / sqrt(d_head) and the
   normal of the hyperplane its keys lie on (:func:`normbench.analysis.angles.attention_normals`)
-  in TensorBoard, and for a learned normal u its angle to 1 (``geometry/<norm>/normal_angle_to_ones``).
+  in TensorBoard, and for a learned normal u its angle to 1 (``geometry/<norm>/normal_angle_to_ones``);
+* the learned scalars of the newer norms: DyT's alpha and ScaleNorm's g (``geometry/<norm>/alpha``,
+  ``.../g``), and QK-norm's temperature, the mean over heads (``geometry/L<i>.attn/qk_temperature``).
 
 Only global rank 0 checks keys and angles. Vectorized seed stacks (no ``model`` attribute) log
 nothing. Norms are named by their hook points (``L1.attn_norm``, ``final_norm``, ``embed_norm``);
@@ -124,6 +126,14 @@ class GeometryMonitor(L.Callback):
                 tensorboard.experiment.add_histogram(S.layer_series(S.QUERY_ANGLE_HISTOGRAM, layer), angles.cpu(),
                                                      trainer.global_step, bins=ANGLE_BINS)
         for name, module in points.items():
+            if isinstance(module, Norm):
+                for parameter in module.own_parameters:
+                    value = float(getattr(module, parameter).detach())
+                    pl_module.log(S.NORM_SCALAR.format(point=name, parameter=parameter), value, batch_size=1,
+                                  rank_zero_only=True)
+            if isinstance(module, Attention) and module.qk_norm_scale is not None:
+                pl_module.log(S.QK_TEMPERATURE.format(point=name), float(module.qk_norm_scale.detach().mean()),
+                              batch_size=1, rank_zero_only=True)
             if isinstance(module, Norm) and module.direction is not None:
                 u = module.unit_direction().detach()
                 angle = query_angle_to_ones(u[None], fold=False)[0]  # in [0, 180]: u starts at 0
