@@ -17,7 +17,7 @@ from typing import Any
 from normbench.analysis.random_grid import random_grid as run_grid
 from normbench.reporting import leaderboard as lb
 from normbench.reporting.decomposition import decompose_checkpoint, plot_decomposition, with_decomposition
-from normbench.reporting import class_keys, key_sets
+from normbench.reporting import class_keys, head_keys, key_sets
 from normbench.reporting.width import build_width, plot_width
 from normbench.reporting.matrix import build_matrix, plot_matrix
 from normbench.reporting.geometry import write_geometry
@@ -244,6 +244,8 @@ def write_results(task: str, preset: str | None, config: dict, runs: list[Run], 
     decomposition = bench_cfg.get("decomposition")
     if decomposition:
         records = with_decomposition(records, int(decomposition.get("sequences", 256)))
+    if bench_cfg.get("head_keys"):
+        records = head_keys.with_head_keys(records)
     if bench_cfg.get("class_keys"):
         records = class_keys.with_class_keys(records)
         bench_cfg = {**bench_cfg, "metrics": {**(bench_cfg.get("metrics") or {}), **class_keys.metrics()}}

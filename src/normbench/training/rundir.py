@@ -29,6 +29,7 @@ LAST_CHECKPOINT = Path(CHECKPOINT_DIR) / "last.ckpt"
 DECOMPOSITION_NAME = "decomposition.json"
 KEY_SETS_NAME = "key_sets.json"
 CLASS_KEYS_NAME = "class_keys.json"
+HEAD_KEYS_NAME = "head_keys.json"
 SWEEP_LOG = "sweep.log"
 # Config keys that do not change what is trained: output locations, logging, bookkeeping.
 NON_SEMANTIC_KEYS = ("seed_everything", "preset", "presets", "default_preset", "bench", "variant", "runs_dir",
