@@ -306,3 +306,14 @@ def test_missing_seeds_are_never_dropped_silently() -> None:
     # ratio: lower bounds that point the other way decide nothing
     ratio = {"numerator": "wo", "denominator": "w", "target": 3.0, "tolerance": 1.0}
     assert judge_ratio(ratio, {"w": [1000, 1100], "wo": [None, None]}, {"wo": [500, 520]})[0] == "inconclusive"
+
+
+def test_a_qk_norm_variant_says_so_in_its_row() -> None:
+    from normbench.reporting.leaderboard import variant_entry
+
+    prov = {"git_commit": "x", "torch": "2", "lightning": "2", "device": "cpu", "threads": 1, "date": "2026"}
+    record = {"seed": 0, "status": "done", "config_hash": "x", "placement": "pre", "series": {}, "provenance": prov,
+              "norms": {"attn_norm": {"component": "none", "affine": False, "eps": 0.0}},
+              "config": {"model": {"init_args": {"arch": {"qk_norm": True}}}}}
+    assert variant_entry("pre/none+qknorm", [record], {})["qk_norm"] is True
+    assert variant_entry("pre/none", [{**record, "config": {}}], {})["qk_norm"] is False

@@ -83,6 +83,9 @@ def variant_entry(name: str, records: list[dict[str, Any]], metrics: dict[str, d
         "status": statuses.pop() if len(statuses) == 1 else "mixed",
         "run_status": {str(r["seed"]): r["status"] for r in records},
         "metrics": {},
+        # attention options that are not norms (QK-norm)
+        "qk_norm": bool(((records[0].get("config") or {}).get("model", {}).get("init_args", {}).get("arch") or {})
+                        .get("qk_norm")),
         "config_hash": records[0]["config_hash"],
         "final_step": max(r.get("final_step", 0) for r in records),
         "n_layers": n_layers_of(records[0].get("config") or {}),
@@ -421,7 +424,7 @@ def render_markdown(board: dict[str, Any], plots: list[str]) -> str:
     lines.append("|---|---|---|---|" + "---|" * len(metric_names))
     for v in board["variants"]:
         norms = ", ".join(f"{k}: {s.get('component')}{'+affine' if s.get('affine') and s.get('component') != 'none' else ''}"
-                          for k, s in v["norms"].items())
+                          for k, s in v["norms"].items()) + (", QK-norm" if v.get("qk_norm") else "")
         cells = [fmt_metric(v["metrics"][m]) for m in metric_names]
         lines.append(f"| `{v['name']}` | {norms} | {len(v['seeds'])} | {status_cell(v)} | " + " | ".join(cells) + " |")
     flagged = [(v["name"], seed, why) for v in board["variants"] for seed, why in (v.get("flagged") or {}).items()]
