@@ -141,10 +141,14 @@ def test_a_module_class_entry_point_is_a_component(tmp_path: Path) -> None:
     ("math:sqrt", None, "'math:sqrt' is builtin_function_or_method"),
     ("pnorm_example:PNorm", "{q: 3}", "pnorm_example:PNorm must accept (d, **options) with options {'q': 3}: "
                                       "got an unexpected keyword argument 'q'"),
+    ("pnorm_example:PNorm", "{p: 0}", "model.arch.attn_norm.component: pnorm_example:PNorm(d=8, **{'p': 0}) failed: "
+                                      "ValueError: options.p: must be >= 1, got 0"),
+    ("broken_norm:Norm", None, "cannot import 'broken_norm:Norm' (RuntimeError: this plug-in fails on import)"),
 ])
 def test_a_bad_import_path_or_signature_is_one_line_exit_2(tmp_path: Path, component: str, options: str | None,
                                                             message: str) -> None:
-    env = {**os.environ, "PYTHONPATH": str(EXAMPLES)}
+    (tmp_path / "broken_norm.py").write_text("raise RuntimeError('this plug-in fails\\non import')\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(EXAMPLES), str(tmp_path)])}
     args = ["--model.arch.attn_norm.options", options] if options else []
     bad = normbench(env, tmp_path, "fit", "--config", "majority", "--model.arch.attn_norm.component", component,
                     *args, f"--runs_dir={tmp_path / 'runs'}")

@@ -76,7 +76,15 @@ def test_gpt_initialisation_keeps_the_norms_own_scalars() -> None:
     assert torch.equal(model.blocks[0].attn.qk_norm_scale, torch.ones(4, 1, 1))
 
 
+def test_options_are_canonical_numbers() -> None:
+    assert NormSpec("dyt", options={"alpha": 1}).canonical() == NormSpec("dyt", options={"alpha": 1.0}).canonical()
+    assert NormSpec("scalenorm", options={"g": None}).canonical() == NormSpec("scalenorm").canonical()
+    plugin = NormSpec("pnorm_example:PNorm", options={"p": [1, 2]})
+    assert isinstance(hash(plugin), int)  # unhashable option values still hash
+
+
 @pytest.mark.parametrize(("spec", "message"), [
+    (NormSpec("scalenorm", options={"g": 0.0}), r"^model.arch.attn_norm.options.g: must be > 0, got 0.0$"),
     (NormSpec("dyt", options={"beta": 1.0}), r"^model.arch.attn_norm.options: 'beta' not allowed for component dyt; allowed: alpha$"),
     (NormSpec("dyt", options={"alpha": "big"}), r"^model.arch.attn_norm.options.alpha: must be a finite number, got 'big'$"),
     (NormSpec("both", options={"alpha": 1.0}), r"^model.arch.attn_norm.options: 'alpha' not allowed for component both; allowed: none$"),

@@ -33,7 +33,7 @@ def query_angle_to_ones(queries: torch.Tensor, fold: bool = True, direction: tor
 def attention_normals(model: nn.Module) -> dict[str, torch.Tensor]:
     """Per attention hook point (``L1.attn``, ...), the unit normal of the hyperplane its keys lie on.
 
-    Pre-norm blocks whose attention norm projects (``Component.projects``: ``both``, ``project``,
+    Pre- (and peri-) norm blocks whose attention norm projects (``Component.projects``: ``both``, ``project``,
     ``learned``): the keys g * n + b with n orthogonal to u (1/sqrt(d) 1, or the learned u) lie on
     the affine hyperplane with normal u / g, and a query parallel to it scores every key alike.
     Elsewhere (no projection, or keys not produced by a pre-norm) the reference is 1/sqrt(d) 1, as
@@ -46,7 +46,7 @@ def attention_normals(model: nn.Module) -> dict[str, torch.Tensor]:
             weight = block.attn.q_proj.weight
             d = weight.shape[1]
             direction = torch.full((d,), d**-0.5, device=weight.device, dtype=weight.dtype)
-            if isinstance(norm, Norm) and block.placement == "pre" and norm.component.projects:
+            if isinstance(norm, Norm) and block.placement in ("pre", "peri") and norm.component.projects:
                 direction = norm.unit_direction().detach()
                 if norm.weight is not None and bool((norm.weight != 0).all()):
                     direction = F.normalize(direction / norm.weight.detach(), dim=0)

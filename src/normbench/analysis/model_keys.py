@@ -70,7 +70,8 @@ def head_unselectable(heads: torch.Tensor, valid: np.ndarray | None = None, tol:
 
 
 def unselectable_per_layer(
-    model: nn.Module, *inputs: Any, key_padding_mask: torch.Tensor | None = None, tol: float | None = None, **kwargs: Any
+    model: nn.Module, *inputs: Any, key_padding_mask: torch.Tensor | None = None, tol: float | None = None,
+    heads: bool = True, **kwargs: Any
 ) -> list[dict[str, Any]]:
     """Run ``model(*inputs, **kwargs)`` once and analyse each block's keys.
 
@@ -78,16 +79,18 @@ def unselectable_per_layer(
     out). Returns one entry per block, in forward order, with the fraction of unselectable keys
     before and after the block's attention norm and the unselectable positions (B, T) after it
     (input space), and ``fraction_heads``: the fraction of unselectable keys in each head's key
-    space, over heads and keys (``positions_heads``: (B, H, T)).
+    space, over heads and keys (``positions_heads``: (B, H, T)); ``heads=False`` skips that view
+    (one hull problem per head and sequence).
     """
     results = []
     for name, keys in attention_keys(model, *inputs, **kwargs).items():
         entry: dict[str, Any] = {"layer": name}
         valid = None if key_padding_mask is None else ~key_padding_mask.cpu().numpy()
-        heads = head_unselectable(keys["heads"], valid, tol)
-        per_key = heads.transpose(0, 2, 1)  # (B, T, H)
-        entry["fraction_heads"] = float(per_key[valid].mean()) if valid is not None else float(heads.mean())
-        entry["positions_heads"] = torch.from_numpy(heads).to(keys["heads"].device)
+        if heads:
+            per_head = head_unselectable(keys["heads"], valid, tol)
+            per_key = per_head.transpose(0, 2, 1)  # (B, T, H)
+            entry["fraction_heads"] = float(per_key[valid].mean()) if valid is not None else float(per_head.mean())
+            entry["positions_heads"] = torch.from_numpy(per_head).to(keys["heads"].device)
         for where in ("before", "after"):
             x = keys[where].double()
             mask = np.zeros(x.shape[:2], dtype=bool)

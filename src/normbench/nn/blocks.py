@@ -75,7 +75,11 @@ class Attention(nn.Module):
         return t.unflatten(-1, (self.n_heads, self.d_head)).transpose(-3, -2)
 
     def effective_queries(self, x: torch.Tensor) -> torch.Tensor:
-        """Per-head "query" of Brody et al. eq. 6, q Q K^T / sqrt(d_head), in key space: (B, H, T, d)."""
+        """Per-head "query" of Brody et al. eq. 6, q Q K^T / sqrt(d_head), in key space: (B, H, T, d).
+
+        Without QK-norm the score of key x' is exactly this query dotted with x'; under QK-norm the
+        scores are those of the normalized queries and keys, which no single query in x-space gives.
+        """
         w_k = self.k_proj.weight.unflatten(0, (self.n_heads, self.d_head))  # (H, d_head, d)
         q = self.split_heads(self.q_proj(x))  # (B, H, T, d_head)
         return torch.einsum("bhtc,hcd->bhtd", q, w_k) / self.d_head**0.5

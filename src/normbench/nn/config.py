@@ -45,7 +45,7 @@ class ArchConfig:
             spec = getattr(self, name)
             if not isinstance(spec, NormSpec):
                 raise ValueError(f"model.arch.{name}: must be a norm spec {{component, affine, eps}}, got {spec!r}")
-            spec.check(f"model.arch.{name}")
+            spec.check(f"model.arch.{name}", self.d_model)  # type: ignore[attr-defined]
         if not isinstance(self.qk_norm, bool):
             raise ValueError(f"model.arch.qk_norm: must be true or false, got {self.qk_norm!r}")
         if not 0.0 <= self.dropout < 1.0:  # type: ignore[attr-defined]

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import json
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -126,25 +127,32 @@ def import_component(path: str) -> Component:
         obj: Any = importlib.import_module(module_name)
         for part in attr.split("."):
             obj = getattr(obj, part)
-    except (ImportError, AttributeError) as exc:
-        raise ValueError(f"component: cannot import {path!r} ({type(exc).__name__}: {exc})") from None
+    except Exception as exc:  # noqa: BLE001 - whatever the plug-in raises on import becomes one line
+        raise ValueError(f"component: cannot import {path!r} ({type(exc).__name__}: {one_line(exc)})") from None
     if not (isinstance(obj, type) and issubclass(obj, nn.Module)):
         raise ValueError(f"component: {path!r} is {type(obj).__name__} {obj!r}, not an nn.Module class taking d")
     return _COMPONENTS.register(path, module_component(path, obj))
 
 
-def check_options(component: Component, options: Mapping[str, Any], d: int = 8) -> None:
+def one_line(exc: BaseException) -> str:
+    """An exception's message on one line."""
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def check_options(component: Component, options: Mapping[str, Any], d: int | None = None) -> None:
     """One-line error (without the field prefix) unless ``options`` fit the component.
 
-    Built-in components accept the options they declare; a plug-in class must accept
-    ``(d, **options)`` by its signature.
+    Built-in components accept the options they declare (finite numbers; ``g`` > 0); a plug-in
+    class must accept ``(d, **options)`` by its signature and, given the width ``d``, build.
     """
     if component.module is not None:
         try:
-            inspect.signature(component.module).bind(d, **options)
+            inspect.signature(component.module).bind(d or 1, **options)
         except TypeError as exc:
             raise ValueError(f"component: {component.name} must accept (d, **options) with options "
                              f"{dict(options)}: {exc}") from None
+        if d is not None:
+            build_plugin(component, d, options)
         return
     unknown = sorted(set(options) - set(component.options))
     if unknown:
@@ -152,8 +160,24 @@ def check_options(component: Component, options: Mapping[str, Any], d: int = 8) 
         raise ValueError(f"options: {', '.join(map(repr, unknown))} not allowed for component {component.name}; "
                          f"allowed: {allowed}")
     for key, value in options.items():
+        if value is None and component.options[key] is None:  # the declared default
+            continue
         if not (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)):
             raise ValueError(f"options.{key}: must be a finite number, got {value!r}")
+        if key == "g" and value <= 0:
+            raise ValueError(f"options.g: must be > 0, got {value!r}")
+
+
+def build_plugin(component: Component, d: int, options: Mapping[str, Any]) -> nn.Module:
+    """``component.module(d, **options)``, or a one-line error saying why it did not build."""
+    try:
+        module = component.module(d, **options)  # type: ignore[misc]
+    except Exception as exc:  # noqa: BLE001 - the plug-in's own checks become one line
+        raise ValueError(f"component: {component.name}(d={d}, **{dict(options)}) failed: "
+                         f"{type(exc).__name__}: {one_line(exc)}") from None
+    if not isinstance(module, nn.Module):
+        raise ValueError(f"component: {component.name}(d, **options) returned {type(module).__name__}, not an nn.Module")
+    return module
 
 
 def register_component(component: Component) -> Component:
@@ -207,19 +231,20 @@ class NormSpec:
     options: dict[str, Any] | None = None
 
     def __hash__(self) -> int:
-        return hash((self.component, self.affine, self.eps, tuple(sorted((self.options or {}).items()))))
+        return hash((self.component, self.affine, self.eps, json.dumps(self.options, sort_keys=True, default=str)))
 
-    def check(self, field: str = "") -> None:
+    def check(self, field: str = "", d: int | None = None) -> None:
         """One-line error naming ``field`` (e.g. ``model.arch.attn_norm``) unless the spec is valid.
 
-        Architecture configs check their specs (they know the field names); :class:`Norm` checks its own.
+        Architecture configs check their specs (they know the field names and the width ``d``, with
+        which a plug-in is built once to check it); :class:`Norm` checks its own.
         """
         prefix = f"{field}." if field else ""
         try:
             component = get_component(self.component)
             if self.options is not None and not isinstance(self.options, Mapping):
                 raise ValueError(f"options: must be a mapping of keyword options, got {self.options!r}")
-            check_options(component, self.options or {})
+            check_options(component, self.options or {}, d)
         except ValueError as exc:
             raise ValueError(f"{prefix}{exc}") from None
         if not (isinstance(self.eps, (int, float)) and self.eps >= 0 and math.isfinite(self.eps)):
@@ -232,8 +257,9 @@ class NormSpec:
         options name the same DyT.
         """
         component = get_component(self.component)
-        options = {k: v for k, v in (self.options or {}).items()
-                   if component.module is not None or v != component.options.get(k)}
+        options = {k: (float(v) if component.module is None and v is not None else v)
+                   for k, v in (self.options or {}).items()}
+        options = {k: v for k, v in options.items() if component.module is not None or v != component.options.get(k)}
         return NormSpec(self.component, self.affine and not component.identity,
                         float(self.eps) if component.uses_eps else 0.0, options or None)
 
@@ -260,10 +286,7 @@ class Norm(nn.Module):
         self.d = d
         self.shape = (d,)
         options = dict(self.spec.options or {})
-        self.plugin = self.component.module(d, **options) if self.component.module is not None else None
-        if self.component.module is not None and not isinstance(self.plugin, nn.Module):
-            raise ValueError(f"component: {self.component.name}(d, **options) returned {type(self.plugin).__name__}, "
-                             f"not an nn.Module")
+        self.plugin = build_plugin(self.component, d, options) if self.component.module is not None else None
         affine = self.spec.affine and not self.component.identity
         self.weight = nn.Parameter(torch.ones(d)) if affine else None
         self.bias = nn.Parameter(torch.zeros(d)) if affine else None

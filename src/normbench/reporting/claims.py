@@ -36,6 +36,14 @@ def load_claims(claims_id: str) -> list[dict[str, Any]]:
     for claim in claims:
         if claim.get("owner") not in OWNERS:
             raise ValueError(f"claim {claim.get('id')!r}: owner must be one of {', '.join(OWNERS)}")
+        rule = claim.get("rule") or {}
+        if rule.get("kind") == "within_spread":
+            roles = list(claim.get("variants") or {})
+            if len(roles) != 2 or rule.get("reference") not in roles:
+                raise ValueError(f"claim {claim.get('id')!r}: rule.reference must name one of its two roles, "
+                                 f"got {rule.get('reference')!r} (roles: {', '.join(roles)})")
+            if rule.get("better") not in (None, "higher", "lower"):
+                raise ValueError(f"claim {claim.get('id')!r}: rule.better must be higher or lower, got {rule['better']!r}")
     return claims
 
 
@@ -236,7 +244,8 @@ def attention_feed(variant: dict[str, Any], layer: int) -> str | None:
                          "rebuild its leaderboard from the run records")
     components = {f"{k}_norm": spec["component"] for k, spec in (variant.get("norms") or {}).items()}
     present = {f"{k}_norm": role for k, role in roles.items() if f"{k}_norm" in components}
-    identity = {name for name, c in components.items() if get_component(c).identity}
+    # an import path names a plug-in module: never the identity, never a known scaling (and not imported here)
+    identity = {name for name, c in components.items() if ":" not in c and get_component(c).identity}
     name = attention_input_norm(variant["placement"], layer, present, identity)
     return None if name is None else components[name]
 
@@ -265,7 +274,7 @@ def judge_attention_feed(claim: dict[str, Any], variants: dict[str, dict[str, An
         n_layers = int(variant.get("n_layers") or 1)
         for layer in range(1, n_layers + 1) if "{layer}" in template else [1]:
             feed = attention_feed({**variant, "name": name}, layer)
-            if (feed is not None and get_component(feed).scales) != scaled:
+            if (feed is not None and ":" not in feed and get_component(feed).scales) != scaled:
                 continue
             metric = (variant.get("metrics") or {}).get(template.format(layer=layer)) or {}
             cells.append((f"{name} L{layer} ({feed or 'no norm'})", list(metric.get("per_seed") or [None])))

@@ -120,7 +120,8 @@ def plot_decomposition(panels: dict[str, list[dict[str, Any]]], path: str | Path
 def not_shift_and_scale(record: dict[str, Any]) -> str:
     """``""``, or which norms of a run record (``attn_norm dyt``) the decomposition cannot read."""
     found = [f"{name} {spec['component']}" for name, spec in (record.get("norms") or {}).items()
-             if get_component(spec["component"]).shift_and_scale is None]
+             if ":" in spec["component"]  # an import path: a plug-in module, never of that form (nor imported here)
+             or get_component(spec["component"]).shift_and_scale is None]
     return ", ".join(found)
 
 

@@ -37,7 +37,7 @@ def class_keys_and_queries(module: Any) -> dict[str, np.ndarray]:
     block = model.blocks[0]
     with torch.no_grad():
         # the attention input: N(E_c) under pre-norm, E_c itself in front of a post/none block
-        keys = block.attn_norm(model.embedding.weight) if block.placement == "pre" else model.embedding.weight
+        keys = block.attn_norm(model.embedding.weight) if block.placement in ("pre", "peri") else model.embedding.weight
         queries = block.attn.effective_queries(keys[None])[0, 0]  # first head: (C, d)
         normal = attention_normals(model)["L1.attn"]
     return {"keys": keys.detach().numpy(), "queries": queries.detach().numpy(), "normal": normal.detach().numpy()}

@@ -66,7 +66,7 @@ def analyse_sentences(
         for row, e in enumerate(chunk):
             ids[row, : len(e.ids)] = torch.as_tensor(e.ids, device=device)
             pad[row, : len(e.ids)] = False
-        layers = unselectable_per_layer(model, *forward_args(ids, pad), key_padding_mask=pad)
+        layers = unselectable_per_layer(model, *forward_args(ids, pad), key_padding_mask=pad, heads=False)
         for row, e in enumerate(chunk):
             n = len(e.ids)
             out.append({"per_layer": [layer["positions_after"][row, :n].tolist() for layer in layers],

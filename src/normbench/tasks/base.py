@@ -130,10 +130,13 @@ class NormbenchModule(L.LightningModule):
 
     def configure_optimizers(self):  # noqa: ANN201 - Lightning's return type
         params: Any = self.parameters()
-        if self.weight_decay:  # a learned normal v enters only through v/|v|: decay would just shrink it
+        if self.weight_decay:
+            # a learned normal v enters only through v/|v| (decay would just shrink it); DyT's alpha, ScaleNorm's g
+            # and QK-norm's temperature are scales whose size is their meaning: none of them is decayed
+            exempt = (".direction", ".alpha", ".g", ".qk_norm_scale")
             named = list(self.named_parameters())
-            params = [{"params": [p for n, p in named if not n.endswith(".direction")]},
-                      {"params": [p for n, p in named if n.endswith(".direction")], "weight_decay": 0.0}]
+            params = [{"params": [p for n, p in named if not n.endswith(exempt)]},
+                      {"params": [p for n, p in named if n.endswith(exempt)], "weight_decay": 0.0}]
         optimizer = torch.optim.AdamW(params, lr=self.lr, weight_decay=self.weight_decay)
         schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, self.lr_factor)
         return {"optimizer": optimizer, "lr_scheduler": {"scheduler": schedule, "interval": "step"}}

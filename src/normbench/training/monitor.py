@@ -119,7 +119,8 @@ class GeometryMonitor(L.Callback):
                 pl_module.log(S.layer_series(S.UNSELECTABLE_KEYS, layer), float(fraction), batch_size=total,
                               rank_zero_only=True)
             normal = normals.get(name)
-            if tensorboard is not None and normal is not None and total:
+            # under QK-norm the scores are not q Q K^T k: the effective queries describe no score attention computes
+            if tensorboard is not None and normal is not None and total and points[name].qk_norm_scale is None:
                 queries = points[name].effective_queries(keys)  # (B, H, T, d)
                 angles = query_angle_to_ones(queries, direction=normal.to(queries))
                 angles = angles.transpose(1, 2)[torch.as_tensor(valid, device=angles.device)].flatten()
