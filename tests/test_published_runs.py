@@ -1,0 +1,29 @@
+"""Every committed leaderboard's runs are still the runs its preset plans: the same config hash per variant.
+
+A code change that altered the identity of an existing network (a new field in its effective
+configuration, a changed default) would orphan every published run; this reads the hashes out of
+``results/**/leaderboard.json`` and plans each preset again.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from normbench.sweep.plan import plan_runs
+
+ROOT = Path(__file__).resolve().parent.parent
+BOARDS = sorted(p for p in (ROOT / "results").rglob("leaderboard.json")
+                if json.loads(p.read_text()).get("variants") and json.loads(p.read_text()).get("preset"))
+
+
+@pytest.mark.parametrize("path", BOARDS, ids=[str(p.relative_to(ROOT / "results").parent) for p in BOARDS])
+def test_published_runs_keep_their_config_hash(path: Path, tmp_path: Path) -> None:
+    board = json.loads(path.read_text())
+    _, runs = plan_runs(board["task"], board["preset"], seeds=[0], runs_dir=str(tmp_path))
+    planned = {r.variant: r.config_hash for r in runs}
+    published = {v["name"]: v["config_hash"] for v in board["variants"]}
+    assert set(published) <= set(planned), sorted(set(published) - set(planned))
+    assert {name: planned[name] for name in published} == published
