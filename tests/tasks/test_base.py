@@ -78,3 +78,22 @@ def test_the_loggers_see_what_plain_self_log_sends(stop_at: int | None, fits: in
     expected = logged(True, stop_at, fits, every)
     assert expected or every == 0
     assert logged(False, stop_at, fits, every) == expected
+
+
+def test_weight_decay_spares_the_norms_learned_scales() -> None:
+    """A learned normal, DyT's alpha, ScaleNorm's g and QK-norm's temperatures are never decayed."""
+    from normbench.nn.majority import MajorityConfig
+    from normbench.nn.norms import NormSpec
+    from normbench.tasks.base import OptimConfig
+    from normbench.tasks.majority import MajorityModule
+
+    arch = MajorityConfig(attn_norm=NormSpec("learned", affine=False), ffn_norm=NormSpec("dyt"), qk_norm=True,
+                          placement="peri", attn_out_norm=NormSpec("scalenorm", affine=False))
+    module = MajorityModule(arch, OptimConfig(weight_decay=0.1))
+    decayed, spared = module.configure_optimizers()["optimizer"].param_groups
+    names = {id(p): n for n, p in module.named_parameters()}
+    assert sorted(names[id(p)] for p in spared["params"]) == [
+        "model.blocks.0.attn.qk_norm_scale", "model.blocks.0.attn_norm.direction",
+        "model.blocks.0.attn_out_norm.g", "model.blocks.0.ffn_norm.alpha"]
+    assert spared["weight_decay"] == 0.0 and decayed["weight_decay"] == 0.1
+    assert len(decayed["params"]) + len(spared["params"]) == len(names)

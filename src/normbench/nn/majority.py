@@ -73,7 +73,7 @@ class MajorityEncoder(nn.Module):
         self.blocks = nn.ModuleList(
             TransformerBlock(c.d_model, c.n_heads, c.ffn_width, c.placement, attn_norm=c.attn_norm,
                              ffn_norm=c.ffn_norm, attn_out_norm=c.attn_out_norm, ffn_out_norm=c.ffn_out_norm,
-                qk_norm=c.qk_norm, activation=c.activation, dropout=c.dropout)
+                             qk_norm=c.qk_norm, activation=c.activation, dropout=c.dropout)
             for _ in range(c.n_layers)
         )
 

@@ -128,14 +128,14 @@ def import_component(path: str) -> Component:
         for part in attr.split("."):
             obj = getattr(obj, part)
     except Exception as exc:  # noqa: BLE001 - whatever the plug-in raises on import becomes one line
-        raise ValueError(f"component: cannot import {path!r} ({type(exc).__name__}: {one_line(exc)})") from None
+        raise ValueError(f"component: cannot import {path!r} ({type(exc).__name__}: {_flat(exc)})") from None
     if not (isinstance(obj, type) and issubclass(obj, nn.Module)):
         raise ValueError(f"component: {path!r} is {type(obj).__name__} {obj!r}, not an nn.Module class taking d")
     return _COMPONENTS.register(path, module_component(path, obj))
 
 
-def one_line(exc: BaseException) -> str:
-    """An exception's message on one line."""
+def _flat(exc: BaseException) -> str:
+    """An exception's message with its line breaks folded (a plug-in's own message, kept whole)."""
     return " ".join(str(exc).split()) or type(exc).__name__
 
 
@@ -174,7 +174,7 @@ def build_plugin(component: Component, d: int, options: Mapping[str, Any]) -> nn
         module = component.module(d, **options)  # type: ignore[misc]
     except Exception as exc:  # noqa: BLE001 - the plug-in's own checks become one line
         raise ValueError(f"component: {component.name}(d={d}, **{dict(options)}) failed: "
-                         f"{type(exc).__name__}: {one_line(exc)}") from None
+                         f"{type(exc).__name__}: {_flat(exc)}") from None
     if not isinstance(module, nn.Module):
         raise ValueError(f"component: {component.name}(d, **options) returned {type(module).__name__}, not an nn.Module")
     return module

@@ -15,7 +15,9 @@ import lightning as L
 import torch
 from torchmetrics import MeanMetric, Metric
 
+from normbench.nn.blocks import Attention
 from normbench.nn.config import ArchConfig
+from normbench.nn.norms import Norm
 from normbench.tasks.series import TRAIN_LOSS_EPOCH, TRAIN_LOSS_STEP, TaskSeries
 
 
@@ -131,12 +133,9 @@ class NormbenchModule(L.LightningModule):
     def configure_optimizers(self):  # noqa: ANN201 - Lightning's return type
         params: Any = self.parameters()
         if self.weight_decay:
-            # a learned normal v enters only through v/|v| (decay would just shrink it); DyT's alpha, ScaleNorm's g
-            # and QK-norm's temperature are scales whose size is their meaning: none of them is decayed
-            exempt = (".direction", ".alpha", ".g", ".qk_norm_scale")
-            named = list(self.named_parameters())
-            params = [{"params": [p for n, p in named if not n.endswith(exempt)]},
-                      {"params": [p for n, p in named if n.endswith(exempt)], "weight_decay": 0.0}]
+            exempt = {id(p) for p in undecayed_parameters(self)}
+            params = [{"params": [p for p in self.parameters() if id(p) not in exempt]},
+                      {"params": [p for p in self.parameters() if id(p) in exempt], "weight_decay": 0.0}]
         optimizer = torch.optim.AdamW(params, lr=self.lr, weight_decay=self.weight_decay)
         schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, self.lr_factor)
         return {"optimizer": optimizer, "lr_scheduler": {"scheduler": schedule, "interval": "step"}}
@@ -163,3 +162,16 @@ class NormbenchModule(L.LightningModule):
         if not torch.isfinite(loss):
             self.diverged_at = self.global_step
             self.trainer.should_stop = True
+
+
+def undecayed_parameters(module: torch.nn.Module) -> list[torch.nn.Parameter]:
+    """Parameters weight decay must not shrink: a learned normal v enters only through v/|v| (decay would
+    just shrink it); DyT's alpha, ScaleNorm's g and QK-norm's temperatures are scales whose size is their meaning."""
+    out = []
+    for m in module.modules():
+        if isinstance(m, Norm):
+            out += [getattr(m, name) for name in m.own_parameters]
+            out += [m.direction] if m.direction is not None else []
+        elif isinstance(m, Attention) and m.qk_norm_scale is not None:
+            out.append(m.qk_norm_scale)
+    return out

@@ -8,8 +8,6 @@ sentence tokens (``[CLS]``/``[SEP]`` excluded) unselectable in at least one laye
 
 from __future__ import annotations
 
-from typing import Any
-
 import torch
 import torch.nn.functional as F
 from torchmetrics import MeanMetric
@@ -89,17 +87,12 @@ class SST2Module(NormbenchModule):
         self.log(S.VAL_ACC, self.val_acc, prog_bar=True, batch_size=len(labels))
         self.log(S.VAL_F1, self.val_f1, batch_size=len(labels))
 
-    def unselectable_positions(self, batch: Batch) -> list[dict[str, Any]]:
-        """Per layer: ``positions_after`` (B, T) True where a key (the attention input row) is
-        unselectable, and ``fraction_heads``, the unselectable fraction in the heads' key spaces."""
-        mask = batch["padding_mask"]
-        return unselectable_per_layer(self.model, batch["input_ids"], mask, key_padding_mask=mask)
-
     def test_step(self, batch: Batch, batch_idx: int) -> None:
         """Per-layer unselectable fraction over all keys (input space and per head), and over sentence tokens in any layer."""
-        layers = self.unselectable_positions(batch)
-        positions = [layer["positions_after"] for layer in layers]
         keys = ~batch["padding_mask"]
+        layers = unselectable_per_layer(self.model, batch["input_ids"], batch["padding_mask"],
+                                        key_padding_mask=batch["padding_mask"])
+        positions = [layer["positions_after"] for layer in layers]
         for i, (p, layer) in enumerate(zip(positions, layers)):
             metric = self.unselectable[f"L{i + 1}"]
             metric(p[keys].float().mean(), weight=int(keys.sum()))
