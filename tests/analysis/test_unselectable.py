@@ -157,3 +157,12 @@ def test_layer_norm_eps_shrinks_a_low_variance_key_inside_the_others() -> None:
     keys[1] *= 1e-2  # variance 1e-4 / 3: LayerNorm with eps = 1e-5 shrinks its norm by about 12%
     assert not unselectable_mask(layer_norm_keys(keys, eps=0.0)).any()
     assert unselectable_mask(layer_norm_keys(keys, eps=1e-5)).tolist() == [False, True, False, False, False]
+
+
+@pytest.mark.parametrize("shape", [(0, 4), (3, 0, 4), (0, 5, 4)])
+def test_an_empty_key_set_gives_an_empty_mask(shape: tuple[int, ...]) -> None:
+    keys = np.zeros(shape)
+    for mask in (unselectable_mask(keys), unselectable_mask_lp(keys)):
+        assert mask.shape == shape[:-1] and mask.dtype == bool
+    as_torch = unselectable_mask(torch.zeros(shape))
+    assert isinstance(as_torch, torch.Tensor) and tuple(as_torch.shape) == shape[:-1]

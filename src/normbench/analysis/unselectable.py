@@ -89,6 +89,8 @@ def unselectable_mask(keys: Any, tol: float = DEFAULT_TOL, seed: int = 0, stats:
 
 def _unselectable_batch(keys: np.ndarray, tol: float, rng: np.random.Generator, stats: dict[str, int]) -> np.ndarray:
     b, n, d = keys.shape
+    if n == 0 or b == 0:  # an empty key set: nothing to select, nothing unselectable
+        return np.zeros((b, n), dtype=bool)
     centred = keys - keys.mean(axis=1, keepdims=True)
     scale = np.linalg.norm(centred, axis=-1).max(axis=1)  # (B,)
     decided = np.zeros((b, n), dtype=bool)
@@ -345,9 +347,9 @@ def unselectable_mask_lp(keys: Any, tol: float = DEFAULT_TOL) -> Any:
     out = np.zeros(sets.shape[:2], dtype=bool)
     for s, k in enumerate(sets):
         centred = k - k.mean(axis=0)
-        scale = np.linalg.norm(centred, axis=1).max()
-        if len(k) == 1:
+        if len(k) <= 1:
             continue
+        scale = np.linalg.norm(centred, axis=1).max()
         if scale == 0:
             out[s] = True
             continue
