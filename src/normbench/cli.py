@@ -24,6 +24,7 @@ from jsonargparse import auto_cli
 from lightning.fabric.utilities.exceptions import MisconfigurationException
 
 from normbench.errors import one_line
+from normbench.sweep.plan import parse_names
 from normbench.reporting.pipeline import SweepFailed, bench, decompose, geometry, leaderboard, random_grid, run_sweep
 from normbench.tasks import get_task, task_names
 from normbench.training.cli import train
@@ -48,7 +49,7 @@ def sweep_parser() -> argparse.ArgumentParser:
     p.add_argument("--grid", action="append", metavar="AXIS=V1,V2", help="a grid axis, e.g. "
                    "model.arch.attn_norm.component=both,project,scale,none (repeat for more axes)")
     p.add_argument("--seeds", help="e.g. 0-9 or 0,3,5 (default: the config's bench.seeds)")
-    p.add_argument("--variants", help="comma-separated named variants of the config (default: all or bench.default_variants)")
+    p.add_argument("--variants", help="named variants of the config, a,b or '[a, b]' (default: bench.default_variants, else all)")
     p.add_argument("--workers", type=int, help="concurrent runs on the CPU, threads split between them (default: one "
                    "per available CPU core; with --gpus one per GPU group; with --vectorize 1)")
     p.add_argument("--gpus", help="comma-separated GPU ids: one concurrent run per GPU (or per --gpus_per_run)")
@@ -73,19 +74,18 @@ def sweep(argv: list[str]) -> None:
     opts, rest = parser.parse_known_args(argv)
     if not opts.config:
         raise ValueError("config: --config <task or file> is required (e.g. --config majority)")
-    split = (lambda text: [t.strip() for t in text.split(",") if t.strip()]) 
     gpus = None
     if opts.gpus:
         if not re.fullmatch(r"\d+(,\d+)*", opts.gpus):
             raise ValueError(f"gpus: {opts.gpus!r} must be comma-separated GPU ids, e.g. 0,1,2,3")
-        gpus = [int(g) for g in split(opts.gpus)]
+        gpus = [int(g) for g in opts.gpus.split(",")]
     if opts.vectorize < 1:
         raise ValueError(f"vectorize: must be >= 1 seeds per stacked model, got {opts.vectorize}")
     if opts.workers is not None and opts.workers < 1:
         raise ValueError(f"workers: must be >= 1, got {opts.workers}")
     if opts.vectorize > 1 and ((opts.workers or 1) > 1 or gpus):
         raise ValueError("vectorize: stacks train one after another in this process; drop --workers/--gpus")
-    run_sweep(opts.config, opts.preset, opts.grid, opts.seeds, split(opts.variants) if opts.variants else None,
+    run_sweep(opts.config, opts.preset, opts.grid, opts.seeds, parse_names(opts.variants, "variants"),
               opts.workers, gpus, opts.gpus_per_run, opts.shard, opts.vectorize, rest, opts.runs_dir,
               opts.results_dir, opts.name, opts.leaderboard, opts.progress)
 

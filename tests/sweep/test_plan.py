@@ -14,7 +14,7 @@ import pytest
 
 from normbench.tasks import get_task
 from normbench.training.records import read_record
-from normbench.sweep.plan import parse_grid, parse_seeds, plan_runs, variant_grid
+from normbench.sweep.plan import parse_grid, parse_names, parse_seeds, plan_runs, variant_grid
 
 CONFIG = str(get_task("majority").config_path)
 TINY = ["--data.init_args.num_sequences=600", "--data.init_args.batch_size=64", "--data.init_args.eval_batch_size=300",
@@ -39,6 +39,16 @@ def test_seed_and_grid_syntax() -> None:
         "model.optim.lr": [1e-3, 0.01], "model.arch.attn_norm.affine": [True, False]}
     with pytest.raises(ValueError, match="grid: 'model.optim.lr' must look like key=value1,value2"):
         parse_grid(["model.optim.lr"])
+
+
+def test_variant_lists_with_or_without_brackets() -> None:
+    want = ["post/both", "none/none", "pre/both+qknorm"]
+    for text in ("post/both,none/none,pre/both+qknorm", "[post/both, none/none, pre/both+qknorm]",
+                 "['post/both', \"none/none\", pre/both+qknorm]"):
+        assert parse_names(text, "variants") == want
+    for bad in ("[post/both", "[]", " , "):
+        with pytest.raises(ValueError, match="^variants: "):
+            parse_names(bad, "variants")
 
 
 def test_grid_crosses_named_variants_or_replaces_them() -> None:

@@ -68,6 +68,20 @@ def parse_seeds(text: str | list[int] | None) -> list[int] | None:
     return list(dict.fromkeys(seeds))
 
 
+def parse_names(text: str | list[str] | None, field: str) -> list[str] | None:
+    """``"a,b"``, ``"[a, b]"`` or ``"['a', 'b']"`` -> ``["a", "b"]`` (``None`` stays ``None``)."""
+    if text is None or isinstance(text, list):
+        return text
+    body = text.strip()
+    if body.startswith("[") != body.endswith("]"):
+        raise ValueError(f"{field}: {text!r} has an unbalanced bracket; use a,b or [a, b]")
+    names = [n.strip().strip("'\"").strip() for n in body.strip("[]").split(",")]
+    names = [n for n in names if n]
+    if not names:
+        raise ValueError(f"{field}: {text!r} names nothing; use a,b or [a, b]")
+    return names
+
+
 def parse_grid(items: list[str] | None) -> dict[str, list[Any]]:
     """``["model.attn_norm.component=both,project", ...]`` -> ``{axis: [values]}`` (values read as YAML).
 
