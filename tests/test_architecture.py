@@ -23,6 +23,7 @@ LAYERS: list[set[str]] = [
     {"training"},  # LightningCLI glue, run directories, records, checkpoints, monitor
     {"sweep"},  # planning and backends
     {"reporting"},  # leaderboards, claims, figures, per-experiment reports
+    {"results"},  # the published leaderboards as DataFrames, comparisons
     {"cli"},  # the command: parse and dispatch
     {"__main__"},  # python -m normbench
 ]

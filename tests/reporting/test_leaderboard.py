@@ -29,15 +29,6 @@ METRICS = {
 }
 
 
-def test_series_value_rules() -> None:
-    pts = [[1, 0.1], [2, 0.2], [4, 0.4]]
-    assert lb.series_value(pts, {"at_step": 3}) == (0.2, None)
-    assert lb.series_value(pts, {"at_step": 4}) == (0.4, None)
-    assert lb.series_value(pts, {"at_step": 5}) == (None, None)  # run ended before step 5
-    assert lb.series_value(pts, {"at_step": "last"}) == (0.4, None)
-    assert lb.series_value(pts, {"first_below": 0.2}) == (1.0, None)
-    assert lb.series_value([[1, 3.0], [6, 2.0]], {"first_below": 1.0}) == (None, 6.0)
-
 
 def test_aggregate_over_seeds() -> None:
     agg = lb.aggregate([1.0, 2.0, 3.0], [None] * 3)

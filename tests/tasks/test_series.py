@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from normbench.reporting.pipeline import run_sweep
-from normbench.sweep.plan import expand_metric_layers
+from normbench.tasks.series import expand_metric_layers, series_value
 from normbench.tasks import get_task
 from normbench.tasks.series import expand_layers
 from normbench.training.config import load_config
@@ -63,3 +63,13 @@ def test_every_column_and_claim_metric_is_logged(task: str, tmp_path: Path) -> N
             metric = claim["metrics"][role]
             agg = rows[variant]["metrics"][metric]
             assert "not logged" not in (agg.get("note") or ""), f"{claim['id']}: {metric} of {variant}"
+
+
+def test_series_value_rules() -> None:
+    pts = [[1, 0.1], [2, 0.2], [4, 0.4]]
+    assert series_value(pts, {"at_step": 3}) == (0.2, None)
+    assert series_value(pts, {"at_step": 4}) == (0.4, None)
+    assert series_value(pts, {"at_step": 5}) == (None, None)  # run ended before step 5
+    assert series_value(pts, {"at_step": "last"}) == (0.4, None)
+    assert series_value(pts, {"first_below": 0.2}) == (1.0, None)
+    assert series_value([[1, 3.0], [6, 2.0]], {"first_below": 1.0}) == (None, 6.0)

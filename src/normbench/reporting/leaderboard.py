@@ -25,27 +25,11 @@ from normbench.io import atomic_write_json, atomic_write_text
 from normbench.reporting.claims import describe, describe_difference, describe_seeds, judge, load_claims
 from normbench.reporting.matrix import UNSELECTABLE, panels
 from normbench.reporting.width import render_width
-from normbench.reporting.stats import aggregate, smooth
+from normbench.reporting.stats import aggregate
 from normbench.tasks import norm_roles
-from normbench.sweep.plan import expand_metric_layers
+from normbench.tasks.series import expand_metric_layers, series_value
 from normbench.training.records import provenance, read_record, utc_now
 
-
-def series_value(points: list[list[float]], spec: dict[str, Any]) -> tuple[float | None, float | None]:
-    """(value, lower_bound) of one run's series under a metric spec; see the module docstring."""
-    points = smooth(points, int(spec.get("smooth", 1)))
-    if not points:
-        return None, None
-    if "first_below" in spec:
-        hit = next((step for step, v in points if v <= spec["first_below"]), None)
-        return (float(hit), None) if hit is not None else (None, float(points[-1][0]))
-    at = spec.get("at_step", "last")
-    if at == "last":
-        return float(points[-1][1]), None
-    if points[-1][0] < at:
-        return None, None
-    before = [v for step, v in points if step <= at]
-    return (float(before[-1]) if before else None), None
 
 
 def flag_seeds(entry: dict[str, Any], records: list[dict[str, Any]], chance: dict[str, Any] | None) -> None:

@@ -12,7 +12,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from normbench.io import atomic_write  # noqa: E402
-from normbench.reporting.stats import smooth  # noqa: E402
+from normbench.tasks.series import smooth  # noqa: E402
 
 
 def seed_band(runs: list[list[list[float]]]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

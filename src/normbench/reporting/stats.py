@@ -87,15 +87,3 @@ def aggregate(values: list[float | None], bounds: list[float | None]) -> dict[st
             out["lower_bound"] = statistics.fmean(v if v is not None else b for v, b in zip(values, bounds))
             out["per_seed_lower_bound"] = [v if v is not None else b for v, b in zip(values, bounds)]
     return out
-
-
-def smooth(points: list[list[float]], window: int) -> list[list[float]]:
-    """Trailing moving average over ``window`` logged points (the step stays the last one's)."""
-    if window <= 1 or not points:
-        return points
-    values = [v for _, v in points]
-    out, total = [], 0.0
-    for i, (step, v) in enumerate(points):
-        total += v - (values[i - window] if i >= window else 0.0)
-        out.append([step, total / min(i + 1, window)])
-    return out

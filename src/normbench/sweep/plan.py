@@ -35,7 +35,7 @@ import yaml
 
 from normbench.errors import one_line
 from normbench.tasks import get_task, norm_roles
-from normbench.tasks.series import decomposition_series, monitor_series
+from normbench.tasks.series import decomposition_series, expand_metric_layers, monitor_series
 from normbench.training.cli import NormbenchCLI
 from normbench.training.config import load_config
 from normbench.training.rundir import record_path, run_dir
@@ -190,18 +190,6 @@ def check_metrics(config: dict[str, Any], task: str) -> None:
             raise ValueError(f"bench.metrics.{name}.series: {spec.get('series')!r} is not logged by task {task}; "
                              f"see normbench.tasks.series")
 
-
-def expand_metric_layers(metrics: dict[str, dict[str, Any]], n_layers: int) -> dict[str, dict[str, Any]]:
-    """Metrics whose name holds ``{layer}`` become one metric per layer 1..n_layers (in name and series)."""
-    out: dict[str, dict[str, Any]] = {}
-    for name, spec in metrics.items():
-        if "{layer}" not in name:
-            out[name] = spec
-            continue
-        for layer in range(1, n_layers + 1):
-            out[name.format(layer=layer)] = {k: v.format(layer=layer) if isinstance(v, str) else v
-                                             for k, v in spec.items()}
-    return out
 
 
 def variant_grid(config: dict[str, Any], variants: list[str] | None, grid: dict[str, list[Any]],

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 TRAIN_LOSS_STEP = "train/loss_step"
 TRAIN_LOSS_EPOCH = "train/loss_epoch"
@@ -80,3 +81,46 @@ def decomposition_series(n_layers: int, terms: Iterable[str] = ("i", "h", "f", "
     """The ``decomposition/<layer>/<term>`` series a decomposed run's record gains."""
     layers = ["embed", *(f"L{i}" for i in range(1, n_layers + 1)), "final", "output"]
     return [DECOMPOSITION.format(layer=layer, term=t) for layer in layers for t in terms]
+
+
+def expand_metric_layers(metrics: dict[str, dict[str, Any]], n_layers: int) -> dict[str, dict[str, Any]]:
+    """Metrics whose name holds ``{layer}`` become one metric per layer 1..n_layers (in name and series)."""
+    out: dict[str, dict[str, Any]] = {}
+    for name, spec in metrics.items():
+        if "{layer}" not in name:
+            out[name] = spec
+            continue
+        for layer in range(1, n_layers + 1):
+            out[name.format(layer=layer)] = {k: v.format(layer=layer) if isinstance(v, str) else v
+                                             for k, v in spec.items()}
+    return out
+
+
+def smooth(points: list[list[float]], window: int) -> list[list[float]]:
+    """Trailing moving average over ``window`` logged points (the step stays the last one's)."""
+    if window <= 1 or not points:
+        return points
+    values = [v for _, v in points]
+    out, total = [], 0.0
+    for i, (step, v) in enumerate(points):
+        total += v - (values[i - window] if i >= window else 0.0)
+        out.append([step, total / min(i + 1, window)])
+    return out
+
+
+
+def series_value(points: list[list[float]], spec: dict[str, Any]) -> tuple[float | None, float | None]:
+    """(value, lower_bound) of one run's series under a metric spec; see the module docstring."""
+    points = smooth(points, int(spec.get("smooth", 1)))
+    if not points:
+        return None, None
+    if "first_below" in spec:
+        hit = next((step for step, v in points if v <= spec["first_below"]), None)
+        return (float(hit), None) if hit is not None else (None, float(points[-1][0]))
+    at = spec.get("at_step", "last")
+    if at == "last":
+        return float(points[-1][1]), None
+    if points[-1][0] < at:
+        return None, None
+    before = [v for step, v in points if step <= at]
+    return (float(before[-1]) if before else None), None
