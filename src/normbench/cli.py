@@ -7,8 +7,13 @@
   variant x grid x seed sweep (finished runs skipped, interrupted ones resumed) and writes its leaderboard.
 * ``normbench bench <task> [--preset quick] [--workers 2]``: the task's own sweep (shorthand).
 * ``normbench leaderboard <task> [--preset quick]`` rebuilds a sweep's leaderboard from the records.
+* ``normbench compare <task> A B [--name NAME]`` prints two variants' metrics, the difference and its interval.
+* ``normbench cite <task> [--name NAME]`` prints BibTeX naming the commit that contains the leaderboard.
+* ``normbench analyze decompose|geometry ...`` analyses trained runs.
 * ``normbench random_grid`` runs the random-key experiment (Figure 1c/1d) into ``results/unselectable/``.
 * ``normbench tasks`` lists the registered tasks.
+
+Every command takes ``--dry_run``: arguments checked (a sweep's runs planned), nothing trained or written.
 
 Bad input ends with one line ``normbench: error: <field>: <what is allowed>`` and exit status 2.
 """
@@ -19,15 +24,18 @@ import argparse
 import re
 import sys
 from argparse import ArgumentError
+from typing import Any
 
-from jsonargparse import auto_cli
+from jsonargparse import auto_cli, auto_parser
 from lightning.fabric.utilities.exceptions import MisconfigurationException
 
+from normbench import results
 from normbench.errors import one_line
-from normbench.sweep.plan import parse_names
 from normbench.reporting.pipeline import SweepFailed, bench, decompose, geometry, leaderboard, random_grid, run_sweep
+from normbench.sweep.plan import parse_names
 from normbench.tasks import get_task, task_names
-from normbench.training.cli import train
+from normbench.training.cli import NormbenchCLI, train
+from normbench.training.config import preset_args
 
 
 def tasks() -> None:
@@ -65,7 +73,7 @@ def sweep_parser() -> argparse.ArgumentParser:
     return p
 
 
-def sweep(argv: list[str]) -> None:
+def sweep(argv: list[str], dry_run: bool = False) -> None:
     """``normbench sweep ...``: parse the sweep's own options, pass the rest to every run."""
     parser = sweep_parser()
     if "-h" in argv or "--help" in argv:
@@ -87,26 +95,97 @@ def sweep(argv: list[str]) -> None:
         raise ValueError("vectorize: stacks train one after another in this process; drop --workers/--gpus")
     run_sweep(opts.config, opts.preset, opts.grid, opts.seeds, parse_names(opts.variants, "variants"),
               opts.workers, gpus, opts.gpus_per_run, opts.shard, opts.vectorize, rest, opts.runs_dir,
-              opts.results_dir, opts.name, opts.leaderboard, opts.progress)
+              opts.results_dir, opts.name, opts.leaderboard, opts.progress, dry_run=dry_run)
+
+
+def compare(task: str, a: str, b: str, name: str | None = None, results_dir: str = "results",
+            metrics: list[str] | None = None) -> None:
+    """Two variants of a leaderboard side by side: each metric's mean ± std over seeds, the difference b - a,
+    its 95% Welch interval and p-value (e.g. `normbench compare majority pre/both pre/scale`).
+
+    Args:
+        task: a task (its own bench), a <task>/<name> key, or a path to a leaderboard.json or its folder.
+        a: the reference variant.
+        b: the variant compared with it.
+        name: a sub-leaderboard of the task (e.g. modern for results/majority/modern/).
+        results_dir: the folder holding <task>/leaderboard.json.
+        metrics: only these metrics (default: all).
+    """
+    table = results.compare(task, a, b, name=name, results_dir=results_dir, metrics=metrics)
+    print(results.format_comparison(table, a, b))
+
+
+def cite(task: str, name: str | None = None, results_dir: str = "results") -> None:
+    """BibTeX for one leaderboard, naming the commit that contains it (e.g. `normbench cite majority`).
+
+    Args:
+        task: a task (its own bench), a <task>/<name> key, or a path to a leaderboard.json or its folder.
+        name: a sub-leaderboard of the task (e.g. width for results/lm/width/).
+        results_dir: the folder holding <task>/leaderboard.json.
+    """
+    print(results.citation(task, name=name, results_dir=results_dir))
+
+
+# every subcommand, with the one line `normbench --help` shows for it
+COMMANDS: dict[str, str] = {
+    "fit": "train one run (LightningCLI: `normbench fit --config <task> [--preset NAME] [--section.key VALUE ...]`)",
+    "sweep": "train a variant x grid x seed sweep and write its leaderboard (`normbench sweep --help`)",
+    "bench": "a task's own sweep: `normbench bench <task> [--preset quick]`",
+    "leaderboard": "rebuild a sweep's leaderboard from its run records (nothing is trained)",
+    "compare": "two variants of a leaderboard side by side, with the difference and its interval",
+    "cite": "BibTeX for a leaderboard, naming the commit that contains it",
+    "analyze": "analyses of trained runs: `analyze decompose` (Mickus et al.), `analyze geometry` (d = 3 pictures)",
+    "random_grid": "Figure 1c/1d: unselectable keys among random keys, raw and after LayerNorm",
+    "tasks": "list the registered tasks and their config files",
+}
+FUNCTIONS: dict[str, Any] = {"bench": bench, "leaderboard": leaderboard, "compare": compare, "cite": cite,
+                             "random_grid": random_grid, "tasks": tasks,
+                             "analyze": {"decompose": decompose, "geometry": geometry}}
+DRY_RUN = "--dry_run"
+
+
+def usage() -> str:
+    width = max(map(len, COMMANDS))
+    lines = ["usage: normbench <command> [options]   (`normbench <command> --help` for its options)", "",
+             "normbench: normalization ablations in Transformers.", "", "commands:"]
+    lines += [f"  {name:<{width}}  {text}" for name, text in COMMANDS.items()]
+    lines += ["", f"Any command takes {DRY_RUN}: check the arguments (and plan a sweep's runs), train and write nothing.",
+              "Bad input ends with one line `normbench: error: <field>: <what is allowed>` and exit status 2."]
+    return "\n".join(lines)
+
+
+def dry_fit(args: list[str]) -> None:
+    """``normbench fit ... --dry_run``: parse and build the run (model, data module, trainer), print where it goes."""
+    cli = NormbenchCLI(args=preset_args(args))
+    print(f"normbench: dry run: {cli.recorder.meta['variant']} seed {cli.recorder.meta['seed']} -> {cli.run_dir} "
+          f"(config {cli.config_hash})")
 
 
 def main(argv: list[str] | None = None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
+    dry = DRY_RUN in argv
+    argv = [a for a in argv if a != DRY_RUN]
     try:
-        if argv and argv[0] == "fit":
+        if not argv or argv[0] in ("-h", "--help"):
+            print(usage())
+        elif argv[0] == "fit":
             # sys.argv stays as it is: DDP re-launches this very command for the other ranks
-            print(f"normbench: run record {train(argv[1:])}")
-        elif argv and argv[0] == "sweep":
-            sweep(argv[1:])
+            if dry:
+                dry_fit(argv[1:])
+            else:
+                print(f"normbench: run record {train(argv[1:])}")
+        elif argv[0] == "sweep":
+            sweep(argv[1:], dry_run=dry)
+        elif argv[0] not in COMMANDS:
+            raise ValueError(f"command: {argv[0]!r} is not a normbench command; choose one of {', '.join(COMMANDS)}")
+        elif dry:
+            if argv[0] == "bench":
+                auto_cli(FUNCTIONS, args=[*argv, "--dry_run=true"], parser_mode="yaml")
+            else:
+                auto_parser(FUNCTIONS, parser_mode="yaml", exit_on_error=False).parse_args(argv)
+                print(f"normbench: dry run: `normbench {' '.join(argv)}` is valid")
         else:
-            auto_cli({"bench": bench, "leaderboard": leaderboard, "random_grid": random_grid, "tasks": tasks,
-                      "analyze": {"decompose": decompose, "geometry": geometry}}, args=argv, parser_mode="yaml",
-                     description="normbench: normalization ablations in Transformers. "
-                     "`normbench fit --config <task> [--preset NAME] [--section.key VALUE ...]` "
-                     "trains one run (LightningCLI; `normbench fit --help` lists every option); "
-                     "`normbench sweep --config <task> [--grid AXIS=V1,V2] [--seeds 0-9] ...` "
-                     "trains a grid of runs (`normbench sweep --help`); "
-                     "the subcommands below run benches, leaderboards and analyses.")
+            auto_cli(FUNCTIONS, args=argv, parser_mode="yaml", description=usage())
     except (ArgumentError, ValueError, FileNotFoundError, MisconfigurationException) as exc:
         print(f"normbench: error: {one_line(str(exc))}", file=sys.stderr)
         raise SystemExit(2) from None

@@ -9,7 +9,11 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from normbench.data.sst2 import SST2DataModule, check_tsv, load_local, pad_batch, train_wordpiece
+import lightning as L
+
+from normbench.nn.bert import BertConfig
+from normbench.tasks.sst2 import SST2Module
+from normbench.data.sst2 import SST2DataModule, check_tsv, load_local, load_unlabelled, pad_batch, train_wordpiece
 from tests.sst2_corpus import FILLER, NEGATIVE, POSITIVE, write_sst2
 
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "data" / "sst2"
@@ -47,6 +51,157 @@ def test_missing_files_one_line_with_remedy(tmp_path: Path) -> None:
     assert "train.tsv, dev.tsv not found" in msg and "hub" in msg and "\n" not in msg
 
 
+def rows_of(path: Path) -> list[list[str]]:
+    """The fields of each line of ``path`` (header included), split by hand."""
+    return [line.rstrip("\r\n").split("\t") for line in path.read_bytes().decode().splitlines(keepends=True)]
+
+
+def write_rows(path: Path, rows: list[list[str]], newline: str = "\n") -> Path:
+    path.write_bytes((newline.join("\t".join(r) for r in rows) + newline).encode())
+    return path
+
+
+def glue_layout(folder: Path, test: int | None = 30, train: int = 50, dev: int = 10) -> Path:
+    """GLUE's own SST-2 folder: ``sentence<TAB>label`` train/dev (train with CRLF) and, if ``test``,
+    an unlabelled ``index<TAB>sentence`` test.tsv (indices from 100 up, to tell them from positions)."""
+    write_sst2(folder, train=train, dev=dev)
+    for name, newline in (("train.tsv", "\r\n"), ("dev.tsv", "\n")):
+        write_rows(folder / name, [[s, label] for label, s in rows_of(folder / name)], newline)
+    if test:
+        sentences = [s for _, s in rows_of(folder / "dev.tsv")[1:]]
+        write_rows(folder / "test.tsv", [["index", "sentence"]] + [[str(100 + i), sentences[i % len(sentences)]]
+                                                                   for i in range(test)])
+    return folder
+
+
+def test_existing_layout_reads_every_row_in_file_order(tmp_path: Path) -> None:
+    """``label<TAB>sentence`` files: the same sentences and labels, in the same order, as the file's lines."""
+    write_sst2(tmp_path, train=80, dev=20)
+    data = load_local(tmp_path)
+    for split, name in (("train", "train.tsv"), ("validation", "dev.tsv")):
+        header, *rows = rows_of(tmp_path / name)
+        assert header == ["label", "sentence"]
+        assert data[split] == {"sentence": [s for _, s in rows], "label": [int(label) for label, _ in rows]}
+        assert list(data[split]) == ["sentence", "label"]
+
+
+def test_both_header_orders_give_identical_splits(tmp_path: Path) -> None:
+    ours = load_local(write_sst2(tmp_path / "ours", train=80, dev=20))
+    glue = load_local(glue_layout(tmp_path / "glue", test=None, train=80, dev=20))
+    assert glue == ours and [list(v) for v in glue.values()] == [["sentence", "label"]] * 2
+    mixed = tmp_path / "mixed"  # each file's own header decides
+    write_sst2(mixed, train=80, dev=20)
+    (mixed / "dev.tsv").write_bytes((tmp_path / "glue" / "dev.tsv").read_bytes())
+    assert load_local(mixed) == ours
+    assert check_tsv(tmp_path / "glue" / "train.tsv") == 80
+
+
+def test_glue_dir_with_test_tsv_gives_a_predict_loader_with_indices(tmp_path: Path) -> None:
+    folder = glue_layout(tmp_path / "sst2", test=30)
+    assert load_unlabelled(folder / "test.tsv") == {
+        "index": [100 + i for i in range(30)], "sentence": [s for _, s in rows_of(folder / "test.tsv")[1:]]}
+    dm = SST2DataModule(data_dir=str(folder), vocab_size=200, max_length=6, eval_batch_size=8)
+    dm.setup("fit")
+    assert "predict" not in dm.encoded  # only the predict stage reads test.tsv
+    batches = list(dm.predict_dataloader())
+    assert [len(b["index"]) for b in batches] == [8, 8, 8, 6]
+    for batch in batches:
+        assert set(batch) == {"input_ids", "padding_mask", "index"}  # no labels
+        assert batch["input_ids"].shape[1] <= 6 and (batch["input_ids"][:, 0] == 2).all()
+        assert batch["padding_mask"].equal(batch["input_ids"] == 0)
+    assert torch.cat([b["index"] for b in batches]).tolist() == [100 + i for i in range(30)]
+    assert len(dm.train_dataloader().dataset) == 50 and len(dm.val_dataloader().dataset) == 10  # training unchanged
+
+
+def test_the_sst2_model_predicts_the_unlabelled_file(tmp_path: Path) -> None:
+    dm = SST2DataModule(data_dir=str(glue_layout(tmp_path / "sst2", test=12)), vocab_size=200, eval_batch_size=5)
+    model = SST2Module(arch=BertConfig(vocab_size=200, max_positions=128, d_model=8, n_heads=2, n_layers=1, ffn_width=16))
+    trainer = L.Trainer(accelerator="cpu", devices=1, logger=False, enable_checkpointing=False,
+                        enable_progress_bar=False, enable_model_summary=False, default_root_dir=tmp_path)
+    out = trainer.predict(model, datamodule=dm)
+    assert torch.cat([o["index"] for o in out]).tolist() == [100 + i for i in range(12)]
+    assert set(torch.cat([o["prediction"] for o in out]).tolist()) <= {0, 1}
+    assert all(((o["p_positive"] >= 0) & (o["p_positive"] <= 1)).all() for o in out)
+
+
+def test_dir_without_test_tsv_has_no_predict_split(tmp_path: Path) -> None:
+    dm = SST2DataModule(data_dir=str(glue_layout(tmp_path, test=None)), vocab_size=200)
+    dm.setup("predict")  # no error: the predict split is optional
+    assert dm.predict_file is None and "predict" not in dm.encoded and len(dm.encoded["train"]) == 50
+    with pytest.raises(ValueError) as err:
+        dm.predict_dataloader()
+    assert "test.tsv" in str(err.value) and str(tmp_path) in str(err.value) and "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("name", ["train.tsv", "dev.tsv"])
+def test_unlabelled_training_file_is_refused_in_one_line(tmp_path: Path, name: str) -> None:
+    folder = glue_layout(tmp_path, test=5)
+    path = folder / name
+    path.write_bytes((folder / "test.tsv").read_bytes())
+    for load in (lambda: load_local(folder), lambda: SST2DataModule(data_dir=str(folder), vocab_size=200).setup("fit")):
+        with pytest.raises(ValueError) as err:
+            load()
+        msg = str(err.value)
+        assert msg.startswith(f"{path}:1:") and "no label column" in msg and "prediction only" in msg
+        assert "\n" not in msg
+
+
+@pytest.mark.parametrize("bad", ["good film\t2", "good film 1", "\t1", "good film\t", "a\tb\t1", "1\tgood film", ""])
+def test_malformed_row_of_sentence_label_file_names_file_and_line(tmp_path: Path, bad: str) -> None:
+    folder = glue_layout(tmp_path, test=None)
+    path = folder / "train.tsv"
+    rows = rows_of(path)
+    write_rows(path, rows[:4] + [bad.split("\t")] + rows[4:], "\r\n")
+    with pytest.raises(ValueError) as err:
+        load_local(folder)
+    msg = str(err.value)
+    assert msg.startswith(f"{path}:5: expected 'sentence<TAB>label' with label 0 or 1") and "\n" not in msg
+
+
+@pytest.mark.parametrize("bad", ["x\tgood film", "-1\tgood film", "7\t", "7", "7\tgood\tfilm"])
+def test_malformed_row_of_test_tsv_names_file_and_line(tmp_path: Path, bad: str) -> None:
+    folder = glue_layout(tmp_path, test=6)
+    path = folder / "test.tsv"
+    rows = rows_of(path)
+    write_rows(path, rows[:3] + [bad.split("\t")] + rows[3:])
+    dm = SST2DataModule(data_dir=str(folder), vocab_size=200)
+    dm.setup("fit")  # training does not read test.tsv
+    for load in (lambda: load_unlabelled(path), dm.predict_dataloader):
+        with pytest.raises(ValueError) as err:
+            load()
+        msg = str(err.value)
+        assert msg.startswith(f"{path}:4: expected 'index<TAB>sentence' with an integer index") and "\n" not in msg
+
+
+@pytest.mark.parametrize("header", ["text\tlabel", "Sentence\tLabel", "label\tsentence\tidx", "label", "\ufefflabel\tsentence"])
+def test_bad_header_names_file_and_allowed_headers(tmp_path: Path, header: str) -> None:
+    folder = write_sst2(tmp_path, train=5, dev=5, crlf=False)
+    path = folder / "dev.tsv"
+    write_rows(path, [header.split("\t")] + rows_of(path)[1:])
+    with pytest.raises(ValueError) as err:
+        load_local(folder)
+    msg = str(err.value)
+    assert msg.startswith(f"{path}:1: expected the header 'label<TAB>sentence' or 'sentence<TAB>label'")
+    assert "\n" not in msg
+
+
+@pytest.mark.parametrize("header", ["label\tsentence", "sentence\tlabel", "idx\tsentence", "sentence\tindex"])
+def test_bad_test_tsv_header_names_file_and_allowed_header(tmp_path: Path, header: str) -> None:
+    path = write_rows(tmp_path / "test.tsv", [header.split("\t"), ["0", "good film"]])
+    with pytest.raises(ValueError) as err:
+        load_unlabelled(path)
+    assert str(err.value).startswith(f"{path}:1: expected the header 'index<TAB>sentence'")
+    assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("text", ["", "sentence\tlabel\n", "index\tsentence\r\n"])
+def test_empty_file_is_refused(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "x.tsv"
+    path.write_text(text)
+    with pytest.raises(ValueError, match=r"x.tsv:1: (expected the header|no examples)"):
+        check_tsv(path, labelled=not text.startswith("index"))
+
+
 @pytest.fixture(scope="module")
 def tokenizer(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
     folder = write_sst2(tmp_path_factory.mktemp("sst2"))
@@ -79,6 +234,7 @@ def test_pad_batch_pads_to_the_longest() -> None:
     assert batch["input_ids"].tolist() == [[2, 7, 3], [2, 3, 0]]
     assert batch["padding_mask"].tolist() == [[False] * 3, [False, False, True]]
     assert batch["labels"].tolist() == [1, 0]
+    assert pad_batch([([2, 7, 3], 11), ([2, 3], 10)], key="index")["index"].tolist() == [11, 10]
 
 
 def test_datamodule_truncates_and_batches(tmp_path: Path) -> None:

@@ -256,7 +256,7 @@ def test_each_leaderboard_carries_a_bibtex_entry_naming_its_commit(tmp_path) -> 
     json_path, md_path = lb.write(board, out, [])
     entry = json.loads(json_path.read_text())["citation"]["bibtex"]
     assert entry.startswith("@misc{") and board["provenance"]["git_commit"] in entry
-    assert "leaderboard.json" in entry and "git log -1 --format=%H --" in entry
+    assert "leaderboard.json" in entry and "normbench cite" in entry
     assert "## How to cite" in md_path.read_text() and entry in md_path.read_text()
 
 

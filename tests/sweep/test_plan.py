@@ -164,11 +164,15 @@ def test_divergence_and_failures_do_not_stop_the_sweep(tmp_path: Path) -> None:
     assert "diverged at step" in (tmp_path / "results" / "majority" / "faults" / "leaderboard.md").read_text()
 
 
-def test_parallel_workers_run_each_run_in_its_own_process(tmp_path: Path) -> None:
+def test_parallel_workers_run_each_run_in_its_own_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NORMBENCH_PROGRESS_SECONDS", "1")
     out = sweep(tmp_path, "--variants", "pre/both,pre/none", "--seeds", "0", "--workers", "2", *TINY, "--name", "par")
     assert out.returncode == 0, out.stderr[-3000:]
     logs = sorted((tmp_path / "runs").rglob("sweep.log"))
     assert len(logs) == 2 and all("run record" in log.read_text() for log in logs)
+    for variant in ("pre/both", "pre/none"):  # each worker's own progress reaches the sweep's output
+        assert f"normbench: progress {variant} seed 0: step 20/20 (100%), loss " in out.stderr
+    assert all(log.read_text().count("normbench: progress") <= 25 for log in logs)  # a line per second at most
     board = json.loads((tmp_path / "results" / "majority" / "par" / "leaderboard.json").read_text())
     assert [v["name"] for v in board["variants"]] == ["pre/both", "pre/none"]
     sharded = sweep(tmp_path, "--variants", "pre/both,pre/none", "--seeds", "0", "--shard", "1/2", *TINY)

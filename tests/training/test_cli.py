@@ -17,6 +17,7 @@ CONFIG = str(get_task("majority").config_path)
 TINY = ["--data.init_args.num_sequences=600", "--data.init_args.batch_size=64", "--data.init_args.eval_batch_size=200",
         "--trainer.max_steps=12", "--trainer.max_epochs=-1", "--trainer.val_check_interval=6",
         "--trainer.enable_progress_bar=false", "--trainer.enable_model_summary=false"]
+TINY_LABEL = "num_sequences=600-batch_size=64-eval_batch_size=200-max_steps=12-max_epochs=-1-val_check_interval=6"
 
 
 def fit(tmp_path: Path, *extra: str) -> dict:
@@ -28,14 +29,15 @@ def test_fit_writes_record_tensorboard_and_checkpoint(tmp_path: Path) -> None:
     rec = fit(tmp_path, "--model.arch.attn_norm.component=project", "--seed_everything=3")
     assert rec["status"] == "done" and rec["final_step"] == 12 and rec["seed"] == 3
     assert rec["config"]["model"]["init_args"]["arch"]["attn_norm"]["component"] == "project"
-    assert rec["variant"] == "pre-attn_project-ffn_both+affine"
+    # the run's name: its norms and every override that changes it (bookkeeping keys left out)
+    assert rec["variant"] == f"pre-attn_project-ffn_both+affine-{TINY_LABEL}"
     for series in ("test/acc", "test/loss", "test/query_angle", "train/loss_step", "train/loss_epoch"):
         assert rec["series"][series], series
     assert [s for s, _ in rec["series"]["test/acc"]] == [6, 12]
     assert all(0 <= v <= 90 for _, v in rec["series"]["test/query_angle"])
     log_dir = Path(rec["log_dir"])
     assert log_dir.name == "seed3" and log_dir.parent.parent.name == "majority"
-    assert log_dir.parent.name == f"pre-attn_project-ffn_both+affine-{rec['config_hash']}"
+    assert log_dir.parent.name == f"pre-attn_project-ffn_both+affine-{TINY_LABEL}-{rec['config_hash']}"
     assert list(log_dir.glob("events.out.tfevents.*")) and (log_dir / "config.yaml").exists()
     assert Path(rec["checkpoint"]).exists()
     assert rec["provenance"]["torch"] and "git_commit" in rec["provenance"]

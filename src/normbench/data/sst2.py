@@ -1,8 +1,11 @@
 """SST-2 sentiment data (GLUE): labelled sentences, a WordPiece tokenizer, dynamically padded batches.
 
-Local files are GLUE's ``train.tsv`` / ``dev.tsv`` (``label<TAB>sentence`` with a header, label
-1 = positive), checked line by line and then read with HF ``datasets`` (``csv`` builder); online
-users load ``stanfordnlp/sst2`` from the hub. A BERT-style WordPiece tokenizer (lower-cased,
+Local files are GLUE's, in a folder: ``train.tsv`` and ``dev.tsv`` are labelled, with the header
+``sentence<TAB>label`` (GLUE's own order) or ``label<TAB>sentence`` (the column order is read from
+the header; label 1 = positive); an optional ``test.tsv`` is GLUE's unlabelled ``index<TAB>sentence``
+and serves prediction only (the ``predict`` split, batches with ``index`` and no labels). Every
+file is checked line by line and then read with HF ``datasets`` (``csv`` builder); online users
+load ``stanfordnlp/sst2`` from the hub. A BERT-style WordPiece tokenizer (lower-cased,
 ``[CLS] sentence [SEP]``) is trained with HF ``tokenizers`` on the training sentences and cached
 under ``$NORMBENCH_CACHE/sst2/<digest>/``; batches are padded to their longest sentence.
 """
@@ -26,31 +29,77 @@ from normbench.io import cache_root, texts_digest
 Source = Literal["local", "hub"]
 SPECIALS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")  # [PAD] = 0
 FILES = {"train": "train.tsv", "validation": "dev.tsv"}
+PREDICT_FILE = "test.tsv"  # GLUE's unlabelled test sentences: the ``predict`` split, if present
+LABELLED_HEADERS = (("label", "sentence"), ("sentence", "label"))
+UNLABELLED_HEADER = ("index", "sentence")
 PIPELINE_VERSION = 1
 
 
-def check_tsv(path: Path) -> int:
-    """Validate a GLUE SST-2 file; returns its number of examples.
+def show(columns: tuple[str, ...]) -> str:
+    """A header as the messages write it: ``'label<TAB>sentence'``."""
+    return "'" + "<TAB>".join(columns) + "'"
+
+
+def tsv_columns(path: Path, labelled: bool = True) -> tuple[str, str]:
+    """The columns named by the header of ``path``, checked against the allowed headers.
+
+    ``labelled``: a training/validation file (``label<TAB>sentence`` or ``sentence<TAB>label``),
+    else an unlabelled prediction file (``index<TAB>sentence``). Raises a one-line ``ValueError``.
+    """
+    with open(path, encoding="utf-8", newline="") as f:
+        line = f.readline()
+    columns = tuple(line.rstrip("\r\n").split("\t"))
+    labelled_allowed = " or ".join(show(h) for h in LABELLED_HEADERS)
+    if labelled and columns in LABELLED_HEADERS or not labelled and columns == UNLABELLED_HEADER:
+        return columns  # type: ignore[return-value]
+    if labelled and columns == UNLABELLED_HEADER:
+        raise ValueError(f"{path}:1: the header {show(columns)} has no label column: an unlabelled file (GLUE's "
+                         f"{PREDICT_FILE}) serves prediction only; training and validation files need the header "
+                         f"{labelled_allowed}")
+    if labelled:
+        raise ValueError(f"{path}:1: expected the header {labelled_allowed} (a labelled file), "
+                         f"got {line.strip()[:60]!r}")
+    raise ValueError(f"{path}:1: expected the header {show(UNLABELLED_HEADER)} (GLUE's unlabelled {PREDICT_FILE}, "
+                     f"index an integer), got {line.strip()[:60]!r}")
+
+
+def check_tsv(path: Path, labelled: bool = True) -> int:
+    """Validate a GLUE SST-2 file (see :func:`tsv_columns` for ``labelled``); returns its number of examples.
 
     Raises a one-line ``ValueError`` naming the file and line of the first malformed row.
     """
+    columns = tsv_columns(path, labelled)
+    key = "label" if labelled else "index"
+    at, text = columns.index(key), columns.index("sentence")
+    allowed = "label 0 or 1" if labelled else "an integer index"
+    lineno = 1
     with open(path, encoding="utf-8", newline="") as f:
-        for lineno, line in enumerate(f, start=1):
+        next(f)  # the header
+        for lineno, line in enumerate(f, start=2):
             fields = line.rstrip("\r\n").split("\t")
-            if lineno == 1:
-                if fields != ["label", "sentence"]:
-                    raise ValueError(f"{path}:1: expected the header 'label<TAB>sentence', got {line.strip()[:60]!r}")
-                continue
-            if len(fields) != 2 or fields[0] not in ("0", "1") or not fields[1].strip():
-                raise ValueError(f"{path}:{lineno}: expected 'label<TAB>sentence' with label 0 or 1, "
-                                 f"got {line.rstrip()[:60]!r}")
+            value = fields[at] if len(fields) == 2 else ""
+            ok_key = value in ("0", "1") if labelled else value.isascii() and value.isdigit()
+            if len(fields) != 2 or not ok_key or not fields[text].strip():
+                raise ValueError(f"{path}:{lineno}: expected {show(columns)} with {allowed} and a non-empty "
+                                 f"sentence, got {line.rstrip()[:60]!r}")
+    if lineno == 1:
+        raise ValueError(f"{path}:1: no examples after the header {show(columns)}")
     return lineno - 1
 
 
-def load_local(data_dir: str | Path) -> dict[str, dict[str, list]]:
-    """``{split: {"sentence": [...], "label": [...]}}`` from ``train.tsv`` and ``dev.tsv``."""
+def read_tsv(path: Path, columns: tuple[str, str]) -> dict[str, list]:
+    """Read a checked file with the ``datasets`` ``csv`` builder; ``{column: [...]}`` in file order."""
     from datasets import Features, Value, load_dataset
 
+    types = {"label": Value("int64"), "index": Value("int64"), "sentence": Value("string")}
+    features = Features({name: types[name] for name in columns})  # in the header's order
+    ds = load_dataset("csv", data_files={"rows": str(path)}, delimiter="\t", quoting=csv.QUOTE_NONE,
+                      keep_default_na=False, features=features)["rows"]
+    return {name: list(ds[name]) for name in columns}
+
+
+def load_local(data_dir: str | Path) -> dict[str, dict[str, list]]:
+    """``{split: {"sentence": [...], "label": [...]}}`` from ``train.tsv`` and ``dev.tsv`` (either column order)."""
     folder = Path(data_dir)
     hint = (f"point data.init_args.data_dir (or ${DATA_ENV}) at a folder with GLUE's SST-2 train.tsv and dev.tsv, "
             "or use --data.init_args.source hub to download stanfordnlp/sst2 from the Hugging Face hub")
@@ -59,11 +108,22 @@ def load_local(data_dir: str | Path) -> dict[str, dict[str, list]]:
         raise ValueError(f"data.init_args.data_dir: {', '.join(missing)} not found in {str(folder)!r}; {hint}")
     for name in FILES.values():
         check_tsv(folder / name)
-    files = {split: str(folder / name) for split, name in FILES.items()}
-    features = Features({"label": Value("int64"), "sentence": Value("string")})
-    ds = load_dataset("csv", data_files=files, delimiter="\t", quoting=csv.QUOTE_NONE, keep_default_na=False,
-                      features=features)
-    return {split: {"sentence": list(ds[split]["sentence"]), "label": list(ds[split]["label"])} for split in FILES}
+    splits = {}
+    for split, name in FILES.items():
+        rows = read_tsv(folder / name, tsv_columns(folder / name))
+        splits[split] = {"sentence": rows["sentence"], "label": rows["label"]}
+    return splits
+
+
+def load_unlabelled(path: str | Path) -> dict[str, list]:
+    """``{"index": [...], "sentence": [...]}`` from an unlabelled ``index<TAB>sentence`` file (GLUE's ``test.tsv``)."""
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"{path}: not found; prediction needs GLUE's unlabelled {PREDICT_FILE} "
+                         f"({show(UNLABELLED_HEADER)}) in data.init_args.data_dir")
+    check_tsv(path, labelled=False)
+    rows = read_tsv(path, UNLABELLED_HEADER)
+    return {"index": rows["index"], "sentence": rows["sentence"]}
 
 
 def load_hub(name: str) -> dict[str, dict[str, list]]:
@@ -93,7 +153,7 @@ def train_wordpiece(sentences: list[str], vocab_size: int) -> Tokenizer:
 
 
 class Encoded(Dataset):
-    """Token id lists and labels; items are ``(ids, label)``."""
+    """Token id lists and labels (or, for the ``predict`` split, indices); items are ``(ids, label)``."""
 
     def __init__(self, ids: list[list[int]], labels: list[int]) -> None:
         self.ids, self.labels = ids, labels
@@ -105,14 +165,20 @@ class Encoded(Dataset):
         return self.ids[i], self.labels[i]
 
 
-def pad_batch(items: list[tuple[list[int], int]], pad_id: int = 0) -> dict[str, torch.Tensor]:
-    """Dynamic padding: ``input_ids`` (B, longest), ``padding_mask`` (True at padding), ``labels``."""
+def pad_batch(items: list[tuple[list[int], int]], pad_id: int = 0, key: str = "labels") -> dict[str, torch.Tensor]:
+    """Dynamic padding: ``input_ids`` (B, longest), ``padding_mask`` (True at padding), and ``key``
+    (``labels``; ``index`` for the unlabelled ``predict`` split) from the items' second elements."""
     longest = max(len(ids) for ids, _ in items)
     input_ids = torch.full((len(items), longest), pad_id, dtype=torch.long)
     for row, (ids, _) in enumerate(items):
         input_ids[row, : len(ids)] = torch.as_tensor(ids)
     return {"input_ids": input_ids, "padding_mask": input_ids == pad_id,
-            "labels": torch.as_tensor([label for _, label in items])}
+            key: torch.as_tensor([value for _, value in items])}
+
+
+def pad_unlabelled(items: list[tuple[list[int], int]]) -> dict[str, torch.Tensor]:
+    """:func:`pad_batch` of the ``predict`` split: ``input_ids``, ``padding_mask`` and ``index``, no labels."""
+    return pad_batch(items, key="index")
 
 
 class SST2DataModule(L.LightningDataModule):
@@ -121,7 +187,8 @@ class SST2DataModule(L.LightningDataModule):
     Args:
         source: ``local`` (``data_dir``) or ``hub`` (``hub_name``).
         data_dir: folder with ``train.tsv`` and ``dev.tsv`` (default ``$NORMBENCH_DATA_DIR/sst2``,
-            else ``../shared/data/sst2``).
+            else ``../shared/data/sst2``), and optionally the unlabelled ``test.tsv``: the ``predict``
+            split (:meth:`predict_dataloader`).
         hub_name: hub dataset with ``train``/``validation`` splits and ``sentence``/``label`` columns.
         vocab_size: WordPiece vocabulary (BERT-base cased: 28996).
         max_length: longest encoding, ``[CLS]`` and ``[SEP]`` included (longer ones are truncated).
@@ -158,11 +225,23 @@ class SST2DataModule(L.LightningDataModule):
         self.splits: dict[str, dict[str, list]] | None = None
         self.tokenizer_path: Path | None = None
         self.encoded: dict[str, Encoded] = {}
+        self.unlabelled: dict[str, list] | None = None
+
+    @property
+    def folder(self) -> Path:
+        """The local data folder (``data_dir``, else the default)."""
+        return Path(self.data_dir) if self.data_dir is not None else default_data_dir("sst2")
+
+    @property
+    def predict_file(self) -> Path | None:
+        """``test.tsv`` of the local data folder if it is there (the ``predict`` split), else None."""
+        path = self.folder / PREDICT_FILE
+        return path if self.source == "local" and path.is_file() else None
 
     def raw(self) -> dict[str, dict[str, list]]:
+        """The labelled splits, ``{"train"|"validation": {"sentence": [...], "label": [...]}}``."""
         if self.splits is None:
-            folder = self.data_dir if self.data_dir is not None else default_data_dir("sst2")
-            self.splits = load_local(folder) if self.source == "local" else load_hub(self.hub_name)
+            self.splits = load_local(self.folder) if self.source == "local" else load_hub(self.hub_name)
             if self.train_limit is not None:
                 self.splits["train"] = {k: v[: self.train_limit] for k, v in self.splits["train"].items()}
         return self.splits
@@ -179,14 +258,28 @@ class SST2DataModule(L.LightningDataModule):
     def prepare_data(self) -> None:
         self.build_tokenizer()
 
+    def raw_predict(self) -> dict[str, list] | None:
+        """The unlabelled ``predict`` split, ``{"index": [...], "sentence": [...]}``, or None without ``test.tsv``."""
+        if self.unlabelled is None and self.predict_file is not None:
+            self.unlabelled = load_unlabelled(self.predict_file)
+        return self.unlabelled
+
+    def encode(self, sentences: list[str]) -> list[list[int]]:
+        """Token ids of ``sentences`` with the training tokenizer, truncated to ``max_length``."""
+        tokenizer = self.tokenizer
+        tokenizer.enable_truncation(self.max_length)
+        return [e.ids for e in tokenizer.encode_batch(sentences)]
+
     def setup(self, stage: str | None = None) -> None:
+        """Encode the labelled splits (once); at the ``predict`` stage also ``test.tsv``, if present."""
         if self.tokenizer_path is None:
             self.tokenizer_path = self.build_tokenizer()
-            tokenizer = self.tokenizer
-            tokenizer.enable_truncation(self.max_length)
             for split, data in self.raw().items():
-                ids = [e.ids for e in tokenizer.encode_batch(data["sentence"])]
-                self.encoded[split] = Encoded(ids, data["label"])
+                self.encoded[split] = Encoded(self.encode(data["sentence"]), data["label"])
+        if stage == "predict" and "predict" not in self.encoded:
+            data = self.raw_predict()
+            if data is not None:
+                self.encoded["predict"] = Encoded(self.encode(data["sentence"]), data["index"])
         save_next_to_run(self.tokenizer_path, getattr(self, "trainer", None))
 
     @property
@@ -210,3 +303,19 @@ class SST2DataModule(L.LightningDataModule):
     def test_dataloader(self) -> DataLoader:
         """The dev sentences again: the test stage is the unselectable-token analysis."""
         return self.val_dataloader()
+
+    def predict_dataloader(self) -> DataLoader:
+        """Batches of the unlabelled ``test.tsv`` in file order: ``input_ids``, ``padding_mask``, ``index``.
+
+        A plain ``DataLoader``: ``Trainer.predict`` rebuilds its loader (to track batch indices, and
+        under DDP to shard it with a ``DistributedSampler``), which the resumable loader cannot be.
+        """
+        if self.predict_file is None:
+            where = (f"data.init_args.data_dir {str(self.folder)!r}" if self.source == "local"
+                     else "data.init_args.source hub (prediction reads local files only)")
+            raise ValueError(f"no predict split: {PREDICT_FILE} (GLUE's unlabelled {show(UNLABELLED_HEADER)}) "
+                             f"not found in {where}")
+        if "predict" not in self.encoded:
+            self.setup("predict")
+        return DataLoader(self.encoded["predict"], batch_size=self.eval_batch_size, shuffle=False,
+                          collate_fn=pad_unlabelled)

@@ -480,8 +480,7 @@ def bibtex(board: dict[str, Any], out_dir: Path) -> str:
         f"  title = {{normbench {__version__} leaderboard: {board['task']}, preset {board['preset']}}},",
         "  author = {{The normbench authors}},",
         f"  year = {{{board['generated_at'][:4]}}},",
-        f"  note = {{{path}, built at commit {commit}; the commit that contains it: "
-        f"git log -1 --format=%H -- {path}}},",
+        f"  note = {{{path}, built at commit {commit}; `normbench cite {path}` names the commit that contains it}},",
         "}",
     ])
 

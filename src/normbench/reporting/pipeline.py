@@ -29,7 +29,7 @@ from normbench.sweep.plan import Run, parse_grid, parse_seeds, plan_runs
 from normbench.sweep.vectorized import execute_vectorized
 from normbench.tasks import get_task, resolve_config
 from normbench.training.config import load_config
-from normbench.training.records import FINISHED
+from normbench.training.records import FINISHED, read_record
 
 
 def bench(
@@ -42,6 +42,7 @@ def bench(
     runs_dir: str = "runs",
     results_dir: str = "results",
     progress: bool = True,
+    dry_run: bool = False,
 ) -> None:
     """Train a task's variant x seed grid (finished runs are skipped) and write its leaderboard.
 
@@ -57,10 +58,27 @@ def bench(
         runs_dir: root of TensorBoard logs, checkpoints and run records.
         results_dir: leaderboards go to ``<results_dir>/<task>/`` (other sweeps: a subfolder).
         progress: show progress bars.
+        dry_run: print the planned runs and where the leaderboard goes; train and write nothing.
     """
     get_task(task)  # one line naming the registered tasks
     run_sweep(task, preset, seeds=seeds, variants=variants, workers=workers, overrides=override,
-              runs_dir=runs_dir, results_dir=results_dir, progress=progress)
+              runs_dir=runs_dir, results_dir=results_dir, progress=progress, dry_run=dry_run)
+
+
+def print_plan(runs: list[Run], task: str, preset: str | None, out: Path | None, workers: int) -> None:
+    """What a sweep would do: each run with its state (finished, to resume, to train) and directory."""
+    print(f"normbench: dry run of {task} (preset {preset}): {len(runs)} runs, {workers} at a time; "
+          f"leaderboard: {out if out is not None else 'none'}")
+    for run in runs:
+        record = run.record_path
+        state = "to train"
+        if record is not None and record.exists():
+            try:
+                status = read_record(record).get("status")
+            except ValueError:
+                status = None
+            state = "finished" if status in FINISHED else "to resume"
+        print(f"  {run.variant}\tseed {run.seed}\t{state}\t{record.parent if record else ''}")
 
 
 class SweepFailed(Exception):
@@ -161,13 +179,15 @@ def run_sweep(
     leaderboard: bool = True,
     progress: bool = True,
     train: bool = True,
+    dry_run: bool = False,
 ) -> Path | None:
     """Plan, run and report one sweep; returns the leaderboard directory (``None`` without one).
 
     ``config`` is a task's name or a config file; ``preset`` defaults to its ``default_preset``;
     ``workers`` to one run per available CPU core (per GPU group with ``gpus``).
     Nothing is trained when the leaderboard folder belongs to another sweep; with ``train=False``
-    nothing is trained at all (the leaderboard is rebuilt from the records).
+    nothing is trained at all (the leaderboard is rebuilt from the records). ``dry_run``: plan and
+    check everything, print the runs and where the leaderboard would go, write nothing.
     """
     axes = parse_grid(grid)
     if preset is None:
@@ -189,6 +209,9 @@ def run_sweep(
         runs = runs[int(m[1])::int(m[2])]
     if workers is None:  # follow the machine: one run per CPU core, or per GPU group
         workers = 1 if vectorize > 1 else default_workers(gpus, gpus_per_run)
+    if dry_run:
+        print_plan(runs, task, cfg.get("preset"), out if leaderboard and shard is None else None, workers)
+        return None
     if not train:
         outcome = Outcome()
     elif vectorize > 1:

@@ -17,6 +17,7 @@ import queue
 import signal
 import subprocess
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +27,7 @@ from tqdm.auto import tqdm
 
 from normbench.sweep.plan import Run
 from normbench.training.cli import train
+from normbench.training.progress import PROGRESS_ENV, latest_progress
 from normbench.training.records import FINISHED, read_record
 from normbench.training.rundir import SWEEP_LOG
 
@@ -62,15 +64,36 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the child between 
         pass
 
 
-def run_subprocess(run: Run, env: dict[str, str]) -> int:
-    """``normbench fit <run args>`` in a child process; its output goes to ``<run dir>/sweep.log``."""
+def run_subprocess(run: Run, env: dict[str, str], relay: float | None = None) -> int:
+    """``normbench fit <run args>`` in a child process; its output goes to ``<run dir>/sweep.log``.
+
+    With ``relay`` (seconds), the child's latest progress line is shown here at most that often
+    (:mod:`normbench.training.progress`), so every worker of a sweep reports its own step, loss and ETA.
+    """
     assert run.record_path is not None
     run.record_path.parent.mkdir(parents=True, exist_ok=True)
     cmd = [sys.executable, "-m", "normbench", "fit", *run.args, "--trainer.enable_progress_bar=false"]
-    with open(run.record_path.parent / SWEEP_LOG, "ab") as log:
+    log_path = run.record_path.parent / SWEEP_LOG
+    with open(log_path, "ab") as log:
+        start = log.tell()
         preexec = _die_with_parent if sys.platform.startswith("linux") else None
-        return subprocess.run(cmd, env={**os.environ, **env}, stdout=log, stderr=subprocess.STDOUT,
-                               preexec_fn=preexec, check=False).returncode
+        child = subprocess.Popen(cmd, env={**os.environ, **env}, stdout=log, stderr=subprocess.STDOUT,
+                                 preexec_fn=preexec)
+        shown, shown_at = None, 0.0
+        while True:
+            try:  # poll often, so the first line shows as soon as the child prints it; then one per `relay`
+                code = child.wait(timeout=min(relay, 2.0) if relay else None)
+            except subprocess.TimeoutExpired:
+                code = None
+            except BaseException:
+                child.kill()
+                raise
+            line = latest_progress(log_path, since=start) if relay else None
+            if line and line != shown and (code is not None or shown is None or time.monotonic() - shown_at >= relay):
+                tqdm.write(line, file=sys.stderr)  # the run's last line too, when it ends
+                shown, shown_at = line, time.monotonic()
+            if code is not None:
+                return code
 
 
 CGROUP_CPU_MAX = Path("/sys/fs/cgroup/cpu.max")  # cgroup v2: "<quota> <period>" or "max <period>"
@@ -126,11 +149,12 @@ class Outcome:
 
 
 def execute(runs: list[Run], workers: int = 1, progress: bool = True, gpus: list[int] | None = None,
-            gpus_per_run: int = 1, subprocesses: bool | None = None) -> Outcome:
+            gpus_per_run: int = 1, subprocesses: bool | None = None, relay: float | None = None) -> Outcome:
     """Train the unfinished ``runs``; a failing run is recorded and reported, the others go on.
 
     ``subprocesses=None`` picks: in this process when ``workers == 1``, no ``gpus`` are given and
-    no run asks for several devices; otherwise one ``normbench fit`` subprocess per run.
+    no run asks for several devices; otherwise one ``normbench fit`` subprocess per run, whose progress
+    lines are relayed every ``relay`` seconds (default: the progress interval, 30 s).
     """
     if workers < 1:
         raise ValueError(f"workers: must be >= 1, got {workers}")
@@ -143,6 +167,8 @@ def execute(runs: list[Run], workers: int = 1, progress: bool = True, gpus: list
     if subprocesses is None:
         subprocesses = workers > 1 or bool(gpus) or needs_subprocess(todo)
     bar = tqdm(total=len(todo), desc="runs", unit="run", disable=not progress or not todo)
+    if relay is None:
+        relay = float(os.environ.get(PROGRESS_ENV, 30))
     if not subprocesses:
         for run in todo:
             try:
@@ -159,7 +185,7 @@ def execute(runs: list[Run], workers: int = 1, progress: bool = True, gpus: list
         def job(run: Run) -> int:
             env = slots.get()
             try:
-                return run_subprocess(run, env)
+                return run_subprocess(run, env, relay)
             finally:
                 slots.put(env)
 

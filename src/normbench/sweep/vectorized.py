@@ -238,6 +238,8 @@ def train_stack(arg_lists: list[list[str]]) -> list[Path]:
         clear_run_dir(r.path.parent)  # a stack restarts from its first step
         r.meta["vectorized"] = {"stack_size": len(clis), "seeds": [c.recorder.meta["seed"] for c in clis]}
         r.write("running")
+    for cli in clis:
+        cli.write_layout()
     start = time.perf_counter()
     try:
         trainer.fit(stack, datamodule=data)
@@ -251,6 +253,7 @@ def train_stack(arg_lists: list[list[str]]) -> list[Path]:
         if stack.diverged_at[k] is not None:
             # as a lone run: the step whose loss is not finite still completes, then training stops
             extra.update(final_step=stack.diverged_at[k] + 1, diverged_at_step=stack.diverged_at[k])
+        clis[k].write_hparams(extra["final_step"])
         r.write("diverged" if stack.diverged_at[k] is not None else "done", **extra)
     return [r.path for r in recorders]
 

@@ -18,7 +18,7 @@ from torchmetrics import MeanMetric, Metric
 from normbench.nn.blocks import Attention
 from normbench.nn.config import ArchConfig
 from normbench.nn.norms import Norm
-from normbench.tasks.series import TRAIN_LOSS_EPOCH, TRAIN_LOSS_STEP, TaskSeries
+from normbench.tasks.series import LEARNING_RATE, TRAIN_LOSS_EPOCH, TRAIN_LOSS_STEP, TaskSeries
 
 
 @dataclass(frozen=True)
@@ -138,7 +138,8 @@ class NormbenchModule(L.LightningModule):
                       {"params": [p for p in self.parameters() if id(p) in exempt], "weight_decay": 0.0}]
         optimizer = torch.optim.AdamW(params, lr=self.lr, weight_decay=self.weight_decay)
         schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, self.lr_factor)
-        return {"optimizer": optimizer, "lr_scheduler": {"scheduler": schedule, "interval": "step"}}
+        return {"optimizer": optimizer, "lr_scheduler": {"scheduler": schedule, "interval": "step",
+                                                              "name": LEARNING_RATE}}
 
     def check_data_fits(self, tokenizer_vocab: int, longest: int, length_field: str) -> None:
         """One-line errors when the data's tokens or sequences do not fit the embeddings

@@ -17,6 +17,7 @@ TRAIN_LOSS_STEP = "train/loss_step"
 TRAIN_LOSS_EPOCH = "train/loss_epoch"
 TRAIN_ACC = "train/acc"
 TRAIN_PPL = "train/ppl"
+LEARNING_RATE = "lr"  # Lightning's LearningRateMonitor, per step (lr/pg1, lr/pg2 when weight decay splits the parameters)
 VAL_LOSS, VAL_ACC, VAL_F1, VAL_PPL = "val/loss", "val/acc", "val/f1", "val/ppl"
 TEST_LOSS, TEST_ACC, TEST_QUERY_ANGLE = "test/loss", "test/acc", "test/query_angle"
 ANALYSIS_SEQUENCES = "analysis/sequences"

@@ -76,6 +76,11 @@ class SST2Module(NormbenchModule):
     def model_inputs(self, batch: Batch) -> tuple[tuple[torch.Tensor, ...], torch.Tensor]:
         return (batch["input_ids"], batch["padding_mask"]), batch["padding_mask"]
 
+    def predict_step(self, batch: Batch, batch_idx: int) -> dict[str, torch.Tensor]:
+        """Predicted labels of unlabelled sentences (GLUE's ``test.tsv``): ``{"index", "prediction", "p_positive"}``."""
+        probs = self(batch["input_ids"], batch["padding_mask"]).softmax(-1)
+        return {"index": batch["index"], "prediction": probs.argmax(-1), "p_positive": probs[:, 1]}
+
     def validation_step(self, batch: Batch, batch_idx: int) -> None:
         logits = self(batch["input_ids"], batch["padding_mask"])
         labels = batch["labels"]

@@ -8,6 +8,7 @@ record next to the run's TensorBoard logs, in the run's own directory
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 import warnings
@@ -17,6 +18,7 @@ from typing import Any
 import lightning as L
 import torch
 import yaml
+from lightning.pytorch.callbacks import LearningRateMonitor
 from lightning.pytorch.cli import LightningCLI
 from lightning.pytorch.loggers import TensorBoardLogger
 from lightning.pytorch.utilities import rank_zero_only
@@ -27,8 +29,11 @@ from normbench.tasks.base import NormbenchModule
 from normbench.training.checkpointing import AtomicCheckpointIO, RunState, clear_run_dir, resume_checkpoint
 from normbench.training.config import check_shared_hparams, check_trainer, preset_args
 from normbench.training.monitor import GeometryMonitor
+from normbench.training.progress import PROGRESS_ENV, ProgressLines
 from normbench.training.records import FINISHED, RunRecordLogger, provenance, read_record
-from normbench.training.rundir import checkpoint_path, config_hash, record_path, reported_norms, run_dir, run_identity, run_label
+from normbench.training.rundir import (checkpoint_path, config_hash, override_items, record_path, reported_norms, run_dir,
+                                      run_identity, run_label)
+from normbench.training.tensorboard import headline_metrics, metric_values, run_hparams, write_hparams, write_layout
 
 
 class NormbenchCLI(LightningCLI):
@@ -45,6 +50,7 @@ class NormbenchCLI(LightningCLI):
     def __init__(self, args: list[str] | dict[str, Any] | None = None, **kwargs: Any) -> None:
         # ``args`` is always explicit here; sys.argv is left intact for DDP's re-launch of the command.
         warnings.filterwarnings("ignore", message="LightningCLI's args parameter")
+        self.overrides = override_items(args) if isinstance(args, list) else []
         super().__init__(
             NormbenchModule,
             L.LightningDataModule,
@@ -90,7 +96,7 @@ class NormbenchCLI(LightningCLI):
         trainer = super().instantiate_trainer(**kwargs)
         identity = run_identity(config, arch, world_size(trainer))
         self.config_hash = config_hash(identity)
-        self.run_label = label = run_label(arch)
+        self.run_label = label = run_label(arch, self.overrides)
         self.run_dir = run_dir(self.config.runs_dir, task, label, self.config_hash, config.get("seed_everything"))
         tensorboard = TensorBoardLogger(self.run_dir.parent, name="", version=self.run_dir.name,
                                         default_hp_metric=False)
@@ -110,11 +116,35 @@ class NormbenchCLI(LightningCLI):
                                      global_batch_size=identity["global_batch_size"]),
         }
         self.recorder = RunRecordLogger(record_path(self.run_dir), meta)
+        self.tensorboard = tensorboard
         trainer.loggers = [tensorboard, self.recorder]
         self.run_state = RunState(self.recorder, start_rng=rng_states())
         trainer.callbacks.insert(0, self.run_state)
         trainer.callbacks.append(GeometryMonitor())
+        if not (config.get("trainer") or {}).get("enable_progress_bar", True):  # no bar: a line every 30 s
+            trainer.callbacks.append(ProgressLines(f"{meta['variant']} seed {meta['seed']}",
+                                                   interval=float(os.environ.get(PROGRESS_ENV, 30))))
+        if not any(isinstance(c, LearningRateMonitor) for c in trainer.callbacks):
+            trainer.callbacks.append(LearningRateMonitor(logging_interval="step"))
+        self.headline = headline_metrics(config.get("bench") or {}, int(getattr(arch_config, "n_layers", 1)))
         return trainer
+
+    def write_layout(self) -> None:
+        """The task's custom-scalars layout, in this run's event file (see :mod:`normbench.training.tensorboard`)."""
+        if self.trainer.is_global_zero:
+            write_layout(self.tensorboard.experiment, self.recorder.meta["task"], self.headline)
+
+    def write_hparams(self, step: int) -> None:
+        """The run's hyperparameters bound to its headline metrics (at ``step``), for TensorBoard's HParams tab."""
+        if not self.trainer.is_global_zero:
+            return
+        meta = self.recorder.meta
+        arch = getattr(self.model, "arch", None)
+        names = list(getattr(arch, "NORM_ROLES", None) or meta.get("norms") or {})
+        values = run_hparams(meta["config"], arch, names, meta["variant"],
+                             meta["seed"], meta["preset"], meta["config_hash"])
+        write_hparams(self.tensorboard.experiment, values, list(self.headline),
+                      metric_values(self.recorder.series, self.headline), step)
 
 
 def start_point(recorder: RunRecordLogger) -> Path | None:
@@ -190,6 +220,7 @@ def train(args: list[str] | dict[str, Any]) -> Path:
         return recorder.path
     checkpoint = start_point(recorder)
     recorder.write("running")
+    cli.write_layout()
     start = time.perf_counter()
     try:
         cli.trainer.fit(cli.model, datamodule=cli.datamodule, ckpt_path=checkpoint)
@@ -226,5 +257,6 @@ def train(args: list[str] | dict[str, Any]) -> Path:
             recorder.write("failed", error=f"test stage: {type(exc).__name__}: {exc}", **extra)
             raise
         extra["test_time_s"] = round(time.perf_counter() - start, 3)
+    cli.write_hparams(cli.trainer.global_step)
     recorder.write(status, **extra)
     return recorder.path

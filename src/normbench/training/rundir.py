@@ -85,16 +85,59 @@ def reported_norms(arch: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
     return {k: v for k, v in (arch or {}).items() if k.endswith("_norm") and isinstance(v, dict)}
 
 
-def run_label(arch: dict[str, Any] | None) -> str:
-    """Readable name of an effective architecture, e.g. ``pre-attn_both-ffn_both+affine``.
+# Command-line keys a run's label leaves out: bookkeeping, and what the label already names (norms, placement).
+UNLABELLED_KEYS = ("config", "print_config", "seed_everything", "preset", "variant", "runs_dir", "task",
+                   *(f"trainer.{k}" for k in NON_SEMANTIC_TRAINER_KEYS))
+MAX_LABEL = 160  # a run folder's name stays well inside the file system's 255 bytes
+LABELLED_ARCH = re.compile(r"model\.arch\.(placement|qk_norm|\w+_norm)(\.|$)")
 
-    Only the norms that exist are named: ``none-`` alone for a network without block norms.
+
+def override_items(args: list[str] | None) -> list[tuple[str, str]]:
+    """The ``--section.key value`` overrides of a command line that change a run, as short ``(key, value)``.
+
+    ``--trainer.max_steps 100 --model.init_args.arch.d_model=16`` -> ``[("max_steps", "100"), ("d_model", "16")]``;
+    bookkeeping keys, locations (``*_dir``, ``*_path``, ``*_file``) and the norms and placement (named by
+    :func:`run_label` already) are left out;
+    a key given twice counts once, with its last value.
+    """
+    items: dict[str, str] = {}
+    tokens = list(args or [])
+    while tokens:
+        token = tokens.pop(0)
+        if not token.startswith("--"):
+            continue
+        key, eq, value = token[2:].partition("=")
+        if not eq:
+            value = tokens.pop(0) if tokens and not tokens[0].startswith("--") else "true"
+        key = key.replace("init_args.", "")
+        if key in UNLABELLED_KEYS or LABELLED_ARCH.match(key) or key.endswith(("_dir", "_path", "_file")):
+            continue
+        items.pop(key, None)
+        items[key] = value
+    return [(key.rpartition(".")[2], value) for key, value in items.items()]
+
+
+def run_label(arch: dict[str, Any] | None, overrides: list[tuple[str, str]] | None = None) -> str:
+    """Readable name of a run: its effective architecture and its command-line overrides,
+    e.g. ``pre-attn_both-ffn_both+affine`` or ``pre-attn_both-ffn_both+affine-d_model=16-max_steps=100``.
+
+    Only the norms that exist are named: ``none-`` alone for a network without block norms. Overrides
+    beyond ``MAX_LABEL`` characters are counted (``+3_more``), not named; the config hash tells runs apart.
     """
     parts = [str((arch or {}).get("placement", "pre"))]
     for key, spec in sorted(reported_norms(arch).items()):
         parts.append(f"{key.removesuffix('_norm')}_{spec.get('component')}{'+affine' if spec.get('affine') else ''}")
     if (arch or {}).get("qk_norm"):
         parts.append("qknorm")
+    shown = 0
+    for key, value in overrides or []:
+        part = f"{key}={re.sub(r'[^A-Za-z0-9_.+=-]+', '_', value)[:24]}"
+        if len("-".join([*parts, part])) > MAX_LABEL - 8:  # room for "-+N_more"
+            break
+        parts.append(part)
+        shown += 1
+    if shown < len(overrides or []):
+        parts.append(f"+{len(overrides or []) - shown}_more")
     return "-".join(parts)
 
 
@@ -104,8 +147,18 @@ def slug(name: str) -> str:
 
 
 def run_dir(runs_dir: str | Path, task: str, label: str, config_hash: str, seed: int | None) -> Path:
-    """``<runs_dir>/<task>/<label>-<config hash>/seed<seed>``: the directory of one run."""
-    return Path(runs_dir) / task / f"{slug(label)}-{config_hash}" / f"seed{seed}"
+    """``<runs_dir>/<task>/<label>-<config hash>/seed<seed>``: the directory of one run.
+
+    The hash decides: where a folder of the same config hash exists under another label (runs
+    trained before labels named their overrides, or with an override spelled differently), the
+    run lives there, so it is found, skipped or resumed and never trained twice.
+    """
+    folder = Path(runs_dir) / task
+    name = f"{slug(label)}-{config_hash}"
+    if not (folder / name).is_dir():
+        earlier = sorted(p.name for p in folder.glob(f"*-{config_hash}") if p.is_dir()) if folder.is_dir() else []
+        name = earlier[0] if earlier else name
+    return folder / name / f"seed{seed}"
 
 
 def record_path(run: Path) -> Path:
