@@ -2,10 +2,11 @@
 
 Every session runs in one shared virtual environment, ``.venv`` at the repository root, so the
 large torch install happens once, not once per session. The environment is (re)installed from
-``pyproject.toml`` only when that file changes. Set ``NORMBENCH_VENV`` to use another location.
+``pyproject.toml`` only when that file changes. Set ``NORMBENCH_VENV`` to use another location
+(and ``NORMBENCH_NO_INSTALL=1`` to use it as it is).
 
     nox -s tests                    # default test suite (< 10 minutes on 2 CPU cores)
-    nox -s tests -- -m slow         # the long tests
+    nox -s tests -- -m slow         # the long tests (a bench run reproduced bit for bit against results/)
     nox -s bench-majority           # quick preset and the d = 3 geometry views; `-- --preset paper` for the paper protocol
                                     # (any `normbench sweep` option after `--`: --seeds, --gpus, --shard, ...)
     nox -s bench-lm                 # GPT-2-style LM, Tables 1-2 and Figure 4 (quick preset)
@@ -41,6 +42,8 @@ def shared_env(session: nox.Session) -> Path:
         session.run_install(sys.executable, "-m", "venv", str(VENV), external=True)
     stamp = VENV / ".normbench-installed"
     digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
+    if os.environ.get("NORMBENCH_NO_INSTALL"):  # use the environment as it is (the README-commands test)
+        return BIN
     if not stamp.exists() or stamp.read_text() != digest:
         session.run_install(str(python), "-m", "pip", "install", "--upgrade", "pip", external=True)
         session.run_install(str(python), "-m", "pip", "install", "-e", f"{ROOT}[dev]", external=True)

@@ -1,0 +1,129 @@
+"""Every documented command works: those in the README's code blocks, the noxfile's list and the
+``--help`` texts of ``normbench`` and ``normbench sweep``.
+
+Each command runs as documented plus ``--dry_run`` (arguments parsed, configs built, a sweep's runs
+planned; nothing trained or written), or, for the pytest-based sessions, ``--collect-only``. A nox
+command runs through nox itself, in this environment (``NORMBENCH_VENV``, ``NORMBENCH_NO_INSTALL``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import normbench
+from normbench.cli import main, sweep_parser, usage
+
+REPO = Path(normbench.__file__).resolve().parents[2]
+PREFIXES = ("python -m nox", "nox", "normbench", ".venv/bin/normbench", "PYTHONPATH=examples normbench")
+# placeholders of the help texts, and what stands in for them
+PLACEHOLDERS = {"<task or file>": "majority", "<task>": "majority", "NAME": "quick", "AXIS=V1,V2":
+                "model.init_args.arch.attn_norm.component=both,scale", "<label>-<hash>": "pre-both-0"}
+
+
+def shell_lines(text: str) -> list[str]:
+    """Lines of the fenced code blocks of a Markdown text, continuation lines joined."""
+    lines, block, current = [], False, ""
+    for raw in text.splitlines():
+        if raw.lstrip().startswith("```"):
+            block = not block
+            continue
+        if not block:
+            continue
+        current += raw.rstrip().removesuffix("\\") + " " if raw.rstrip().endswith("\\") else raw
+        if not raw.rstrip().endswith("\\"):
+            lines.append(current.strip())
+            current = ""
+    return lines
+
+
+def commands_in(lines: list[str]) -> list[str]:
+    """The nox/normbench commands among ``lines``: comments dropped, ``pip install nox &&`` dropped."""
+    out = []
+    for line in lines:
+        line = line.split(" && ")[-1].strip()
+        words = line.split()
+        if line.startswith(PREFIXES) and ("-s" in words or any(w.endswith("normbench") for w in words[:2])):
+            out.append(" ".join(shlex.split(line, comments=True)) if "'" not in line and '"' not in line
+                       else line.split("  #")[0].strip())
+    return out
+
+
+def help_commands(text: str) -> list[str]:
+    """Backticked commands of a help text, placeholders filled, optional ``[...]`` parts and ``...`` dropped."""
+    out = []
+    for cmd in re.findall(r"`((?:normbench|nox) [^`]+)`", text):
+        for key, value in PLACEHOLDERS.items():
+            cmd = cmd.replace(key, value)
+        cmd = re.sub(r"\[[^\]]*\]", "", cmd).replace("...", "")
+        if "<" not in cmd:
+            out.append(" ".join(cmd.split()))
+    return out
+
+
+def documented() -> list[str]:
+    readme = commands_in(shell_lines((REPO / "README.md").read_text(encoding="utf-8")))
+    noxfile = commands_in([line.strip() for line in (REPO / "noxfile.py").read_text().split('"""')[1].splitlines()])
+    helps = help_commands(usage()) + help_commands(sweep_parser().format_help())
+    commands = [c.replace("<label>-<hash>", PLACEHOLDERS["<label>-<hash>"]).removeprefix("python -m ")
+                for c in readme + noxfile + helps]
+    return list(dict.fromkeys(commands))  # `python -m nox ...` and `nox ...` are one command
+
+
+COMMANDS = documented()
+
+
+def test_the_documentation_names_every_command() -> None:
+    assert len(COMMANDS) >= 25
+    text = " ".join(COMMANDS)
+    for word in ("fit", "sweep", "bench", "leaderboard", "compare", "cite", "analyze", "random_grid", "tasks"):
+        assert f"normbench {word}" in text, word
+    for session in ("tests", "bench-majority", "bench-lm", "bench-sst2", "bench-matrix", "bench-modern",
+                    "bench-width", "bench-unselectable", "bench-perf"):
+        assert f"-s {session}" in text, session
+
+
+def run_normbench(command: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    words = shlex.split(command)
+    if words[0].startswith("PYTHONPATH="):
+        monkeypatch.syspath_prepend(str(REPO / words.pop(0).split("=", 1)[1]))
+    argv = [*words[1:], "--dry_run"]
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            main(argv)
+        except SystemExit as exc:
+            assert exc.code in (0, None), f"`{command}` exits {exc.code}: {err.getvalue()[-600:]}"
+    return out.getvalue()
+
+
+def run_nox(command: str) -> str:
+    words = shlex.split(command)
+    words = words[3:] if words[0] == "python" else words[1:]
+    session = words[words.index("-s") + 1]
+    extra = ["--collect-only", "-q"] if session in ("tests", "bench-perf") else ["--dry_run"]
+    args = [*words, *([] if "--" in words else ["--"]), *extra]
+    env = {**os.environ, "NORMBENCH_VENV": sys.prefix, "NORMBENCH_NO_INSTALL": "1"}
+    done = subprocess.run([sys.executable, "-m", "nox", "--no-install", *args], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, f"`{command}` exits {done.returncode}: {done.stderr[-1500:]}"
+    return done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_documented_command_runs(command: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(REPO)
+    if "nox" in command.split()[:3]:
+        output = run_nox(command)
+        if " tests" in command and "-m slow" in command:  # the long tests it promises exist
+            assert re.search(r"[1-9]\d* tests? collected", output) or re.search(r"^[1-9]\d*/\d+ tests", output, re.M), output[-800:]
+    else:
+        run_normbench(command, monkeypatch)

@@ -1,0 +1,41 @@
+"""The long tests (`nox -s tests -- -m slow`): a published run retrained from scratch gives the committed values."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import normbench
+
+REPO = Path(normbench.__file__).resolve().parents[2]
+
+
+@pytest.mark.slow
+def test_a_majority_bench_run_reproduces_the_committed_leaderboard(tmp_path: Path) -> None:
+    """pre/both seed 0 at the quick preset (about 3 minutes on 2 CPU cores): every metric, bit for bit."""
+    published = json.loads((REPO / "results" / "majority" / "leaderboard.json").read_text())
+    (want,) = [v for v in published["variants"] if v["name"] == "pre/both"]
+    cmd = [sys.executable, "-m", "normbench", "sweep", "--config", "majority", "--variants", "pre/both", "--seeds", "0",
+           "--workers", "1", "--no-progress", "--name", "reproduced", f"--runs_dir={tmp_path / 'runs'}",
+           f"--results_dir={tmp_path / 'results'}"]
+    done = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=3600,
+                          env={**os.environ, "OMP_NUM_THREADS": "1"})  # the published runs used one thread each
+    assert done.returncode == 0, done.stderr[-2000:]
+    board = json.loads((tmp_path / "results" / "majority" / "reproduced" / "leaderboard.json").read_text())
+    (got,) = board["variants"]
+    assert got["config_hash"] == want["config_hash"]
+    compared = 0
+    for metric, agg in want["metrics"].items():
+        expected, actual = agg["per_seed"][want["seeds"].index(0)], got["metrics"][metric]["per_seed"][0]
+        if expected is None or (isinstance(expected, float) and math.isnan(expected)):
+            assert actual is None or math.isnan(actual), metric
+            continue
+        assert actual == expected, f"{metric}: {actual!r} != published {expected!r}"
+        compared += 1
+    assert compared >= 8
