@@ -93,8 +93,10 @@ def test_plan_validates_every_variant_before_anything_runs(tmp_path: Path) -> No
     both, scale = "arch.attn_norm.component=both", "arch.attn_norm.component=scale"
     assert [(r.variant, r.seed) for r in runs][:4] == [(both, 0), (both, 1), (both, 2), (scale, 0)]
     assert runs[0].config_hash == runs[2].config_hash != runs[3].config_hash
-    assert runs[4].record_path == (tmp_path / "majority" / f"pre-attn_scale-ffn_both+affine-{runs[4].config_hash}" /
-                                   "seed1" / "record.json")
+    folder = runs[4].record_path.parent.parent  # <label with the overrides>-<hash>/seed1/record.json
+    assert runs[4].record_path == folder / "seed1" / "record.json" and folder.parent == tmp_path / "majority"
+    assert folder.name.startswith("pre-attn_scale-ffn_both+affine-num_sequences=600-")
+    assert folder.name.endswith(f"-log_every_n_steps=5-{runs[4].config_hash}")
     with pytest.raises(ValueError, match="MajorityModule has no argument 'norm'"):
         plan_runs(preset="quick", grid={"model.norm.component": ["both"]}, config_path=CONFIG, runs_dir=str(tmp_path))
     with pytest.raises(ValueError, match="'layer' is not allowed"):

@@ -36,6 +36,7 @@ from tqdm.auto import tqdm
 from normbench.data.batching import EpochBatchSampler, ResumableLoader, draw_epoch_seed
 from normbench.sweep.backends import Outcome, is_finished
 from normbench.tasks.base import NormbenchModule
+from normbench.tasks.series import LEARNING_RATE
 from normbench.training.checkpointing import RunState, clear_run_dir
 from normbench.training.cli import NormbenchCLI
 
@@ -117,7 +118,7 @@ class SeedStack(NormbenchModule):
         # Adam is elementwise: one AdamW over the stacked tensors is K independent AdamWs.
         optimizer = torch.optim.AdamW(self.stacked.parameters(), lr=self.lr, weight_decay=self.weight_decay)
         schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, self.lr_factor)
-        return {"optimizer": optimizer, "lr_scheduler": {"scheduler": schedule, "interval": "step"}}
+        return {"optimizer": optimizer, "lr_scheduler": {"scheduler": schedule, "interval": "step", "name": LEARNING_RATE}}
 
     def seed_losses(self, batch: tuple[torch.Tensor, ...]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """``loss_and_targets`` of every seed on its own batch, vmapped: shapes (K,), (K, ...), (K, ...)."""
@@ -168,7 +169,8 @@ class _LossOf(nn.Module):
 
 
 class SeedRouter(Logger):
-    """Sends ``seed<k>/<name>`` metrics to seed k's own loggers (TensorBoard, run record) as ``<name>``."""
+    """Sends ``seed<k>/<name>`` metrics to seed k's own loggers (TensorBoard, run record) as ``<name>``, and
+    what all seeds share (the learning rate, the epoch) to every seed's loggers."""
 
     def __init__(self, per_seed: list[list[Logger]]) -> None:
         super().__init__()
@@ -196,6 +198,9 @@ class SeedRouter(Logger):
             if key.startswith("seed") and "/" in key:
                 head, rest = key.split("/", 1)
                 routed.setdefault(int(head[4:]), {})[rest] = value
+            else:
+                for k in range(len(self.per_seed)):
+                    routed.setdefault(k, {})[key] = value
         for k, values in routed.items():
             for logger in self.per_seed[k]:
                 logger.log_metrics(values, step)

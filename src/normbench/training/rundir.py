@@ -21,6 +21,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from normbench.data.tokenizer import TOKENIZER_FILE
 
 RECORD_NAME = "record.json"
@@ -101,6 +103,7 @@ def override_items(args: list[str] | None) -> list[tuple[str, str]]:
     a key given twice counts once, with its last value.
     """
     items: dict[str, str] = {}
+    base = _base_config(args or [])
     tokens = list(args or [])
     while tokens:
         token = tokens.pop(0)
@@ -112,9 +115,45 @@ def override_items(args: list[str] | None) -> list[tuple[str, str]]:
         key = key.replace("init_args.", "")
         if key in UNLABELLED_KEYS or LABELLED_ARCH.match(key) or key.endswith(("_dir", "_path", "_file")):
             continue
+        if _same_as_base(base, key, value):  # e.g. d_model=8 on a config whose d_model is 8: not an override
+            items.pop(key, None)
+            continue
         items.pop(key, None)
         items[key] = value
     return [(key.rpartition(".")[2], value) for key, value in items.items()]
+
+
+def _base_config(args: list[str]) -> dict[str, Any]:
+    """The (last) ``--config`` of a command line as a dict: a YAML file or YAML text; ``{}`` otherwise."""
+    text = None
+    for i, token in enumerate(args):
+        if token == "--config" and i + 1 < len(args):
+            text = args[i + 1]
+        elif token.startswith("--config="):
+            text = token.split("=", 1)[1]
+    if text is None:
+        return {}
+    try:
+        loaded = yaml.safe_load(Path(text).read_text(encoding="utf-8") if "\n" not in text and Path(text).is_file()
+                                else text)
+    except (OSError, yaml.YAMLError):
+        return {}
+    return loaded if isinstance(loaded, dict) else {}
+
+
+def _same_as_base(base: dict[str, Any], key: str, value: str) -> bool:
+    """True when the override ``key=value`` (``init_args`` left out of ``key``) repeats ``base``'s value."""
+    node: Any = base
+    for part in key.split("."):
+        if isinstance(node, dict) and "init_args" in node and part not in node:
+            node = node["init_args"]
+        if not isinstance(node, dict) or part not in node:
+            return False
+        node = node[part]
+    try:
+        return yaml.safe_load(value) == node
+    except yaml.YAMLError:
+        return False
 
 
 def run_label(arch: dict[str, Any] | None, overrides: list[tuple[str, str]] | None = None) -> str:
