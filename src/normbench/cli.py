@@ -21,6 +21,7 @@ Bad input ends with one line ``normbench: error: <field>: <what is allowed>`` an
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 from argparse import ArgumentError
@@ -142,6 +143,8 @@ FUNCTIONS: dict[str, Any] = {"bench": bench, "leaderboard": leaderboard, "compar
                              "random_grid": random_grid, "tasks": tasks,
                              "analyze": {"decompose": decompose, "geometry": geometry}}
 DRY_RUN = "--dry_run"
+DRY_RUN_ENV = "NORMBENCH_DRY_RUN"  # =1: every normbench command is a dry run (e.g. under a nox session)
+READ_ONLY = ("compare", "cite", "tasks")  # they write nothing: a dry run runs them
 
 
 def usage() -> str:
@@ -149,7 +152,8 @@ def usage() -> str:
     lines = ["usage: normbench <command> [options]   (`normbench <command> --help` for its options)", "",
              "normbench: normalization ablations in Transformers.", "", "commands:"]
     lines += [f"  {name:<{width}}  {text}" for name, text in COMMANDS.items()]
-    lines += ["", f"Any command takes {DRY_RUN}: check the arguments (and plan a sweep's runs), train and write nothing.",
+    lines += ["", f"Any command takes {DRY_RUN} (or {DRY_RUN_ENV}=1 in the environment): check the arguments (and plan",
+              "a sweep's runs), train and write nothing; compare, cite and tasks, which write nothing, run.",
               "Bad input ends with one line `normbench: error: <field>: <what is allowed>` and exit status 2."]
     return "\n".join(lines)
 
@@ -163,7 +167,7 @@ def dry_fit(args: list[str]) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
-    dry = DRY_RUN in argv
+    dry = DRY_RUN in argv or os.environ.get(DRY_RUN_ENV) == "1"
     argv = [a for a in argv if a != DRY_RUN]
     try:
         if not argv or argv[0] in ("-h", "--help"):
@@ -178,7 +182,7 @@ def main(argv: list[str] | None = None) -> None:
             sweep(argv[1:], dry_run=dry)
         elif argv[0] not in COMMANDS:
             raise ValueError(f"command: {argv[0]!r} is not a normbench command; choose one of {', '.join(COMMANDS)}")
-        elif dry:
+        elif dry and argv[0] not in READ_ONLY:
             if argv[0] == "bench":
                 auto_cli(FUNCTIONS, args=[*argv, "--dry_run=true"], parser_mode="yaml")
             else:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import re
 import subprocess
 import statistics
 from collections.abc import Iterable, Sequence
@@ -28,7 +27,7 @@ from typing import Any
 
 import pandas as pd
 
-from normbench import __version__
+from normbench.reporting.leaderboard import bibtex
 from normbench.reporting.stats import LEVEL, difference_interval
 
 FILENAME = "leaderboard.json"
@@ -327,14 +326,4 @@ def citation(source: Source, name: str | None = None, results_dir: str | os.Path
     relative = path.as_posix()
     if "results/" in relative:
         relative = "results/" + relative.rsplit("results/", 1)[1]
-    key = re.sub(r"[^A-Za-z0-9]+", "_", f"normbench_{relative.removeprefix('results/').removesuffix('/' + FILENAME)}")
-    built = (board.get("provenance") or {}).get("git_commit") or "unknown"
-    return "\n".join([
-        f"@misc{{{key}_{commit[:7]},",
-        f"  title = {{normbench {__version__} leaderboard: {board.get('task')}, preset {board.get('preset')}}},",
-        "  author = {{The normbench authors}},",
-        f"  year = {{{str(board.get('generated_at') or '')[:4]}}},",
-        f"  version = {{{__version__}}},",
-        f"  note = {{{relative} at commit {commit} (runs built at commit {built})}},",
-        "}",
-    ])
+    return bibtex(board, relative, contained_in=commit)

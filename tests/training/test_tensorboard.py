@@ -123,7 +123,10 @@ def test_a_tensorboard_server_shows_hparams_sessions_and_the_layout(sweep_logs: 
     try:
         groups: list = []
         deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and len(groups) < 4:
+        def complete(groups: list) -> bool:  # every session listed, each with its metrics loaded
+            return len(groups) == 4 and all(g.get("metricValues") for g in groups)
+
+        while time.monotonic() < deadline and not complete(groups):
             time.sleep(1)
             try:
                 groups = fetch(f"{base}/hparams/session_groups", {

@@ -144,6 +144,7 @@ def build(task: str, preset: str | None, records: list[dict[str, Any]], bench: d
     claims = [judge(c, by_name) for c in load_claims(bench["claims"])] if bench.get("claims") else []
     tables = build_tables(bench.get("tables") or {}, by_name, records[0]["config"] if records else {})
     prov = provenance()
+    prov["normbench"] = __version__
     prov["wall_time_s"] = round(sum(v["provenance"]["wall_time_s"] for v in variants), 1)
     config = records[0]["config"] if records else {}
     return {
@@ -470,17 +471,30 @@ def render_markdown(board: dict[str, Any], plots: list[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def bibtex(board: dict[str, Any], out_dir: Path) -> str:
-    """A BibTeX entry for a leaderboard: what it is, where it lies and the commit it was built at."""
-    path = (out_dir / "leaderboard.json").as_posix()
-    key = re.sub(r"[^A-Za-z0-9]+", "_", f"normbench_{path.removeprefix('results/').removesuffix('/leaderboard.json')}")
-    commit = board["provenance"].get("git_commit") or "unknown"
+def board_version(board: dict[str, Any]) -> str:
+    """The normbench version that built a leaderboard (older boards: read from their citation), else this one's."""
+    if version := (board.get("provenance") or {}).get("normbench"):
+        return str(version)
+    found = re.search(r"normbench (\S+) leaderboard", (board.get("citation") or {}).get("bibtex", ""))
+    return found[1] if found else __version__
+
+
+def bibtex(board: dict[str, Any], path: str, contained_in: str | None = None) -> str:
+    """A BibTeX entry for the leaderboard at ``path`` (``results/<task>/[<name>/]leaderboard.json``): what it is,
+    the commit its runs were built at and, once known, ``contained_in``, the commit that contains the file."""
+    short = path.removeprefix("results/").removesuffix("/leaderboard.json")
+    key = re.sub(r"[^A-Za-z0-9]+", "_", f"normbench_{short}") + (f"_{contained_in[:7]}" if contained_in else "")
+    built = board["provenance"].get("git_commit") or "unknown"
+    note = (f"{path} at commit {contained_in} (runs built at commit {built})" if contained_in else
+            f"{path}, built at commit {built}; `normbench cite {path}` names the commit that contains it")
+    version = board_version(board)
     return "\n".join([
         f"@misc{{{key},",
-        f"  title = {{normbench {__version__} leaderboard: {board['task']}, preset {board['preset']}}},",
+        f"  title = {{normbench {version} leaderboard: {board['task']}, preset {board['preset']}}},",
         "  author = {{The normbench authors}},",
         f"  year = {{{board['generated_at'][:4]}}},",
-        f"  note = {{{path}, built at commit {commit}; `normbench cite {path}` names the commit that contains it}},",
+        f"  version = {{{version}}},",
+        f"  note = {{{note}}},",
         "}",
     ])
 
@@ -488,7 +502,7 @@ def bibtex(board: dict[str, Any], out_dir: Path) -> str:
 def write(board: dict[str, Any], out_dir: str | Path, plots: list[str]) -> tuple[Path, Path]:
     """Write ``leaderboard.json`` and ``leaderboard.md`` atomically into ``out_dir``."""
     out_dir = Path(out_dir)
-    board["citation"] = {"bibtex": bibtex(board, out_dir)}
+    board["citation"] = {"bibtex": bibtex(board, (out_dir / "leaderboard.json").as_posix())}
     json_path = atomic_write_json(out_dir / "leaderboard.json", board)
     md_path = atomic_write_text(out_dir / "leaderboard.md", render_markdown(board, plots))
     return json_path, md_path

@@ -27,7 +27,7 @@ from tqdm.auto import tqdm
 
 from normbench.sweep.plan import Run
 from normbench.training.cli import train
-from normbench.training.progress import PROGRESS_ENV, latest_progress
+from normbench.training.progress import latest_progress, progress_interval
 from normbench.training.records import FINISHED, read_record
 from normbench.training.rundir import SWEEP_LOG
 
@@ -80,20 +80,22 @@ def run_subprocess(run: Run, env: dict[str, str], relay: float | None = None) ->
         child = subprocess.Popen(cmd, env={**os.environ, **env}, stdout=log, stderr=subprocess.STDOUT,
                                  preexec_fn=preexec)
         shown, shown_at = None, 0.0
-        while True:
-            try:  # poll often, so the first line shows as soon as the child prints it; then one per `relay`
-                code = child.wait(timeout=min(relay, 2.0) if relay else None)
-            except subprocess.TimeoutExpired:
-                code = None
-            except BaseException:
+        try:
+            while True:
+                try:  # poll often, so the first line shows as soon as the child prints it; then one per `relay`
+                    code = child.wait(timeout=min(relay, 2.0) if relay else None)
+                except subprocess.TimeoutExpired:
+                    code = None
+                line = latest_progress(log_path, since=start) if relay else None
+                if line and line != shown and (code is not None or shown is None or time.monotonic() - shown_at >= relay):
+                    tqdm.write(line, file=sys.stderr)  # the run's last line too, when it ends
+                    shown, shown_at = line, time.monotonic()
+                if code is not None:
+                    return code
+        finally:  # interrupted, or the relay itself failed: no orphan run
+            if child.poll() is None:
                 child.kill()
-                raise
-            line = latest_progress(log_path, since=start) if relay else None
-            if line and line != shown and (code is not None or shown is None or time.monotonic() - shown_at >= relay):
-                tqdm.write(line, file=sys.stderr)  # the run's last line too, when it ends
-                shown, shown_at = line, time.monotonic()
-            if code is not None:
-                return code
+                child.wait()
 
 
 CGROUP_CPU_MAX = Path("/sys/fs/cgroup/cpu.max")  # cgroup v2: "<quota> <period>" or "max <period>"
@@ -168,7 +170,7 @@ def execute(runs: list[Run], workers: int = 1, progress: bool = True, gpus: list
         subprocesses = workers > 1 or bool(gpus) or needs_subprocess(todo)
     bar = tqdm(total=len(todo), desc="runs", unit="run", disable=not progress or not todo)
     if relay is None:
-        relay = float(os.environ.get(PROGRESS_ENV, 30))
+        relay = progress_interval()
     if not subprocesses:
         for run in todo:
             try:

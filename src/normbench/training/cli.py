@@ -8,7 +8,6 @@ record next to the run's TensorBoard logs, in the run's own directory
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 import warnings
@@ -29,7 +28,7 @@ from normbench.tasks.base import NormbenchModule
 from normbench.training.checkpointing import AtomicCheckpointIO, RunState, clear_run_dir, resume_checkpoint
 from normbench.training.config import check_shared_hparams, check_trainer, preset_args
 from normbench.training.monitor import GeometryMonitor
-from normbench.training.progress import PROGRESS_ENV, ProgressLines
+from normbench.training.progress import ProgressLines, progress_interval
 from normbench.training.records import FINISHED, RunRecordLogger, provenance, read_record
 from normbench.training.rundir import (checkpoint_path, config_hash, override_items, record_path, reported_norms, run_dir,
                                       run_identity, run_label)
@@ -122,8 +121,7 @@ class NormbenchCLI(LightningCLI):
         trainer.callbacks.insert(0, self.run_state)
         trainer.callbacks.append(GeometryMonitor())
         if not (config.get("trainer") or {}).get("enable_progress_bar", True):  # no bar: a line every 30 s
-            trainer.callbacks.append(ProgressLines(f"{meta['variant']} seed {meta['seed']}",
-                                                   interval=float(os.environ.get(PROGRESS_ENV, 30))))
+            trainer.callbacks.append(ProgressLines(f"{meta['variant']} seed {meta['seed']}", interval=progress_interval()))
         if not any(isinstance(c, LearningRateMonitor) for c in trainer.callbacks):
             trainer.callbacks.append(LearningRateMonitor(logging_interval="step"))
         self.headline = headline_metrics(config.get("bench") or {}, int(getattr(arch_config, "n_layers", 1)))
@@ -257,6 +255,9 @@ def train(args: list[str] | dict[str, Any]) -> Path:
             recorder.write("failed", error=f"test stage: {type(exc).__name__}: {exc}", **extra)
             raise
         extra["test_time_s"] = round(time.perf_counter() - start, 3)
-    cli.write_hparams(cli.trainer.global_step)
     recorder.write(status, **extra)
+    try:
+        cli.write_hparams(cli.trainer.global_step)
+    except Exception as exc:  # noqa: BLE001 - the run is finished and recorded; only its HParams entry is missing
+        print(f"normbench: warning: TensorBoard HParams not written: {type(exc).__name__}: {exc}", file=sys.stderr)
     return recorder.path

@@ -11,6 +11,7 @@ and one at the end of training. A sweep in subprocess mode relays each worker's 
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from pathlib import Path
@@ -23,6 +24,18 @@ from normbench.tasks.series import TRAIN_LOSS_STEP
 
 PREFIX = "normbench: progress "
 PROGRESS_ENV = "NORMBENCH_PROGRESS_SECONDS"  # seconds between progress lines (default 30)
+
+
+def progress_interval() -> float:
+    """Seconds between progress lines: ``$NORMBENCH_PROGRESS_SECONDS`` (default 30), a number > 0."""
+    text = os.environ.get(PROGRESS_ENV, "30")
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not value > 0:
+        raise ValueError(f"{PROGRESS_ENV}: {text!r} must be a number of seconds > 0, e.g. 30")
+    return value
 
 
 def duration(seconds: float) -> str:

@@ -188,16 +188,20 @@ def slug(name: str) -> str:
 def run_dir(runs_dir: str | Path, task: str, label: str, config_hash: str, seed: int | None) -> Path:
     """``<runs_dir>/<task>/<label>-<config hash>/seed<seed>``: the directory of one run.
 
-    The hash decides: where a folder of the same config hash exists under another label (runs
-    trained before labels named their overrides, or with an override spelled differently), the
-    run lives there, so it is found, skipped or resumed and never trained twice.
+    The hash decides: where this seed's record already lies in a folder of the same config hash under
+    another label (runs trained before labels named their overrides, an override spelled
+    differently, runs merged from shards), the run is that one, found, skipped or resumed and never
+    trained twice; a new seed joins an existing folder of its config.
     """
     folder = Path(runs_dir) / task
-    name = f"{slug(label)}-{config_hash}"
-    if not (folder / name).is_dir():
-        earlier = sorted(p.name for p in folder.glob(f"*-{config_hash}") if p.is_dir()) if folder.is_dir() else []
-        name = earlier[0] if earlier else name
-    return folder / name / f"seed{seed}"
+    name, leaf = f"{slug(label)}-{config_hash}", f"seed{seed}"
+    same = sorted(p.name for p in folder.glob(f"*-{config_hash}") if p.is_dir()) if folder.is_dir() else []
+    for other in [name, *same]:  # this seed's run where it lies, under whichever label
+        if (folder / other / leaf / RECORD_NAME).is_file():
+            return folder / other / leaf
+    if not (folder / name).is_dir() and same:  # a new seed joins the seeds of its config
+        name = same[0]
+    return folder / name / leaf
 
 
 def record_path(run: Path) -> Path:

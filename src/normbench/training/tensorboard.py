@@ -56,8 +56,8 @@ def run_hparams(config: dict[str, Any], arch: Any, norm_names: list[str], varian
     if is_dataclass(arch):
         for f in fields(arch):
             value = getattr(arch, f.name)
-            if f.name not in norm_names and isinstance(value, (bool, int, float, str)):
-                out[f"arch.{f.name}"] = value
+            if f.name not in norm_names and (value is None or isinstance(value, (bool, int, float, str))):
+                out[f"arch.{f.name}"] = _scalar(value)
     for name in norm_names:
         out[f"arch.{name}"] = norm_text(effective.get(name))
     for section in ("optim", "model"):
