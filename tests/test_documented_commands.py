@@ -3,13 +3,15 @@
 
 Each command runs as documented with ``NORMBENCH_DRY_RUN=1`` (arguments parsed, configs built, a
 sweep's runs planned; nothing trained or written; ``compare``, ``cite`` and ``tasks`` run, they write
-nothing), or, for the pytest-based sessions, with ``--collect-only``. A nox command runs through nox
-itself, in this environment (``NORMBENCH_VENV``, ``NORMBENCH_NO_INSTALL``), its arguments unchanged.
+nothing), or, for the pytest-based sessions, with ``--collect-only``. A nox command runs its session
+from the noxfile with the documented arguments, recording what it would run, and then runs that;
+one runs through nox's own command line as well.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import os
 import re
@@ -108,18 +110,66 @@ def run_normbench(command: str, monkeypatch: pytest.MonkeyPatch) -> str:
     return out.getvalue()
 
 
-def run_nox(command: str) -> str:
-    words = shlex.split(command)
-    words = words[3:] if words[0] == "python" else words[1:]
-    session = words[words.index("-s") + 1]
-    if session in ("tests", "bench-perf"):  # pytest sessions: collect what they would run
-        default = ["-m", "not slow"] if session == "tests" and "--" not in words else []
-        words = [*words, *([] if "--" in words else ["--"]), *default, "--collect-only", "-q"]
-    env = {**os.environ, "NORMBENCH_VENV": sys.prefix, "NORMBENCH_NO_INSTALL": "1", "NORMBENCH_DRY_RUN": "1"}
-    done = subprocess.run([sys.executable, "-m", "nox", "--no-install", *words], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, f"`{command}` exits {done.returncode}: {done.stderr[-1500:]}"
-    return done.stdout + done.stderr
+class RecordingSession:
+    """What a nox session would run: the commands it passes to ``session.run`` (nothing is run)."""
+
+    def __init__(self, posargs: list[str]) -> None:
+        self.posargs, self.commands = posargs, []
+
+    def run(self, *args: str, **kwargs: object) -> None:
+        self.commands.append([str(a) for a in args])
+
+    run_install = run
+
+    def error(self, message: str) -> None:
+        raise AssertionError(f"the session stops: {message}")
+
+
+@functools.lru_cache(maxsize=1)
+def nox_sessions() -> dict:
+    """The noxfile's sessions by name, from nox's own registry."""
+    import importlib.util
+
+    from nox import registry
+
+    spec = importlib.util.spec_from_file_location("documented_noxfile", REPO / "noxfile.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return dict(registry.get())
+
+
+def run_nox(command: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A nox command: its session (from the noxfile, with the documented posargs) records what it runs; each
+    ``normbench`` command then runs here as a dry run and each pytest command with ``--collect-only``."""
+    words = shlex.split(command)[1:]
+    session_name = words[words.index("-s") + 1]
+    posargs = words[words.index("--") + 1:] if "--" in words else []
+    session = RecordingSession(posargs)
+    monkeypatch.setenv("NORMBENCH_NO_INSTALL", "1")
+    nox_sessions()[session_name](session)
+    assert session.commands, f"`{command}` runs nothing"
+    out = ""
+    for program, *args in session.commands:
+        if program.endswith("normbench"):
+            out += run_normbench(" ".join(["normbench", *map(shlex.quote, args)]), monkeypatch)
+        else:
+            assert args[:2] == ["-m", "pytest"], program
+            done = subprocess.run([sys.executable, *args, "--collect-only", "-q", "-p", "no:cacheprovider"], cwd=REPO,
+                                  capture_output=True, text=True, timeout=600)
+            assert done.returncode == 0, f"`{command}` exits {done.returncode}: {done.stdout[-1500:]}"
+            out += done.stdout
+    return out
+
+
+def test_nox_itself_runs_a_documented_session_and_the_slow_tests_exist() -> None:
+    """One command through nox's own command line: the long tests that `nox -s tests -- -m slow` promises."""
+    env = {**os.environ, "NORMBENCH_VENV": sys.prefix, "NORMBENCH_NO_INSTALL": "1"}
+    done = subprocess.run([sys.executable, "-m", "nox", "-s", "tests", "--", "-m", "slow", "--collect-only", "-q",
+                           "-p", "no:cacheprovider"], cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-1500:]
+    collected = re.search(r"(\d+)/(\d+) tests collected", done.stdout)
+    assert collected and int(collected[1]) >= 1, done.stdout[-800:]
+    assert "test_reproduce.py" in done.stdout
 
 
 @pytest.mark.parametrize("command", COMMANDS)
@@ -127,9 +177,9 @@ def test_documented_command_runs(command: str, monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.chdir(REPO)
     if "--trainer.devices 2" in command and torch.cuda.device_count() == 1:
         pytest.skip("two devices asked for: on one GPU this example is for a CPU (gloo) or a 2-GPU machine")
-    if "nox" in command.split()[:3]:
-        output = run_nox(command)
-        if " tests" in command and "-m slow" in command:  # the long tests it promises exist
-            assert re.search(r"[1-9]\d* tests? collected", output) or re.search(r"^[1-9]\d*/\d+ tests", output, re.M), output[-800:]
+    if command.startswith("nox "):
+        output = run_nox(command, monkeypatch)
+        if command.startswith("nox -s tests"):
+            assert re.search(r"\d+ tests? collected|\d+/\d+ tests collected", output), output[-800:]
     else:
         run_normbench(command, monkeypatch)

@@ -87,6 +87,7 @@ def sweep_logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("tb")
     cmd = [sys.executable, "-m", "normbench", "sweep", "--config", "majority", "--variants", f"[{', '.join(VARIANTS)}]",
            "--seeds", "0,1", "--trainer.max_steps", "12", "--trainer.log_every_n_steps", "2", "--workers", "1",
+           "--data.init_args.num_sequences", "600", "--data.init_args.eval_batch_size", "120",
            "--no-progress", f"--runs_dir={root / 'runs'}", f"--results_dir={root / 'results'}"]
     done = subprocess.run(cmd, cwd=root, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
@@ -95,7 +96,7 @@ def sweep_logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_event_files_hold_the_hparams_and_the_layout(sweep_logs: Path) -> None:
     runs = sorted(p for p in sweep_logs.glob("*/seed*") if p.is_dir())
-    assert len(runs) == 4 and all("max_steps=12" in p.parent.name for p in runs)
+    assert len(runs) == 4 and all("num_sequences=600" in p.parent.name for p in runs)
     for run in runs:
         events = EventAccumulator(str(run), size_guidance={"tensors": 0, "scalars": 0})
         events.Reload()

@@ -57,7 +57,7 @@ def write_random_grid(grid: dict[str, Any], out_dir: str | Path) -> dict[str, An
     board = {"task": "unselectable", "preset": f"random grid, {grid['runs']} runs per cell", "generated_at": utc_now(),
              "provenance": prov, "protocol": protocol(grid), "variants": [], "claims": claims,
              "decided_by": grid["decided_by"]}
-    board["citation"] = {"bibtex": bibtex(board, out)}
+    board["citation"] = {"bibtex": bibtex(board, (out / "leaderboard.json").as_posix())}
     atomic_write_json(out / "leaderboard.json", board)
     atomic_write_text(out / "leaderboard.md", render(board, grid, plots))
     return board
