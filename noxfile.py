@@ -6,7 +6,7 @@ large torch install happens once, not once per session. The environment is (re)i
 (and ``NORMBENCH_NO_INSTALL=1`` to use it as it is).
 
     nox -s tests                    # default test suite (< 10 minutes on 2 CPU cores)
-    nox -s tests -- -m slow         # the long tests (a bench run reproduced bit for bit against results/)
+    nox -s tests -- -m slow         # the long tests (e.g. a published run retrained bit for bit)
     nox -s bench-majority           # quick preset and the d = 3 geometry views; `-- --preset paper` for the paper protocol
                                     # (any `normbench sweep` option after `--`: --seeds, --gpus, --shard, ...)
     nox -s bench-lm                 # GPT-2-style LM, Tables 1-2 and Figure 4 (quick preset)

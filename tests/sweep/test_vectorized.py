@@ -22,7 +22,8 @@ def args(runs: Path, seed: int, *extra: str) -> list[str]:
     return ["--config", CONFIG, *TINY, *extra, f"--runs_dir={runs}", f"--seed_everything={seed}"]
 
 
-@pytest.mark.parametrize("extra", [[], ["--model.arch.attn_norm.component=paper_no_projection", "--model.arch.placement=post"]])
+@pytest.mark.parametrize("extra", [[], pytest.param(["--model.arch.attn_norm.component=paper_no_projection",
+                                                       "--model.arch.placement=post"], marks=pytest.mark.slow)])
 def test_each_stacked_seed_matches_the_seed_trained_alone(tmp_path: Path, extra: list[str]) -> None:
     seeds = [0, 1, 2]
     stacked = [read_record(p) for p in train_stack([args(tmp_path / "stack", s, *extra) for s in seeds])]

@@ -14,7 +14,9 @@ from normbench.training.config import load_config
 from tests.tasks.test_series import overrides
 
 
-@pytest.mark.parametrize("task", ["majority", "lm", "sst2"])
+# the text tasks' cells take a minute each on 2 CPU cores: with the long tests (-m slow)
+@pytest.mark.parametrize("task", ["majority", pytest.param("lm", marks=pytest.mark.slow),
+                                  pytest.param("sst2", marks=pytest.mark.slow)])
 def test_every_matrix_cell_trains_with_the_norms_its_name_says(task: str, tmp_path: Path) -> None:
     cells = load_config(get_task(task).config_path, "matrix")["bench"]["default_variants"]
     out = run_sweep(task, "matrix", seeds="0", overrides=[*overrides(task, tmp_path), "trainer.max_steps=4"],

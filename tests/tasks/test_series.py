@@ -39,7 +39,7 @@ def overrides(task: str, tmp: Path) -> list[str]:
     return tiny_sst2(write_sst2(tmp / "sst2", train=200, dev=40))
 
 
-@pytest.mark.parametrize("task", ["majority", "lm", "sst2"])
+@pytest.mark.parametrize("task", ["majority", pytest.param("lm", marks=pytest.mark.slow), "sst2"])  # lm: a minute
 def test_every_column_and_claim_metric_is_logged(task: str, tmp_path: Path) -> None:
     config = load_config(str(get_task(task).config_path), load_config(str(get_task(task).config_path))["default_preset"])
     bench = config["bench"]

@@ -81,6 +81,7 @@ def test_analyze_decompose_bad_input_is_one_line(tmp_path: Path, args: list[str]
     assert result.stderr.strip().splitlines() == [f"normbench: error: {message}"]
 
 
+@pytest.mark.slow
 def test_analyze_geometry_draws_d3_runs(tmp_path: Path) -> None:
     sweep = normbench("sweep", "--config", CONFIG, "--preset", "geometry", "--variants", "pre/both,pre/learned",
                       "--data.init_args.num_sequences=600", "--data.init_args.batch_size=64",
