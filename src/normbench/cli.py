@@ -199,6 +199,9 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         print("normbench: interrupted; the same command resumes where this one stopped", file=sys.stderr)
         raise SystemExit(130) from None
+    except BrokenPipeError:  # e.g. `normbench --help | head`: the reader left; no traceback
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise SystemExit(1) from None
 
 
 if __name__ == "__main__":
