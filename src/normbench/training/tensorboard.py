@@ -60,11 +60,11 @@ def run_hparams(config: dict[str, Any], arch: Any, norm_names: list[str], varian
                 out[f"arch.{f.name}"] = _scalar(value)
     for name in norm_names:
         out[f"arch.{name}"] = norm_text(effective.get(name))
-    for section in ("optim", "model"):
-        source = _section(config, "model").get("optim") if section == "optim" else _section(config, "model")
-        for key, value in sorted((source or {}).items()):
-            if key not in ("arch", "optim") and not isinstance(value, (dict, list)):
-                out[f"{section}.{key}"] = _scalar(value)
+    model = _section(config, "model")
+    for prefix, source in (("optim", model.get("optim") or {}), ("model", model)):
+        for key, value in sorted(source.items()):
+            if key not in ("arch", "optim") and not isinstance(value, (dict, list)):  # sections of their own
+                out[f"{prefix}.{key}"] = _scalar(value)
     for key, value in sorted(_section(config, "data").items()):
         if not isinstance(value, (dict, list)) and not key.endswith("_dir"):  # where files lie is not a setting
             out[f"data.{key}"] = _scalar(value)
