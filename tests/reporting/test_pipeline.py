@@ -71,3 +71,27 @@ def test_the_published_leaderboard_is_still_the_default_bench(task: str) -> None
     assert sweep_key(sweep_definition(board["preset"], runs, None, None, None)) == board["sweep_key"]
     published = {v["name"]: v["config_hash"] for v in board["variants"]}
     assert {r.variant: r.config_hash for r in runs} == published
+
+
+def test_a_dry_run_says_which_runs_resume_and_which_restart(tmp_path, capsys) -> None:
+    """An unfinished run resumes only from a checkpoint; without one it is trained again from the start."""
+    from normbench.reporting.pipeline import print_plan
+    from normbench.sweep.plan import Run
+    from normbench.training.rundir import LAST_CHECKPOINT
+
+    states = {"done": "finished", "diverged": "finished", "running": "to restart", "resumable": "to resume",
+              "new": "to train"}
+    runs = []
+    for seed, name in enumerate(states):
+        record = tmp_path / f"seed{seed}" / "record.json"
+        if name != "new":
+            record.parent.mkdir()
+            record.write_text(json.dumps({"status": "running" if name == "resumable" else name}))
+        if name == "resumable":
+            (record.parent / LAST_CHECKPOINT).parent.mkdir(parents=True)
+            (record.parent / LAST_CHECKPOINT).write_bytes(b"")
+        runs.append(Run(variant="pre/both", seed=seed, args=[], record_path=record))
+    print_plan(runs, "majority", "quick", None, workers=2)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("normbench: dry run of majority (preset quick): 5 runs, 2 at a time")
+    assert [line.split("\t")[2] for line in lines[1:]] == list(states.values())

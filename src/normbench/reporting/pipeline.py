@@ -30,6 +30,7 @@ from normbench.sweep.vectorized import execute_vectorized
 from normbench.tasks import get_task, resolve_config
 from normbench.training.config import load_config
 from normbench.training.records import FINISHED, read_record
+from normbench.training.rundir import LAST_CHECKPOINT
 
 
 def bench(
@@ -66,7 +67,11 @@ def bench(
 
 
 def print_plan(runs: list[Run], task: str, preset: str | None, out: Path | None, workers: int) -> None:
-    """What a sweep would do: each run with its state (finished, to resume, to train) and directory."""
+    """What a sweep would do: each run with its state and directory.
+
+    States: finished; to resume (unfinished, with a checkpoint); to restart (unfinished, no checkpoint yet);
+    to train.
+    """
     print(f"normbench: dry run of {task} (preset {preset}): {len(runs)} runs, {workers} at a time; "
           f"leaderboard: {out if out is not None else 'none'}")
     for run in runs:
@@ -77,7 +82,8 @@ def print_plan(runs: list[Run], task: str, preset: str | None, out: Path | None,
                 status = read_record(record).get("status")
             except ValueError:
                 status = None
-            state = "finished" if status in FINISHED else "to resume"
+            resumable = (record.parent / LAST_CHECKPOINT).exists()
+            state = "finished" if status in FINISHED else "to resume" if resumable else "to restart"
         print(f"  {run.variant}\tseed {run.seed}\t{state}\t{record.parent if record else ''}")
 
 
