@@ -308,3 +308,24 @@ def test_a_qk_norm_variant_says_so_in_its_row() -> None:
               "config": {"model": {"init_args": {"arch": {"qk_norm": True}}}}}
     assert variant_entry("pre/none+qknorm", [record], {})["qk_norm"] is True
     assert variant_entry("pre/none", [{**record, "config": {}}], {})["qk_norm"] is False
+
+
+def test_a_claims_note_travels_to_the_board_beside_its_why() -> None:
+    claim = {"id": "c", "owner": "normbench", "source": "s", "why": "w", "note": "n", "statement": "all zero",
+             "metric": "acc", "variants": {"a": "a"}, "rule": {"kind": "all_zero"}}
+    entry = judge(claim, {"a": {"metrics": {"acc": metric([0.0, 0.0, 0.0])}}})
+    assert (entry["why"], entry["note"], entry["verdict"]) == ("w", "n", "reproduced")
+    ordering = judge({**claim, "note": None, "variants": {"w": "a", "wo": "b"}, "rule": {"kind": "ordering", "lower": "w"}},
+                     {"a": {"metrics": {"acc": metric([1.0, 1.1, 1.2])}}, "b": {"metrics": {"acc": metric([3.0, 3.1, 3.2])}}})
+    assert "note" not in ordering and ordering["why"] == "w"
+
+
+def test_a_metric_no_run_measured_is_named_as_such_not_as_measured() -> None:
+    records = [record("pre/both", s, [[2, 0.5], [4, 0.9]], [[2, 0.8], [4, 0.3]]) for s in (0, 1)]
+    metrics = {**METRICS, "absent": {"series": "decomposition/output/i", "at_step": "last"}}
+    board = lb.build("majority", "quick", records, {"metrics": metrics, "columns": ["final"]}, ["pre/both"])
+    md = lb.render_markdown(board, [])
+    also = next(line for line in md.splitlines() if line.startswith("Also measured"))
+    assert "`acc@2`" in also and "`absent`" not in also
+    missing = next(line for line in md.splitlines() if line.startswith("Not measured by this sweep (no run has a value):"))
+    assert "`absent`" in missing and "`acc@9`" in missing  # the 4-step runs never reach step 9 either

@@ -22,7 +22,7 @@ Tolerance: the keys of each set are centred and measured in units of
 s = max_j ||k_j - centroid||. A key is selectable when a unit query beats every other key by more
 than ``tol * s``; it is unselectable when convex weights reproduce it to within ``tol * s``.
 Decisions are therefore invariant to translating or rescaling a set of keys. Keys closer than
-``tol * s`` to the hull of the others count as unselectable. The default ``tol = 1e-12`` sits
+``tol * s`` to the hull of the others count as unselectable. The default ``tol = 1e-13`` sits
 well above float64 rounding of these products (~1e-16 s^2) and well below any margin attention
 could use; inputs are converted to float64 exactly, so float32 keys are judged as given. The
 rare keys left in the band go to HiGHS, whose feasibility tolerance (~1e-9) then applies.

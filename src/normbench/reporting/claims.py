@@ -200,6 +200,11 @@ def judge_within_spread(rule: dict[str, Any], per_seed: dict[str, list[float | N
     return ("not reproduced" if significant else "inconclusive"), text, diff
 
 
+def reasons(claim: dict[str, Any]) -> dict[str, str]:
+    """The claim's ``why`` (the reasoning behind it) and ``note`` (what is known about its measurement), where given."""
+    return {key: claim[key] for key in ("why", "note") if claim.get(key)}
+
+
 def judge_all_zero(claim: dict[str, Any], variants: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """Every seed (and layer, for a metric with ``{layer}``) of every named variant measures exactly 0."""
     template, roles = claim["metric"], claim["variants"]
@@ -229,8 +234,7 @@ def judge_all_zero(claim: dict[str, Any], variants: dict[str, dict[str, Any]]) -
         "explanation": (f"{len(held)} of {len(cells)} cells are 0 in every seed"
                         + (f"; the others: {'; '.join(exceptions)}" if exceptions else "")),
     }
-    if claim.get("why"):
-        entry["why"] = claim["why"]
+    entry.update(reasons(claim))
     return entry
 
 
@@ -310,8 +314,7 @@ def judge_attention_feed(claim: dict[str, Any], variants: dict[str, dict[str, An
         "explanation": (f"{len(held)} of {len(cells)} (variant, layer) cells as expected in every seed"
                         + (f"; the others and those missing a seed: {'; '.join(exceptions)}" if exceptions else "")),
     }
-    if claim.get("why"):
-        entry["why"] = claim["why"]
+    entry.update(reasons(claim))
     return entry
 
 
@@ -344,8 +347,7 @@ def judge(claim: dict[str, Any], variants: dict[str, dict[str, Any]]) -> dict[st
         "measured": measured,
         "per_seed": per_seed,
     }
-    if claim.get("why"):
-        entry["why"] = claim["why"]
+    entry.update(reasons(claim))
     if rule["kind"] == "values":
         verdict, text, diff = judge_values(rule, claim["paper"], per_seed)
     elif rule["kind"] == "ratio":
@@ -383,7 +385,7 @@ def judge_grid(claim: dict[str, Any], grid: dict[str, Any]) -> dict[str, Any]:
             f"n in [{rule['n'][0]}, {rule['n'][1]}]; reproduced if {'>=' if bound[0] == 'at_least' else '<='} {bound[1]:g}")
     return {
         "id": claim["id"], "owner": claim["owner"], "source": claim["source"], "statement": claim["statement"],
-        **({"why": claim["why"]} if claim.get("why") else {}),
+        **reasons(claim),
         "paper": {bound[0]: bound[1]}, "measured": measured, "holds_for": holds,
         "verdict": "reproduced" if holds[rule["stat"]] else "not reproduced", "rule": text,
     }

@@ -431,9 +431,12 @@ def render_markdown(board: dict[str, Any], plots: list[str]) -> str:
             mark = " (flagged)" if str(seed) in (v.get("flagged") or {}) else ""
             cells = [fmt_value((v["metrics"][m]["per_seed"] or [None] * (i + 1))[i]) for m in metric_names]
             lines.append(f"| `{v['name']}` | {seed}{mark} | " + " | ".join(cells) + " |")
-    hidden = [m for m in board["metrics"] if m not in metric_names]
+    others = [m for m in board["metrics"] if m not in metric_names]
+    hidden = [m for m in others if measured_anywhere(board, m)]
     if hidden:
         lines += ["", f"Also measured (in `leaderboard.json` and the tables below): {', '.join(f'`{m}`' for m in hidden)}."]
+    if unmeasured := [m for m in others if m not in hidden]:
+        lines += ["", f"Not measured by this sweep (no run has a value): {', '.join(f'`{m}`' for m in unmeasured)}."]
     lines += ["", "Metric definitions (series of every run, then aggregated over seeds):", ""]
     for name, spec in board["metrics"].items():
         how = (f"first step with `{spec['series']}` ≤ {spec['first_below']}" if "first_below" in spec
@@ -451,10 +454,10 @@ def render_markdown(board: dict[str, Any], plots: list[str]) -> str:
                   "|---|---|---|---|---|---|---|---|---|"]
         for c in board["claims"]:
             roles = " vs ".join(f"{r} = `{v}`" for r, v in c["variants"].items())
-            source = c["source"] + (f" — why: {c['why']}" if c.get("why") else "")
+            source = c["source"] + "".join(f" — {key}: {c[key]}" for key in ("why", "note") if c.get(key))
             lines.append("| " + " | ".join(cell(x) for x in (
                 f"`{c['id']}`: {c['statement']}", c.get("owner", "paper"), source, roles, describe(c["paper"]) or "–",
-                f"{describe(c['measured'])} ({metric_names_of(c)}; {describe_seeds(c.get('per_seed') or {})})",
+                f"{describe(c['measured'])} ({'; '.join(filter(None, (metric_names_of(c), describe_seeds(c.get('per_seed') or {}))))})",
                 describe_difference(c), f"**{c['verdict']}**", c["rule"])) + " |")
     lines += ["", "## Provenance per variant", "", "| variant | config hash | seeds | commits | dates | wall time (s) |", "|---|---|---|---|---|---|"]
     for v in board["variants"]:
@@ -469,6 +472,12 @@ def render_markdown(board: dict[str, Any], plots: list[str]) -> str:
     if board.get("citation"):
         lines += ["", "## How to cite", "", "```bibtex", board["citation"]["bibtex"], "```"]
     return "\n".join(lines) + "\n"
+
+
+def measured_anywhere(board: dict[str, Any], metric: str) -> bool:
+    """Whether any seed of any variant of ``board`` has a value of ``metric``."""
+    return any(x is not None for v in board["variants"]
+               for x in ((v["metrics"].get(metric) or {}).get("per_seed") or []))
 
 
 def board_version(board: dict[str, Any]) -> str:
