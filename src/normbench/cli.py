@@ -21,6 +21,7 @@ Bad input ends with one line ``normbench: error: <field>: <what is allowed>`` an
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import re
 import sys
@@ -32,6 +33,7 @@ from lightning.fabric.utilities.exceptions import MisconfigurationException
 
 from normbench import results
 from normbench.errors import one_line
+from normbench.nn.config import ArchConfig
 from normbench.reporting.pipeline import SweepFailed, bench, decompose, geometry, leaderboard, random_grid, run_sweep
 from normbench.sweep.plan import parse_names
 from normbench.tasks import get_task, task_names
@@ -165,6 +167,15 @@ def dry_fit(args: list[str]) -> None:
           f"(config {cli.config_hash})")
 
 
+def with_arch_hint(line: str) -> str:
+    """``line``, and where it rejects an architecture field given directly under the model, where it belongs."""
+    found = re.match(r"model\.init_args\.(\w+)(\S*): not an option", line)
+    fields = {f.name for cls in ArchConfig.__subclasses__() for f in dataclasses.fields(cls)}
+    if not found or found[1] not in fields:
+        return line
+    return f"{line}; the architecture's options are under model.init_args.arch: --model.init_args.arch.{found[1]}{found[2]}"
+
+
 def main(argv: list[str] | None = None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
     dry = DRY_RUN in argv or os.environ.get(DRY_RUN_ENV) == "1"
@@ -191,7 +202,7 @@ def main(argv: list[str] | None = None) -> None:
         else:
             auto_cli(FUNCTIONS, args=argv, parser_mode="yaml", description=usage())
     except (ArgumentError, ValueError, FileNotFoundError, MisconfigurationException) as exc:
-        print(f"normbench: error: {one_line(str(exc))}", file=sys.stderr)
+        print(f"normbench: error: {with_arch_hint(one_line(str(exc)))}", file=sys.stderr)
         raise SystemExit(2) from None
     except SweepFailed as exc:
         print(f"normbench: error: {exc}", file=sys.stderr)

@@ -6,6 +6,8 @@ import re
 
 ALLOWED = re.compile(r"Expected a typing\.Literal\[(?P<allowed>[^\]]*)\]\. Got value: (?P<got>.*)")
 KEY = re.compile(r'Parser key "(?P<key>[^"]+)"')
+CLASS_PATH = re.compile(r"class_path '(?P<cls>[^']+)'")
+UNRECOGNIZED = re.compile(r"unrecognized arguments: --(?P<arg>[^=\s]+)|Option '(?P<option>[^']+)' is not accepted")
 
 
 def one_line(message: str) -> str:
@@ -15,6 +17,10 @@ def one_line(message: str) -> str:
     if m := ALLOWED.search(message):
         allowed = ", ".join(a.strip(" '\"") for a in m["allowed"].split(","))
         return f"{field}: {m['got'].strip()!r} is not allowed; choose one of {allowed}"
+    if (m := UNRECOGNIZED.search(message)) and field:
+        owner = CLASS_PATH.search(message)
+        return (f"{field}.init_args.{m['arg'] or m['option']}: not an option"
+                + (f" of {owner['cls']}" if owner else "") + f" (`--print_config` lists the options)")
     errors = [ln.strip()[2:] for ln in message.splitlines()
               if ln.strip().startswith("- ") and "NoneType" not in ln and "Problem with given class_path" not in ln]
     if errors:

@@ -80,6 +80,10 @@ def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
         (["--trainer.max_steps=0"], "trainer.max_steps: must be a positive integer or -1"),
         (["--data.init_args.batch_size=0"], "data.batch_size and data.eval_batch_size must be positive"),
         (["--preset=huge"], "preset: 'huge' is not defined"),
+        (["--model.init_args.attn_norm.component=project"],
+         "model.init_args.attn_norm.component: not an option of normbench.tasks.majority.MajorityModule (`--print_config` "
+         "lists the options); the architecture's options are under model.init_args.arch: "
+         "--model.init_args.arch.attn_norm.component"),
         (['--trainer.logger={"class_path": "lightning.pytorch.loggers.CSVLogger", "init_args": {"save_dir": "csv"}}'],
          "trainer.logger: normbench sets the loggers itself"),
     ],
