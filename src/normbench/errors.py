@@ -20,7 +20,7 @@ def one_line(message: str) -> str:
     if (m := UNRECOGNIZED.search(message)) and field:
         owner = CLASS_PATH.search(message)
         return (f"{field}.init_args.{m['arg'] or m['option']}: not an option"
-                + (f" of {owner['cls']}" if owner else "") + f" (`--print_config` lists the options)")
+                + (f" of {owner['cls']}" if owner else "") + " (`--print_config` lists the options)")
     errors = [ln.strip()[2:] for ln in message.splitlines()
               if ln.strip().startswith("- ") and "NoneType" not in ln and "Problem with given class_path" not in ln]
     if errors:
