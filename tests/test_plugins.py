@@ -146,12 +146,14 @@ def test_a_module_class_entry_point_is_a_component(tmp_path: Path) -> None:
     ("broken_norm:Norm", None, "cannot import 'broken_norm:Norm' (RuntimeError: this plug-in fails on import)"),
 ])
 def test_a_bad_import_path_or_signature_is_one_line_exit_2(tmp_path: Path, component: str, options: str | None,
-                                                            message: str) -> None:
+                                                            message: str, monkeypatch: pytest.MonkeyPatch,
+                                                            normbench_in_process) -> None:  # noqa: ANN001
     (tmp_path / "broken_norm.py").write_text("raise RuntimeError('this plug-in fails\\non import')\n")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(EXAMPLES), str(tmp_path)])}
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.syspath_prepend(str(EXAMPLES))
     args = ["--model.arch.attn_norm.options", options] if options else []
-    bad = normbench(env, tmp_path, "fit", "--config", "majority", "--model.arch.attn_norm.component", component,
-                    *args, f"--runs_dir={tmp_path / 'runs'}")
+    bad = normbench_in_process("fit", "--config", "majority", "--model.arch.attn_norm.component", component,
+                               *args, f"--runs_dir={tmp_path / 'runs'}", cwd=tmp_path)
     assert bad.returncode == 2
     errors = [line for line in bad.stderr.splitlines() if "rror" in line]
     assert len(errors) == 1 and errors[0].startswith("normbench: error:") and message in errors[0], bad.stderr[-2000:]

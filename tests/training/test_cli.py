@@ -88,8 +88,8 @@ def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
          "trainer.logger: normbench sets the loggers itself"),
     ],
 )
-def test_fit_bad_input_is_one_line(tmp_path: Path, args: list[str], message: str) -> None:
-    out = run_cli("fit", "--config", CONFIG, f"--runs_dir={tmp_path / 'runs'}", *args, cwd=tmp_path)
+def test_fit_bad_input_is_one_line(tmp_path: Path, args: list[str], message: str, normbench_in_process) -> None:  # noqa: ANN001
+    out = normbench_in_process("fit", "--config", CONFIG, f"--runs_dir={tmp_path / 'runs'}", *args, cwd=tmp_path)
     assert out.returncode == 2
     errors = [ln for ln in out.stderr.splitlines() if ln.startswith("normbench: error:")]
     assert len(errors) == 1 and message in errors[0], out.stderr
@@ -106,8 +106,10 @@ def test_fit_bad_input_is_one_line(tmp_path: Path, args: list[str], message: str
         (["bench", "majority", "--override", "[model.arch.attn_norm.component=bad]"], "model.arch.attn_norm.component: 'bad' is not allowed"),
     ],
 )
-def test_bench_bad_input_is_one_line_and_writes_nothing(tmp_path: Path, args: list[str], message: str) -> None:
-    out = run_cli(*args, f"--runs_dir={tmp_path / 'runs'}", f"--results_dir={tmp_path / 'results'}", cwd=tmp_path)
+def test_bench_bad_input_is_one_line_and_writes_nothing(tmp_path: Path, args: list[str], message: str,
+                                                        normbench_in_process) -> None:  # noqa: ANN001
+    out = normbench_in_process(*args, f"--runs_dir={tmp_path / 'runs'}", f"--results_dir={tmp_path / 'results'}",
+                               cwd=tmp_path)
     assert out.returncode == 2, out.stderr
     errors = [ln for ln in out.stderr.splitlines() if ln.startswith("normbench: error:")]
     assert len(errors) == 1 and message in errors[0], out.stderr

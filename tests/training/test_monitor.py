@@ -75,8 +75,9 @@ def test_analyze_decompose_writes_shares_and_figure(tmp_path: Path) -> None:
     (["--ckpt", "missing.ckpt"], "ckpt: missing.ckpt does not exist"),
     ([], "ckpt: --ckpt <run>/checkpoints/last.ckpt is required"),
 ])
-def test_analyze_decompose_bad_input_is_one_line(tmp_path: Path, args: list[str], message: str) -> None:
-    result = normbench("analyze", "decompose", *args, cwd=tmp_path)
+def test_analyze_decompose_bad_input_is_one_line(tmp_path: Path, args: list[str], message: str,
+                                                 normbench_in_process) -> None:  # noqa: ANN001
+    result = normbench_in_process("analyze", "decompose", *args, cwd=tmp_path)
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [f"normbench: error: {message}"]
 
