@@ -185,16 +185,29 @@ def test_compare_on_a_sub_leaderboard() -> None:
     assert cmp.loc["final_val_loss", "mean_b"] == pytest.approx(want[1], rel=1e-12)
 
 
-def test_format_comparison_states_the_direction_and_lists_every_metric() -> None:
-    cmp = results.compare("majority", "pre/both", "pre/scale", results_dir=RESULTS)
-    text = results.format_comparison(cmp, "pre/both", "pre/scale")
-    lines = text.splitlines()
-    assert "b - a" in lines[0] and "a = pre/both" in lines[0] and "b = pre/scale" in lines[0]
+@pytest.mark.parametrize(("task", "name", "a", "b"), [
+    ("majority", None, "pre/both", "pre/scale"),
+    ("lm", "modern", "pre/both", "pre/dyt"),  # the modern preset measures no decomposition: mu_* are empty
+])
+def test_format_comparison_states_the_direction_and_lists_every_metric(task: str, name: str | None, a: str,
+                                                                       b: str) -> None:
+    cmp = results.compare(task, a, b, name=name, results_dir=RESULTS)
+    lines = results.format_comparison(cmp, a, b).splitlines()
+    assert "b - a" in lines[0] and f"a = {a}" in lines[0] and f"b = {b}" in lines[0]
+    unmeasured = [m for m in cmp.index if cmp.loc[m, "n_a"] == 0 and cmp.loc[m, "n_b"] == 0]
     for m in cmp.index:
-        (line,) = [ln for ln in lines if ln.startswith(m + " ")]
+        rows = [ln for ln in lines if ln.startswith(m + " ")]
+        if m in unmeasured:
+            assert not rows
+            continue
+        (line,) = rows
         if not math.isnan(cmp.loc[m, "diff"]):
             assert f"{cmp.loc[m, 'diff']:.4g}" in line
-    assert lines[-1].startswith(cmp.index[-1])
+    if unmeasured:
+        assert lines[-1] == f"not measured by either: {', '.join(unmeasured)}"
+    else:
+        assert lines[-1].startswith(cmp.index[-1])
+    assert task == "majority" or unmeasured
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -278,7 +278,8 @@ def format_comparison(df: pd.DataFrame, a: str, b: str) -> str:
     """A plain-text table of a :func:`compare` result for the terminal: a header naming the leaderboard,
     ``a``, ``b`` and the direction of the difference (b - a), then one line per metric with each
     variant's mean ± std (n), the difference, its 95% interval and p-value (``*``: the interval excludes
-    0; ``-``: not computable). Returns the text without a trailing newline."""
+    0; ``-``: not computable). Metrics neither variant measured are named in one closing line instead.
+    Returns the text without a trailing newline."""
     where = " ".join(filter(None, [str(df.attrs.get("task") or ""),
                                    f"(preset {df.attrs['preset']})" if df.attrs.get("preset") else ""]))
     level = int(round(100 * float(df.attrs.get("level", LEVEL))))
@@ -287,7 +288,10 @@ def format_comparison(df: pd.DataFrame, a: str, b: str) -> str:
     if df.attrs.get("source"):
         head.append(f"source: {df.attrs['source']}")
     table = [["metric", "a: mean ± std (n)", "b: mean ± std (n)", "b - a", f"{level}% interval", "p"]]
+    unmeasured = [str(m) for m, r in df.iterrows() if not r["n_a"] and not r["n_b"]]
     for metric, r in df.iterrows():
+        if str(metric) in unmeasured:
+            continue
         interval = f"[{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}]" if not math.isnan(r["ci_low"]) else "-"
         p = _fmt(r["p_value"], 3) + ("*" if r["significant"] else "")
         table.append([str(metric), _side(r["mean_a"], r["std_a"], r["n_a"]), _side(r["mean_b"], r["std_b"], r["n_b"]),
@@ -296,7 +300,8 @@ def format_comparison(df: pd.DataFrame, a: str, b: str) -> str:
     lines = ["  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths)))
              .rstrip() for row in table]
     lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join([*head, "", *lines])
+    tail = ["", f"not measured by either: {', '.join(unmeasured)}"] if unmeasured else []
+    return "\n".join([*head, "", *lines, *tail])
 
 
 def containing_commit(path: str | os.PathLike[str]) -> str | None:
