@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import logging
 import os
+import random
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
@@ -15,6 +19,9 @@ import torch
 def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("NORMBENCH_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
     torch.manual_seed(0)
+
+
+LIGHTNING_LOGGERS = ("lightning", "lightning_fabric", "pytorch_lightning")
 
 
 @dataclass
@@ -35,16 +42,30 @@ def normbench_in_process(monkeypatch: pytest.MonkeyPatch, capsys: pytest.Capture
     def run(*args: str, cwd: Path) -> CliResult:
         monkeypatch.chdir(cwd)
         capsys.readouterr()
-        environ = dict(os.environ)
+        environ, rng = dict(os.environ), (random.getstate(), np.random.get_state(), torch.get_rng_state())
+        # Lightning's loggers write to the stderr of their import: here, to the one this test captures
+        handlers = [h for name, log in logging.root.manager.loggerDict.items()
+                    if isinstance(log, logging.Logger) and name.split(".")[0] in LIGHTNING_LOGGERS
+                    for h in log.handlers if type(h) is logging.StreamHandler]
+        streams = [h.stream for h in handlers]
+        for handler in handlers:
+            handler.setStream(sys.stderr)
+        message = ""
         try:
             main(list(args))
             code = 0
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-        finally:  # what the command set (e.g. Lightning's PL_GLOBAL_SEED) stays with it
+            message = "" if exc.code is None or isinstance(exc.code, int) else f"{exc.code}\n"
+        finally:  # what the command set (e.g. Lightning's PL_GLOBAL_SEED, seeded generators) stays with it
             os.environ.clear()
             os.environ.update(environ)
+            random.setstate(rng[0])
+            np.random.set_state(rng[1])
+            torch.set_rng_state(rng[2])
+            for handler, stream in zip(handlers, streams):
+                handler.setStream(stream)
         out = capsys.readouterr()
-        return CliResult(code, out.out, out.err)
+        return CliResult(code, out.out, out.err + message)
 
     return run

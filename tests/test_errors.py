@@ -28,3 +28,25 @@ def test_an_architecture_field_given_to_the_model_says_where_it_belongs() -> Non
     assert with_arch_hint(line).endswith(
         "the architecture's options are under model.init_args.arch: --model.init_args.arch.attn_norm.component")
     assert "\n" not in with_arch_hint(line)
+
+
+def test_an_unknown_deeper_option_does_not_blame_the_model_class() -> None:
+    """``arch`` is the model's option; ``bogus`` is what its config lacks, so the module class is not named."""
+    line = one_line(nested("unrecognized arguments: --arch.bogus=1", "NestedArg(key='arch.bogus', val='1')"))
+    assert line == "model.init_args.arch.bogus: not an option (`--print_config` lists the options)"
+
+
+def test_a_value_of_the_wrong_type_names_the_full_key() -> None:
+    message = nested('Parser key "optim.lr":\n          Expected a <class \'float\'>. Got value: abc',
+                     "NestedArg(key='optim.lr', val='abc')")
+    assert one_line(message) == "model.init_args.optim.lr: expected float, got 'abc'"
+    assert one_line("unrecognized arguments: --trainer.bogus=1") == (
+        "trainer.bogus: not an option (`--print_config` lists the options)")
+
+
+def test_the_hint_names_only_fields_of_the_models_own_architecture() -> None:
+    """``num_classes`` is a field of the majority model's config, not of the LM's."""
+    lm = "model.init_args.num_classes: not an option of normbench.tasks.lm.LMModule (`--print_config` lists the options)"
+    assert with_arch_hint(lm) == lm
+    majority = lm.replace("lm.LMModule", "majority.MajorityModule")
+    assert with_arch_hint(majority).endswith("--model.init_args.arch.num_classes")

@@ -22,9 +22,11 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import importlib
 import os
 import re
 import sys
+import typing
 from argparse import ArgumentError
 from typing import Any
 
@@ -33,7 +35,6 @@ from lightning.fabric.utilities.exceptions import MisconfigurationException
 
 from normbench import results
 from normbench.errors import one_line
-from normbench.nn.config import ArchConfig
 from normbench.reporting.pipeline import SweepFailed, bench, decompose, geometry, leaderboard, random_grid, run_sweep
 from normbench.sweep.plan import parse_names
 from normbench.tasks import get_task, task_names
@@ -168,10 +169,17 @@ def dry_fit(args: list[str]) -> None:
 
 
 def with_arch_hint(line: str) -> str:
-    """``line``, and where it rejects an architecture field given directly under the model, where it belongs."""
-    found = re.match(r"model\.init_args\.(\w+)(\S*): not an option", line)
-    fields = {f.name for cls in ArchConfig.__subclasses__() for f in dataclasses.fields(cls)}
-    if not found or found[1] not in fields:
+    """``line``, and where it rejects a field of the model's architecture config given directly under the model
+    (``model.init_args.<field>: not an option of <module class>``), where that field belongs."""
+    found = re.match(r"model\.init_args\.(\w+)(\S*): not an option of ([\w.]+)", line)
+    if not found:
+        return line
+    module_path, _, name = found[3].rpartition(".")
+    try:
+        arch = typing.get_type_hints(getattr(importlib.import_module(module_path), name).__init__).get("arch")
+    except (ImportError, AttributeError, NameError, TypeError):
+        return line
+    if not dataclasses.is_dataclass(arch) or found[1] not in {f.name for f in dataclasses.fields(arch)}:
         return line
     return f"{line}; the architecture's options are under model.init_args.arch: --model.init_args.arch.{found[1]}{found[2]}"
 

@@ -80,18 +80,18 @@ def test_a_dry_run_says_which_runs_resume_and_which_restart(tmp_path, capsys) ->
     from normbench.training.rundir import LAST_CHECKPOINT
 
     states = {"done": "finished", "diverged": "finished", "running": "to restart", "resumable": "to resume",
-              "new": "to train"}
+              "corrupt": "to restart", "new": "to train"}
     runs = []
     for seed, name in enumerate(states):
         record = tmp_path / f"seed{seed}" / "record.json"
         if name != "new":
             record.parent.mkdir()
-            record.write_text(json.dumps({"status": "running" if name == "resumable" else name}))
-        if name == "resumable":
+            record.write_text("{" if name == "corrupt" else json.dumps({"status": "running" if name == "resumable" else name}))
+        if name in ("resumable", "corrupt"):  # a checkpoint beside an unreadable record is not resumed
             (record.parent / LAST_CHECKPOINT).parent.mkdir(parents=True)
             (record.parent / LAST_CHECKPOINT).write_bytes(b"")
         runs.append(Run(variant="pre/both", seed=seed, args=[], record_path=record))
     print_plan(runs, "majority", "quick", None, workers=2)
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].startswith("normbench: dry run of majority (preset quick): 5 runs, 2 at a time")
+    assert lines[0].startswith("normbench: dry run of majority (preset quick): 6 runs, 2 at a time")
     assert [line.split("\t")[2] for line in lines[1:]] == list(states.values())

@@ -205,6 +205,11 @@ def reasons(claim: dict[str, Any]) -> dict[str, str]:
     return {key: claim[key] for key in ("why", "note") if claim.get(key)}
 
 
+def source_text(claim: dict[str, Any]) -> str:
+    """A judged claim's source, then its ``why`` and ``note`` where given, as the leaderboards print it."""
+    return claim["source"] + "".join(f" — {key}: {claim[key]}" for key in ("why", "note") if claim.get(key))
+
+
 def judge_all_zero(claim: dict[str, Any], variants: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """Every seed (and layer, for a metric with ``{layer}``) of every named variant measures exactly 0."""
     template, roles = claim["metric"], claim["variants"]

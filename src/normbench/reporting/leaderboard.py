@@ -22,7 +22,8 @@ from typing import Any
 
 from normbench import __version__
 from normbench.io import atomic_write_json, atomic_write_text
-from normbench.reporting.claims import describe, describe_difference, describe_seeds, judge, load_claims
+from normbench.reporting.claims import (describe, describe_difference, describe_seeds, judge, load_claims,
+                                        source_text)
 from normbench.reporting.matrix import UNSELECTABLE, panels
 from normbench.reporting.width import render_width
 from normbench.reporting.stats import aggregate
@@ -454,7 +455,7 @@ def render_markdown(board: dict[str, Any], plots: list[str]) -> str:
                   "|---|---|---|---|---|---|---|---|---|"]
         for c in board["claims"]:
             roles = " vs ".join(f"{r} = `{v}`" for r, v in c["variants"].items())
-            source = c["source"] + "".join(f" — {key}: {c[key]}" for key in ("why", "note") if c.get(key))
+            source = source_text(c)
             lines.append("| " + " | ".join(cell(x) for x in (
                 f"`{c['id']}`: {c['statement']}", c.get("owner", "paper"), source, roles, describe(c["paper"]) or "–",
                 f"{describe(c['measured'])} ({'; '.join(filter(None, (metric_names_of(c), describe_seeds(c.get('per_seed') or {}))))})",

@@ -29,7 +29,7 @@ from normbench.sweep.plan import Run, parse_grid, parse_seeds, plan_runs
 from normbench.sweep.vectorized import execute_vectorized
 from normbench.tasks import get_task, resolve_config
 from normbench.training.config import load_config
-from normbench.training.records import FINISHED, read_record
+from normbench.training.records import FINISHED, RESUMABLE, read_record
 from normbench.training.rundir import LAST_CHECKPOINT
 
 
@@ -69,8 +69,8 @@ def bench(
 def print_plan(runs: list[Run], task: str, preset: str | None, out: Path | None, workers: int) -> None:
     """What a sweep would do: each run with its state and directory.
 
-    States: finished; to resume (unfinished, with a checkpoint); to restart (unfinished, no checkpoint yet);
-    to train.
+    States: finished; to resume (unfinished, with a checkpoint); to restart (unfinished without a checkpoint,
+    or a record that cannot be read); to train.
     """
     print(f"normbench: dry run of {task} (preset {preset}): {len(runs)} runs, {workers} at a time; "
           f"leaderboard: {out if out is not None else 'none'}")
@@ -82,7 +82,7 @@ def print_plan(runs: list[Run], task: str, preset: str | None, out: Path | None,
                 status = read_record(record).get("status")
             except ValueError:
                 status = None
-            resumable = (record.parent / LAST_CHECKPOINT).exists()
+            resumable = status in RESUMABLE and (record.parent / LAST_CHECKPOINT).exists()
             state = "finished" if status in FINISHED else "to resume" if resumable else "to restart"
         print(f"  {run.variant}\tseed {run.seed}\t{state}\t{record.parent if record else ''}")
 

@@ -11,7 +11,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from normbench.reporting.claims import judge_grid, load_claims  # noqa: E402
+from normbench.reporting.claims import judge_grid, load_claims, source_text  # noqa: E402
 from normbench.io import atomic_write, atomic_write_json, atomic_write_text  # noqa: E402
 from normbench.reporting.leaderboard import bibtex, cell, render_protocol, whose  # noqa: E402
 from normbench.training.records import provenance, utc_now  # noqa: E402
@@ -110,7 +110,7 @@ def render(board: dict[str, Any], grid: dict[str, Any], plots: list[Path]) -> st
         shown = [("n/a" if c["measured"][s] is None else f"{c['measured'][s]:.4f}" + (" ✓" if c["holds_for"][s] else " ✗"))
                  for s in ("any_fraction", "mean_fraction")]
         lines.append("| " + " | ".join(cell(x) for x in (
-            f"`{c['id']}`: {c['statement']}", c.get("owner", "paper"), c["source"] + (f" — why: {c['why']}" if c.get("why") else ""),
+            f"`{c['id']}`: {c['statement']}", c.get("owner", "paper"), source_text(c),
             *shown, f"**{c['verdict']}**", c["rule"])) + " |")
     fig1c = [c for c in board["claims"] if c["id"].startswith("brody2023.fig1c")]
     holds = {stat: all(c["holds_for"][stat] for c in fig1c) for stat in STAT_TITLES}

@@ -29,7 +29,7 @@ from normbench.training.checkpointing import AtomicCheckpointIO, RunState, clear
 from normbench.training.config import check_shared_hparams, check_trainer, preset_args
 from normbench.training.monitor import GeometryMonitor
 from normbench.training.progress import ProgressLines, progress_interval
-from normbench.training.records import FINISHED, RunRecordLogger, provenance, read_record
+from normbench.training.records import FINISHED, RESUMABLE, RunRecordLogger, provenance, read_record
 from normbench.training.rundir import (checkpoint_path, config_hash, override_items, record_path, reported_norms, run_dir,
                                       run_identity, run_label)
 from normbench.training.tensorboard import headline_metrics, metric_values, run_hparams, write_hparams, write_layout
@@ -164,7 +164,7 @@ def start_point(recorder: RunRecordLogger) -> Path | None:
         raise ValueError(f"runs_dir: {run_dir} holds a run of config {previous.get('config_hash')}, not {wanted}; "
                          f"nothing was changed")
     checkpoint = None
-    if previous and previous.get("status") in ("running", "failed") and previous.get("config_hash") == wanted:
+    if previous and previous.get("status") in RESUMABLE and previous.get("config_hash") == wanted:
         checkpoint = resume_checkpoint(run_dir, wanted)
     if checkpoint is not None:
         print(f"normbench: resuming {run_dir} from {checkpoint}", file=sys.stderr)

@@ -26,6 +26,7 @@ from normbench.io import atomic_write_json
 
 STATUSES = ("running", "done", "diverged", "failed")
 FINISHED = ("done", "diverged")
+RESUMABLE = ("running", "failed")  # an unfinished run that resumes from its last checkpoint, when it has one
 
 
 def utc_now() -> str:
