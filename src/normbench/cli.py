@@ -21,12 +21,9 @@ Bad input ends with one line ``normbench: error: <field>: <what is allowed>`` an
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import importlib
 import os
 import re
 import sys
-import typing
 from argparse import ArgumentError
 from typing import Any
 
@@ -168,22 +165,6 @@ def dry_fit(args: list[str]) -> None:
           f"(config {cli.config_hash})")
 
 
-def with_arch_hint(line: str) -> str:
-    """``line``, and where it rejects a field of the model's architecture config given directly under the model
-    (``model.init_args.<field>: not an option of <module class>``), where that field belongs."""
-    found = re.match(r"model\.init_args\.(\w+)(\S*): not an option of ([\w.]+)", line)
-    if not found:
-        return line
-    module_path, _, name = found[3].rpartition(".")
-    try:
-        arch = typing.get_type_hints(getattr(importlib.import_module(module_path), name).__init__).get("arch")
-    except (ImportError, AttributeError, NameError, TypeError):
-        return line
-    if not dataclasses.is_dataclass(arch) or found[1] not in {f.name for f in dataclasses.fields(arch)}:
-        return line
-    return f"{line}; the architecture's options are under model.init_args.arch: --model.init_args.arch.{found[1]}{found[2]}"
-
-
 def main(argv: list[str] | None = None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
     dry = DRY_RUN in argv or os.environ.get(DRY_RUN_ENV) == "1"
@@ -210,7 +191,7 @@ def main(argv: list[str] | None = None) -> None:
         else:
             auto_cli(FUNCTIONS, args=argv, parser_mode="yaml", description=usage())
     except (ArgumentError, ValueError, FileNotFoundError, MisconfigurationException) as exc:
-        print(f"normbench: error: {with_arch_hint(one_line(str(exc)))}", file=sys.stderr)
+        print(f"normbench: error: {one_line(str(exc))}", file=sys.stderr)
         raise SystemExit(2) from None
     except SweepFailed as exc:
         print(f"normbench: error: {exc}", file=sys.stderr)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import inspect
 import re
+import typing
 
 ALLOWED = re.compile(r"Expected a typing\.Literal\[(?P<allowed>[^\]]*)\]\. Got value: (?P<got>.*)")
 KEY = re.compile(r'Parser key "(?P<key>[^"]+)"')
@@ -13,13 +15,31 @@ WRONG_TYPE = re.compile(r"Expected a <class '(?!NoneType)(?P<type>\w+)'>\. Got v
 UNRECOGNIZED = re.compile(r"unrecognized arguments: --(?P<arg>[^=\s]+)|Option '(?P<option>[^']+)' is not accepted")
 
 
-def init_parameters(class_path: str) -> set[str] | None:
-    """The ``__init__`` parameter names of the class at ``class_path`` (``pkg.module.Class``); ``None`` if unknown."""
+def class_at(class_path: str) -> type | None:
+    """The class at ``class_path`` (``pkg.module.Class``), ``None`` if it cannot be imported."""
     module, _, name = class_path.rpartition(".")
     try:
-        return set(inspect.signature(getattr(importlib.import_module(module), name).__init__).parameters)
-    except (ImportError, AttributeError, TypeError, ValueError):
+        found = getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError, ValueError):
         return None
+    return found if isinstance(found, type) else None
+
+
+def init_parameters(cls: type) -> set[str] | None:
+    """The ``__init__`` parameter names of ``cls``; ``None`` if its signature cannot be read."""
+    try:
+        return set(inspect.signature(cls.__init__).parameters)
+    except (TypeError, ValueError):
+        return None
+
+
+def arch_fields(cls: type) -> set[str]:
+    """The fields of the architecture config ``cls`` takes as ``arch`` (a dataclass), else none."""
+    try:
+        arch = typing.get_type_hints(cls.__init__).get("arch")
+    except (NameError, TypeError):
+        return set()
+    return {f.name for f in dataclasses.fields(arch)} if dataclasses.is_dataclass(arch) else set()
 
 
 def one_line(message: str) -> str:
@@ -34,10 +54,15 @@ def one_line(message: str) -> str:
         arg = m["arg"] or m["option"]
         if not field:
             return f"{arg}: not an option (`--print_config` lists the options)"
-        params = init_parameters(owner["cls"]) if owner else None
-        named = params is not None and arg.split(".")[0] not in params  # else a deeper part is the unknown one
-        return (f"{field}.init_args.{arg}: not an option" + (f" of {owner['cls']}" if named else "")
+        cls = class_at(owner["cls"]) if owner else None
+        params = init_parameters(cls) if cls else None
+        first = arg.split(".")[0]
+        named = params is not None and first not in params  # else a deeper part is the unknown one
+        line = (f"{field}.init_args.{arg}: not an option" + (f" of {owner['cls']}" if named else "")
                 + " (`--print_config` lists the options)")
+        if named and first in arch_fields(cls):  # an architecture field given to the model itself
+            line += f"; the architecture's options are under {field}.init_args.arch: --{field}.init_args.arch.{arg}"
+        return line
     if (m := WRONG_TYPE.search(message)) and keys:
         nested = ".".join(keys[1:])
         where = f"{keys[0]}.init_args.{nested}" if owner and nested else field

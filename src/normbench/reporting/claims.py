@@ -207,7 +207,7 @@ def reasons(claim: dict[str, Any]) -> dict[str, str]:
 
 def source_text(claim: dict[str, Any]) -> str:
     """A judged claim's source, then its ``why`` and ``note`` where given, as the leaderboards print it."""
-    return claim["source"] + "".join(f" — {key}: {claim[key]}" for key in ("why", "note") if claim.get(key))
+    return claim["source"] + "".join(f" — {key}: {text}" for key, text in reasons(claim).items())
 
 
 def judge_all_zero(claim: dict[str, Any], variants: dict[str, dict[str, Any]]) -> dict[str, Any]:
