@@ -1,12 +1,13 @@
-"""Atomic writes keep the permissions a plain write would give."""
+"""Atomic writes keep the permissions a plain write would give; JSON is written strict (no NaN)."""
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from pathlib import Path
 
-from normbench.io import atomic_write_text
+from normbench.io import atomic_write_json, atomic_write_text, dumps_json, strict_json
 
 
 def test_atomic_write_honours_the_umask(tmp_path: Path) -> None:
@@ -18,3 +19,15 @@ def test_atomic_write_honours_the_umask(tmp_path: Path) -> None:
     finally:
         os.umask(old)
     assert stat.S_IMODE(atomic.stat().st_mode) == stat.S_IMODE(plain.stat().st_mode) == 0o644
+
+
+def test_json_is_strict_non_finite_floats_become_null(tmp_path: Path) -> None:
+    doc = {"a": float("nan"), "b": [1.0, float("inf"), (2, -float("inf"))], "c": {"d": 0.5, "e": "x", "f": None}}
+    assert strict_json(doc) == {"a": None, "b": [1.0, None, [2, None]], "c": {"d": 0.5, "e": "x", "f": None}}
+
+    def refuse(name: str) -> None:
+        raise ValueError(f"not strict JSON: {name}")
+
+    path = atomic_write_json(tmp_path / "doc.json", doc)
+    assert json.loads(path.read_text(), parse_constant=refuse) == strict_json(doc)
+    assert json.loads(dumps_json([float("nan")]), parse_constant=refuse) == [None]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import tempfile
 from collections.abc import Callable
@@ -41,8 +42,29 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
     return atomic_write(path, lambda p: p.write_text(text, encoding="utf-8"))
 
 
+def strict_json(obj: Any) -> Any:
+    """``obj`` with every non-finite float (NaN, ±inf) replaced by ``None``: x ↦ x if |x| < ∞ else null.
+
+    Strict JSON has no NaN or Infinity; a reader takes ``null`` for "no finite value". Dicts, lists
+    and tuples are walked (tuples become lists); anything else is returned as it is.
+    """
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {key: strict_json(value) for key, value in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [strict_json(value) for value in obj]
+    return obj
+
+
+def dumps_json(obj: Any, **kwargs: Any) -> str:
+    """Strict JSON text of ``obj`` (:func:`strict_json` first; ``json.dumps`` then refuses any NaN left)."""
+    return json.dumps(strict_json(obj), allow_nan=False, **kwargs)
+
+
 def atomic_write_json(path: str | os.PathLike, obj: Any) -> Path:
-    return atomic_write_text(path, json.dumps(obj, indent=2, sort_keys=False, allow_nan=True) + "\n")
+    """Write ``obj`` as indented strict JSON (non-finite floats as ``null``) atomically."""
+    return atomic_write_text(path, dumps_json(obj, indent=2, sort_keys=False) + "\n")
 
 
 def texts_digest(texts: list[str], params: dict[str, Any]) -> str:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from normbench.reporting.pipeline import run_sweep
-from normbench.tasks.series import expand_metric_layers, series_value
+from normbench.tasks.series import expand_metric_layers, series_value, smooth
 from normbench.tasks import get_task
 from normbench.tasks.series import expand_layers
 from normbench.training.config import load_config
@@ -73,3 +73,16 @@ def test_series_value_rules() -> None:
     assert series_value(pts, {"at_step": "last"}) == (0.4, None)
     assert series_value(pts, {"first_below": 0.2}) == (1.0, None)
     assert series_value([[1, 3.0], [6, 2.0]], {"first_below": 1.0}) == (None, 6.0)
+
+
+def test_series_values_that_are_not_finite_read_as_missing() -> None:
+    nan = float("nan")
+    pts = [[1, 3.0], [2, None], [3, 0.5], [4, nan]]
+    assert series_value(pts, {"at_step": "last"}) == (None, None)
+    assert series_value(pts, {"at_step": 2}) == (None, None)
+    assert series_value(pts, {"at_step": 3}) == (0.5, None)
+    assert series_value(pts, {"first_below": 1.0}) == (3.0, None)  # a null is never "below"
+    assert series_value([[1, None], [2, float("inf")]], {"first_below": 1.0}) == (None, 2.0)
+    # a moving average is null while a null is inside its window, finite again after it
+    assert smooth([[1, 1.0], [2, None], [3, 3.0], [4, 5.0]], 2) == [[1, 1.0], [2, None], [3, None], [4, 4.0]]
+    assert smooth([[1, 1.0], [2, 2.0], [3, 3.0]], 2) == [[1, 1.0], [2, 1.5], [3, 2.5]]

@@ -9,6 +9,7 @@ for a few steps and checks that each leaderboard column and claim metric is logg
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -97,31 +98,47 @@ def expand_metric_layers(metrics: dict[str, dict[str, Any]], n_layers: int) -> d
     return out
 
 
-def smooth(points: list[list[float]], window: int) -> list[list[float]]:
-    """Trailing moving average over ``window`` logged points (the step stays the last one's)."""
+def finite_or_none(value: float | None) -> float | None:
+    """``value`` if it is a finite number, else ``None`` (a record's ``null``: NaN or ±inf when logged)."""
+    return None if value is None or not math.isfinite(value) else value
+
+
+def smooth(points: list[list[float | None]], window: int) -> list[list[float | None]]:
+    """Trailing moving average over ``window`` logged points, m_i = (1/w) Σ_{j>i-w} v_j (the step stays
+    the last one's); ``None`` wherever a value in the window is not finite."""
     if window <= 1 or not points:
         return points
-    values = [v for _, v in points]
-    out, total = [], 0.0
-    for i, (step, v) in enumerate(points):
-        total += v - (values[i - window] if i >= window else 0.0)
-        out.append([step, total / min(i + 1, window)])
+    values = [finite_or_none(v) for _, v in points]
+    out, total, missing = [], 0.0, 0
+    for i, (step, _) in enumerate(points):
+        v, old = values[i], (values[i - window] if i >= window else 0.0)
+        missing += (v is None) - (i >= window and old is None)
+        total += (0.0 if v is None else v) - (0.0 if old is None else old)
+        out.append([step, None if missing else total / min(i + 1, window)])
     return out
 
 
-
 def series_value(points: list[list[float]], spec: dict[str, Any]) -> tuple[float | None, float | None]:
-    """(value, lower_bound) of one run's series under a metric spec; see the module docstring."""
+    """(value, lower_bound) of one run's series under a metric spec; see the module docstring.
+
+    A value that is not finite (``null`` in a record, NaN or ±inf in an old one) reads as ``None``.
+    """
     points = smooth(points, int(spec.get("smooth", 1)))
     if not points:
         return None, None
     if "first_below" in spec:
-        hit = next((step for step, v in points if v <= spec["first_below"]), None)
+        hit = next((step for step, v in points if finite_or_none(v) is not None and v <= spec["first_below"]), None)
         return (float(hit), None) if hit is not None else (None, float(points[-1][0]))
     at = spec.get("at_step", "last")
     if at == "last":
-        return float(points[-1][1]), None
+        return finite_float(points[-1][1]), None
     if points[-1][0] < at:
         return None, None
     before = [v for step, v in points if step <= at]
-    return (float(before[-1]) if before else None), None
+    return (finite_float(before[-1]) if before else None), None
+
+
+def finite_float(value: float | None) -> float | None:
+    """``float(value)`` when finite, else ``None``."""
+    value = finite_or_none(value)
+    return None if value is None else float(value)

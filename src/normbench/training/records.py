@@ -2,12 +2,13 @@
 
 A record holds the resolved config, its hash (:mod:`normbench.training.rundir`: seed excluded,
 so all seeds of a variant share it), the norms the network has, the status (``running`` / ``done`` / ``diverged`` / ``failed``), every logged metric as a
-``[step, value]`` series (step = optimizer steps completed), and provenance. Leaderboards are built from records only.
+``[step, value]`` series (step = optimizer steps completed; ``null`` for a value that is not finite), and provenance. Leaderboards are built from records only.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import platform
 import subprocess
@@ -22,7 +23,7 @@ import torch
 from lightning.pytorch.loggers.logger import Logger, rank_zero_experiment
 from lightning.pytorch.utilities import rank_zero_only
 
-from normbench.io import atomic_write_json
+from normbench.io import atomic_write_json, strict_json
 
 STATUSES = ("running", "done", "diverged", "failed")
 FINISHED = ("done", "diverged")
@@ -74,12 +75,14 @@ def provenance(device: str | None = None, **extra: Any) -> dict[str, Any]:
 def add_points(series: dict[str, list[list[float]]], metrics: dict[str, Any], step: int | None) -> None:
     """Append ``metrics`` to ``series`` as ``[steps done, value]`` points.
 
-    Lightning passes the 0-based index of the last optimizer step; records count steps done.
+    Lightning passes the 0-based index of the last optimizer step; records count steps done. A value
+    that is not finite (a diverged run's NaN or inf loss) is kept as ``None``, a record's ``null``.
     """
     done = int(step or 0) + 1
     for key, value in metrics.items():
         if key != "epoch":
-            series.setdefault(key, []).append([done, float(value)])
+            value = float(value)
+            series.setdefault(key, []).append([done, value if math.isfinite(value) else None])
 
 
 class RunRecordLogger(Logger):
@@ -129,9 +132,13 @@ class RunRecordLogger(Logger):
 
 
 def read_record(path: str | os.PathLike) -> dict[str, Any]:
-    """Load a run record; a truncated or malformed file raises ``ValueError`` naming it."""
+    """Load a run record; a truncated or malformed file raises ``ValueError`` naming it.
+
+    Records are strict JSON (a value that is not finite is ``null``); an older record's bare
+    ``NaN``/``Infinity`` reads as ``None`` too.
+    """
     try:
-        record = json.loads(Path(path).read_text(encoding="utf-8"))
+        record = strict_json(json.loads(Path(path).read_text(encoding="utf-8")))
     except (OSError, json.JSONDecodeError) as exc:
         raise ValueError(f"run record {path}: unreadable ({exc})") from exc
     if not isinstance(record, dict) or record.get("status") not in STATUSES:
