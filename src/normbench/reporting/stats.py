@@ -4,7 +4,8 @@ Seeds are independent runs, so a variant's metric is a sample x_1..x_n. Its mean
 t-interval x̄ ± t_{0.975, n-1} s / √n. Two variants (samples a, b) are compared with Welch's
 t-test: the difference ā − b̄ has standard error √(s_a²/n_a + s_b²/n_b) and Welch–Satterthwaite
 degrees of freedom; the ordering is *significant* when the 95% interval of the difference
-excludes 0. Fewer than two seeds on a side give no interval (never significant).
+excludes 0. Fewer than two seeds on a side give no interval (never significant). Only finite
+values enter: a diverged seed's NaN or inf (``null`` in a record) is no sample point.
 """
 
 from __future__ import annotations
@@ -40,12 +41,20 @@ class Interval:
         return {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(self).items()}
 
 
+def finite(value: float | None) -> float | None:
+    """``float(value)`` if it is a finite number, else ``None`` (NaN, ±inf and ``None`` have no value)."""
+    return None if value is None or not math.isfinite(value) else float(value)
+
+
 def values_of(per_seed: list[float | None] | None) -> list[float]:
-    return [float(v) for v in per_seed or [] if v is not None]
+    """The finite values of ``per_seed`` (``None``, NaN and ±inf left out)."""
+    return [v for v in map(finite, per_seed or []) if v is not None]
 
 
-def mean_interval(sample: list[float]) -> Interval | None:
-    """t-interval of the mean of ``sample`` (``None`` for an empty sample)."""
+def mean_interval(sample: list[float | None]) -> Interval | None:
+    """t-interval x̄ ± t_{0.975, n-1} s/√n of the mean of the finite values of ``sample``
+    (``None`` when it has none)."""
+    sample = values_of(sample)
     if not sample:
         return None
     mean = statistics.fmean(sample)
@@ -55,9 +64,11 @@ def mean_interval(sample: list[float]) -> Interval | None:
     return Interval(mean, mean - half, mean + half, (len(sample),))
 
 
-def difference_interval(a: list[float], b: list[float], names: tuple[str, str] = ("a", "b")) -> Interval | None:
-    """Welch interval of mean(a) − mean(b) and its two-sided p-value (``None`` if a side is empty);
-    ``names`` label the two samples in that order."""
+def difference_interval(a: list[float | None], b: list[float | None], names: tuple[str, str] = ("a", "b")
+                        ) -> Interval | None:
+    """Welch interval of mean(a) − mean(b) over the finite values of each side and its two-sided
+    p-value (``None`` if a side has none); ``names`` label the two samples in that order."""
+    a, b = values_of(a), values_of(b)
     if not a or not b:
         return None
     diff = statistics.fmean(a) - statistics.fmean(b)
@@ -74,16 +85,27 @@ def difference_interval(a: list[float], b: list[float], names: tuple[str, str] =
     return Interval(diff, diff - half, diff + half, n, float(p), of=names)
 
 
-def aggregate(values: list[float | None], bounds: list[float | None]) -> dict[str, Any]:
-    """Mean ± sample std over seeds; a metric missing for any seed has no mean (a lower bound
-    is kept where runs ended without reaching a threshold)."""
-    out: dict[str, Any] = {"per_seed": values, "n": sum(v is not None for v in values)}
-    if values and all(v is not None for v in values):
-        out["mean"] = statistics.fmean(values)
-        out["std"] = statistics.stdev(values) if len(values) > 1 else 0.0
+def aggregate(values: list[float | None], bounds: list[float | None],
+              counted: list[bool] | None = None) -> dict[str, Any]:
+    """Mean x̄ = (1/n) Σ x_i ± sample std over the seeds that count (``counted``, default all: a
+    diverged or failed seed does not). ``per_seed`` keeps one entry per seed, ``None`` where a seed
+    has no finite value or does not count; ``n`` is the number of values the mean is over, ``seeds``
+    the number of seeds. A counted seed without a value leaves no mean (a lower bound is kept
+    where runs ended without reaching a threshold). Never raises on NaN, ±inf or ``None``."""
+    counted = [True] * len(values) if counted is None else list(counted)
+    per_seed = [finite(v) if keep else None for v, keep in zip(values, counted)]
+    bounds = [finite(b) if keep else None for b, keep in zip(bounds, counted)]
+    sample = [v for v, keep in zip(per_seed, counted) if keep]
+    out: dict[str, Any] = {"per_seed": per_seed, "n": sum(v is not None for v in sample)}
+    if len(sample) < len(values):
+        out["seeds"] = len(values)
+    if sample and all(v is not None for v in sample):
+        out["mean"] = statistics.fmean(sample)
+        out["std"] = statistics.stdev(sample) if len(sample) > 1 else 0.0
     else:
         out["mean"] = out["std"] = None
-        if all(v is not None or b is not None for v, b in zip(values, bounds)) and any(b is not None for b in bounds):
-            out["lower_bound"] = statistics.fmean(v if v is not None else b for v, b in zip(values, bounds))
-            out["per_seed_lower_bound"] = [v if v is not None else b for v, b in zip(values, bounds)]
+        pairs = [(v, b) for v, b, keep in zip(per_seed, bounds, counted) if keep]
+        if pairs and all(v is not None or b is not None for v, b in pairs) and any(b is not None for _, b in pairs):
+            out["lower_bound"] = statistics.fmean(v if v is not None else b for v, b in pairs)
+            out["per_seed_lower_bound"] = [v if v is not None else b for v, b in zip(per_seed, bounds)]
     return out
