@@ -70,9 +70,13 @@ def metrics() -> dict[str, dict[str, Any]]:
 
 
 def with_class_keys(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Each record with its run's unselectable class-key fractions as one-point series at its final step."""
+    """Each record with its run's unselectable class-key fractions as one-point series at its final step
+    (a diverged run, whose weights are not finite, is left as it is)."""
     out = []
     for record in records:
+        if record.get("status") == "diverged":
+            out.append(record)
+            continue
         result = cached_analysis(record, CLASS_KEYS_NAME, {"views": VIEWS}, class_keys_run)
         if result is not None:
             record = with_final_values(record, {ANALYSIS_CLASS_KEYS: result["fraction"],

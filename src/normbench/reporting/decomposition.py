@@ -88,6 +88,17 @@ def as_series(decomposition: dict[str, Any], step: int) -> dict[str, list[list[f
     return out
 
 
+def finite_band(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Mean, min and max over the rows (runs) of ``values`` per column, each over its finite
+    entries only (NaN where a column has none)."""
+    ok = np.isfinite(values)
+    count = ok.sum(0)
+    mean = np.where(ok, values, 0.0).sum(0) / np.maximum(count, 1)
+    lo, hi = np.where(ok, values, np.inf).min(0), np.where(ok, values, -np.inf).max(0)
+    empty = count == 0
+    return np.where(empty, np.nan, mean), np.where(empty, np.nan, lo), np.where(empty, np.nan, hi)
+
+
 def plot_decomposition(panels: dict[str, list[dict[str, Any]]], path: str | Path, title: str = "") -> Path:
     """One panel per entry (a variant, or one run): mu of i, h, f, c per layer, mean and min-max over runs."""
     n = len(panels)
@@ -98,14 +109,18 @@ def plot_decomposition(panels: dict[str, list[dict[str, Any]]], path: str | Path
     for ax, (name, runs) in zip(axes.flat, panels.items()):
         layers = list(runs[0]["layers"])
         x = np.arange(len(layers))
+        finite_runs = 0
         for term in TERMS:
-            values = np.array([[r["layers"][layer][term] for layer in layers] for r in runs])
-            (line,) = ax.plot(x, values.mean(0), marker="o", ms=3, lw=1.5, label=TERM_LABELS[term])
+            values = np.array([[np.nan if (v := r["layers"][layer].get(term)) is None else v for layer in layers]
+                               for r in runs], dtype=float)
+            mean, lo, hi = finite_band(values)
+            finite_runs = max(finite_runs, int(np.isfinite(values).any(1).sum()))
+            (line,) = ax.plot(x, mean, marker="o", ms=3, lw=1.5, label=TERM_LABELS[term])
             if len(runs) > 1:
-                ax.fill_between(x, values.min(0), values.max(0), color=line.get_color(), alpha=0.2, lw=0)
+                ax.fill_between(x, lo, hi, color=line.get_color(), alpha=0.2, lw=0)
         ax.axhline(0, color="k", lw=0.5)
         ax.set_xticks(x, layers, fontsize=8)
-        ax.set_title(f"{name} (n={len(runs)})", fontsize=9)
+        ax.set_title(f"{name} (n={finite_runs}{'' if finite_runs else ': no finite values'})", fontsize=9)
         ax.grid(alpha=0.3)
     for ax in axes.flat[n:]:
         ax.axis("off")
@@ -126,9 +141,15 @@ def not_shift_and_scale(record: dict[str, Any]) -> str:
 
 
 def with_decomposition(records: list[dict[str, Any]], sequences: int) -> list[dict[str, Any]]:
-    """Each record with its run's decomposition shares added as series (computed once per checkpoint)."""
+    """Each record with its run's decomposition shares added as series (computed once per checkpoint).
+
+    A diverged run is left as it is: its weights are not finite, so there is nothing to decompose.
+    """
     out, refused = [], set()
     for record in records:
+        if record.get("status") == "diverged":
+            out.append(record)
+            continue
         other = not_shift_and_scale(record)
         if other:
             if record["variant"] not in refused:

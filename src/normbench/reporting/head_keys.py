@@ -41,10 +41,11 @@ def head_keys_run(ckpt: Path) -> dict[str, Any]:
 
 
 def with_head_keys(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Each record with ``analysis/unselectable_heads/L<i>``: its own if it logged them, else computed once."""
+    """Each record with ``analysis/unselectable_heads/L<i>``: its own if it logged them, else computed once
+    (a diverged run, whose weights are not finite, is left as it is)."""
     out = []
     for record in records:
-        if any(name.startswith(ANALYSIS_UNSELECTABLE_HEADS.split("{")[0]) for name in record["series"]):
+        if record.get("status") == "diverged" or any(name.startswith(ANALYSIS_UNSELECTABLE_HEADS.split("{")[0]) for name in record["series"]):
             out.append(record)
             continue
         result = cached_analysis(record, HEAD_KEYS_NAME, {}, head_keys_run)

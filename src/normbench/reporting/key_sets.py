@@ -85,10 +85,14 @@ def metrics(sizes: list[int], n_layers: int) -> dict[str, dict[str, Any]]:
 
 
 def with_key_sets(records: list[dict[str, Any]], spec: dict[str, Any]) -> list[dict[str, Any]]:
-    """Each record with its run's key-set fractions added as one-point series at its final step."""
+    """Each record with its run's key-set fractions added as one-point series at its final step (a
+    diverged run, whose weights are not finite, is left as it is)."""
     sizes, sequences = check_spec(spec)
     out = []
     for record in records:
+        if record.get("status") == "diverged":
+            out.append(record)
+            continue
         result = cached_analysis(record, KEY_SETS_NAME, {"sizes": sizes, "sequences_requested": sequences},
                                  lambda ckpt: key_sets_run(ckpt, sizes, sequences))
         if result is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -15,33 +16,67 @@ from normbench.io import atomic_write  # noqa: E402
 from normbench.tasks.series import smooth  # noqa: E402
 
 
-def seed_band(runs: list[list[list[float]]]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Steps, mean, min and max over seeds, each seed's series interpolated on the common steps."""
-    runs = [np.asarray(r, dtype=float) for r in runs if r]
-    end = min(r[-1, 0] for r in runs)
-    steps = np.unique(np.concatenate([r[:, 0] for r in runs]))
+def finite_points(points: list[list[float | None]]) -> np.ndarray:
+    """The ``[step, value]`` points whose value is finite, as an (n, 2) array (``null``, NaN and ±inf skipped)."""
+    rows = [(float(step), float(v)) for step, v in points if v is not None and math.isfinite(v)]
+    return np.asarray(rows, dtype=float).reshape(-1, 2)
+
+
+def seed_band(runs: list[list[list[float | None]]]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Steps, mean, min and max over seeds, each seed's finite points interpolated on the common
+    steps (up to the shortest seed's last one); empty arrays when no seed has a finite point."""
+    arrays = [a for a in map(finite_points, runs) if len(a)]
+    if not arrays:
+        empty = np.empty(0)
+        return empty, empty, empty, empty
+    end = min(a[-1, 0] for a in arrays)
+    steps = np.unique(np.concatenate([a[:, 0] for a in arrays]))
     steps = steps[steps <= end]
-    values = np.stack([np.interp(steps, r[:, 0], r[:, 1]) for r in runs])
+    values = np.stack([np.interp(steps, a[:, 0], a[:, 1]) for a in arrays])
     return steps, values.mean(0), values.min(0), values.max(0)
 
 
+def variant_label(name: str, records: list[dict[str, Any]], plotted: int) -> str:
+    """``name (n=k)``, naming the seeds left out: ``name (n=1; seed 1 diverged at step 40)``."""
+    out = [f"seed {r['seed']} diverged" + (f" at step {r['diverged_at_step']}" if r.get("diverged_at_step") is not None else "")
+           for r in records if r.get("status") == "diverged"]
+    if not plotted:
+        out.append("no finite values")
+    return f"{name} (n={plotted}{'; ' if out else ''}{'; '.join(out)})"
+
+
 def plot_series(records_by_variant: dict[str, list[dict[str, Any]]], spec: dict[str, Any], path: str | Path) -> Path:
-    """Write one PNG of ``spec['series']`` for every variant (mean line, min-max band over seeds)."""
+    """Write one PNG of ``spec['series']`` for every variant (mean line, min-max band over seeds).
+
+    The band is over the seeds that did not diverge (the diverged ones' finite points when every
+    seed diverged); values that are not finite are skipped, and a variant with none still gets its
+    legend entry. A log axis (``logy``) shows only positive values, and stays linear without any.
+    """
     fig, ax = plt.subplots(figsize=(7, 4.2), dpi=120)
+    logy, positive = bool(spec.get("logy")), False
     for name, records in records_by_variant.items():
         runs = [smooth(r["series"].get(spec["series"], []), int(spec.get("smooth", 1))) for r in records]
         if not any(runs):
             continue
-        steps, mean, lo, hi = seed_band(runs)
-        (line,) = ax.plot(steps, mean, label=f"{name} (n={len(records)})", lw=1.6)
-        ax.fill_between(steps, lo, hi, color=line.get_color(), alpha=0.2, lw=0)
+        kept = [run for run, r in zip(runs, records) if r.get("status") != "diverged"]
+        if not any(len(finite_points(run)) for run in kept):
+            kept = runs  # every seed diverged: what they logged before it
+        if logy:
+            kept = [[[step, v] for step, v in run if v is None or v > 0] for run in kept]
+        steps, mean, lo, hi = seed_band(kept)
+        plotted = sum(len(finite_points(run)) > 0 for run in kept)
+        (line,) = ax.plot(steps, mean, label=variant_label(name, records, plotted), lw=1.6)
+        if len(steps):
+            ax.fill_between(steps, lo, hi, color=line.get_color(), alpha=0.2, lw=0)
+            positive = positive or bool((mean > 0).any())
     ax.set_xlabel("training step")
     ax.set_ylabel(spec.get("ylabel", spec["series"]))
     ax.set_title(spec.get("title", spec["series"]), fontsize=10)
-    if spec.get("logy"):
+    if logy and positive:
         ax.set_yscale("log")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=8)
     fig.tight_layout()
     return save_png(fig, path)
 
