@@ -7,7 +7,8 @@ documented in each claims file). A claim may read a different metric per role (`
 metric}``), e.g. one model's keys before and after its norm. Every claim says whose it is (``owner``: ``paper`` for a number the
 paper reports, ``normbench`` for a target of our own, with ``why``). :func:`judge` returns one of
 ``reproduced``, ``direction only``, ``inconclusive``, ``not reproduced`` or ``not run``; an
-ordering counts only when it is significant over seeds (:mod:`normbench.reporting.stats`).
+ordering counts only when it is significant over seeds (:mod:`normbench.reporting.stats`). Only
+seeds that finished without diverging are judged; the rule text names the others.
 """
 
 from __future__ import annotations
@@ -200,6 +201,31 @@ def judge_within_spread(rule: dict[str, Any], per_seed: dict[str, list[float | N
     return ("not reproduced" if significant else "inconclusive"), text, diff
 
 
+def finished_seeds(variant: dict[str, Any]) -> tuple[list[bool], str]:
+    """Which of a leaderboard variant's seeds a verdict counts (those that did not diverge), and a
+    note naming the others, e.g. ``2 of 3 seeds; seed 1 diverged at step 40`` (``""`` when all count)."""
+    seeds = list(variant.get("seeds") or [])
+    diverged = variant.get("diverged_at_step") or {}
+    failed = variant.get("failed") or {}
+    keep = [str(seed) not in diverged for seed in seeds]
+    if not diverged and not failed:
+        return keep, ""
+    why = [f"seed {seed} diverged" + (f" at step {step}" if step is not None else "") for seed, step in diverged.items()]
+    why += [f"seed {seed} failed" for seed in failed]
+    return keep, f"{sum(keep)} of {len(seeds) + len(failed)} seeds; {', '.join(why)}"
+
+
+def counted(values: list[Any], keep: list[bool]) -> list[Any]:
+    """The entries of ``values`` (one per seed) whose seed counts; ``values`` as they are when they
+    do not line up with the seeds (a leaderboard that names none)."""
+    return [v for v, k in zip(values, keep) if k] if len(values) == len(keep) else list(values)
+
+
+def counted_note(notes: list[str]) -> str:
+    """`` (counted: NAME: 2 of 3 seeds; seed 1 diverged at step 40)`` for the variants with seeds left out."""
+    return f" (counted: {'; '.join(notes)})" if notes else ""
+
+
 def reasons(claim: dict[str, Any]) -> dict[str, str]:
     """The claim's ``why`` (the reasoning behind it) and ``note`` (what is known about its measurement), where given."""
     return {key: claim[key] for key in ("why", "note") if claim.get(key)}
@@ -214,13 +240,16 @@ def judge_all_zero(claim: dict[str, Any], variants: dict[str, dict[str, Any]]) -
     """Every seed (and layer, for a metric with ``{layer}``) of every named variant measures exactly 0."""
     template, roles = claim["metric"], claim["variants"]
     cells: list[tuple[str, list[float | None]]] = []
+    notes: list[str] = []
     for role, name in roles.items():
         variant = variants.get(name) or {}
+        keep, note = finished_seeds(variant)
+        notes += [f"{name}: {note}"] if note else []
         n_layers = int(variant.get("n_layers") or 1)
         for layer in range(1, n_layers + 1) if "{layer}" in template else [0]:
             metric = (variant.get("metrics") or {}).get(template.format(layer=layer)) or {}
             label = f"{name} L{layer}" if layer else name
-            cells.append((label, list(metric.get("per_seed") or [None])))
+            cells.append((label, counted(list(metric.get("per_seed") or [None]), keep)))
     measured = [(c, values_of(v)) for c, v in cells if values_of(v)]
     incomplete = [c for c, v in cells if len(values_of(v)) < len(v)]
     held = [c for c, v in measured if all(x == 0 for x in v)]
@@ -228,7 +257,8 @@ def judge_all_zero(claim: dict[str, Any], variants: dict[str, dict[str, Any]]) -
     verdict = ("not run" if not measured else "not reproduced" if broken
                else "inconclusive" if incomplete else "reproduced")
     text = ("reproduced if the metric is exactly 0 in every seed (and layer) of every variant named; not reproduced "
-            "if any seed measures more; a seed without a value makes a reproduced inconclusive")
+            "if any seed measures more; a seed without a value makes a reproduced inconclusive; diverged seeds do not "
+            "count") + counted_note(notes)
     exceptions = [f"{c}: {' / '.join(_fmt(x) if x is not None else '–' for x in v)}" for c, v in cells
                   if c not in held or c in incomplete]
     entry = {
@@ -279,14 +309,19 @@ def judge_attention_feed(claim: dict[str, Any], variants: dict[str, dict[str, An
                          f"got {rule.get('expect')!r}")
     scaled = rule["expect"] == "scaled"
     cells: list[tuple[str, list[float | None]]] = []
+    notes: list[str] = []
     for name, variant in variants.items():
         n_layers = int(variant.get("n_layers") or 1)
+        keep, note = finished_seeds(variant)
+        judged = False
         for layer in range(1, n_layers + 1) if "{layer}" in template else [1]:
             feed = attention_feed({**variant, "name": name}, layer)
             if (feed is not None and ":" not in feed and get_component(feed).scales) != scaled:
                 continue
+            judged = True
             metric = (variant.get("metrics") or {}).get(template.format(layer=layer)) or {}
-            cells.append((f"{name} L{layer} ({feed or 'no norm'})", list(metric.get("per_seed") or [None])))
+            cells.append((f"{name} L{layer} ({feed or 'no norm'})", counted(list(metric.get("per_seed") or [None]), keep)))
+        notes += [f"{name}: {note}"] if note and judged else []
     measured_cells = [(c, values_of(v)) for c, v in cells if values_of(v)]
     incomplete = [c for c, v in cells if len(values_of(v)) < len(v)]
     if scaled:
@@ -306,7 +341,8 @@ def judge_attention_feed(claim: dict[str, Any], variants: dict[str, dict[str, An
         verdict = "not run"
     elif verdict == "reproduced" and incomplete:
         verdict = "inconclusive"
-    text += "; judged over the variants with finished runs, a seed without a value makes a reproduced inconclusive"
+    text += ("; judged over the variants with finished runs (diverged seeds do not count), a seed without a value "
+             "makes a reproduced inconclusive") + counted_note(notes)
     exceptions = [f"{c}: {' / '.join(_fmt(x) if x is not None else '–' for x in v)}" for c, v in cells
                   if c not in held or c in incomplete]
     entry = {
@@ -334,11 +370,15 @@ def judge(claim: dict[str, Any], variants: dict[str, dict[str, Any]]) -> dict[st
     measured: dict[str, float | None] = {}
     per_seed: dict[str, list[float | None]] = {}
     bounds: dict[str, list[float | None]] = {}
+    notes: list[str] = []
     for role, name in roles.items():
-        metric = (variants.get(name) or {}).get("metrics", {}).get(role_metrics[role]) or {}
+        variant = variants.get(name) or {}
+        metric = variant.get("metrics", {}).get(role_metrics[role]) or {}
+        keep, note = finished_seeds(variant)  # only seeds that finished without diverging are judged
+        notes += [f"{name}: {note}"] if note else []
         measured[role] = metric.get("mean")
-        per_seed[role] = metric.get("per_seed") or []
-        bounds[role] = metric.get("per_seed_lower_bound") or []
+        per_seed[role] = counted(metric.get("per_seed") or [], keep)
+        bounds[role] = counted(metric.get("per_seed_lower_bound") or [], keep)
     rule = claim["rule"]
     entry = {
         "id": claim["id"],
@@ -367,7 +407,9 @@ def judge(claim: dict[str, Any], variants: dict[str, dict[str, Any]]) -> dict[st
     else:
         raise ValueError(f"claim {claim['id']}: unknown rule kind {rule['kind']!r}")
     entry["difference"] = None if diff is None else diff.as_dict()
-    return {**entry, "verdict": verdict, "rule": text}
+    if notes:
+        entry["counted"] = notes
+    return {**entry, "verdict": verdict, "rule": text + counted_note(notes)}
 
 
 def judge_grid(claim: dict[str, Any], grid: dict[str, Any]) -> dict[str, Any]:

@@ -33,22 +33,32 @@ from normbench.training.records import provenance, read_record, utc_now
 
 
 
+def diverged_text(seed: str | int, step: int | None) -> str:
+    """``diverged at step k (seed s)``: k is the record's ``diverged_at_step``."""
+    return f"diverged at step {step} (seed {seed})" if step is not None else f"diverged (seed {seed})"
+
+
 def flag_seeds(entry: dict[str, Any], records: list[dict[str, Any]], chance: dict[str, Any] | None) -> None:
-    """Mark seeds that failed to train: diverged, or at chance (``bench.chance``: a leaderboard
-    ``metric`` whose final value is ``at_most`` a level, e.g. dev accuracy <= 0.55 on balanced
-    binary labels). Flagged seeds stay in every mean and verdict; each metric also gets its
-    aggregate without them (``without_flagged``), so nothing is averaged away unseen."""
+    """Mark seeds that failed to train: diverged (in no mean or verdict: their values are not
+    finite), or at chance (``bench.chance``: a leaderboard ``metric`` whose final value is
+    ``at_most`` a level, e.g. dev accuracy <= 0.55 on balanced binary labels). Seeds at chance stay
+    in every mean and verdict; each metric then also gets its aggregate without every flagged seed
+    (``without_flagged``), so nothing is averaged away unseen."""
     flags: dict[str, str] = {}
     for seed, step in (entry.get("diverged_at_step") or {}).items():
-        flags[seed] = f"diverged at step {step}"
+        flags[seed] = f"diverged at step {step}" if step is not None else "diverged"
+    at_chance = False
     if chance:
         values = entry["metrics"].get(chance["metric"], {}).get("per_seed") or []
         for record, value in zip(records, values):
             if value is not None and value <= float(chance["at_most"]) and str(record["seed"]) not in flags:
                 flags[str(record["seed"])] = f"at chance ({chance['metric']} {value:.3g} <= {chance['at_most']:g})"
+                at_chance = True
     if not flags:
         return
     entry["flagged"] = flags
+    if not at_chance:  # diverged seeds are in no mean already
+        return
     keep = [str(r["seed"]) not in flags for r in records]
     for agg in entry["metrics"].values():
         kept = [v for v, k in zip(agg["per_seed"], keep) if k]
@@ -56,7 +66,13 @@ def flag_seeds(entry: dict[str, Any], records: list[dict[str, Any]], chance: dic
 
 
 def variant_entry(name: str, records: list[dict[str, Any]], metrics: dict[str, dict[str, Any]],
-                  chance: dict[str, Any] | None = None) -> dict[str, Any]:
+                  chance: dict[str, Any] | None = None, failed: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """One variant's row: its finished ``records`` (``done`` or ``diverged``) aggregated over seeds.
+
+    Only ``done`` seeds enter the statistics (mean, std, intervals, verdicts): a diverged seed has
+    no finite value to give (``per_seed`` holds ``None`` for it) and is named with its step in
+    ``diverged_at_step``; the seeds of ``failed`` records are named in ``failed`` (seed -> error).
+    """
     records = sorted(records, key=lambda r: r["seed"])
     statuses = {r["status"] for r in records}
     entry: dict[str, Any] = {
@@ -81,14 +97,18 @@ def variant_entry(name: str, records: list[dict[str, Any]], metrics: dict[str, d
     diverged = {str(r["seed"]): r.get("diverged_at_step") for r in records if r["status"] == "diverged"}
     if diverged:
         entry["diverged_at_step"] = diverged
+    if failed:
+        entry["failed"] = {str(r["seed"]): r.get("error") or "failed" for r in sorted(failed, key=lambda r: r["seed"])}
+    counted = [r["status"] == "done" for r in records]
     for metric, spec in metrics.items():
-        # a diverged run's last step bounds nothing: it stopped, it did not run out of steps
-        pairs = [(v, None if r["status"] == "diverged" else b)
-                 for r in records for v, b in [series_value(r["series"].get(spec["series"], []), spec)]]
-        agg = aggregate([p[0] for p in pairs], [p[1] for p in pairs])
+        # a diverged run counts in no statistic, and its last step bounds nothing: it stopped
+        pairs = [series_value(r["series"].get(spec["series"], []), spec) for r in records]
+        agg = aggregate([p[0] for p in pairs], [p[1] for p in pairs], counted)
         if agg["mean"] is None:
-            logged = [points for r in records if (points := r["series"].get(spec["series"]))]
-            if not logged:
+            logged = [points for r, keep in zip(records, counted) if keep and (points := r["series"].get(spec["series"]))]
+            if not any(counted):
+                agg["note"] = "no seed finished without diverging"
+            elif not logged:
                 agg["note"] = f"not logged by this variant (no series {spec['series']})"
             else:
                 last = max(points[-1][0] for points in logged)
@@ -122,8 +142,9 @@ def group_by_variant(records: list[dict[str, Any]]) -> dict[str, list[dict[str, 
 
 
 def build(task: str, preset: str | None, records: list[dict[str, Any]], bench: dict[str, Any],
-          variant_order: list[str] | None = None) -> dict[str, Any]:
-    """The leaderboard document for ``records`` (one per variant and seed)."""
+          variant_order: list[str] | None = None, failed: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """The leaderboard document for the finished ``records`` (one per variant and seed); the
+    ``failed`` records are named (``failed_runs``, and in their variant's status), never averaged."""
     by_variant = group_by_variant(records)
     for name, group in by_variant.items():
         hashes = {r["config_hash"] for r in group}
@@ -140,7 +161,8 @@ def build(task: str, preset: str | None, records: list[dict[str, Any]], bench: d
     if chance and chance.get("metric") not in metrics:
         raise ValueError(f"bench.chance.metric: {chance.get('metric')!r} is not a leaderboard metric; "
                          f"choose one of {', '.join(metrics)}")
-    variants = [variant_entry(name, by_variant[name], metrics, chance) for name in order]
+    failed_by_variant = group_by_variant(failed or [])
+    variants = [variant_entry(name, by_variant[name], metrics, chance, failed_by_variant.get(name)) for name in order]
     by_name = {v["name"]: v for v in variants}
     claims = [judge(c, by_name) for c in load_claims(bench["claims"])] if bench.get("claims") else []
     tables = build_tables(bench.get("tables") or {}, by_name, records[0]["config"] if records else {})
@@ -159,6 +181,8 @@ def build(task: str, preset: str | None, records: list[dict[str, Any]], bench: d
         "variants": variants,
         "tables": tables,
         "claims": claims,
+        **({"failed_runs": [{"variant": r["variant"], "seed": r["seed"], "error": r.get("error")}
+                            for r in sorted(failed, key=lambda r: (r["variant"], r["seed"]))]} if failed else {}),
     }
 
 
@@ -317,7 +341,8 @@ def render_matrix(matrix: dict[str, Any] | None) -> list[str]:
                     fmt = (lambda v: "–" if v is None else f"{scale * v:.1f}") if scale != 1 else fmt_value
                     seeds = ", ".join(fmt(v) for v in m.get("per_seed") or [])
                     flag = " ⚑" if c.get("flagged") else ""
-                    spread = f" ± {fmt(m.get('std') or 0.0)}" if len(m.get("per_seed") or []) > 1 else " (one seed)"
+                    n = sum(v is not None for v in m.get("per_seed") or [])
+                    spread = f" ± {fmt(m.get('std') or 0.0)}" if n > 1 else " (one seed)"
                     cells.append(f"{fmt(m['mean'])}{spread}{flag}<br>({seeds})")
             lines.append(f"| `{row}` | " + " | ".join(cells) + " |")
         lines.append("")
@@ -340,11 +365,13 @@ def metric_names_of(claim: dict[str, Any]) -> str:
 
 
 def fmt_metric(m: dict[str, Any]) -> str:
+    """``mean ± std``, with ``(n = k of s seeds)`` when some seeds (diverged) are not in the mean."""
+    n_seeds = len(m.get("per_seed") or [])
     if m.get("mean") is not None:
         mean, std = m["mean"], m["std"]
         digits = 0 if abs(mean) >= 100 else 3
-        return f"{mean:.{digits}f} ± {std:.{digits}f}"
-    n_seeds = len(m.get("per_seed") or [])
+        of = f" (n = {m['n']} of {n_seeds} seeds)" if m.get("n") is not None and m["n"] < n_seeds else ""
+        return f"{mean:.{digits}f} ± {std:.{digits}f}{of}"
     if m.get("n"):
         return f"{m['n']}/{n_seeds} seeds only; others {m.get('note', 'missing')}"
     return m.get("note", "missing")
@@ -412,26 +439,37 @@ def render_markdown(board: dict[str, Any], plots: list[str]) -> str:
         norms = ", ".join(f"{k}: {s.get('component')}{'+affine' if s.get('affine') and s.get('component') != 'none' else ''}"
                           for k, s in v["norms"].items()) + (", QK-norm" if v.get("qk_norm") else "")
         cells = [fmt_metric(v["metrics"][m]) for m in metric_names]
-        lines.append(f"| `{v['name']}` | {norms} | {len(v['seeds'])} | {status_cell(v)} | " + " | ".join(cells) + " |")
+        lines.append(f"| `{v['name']}` | {norms} | {seeds_cell(v)} | {status_cell(v)} | " + " | ".join(cells) + " |")
     flagged = [(v["name"], seed, why) for v in board["variants"] for seed, why in (v.get("flagged") or {}).items()]
+    without = [v for v in board["variants"]
+               if v.get("flagged") and any("without_flagged" in m for m in v["metrics"].values())]
     if flagged:
-        lines += ["", "Flagged seeds (kept in every mean and verdict above; the means without them follow):", ""]
+        lines += ["", ("Flagged seeds (a seed at chance is kept in every mean and verdict above, the means without the "
+                       "flagged seeds follow; a diverged seed is in no mean or verdict):" if without else
+                       "Flagged seeds (a diverged seed is in no mean or verdict):"), ""]
         for name, seed, why in flagged:
             lines.append(f"- `{name}` seed {seed}: {why}")
+    failed = [(v["name"], seed, why) for v in board["variants"] for seed, why in (v.get("failed") or {}).items()]
+    failed += [(r["variant"], str(r["seed"]), r.get("error") or "failed") for r in board.get("failed_runs") or []
+               if not any(v["name"] == r["variant"] for v in board["variants"])]
+    if failed:
+        lines += ["", "Failed runs (in no mean or verdict; the same command retries them):", ""]
+        lines += [f"- `{name}` seed {seed}: failed ({cell(why)})" for name, seed, why in failed]
+    if without:
         lines += ["", "| variant | " + " | ".join(f"{m} without flagged" for m in metric_names) + " |",
                   "|---|" + "---|" * len(metric_names)]
-        for v in board["variants"]:
-            if v.get("flagged"):
-                cells = [fmt_metric(v["metrics"][m].get("without_flagged") or {"note": "no seed left"})
-                         for m in metric_names]
-                lines.append(f"| `{v['name']}` | " + " | ".join(cells) + " |")
-    lines += ["", "### Per seed", "", "| variant | seed | " + " | ".join(metric_names) + " |",
-              "|---|---|" + "---|" * len(metric_names)]
+        for v in without:
+            cells = [fmt_metric(v["metrics"][m].get("without_flagged") or {"note": "no seed left"}) for m in metric_names]
+            lines.append(f"| `{v['name']}` | " + " | ".join(cells) + " |")
+    lines += ["", "### Per seed", "", "| variant | seed | status | " + " | ".join(metric_names) + " |",
+              "|---|---|---|" + "---|" * len(metric_names)]
     for v in board["variants"]:
         for i, seed in enumerate(v["seeds"]):
             mark = " (flagged)" if str(seed) in (v.get("flagged") or {}) else ""
             cells = [fmt_value((v["metrics"][m]["per_seed"] or [None] * (i + 1))[i]) for m in metric_names]
-            lines.append(f"| `{v['name']}` | {seed}{mark} | " + " | ".join(cells) + " |")
+            lines.append(f"| `{v['name']}` | {seed}{mark} | {cell(seed_status(v, seed))} | " + " | ".join(cells) + " |")
+        for seed in v.get("failed") or {}:
+            lines.append(f"| `{v['name']}` | {seed} | failed (seed {seed}) | " + " | ".join("–" for _ in metric_names) + " |")
     others = [m for m in board["metrics"] if m not in metric_names]
     hidden = [m for m in others if measured_anywhere(board, m)]
     if hidden:
@@ -519,13 +557,32 @@ def write(board: dict[str, Any], out_dir: str | Path, plots: list[str]) -> tuple
 
 
 def status_cell(variant: dict[str, Any]) -> str:
-    """``done``, or e.g. ``diverged at step 37 (seed 1); 2 done`` when some seeds diverged."""
+    """``done``, or e.g. ``diverged at step 37 (seed 1); failed (seed 2); 2 done`` when some seeds
+    diverged or failed."""
     diverged = variant.get("diverged_at_step") or {}
-    if not diverged:
+    failed = variant.get("failed") or {}
+    if not diverged and not failed:
         return variant["status"]
-    parts = [f"diverged at step {step} (seed {seed})" for seed, step in diverged.items()]
+    parts = [diverged_text(seed, step) for seed, step in diverged.items()]
+    parts += [f"failed (seed {seed})" for seed in failed]
     done = sum(s == "done" for s in variant.get("run_status", {}).values())
     return "; ".join(parts + ([f"{done} done"] if done else []))
+
+
+def seeds_cell(variant: dict[str, Any]) -> str:
+    """The number of seeds with a finished run, ``+ k failed`` when some failed."""
+    failed = len(variant.get("failed") or {})
+    return f"{len(variant['seeds'])}" + (f" + {failed} failed" if failed else "")
+
+
+def seed_status(variant: dict[str, Any], seed: int | str) -> str:
+    """One seed's status in the per-seed table: ``done``, ``diverged at step k (seed s)`` or why it is flagged."""
+    key = str(seed)
+    if key in (variant.get("diverged_at_step") or {}):
+        return diverged_text(key, variant["diverged_at_step"][key])
+    status = (variant.get("run_status") or {}).get(key, variant.get("status", "done"))
+    flag = (variant.get("flagged") or {}).get(key)
+    return f"{status}, {flag}" if flag else status
 
 
 def load_records(paths: list[Path]) -> list[dict[str, Any]]:

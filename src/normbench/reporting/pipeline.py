@@ -252,11 +252,11 @@ def leaderboard(task: str, preset: str | None = None, seeds: list[int] | None = 
               leaderboard=True, progress=False, train=False)
 
 
-def load_finished(runs: list[Run]) -> list[dict[str, Any]]:
-    """The finished records of ``runs``, each named by its planned variant (a run shared by two
-    sweeps under different variant names is shown under this sweep's name)."""
+def load_finished(runs: list[Run], statuses: tuple[str, ...] = FINISHED) -> list[dict[str, Any]]:
+    """The finished records of ``runs`` (or those of other ``statuses``), each named by its planned
+    variant (a run shared by two sweeps under different variant names is shown under this sweep's name)."""
     by_path = {str(r.record_path): r for r in runs}
-    records = [r for r in lb.load_records([r.record_path for r in runs]) if r["status"] in FINISHED]
+    records = [r for r in lb.load_records([r.record_path for r in runs]) if r["status"] in statuses]
     return [{**r, "variant": by_path[r["record_path"]].variant} for r in records]
 
 
@@ -286,7 +286,7 @@ def write_results(task: str, preset: str | None, config: dict, runs: list[Run], 
                                               **key_sets.metrics(key_sets.check_spec(key_set_spec)[0], n_layers)},
                      "tables": {**(bench_cfg.get("tables") or {}), "key_sets": key_sets.table_spec(key_set_spec, n_layers)}}
     variant_order = list(dict.fromkeys(r.variant for r in runs))
-    board = lb.build(task, preset, records, bench_cfg, variant_order)
+    board = lb.build(task, preset, records, bench_cfg, variant_order, failed=load_finished(runs, ("failed",)))
     board["sweep_key"] = sweep
     board["sweep"] = definition
     board["planned_runs"], board["finished_runs"] = len(runs), len(records)
