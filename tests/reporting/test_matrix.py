@@ -52,6 +52,10 @@ def test_a_per_layer_metric_is_averaged_over_layers_seed_by_seed() -> None:
     assert agg["mean"] is None
     full = layer_mean(entry("pre/project", {"u_L1": [0.2, 0.4], "u_L2": [0.0, 0.2]}, n_layers=2), "u_L{layer}")
     assert full["per_seed"] == [pytest.approx(0.1), pytest.approx(0.3)]
+    # a diverged seed has no value and counts in no mean: the others' mean stands
+    lost = {**entry("pre/project", {"u_L1": [0.2, None], "u_L2": [0.0, None]}, n_layers=2), "diverged_at_step": {"1": 7}}
+    agg = layer_mean(lost, "u_L{layer}")
+    assert agg["per_seed"] == [pytest.approx(0.1), None] and agg["mean"] == pytest.approx(0.1) and agg["n"] == 1
 
 
 def test_a_variant_off_the_grid_is_a_one_line_error() -> None:

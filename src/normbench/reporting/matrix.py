@@ -50,16 +50,19 @@ def check_spec(spec: dict[str, Any]) -> tuple[list[str], str | None]:
 
 
 def layer_mean(variant: dict[str, Any], template: str) -> dict[str, Any]:
-    """The aggregate over seeds of a metric, a ``{layer}`` template averaged over the layers seed by seed."""
+    """The aggregate over seeds of a metric, a ``{layer}`` template averaged over the layers seed by seed
+    (x_s = (1/L) Σ_l x_{s,l}); a diverged seed counts in no mean, as in the leaderboard."""
     metrics = variant.get("metrics") or {}
     if "{layer}" not in template:
         return metrics.get(template) or {"per_seed": [], "mean": None, "std": None, "n": 0}
     layers = [metrics.get(template.format(layer=i)) or {} for i in range(1, int(variant.get("n_layers") or 1) + 1)]
+    seeds = list(variant.get("seeds") or [])
     per_seed = []
-    for i in range(len(variant.get("seeds") or [])):
+    for i in range(len(seeds)):
         values = [(m.get("per_seed") or [None] * (i + 1))[i] for m in layers]
         per_seed.append(None if not values or any(v is None for v in values) else sum(values) / len(values))
-    return aggregate(per_seed, [None] * len(per_seed))
+    diverged = variant.get("diverged_at_step") or {}
+    return aggregate(per_seed, [None] * len(per_seed), [str(seed) not in diverged for seed in seeds])
 
 
 def build_matrix(spec: dict[str, Any], variants: list[dict[str, Any]], planned: dict[str, list[int]]) -> dict[str, Any]:
