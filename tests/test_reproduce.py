@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 import os
 import subprocess
 import sys
@@ -12,13 +11,15 @@ from pathlib import Path
 import pytest
 
 import normbench
+from normbench.reproducibility import mismatches, same_platform
 
 REPO = Path(normbench.__file__).resolve().parents[2]
 
 
 @pytest.mark.slow
 def test_a_majority_bench_run_reproduces_the_committed_leaderboard(tmp_path: Path) -> None:
-    """pre/both seed 0 at the quick preset (about 3 minutes on 2 CPU cores): every metric, bit for bit."""
+    """pre/both seed 0 at the quick preset (about 3 minutes on 2 CPU cores): every metric, bit for bit on the
+    platform that trained the published run, within the declared tolerances on any other."""
     published = json.loads((REPO / "results" / "majority" / "leaderboard.json").read_text())
     (want,) = [v for v in published["variants"] if v["name"] == "pre/both"]
     cmd = [sys.executable, "-m", "normbench", "sweep", "--config", "majority", "--variants", "pre/both", "--seeds", "0",
@@ -30,12 +31,14 @@ def test_a_majority_bench_run_reproduces_the_committed_leaderboard(tmp_path: Pat
     board = json.loads((tmp_path / "results" / "majority" / "reproduced" / "leaderboard.json").read_text())
     (got,) = board["variants"]
     assert got["config_hash"] == want["config_hash"]
-    compared = 0
-    for metric, agg in want["metrics"].items():
-        expected, actual = agg["per_seed"][want["seeds"].index(0)], got["metrics"][metric]["per_seed"][0]
-        if expected is None or (isinstance(expected, float) and math.isnan(expected)):
-            assert actual is None or math.isnan(actual), metric
-            continue
-        assert actual == expected, f"{metric}: {actual!r} != published {expected!r}"
-        compared += 1
-    assert compared >= 8
+    (record,) = (tmp_path / "runs").rglob("record.json")
+    run = json.loads(record.read_text())["provenance"]
+    # the published variant names the platform of each of its runs (older boards name none: tolerance)
+    platforms = want["provenance"].get("platforms") or []
+    bitwise = len(platforms) == 1 and same_platform(run, {"torch": want["provenance"]["torch"][0],
+                                                          "platform": platforms[0]})
+    seed = want["seeds"].index(0)
+    expected = {metric: agg["per_seed"][seed] for metric, agg in want["metrics"].items()}
+    actual = {metric: got["metrics"][metric]["per_seed"][0] for metric in expected}
+    assert not mismatches(actual, expected, bitwise), (run["platform"], platforms)
+    assert sum(v is not None for v in expected.values()) >= 8

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from normbench.reproducibility import agrees, tolerance
 from normbench.tasks import get_task
 from normbench.training.records import read_record
 from normbench.training.cli import train
@@ -39,7 +40,9 @@ def test_each_stacked_seed_matches_the_seed_trained_alone(tmp_path: Path, extra:
             steps, values = zip(*points)
             got_steps, got_values = zip(*rec["series"][name])
             assert got_steps == steps, name
-            assert got_values == pytest.approx(values, abs=1e-5, rel=0), (seed, name)
+            # another kernel order than the lone run's: within the declared cross-platform tolerance
+            off = [(a, b) for a, b in zip(got_values, values) if not agrees(name, a, b, bitwise=False)]
+            assert not off, (seed, name, tolerance(name), off[:3])
     assert stacked[0]["series"]["train/loss_step"] != stacked[1]["series"]["train/loss_step"]
 
 

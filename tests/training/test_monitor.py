@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from normbench.reporting.geometry import read_angle_histograms
+from normbench.reproducibility import agrees
 
 from tests.training.test_cli import CONFIG, fit
 
@@ -54,7 +55,19 @@ def test_monitor_does_not_change_training(tmp_path: Path, monkeypatch: pytest.Mo
     monkeypatch.setattr("normbench.training.cli.GeometryMonitor", lambda: L.Callback())
     plain = fit(tmp_path / "b", "--seed_everything=4")
     assert not any(k.startswith("geometry/") for k in plain["series"])
-    assert {k: v for k, v in watched["series"].items() if not k.startswith("geometry/")} == plain["series"]
+    trained = {k: v for k, v in watched["series"].items() if not k.startswith("geometry/")}
+    if watched["provenance"]["platform"]["gpu"] is None:
+        assert trained == plain["series"]  # the CPU: bit for bit
+        return
+    # On a GPU (deterministic algorithms on) training is bit for bit too, but an evaluation that follows the
+    # monitor's own forward pass was seen 1 ulp apart (test/loss on an H100): the declared tolerance applies there.
+    assert set(trained) == set(plain["series"])
+    for name, points in plain["series"].items():
+        assert [s for s, _ in trained[name]] == [s for s, _ in points], name
+        if not name.startswith(("test/", "val/")):
+            assert trained[name] == points, name
+        off = [(a, b) for (_, a), (_, b) in zip(trained[name], points) if not agrees(name, a, b, bitwise=False)]
+        assert not off, (name, off)
 
 
 def test_analyze_decompose_writes_shares_and_figure(tmp_path: Path) -> None:

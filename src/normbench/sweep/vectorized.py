@@ -10,14 +10,18 @@ backward passes are K-batched kernels instead of K small ones.
 Supported tasks: a module with ``loss_and_targets(batch)`` and ``log_train_metrics(...)`` and a
 data module whose training loader is a :class:`~normbench.data.batching.ResumableLoader` (the
 majority task). Dropout masks are not those of a lone run (vmap draws them per seed).
-A stack interrupted mid-run is retrained from its start; each seed still gets its own record.
+A stack interrupted mid-run (Ctrl-C: its records say ``interrupted``) is retrained from its start;
+each seed still gets its own record. Each seed's run directory is locked while the stack trains
+(:mod:`normbench.training.runlock`): a seed another process is training is left out of the stack.
 """
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import ExitStack
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -29,16 +33,32 @@ from lightning.pytorch.cli import SaveConfigCallback
 from lightning.pytorch.loggers.logger import Logger, rank_zero_experiment
 from torch import nn
 from torch.func import functional_call, vmap
+from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.utils.data import DataLoader, IterableDataset
 
 from tqdm.auto import tqdm
 
 from normbench.data.batching import EpochBatchSampler, ResumableLoader, draw_epoch_seed
-from normbench.sweep.backends import Outcome, is_finished
+from normbench.sweep.backends import Outcome, check_data_of, is_finished
 from normbench.tasks.base import NormbenchModule
 from normbench.tasks.series import LEARNING_RATE
 from normbench.training.checkpointing import RunState, clear_run_dir
-from normbench.training.cli import NormbenchCLI
+from normbench.training.cli import NormbenchCLI, finished_record
+from normbench.training.interrupts import sigint_restored, was_interrupted
+from normbench.training.runlock import RunBusy, run_lock
+
+
+def vmappable_attention(device: torch.device) -> contextlib.AbstractContextManager[None]:
+    """Attention kernels that ``vmap`` can differentiate on ``device``.
+
+    CUDA's fused SDPA kernels (flash, memory-efficient, cuDNN) have no batching rule for their
+    backward (the memory-efficient one fails with "LSE is not correctly aligned"); the math kernel,
+    softmax(q k^T / sqrt(d) + mask) v written with ordinary ops, batches like any other op. On the
+    CPU every kernel batches, so nothing changes there.
+    """
+    if device.type != "cuda":
+        return contextlib.nullcontext()
+    return sdpa_kernel([SDPBackend.MATH])
 
 
 class StackedBatches(IterableDataset):
@@ -127,7 +147,8 @@ class SeedStack(NormbenchModule):
         def one(params: tuple[torch.Tensor, ...], seed_batch: tuple[torch.Tensor, ...]) -> Any:
             return functional_call(loss_of, {f"module.{n}": p for n, p in zip(self.names, params)}, (seed_batch,))
 
-        return vmap(one, randomness="different")(tuple(self.stacked), batch)
+        with vmappable_attention(self.stacked[0].device):
+            return vmap(one, randomness="different")(tuple(self.stacked), batch)
 
     def training_step(self, batch: tuple[torch.Tensor, ...], batch_idx: int) -> torch.Tensor:
         losses, logits, targets = self.seed_losses(batch)
@@ -217,7 +238,11 @@ class SeedRouter(Logger):
 
 
 def train_stack(arg_lists: list[list[str]]) -> list[Path]:
-    """Train the runs of ``arg_lists`` (one variant, K seeds) as one stacked model; returns their records."""
+    """Train the runs of ``arg_lists`` (one variant, K seeds) as one stacked model; returns the records of the
+    seeds it trained (a seed another process is training, or has finished meanwhile, is left out, one line each).
+
+    Ctrl-C records every seed of the stack as ``interrupted`` and raises ``KeyboardInterrupt``.
+    """
     clis, generators = [], []
     for args in arg_lists:
         cli = NormbenchCLI(args=args)  # seeds, then builds this seed's model exactly as a lone run does
@@ -225,6 +250,24 @@ def train_stack(arg_lists: list[list[str]]) -> list[Path]:
         generator.set_state(torch.get_rng_state())
         clis.append(cli)
         generators.append(generator)
+    with ExitStack() as locks:
+        kept = []
+        for cli, generator in zip(clis, generators):
+            try:
+                locks.enter_context(run_lock(cli.run_dir))
+            except RunBusy as exc:
+                tqdm.write(f"normbench: {exc}", file=sys.stderr)
+                continue
+            if finished_record(cli.recorder) is None:
+                kept.append((cli, generator))
+        if not kept:
+            return []
+        clis, generators = [c for c, _ in kept], [g for _, g in kept]
+        return fit_stack(clis, generators)
+
+
+def fit_stack(clis: list[NormbenchCLI], generators: list[torch.Generator]) -> list[Path]:
+    """The body of :func:`train_stack`: the seeds' CLIs (their run directories locked) and data-order generators."""
     members = [cli.model for cli in clis]
     if not all(hasattr(m, "loss_and_targets") and hasattr(m, "log_train_metrics") for m in members):
         raise ValueError(f"vectorize: task module {type(members[0]).__name__} does not support vectorized seeds "
@@ -246,12 +289,17 @@ def train_stack(arg_lists: list[list[str]]) -> list[Path]:
     for cli in clis:
         cli.write_layout()
     start = time.perf_counter()
-    try:
-        trainer.fit(stack, datamodule=data)
-    except BaseException as exc:
-        for r in recorders:
-            r.write("failed", error=f"{type(exc).__name__}: {exc}", final_step=trainer.global_step)
-        raise
+    with sigint_restored():
+        try:
+            trainer.fit(stack, datamodule=data)
+        except BaseException as exc:
+            if was_interrupted(exc, clis[0].interrupt_flag):
+                for r in recorders:
+                    r.write("interrupted", final_step=trainer.global_step)
+                raise KeyboardInterrupt from None
+            for r in recorders:
+                r.write("failed", error=f"{type(exc).__name__}: {exc}", final_step=trainer.global_step)
+            raise
     fit_time = round(time.perf_counter() - start, 3)
     for k, r in enumerate(recorders):
         extra: dict[str, Any] = {"final_step": trainer.global_step, "fit_time_s": fit_time}
@@ -270,14 +318,17 @@ def execute_vectorized(runs: list[Any], stack_size: int, progress: bool = True) 
     outcome.skipped = len(runs) - len(todo)
     if outcome.skipped:
         tqdm.write(f"normbench: {outcome.skipped} of {len(runs)} runs already finished, skipping them", file=sys.stderr)
+    check_data_of(todo)
     by_variant: dict[str, list[Any]] = {}
     for run in todo:
         by_variant.setdefault(run.variant, []).append(run)
     stacks = [group[i:i + stack_size] for group in by_variant.values() for i in range(0, len(group), stack_size)]
     for stack in tqdm(stacks, desc="stacks", unit="stack", disable=not progress or not stacks):
         try:
-            train_stack([run.args + ["--trainer.enable_progress_bar=false"] for run in stack])
-            outcome.trained += stack
+            trained = {str(path) for path in train_stack([run.args + ["--trainer.enable_progress_bar=false"]
+                                                          for run in stack])}
+            outcome.trained += [run for run in stack if str(run.record_path) in trained]
+            outcome.busy += [run for run in stack if str(run.record_path) not in trained and not is_finished(run)]
         except Exception as exc:  # noqa: BLE001 - records say "failed"; the sweep goes on
             outcome.failed += [(run, f"{type(exc).__name__}: {exc}") for run in stack]
     for run, why in outcome.failed:

@@ -1,0 +1,182 @@
+"""The reproducibility contract: which platform produced a number, and how closely another must agree.
+
+* **Same platform** (CPU model and vector capability, threads, GPU, CUDA and cuDNN, torch, the
+  deterministic flags): a run retrained with the same configuration and seed gives the same
+  metrics bit for bit.
+* **Another platform** (another CPU vendor or vector width, a GPU, another torch): every metric
+  agrees within the tolerance declared for its kind below, ``|a - b| <= abs + rel * |b|``. The
+  tolerances sit one to two orders of magnitude below the spread over seeds of the published
+  leaderboards (a test holds them to it), so a verdict never depends on the platform.
+* **Chaotic tasks** (a task config's ``bench.reproducibility.chaotic``): a last-bit difference
+  decides when a run leaves a plateau, so per-seed values do not travel between platforms at all;
+  re-runs there are compared by their distribution over seeds, not digit by digit.
+
+Two runs on one CPU agree bit for bit only with Intel MKL's conditional numerical reproducibility
+on (``MKL_CBWR=AUTO,STRICT``, set when :mod:`normbench` is imported, before MKL's first call): without it MKL's
+matrix products may take another code path for another memory alignment, and the per-batch padded
+shapes of the text tasks give new alignments from run to run.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import math
+import os
+import platform
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+MKL_CBWR = "MKL_CBWR"  # set to AUTO,STRICT when normbench is imported, unless the user set it
+
+
+def cpu_model() -> str:
+    """The CPU's model name (``/proc/cpuinfo``'s ``model name``; else what :mod:`platform` says)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace").splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() in ("model name", "Processor", "cpu model"):
+                return value.strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown"
+
+
+def platform_info(device: torch.device | str | None = None) -> dict[str, Any]:
+    """What decides a run's last bits: CPU, vector capability, threads, GPU, CUDA/cuDNN, deterministic flags."""
+    device = torch.device(device) if device is not None else None
+    on_gpu = device is not None and device.type == "cuda"
+    info: dict[str, Any] = {
+        "cpu": cpu_model(),
+        "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+        "machine": platform.machine(),
+        "threads": torch.get_num_threads(),
+        "mkl_cbwr": os.environ.get(MKL_CBWR),
+        "gpu": torch.cuda.get_device_name(device) if on_gpu else None,
+        "cuda": torch.version.cuda if on_gpu else None,
+        "cudnn": torch.backends.cudnn.version() if on_gpu else None,
+        "deterministic_algorithms": torch.are_deterministic_algorithms_enabled(),
+        "cudnn_deterministic": bool(torch.backends.cudnn.deterministic),
+        "cudnn_benchmark": bool(torch.backends.cudnn.benchmark),
+    }
+    return info
+
+
+# What must be equal for two runs to be bit-identical: the platform, and the library doing the arithmetic.
+SAME_PLATFORM_KEYS = ("cpu", "cpu_capability", "machine", "threads", "mkl_cbwr", "gpu", "cuda", "cudnn",
+                      "deterministic_algorithms", "cudnn_deterministic")
+
+
+def platform_key(provenance: dict[str, Any]) -> tuple[Any, ...] | None:
+    """The part of a record's provenance that must match for bit-identical results; ``None`` where it was
+    not recorded (records written before provenance named the platform)."""
+    info = provenance.get("platform")
+    if not isinstance(info, dict):
+        return None
+    return (provenance.get("torch"), *(info.get(k) for k in SAME_PLATFORM_KEYS))
+
+
+def same_platform(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Whether two provenances name the same platform and torch (``False`` where either is not named)."""
+    key_a, key_b = platform_key(a), platform_key(b)
+    return key_a is not None and key_a == key_b
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """``|a - b| <= abs + rel * |b|``: how far another platform's value of a metric may be from ours."""
+
+    abs: float
+    rel: float
+    why: str
+
+    def allows(self, value: float | None, reference: float | None) -> bool:
+        """Whether ``value`` agrees with ``reference`` (both missing, or both infinite alike, agree)."""
+        if value is None or reference is None:
+            return value is None and reference is None
+        if not (math.isfinite(value) and math.isfinite(reference)):
+            return value == reference or (math.isnan(value) and math.isnan(reference))
+        return abs(value - reference) <= self.abs + self.rel * abs(reference)
+
+    def describe(self) -> str:
+        parts = [f"{self.abs:g} absolute" if self.abs else "", f"{self.rel:g} relative" if self.rel else ""]
+        return " + ".join(p for p in parts if p)
+
+
+# Metric name patterns (fnmatch, first match wins) and their cross-platform tolerance. float32 training
+# that differs in its last bits drifts apart by about 1e-6 relative over thousands of steps (seen between
+# AMD AVX2 and Intel AVX-512 CPUs: accuracies 6e-6, angles 1e-5 degrees apart); the tolerances are ten
+# times that, and a test holds them to a tenth of the seed spread of every published leaderboard. Counts
+# (steps read off a series, unselectable keys) move in whole units: their tolerance is one unit, or a few
+# keys in 100,000, which is not below the spread where the seeds differ by a unit or two themselves.
+COUNTED = ("*steps_to_*", "*unselectable*")
+TOLERANCES: tuple[tuple[str, Tolerance], ...] = (
+    ("lr", Tolerance(0.0, 1e-6, "a function of the step alone")),
+    ("*steps_to_*", Tolerance(50.0, 0.0, "a step read off a logged series: one logging interval (quantized)")),
+    ("*angle*", Tolerance(0.05, 0.0, "degrees")),
+    ("*unselectable*", Tolerance(1e-4, 0.0, "a fraction of keys (counted): a key within rounding of its hull's "
+                                             "boundary may flip")),
+    ("*acc*", Tolerance(1e-4, 0.0, "a fraction of examples")),
+    ("*f1*", Tolerance(1e-4, 0.0, "a fraction of examples")),
+    ("mu_*", Tolerance(1e-5, 0.0, "a share of the hidden state")),
+    ("*loss*", Tolerance(0.0, 1e-5, "nats")),
+    ("*ppl*", Tolerance(0.0, 2e-5, "exp of a loss")),
+    ("*perplexity*", Tolerance(0.0, 2e-5, "exp of a loss")),
+    ("*", Tolerance(1e-6, 1e-5, "any other metric")),
+)
+
+
+def chaotic(bench: dict[str, Any] | None) -> str | None:
+    """Why a task's per-seed values do not travel between platforms (``bench.reproducibility.chaotic``), or ``None``."""
+    reason = ((bench or {}).get("reproducibility") or {}).get("chaotic")
+    return str(reason) if reason else None
+
+
+def tolerance(metric: str) -> Tolerance:
+    """The declared cross-platform tolerance of ``metric`` (a leaderboard column or a logged series name)."""
+    for pattern, tol in TOLERANCES:
+        if fnmatch.fnmatchcase(metric, pattern) or fnmatch.fnmatchcase(metric.rpartition("/")[2], pattern):
+            return tol
+    raise AssertionError("TOLERANCES ends with '*'")
+
+
+def agrees(metric: str, value: float | None, reference: float | None, bitwise: bool) -> bool:
+    """Whether a re-run's ``value`` reproduces ``reference``: exactly when ``bitwise`` (same platform),
+    else within :func:`tolerance`."""
+    if bitwise:
+        both_nan = value is not None and reference is not None and math.isnan(value) and math.isnan(reference)
+        return value == reference or both_nan
+    return tolerance(metric).allows(value, reference)
+
+
+def tolerance_table() -> list[dict[str, Any]]:
+    """The declared tolerances as rows (for leaderboards and the README)."""
+    return [{"metrics": pattern, "abs": tol.abs, "rel": tol.rel, "why": tol.why} for pattern, tol in TOLERANCES]
+
+
+CUBLAS_WORKSPACE_CONFIG = "CUBLAS_WORKSPACE_CONFIG"
+
+
+def use_deterministic_gpu_algorithms() -> None:
+    """GPU kernels with a fixed reduction order wherever PyTorch has one; an op without one warns.
+
+    cuBLAS gets a fixed workspace (``CUBLAS_WORKSPACE_CONFIG=:4096:8``), cuDNN its deterministic
+    algorithms without autotuning. Recorded in every run's ``provenance.platform``.
+    """
+    os.environ.setdefault(CUBLAS_WORKSPACE_CONFIG, ":4096:8")
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    torch.backends.cudnn.deterministic = True
+    torch.backends.cudnn.benchmark = False
+
+
+def mismatches(actual: dict[str, float | None], expected: dict[str, float | None], bitwise: bool) -> list[str]:
+    """One line per metric of ``expected`` that ``actual`` does not reproduce (see :func:`agrees`)."""
+    out = []
+    for metric, want in expected.items():
+        got = actual.get(metric)
+        if not agrees(metric, got, want, bitwise):
+            rule = "bit for bit" if bitwise else f"within {tolerance(metric).describe()}"
+            out.append(f"{metric}: {got!r} vs {want!r} (expected {rule})")
+    return out
