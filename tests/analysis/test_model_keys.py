@@ -8,7 +8,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from normbench.analysis.model_keys import attention_keys, prefix_unselectable, unselectable_per_layer
+from normbench.analysis.model_keys import attention_keys, float64_forward, prefix_unselectable, unselectable_per_layer
 from normbench.analysis.unselectable import unselectable_mask
 from normbench.nn.gpt import GPTConfig, GPTDecoder
 from normbench.nn.norms import NormSpec
@@ -83,3 +83,17 @@ def test_qk_normed_keys_are_all_selectable_per_head(qk_norm: bool) -> None:
     assert layer["fraction_heads"] == (0.0 if qk_norm else 0.2)
     assert layer["positions_heads"][0, :, 4].tolist() == [not qk_norm] * 2
     assert layer["fraction_after"] == 0.2  # input space: the fifth row is inside the others' hull either way
+
+
+def test_keys_come_from_a_float64_forward_of_the_untouched_model() -> None:
+    """The analyses read float64 keys; the model's own parameters stay float32 and its output is the float64 network's."""
+    torch.manual_seed(1)
+    model = GPTDecoder(GPTConfig(vocab_size=30, max_positions=12, n_layers=2)).eval()
+    tokens = torch.randint(0, 30, (2, 12))
+    out = float64_forward(model, tokens)
+    assert out.dtype == torch.float64 and all(p.dtype == torch.float32 for p in model.parameters())
+    reference = GPTDecoder(GPTConfig(vocab_size=30, max_positions=12, n_layers=2)).eval()
+    reference.load_state_dict(model.state_dict())
+    torch.testing.assert_close(out, reference.double()(tokens), rtol=0, atol=0)
+    keys = attention_keys(model, tokens)
+    assert {v[w].dtype for v in keys.values() for w in ("before", "after", "heads")} == {torch.float64}

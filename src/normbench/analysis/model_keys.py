@@ -1,7 +1,8 @@
 """Unselectable keys inside a trained model (Brody et al. 2023, Tables 1-2).
 
 For every Transformer block, the keys of its attention are the rows of the attention input. We
-read them with forward hooks during one ordinary forward pass, together with the block input,
+read them with forward hooks during one forward pass in float64 (the model's own weights, held in
+float64 for that pass, on the model's device), together with the block input,
 which for ``pre`` placement is the input of the norm in front of attention ("before the norm")
 while the attention input is its output ("after"). With ``post`` or ``none`` placement nothing
 normalizes the keys inside the block, so before = after = the attention input.
@@ -13,6 +14,12 @@ recomputed in float64). A key
 selectable in input space can be unselectable in a head's key space (W_k maps d to d_head < d
 dimensions and can fold vertices inside), and under QK-norm every key of a head lies on a sphere,
 so no distinct key is unselectable there.
+
+Why float64: the verdict on a key that lies near the hull of the others (keys of a repeated
+token, keys a LayerNorm put close together on its sphere) would otherwise follow float32
+rounding, which differs between devices and between batch shapes (a GPU test stage and a CPU
+re-analysis of the same sequences could disagree by a key). In float64 such differences are
+~1e-16, far below the tolerance of :func:`normbench.analysis.unselectable.unselectable_mask`.
 """
 
 from __future__ import annotations
@@ -23,18 +30,38 @@ from typing import Any
 import numpy as np
 import torch
 from torch import nn
+from torch.func import functional_call
 
 from normbench.analysis.hooks import Capture
 from normbench.analysis.unselectable import unselectable_mask
 from normbench.nn.blocks import TransformerBlock, hook_points
 
 
+def _float64(value: Any) -> Any:
+    return value.double() if isinstance(value, torch.Tensor) and value.is_floating_point() else value
+
+
+def float64_forward(model: nn.Module, *inputs: Any, **kwargs: Any) -> Any:
+    """``model(*inputs, **kwargs)`` with every floating parameter, buffer and input in float64.
+
+    The module itself is left untouched (:func:`torch.func.functional_call`; tied weights stay
+    tied), its hooks fire as usual, and autocast is off for the pass: float32 weights are exact
+    in float64, so this is the network as trained, evaluated without float32 rounding.
+    """
+    state = {name: _float64(t) for name, t in [*model.named_parameters(), *model.named_buffers()]}
+    device = next((t.device.type for t in state.values()), "cpu")
+    with torch.autocast(device_type=device, enabled=False):
+        return functional_call(model, state, tuple(_float64(a) for a in inputs),
+                               {k: _float64(v) for k, v in kwargs.items()}, tie_weights=True, strict=False)
+
+
 def attention_keys(model: nn.Module, *inputs: Any, **kwargs: Any) -> dict[str, dict[str, torch.Tensor]]:
-    """Run ``model(*inputs, **kwargs)`` once (eval mode, no grad); each block's keys (B, T, d) by layer name.
+    """Run ``model(*inputs, **kwargs)`` once in float64 (eval mode, no grad); each block's keys (B, T, d) by layer name.
 
     ``before``: the block input (for ``pre`` placement the input of the attention norm);
     ``after``: the attention input (the norm's output); ``heads``: each head's keys in its key
-    space, (B, H, T, d_head), computed in float64 from the attention input (:meth:`Attention.head_keys`).
+    space, (B, H, T, d_head), from the attention input (:meth:`Attention.head_keys`). All float64,
+    on the model's device (:func:`float64_forward`).
     """
     points = hook_points(model)
     layers = [name for name, m in points.items() if isinstance(m, TransformerBlock)]  # L1, L2, ...
@@ -43,7 +70,7 @@ def attention_keys(model: nn.Module, *inputs: Any, **kwargs: Any) -> dict[str, d
     try:
         with torch.no_grad(), Capture({name: points[name] for name in layers}
                                       | {f"{name}.attn": points[f"{name}.attn"] for name in layers}) as seen:
-            model(*inputs, **kwargs)
+            float64_forward(model, *inputs, **kwargs)
             heads = {name: points[f"{name}.attn"].head_keys(seen[f"{name}.attn"]["input"].double()) for name in layers}
     finally:
         model.train(model_was_training)
