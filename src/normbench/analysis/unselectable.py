@@ -4,45 +4,66 @@ Key k_i of a set {k_1..k_n} is *selectable* iff some query v gives it the strict
 v.k_i > v.k_j for all j != i, i.e. iff k_i is a vertex of conv{k_1..k_n} that no other key
 duplicates. Otherwise it lies in conv{k_j : j != i} and attention can never rank it first.
 
-Exact decision with certificates, cheapest first:
+The rule. Each set is measured in its own units: its keys are divided by a power of two
+2^e >= max |k| (exact, and safe from overflow or underflow at any magnitude), then centred on
+their centroid c and divided by the spread s = max_j ||k_j - c||. In these units let
 
-1. duplicates (both copies are unselectable);
-2. vectorised queries that prove keys selectable: v = k_i - centroid for every i at once, a
-   batch of random directions (their strict argmax is a vertex), then a few perceptron updates
-   v <- v + (k_i - k_j*) of each open key's query against its current best rival j*;
-3. in low dimension (d <= 4), Qhull's facet inequalities: a key strictly inside every facet of the
-   hull (by more than the tolerance) is unselectable;
-4. for each key still open, non-negative least squares on [k_j; 1]_j lambda = [k_i; 1] (first over
-   its nearest neighbours, whose weights are already a valid certificate, then all keys): a zero
-   residual gives convex weights lambda (unselectable); otherwise the residual r = (v, r0) is a
-   separating query (KKT: v.k_j + r0 <= 0 for j != i < v.k_i + r0), so k_i is selectable;
-5. an exact LP (scipy HiGHS) only for keys whose certificate is inside the tolerance band.
+    delta_i = min_{lambda >= 0, sum lambda = 1} || k_i - sum_{j != i} lambda_j k_j ||
 
-Tolerance: the keys of each set are centred and measured in units of
-s = max_j ||k_j - centroid||. A key is selectable when a unit query beats every other key by more
-than ``tol * s``; it is unselectable when convex weights reproduce it to within ``tol * s``.
-Decisions are therefore invariant to translating or rescaling a set of keys. Keys closer than
-``tol * s`` to the hull of the others count as unselectable. The default ``tol = 1e-13`` sits
-well above float64 rounding of these products (~1e-16 s^2) and well below any margin attention
-could use; inputs are converted to float64 exactly, so float32 keys are judged as given. The
-rare keys left in the band go to HiGHS, whose feasibility tolerance (~1e-9) then applies.
+be the distance of k_i from the hull of the others; it equals the best margin
+max_{||v|| = 1} (v.k_i - max_{j != i} v.k_j) of a unit query (:mod:`normbench.analysis.hull`).
+Key i is unselectable iff delta_i <= tol. The rule is invariant to translating, rotating or
+rescaling a set; the default ``tol = 1e-13`` sits well above float64 rounding (~1e-16) and well
+below any margin attention could use. Inputs are converted to float64 exactly, so float32 keys
+are judged as given, and a torch tensor is judged the same on every device.
+
+One decision, many certificates (cheapest first), each a bound on delta_i:
+
+1. the nearest other key (delta_i <= its distance; duplicates);
+2. vectorised queries: v = k_i - c and v = k_i for every i at once, a batch of random unit
+   directions (their strict argmax is a vertex), then a few perceptron updates
+   v <- v + (k_i - k_j*) of each open key's query against its current best rival j*
+   (delta_i >= the margin of any query);
+3. in low dimension (d <= 4), Qhull's facets: a key strictly inside every facet of the hull is
+   inside the hull of the others (delta_i = 0);
+4. per key, the hull of its nearest neighbours, a subset of the others' hull: a point of it near
+   the key bounds delta_i from above, the query from that point to the key from below.
+
+A certificate settles a key only when it is clear of the threshold by a factor ``GUARD``: a query
+margin above GUARD * tol, a hull point within tol / GUARD. Rounding in the cheap stages (which
+depends on the batch a set arrives in and on which stage reaches a key first) is ~1e-16, far
+inside that band, so these verdicts are those of the rule. Every other key is decided by
+:func:`normbench.analysis.hull.hull_distance` over all other keys of its set, which reads only that
+set: the same keys get the same answer whatever the batch, its order, the device, or the stages.
 """
 
 from __future__ import annotations
 
+import math
+import numbers
 from typing import Any
 
 import numpy as np
-from scipy.optimize import linprog, nnls
+from scipy.optimize import linprog
 from scipy.spatial import ConvexHull, QhullError
 
+from normbench.analysis.hull import hull_distance, nearest_hull_weights
+
 DEFAULT_TOL = 1e-13
-LP_TOL = 1e-9  # HiGHS's own feasibility tolerance is ~1e-9: the LP decides to that precision
+GUARD = 2.0  # certificates decide outside [tol / GUARD, GUARD * tol]; the exact distance inside it
+LP_TOL = 1e-9  # HiGHS's own feasibility tolerance is ~1e-9: the reference LP decides to that precision
 RANDOM_DIRECTIONS = 64
 PERCEPTRON_STEPS = 20
 QHULL_MAX_DIM = 4
 NEIGHBOURS = 64
-COLUMN_ROUNDS = 50
+COLUMN_ROUNDS = 20
+
+
+def check_tol(tol: Any) -> float:
+    """``tol`` as a float, or a one-line error naming it: a finite number >= 0."""
+    if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not math.isfinite(tol) or tol < 0:
+        raise ValueError(f"tol: must be a finite number >= 0, got {tol!r}")
+    return float(tol)
 
 
 def _as_numpy(keys: Any) -> tuple[np.ndarray, Any]:
@@ -67,18 +88,38 @@ def _check(keys: np.ndarray) -> None:
         raise ValueError("keys: contains NaN or infinite values; unselectability is undefined for them")
 
 
+def set_units(sets: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(x, unit, spread) of key sets (B, n, d), n >= 1: each set in its own units.
+
+    x = k / 2^e with 2^e the power of two just above max |k| (exact: x is k with its exponent
+    shifted, |x| < 1); unit = (x - c) / s with c the centroid and s = max_j ||x_j - c|| the
+    spread (0 for a set of identical keys, whose ``unit`` is then 0).
+    """
+    _, exponent = np.frexp(np.abs(sets).max(axis=(1, 2)))
+    x = np.ldexp(sets, -exponent[:, None, None])
+    centred = x - x.mean(axis=1, keepdims=True)
+    spread = np.sqrt(np.einsum("bnd,bnd->bn", centred, centred)).max(axis=1)
+    unit = centred / np.where(spread == 0, 1.0, spread)[:, None, None]
+    return x, unit, spread
+
+
 def unselectable_mask(keys: Any, tol: float = DEFAULT_TOL, seed: int = 0, stats: dict[str, int] | None = None) -> Any:
     """Boolean mask, True where a key can never receive the strictly highest attention score.
 
+    True iff the key's distance from the convex hull of the other keys of its set is at most
+    ``tol`` in the set's own units (see the module docstring); every count of unselectable keys
+    in normbench is a sum of this mask.
+
     Args:
-        keys: (n, d) or (B, n, d), numpy array or torch tensor.
-        tol: relative tolerance (see the module docstring).
+        keys: (n, d) or (B, n, d), numpy array or torch tensor (any device).
+        tol: relative tolerance, a finite number >= 0 (see the module docstring).
         seed: seed of the random certificate directions (the answer does not depend on it).
         stats: if given, filled with how many keys each stage decided.
 
     Returns:
-        (n,) or (B, n) bool, numpy or torch like the input.
+        (n,) or (B, n) bool, numpy or torch like the input (a tensor on the input's device).
     """
+    tol = check_tol(tol)
     arr, back = _as_numpy(keys)
     _check(arr)
     batched = arr.ndim == 3
@@ -87,97 +128,156 @@ def unselectable_mask(keys: Any, tol: float = DEFAULT_TOL, seed: int = 0, stats:
     return back(mask if batched else mask[0])
 
 
+def _count(stats: dict[str, int], stage: str, found: np.ndarray) -> None:
+    stats[stage] = stats.get(stage, 0) + int(found.sum())
+
+
+def _margins(queries: np.ndarray, unit: np.ndarray) -> np.ndarray:
+    """(B, n) margin of query i for key i: (q_i.k_i - max_{j != i} q_i.k_j) / ||q_i|| (nan for q_i = 0)."""
+    scores = queries @ unit.transpose(0, 2, 1)  # (B, n, n): [b, i, j] = q_i . k_j
+    own = np.einsum("bii->bi", scores).copy()
+    np.einsum("bii->bi", scores)[:] = -np.inf
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (own - scores.max(axis=2)) / np.linalg.norm(queries, axis=2)
+
+
 def _unselectable_batch(keys: np.ndarray, tol: float, rng: np.random.Generator, stats: dict[str, int]) -> np.ndarray:
     b, n, d = keys.shape
     if n == 0 or b == 0:  # an empty key set: nothing to select, nothing unselectable
         return np.zeros((b, n), dtype=bool)
-    centred = keys - keys.mean(axis=1, keepdims=True)
-    scale = np.linalg.norm(centred, axis=-1).max(axis=1)  # (B,)
-    decided = np.zeros((b, n), dtype=bool)
     unsel = np.zeros((b, n), dtype=bool)
-    if n == 1:
-        decided[:] = True
+    if n == 1:  # a lone key wins against nobody: selectable
         return unsel
-    flat = scale == 0  # every key of the set identical: none can win strictly
+    x, unit, spread = set_units(keys)
+    decided = np.zeros((b, n), dtype=bool)
+    flat = spread == 0  # every key of the set identical: none can win strictly
     unsel[flat] = decided[flat] = True
-    safe = np.where(flat, 1.0, scale)
-    unit = centred / safe[:, None, None]  # unit-scale keys: max norm 1
+    win, near = GUARD * tol, tol / GUARD  # a certificate settles a key only outside [near, win]
 
-    # 1. duplicates: both copies are unselectable. Coordinate differences are exact (no
-    # cancellation as in |a|^2 + |b|^2 - 2 a.b), so equal keys are always caught.
-    gap = np.zeros((b, n, n))
+    # 1. the nearest other key bounds delta from above: duplicates (and near-duplicates) are
+    # unselectable. Coordinate differences avoid the cancellation of |a|^2 + |b|^2 - 2 a.b.
+    sq = np.zeros((b, n, n))
     for c in range(d):
-        np.maximum(gap, np.abs(unit[:, :, None, c] - unit[:, None, :, c]), out=gap)
-    np.einsum("bii->bi", gap)[:] = np.inf
-    dup = (gap <= tol).any(axis=2) & ~decided
-    del gap
+        sq += (unit[:, :, None, c] - unit[:, None, :, c]) ** 2
+    np.einsum("bii->bi", sq)[:] = np.inf
+    dup = (np.sqrt(sq.min(axis=2)) <= near) & ~decided
+    del sq
     unsel |= dup
     decided |= dup
-    stats["duplicates"] = stats.get("duplicates", 0) + int(dup.sum())
+    _count(stats, "duplicates", dup)
 
-    # 2a. own direction v = k_i - centroid, and v = k_i itself (exact for keys on a sphere around
-    # the origin, e.g. after LayerNorm or RMSNorm): margin_i = v.k_i - max_{j != i} v.k_j
-    raw = keys / np.where(flat, 1.0, np.linalg.norm(keys, axis=-1).max(axis=1))[:, None, None]
-    for g in (unit @ unit.transpose(0, 2, 1), raw @ raw.transpose(0, 2, 1)):
-        sq_g = np.einsum("bii->bi", g).copy()
-        others = g.copy()
-        np.einsum("bii->bi", others)[:] = -np.inf
-        own = (sq_g - others.max(axis=2) > tol * np.sqrt(sq_g)) & ~decided
+    # 2a. own direction v = k_i - c, and v = k_i itself (exact for keys on a sphere around the
+    # origin, e.g. after LayerNorm or RMSNorm)
+    for queries in (unit, x):
+        own = (_margins(queries, unit) > win) & ~decided
         decided |= own
-        stats["own_direction"] = stats.get("own_direction", 0) + int(own.sum())
+        _count(stats, "own_direction", own)
 
-    # 2b. random directions: a strict winner is a vertex
+    # 2b. random unit directions: a strict winner is a vertex
     if (~decided).any():
         dirs = rng.standard_normal((max(RANDOM_DIRECTIONS, 4 * d), d))
         dirs /= np.linalg.norm(dirs, axis=1, keepdims=True)
         scores = unit @ dirs.T  # (B, n, m)
         top2 = np.partition(scores, n - 2, axis=1)[:, n - 2 :, :]  # (B, 2, m): runner-up and max
-        strict = (top2[:, 1, :] - top2[:, 0, :]) > tol  # (B, m)
+        strict = (top2[:, 1, :] - top2[:, 0, :]) > win  # (B, m)
         winner = scores.argmax(axis=1)  # (B, m)
         hit = np.zeros((b, n), dtype=bool)
         rows = np.broadcast_to(np.arange(b)[:, None], winner.shape)
         hit[rows[strict], winner[strict]] = True
         hit &= ~decided
         decided |= hit
-        stats["random_directions"] = stats.get("random_directions", 0) + int(hit.sum())
+        _count(stats, "random_directions", hit)
 
     # 2c. perceptron steps on the open keys: v <- v + (k_i - k_j*), j* the current best rival
     if (~decided).any():
-        found = _perceptron(unit, decided, tol, PERCEPTRON_STEPS)
+        found = _perceptron(unit, decided, win, PERCEPTRON_STEPS)
         decided |= found
-        stats["perceptron"] = stats.get("perceptron", 0) + int(found.sum())
+        _count(stats, "perceptron", found)
 
-    # 2d. low dimension: Qhull's facets describe conv(keys); a key strictly inside all of them
-    # (by more than tol) lies in the hull of the others
+    # 3. low dimension: Qhull's facets describe conv(keys); a key strictly inside all of them
+    # lies in the hull of the others
     if 2 <= d <= QHULL_MAX_DIM and n > d + 1:
         for s_idx in np.flatnonzero((~decided).any(axis=1)):
-            inside = _inside_facets(unit[s_idx], ~decided[s_idx], tol)
+            inside = _inside_facets(unit[s_idx], ~decided[s_idx], win)
             unsel[s_idx] |= inside
             decided[s_idx] |= inside
-            stats["qhull"] = stats.get("qhull", 0) + int(inside.sum())
+            _count(stats, "qhull", inside)
 
-    # 3./4. per-key certificates for what is left
-    for s_idx in np.flatnonzero((~decided).any(axis=1)):
-        _resolve_set(unit[s_idx], decided[s_idx], unsel[s_idx], dup[s_idx], tol, stats)
+    # 4. per key: the hull of its nearest neighbours (a point of it near the key, or the query
+    # pointing from it to the key); then the rule itself, the distance from the hull of all others
+    # Keys shown unselectable leave the candidate subsets: any subset of the others gives a valid
+    # upper bound, and queries are always checked against every other key.
+    candidates = ~unsel
+    for s_idx, i in zip(*np.nonzero(~decided)):
+        verdict = _neighbour_certificate(unit[s_idx], int(i), candidates[s_idx], near, win)
+        if verdict is None:
+            verdict = key_distance(x[s_idx], int(i), float(spread[s_idx])) <= tol
+            stats["exact"] = stats.get("exact", 0) + 1
+        else:
+            stats["neighbours"] = stats.get("neighbours", 0) + 1
+        unsel[s_idx, i] = verdict
+        candidates[s_idx, i] = not verdict
     return unsel
 
 
-def _inside_facets(k: np.ndarray, open_keys: np.ndarray, tol: float) -> np.ndarray:
-    """Open keys strictly inside every facet of Qhull's hull of ``k`` (empty if Qhull fails)."""
+def _neighbour_certificate(unit: np.ndarray, i: int, candidates: np.ndarray, near: float, win: float) -> bool | None:
+    """Key i of one set against the hull of a subset S of the other ``candidates`` (large sets only).
+
+    S starts as the key's ``NEIGHBOURS`` nearest candidates. conv(S) lies inside the hull of all
+    others, so a point of it within ``near`` of the key settles it unselectable; otherwise the
+    direction from that point to the key is a query, which settles it selectable if it beats every
+    other key by more than ``win``; if not, the keys that beat it join S (column generation).
+    None: not settled within ``COLUMN_ROUNDS`` rounds.
+    """
+    key, others = unit[i], np.delete(unit, i, axis=0)
+    pool = np.flatnonzero(np.delete(candidates, i))
+    if len(others) <= NEIGHBOURS or len(pool) <= NEIGHBOURS:  # no cheaper than the exact distance
+        return None
+    chosen = np.zeros(len(others), dtype=bool)
+    chosen[pool[np.argpartition(np.sum((others[pool] - key) ** 2, axis=1), NEIGHBOURS)[:NEIGHBOURS]]] = True
+    allowed = np.zeros(len(others), dtype=bool)
+    allowed[pool] = True
+    for _ in range(COLUMN_ROUNDS):
+        subset = others[chosen]
+        query = key - nearest_hull_weights(subset, key) @ subset
+        length = float(np.linalg.norm(query))
+        if length <= near:
+            return True
+        scores = others @ query
+        if (key @ query - scores.max()) / length > win:
+            return False
+        rivals = np.flatnonzero(allowed & ~chosen & (scores >= key @ query - win * length))
+        if not len(rivals):
+            return None
+        chosen[rivals[np.argsort(scores[rivals])[-4 * len(key):]]] = True
+    return None
+
+
+def key_distance(x: np.ndarray, i: int, spread: float) -> float:
+    """delta_i: distance of key i of one set x (n, d) from the hull of its other keys, in units of ``spread``.
+
+    Reads only this set, in its index order: the same set always gives the same number.
+    """
+    others = np.delete(x, i, axis=0)
+    return hull_distance(others / spread, x[i] / spread)
+
+
+def _inside_facets(k: np.ndarray, open_keys: np.ndarray, margin: float) -> np.ndarray:
+    """Open keys inside every facet of Qhull's hull of ``k`` by more than ``margin`` (none if Qhull fails)."""
     try:
         hull = ConvexHull(k)
     except (QhullError, ValueError):
         return np.zeros(len(k), dtype=bool)
     idx = np.flatnonzero(open_keys)
-    slack = k[idx] @ hull.equations[:, :-1].T + hull.equations[:, -1]  # <= 0 inside
+    slack = k[idx] @ hull.equations[:, :-1].T + hull.equations[:, -1]  # <= 0 inside; unit normals
     inside = np.zeros(len(k), dtype=bool)
-    inside[idx] = slack.max(axis=1) < -10 * tol
+    inside[idx] = slack.max(axis=1) < -margin
     inside[hull.vertices] = False
     return inside
 
 
-def _perceptron(unit: np.ndarray, decided: np.ndarray, tol: float, steps: int) -> np.ndarray:
-    """Keys proven selectable by a few perceptron updates of their own query.
+def _perceptron(unit: np.ndarray, decided: np.ndarray, win: float, steps: int) -> np.ndarray:
+    """Keys proven selectable (a query margin above ``win``) by a few perceptron updates of their own query.
 
     Vectorised over all open keys: one batched matrix product per step for many small sets, one
     BLAS product per set for a few large ones.
@@ -187,7 +287,7 @@ def _perceptron(unit: np.ndarray, decided: np.ndarray, tol: float, steps: int) -
     if len(open_sets) <= 64:
         for b in open_sets:
             ks = np.flatnonzero(~decided[b])
-            out[b, ks] = _perceptron_one_set(unit[b], ks, tol, steps)
+            out[b, ks] = _perceptron_one_set(unit[b], ks, win, steps)
         return out
     sub = unit[open_sets]
     closed = decided[open_sets]
@@ -195,13 +295,13 @@ def _perceptron(unit: np.ndarray, decided: np.ndarray, tol: float, steps: int) -
     order = np.argsort(closed, axis=1, kind="stable")[:, :width]  # open keys first, padded with closed
     valid = ~np.take_along_axis(closed, order, axis=1)
     keys = np.take_along_axis(sub, order[:, :, None], axis=1)
-    won = _perceptron_rows(sub, keys, order, tol, steps) & valid
+    won = _perceptron_rows(sub, keys, order, win, steps) & valid
     rows = np.broadcast_to(open_sets[:, None], order.shape)
     out[rows[won], order[won]] = True
     return out
 
 
-def _perceptron_one_set(k: np.ndarray, ks: np.ndarray, tol: float, steps: int) -> np.ndarray:
+def _perceptron_one_set(k: np.ndarray, ks: np.ndarray, win: float, steps: int) -> np.ndarray:
     """Perceptron certificates for keys ``ks`` of one set; rows drop out as soon as they win."""
     found = np.zeros(len(ks), dtype=bool)
     alive = np.arange(len(ks))
@@ -212,7 +312,7 @@ def _perceptron_one_set(k: np.ndarray, ks: np.ndarray, tol: float, steps: int) -
         own = scores[rows, ks[alive]].copy()
         scores[rows, ks[alive]] = -np.inf
         rival = scores.argmax(axis=1)
-        won = (own - scores[rows, rival]) > tol * np.linalg.norm(v, axis=1)
+        won = (own - scores[rows, rival]) > win * np.linalg.norm(v, axis=1)
         found[alive[won]] = True
         keep = ~won
         alive, v, rival = alive[keep], v[keep], rival[keep]
@@ -222,8 +322,8 @@ def _perceptron_one_set(k: np.ndarray, ks: np.ndarray, tol: float, steps: int) -
     return found
 
 
-def _perceptron_rows(sets: np.ndarray, keys: np.ndarray, idx: np.ndarray, tol: float, steps: int) -> np.ndarray:
-    """sets (B, n, d), keys (B, m, d) = sets[b, idx[b]]; True where key idx beat every rival."""
+def _perceptron_rows(sets: np.ndarray, keys: np.ndarray, idx: np.ndarray, win: float, steps: int) -> np.ndarray:
+    """sets (B, n, d), keys (B, m, d) = sets[b, idx[b]]; True where key idx beat every rival by more than ``win``."""
     v = keys.copy()
     found = np.zeros(idx.shape, dtype=bool)
     bi = np.arange(len(sets))[:, None]
@@ -233,96 +333,11 @@ def _perceptron_rows(sets: np.ndarray, keys: np.ndarray, idx: np.ndarray, tol: f
         np.put_along_axis(scores, idx[:, :, None], -np.inf, axis=2)
         rival = scores.argmax(axis=2)
         best = np.take_along_axis(scores, rival[:, :, None], axis=2)[:, :, 0]
-        found |= (own - best) > tol * np.linalg.norm(v, axis=2)
+        found |= (own - best) > win * np.linalg.norm(v, axis=2)
         if found.all():
             break
         v = np.where(found[:, :, None], v, v + keys - sets[bi, rival])
     return found
-
-
-def _resolve_set(k: np.ndarray, decided: np.ndarray, unsel: np.ndarray, dup: np.ndarray, tol: float,
-                 stats: dict[str, int]) -> None:
-    """Decide the open keys of one unit-scale set in place (NNLS certificates, LP fallback)."""
-    n = len(k)
-    # Points known to be interior can be dropped from the candidate hull: conv stays the same.
-    # Of each group of duplicates one representative stays (it may be a hull vertex).
-    active = np.ones(n, dtype=bool)
-    seen: list[np.ndarray] = []
-    for i in np.flatnonzero(dup):
-        if any(np.sum((k[i] - p) ** 2) <= tol**2 for p in seen):
-            active[i] = False
-        else:
-            seen.append(k[i])
-    for i in np.flatnonzero(~decided):
-        cand = active.copy()
-        cand[i] = False
-        idx = np.flatnonzero(cand)
-        decided[i] = True
-        if not len(idx):
-            continue
-        verdict = _decide_key(k[idx], k[i], tol, stats)
-        unsel[i] = verdict
-        if verdict:
-            active[i] = False
-
-
-def _decide_key(others: np.ndarray, key: np.ndarray, tol: float, stats: dict[str, int]) -> bool:
-    """Unselectable? NNLS by column generation, then the exact LP for the undecided.
-
-    Start from the key's nearest neighbours S. NNLS over S either finds convex weights (a valid
-    certificate as it is) or a residual query v; if v beats every other key the key is selectable,
-    otherwise the keys that beat it under v join S and NNLS runs again.
-    """
-    m = len(others)
-    if m <= NEIGHBOURS:
-        chosen = np.ones(m, dtype=bool)
-    else:
-        chosen = np.zeros(m, dtype=bool)
-        chosen[np.argpartition(np.sum((others - key) ** 2, axis=1), NEIGHBOURS)[:NEIGHBOURS]] = True
-    for _ in range(COLUMN_ROUNDS):
-        inside, v = _nnls_certificate(others[chosen], key, tol)
-        if inside:
-            stats["nnls"] = stats.get("nnls", 0) + 1
-            return True
-        if v is None:
-            break
-        scores = others @ v
-        rivals = np.flatnonzero(~chosen & (scores >= key @ v - 10 * tol * np.linalg.norm(v)))
-        if not len(rivals):
-            if chosen.all() or _separates(v, key, others, tol):
-                stats["nnls"] = stats.get("nnls", 0) + 1
-                return False
-            break
-        chosen[rivals[np.argsort(scores[rivals])[-4 * len(key):]]] = True
-    stats["lp"] = stats.get("lp", 0) + 1
-    return _lp_inside_hull(others, key, tol)
-
-
-def _separates(v: np.ndarray, key: np.ndarray, others: np.ndarray, tol: float) -> bool:
-    """Does query v give ``key`` a score above every other key's by more than tol * |v|?"""
-    return bool(key @ v - (others @ v).max() > 10 * tol * np.linalg.norm(v))
-
-
-def _nnls_certificate(others: np.ndarray, key: np.ndarray, tol: float) -> tuple[bool, np.ndarray | None]:
-    """(True, None) with convex weights found; else (False, residual query v or None)."""
-    m, d = others.shape
-    a = np.empty((d + 1, m))
-    a[:d] = others.T
-    a[d] = 1.0
-    target = np.empty(d + 1)
-    target[:d] = key
-    target[d] = 1.0
-    weights, _ = nnls(a, target, maxiter=50 * m)
-    residual = target - a @ weights
-    if abs(residual[d]) <= tol and residual[:d] @ residual[:d] <= tol * tol:
-        return True, None
-    v = residual[:d]
-    return False, (v if v.any() else None)
-
-
-def _lp_inside_hull(others: np.ndarray, key: np.ndarray, tol: float) -> bool:
-    """Exact LP: max margin t of a query v in [-1, 1]^d with v.(k - k_j) >= t; inside iff t <= tol."""
-    return max_margin(others, key) <= max(tol, LP_TOL)
 
 
 def max_margin(others: np.ndarray, key: np.ndarray) -> float:
@@ -340,20 +355,23 @@ def max_margin(others: np.ndarray, key: np.ndarray) -> float:
 
 
 def unselectable_mask_lp(keys: Any, tol: float = DEFAULT_TOL) -> Any:
-    """Reference: one HiGHS LP per key (the max-margin query), no shortcuts. Same conventions."""
+    """Reference: one HiGHS LP per key (its max-margin query in the box [-1, 1]^d), no shortcuts.
+
+    Same units and conventions as :func:`unselectable_mask`, but HiGHS decides only to its own
+    precision: a key is unselectable when its best margin is <= max(tol, 1e-9), so keys closer
+    than ~1e-9 to the hull of the others can differ from :func:`unselectable_mask`.
+    """
+    tol = check_tol(tol)
     arr, back = _as_numpy(keys)
     _check(arr)
     sets = arr if arr.ndim == 3 else arr[None]
     out = np.zeros(sets.shape[:2], dtype=bool)
-    for s, k in enumerate(sets):
-        centred = k - k.mean(axis=0)
-        if len(k) <= 1:
-            continue
-        scale = np.linalg.norm(centred, axis=1).max()
-        if scale == 0:
-            out[s] = True
-            continue
-        unit = centred / scale
-        for i in range(len(k)):
-            out[s, i] = max_margin(np.delete(unit, i, axis=0), unit[i]) <= max(tol, LP_TOL)
+    if sets.shape[1] > 1:
+        _, units, spreads = set_units(sets)
+        for s, (unit, spread) in enumerate(zip(units, spreads)):
+            if spread == 0:
+                out[s] = True
+                continue
+            for i in range(len(unit)):
+                out[s, i] = max_margin(np.delete(unit, i, axis=0), unit[i]) <= max(tol, LP_TOL)
     return back(out if arr.ndim == 3 else out[0])
