@@ -8,6 +8,7 @@ offsets, so a word is bold when any of its pieces is unselectable, whatever the 
 from __future__ import annotations
 
 import importlib
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,8 @@ from normbench.reporting.run_cache import load_run
 from normbench.sweep.plan import Run, plan_runs, quiet_lightning
 from normbench.training.records import provenance, read_record
 from normbench.training.rundir import checkpoint_of, tokenizer_path
+
+TOKEN_REPORT = "unselectable_tokens.json"  # beside it: unselectable_tokens.md
 
 
 def word_spans(text: str) -> list[tuple[int, int]]:
@@ -147,7 +150,8 @@ def dev_sentences(run_config: dict[str, Any]) -> list[str]:
     data = run_config["data"]
     module_name, _, cls_name = data["class_path"].rpartition(".")
     cls = getattr(importlib.import_module(module_name), cls_name)
-    return cls(**(data.get("init_args") or {})).raw()["validation"]["sentence"]
+    init_args = {**getattr(cls, "LEGACY_INIT_ARGS", {}), **(data.get("init_args") or {})}  # as the run trained
+    return cls(**init_args).raw()["validation"]["sentence"]
 
 
 def write_token_report(config: dict[str, Any], preset: str, runs_dir: str, out_dir: Path, runs: list[Run],
@@ -207,6 +211,34 @@ def write_token_report(config: dict[str, Any], preset: str, runs_dir: str, out_d
     return finish(doc, lines, lm_summaries, out_dir)
 
 
+def report_runs(config: dict[str, Any], runs_dir: str, runs: list[Run]) -> dict[tuple[str, int], str | None]:
+    """The runs :func:`write_token_report` would read, as ``("sst2 <variant>", seed)`` (Table 4, from
+    ``runs``) and ``("lm <variant>", seed)`` (Table 3) -> ``None``; nothing is loaded but the records."""
+    spec = config["bench"]["token_report"]
+    found: dict[tuple[str, int], str | None] = {(f"sst2 {spec['variant']}", r.seed): None for r in runs
+                                                if r.variant == spec["variant"] and finished(r.record_path)}
+    lm = spec.get("lm")
+    if lm:
+        seeds = lm_seeds(lm, runs_dir)
+        for variant in filter(None, (lm["variant"], lm.get("reference"))):
+            with quiet_lightning():  # the runs find_record finds, planned once for every seed
+                _, planned = plan_runs("lm", lm["preset"], seeds, [variant], None, runs_dir)
+            found.update({(f"lm {variant}", r.seed): None for r in planned if finished(r.record_path)})
+    return found
+
+
+def published_runs(doc: dict[str, Any], config: dict[str, Any]) -> dict[tuple[str, int], str | None]:
+    """The runs an ``unselectable_tokens.json`` read, named as :func:`report_runs` names them."""
+    variant = config["bench"]["token_report"]["variant"]
+    sections = doc["sections"]
+    found: dict[tuple[str, int], str | None] = {
+        (f"sst2 {variant}", int(seed)): None for seed in (sections.get("table4") or {}).get("per_seed") or {}}
+    for key in sections:
+        if m := re.fullmatch(r"table3:(.+):seed(\d+)", key):
+            found[(f"lm {m[1]}", int(m[2]))] = None
+    return found
+
+
 def lm_seeds(lm: dict[str, Any], runs_dir: str) -> list[int]:
     """The ``lm`` seeds Table 3 reads: ``bench.token_report.lm.seeds``, else every seed of the lm preset's bench."""
     if lm.get("seeds") is not None:
@@ -244,6 +276,6 @@ def finish(doc: dict[str, Any], lines: list[str], lm_summaries: dict[str, dict[i
     for c in claims:
         lines.append(f"| `{c['id']}`: {c['statement']} | {c['owner']} | {describe(c['paper'])} | {describe(c['measured'])}; "
                      f"{describe_seeds(c['per_seed'])} | **{c['verdict']}** | {describe_difference(c)} | {c['rule']} |")
-    atomic_write_json(out_dir / "unselectable_tokens.json", doc)
+    atomic_write_json(out_dir / TOKEN_REPORT, doc)
     atomic_write_text(out_dir / "unselectable_tokens.md", "\n".join(lines) + "\n")
     return doc

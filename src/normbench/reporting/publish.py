@@ -1,0 +1,200 @@
+"""The publishing rule of every writer under ``results/``.
+
+A published board is replaced only by a build that covers at least its finished runs and its
+settings; anything else is refused with one line before anything is written (``--force`` replaces
+it anyway). What a board is and what "covers" means, per writer:
+
+* a leaderboard (``leaderboard.json``, with the figures and reports written beside it by the same
+  build): every ``(variant, seed)`` finished there is finished in the new build with the same config
+  hash, and the task, preset, overrides, grid and config file are the same;
+* the random grid (``unselectable/random_grid.json``): the new grid's n and d ranges contain the
+  published ones, with at least as many runs per cell and the same seed;
+* the d = 3 geometry pictures (``geometry.json``): every ``(variant, seed)`` drawn there is drawn
+  again, from a run with the same config hash;
+* a report beside a leaderboard (``sst2/unselectable_tokens.json``, Tables 3-4): every run it read
+  is read again (checked with the leaderboard, before either is written).
+
+A missing board protects nothing. A board that exists but cannot be read (not JSON, or not the
+shape its writer gives it) is not replaced silently: the refusal names it, and ``--force`` replaces it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from normbench.errors import one_line
+
+Runs = dict[tuple[str, int], str | None]
+"""Finished (or planned) runs of a build: ``(variant, seed)`` -> config hash (``None``: not known)."""
+
+FORCE = "pass --force to replace it"
+SHOWN = 4  # missing runs named in a refusal; the rest are counted
+
+
+class Refused(ValueError):
+    """A build that may not replace the board in its way (one line: ``results_dir: ...``)."""
+
+
+def read_board(path: Path, elsewhere: str) -> dict[str, Any] | None:
+    """The JSON object at ``path``; ``None`` when there is none; a :class:`Refused` line when it cannot be read."""
+    if not path.exists():
+        return None
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(doc, dict):
+            raise ValueError(f"a JSON {type(doc).__name__}, not an object")
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise unreadable(path, exc, elsewhere) from exc
+    return doc
+
+
+def unreadable(path: Path, exc: Exception, elsewhere: str) -> Refused:
+    """The refusal for a board that exists but cannot be read."""
+    reason = one_line(str(exc))[:120]
+    return Refused(f"results_dir: {path} exists but is unreadable ({reason}); restore it, write elsewhere "
+                   f"with {elsewhere}, or {FORCE}")
+
+
+def leaderboard_runs(doc: dict[str, Any]) -> Runs:
+    """The finished runs a ``leaderboard.json`` shows: each variant's seeds, with its config hash."""
+    variants = doc.get("variants")
+    if not isinstance(variants, list):
+        raise ValueError("no list of variants")
+    runs: Runs = {}
+    for v in variants:
+        if not isinstance(v, dict) or not isinstance(v.get("name"), str) or not isinstance(v.get("seeds"), list):
+            raise ValueError("a variant without a name and a list of seeds")
+        for seed in v["seeds"]:
+            runs[(v["name"], int(seed))] = v.get("config_hash")
+    return runs
+
+
+def leaderboard_settings(doc: dict[str, Any]) -> dict[str, Any]:
+    """The settings a ``leaderboard.json`` was built with: task, preset and, once boards recorded their
+    sweep, its overrides, grid and config file."""
+    settings = {"task": doc.get("task"), "preset": doc.get("preset")}
+    sweep = doc.get("sweep")
+    if isinstance(sweep, dict):
+        settings.update({key: sweep.get(key) for key in ("overrides", "grid", "config_file")})
+    return settings
+
+
+def sweep_settings(task: str, preset: str | None, definition: dict[str, Any] | None) -> dict[str, Any]:
+    """A new leaderboard's settings, as :func:`leaderboard_settings` reads them from a board."""
+    return leaderboard_settings({"task": task, "preset": preset, "sweep": definition or {}})
+
+
+def describe_runs(runs: list[tuple[str, int]]) -> str:
+    """``pre/both seed 1, pre/both seed 2, ...``: the first few runs by name."""
+    shown = ", ".join(f"{variant} seed {seed}" for variant, seed in runs[:SHOWN])
+    return shown + (", ..." if len(runs) > SHOWN else "")
+
+
+def check_runs(path: Path, old: Runs, old_settings: dict[str, Any], new: Runs, new_settings: dict[str, Any],
+               elsewhere: str, noun: str = "this build has") -> None:
+    """Refuse (one line) unless ``new`` covers every run of ``old`` with the same config hash and the same settings.
+
+    Only the settings the old board records are compared (older boards record fewer).
+    """
+    differ = [f"{key} {old_settings[key]!r}, this build {new_settings.get(key)!r}"
+              for key in old_settings if key in new_settings and new_settings[key] != old_settings[key]]
+    changed = {}
+    for (variant, seed), digest in old.items():
+        now = new.get((variant, seed))
+        if digest and now and now != digest:
+            changed.setdefault(variant, f"config of {variant} {digest}, this build {now}")
+    differ += list(changed.values())
+    if differ:
+        shown = "; ".join(differ[:3]) + ("; ..." if len(differ) > 3 else "")
+        raise Refused(f"results_dir: {path} was built with other settings ({shown}); rebuild it with its "
+                      f"settings, write elsewhere with {elsewhere}, or {FORCE}")
+    missing = [run for run in old if run not in new]
+    if missing:
+        raise Refused(f"results_dir: {path} holds {len(old)} finished runs; {noun} {len(new)} ({len(missing)} "
+                      f"missing: {describe_runs(missing)}); rebuild with every run, write elsewhere with "
+                      f"{elsewhere}, or {FORCE}")
+
+
+def check_leaderboard(out: Path, runs: Runs, settings: dict[str, Any], force: bool = False,
+                      planned: bool = False) -> None:
+    """May a build with ``runs`` (finished, or with ``planned`` the sweep's planned ones) and ``settings``
+    (:func:`sweep_settings`) replace ``out/leaderboard.json``? Refuses with one line if not."""
+    if force:
+        return
+    path = Path(out) / "leaderboard.json"
+    elsewhere = "--results_dir/--name"
+    doc = read_board(path, elsewhere)
+    if doc is None:
+        return
+    try:
+        old = leaderboard_runs(doc)
+    except (TypeError, ValueError) as exc:
+        raise unreadable(path, exc, elsewhere) from exc
+    check_runs(path, old, leaderboard_settings(doc), runs, settings, elsewhere,
+               "this sweep plans" if planned else "this build has")
+
+
+def check_report(path: Path, read_runs: Callable[[dict[str, Any]], Runs], runs: Runs, force: bool = False,
+                 elsewhere: str = "--results_dir", noun: str = "this build has") -> None:
+    """May a report built from ``runs`` replace the one at ``path``, whose runs ``read_runs(doc)`` gives?"""
+    if force:
+        return
+    doc = read_board(path, elsewhere)
+    if doc is None:
+        return
+    try:
+        old = read_runs(doc)
+    except (AttributeError, KeyError, TypeError, ValueError) as exc:
+        raise unreadable(path, ValueError(f"not the report its writer gives: {exc!r}"), elsewhere) from exc
+    check_runs(path, old, {}, runs, {}, elsewhere, noun)
+
+
+def geometry_runs(doc: dict[str, Any]) -> Runs:
+    """The runs a ``geometry.json`` drew: one per variant, with its seed and config hash."""
+    return {(variant, int(s["seed"])): s.get("config_hash") for variant, s in doc.items()}
+
+
+def check_geometry(out: Path, runs: Runs, force: bool = False) -> None:
+    """May pictures drawn from ``runs`` (variant, seed -> config hash) replace ``out/geometry.json`` and its figures?"""
+    check_report(Path(out) / "geometry.json", geometry_runs, runs, force, noun="this build draws")
+
+
+def span(values: list[int]) -> str:
+    """``3..60`` for a contiguous range, else the values."""
+    if not values:
+        return "none"
+    ordered = sorted(set(values))
+    if ordered == list(range(ordered[0], ordered[-1] + 1)):
+        return f"{ordered[0]}..{ordered[-1]}" if len(ordered) > 1 else str(ordered[0])
+    return ",".join(map(str, ordered))
+
+
+def check_random_grid(out: Path, ns: list[int], ds: list[int], runs: int, seed: int, force: bool = False) -> None:
+    """May a grid over ``ns`` x ``ds`` with ``runs`` sets per cell and ``seed`` replace ``out/random_grid.json``?
+
+    It may when it contains the published n and d ranges, has at least as many runs per cell and the same seed.
+    """
+    if force:
+        return
+    path = Path(out) / "random_grid.json"
+    doc = read_board(path, "--results_dir")
+    if doc is None:
+        return
+    try:
+        old_ns, old_ds = [int(n) for n in doc["ns"]], [int(d) for d in doc["ds"]]
+        old_runs, old_seed = int(doc["runs"]), int(doc["seed"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise unreadable(path, ValueError(f"not a random grid: {exc!r}"), "--results_dir") from exc
+    short = [f"n = {span(sorted(set(old_ns) - set(ns)))} missing" if not set(old_ns) <= set(ns) else "",
+             f"d = {span(sorted(set(old_ds) - set(ds)))} missing" if not set(old_ds) <= set(ds) else "",
+             f"{old_runs - runs} fewer runs per cell" if runs < old_runs else "",
+             "another seed" if seed != old_seed else ""]
+    short = [s for s in short if s]
+    if short:
+        raise Refused(f"results_dir: {path} holds n = {span(old_ns)}, d = {span(old_ds)}, {old_runs} runs per cell, "
+                      f"seed {old_seed}; this build has n = {span(ns)}, d = {span(ds)}, {runs} runs per cell, "
+                      f"seed {seed} ({', '.join(short)}); run a grid that covers it, write elsewhere with "
+                      f"--results_dir, or {FORCE}")

@@ -1,0 +1,147 @@
+"""One publishing rule for every writer under results/: a published board is replaced only by a build that
+covers its finished runs and its settings; otherwise nothing is written, and --force replaces it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from normbench.reporting import publish
+from normbench.reporting.publish import Refused
+
+ROOT = Path(__file__).resolve().parents[2]
+SETTINGS = {"task": "majority", "preset": "quick", "overrides": [], "grid": [], "config_file": None}
+
+
+def board(tmp_path: Path, runs: dict[tuple[str, int], str], **settings) -> Path:
+    """A leaderboard.json in ``tmp_path`` showing ``runs`` (variant, seed -> config hash)."""
+    variants: dict[str, dict] = {}
+    for (name, seed), digest in runs.items():
+        variants.setdefault(name, {"name": name, "seeds": [], "config_hash": digest})["seeds"].append(seed)
+    s = {**SETTINGS, **settings}
+    doc = {"task": s["task"], "preset": s["preset"], "variants": list(variants.values()),
+           "sweep": {k: s[k] for k in ("overrides", "grid", "config_file")}}
+    (tmp_path / "leaderboard.json").write_text(json.dumps(doc))
+    return tmp_path
+
+
+FULL = {(v, s): f"hash-{v}" for v in ("pre/both", "pre/scale", "pre/none") for s in (0, 1, 2)}
+
+
+def test_a_build_that_covers_the_board_replaces_it(tmp_path: Path) -> None:
+    out = board(tmp_path, FULL)
+    publish.check_leaderboard(out, dict(FULL), dict(SETTINGS))  # the same build again
+    publish.check_leaderboard(out, {**FULL, ("pre/scale", 3): "hash-pre/scale", ("post/both", 0): "x"}, dict(SETTINGS))
+    publish.check_leaderboard(tmp_path / "nothing-here", {}, dict(SETTINGS))  # nothing published: nothing to protect
+
+
+def test_a_build_with_fewer_finished_runs_is_refused_naming_them(tmp_path: Path) -> None:
+    out = board(tmp_path, FULL)
+    with pytest.raises(Refused) as info:
+        publish.check_leaderboard(out, {("pre/both", 0): "hash-pre/both"}, dict(SETTINGS))
+    assert str(info.value) == (
+        f"results_dir: {out / 'leaderboard.json'} holds 9 finished runs; this build has 1 (8 missing: pre/both seed 1, "
+        "pre/both seed 2, pre/scale seed 0, pre/scale seed 1, ...); rebuild with every run, write elsewhere with "
+        "--results_dir/--name, or pass --force to replace it")
+    with pytest.raises(Refused, match="this sweep plans 3 "):  # checked before training, from the plan
+        publish.check_leaderboard(out, {k: v for k, v in FULL.items() if k[1] == 0}, dict(SETTINGS), planned=True)
+    publish.check_leaderboard(out, {("pre/both", 0): "hash-pre/both"}, dict(SETTINGS), force=True)
+
+
+def test_a_build_with_other_settings_is_refused(tmp_path: Path) -> None:
+    out = board(tmp_path, FULL)
+    with pytest.raises(Refused, match=r"built with other settings \(preset 'quick', this build 'paper'\)"):
+        publish.check_leaderboard(out, dict(FULL), {**SETTINGS, "preset": "paper"})
+    with pytest.raises(Refused, match=r"overrides \[\], this build \['--trainer.max_steps=5'\]"):
+        publish.check_leaderboard(out, dict(FULL), {**SETTINGS, "overrides": ["--trainer.max_steps=5"]})
+    with pytest.raises(Refused, match=r"\(config of pre/scale hash-pre/scale, this build other\); rebuild it with its settings"):
+        publish.check_leaderboard(out, {**FULL, ("pre/scale", 1): "other"}, dict(SETTINGS))
+    publish.check_leaderboard(out, dict(FULL), {**SETTINGS, "preset": "paper"}, force=True)
+    # a board from before sweeps were recorded: its task and preset are its settings
+    (out / "leaderboard.json").write_text(json.dumps({"task": "majority", "preset": "quick", "variants": []}))
+    publish.check_leaderboard(out, {}, {**SETTINGS, "overrides": ["x"]})
+
+
+@pytest.mark.parametrize("text", ["{", "[]", '{"variants": 3}', '{"variants": [{"name": "a"}]}'])
+def test_an_unreadable_board_is_reported_not_replaced(tmp_path: Path, text: str) -> None:
+    (tmp_path / "leaderboard.json").write_text(text)
+    with pytest.raises(Refused, match=rf"^results_dir: {tmp_path / 'leaderboard.json'} exists but is unreadable "
+                                      r"\(.*\); restore it, write elsewhere with --results_dir/--name, or pass "
+                                      "--force to replace it$"):
+        publish.check_leaderboard(tmp_path, {}, dict(SETTINGS))
+    publish.check_leaderboard(tmp_path, {}, dict(SETTINGS), force=True)
+
+
+def test_a_random_grid_is_replaced_only_by_one_that_contains_it(tmp_path: Path) -> None:
+    (tmp_path / "random_grid.json").write_text(json.dumps({"ns": list(range(3, 61)), "ds": list(range(3, 16)),
+                                                           "runs": 100, "seed": 0}))
+    ns, ds = list(range(3, 61)), list(range(3, 16))
+    publish.check_random_grid(tmp_path, ns, ds, 100, 0)
+    publish.check_random_grid(tmp_path, list(range(1, 80)), list(range(2, 20)), 200, 0)
+    with pytest.raises(Refused) as info:
+        publish.check_random_grid(tmp_path, ns, list(range(3, 9)), 20, 0)
+    assert str(info.value) == (
+        f"results_dir: {tmp_path / 'random_grid.json'} holds n = 3..60, d = 3..15, 100 runs per cell, seed 0; "
+        "this build has n = 3..60, d = 3..8, 20 runs per cell, seed 0 (d = 9..15 missing, 80 fewer runs per cell); "
+        "run a grid that covers it, write elsewhere with --results_dir, or pass --force to replace it")
+    with pytest.raises(Refused, match=r"\(n = 3..4 missing, another seed\)"):
+        publish.check_random_grid(tmp_path, list(range(5, 61)), ds, 100, 1)
+    publish.check_random_grid(tmp_path, [3], [3], 1, 7, force=True)
+    (tmp_path / "random_grid.json").write_text('{"ns": [3]}')
+    with pytest.raises(Refused, match="exists but is unreadable"):
+        publish.check_random_grid(tmp_path, ns, ds, 100, 0)
+
+
+def test_the_geometry_pictures_are_replaced_only_by_ones_of_the_same_runs(tmp_path: Path) -> None:
+    (tmp_path / "geometry.json").write_text(json.dumps({"pre/both": {"seed": 0, "config_hash": "a"},
+                                                        "pre/none": {"seed": 0, "config_hash": "b"}}))
+    publish.check_geometry(tmp_path, {("pre/both", 0): "a", ("pre/none", 0): "b"})
+    with pytest.raises(Refused, match=r"holds 2 finished runs; this build draws 1 \(1 missing: pre/none seed 0\)"):
+        publish.check_geometry(tmp_path, {("pre/both", 0): "a"})
+    with pytest.raises(Refused, match="other settings"):
+        publish.check_geometry(tmp_path, {("pre/both", 0): "a", ("pre/none", 0): "c"})
+    publish.check_geometry(tmp_path, {("pre/both", 1): "a"}, force=True)
+    (tmp_path / "geometry.json").write_text('{"pre/both": 3}')
+    with pytest.raises(Refused, match="exists but is unreadable"):
+        publish.check_geometry(tmp_path, {("pre/both", 0): "a"})
+
+
+def test_the_token_report_is_replaced_only_by_one_that_reads_its_runs(tmp_path: Path) -> None:
+    """sst2's Tables 3-4 read sst2 runs and the lm task's runs: losing either is refused."""
+    from normbench.reporting.tokens import TOKEN_REPORT, published_runs
+
+    config = {"bench": {"token_report": {"variant": "none/none"}}}
+    (tmp_path / TOKEN_REPORT).write_text(json.dumps({"sections": {
+        "table4": {"per_seed": {"0": {}, "1": {}}}, "table3:pre/project:seed0": {}, "table3:pre/both:seed0": {}}}))
+    read = lambda doc: published_runs(doc, config)  # noqa: E731
+    every = {("sst2 none/none", 0): None, ("sst2 none/none", 1): None, ("lm pre/project", 0): None,
+             ("lm pre/both", 0): None}
+    publish.check_report(tmp_path / TOKEN_REPORT, read, every)
+    with pytest.raises(Refused, match=r"holds 4 finished runs; this build has 2 \(2 missing: lm pre/project seed 0, "
+                                      r"lm pre/both seed 0\)"):
+        publish.check_report(tmp_path / TOKEN_REPORT, read, {k: v for k, v in every.items() if k[0].startswith("sst2")})
+
+
+def test_every_published_board_is_covered_by_itself() -> None:
+    """The readers understand every committed board: rebuilding one from the same runs replaces it."""
+    boards = sorted((ROOT / "results").rglob("leaderboard.json"))
+    assert boards
+    for path in boards:
+        doc = json.loads(path.read_text())
+        if "random grid" in str(doc.get("preset")):
+            grid = json.loads((path.parent / "random_grid.json").read_text())
+            publish.check_random_grid(path.parent, grid["ns"], grid["ds"], grid["runs"], grid["seed"])
+            continue
+        settings = publish.sweep_settings(doc["task"], doc["preset"], doc.get("sweep"))
+        publish.check_leaderboard(path.parent, publish.leaderboard_runs(doc), settings)
+    geometry = json.loads((ROOT / "results" / "majority" / "geometry.json").read_text())
+    publish.check_geometry(ROOT / "results" / "majority", publish.geometry_runs(geometry))
+    from normbench.reporting.tokens import TOKEN_REPORT, published_runs
+
+    tokens = ROOT / "results" / "sst2" / TOKEN_REPORT
+    config = {"bench": {"token_report": {"variant": "none/none"}}}
+    runs = published_runs(json.loads(tokens.read_text()), config)
+    assert len(runs) == 9  # Table 4: 3 sst2 seeds; Table 3: 2 lm models x 3 seeds
+    publish.check_report(tokens, lambda doc: published_runs(doc, config), runs)
