@@ -15,6 +15,10 @@
 
 Every command takes ``--dry_run``: arguments checked (a sweep's runs planned), nothing trained or written.
 
+Every command that writes under ``results/`` (sweep, bench, leaderboard, random_grid, analyze geometry)
+replaces a published board only with a build that covers its finished runs and its settings; otherwise
+it writes nothing and says so in one line, and ``--force`` replaces the board anyway.
+
 Bad input ends with one line ``normbench: error: <field>: <what is allowed>`` and exit status 2.
 """
 
@@ -71,6 +75,8 @@ def sweep_parser() -> argparse.ArgumentParser:
                    "name when only the preset differs, else <preset>-<hash of what differs>)")
     p.add_argument("--leaderboard", action=argparse.BooleanOptionalAction, default=True, help="write the leaderboard")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True, help="progress bars")
+    p.add_argument("--force", action="store_true", help="replace the published leaderboard even when this sweep "
+                   "lacks some of its finished runs or settings (refused by default, before anything trains)")
     return p
 
 
@@ -96,7 +102,7 @@ def sweep(argv: list[str], dry_run: bool = False) -> None:
         raise ValueError("vectorize: stacks train one after another in this process; drop --workers/--gpus")
     run_sweep(opts.config, opts.preset, opts.grid, opts.seeds, parse_names(opts.variants, "variants"),
               opts.workers, gpus, opts.gpus_per_run, opts.shard, opts.vectorize, rest, opts.runs_dir,
-              opts.results_dir, opts.name, opts.leaderboard, opts.progress, dry_run=dry_run)
+              opts.results_dir, opts.name, opts.leaderboard, opts.progress, dry_run=dry_run, force=opts.force)
 
 
 def compare(task: str, a: str, b: str, name: str | None = None, results_dir: str = "results",
@@ -142,6 +148,7 @@ COMMANDS: dict[str, str] = {
 FUNCTIONS: dict[str, Any] = {"bench": bench, "leaderboard": leaderboard, "compare": compare, "cite": cite,
                              "random_grid": random_grid, "tasks": tasks,
                              "analyze": {"decompose": decompose, "geometry": geometry}}
+BARE_FLAGS = ("--force",)  # boolean options also given bare, as `normbench sweep` takes them
 DRY_RUN = "--dry_run"
 DRY_RUN_ENV = "NORMBENCH_DRY_RUN"  # =1: every normbench command is a dry run (e.g. under a nox session)
 READ_ONLY = ("compare", "cite", "tasks")  # they write nothing: a dry run runs them
@@ -158,6 +165,12 @@ def usage() -> str:
     return "\n".join(lines)
 
 
+def bare_flags(argv: list[str]) -> list[str]:
+    """``--force`` alone (last, or before another option) as ``--force=true``, for the function commands."""
+    return [f"{a}=true" if a in BARE_FLAGS and (i + 1 == len(argv) or argv[i + 1].startswith("-")) else a
+            for i, a in enumerate(argv)]
+
+
 def dry_fit(args: list[str]) -> None:
     """``normbench fit ... --dry_run``: parse and build the run (model, data module, trainer), print where it goes."""
     cli = NormbenchCLI(args=preset_args(args))
@@ -169,6 +182,8 @@ def main(argv: list[str] | None = None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
     dry = DRY_RUN in argv or os.environ.get(DRY_RUN_ENV) == "1"
     argv = [a for a in argv if a != DRY_RUN]
+    if argv and argv[0] in FUNCTIONS:
+        argv = bare_flags(argv)
     try:
         if not argv or argv[0] in ("-h", "--help"):
             print(usage())

@@ -4,6 +4,8 @@ covers its finished runs and its settings; otherwise nothing is written, and --f
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -145,3 +147,120 @@ def test_every_published_board_is_covered_by_itself() -> None:
     runs = published_runs(json.loads(tokens.read_text()), config)
     assert len(runs) == 9  # Table 4: 3 sst2 seeds; Table 3: 2 lm models x 3 seeds
     publish.check_report(tokens, lambda doc: published_runs(doc, config), runs)
+
+
+def finish(run) -> None:  # noqa: ANN001 - a normbench.sweep.plan.Run
+    """Write a finished record for ``run``: its own resolved config and hash, no checkpoint (nothing to analyse)."""
+    from normbench.sweep.plan import quiet_lightning
+    from normbench.training.cli import NormbenchCLI
+    from normbench.training.rundir import record_config_hash
+
+    with quiet_lightning():
+        config = NormbenchCLI(args=run.args).resolved_config()
+    assert record_config_hash({"config": config}) == run.config_hash
+    run.record_path.parent.mkdir(parents=True, exist_ok=True)
+    run.record_path.write_text(json.dumps({"status": "done", "seed": run.seed, "config": config,
+                                           "config_hash": run.config_hash}))
+
+
+def test_a_sweep_whose_runs_fail_keeps_the_board_it_would_shrink(tmp_path: Path, monkeypatch) -> None:
+    """Refused before training when the plan differs from the board; after training when runs failed."""
+    from normbench.reporting import pipeline
+    from normbench.sweep.backends import Outcome
+    from normbench.sweep.plan import plan_runs
+
+    _, runs = plan_runs("majority", "quick", "0-1", ["pre/both"], None, str(tmp_path / "runs"))
+    out = tmp_path / "results" / "majority" / "pub"
+    definition = pipeline.sweep_definition("quick", runs, None, None, None)
+    out.mkdir(parents=True)
+    board(out, {(r.variant, r.seed): r.config_hash for r in runs})
+    doc = json.loads((out / "leaderboard.json").read_text())
+    (out / "leaderboard.json").write_text(json.dumps({**doc, "sweep_key": pipeline.sweep_key(definition),
+                                                      "sweep": definition}))
+    published = (out / "leaderboard.json").read_bytes()
+    trained: list[int] = []
+
+    def execute(planned, **kw) -> Outcome:  # seed 0 finishes, seed 1 fails
+        finish(planned[0])
+        trained.append(len(planned))
+        return Outcome(trained=planned[:1], failed=[(planned[1], "boom")])
+
+    monkeypatch.setattr(pipeline, "execute", execute)
+    kw = {"seeds": "0-1", "variants": ["pre/both"], "runs_dir": str(tmp_path / "runs"),
+          "results_dir": str(tmp_path / "results"), "name": "pub", "progress": False, "workers": 1}
+    with pytest.raises(pipeline.SweepFailed, match=r"^runs: 1 of 2 failed; .*; results_dir: .* holds 2 finished runs; "
+                                                   r"this build has 1 \(1 missing: pre/both seed 1\);.*--force"):
+        pipeline.run_sweep("majority", "quick", **kw)
+    assert trained == [2] and (out / "leaderboard.json").read_bytes() == published
+
+    mine = json.loads(published)
+    mine["variants"][0]["config_hash"] = "000000000000"  # built from other configs: refused before training
+    (out / "leaderboard.json").write_text(json.dumps(mine))
+    with pytest.raises(Refused, match="built with other settings \\(config of pre/both 000000000000"):
+        pipeline.run_sweep("majority", "quick", **kw)
+    assert trained == [2]
+
+
+# -- acceptance: the commands in a clone of the repository leave every committed file as it is --
+
+@pytest.fixture
+def clone(tmp_path: Path) -> Path:
+    """A fresh clone of this repository (its committed results/)."""
+    if not (ROOT / ".git").exists() or shutil.which("git") is None:
+        pytest.skip("needs the git repository")
+    target = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(ROOT), str(target)], check=True, timeout=120)
+    return target
+
+
+def porcelain(repo: Path) -> str:
+    return subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=repo, check=True,
+                          capture_output=True, text=True).stdout
+
+
+def last_line(stderr: str) -> str:
+    return stderr.strip().splitlines()[-1]
+
+
+def test_leaderboard_with_missing_runs_leaves_the_published_board(clone: Path, tmp_path: Path,
+                                                                   normbench_in_process) -> None:
+    results, runs = clone / "results", tmp_path / "runs"
+    runs.mkdir()
+    empty = normbench_in_process("leaderboard", "majority", "--runs_dir", str(runs), "--results_dir", str(results),
+                                 cwd=tmp_path)
+    assert empty.returncode == 2 and last_line(empty.stderr) == (
+        "normbench: error: runs_dir: no finished run records for task majority (preset quick); "
+        "run `normbench sweep --config majority` first")
+    assert porcelain(clone) == ""
+
+    # 1 of 18 runs finished: the published 18 stay
+    from normbench.sweep.plan import plan_runs
+
+    finish(plan_runs("majority", "quick", [0], ["pre/both"], None, str(runs))[1][0])
+    one = normbench_in_process("leaderboard", "majority", "--runs_dir", str(runs), "--results_dir", str(results),
+                               cwd=tmp_path)
+    assert one.returncode == 2 and last_line(one.stderr) == (
+        f"normbench: error: results_dir: {results / 'majority' / 'leaderboard.json'} holds 18 finished runs; "
+        "this build has 1 (17 missing: pre/both seed 1, pre/both seed 2, pre/paper_no_projection seed 0, "
+        "pre/paper_no_projection seed 1, ...); rebuild with every run, write elsewhere with --results_dir/--name, "
+        "or pass --force to replace it")
+    assert porcelain(clone) == ""
+
+
+def test_a_smaller_random_grid_leaves_the_published_one_and_force_replaces_it(clone: Path,
+                                                                              normbench_in_process) -> None:
+    results = clone / "results"
+    small = normbench_in_process("random_grid", "--d_max", "5", "--runs", "5", "--results_dir", str(results),
+                                 cwd=clone)
+    assert small.returncode == 2 and porcelain(clone) == ""
+    line = last_line(small.stderr)
+    assert line.startswith(f"normbench: error: results_dir: {results / 'unselectable' / 'random_grid.json'} holds "
+                           "n = 3..60, d = 3..15, 100 runs per cell, seed 0; this build has n = 3..60, d = 3..5, "
+                           "5 runs per cell") and line.endswith("or pass --force to replace it")
+
+    forced = normbench_in_process("random_grid", "--n_max", "5", "--d_max", "4", "--runs", "2", "--progress", "false",
+                                  "--force", "--results_dir", str(results), cwd=clone)
+    assert forced.returncode == 0, forced.stderr
+    grid = json.loads((results / "unselectable" / "random_grid.json").read_text())
+    assert grid["ns"] == [3, 4, 5] and grid["ds"] == [3, 4] and grid["runs"] == 2
+    assert " M results/unselectable/random_grid.json" in porcelain(clone).splitlines()

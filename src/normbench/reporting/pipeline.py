@@ -3,7 +3,9 @@
 Only a task's own bench (its ``default_preset``, default seeds and variants, no overrides, no
 grid) writes ``results/<task>/``. Every other sweep writes ``results/<task>/<name>/``, ``name``
 given with ``--name`` or derived from what differs; a named folder keeps the key of the sweep
-that wrote it, and a different sweep never replaces it (:func:`results_folder`).
+that wrote it, and a different sweep never replaces it (:func:`results_folder`). Every writer here
+follows one publishing rule (:mod:`normbench.reporting.publish`): a published board is replaced only by
+a build that covers its finished runs and its settings, else nothing is written (``force`` replaces it).
 """
 
 from __future__ import annotations
@@ -17,12 +19,12 @@ from typing import Any
 from normbench.analysis.random_grid import random_grid as run_grid
 from normbench.reporting import leaderboard as lb
 from normbench.reporting.decomposition import decompose_checkpoint, plot_decomposition, with_decomposition
-from normbench.reporting import class_keys, head_keys, key_sets
+from normbench.reporting import class_keys, head_keys, key_sets, publish
 from normbench.reporting.width import build_width, plot_width
 from normbench.reporting.matrix import build_matrix, plot_matrix
 from normbench.reporting.geometry import write_geometry
 from normbench.reporting.plots import plot_series
-from normbench.reporting.tokens import write_token_report
+from normbench.reporting.tokens import TOKEN_REPORT, published_runs, report_runs, write_token_report
 from normbench.reporting.unselectable import write_random_grid
 from normbench.sweep.backends import Outcome, default_workers, execute
 from normbench.sweep.plan import Run, parse_grid, parse_seeds, plan_runs
@@ -44,6 +46,7 @@ def bench(
     results_dir: str = "results",
     progress: bool = True,
     dry_run: bool = False,
+    force: bool = False,
 ) -> None:
     """Train a task's variant x seed grid (finished runs are skipped) and write its leaderboard.
 
@@ -60,10 +63,12 @@ def bench(
         results_dir: leaderboards go to ``<results_dir>/<task>/`` (other sweeps: a subfolder).
         progress: show progress bars.
         dry_run: print the planned runs and where the leaderboard goes; train and write nothing.
+        force: replace the published leaderboard even when this build lacks some of its finished runs or
+            settings (by default that is refused before anything trains or is written).
     """
     get_task(task)  # one line naming the registered tasks
     run_sweep(task, preset, seeds=seeds, variants=variants, workers=workers, overrides=override,
-              runs_dir=runs_dir, results_dir=results_dir, progress=progress, dry_run=dry_run)
+              runs_dir=runs_dir, results_dir=results_dir, progress=progress, dry_run=dry_run, force=force)
 
 
 def print_plan(runs: list[Run], task: str, preset: str | None, out: Path | None, workers: int) -> None:
@@ -154,7 +159,7 @@ def check_results_owner(out: Path, key: str, preset: str | None, runs: list[Run]
     try:
         doc = json.loads(board.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
-        raise ValueError(f"name: {board} is unreadable ({exc}); choose another --name") from exc
+        raise ValueError(f"name: {board} is unreadable ({exc}); choose another --name, or {publish.FORCE}") from exc
     owner = doc.get("sweep_key")
     if "sweep" not in doc:
         planned = {(r.variant, r.seed) for r in runs}
@@ -164,7 +169,7 @@ def check_results_owner(out: Path, key: str, preset: str | None, runs: list[Run]
     elif owner == key:
         return
     raise ValueError(f"name: {out} holds the leaderboard of another sweep (key {owner}, this one {key}); "
-                     f"choose another --name")
+                     f"choose another --name, or {publish.FORCE}")
 
 
 def run_sweep(
@@ -186,14 +191,17 @@ def run_sweep(
     progress: bool = True,
     train: bool = True,
     dry_run: bool = False,
+    force: bool = False,
 ) -> Path | None:
     """Plan, run and report one sweep; returns the leaderboard directory (``None`` without one).
 
     ``config`` is a task's name or a config file; ``preset`` defaults to its ``default_preset``;
     ``workers`` to one run per available CPU core (per GPU group with ``gpus``).
-    Nothing is trained when the leaderboard folder belongs to another sweep; with ``train=False``
-    nothing is trained at all (the leaderboard is rebuilt from the records). ``dry_run``: plan and
-    check everything, print the runs and where the leaderboard would go, write nothing.
+    Nothing is trained when the leaderboard folder belongs to another sweep, or when its published
+    leaderboard has finished runs this sweep does not plan or other settings (``force``: replace it
+    anyway); a leaderboard that would lose finished runs after training (failed runs) is not written.
+    With ``train=False`` nothing is trained at all (the leaderboard is rebuilt from the records).
+    ``dry_run``: plan and check everything, print the runs and where the leaderboard would go, write nothing.
     """
     axes = parse_grid(grid)
     if preset is None:
@@ -206,8 +214,11 @@ def run_sweep(
     out = Path(results_dir) / task / folder if folder else Path(results_dir) / task
     definition = sweep_definition(preset, runs, overrides, grid, custom)
     key = sweep_key(definition)
-    if leaderboard and shard is None and folder is not None:
-        check_results_owner(out, key, preset, runs)  # before training: a clash is an error, not lost compute
+    if leaderboard and shard is None:  # before training: a clash is an error, not lost compute
+        if folder is not None and not force:
+            check_results_owner(out, key, preset, runs)
+        publish.check_leaderboard(out, {(r.variant, r.seed): r.config_hash for r in runs},
+                                  publish.sweep_settings(task, cfg.get("preset"), definition), force, planned=True)
     if shard is not None:
         m = re.fullmatch(r"(\d+)/(\d+)", shard)
         if not m or not int(m[1]) < int(m[2]):
@@ -225,19 +236,28 @@ def run_sweep(
     else:
         outcome = execute(runs, workers=workers, progress=progress, gpus=gpus, gpus_per_run=gpus_per_run)
     written = None
+    failed = (f"runs: {len(outcome.failed)} of {len(runs)} failed; their records say why, "
+              f"and the same command retries them") if outcome.failed else None
     if leaderboard and shard is None:
-        write_results(task, cfg.get("preset"), cfg, runs, out, runs_dir, sweep=key, definition=definition)
+        try:
+            write_results(task, cfg.get("preset"), cfg, runs, out, runs_dir, sweep=key, definition=definition,
+                          force=force)
+        except publish.Refused as exc:
+            if failed:  # the failures are the news; the published leaderboard stays as it is
+                raise SweepFailed(f"{failed}; {exc}") from None
+            raise
         written = out
-    if outcome.failed:
-        raise SweepFailed(f"runs: {len(outcome.failed)} of {len(runs)} failed; their records say why, "
-                          f"and the same command retries them")
+    if failed:
+        raise SweepFailed(failed)
     return written
 
 
 def leaderboard(task: str, preset: str | None = None, seeds: list[int] | None = None,
                 variants: list[str] | None = None, runs_dir: str = "runs", results_dir: str = "results",
-                name: str | None = None) -> None:
+                name: str | None = None, force: bool = False) -> None:
     """Rebuild a sweep's leaderboard from its run records (nothing is trained).
+
+    A published leaderboard is replaced only when the records cover its finished runs and settings.
 
     Args:
         task: registered task name.
@@ -247,9 +267,10 @@ def leaderboard(task: str, preset: str | None = None, seeds: list[int] | None = 
         runs_dir: root of the run records.
         results_dir: root of the results; the folder is chosen as for ``normbench sweep``.
         name: the sweep's ``--name``, if it had one.
+        force: replace the published leaderboard even when the records lack some of its finished runs.
     """
     run_sweep(task, preset, seeds=seeds, variants=variants, runs_dir=runs_dir, results_dir=results_dir, name=name,
-              leaderboard=True, progress=False, train=False)
+              leaderboard=True, progress=False, train=False, force=force)
 
 
 def load_finished(runs: list[Run], statuses: tuple[str, ...] = FINISHED) -> list[dict[str, Any]]:
@@ -261,15 +282,25 @@ def load_finished(runs: list[Run], statuses: tuple[str, ...] = FINISHED) -> list
 
 
 def write_results(task: str, preset: str | None, config: dict, runs: list[Run], out: Path,
-                  runs_dir: str = "runs", sweep: str | None = None, definition: dict[str, Any] | None = None) -> None:
+                  runs_dir: str = "runs", sweep: str | None = None, definition: dict[str, Any] | None = None,
+                  force: bool = False) -> None:
     """Build the leaderboard of the finished records among ``runs`` into ``out``, with the task's
-    extra reports where its config asks for them (``bench.token_report``: Tables 3-4)."""
+    extra reports where its config asks for them (``bench.token_report``: Tables 3-4).
+
+    Nothing is written when ``out`` holds a leaderboard with finished runs or settings this build lacks
+    (:func:`normbench.reporting.publish.check_leaderboard`; ``force`` replaces it anyway).
+    """
     records = load_finished(runs)
     missing = len(runs) - len(records)
     if not records:
         raise ValueError(f"runs_dir: no finished run records for task {task} (preset {preset}); "
                          f"run `normbench sweep --config {task}` first")
+    publish.check_leaderboard(out, {(r["variant"], r["seed"]): r.get("config_hash") for r in records},
+                              publish.sweep_settings(task, preset, definition), force)
     bench_cfg = config.get("bench") or {}
+    if bench_cfg.get("token_report"):  # the report beside the leaderboard: checked before either is written
+        publish.check_report(out / TOKEN_REPORT, lambda doc: published_runs(doc, config),
+                             report_runs(config, runs_dir, runs), force, "--results_dir/--name")
     decomposition = bench_cfg.get("decomposition")
     if decomposition:
         records = with_decomposition(records, int(decomposition.get("sequences", 256)))
@@ -323,11 +354,13 @@ def write_results(task: str, preset: str | None, config: dict, runs: list[Run], 
 
 def random_grid(
     n_min: int = 3, n_max: int = 60, d_min: int = 3, d_max: int = 15, runs: int = 100, seed: int = 0,
-    results_dir: str = "results", progress: bool = True,
+    results_dir: str = "results", progress: bool = True, force: bool = False,
 ) -> None:
     """Figure 1c/1d: unselectable keys among random N(0, I) keys, raw and after LayerNorm.
 
-    Writes ``<results_dir>/unselectable/``: random_grid.json, two heatmaps and a leaderboard.
+    Writes ``<results_dir>/unselectable/``: random_grid.json, two heatmaps and a leaderboard. A published
+    grid is replaced only by one that contains its n and d ranges, with as many runs per cell and its seed
+    (checked before the grid is computed).
 
     Args:
         n_min, n_max: range of keys per set (inclusive).
@@ -336,11 +369,16 @@ def random_grid(
         seed: seed of the keys.
         results_dir: root of the results.
         progress: show a progress bar.
+        force: replace the published grid even when this one does not cover it.
     """
     if not (1 <= n_min <= n_max and 1 <= d_min <= d_max):
         raise ValueError(f"n_min..n_max and d_min..d_max: need 1 <= min <= max, got {n_min}..{n_max} and {d_min}..{d_max}")
+    if runs < 1:
+        raise ValueError(f"runs: must be >= 1 random sets per cell, got {runs}")
+    out = Path(results_dir) / "unselectable"
+    publish.check_random_grid(out, list(range(n_min, n_max + 1)), list(range(d_min, d_max + 1)), runs, seed, force)
     grid = run_grid(range(n_min, n_max + 1), range(d_min, d_max + 1), runs, seed, progress)
-    board = write_random_grid(grid, Path(results_dir) / "unselectable")
+    board = write_random_grid(grid, out)
     print(f"normbench: random grid in {grid['wall_time_s']:.1f} s; wrote {Path(results_dir) / 'unselectable'}")
     for claim in board["claims"]:
         print(f"  {claim['id']}: {claim['verdict']} (measured {claim['measured']})")
@@ -366,7 +404,8 @@ def decompose(ckpt: str | None = None, sequences: int = 256, out: str | None = N
 
 
 def geometry(preset: str = "geometry", seed: int = 0, variants: list[str] | None = None,
-             override: list[str] | None = None, runs_dir: str = "runs", results_dir: str = "results") -> None:
+             override: list[str] | None = None, runs_dir: str = "runs", results_dir: str = "results",
+             force: bool = False) -> None:
     """Figure 1a/1b of Brody et al.: 3-D keys and queries of the d = 3 majority models, and query angles over training.
 
     Reads the runs of ``normbench sweep --config tasks/majority.yaml --preset geometry`` and writes
@@ -379,6 +418,8 @@ def geometry(preset: str = "geometry", seed: int = 0, variants: list[str] | None
         override: the config overrides the runs were trained with (they are part of the runs' keys).
         runs_dir: root of the run records.
         results_dir: the figures go to ``<results_dir>/majority/``.
+        force: replace the published pictures even when these do not draw every (variant, seed) they drew,
+            from runs of the same config.
     """
     config, runs = plan_runs("majority", preset, [seed], variants, override, runs_dir)
     d = config["model"]["init_args"]["arch"]["d_model"]
@@ -390,6 +431,7 @@ def geometry(preset: str = "geometry", seed: int = 0, variants: list[str] | None
         raise FileNotFoundError(f"runs_dir: no run record {missing[0]}; run `normbench sweep --config "
                                 f"majority --preset {preset} --name {preset}` first")
     out = Path(results_dir) / "majority"
+    publish.check_geometry(out, {(r.variant, r.seed): r.config_hash for r in runs}, force)
     summary = write_geometry({r.variant: r.record_path for r in runs}, out)
     print(f"normbench: wrote {out / 'geometry_3d.png'}, {out / 'query_angle_histograms.png'} and {out / 'geometry.json'}")
     for variant, s in summary.items():
