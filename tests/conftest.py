@@ -69,3 +69,24 @@ def normbench_in_process(monkeypatch: pytest.MonkeyPatch, capsys: pytest.Capture
         return CliResult(code, out.out, out.err + message)
 
     return run
+
+
+@pytest.fixture(scope="session")
+def tiny_sweep(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder with ``tiny.yaml`` (:mod:`tests.tiny_runs`) and ``runs/``: its one run trained and finished,
+    trained once per session in this process; tests copy it (``tiny_runs.copy_of``), never change it."""
+    from normbench.reporting.pipeline import run_sweep
+    from tests.tiny_runs import tiny_config
+
+    root = tmp_path_factory.mktemp("tiny_sweep")
+    environ, rng = dict(os.environ), (random.getstate(), np.random.get_state(), torch.get_rng_state())
+    os.environ["NORMBENCH_CACHE"] = str(tmp_path_factory.getbasetemp() / "cache")
+    try:
+        run_sweep(str(tiny_config(root)), workers=1, progress=False, leaderboard=False, runs_dir=str(root / "runs"))
+    finally:
+        os.environ.clear()
+        os.environ.update(environ)
+        random.setstate(rng[0])
+        np.random.set_state(rng[1])
+        torch.set_rng_state(rng[2])
+    return root

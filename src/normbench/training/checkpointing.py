@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import copy
 import sys
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -116,12 +117,33 @@ class RunState(L.Callback):
 
 
 def checkpoint_config_hash(path: Path) -> str | None:
-    """The config hash stored in checkpoint ``path``; raises ``ValueError`` if it cannot be read."""
+    """The config hash stored in checkpoint ``path``; raises ``ValueError`` if it is missing or cannot be read.
+
+    The tensors are memory-mapped, not read: a truncated, empty or foreign file fails on its archive
+    and its pickle, at the cost of reading those alone.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"checkpoint {path}: missing")
+    if path.stat().st_size == 0:
+        raise ValueError(f"checkpoint {path}: unreadable (empty file)")
+    try:  # torch.save writes a zip archive: its directory is at the end, so a cut file has none
+        with zipfile.ZipFile(path) as archive:
+            archive.infolist()
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise ValueError(f"checkpoint {path}: unreadable (truncated or not a checkpoint: {exc})") from None
     try:
-        checkpoint = torch.load(path, map_location="cpu", weights_only=True)
+        checkpoint = torch.load(path, map_location="cpu", weights_only=True, mmap=True)
     except Exception as exc:  # noqa: BLE001 - any unpickling/zip error means a corrupt file
-        raise ValueError(f"checkpoint {path}: unreadable ({type(exc).__name__}: {exc})") from exc
+        raise ValueError(f"checkpoint {path}: unreadable ({type(exc).__name__}: {one_line_text(exc)})") from exc
+    if not isinstance(checkpoint, dict) or "state_dict" not in checkpoint:
+        raise ValueError(f"checkpoint {path}: unreadable (not a Lightning checkpoint)")
     return (checkpoint.get(STATE_KEY) or {}).get("config_hash")
+
+
+def one_line_text(exc: BaseException) -> str:
+    """The first sentence of an exception's message."""
+    return (str(exc).strip().splitlines() or [""])[0].split(". ")[0].rstrip(".")
 
 
 def resume_checkpoint(run_dir: Path, config_hash: str) -> Path | None:

@@ -25,9 +25,10 @@ from lightning.pytorch.utilities import rank_zero_only
 
 from normbench.io import atomic_write_json, strict_json
 
-STATUSES = ("running", "done", "diverged", "failed")
+STATUSES = ("running", "done", "diverged", "failed", "interrupted")
 FINISHED = ("done", "diverged")
-RESUMABLE = ("running", "failed")  # an unfinished run that resumes from its last checkpoint, when it has one
+# an unfinished run that resumes from its last checkpoint, when it has one (``interrupted``: Ctrl-C)
+RESUMABLE = ("running", "failed", "interrupted")
 
 
 def utc_now() -> str:
@@ -135,12 +136,31 @@ def read_record(path: str | os.PathLike) -> dict[str, Any]:
     """Load a run record; a truncated or malformed file raises ``ValueError`` naming it.
 
     Records are strict JSON (a value that is not finite is ``null``); an older record's bare
-    ``NaN``/``Infinity`` reads as ``None`` too.
+    ``NaN``/``Infinity`` reads as ``None`` too. Malformed: not a JSON object, a missing or unknown
+    status, or ``series`` that is not a mapping of metric names to lists of ``[step, value]`` points
+    (step an integer, value a number or ``null``).
     """
     try:
         record = strict_json(json.loads(Path(path).read_text(encoding="utf-8")))
-    except (OSError, json.JSONDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ValueError(f"run record {path}: unreadable ({exc})") from exc
     if not isinstance(record, dict) or record.get("status") not in STATUSES:
         raise ValueError(f"run record {path}: missing or unknown status")
+    problem = series_problem(record.get("series"))
+    if problem:
+        raise ValueError(f"run record {path}: {problem}")
     return record
+
+
+def series_problem(series: Any) -> str | None:
+    """What is wrong with a record's ``series`` (see :func:`read_record`), or ``None``."""
+    if not isinstance(series, dict):
+        return "series missing" if series is None else f"series is {type(series).__name__}, not a mapping"
+    for name, points in series.items():
+        if not isinstance(points, list):
+            return f"series {name!r} is {'null' if points is None else type(points).__name__}, not a list of points"
+        for point in points:
+            if not (isinstance(point, list) and len(point) == 2 and type(point[0]) is int
+                    and (point[1] is None or type(point[1]) in (int, float))):
+                return f"series {name!r} has the point {point!r}, not [step, value]"
+    return None

@@ -15,9 +15,12 @@ model share it, while two that differ never share a directory::
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import importlib
 import json
 import re
+import typing
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +79,59 @@ def config_hash(identity: dict[str, Any]) -> str:
     """sha256 (first 12 hex digits) of the canonical JSON of a :func:`run_identity`."""
     payload = json.dumps(identity, sort_keys=True, default=str)
     return hashlib.sha256(payload.encode()).hexdigest()[:12]
+
+
+def effective_arch(config: dict[str, Any]) -> dict[str, Any] | None:
+    """The effective architecture of a resolved run config, as the planner's network sees it.
+
+    The task module (``model.class_path``) names its architecture config class (its ``arch`` argument),
+    which is built from ``model.init_args.arch`` (nested norm specs included) and asked for
+    :meth:`~normbench.nn.config.ArchConfig.effective`; ``None`` for a module without one. A config that
+    does not build raises ``ValueError``.
+    """
+    model = config.get("model") if isinstance(config, dict) else None
+    if not isinstance(model, dict) or not isinstance(model.get("class_path"), str):
+        raise ValueError("config: model.class_path is missing")
+    module, _, name = model["class_path"].rpartition(".")
+    try:
+        cls = getattr(importlib.import_module(module), name)
+        arch_type = typing.get_type_hints(cls.__init__).get("arch")
+    except (ImportError, AttributeError, ValueError, NameError, TypeError) as exc:
+        raise ValueError(f"config: model.class_path {model['class_path']!r} cannot be imported "
+                         f"({type(exc).__name__}: {exc})") from None
+    if not dataclasses.is_dataclass(arch_type):
+        return None
+    arch = build_dataclass(arch_type, (model.get("init_args") or {}).get("arch") or {}, "model.init_args.arch")
+    return arch.effective() if hasattr(arch, "effective") else None
+
+
+def build_dataclass(cls: type, values: Any, field: str) -> Any:
+    """``cls(**values)`` with nested dataclass fields (e.g. norm specs) built from their dicts too."""
+    if not isinstance(values, dict):
+        raise ValueError(f"config: {field} must be a mapping, got {values!r}")
+    hints = typing.get_type_hints(cls)
+    names = {f.name for f in dataclasses.fields(cls) if f.init}
+    unknown = sorted(set(values) - names)
+    if unknown:
+        raise ValueError(f"config: {field} has no field {unknown[0]!r}")
+    kwargs = {}
+    for key, value in values.items():
+        kind = next((t for t in (hints.get(key), *typing.get_args(hints.get(key))) if dataclasses.is_dataclass(t)), None)
+        kwargs[key] = build_dataclass(kind, value, f"{field}.{key}") if kind and isinstance(value, dict) else value
+    try:
+        return cls(**kwargs)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"config: {field} does not build ({exc})") from None
+
+
+def record_config_hash(record: dict[str, Any]) -> str:
+    """The config hash of a run record recomputed from its own config (and world size), as the planner
+    computes it for a run: what matches a record to its run, whatever its ``config_hash`` field says."""
+    config = record.get("config")
+    if not isinstance(config, dict):
+        raise ValueError("config: missing")
+    world = record.get("world_size") or (record.get("provenance") or {}).get("world_size") or 1
+    return config_hash(run_identity(config, effective_arch(config), int(world)))
 
 
 def reported_norms(arch: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
