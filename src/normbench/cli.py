@@ -41,6 +41,7 @@ from normbench.sweep.plan import parse_names
 from normbench.tasks import get_task, task_names
 from normbench.training.cli import NormbenchCLI, train
 from normbench.training.config import preset_args
+from normbench.training.runlock import BUSY_STATUS, RunBusy
 
 
 def tasks() -> None:
@@ -192,7 +193,11 @@ def main(argv: list[str] | None = None) -> None:
             if dry:
                 dry_fit(argv[1:])
             else:
-                print(f"normbench: run record {train(argv[1:])}")
+                try:
+                    print(f"normbench: run record {train(argv[1:])}")
+                except RunBusy as exc:  # not an error: the other process trains the run
+                    print(f"normbench: {exc}", file=sys.stderr)
+                    raise SystemExit(BUSY_STATUS) from None
         elif argv[0] == "sweep":
             sweep(argv[1:], dry_run=dry)
         elif argv[0] not in COMMANDS:

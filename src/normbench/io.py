@@ -79,3 +79,19 @@ def texts_digest(texts: list[str], params: dict[str, Any]) -> str:
 def cache_root() -> Path:
     """Where generated/tokenized data is cached: ``$NORMBENCH_CACHE`` or ``~/.cache/normbench``."""
     return Path(os.environ.get("NORMBENCH_CACHE", Path.home() / ".cache" / "normbench"))
+
+
+def check_writable(path: str | os.PathLike, field: str) -> None:
+    """One-line ``ValueError`` naming ``field`` unless the folder ``path`` is, or can be created, writable.
+
+    Nothing is created: the nearest existing folder on the way to ``path`` must be a folder this process
+    may write into (checked before work whose outputs would otherwise be lost at its end).
+    """
+    target = Path(path).absolute()
+    existing = target
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise ValueError(f"{field}: {str(path)!r} cannot be a folder: {existing} is a file; choose another {field}")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise ValueError(f"{field}: {existing} is not writable; make it writable or choose another {field}")

@@ -143,24 +143,35 @@ def test_kill_9_mid_sweep_then_resume(tmp_path: Path) -> None:
     assert [(v["name"], v["seeds"]) for v in board["variants"]] == [("pre/both", [0, 1])]
 
 
-def test_divergence_and_failures_do_not_stop_the_sweep(tmp_path: Path) -> None:
-    (tmp_path / "not-a-dir").write_text("")
-    out = sweep(tmp_path, "--seeds", "0", *TINY, "--model.arch.attn_norm.component=none", "--model.arch.ffn_norm.component=none",
-                "--grid", "model.optim.lr=1e30,1e-3", "--grid", f"data.cache_dir={tmp_path / 'cache'},{tmp_path / 'not-a-dir'}",
+FAILING_NORM = """
+import torch
+class Boom(torch.nn.Module):
+    def __init__(self, d):
+        super().__init__()
+    def forward(self, x):
+        raise RuntimeError("this norm fails in training")
+"""
+
+
+def test_divergence_and_failures_do_not_stop_the_sweep(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "failing_norm.py").write_text(FAILING_NORM)  # builds (planning checks it), fails in its first step
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")])))
+    out = sweep(tmp_path, "--seeds", "0", *TINY, "--model.arch.attn_norm.component=none",
+                "--grid", "model.optim.lr=1e30,1e-3", "--grid", "model.arch.ffn_norm.component=none,failing_norm:Boom",
                 "--name", "faults")
     assert out.returncode == 1, out.stderr[-3000:]
     assert "normbench: error: runs: 2 of 4 failed" in out.stderr
     records = {r["variant"]: r for r in map(read_record, (tmp_path / "runs").rglob("record.json"))}
-    status = {name.split(",data.cache_dir")[0]: rec["status"] for name, rec in records.items() if "not-a-dir" not in name}
+    status = {name.split(",arch.ffn_norm")[0]: rec["status"] for name, rec in records.items() if "Boom" not in name}
     assert status == {"optim.lr=1e+30": "diverged", "optim.lr=0.001": "done"}
-    assert all(rec["status"] == "failed" and rec["error"] for name, rec in records.items() if "not-a-dir" in name)
+    assert all(rec["status"] == "failed" and "this norm fails" in rec["error"]
+               for name, rec in records.items() if "Boom" in name)
     diverged = next(rec for rec in records.values() if rec["status"] == "diverged")
     assert 1 <= diverged["diverged_at_step"] < 20
 
     board = json.loads((tmp_path / "results" / "majority" / "faults" / "leaderboard.json").read_text())
     rows = {v["name"]: v for v in board["variants"]}
-    assert set(rows) == {f"optim.lr=1e+30,data.cache_dir={tmp_path / 'cache'}",
-                         f"optim.lr=0.001,data.cache_dir={tmp_path / 'cache'}"}
+    assert set(rows) == {"optim.lr=1e+30,arch.ffn_norm.component=none", "optim.lr=0.001,arch.ffn_norm.component=none"}
     (bad,) = [v for v in rows.values() if v["status"] == "diverged"]
     assert bad["diverged_at_step"] == {"0": diverged["diverged_at_step"]}
     assert "diverged at step" in (tmp_path / "results" / "majority" / "faults" / "leaderboard.md").read_text()

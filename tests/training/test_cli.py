@@ -98,6 +98,31 @@ def test_fit_bad_input_is_one_line(tmp_path: Path, args: list[str], message: str
 
 
 @pytest.mark.parametrize(
+    "task, args, message",
+    [
+        ("sst2", ["--data.init_args.data_dir={missing}"], "data.init_args.data_dir: train.tsv, dev.tsv not found in "
+                                                          "'{missing}'; point data.init_args.data_dir"),
+        ("lm", ["--data.init_args.data_dir={missing}"], "data.init_args.data_dir: '{missing}' does not exist; point"),
+        ("majority", ["--data.init_args.cache_dir={file}"], "data: MajorityDataModule could not load its data"),
+        ("majority", ["--runs_dir={file}/runs"], "runs_dir: '{file}/runs' cannot be a folder: {file} is a file; "
+                                                 "choose another runs_dir"),
+    ],
+)
+def test_fit_finds_bad_data_and_outputs_before_it_writes(tmp_path: Path, task: str, args: list[str], message: str,
+                                                         normbench_in_process) -> None:  # noqa: ANN001
+    """Data that is missing or malformed, or a runs folder that cannot be written, is one line before the run's
+    record or folder exists: nothing is written."""
+    (tmp_path / "file").write_text("")
+    where = {"missing": tmp_path / "absent", "file": tmp_path / "file"}
+    out = normbench_in_process("fit", "--config", task, f"--runs_dir={tmp_path / 'runs'}",
+                               *(a.format(**where) for a in args), cwd=tmp_path)
+    assert out.returncode == 2, out.stderr[-2000:]
+    assert out.stderr.strip().splitlines()[-1].startswith(f"normbench: error: {message.format(**where)}")
+    assert "Traceback" not in out.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
+
+
+@pytest.mark.parametrize(
     "args, message",
     [
         (["bench", "sentiment"], "task: 'sentiment' is not registered; choose one of lm, majority, sst2"),

@@ -13,10 +13,12 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
 from normbench.analysis.random_grid import random_grid as run_grid
+from normbench.io import check_writable
 from normbench.reporting import leaderboard as lb
 from normbench.reporting.decomposition import decompose_checkpoint, plot_decomposition, with_decomposition
 from normbench.reporting import class_keys, head_keys, key_sets, publish
@@ -226,6 +228,10 @@ def run_sweep(
         runs = runs[int(m[1])::int(m[2])]
     if workers is None:  # follow the machine: one run per CPU core, or per GPU group
         workers = 1 if vectorize > 1 else default_workers(gpus, gpus_per_run)
+    if train:  # before training: an output folder found unwritable at the end loses the compute
+        check_writable(runs_dir, "runs_dir")
+    if leaderboard and shard is None:
+        check_writable(out, "results_dir")
     if dry_run:
         print_plan(runs, task, cfg.get("preset"), out if leaderboard and shard is None else None, workers)
         return None
@@ -238,6 +244,12 @@ def run_sweep(
     written = None
     failed = (f"runs: {len(outcome.failed)} of {len(runs)} failed; their records say why, "
               f"and the same command retries them") if outcome.failed else None
+    if leaderboard and shard is None and (failed or outcome.busy) and not load_finished(runs):
+        if failed:  # the failures are the news, not the missing leaderboard
+            raise SweepFailed(failed)
+        print(f"normbench: no leaderboard: {len(outcome.busy)} runs are being trained by another process; "
+              f"the same command writes it once they are finished", file=sys.stderr)
+        return None
     if leaderboard and shard is None:
         try:
             write_results(task, cfg.get("preset"), cfg, runs, out, runs_dir, sweep=key, definition=definition,

@@ -1,11 +1,16 @@
 """Sweep backends: train the planned runs that are not finished, here or in subprocesses.
 
-:func:`execute` skips finished runs (a ``done`` or ``diverged`` record of the same config hash),
-resumes interrupted ones from their last checkpoint (see :func:`normbench.training.cli.start_point`)
-and continues past failures, which it reports at the end. Backends: in this process, one after
-another; ``workers`` concurrent ``normbench fit`` subprocesses with the CPU threads split between
-them; one subprocess per GPU (or per group of ``gpus_per_run`` GPUs, e.g. for DDP inside a run);
-and any slice ``shard=(i, n)`` of the runs, for job arrays on a cluster.
+:func:`execute` skips finished runs (a ``done`` or ``diverged`` record of the same config hash, whose
+final checkpoint is readable; a run whose record or checkpoint is broken is reported and redone),
+checks each distinct data configuration once before any run starts
+(:func:`normbench.data.preflight.check_data_configs`), resumes interrupted ones from their last
+checkpoint (see :func:`normbench.training.cli.start_point`), skips runs another process is training
+(:mod:`normbench.training.runlock`) and continues past failures, which it reports at the end.
+Backends: in this process, one after another; ``workers`` concurrent ``normbench fit`` subprocesses
+with the CPU threads split between them; one subprocess per GPU (or per group of ``gpus_per_run``
+GPUs, e.g. for DDP inside a run); and any slice ``shard=(i, n)`` of the runs, for job arrays on a
+cluster. Ctrl-C stops every backend the same way: running runs are recorded as ``interrupted`` (their
+subprocesses get the SIGINT too), no further run starts, and ``KeyboardInterrupt`` reaches the caller.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import queue
 import signal
 import subprocess
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
@@ -25,23 +31,34 @@ from pathlib import Path
 import torch
 from tqdm.auto import tqdm
 
+from normbench.data.preflight import check_data_configs
 from normbench.sweep.plan import Run
 from normbench.training.cli import train
 from normbench.training.progress import latest_progress, progress_interval
-from normbench.training.records import FINISHED, read_record
+from normbench.training.runlock import BUSY_STATUS, RunBusy, is_locked
 from normbench.training.rundir import SWEEP_LOG
+from normbench.training.verify import finished_status
+
+INTERRUPTED_STATUSES = (130, -signal.SIGINT)  # `normbench fit` after Ctrl-C; a child killed by SIGINT itself
+STOP_GRACE_S = 60.0  # how long a stopped subprocess may take to record its interruption before it is killed
 
 
 def is_finished(run: Run) -> bool:
-    """True when ``run`` has a finished record for the same config; corrupt records are reported and redone."""
-    if run.record_path is None or not run.record_path.exists():
+    """True when ``run`` has a finished record for the same config; a corrupt or edited record, or a missing or
+    unreadable final checkpoint, is reported and the run redone."""
+    if run.record_path is None:
         return False
     try:
-        record = read_record(run.record_path)
+        return finished_status(run.record_path, run.config_hash) is not None
     except ValueError as exc:
         tqdm.write(f"normbench: {exc}; the run will be redone", file=sys.stderr)
         return False
-    return record.get("status") in FINISHED and record.get("config_hash") == run.config_hash
+
+
+def check_data_of(runs: list[Run]) -> None:
+    """Each distinct data configuration of ``runs`` loaded once, before any of them starts: bad data is one
+    ``ValueError`` (:func:`normbench.data.preflight.check_data_configs`)."""
+    check_data_configs(run.data for run in runs if run.data)
 
 
 def needs_subprocess(runs: list[Run]) -> bool:
@@ -64,28 +81,44 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the child between 
         pass
 
 
-def run_subprocess(run: Run, env: dict[str, str], relay: float | None = None) -> int:
+def fit_command(run: Run) -> list[str]:
+    """The command line of a run's own process: ``normbench fit <run args>`` without a progress bar."""
+    return [sys.executable, "-m", "normbench", "fit", *run.args, "--trainer.enable_progress_bar=false"]
+
+
+def run_subprocess(run: Run, env: dict[str, str], relay: float | None = None,
+                   stop: threading.Event | None = None) -> int:
     """``normbench fit <run args>`` in a child process; its output goes to ``<run dir>/sweep.log``.
 
     With ``relay`` (seconds), the child's latest progress line is shown here at most that often
     (:mod:`normbench.training.progress`), so every worker of a sweep reports its own step, loss and ETA.
+    The child runs in a session of its own, so a Ctrl-C in the terminal reaches the sweep alone; once
+    ``stop`` is set (the sweep's Ctrl-C), the child gets one SIGINT: it records the run as
+    ``interrupted`` and exits 130; one that takes longer than ``STOP_GRACE_S`` is killed.
     """
     assert run.record_path is not None
     run.record_path.parent.mkdir(parents=True, exist_ok=True)
-    cmd = [sys.executable, "-m", "normbench", "fit", *run.args, "--trainer.enable_progress_bar=false"]
+    cmd = fit_command(run)
     log_path = run.record_path.parent / SWEEP_LOG
     with open(log_path, "ab") as log:
         start = log.tell()
         preexec = _die_with_parent if sys.platform.startswith("linux") else None
+        # a session of its own: a Ctrl-C in the terminal reaches the sweep alone, which passes it on once
         child = subprocess.Popen(cmd, env={**os.environ, **env}, stdout=log, stderr=subprocess.STDOUT,
-                                 preexec_fn=preexec)
-        shown, shown_at = None, 0.0
+                                 preexec_fn=preexec, start_new_session=True)
+        shown, shown_at, stopped_at = None, 0.0, None
         try:
             while True:
                 try:  # poll often, so the first line shows as soon as the child prints it; then one per `relay`
-                    code = child.wait(timeout=min(relay, 2.0) if relay else None)
+                    code = child.wait(timeout=min(relay, 1.0) if relay else 1.0)
                 except subprocess.TimeoutExpired:
                     code = None
+                if code is None and stop is not None and stop.is_set():
+                    if stopped_at is None:
+                        child.send_signal(signal.SIGINT)
+                        stopped_at = time.monotonic()
+                    elif time.monotonic() - stopped_at > STOP_GRACE_S:
+                        child.kill()
                 line = latest_progress(log_path, since=start) if relay else None
                 if line and line != shown and (code is not None or shown is None or time.monotonic() - shown_at >= relay):
                     tqdm.write(line, file=sys.stderr)  # the run's last line too, when it ends
@@ -148,15 +181,20 @@ class Outcome:
     skipped: int = 0
     trained: list[Run] = field(default_factory=list)
     failed: list[tuple[Run, str]] = field(default_factory=list)
+    busy: list[Run] = field(default_factory=list)  # being trained by another process: skipped
 
 
 def execute(runs: list[Run], workers: int = 1, progress: bool = True, gpus: list[int] | None = None,
             gpus_per_run: int = 1, subprocesses: bool | None = None, relay: float | None = None) -> Outcome:
     """Train the unfinished ``runs``; a failing run is recorded and reported, the others go on.
 
+    Their data is checked first (:func:`check_data_of`): bad data raises one ``ValueError`` before any
+    run starts. A run another process is training is skipped with one line (``Outcome.busy``).
     ``subprocesses=None`` picks: in this process when ``workers == 1``, no ``gpus`` are given and
     no run asks for several devices; otherwise one ``normbench fit`` subprocess per run, whose progress
-    lines are relayed every ``relay`` seconds (default: the progress interval, 30 s).
+    lines are relayed every ``relay`` seconds (default: the progress interval, 30 s). Ctrl-C
+    (``KeyboardInterrupt``) stops the sweep: no run starts after it, the running ones are recorded
+    as ``interrupted``, and it is raised again.
     """
     if workers < 1:
         raise ValueError(f"workers: must be >= 1, got {workers}")
@@ -165,6 +203,7 @@ def execute(runs: list[Run], workers: int = 1, progress: bool = True, gpus: list
     outcome.skipped = len(runs) - len(todo)
     if outcome.skipped:
         tqdm.write(f"normbench: {outcome.skipped} of {len(runs)} runs already finished, skipping them", file=sys.stderr)
+    check_data_of(todo)
     workers = min(workers, max(1, len(todo)))  # fewer runs than workers: each gets more threads
     if subprocesses is None:
         subprocesses = workers > 1 or bool(gpus) or needs_subprocess(todo)
@@ -176,33 +215,65 @@ def execute(runs: list[Run], workers: int = 1, progress: bool = True, gpus: list
             try:
                 train(run.args + ([] if progress else ["--trainer.enable_progress_bar=false"]))
                 outcome.trained.append(run)
+            except RunBusy as exc:
+                tqdm.write(f"normbench: {exc}", file=sys.stderr)
+                outcome.busy.append(run)
             except Exception as exc:  # noqa: BLE001 - the record says "failed"; the sweep goes on
                 outcome.failed.append((run, f"{type(exc).__name__}: {exc}"))
             bar.update()
     elif todo:
-        slots: queue.Queue[dict[str, str]] = queue.Queue()
-        for slot in device_slots(workers, gpus, gpus_per_run):
-            slots.put(slot)
-
-        def job(run: Run) -> int:
-            env = slots.get()
-            try:
-                return run_subprocess(run, env, relay)
-            finally:
-                slots.put(env)
-
-        with ThreadPoolExecutor(max_workers=slots.qsize()) as pool:
-            futures = {pool.submit(job, run): run for run in todo}
-            for fut in as_completed(futures):
-                run = futures[fut]
-                code = fut.result()
-                if code == 0:
-                    outcome.trained.append(run)
-                else:
-                    outcome.failed.append((run, f"exit status {code}, see {run.record_path.parent / SWEEP_LOG}"))
-                bar.set_postfix_str(f"{run.variant} seed {run.seed}")
-                bar.update()
+        run_in_subprocesses(todo, outcome, bar, device_slots(workers, gpus, gpus_per_run), relay)
     bar.close()
     for run, why in outcome.failed:
         tqdm.write(f"normbench: run {run.variant} seed {run.seed} failed: {why}", file=sys.stderr)
     return outcome
+
+
+def run_in_subprocesses(todo: list[Run], outcome: Outcome, bar: tqdm, slots_env: list[dict[str, str]],
+                        relay: float | None) -> None:
+    """Each run of ``todo`` as a ``normbench fit`` subprocess, as many at once as there are ``slots_env``.
+
+    A run another process holds is skipped with one line (before its subprocess starts, or reported by
+    it: exit status ``BUSY_STATUS``). On ``KeyboardInterrupt`` (or any error here) no further run
+    starts, the running subprocesses are stopped (:func:`run_subprocess`) and waited for, and it is raised again.
+    """
+    slots: queue.Queue[dict[str, str]] = queue.Queue()
+    for slot in slots_env:
+        slots.put(slot)
+    stop = threading.Event()
+
+    def job(run: Run) -> int | None:
+        env = slots.get()
+        try:
+            if stop.is_set():
+                return None
+            if run.record_path is not None and is_locked(run.record_path.parent):
+                return BUSY_STATUS
+            return run_subprocess(run, env, relay, stop)
+        finally:
+            slots.put(env)
+
+    pool = ThreadPoolExecutor(max_workers=slots.qsize())
+    try:
+        futures = {pool.submit(job, run): run for run in todo}
+        for fut in as_completed(futures):
+            run = futures[fut]
+            code = fut.result()
+            assert run.record_path is not None
+            if code == 0:
+                outcome.trained.append(run)
+            elif code == BUSY_STATUS:
+                tqdm.write(f"normbench: {RunBusy(run.record_path.parent)}", file=sys.stderr)
+                outcome.busy.append(run)
+            elif code in INTERRUPTED_STATUSES:
+                outcome.failed.append((run, f"interrupted (exit status {code}); the same command resumes it"))
+            else:
+                outcome.failed.append((run, f"exit status {code}, see {run.record_path.parent / SWEEP_LOG}"))
+            bar.set_postfix_str(f"{run.variant} seed {run.seed}")
+            bar.update()
+    except BaseException:
+        stop.set()
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    finally:
+        pool.shutdown(wait=True)

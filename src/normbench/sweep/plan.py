@@ -51,6 +51,7 @@ class Run:
     record_path: Path | None = None
     config_hash: str | None = None
     trainer: dict[str, Any] = field(default_factory=dict)
+    data: dict[str, Any] = field(default_factory=dict)  # the resolved ``data`` section: checked before training
 
 
 def parse_seeds(text: str | list[int] | None) -> list[int] | None:
@@ -283,7 +284,8 @@ def plan_runs(
             except Exception as exc:  # noqa: BLE001 - reported as one line naming the variant
                 raise ValueError(f"{one_line(str(exc))} (variant {name!r})") from exc
             config_hash, label = cli.config_hash, cli.run_label
-            trainer = cli.resolved_config().get("trainer") or {}
+            resolved = cli.resolved_config()
+            trainer, data = resolved.get("trainer") or {}, resolved.get("data") or {}
             if config_hash in planned:  # e.g. a grid's placement-none cells: one network, planned once
                 print(f"normbench: variant {name!r} builds the same model as {planned[config_hash]!r} "
                       f"(config {config_hash}); it is planned once", file=sys.stderr)
@@ -291,7 +293,7 @@ def plan_runs(
             planned[config_hash] = name
             for seed in seeds:
                 path = record_path(run_dir(runs_dir, task, label, config_hash, seed))
-                runs.append(Run(name, seed, [*args, f"--seed_everything={seed}"], path, config_hash, trainer))
+                runs.append(Run(name, seed, [*args, f"--seed_everything={seed}"], path, config_hash, trainer, data))
     return config, runs
 
 

@@ -23,16 +23,22 @@ from lightning.pytorch.loggers import TensorBoardLogger
 from lightning.pytorch.utilities import rank_zero_only
 from lightning.pytorch.utilities.model_helpers import is_overridden
 
+from normbench.data.preflight import check_data
+from normbench.io import check_writable
 from normbench.rng import rng_states
 from normbench.tasks.base import NormbenchModule
 from normbench.training.checkpointing import AtomicCheckpointIO, RunState, clear_run_dir, resume_checkpoint
+from normbench.reproducibility import use_deterministic_gpu_algorithms
 from normbench.training.config import check_shared_hparams, check_trainer, preset_args
+from normbench.training.interrupts import InterruptFlag, sigint_restored, was_interrupted
 from normbench.training.monitor import GeometryMonitor
 from normbench.training.progress import ProgressLines, progress_interval
-from normbench.training.records import FINISHED, RESUMABLE, RunRecordLogger, provenance, read_record
-from normbench.training.rundir import (checkpoint_path, config_hash, override_items, record_path, reported_norms, run_dir,
-                                      run_identity, run_label)
+from normbench.training.records import RESUMABLE, RunRecordLogger, provenance, read_record
+from normbench.training.rundir import (checkpoint_path, config_hash, override_items, record_config_hash, record_path,
+                                      reported_norms, run_dir, run_identity, run_label)
+from normbench.training.runlock import RunBusy, run_lock
 from normbench.training.tensorboard import headline_metrics, metric_values, run_hparams, write_hparams, write_layout
+from normbench.training.verify import finished_status
 
 
 class NormbenchCLI(LightningCLI):
@@ -76,7 +82,13 @@ class NormbenchCLI(LightningCLI):
         parser.set_defaults({"trainer.use_distributed_sampler": False})
 
     def resolved_config(self) -> dict[str, Any]:
-        return yaml.safe_load(self.parser.dump(self.config, skip_check=True))
+        """The resolved config, with the data module's init arguments as it trains on them (``identity_args``:
+        e.g. the ``source`` that ``auto`` picked): what the run's identity and record hold."""
+        config = yaml.safe_load(self.parser.dump(self.config, skip_check=True))
+        identity_args = getattr(getattr(self, "datamodule", None), "identity_args", None)
+        if callable(identity_args) and isinstance((config.get("data") or {}).get("init_args"), dict):
+            config["data"]["init_args"].update(identity_args())
+        return config
 
     def instantiate_trainer(self, **kwargs: Any) -> L.Trainer:
         config = self.resolved_config()
@@ -93,6 +105,8 @@ class NormbenchCLI(LightningCLI):
             kwargs["plugins"] = [AtomicCheckpointIO()]
         kwargs["logger"] = False
         trainer = super().instantiate_trainer(**kwargs)
+        if trainer.strategy.root_device.type == "cuda" and (config.get("trainer") or {}).get("deterministic") is None:
+            use_deterministic_gpu_algorithms()  # same GPU, same seed -> same run (trainer.deterministic: false opts out)
         identity = run_identity(config, arch, world_size(trainer))
         self.config_hash = config_hash(identity)
         self.run_label = label = run_label(arch, self.overrides)
@@ -111,14 +125,17 @@ class NormbenchCLI(LightningCLI):
             "world_size": identity["world_size"],
             "global_batch_size": identity["global_batch_size"],
             "log_dir": tensorboard.log_dir,
-            "provenance": provenance(device=device_name(trainer), world_size=identity["world_size"],
+            "provenance": provenance(device=device_name(trainer), torch_device=trainer.strategy.root_device,
+                                     world_size=identity["world_size"],
                                      global_batch_size=identity["global_batch_size"]),
         }
         self.recorder = RunRecordLogger(record_path(self.run_dir), meta)
         self.tensorboard = tensorboard
         trainer.loggers = [tensorboard, self.recorder]
         self.run_state = RunState(self.recorder, start_rng=rng_states())
+        self.interrupt_flag = InterruptFlag()
         trainer.callbacks.insert(0, self.run_state)
+        trainer.callbacks.append(self.interrupt_flag)
         trainer.callbacks.append(GeometryMonitor())
         if not (config.get("trainer") or {}).get("enable_progress_bar", True):  # no bar: a line every 30 s
             trainer.callbacks.append(ProgressLines(f"{meta['variant']} seed {meta['seed']}", interval=progress_interval()))
@@ -148,23 +165,31 @@ class NormbenchCLI(LightningCLI):
 def start_point(recorder: RunRecordLogger) -> Path | None:
     """The checkpoint an interrupted run of the same config continues from, or ``None``.
 
-    A run resumes when its record says ``running`` or ``failed`` for the same config hash and its
+    A run resumes when its record says ``running``, ``failed`` or ``interrupted``, is its run's (the
+    config hash recomputed from the record's config is this run's and the record's own) and its
     ``last.ckpt`` belongs to that config. Otherwise it starts afresh, and what an earlier attempt
-    left in the run directory (checkpoints, TensorBoard events) is removed first. A corrupt
-    record is reported and its run redone from the start.
+    left in the run directory (checkpoints, TensorBoard events) is removed first. A corrupt or
+    edited record is reported and its run redone from the start; a consistent record of another
+    config is refused, and nothing is changed.
     """
     run_dir, wanted = recorder.path.parent, recorder.meta["config_hash"]
     previous = None
     if recorder.path.exists():
         try:
             previous = read_record(recorder.path)
+            found = record_config_hash(previous)
         except ValueError as exc:
             print(f"normbench: {exc}; the run is redone from the start", file=sys.stderr)
-    if previous and previous.get("config_hash") not in (None, wanted):
-        raise ValueError(f"runs_dir: {run_dir} holds a run of config {previous.get('config_hash')}, not {wanted}; "
-                         f"nothing was changed")
+            previous = None
+        else:
+            if found != wanted and previous.get("config_hash") == found:
+                raise ValueError(f"runs_dir: {run_dir} holds a run of config {found}, not {wanted}; nothing was changed")
+            if found != wanted or previous.get("config_hash") != found:
+                print(f"normbench: run record {recorder.path}: config_hash {previous.get('config_hash')!r} is not the "
+                      f"hash of its config ({found}); the run is redone from the start", file=sys.stderr)
+                previous = None
     checkpoint = None
-    if previous and previous.get("status") in RESUMABLE and previous.get("config_hash") == wanted:
+    if previous and previous.get("status") in RESUMABLE:
         checkpoint = resume_checkpoint(run_dir, wanted)
     if checkpoint is not None:
         print(f"normbench: resuming {run_dir} from {checkpoint}", file=sys.stderr)
@@ -187,77 +212,112 @@ def world_size(trainer: L.Trainer) -> int:
 def finished_record(recorder: RunRecordLogger) -> str | None:
     """The status of a finished run of the same config already in the run's directory, else ``None``.
 
-    A finished run is never trained again (its record, checkpoints and events stay as they are).
+    A finished run is never trained again (its record, checkpoints and events stay as they are). A
+    finished run whose record or final checkpoint is broken (:func:`normbench.training.verify.finished_status`)
+    is reported and redone.
     """
-    if not recorder.path.exists():
-        return None
     try:
-        previous = read_record(recorder.path)
-    except ValueError:
+        return finished_status(recorder.path, recorder.meta["config_hash"])
+    except ValueError as exc:
+        print(f"normbench: {exc}; the run is redone", file=sys.stderr)
         return None
-    if previous.get("status") in FINISHED and previous.get("config_hash") == recorder.meta["config_hash"]:
-        return previous["status"]
-    return None
 
 
 def train(args: list[str] | dict[str, Any]) -> Path:
     """Parse ``args``, fit, and write the run record; returns the record's path.
 
-    The record's status is ``done``, ``diverged`` (non-finite loss; training stopped) or
-    ``failed`` (an exception, re-raised after the record is written). An interrupted run of the
-    same config resumes from its last checkpoint (:func:`start_point`); a finished one is left
-    as it is. A task whose module has a
+    Before the record is written: the runs directory must be writable, and the data module is prepared
+    for the fit stage (:func:`normbench.data.preflight.check_data`), so bad data is one ``ValueError``
+    and nothing is written. The run directory is then locked (:mod:`normbench.training.runlock`): a run
+    another process is training raises :class:`~normbench.training.runlock.RunBusy`.
+
+    The record's status is ``done``, ``diverged`` (non-finite loss; training stopped),
+    ``interrupted`` (Ctrl-C; ``KeyboardInterrupt`` is raised again, and the same command resumes the
+    run from its last checkpoint) or ``failed`` (an exception, re-raised after the record is
+    written). An interrupted run of the same config resumes from its last checkpoint
+    (:func:`start_point`); a finished one is left as it is. A task whose module has a
     ``test_step`` (its analysis of the trained model) gets a test pass after a finished fit.
     """
     cli = NormbenchCLI(args=preset_args(args) if isinstance(args, list) else args)
     recorder: RunRecordLogger = cli.recorder
+    check_writable(cli.config.runs_dir, "runs_dir")
     done = finished_record(recorder)
     if done is not None:
         print(f"normbench: {recorder.path.parent} already holds a finished run of this configuration "
               f"({done}); nothing to train", file=sys.stderr)
         return recorder.path
+    if rank_zero_only.rank != 0:  # rank 0 checked the data, holds the lock and writes the record
+        return fit_run(cli)
+    check_data(cli.datamodule)
+    with run_lock(recorder.path.parent):
+        done = finished_record(recorder)  # finished by another process meanwhile
+        if done is not None:
+            print(f"normbench: {recorder.path.parent} was finished by another process ({done}); nothing to train",
+                  file=sys.stderr)
+            return recorder.path
+        return fit_run(cli)
+
+
+def fit_run(cli: NormbenchCLI) -> Path:
+    """Fit (resuming where an earlier attempt stopped), test, and write the record: the body of :func:`train`."""
+    recorder: RunRecordLogger = cli.recorder
     checkpoint = start_point(recorder)
     recorder.write("running")
     cli.write_layout()
     start = time.perf_counter()
-    try:
-        cli.trainer.fit(cli.model, datamodule=cli.datamodule, ckpt_path=checkpoint)
-    except BaseException as exc:
-        recorder.write("failed", error=f"{type(exc).__name__}: {exc}", final_step=cli.trainer.global_step)
-        raise
-    diverged_at = getattr(cli.model, "diverged_at", None)
-    status = "diverged" if diverged_at is not None else "done"
-    if status == "done" and cli.run_state.validation_after_fit:
-        # resumed from the final step's checkpoint, written before the final validation
-        cli.trainer.validate(cli.model, datamodule=cli.datamodule, verbose=False)
-    extra: dict[str, Any] = {"final_step": cli.trainer.global_step, "fit_time_s": round(time.perf_counter() - start, 3)}
-    if diverged_at is not None:
-        extra["diverged_at_step"] = diverged_at
-    if checkpoint is not None:
-        extra["resumed_from"] = str(checkpoint)
-    ckpt = cli.trainer.checkpoint_callback
-    if ckpt is not None and cli.run_state.saved_step != cli.trainer.global_step and status == "done":
-        # the final step's weights, so every analysis of the run (test stage, token report,
-        # decomposition) reads the model the record describes, not an earlier checkpoint
-        final = Path(ckpt.last_model_path or checkpoint_path(cli.run_dir))
-        cli.trainer.save_checkpoint(final)
-        extra["checkpoint"] = str(final)
-    elif ckpt is not None and ckpt.last_model_path:
-        extra["checkpoint"] = ckpt.last_model_path
-    elif checkpoint is not None:  # resumed at the final step: no checkpoint written since
-        extra["checkpoint"] = str(checkpoint)
-    if status == "done" and is_overridden("test_step", cli.model):
-        # the task's analysis of the trained model (e.g. unselectable keys on held-out text)
-        start = time.perf_counter()
+    with sigint_restored():
         try:
-            cli.trainer.test(cli.model, datamodule=cli.datamodule, verbose=False)
+            cli.trainer.fit(cli.model, datamodule=cli.datamodule, ckpt_path=checkpoint)
         except BaseException as exc:
-            recorder.write("failed", error=f"test stage: {type(exc).__name__}: {exc}", **extra)
+            stopped(cli, exc, final_step=cli.trainer.global_step)
             raise
-        extra["test_time_s"] = round(time.perf_counter() - start, 3)
+        diverged_at = getattr(cli.model, "diverged_at", None)
+        status = "diverged" if diverged_at is not None else "done"
+        extra: dict[str, Any] = {"final_step": cli.trainer.global_step}
+        try:
+            if status == "done" and cli.run_state.validation_after_fit:
+                # resumed from the final step's checkpoint, written before the final validation
+                cli.trainer.validate(cli.model, datamodule=cli.datamodule, verbose=False)
+        except BaseException as exc:
+            stopped(cli, exc, **extra)
+            raise
+        extra["fit_time_s"] = round(time.perf_counter() - start, 3)
+        if diverged_at is not None:
+            extra["diverged_at_step"] = diverged_at
+        if checkpoint is not None:
+            extra["resumed_from"] = str(checkpoint)
+        ckpt = cli.trainer.checkpoint_callback
+        if ckpt is not None and cli.run_state.saved_step != cli.trainer.global_step and status == "done":
+            # the final step's weights, so every analysis of the run (test stage, token report,
+            # decomposition) reads the model the record describes, not an earlier checkpoint
+            final = Path(ckpt.last_model_path or checkpoint_path(cli.run_dir))
+            cli.trainer.save_checkpoint(final)
+            extra["checkpoint"] = str(final)
+        elif ckpt is not None and ckpt.last_model_path:
+            extra["checkpoint"] = ckpt.last_model_path
+        elif checkpoint is not None:  # resumed at the final step: no checkpoint written since
+            extra["checkpoint"] = str(checkpoint)
+        if status == "done" and is_overridden("test_step", cli.model):
+            # the task's analysis of the trained model (e.g. unselectable keys on held-out text)
+            start = time.perf_counter()
+            try:
+                cli.trainer.test(cli.model, datamodule=cli.datamodule, verbose=False)
+            except BaseException as exc:
+                stopped(cli, exc, prefix="test stage: ", **extra)
+                raise
+            extra["test_time_s"] = round(time.perf_counter() - start, 3)
     recorder.write(status, **extra)
     try:
         cli.write_hparams(cli.trainer.global_step)
     except Exception as exc:  # noqa: BLE001 - the run is finished and recorded; only its HParams entry is missing
         print(f"normbench: warning: TensorBoard HParams not written: {type(exc).__name__}: {exc}", file=sys.stderr)
     return recorder.path
+
+
+def stopped(cli: NormbenchCLI, exc: BaseException, prefix: str = "", **extra: Any) -> None:
+    """Record why the run stopped: ``interrupted`` for Ctrl-C (then ``KeyboardInterrupt`` is raised, in place of
+    Lightning's ``SystemExit``), else ``failed`` with the error (the caller re-raises it)."""
+    if was_interrupted(exc, cli.interrupt_flag):
+        cli.recorder.write("interrupted", **extra)
+        raise KeyboardInterrupt from None
+    cli.recorder.write("failed", error=f"{prefix}{type(exc).__name__}: {exc}", **extra)
