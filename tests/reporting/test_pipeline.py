@@ -86,7 +86,8 @@ def test_a_dry_run_says_which_runs_resume_and_which_restart(tmp_path, capsys) ->
         record = tmp_path / f"seed{seed}" / "record.json"
         if name != "new":
             record.parent.mkdir()
-            record.write_text("{" if name == "corrupt" else json.dumps({"status": "running" if name == "resumable" else name}))
+            record.write_text("{" if name == "corrupt" else json.dumps({"status": "running" if name == "resumable" else name,
+                                                                         "series": {}}))
         if name in ("resumable", "corrupt"):  # a checkpoint beside an unreadable record is not resumed
             (record.parent / LAST_CHECKPOINT).parent.mkdir(parents=True)
             (record.parent / LAST_CHECKPOINT).write_bytes(b"")

@@ -22,7 +22,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from normbench.analysis.angles import attention_normals, query_angle_to_ones  # noqa: E402
-from normbench.tasks import get_task  # noqa: E402
+from normbench.reporting.run_cache import load_module  # noqa: E402
 from normbench.tasks.series import QUERY_ANGLE_HISTOGRAM, layer_series  # noqa: E402
 from normbench.training.monitor import ANGLE_BINS  # noqa: E402
 from normbench.io import atomic_write_json  # noqa: E402
@@ -134,7 +134,7 @@ def write_geometry(record_paths: dict[str, Path], out: Path) -> dict[str, Any]:
         if ckpt is None:
             raise ValueError(f"runs_dir: {path} has no checkpoint (vectorized seed stacks keep none); "
                              f"train it without --vectorize")
-        module = get_task(record["task"]).module.load_from_checkpoint(ckpt, map_location="cpu").eval()
+        module = load_module(ckpt, record["task"])
         view = class_keys_and_queries(module)
         angles = query_angle_to_ones(torch.from_numpy(view["queries"]), direction=torch.from_numpy(view["normal"]))
         view["angle_to_normal"] = float(angles.mean())

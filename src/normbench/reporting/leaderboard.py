@@ -29,7 +29,8 @@ from normbench.reporting.width import render_width
 from normbench.reporting.stats import aggregate
 from normbench.tasks import norm_roles
 from normbench.tasks.series import expand_metric_layers, series_value
-from normbench.training.records import provenance, read_record, utc_now
+from normbench.training.records import FINISHED, provenance, read_record, utc_now
+from normbench.training.verify import check_record
 
 
 
@@ -585,6 +586,27 @@ def seed_status(variant: dict[str, Any], seed: int | str) -> str:
     return f"{status}, {flag}" if flag else status
 
 
-def load_records(paths: list[Path]) -> list[dict[str, Any]]:
-    """The records at ``paths`` that exist, each with its own location as ``record_path``."""
-    return [{**read_record(p), "record_path": str(p)} for p in paths if Path(p).exists()]
+REDO = "the sweep's own `normbench sweep` (or `bench`) command redoes that run"
+
+
+def load_records(paths: list[Path], config_hashes: list[str | None] | None = None) -> list[dict[str, Any]]:
+    """The records at ``paths`` that exist, each with its own location as ``record_path``.
+
+    A finished record must be its run's (:func:`normbench.training.verify.check_record`: the config hash
+    recomputed from its config is its own and, where ``config_hashes`` gives it, the planned one; a
+    ``done`` run's final checkpoint is readable). A malformed or mismatched record, or a broken final
+    checkpoint, is one ``ValueError`` naming the file and the fix: no leaderboard cell from it.
+    """
+    hashes = list(config_hashes) if config_hashes is not None else [None] * len(paths)
+    out = []
+    for path, wanted in zip(paths, hashes):
+        if not Path(path).exists():
+            continue
+        try:
+            record = read_record(path)
+            if record["status"] in FINISHED:
+                check_record(record, path, wanted)
+        except ValueError as exc:
+            raise ValueError(f"{exc}; {REDO}") from None
+        out.append({**record, "record_path": str(path)})
+    return out

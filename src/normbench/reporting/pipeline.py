@@ -289,7 +289,8 @@ def load_finished(runs: list[Run], statuses: tuple[str, ...] = FINISHED) -> list
     """The finished records of ``runs`` (or those of other ``statuses``), each named by its planned
     variant (a run shared by two sweeps under different variant names is shown under this sweep's name)."""
     by_path = {str(r.record_path): r for r in runs}
-    records = [r for r in lb.load_records([r.record_path for r in runs]) if r["status"] in statuses]
+    records = [r for r in lb.load_records([r.record_path for r in runs], [r.config_hash for r in runs])
+               if r["status"] in statuses]
     return [{**r, "variant": by_path[r["record_path"]].variant} for r in records]
 
 
