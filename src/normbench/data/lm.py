@@ -20,7 +20,7 @@ import torch
 from torch.utils.data import DataLoader
 
 from normbench.data.batching import IndexedTensors, tensor_loader, trainer_progress
-from normbench.data.text import Layout, Source, load_articles, split_articles
+from normbench.data.text import Layout, Source, default_data_dir, load_articles, resolve_source, split_articles
 from normbench.data.tokenizer import EOS, load_tokenizer, save_next_to_run, save_tokenizer, train_bpe
 from normbench.io import atomic_write, cache_root, texts_digest
 
@@ -43,7 +43,9 @@ class LMDataModule(L.LightningDataModule):
     """WikiText-style articles for causal language modelling and the unselectable-key analysis.
 
     Args:
-        source: ``local`` (read ``data_dir``) or ``hub`` (``hub_name``/``hub_config``).
+        source: ``local`` (read ``data_dir``), ``hub`` (``hub_name``/``hub_config``) or ``auto``: ``data_dir``
+            when it exists, else the hub (unless ``HF_HUB_OFFLINE``/``HF_DATASETS_OFFLINE`` say the machine is
+            offline). The run's identity and record name the source ``auto`` picked.
         data_dir: folder of ``*.txt`` files (default ``$NORMBENCH_DATA_DIR/wikitext-2``, else
             ``../shared/data/wikitext-2``).
         hub_name, hub_config, hub_splits: the hub corpus, e.g. ``wikitext`` / ``wikitext-103-v1``.
@@ -61,7 +63,7 @@ class LMDataModule(L.LightningDataModule):
 
     def __init__(
         self,
-        source: Source = "local",
+        source: Source = "auto",
         data_dir: str | None = None,
         hub_name: str = "wikitext",
         hub_config: str | None = "wikitext-103-v1",
@@ -84,7 +86,9 @@ class LMDataModule(L.LightningDataModule):
             if not isinstance(value, int) or value <= 0:
                 raise ValueError(f"data.init_args.{name}: must be a positive integer, got {value!r}")
         self.save_hyperparameters()
-        self.source, self.data_dir, self.layout = source, data_dir, layout
+        self.data_dir, self.layout = data_dir, layout
+        self.auto = source == "auto"
+        self.source = resolve_source(source, data_dir if data_dir is not None else default_data_dir("wikitext-2"))
         self.hub = (hub_name, hub_config, list(hub_splits))
         self.fractions = {"validation": validation_fraction, "analysis": analysis_fraction}
         self.split_seed, self.vocab_size, self.context = split_seed, vocab_size, context
@@ -97,7 +101,11 @@ class LMDataModule(L.LightningDataModule):
 
     # -- building and caching -------------------------------------------------------------
     def _articles(self) -> list[str]:
-        return load_articles(self.source, self.data_dir, *self.hub, self.layout)
+        return load_articles("auto" if self.auto else self.source, self.data_dir, *self.hub, self.layout)
+
+    def identity_args(self) -> dict[str, str]:
+        """The init arguments as trained on: ``source`` as ``auto`` resolved it (``local`` or ``hub``)."""
+        return {"source": self.source}
 
     def digest(self, articles: list[str]) -> str:
         """Names the cache folder: corpus text, split and vocabulary."""

@@ -22,11 +22,11 @@ from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers,
 from torch.utils.data import DataLoader, Dataset
 
 from normbench.data.batching import batch_loader, trainer_progress
-from normbench.data.text import DATA_ENV, default_data_dir
+from normbench.data.text import DATA_ENV, SOURCES, default_data_dir, resolve_source
 from normbench.data.tokenizer import load_tokenizer, save_next_to_run, save_tokenizer
 from normbench.io import cache_root, texts_digest
 
-Source = Literal["local", "hub"]
+Source = Literal["auto", "local", "hub"]
 SPECIALS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")  # [PAD] = 0
 FILES = {"train": "train.tsv", "validation": "dev.tsv"}
 PREDICT_FILE = "test.tsv"  # GLUE's unlabelled test sentences: the ``predict`` split, if present
@@ -185,7 +185,9 @@ class SST2DataModule(L.LightningDataModule):
     """SST-2 sentences for binary sentiment classification.
 
     Args:
-        source: ``local`` (``data_dir``) or ``hub`` (``hub_name``).
+        source: ``local`` (``data_dir``), ``hub`` (``hub_name``) or ``auto``: ``data_dir`` when it exists, else
+            the hub (unless ``HF_HUB_OFFLINE``/``HF_DATASETS_OFFLINE`` say the machine is offline). The run's
+            identity and record name the source ``auto`` picked.
         data_dir: folder with ``train.tsv`` and ``dev.tsv`` (default ``$NORMBENCH_DATA_DIR/sst2``,
             else ``../shared/data/sst2``), and optionally the unlabelled ``test.tsv``: the ``predict``
             split (:meth:`predict_dataloader`).
@@ -199,7 +201,7 @@ class SST2DataModule(L.LightningDataModule):
 
     def __init__(
         self,
-        source: Source = "local",
+        source: Source = "auto",
         data_dir: str | None = None,
         hub_name: str = "stanfordnlp/sst2",
         vocab_size: int = 28996,
@@ -215,10 +217,12 @@ class SST2DataModule(L.LightningDataModule):
                 raise ValueError(f"data.init_args.{name}: must be a positive integer, got {value!r}")
         if max_length < 3:
             raise ValueError(f"data.init_args.max_length: must be >= 3 ([CLS], a token, [SEP]), got {max_length}")
-        if source not in ("local", "hub"):
-            raise ValueError(f"data.init_args.source: {source!r} is not allowed; choose one of local, hub")
+        if source not in SOURCES:
+            raise ValueError(f"data.init_args.source: {source!r} is not allowed; choose one of {', '.join(SOURCES)}")
         self.save_hyperparameters()
-        self.source, self.data_dir, self.hub_name = source, data_dir, hub_name
+        self.data_dir, self.hub_name = data_dir, hub_name
+        self.auto = source == "auto"
+        self.source = resolve_source(source, self.folder)
         self.vocab_size, self.max_length, self.train_limit = vocab_size, max_length, train_limit
         self.batch_size, self.eval_batch_size = batch_size, eval_batch_size
         self.cache_dir = Path(cache_dir) if cache_dir else cache_root() / "sst2"
@@ -241,10 +245,25 @@ class SST2DataModule(L.LightningDataModule):
     def raw(self) -> dict[str, dict[str, list]]:
         """The labelled splits, ``{"train"|"validation": {"sentence": [...], "label": [...]}}``."""
         if self.splits is None:
-            self.splits = load_local(self.folder) if self.source == "local" else load_hub(self.hub_name)
+            self.splits = load_local(self.folder) if self.source == "local" else self.load_hub()
             if self.train_limit is not None:
                 self.splits["train"] = {k: v[: self.train_limit] for k, v in self.splits["train"].items()}
         return self.splits
+
+    def load_hub(self) -> dict[str, dict[str, list]]:
+        """The hub's splits; under ``auto`` a failure names the missing folder first."""
+        try:
+            return load_hub(self.hub_name)
+        except ValueError as exc:
+            if not self.auto:
+                raise
+            raise ValueError(f"data.init_args.data_dir: {str(self.folder)!r} does not exist, and source auto could not "
+                             f"use the hub instead ({exc}); point data.init_args.data_dir (or ${DATA_ENV}) at a folder "
+                             f"with GLUE's SST-2 train.tsv and dev.tsv") from None
+
+    def identity_args(self) -> dict[str, str]:
+        """The init arguments as trained on: ``source`` as ``auto`` resolved it (``local`` or ``hub``)."""
+        return {"source": self.source}
 
     def build_tokenizer(self) -> Path:
         """Train (once) and cache the WordPiece tokenizer of the training sentences."""

@@ -16,8 +16,10 @@ from typing import Literal
 
 import numpy as np
 
-Source = Literal["local", "hub"]
+Source = Literal["auto", "local", "hub"]
 Layout = Literal["wikitext", "articles"]
+SOURCES = ("auto", "local", "hub")
+OFFLINE_ENV = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")  # Hugging Face's own switches for a machine without internet
 
 # `` = Title = `` (one "=" on each side); `` = = Section = = `` lines are not article starts.
 HEADING = re.compile(r"^ ?= [^=](?:.*[^=])? = ?$")
@@ -28,6 +30,22 @@ def default_data_dir(name: str) -> Path:
     """``$NORMBENCH_DATA_DIR/<name>``, else ``../shared/data/<name>`` relative to the working directory."""
     root = os.environ.get(DATA_ENV)
     return Path(root) / name if root else Path("..") / "shared" / "data" / name
+
+
+def offline() -> bool:
+    """True when Hugging Face is told the machine is offline (``HF_HUB_OFFLINE`` / ``HF_DATASETS_OFFLINE``)."""
+    return any(os.environ.get(name, "").upper() in ("1", "ON", "YES", "TRUE") for name in OFFLINE_ENV)
+
+
+def resolve_source(source: str, folder: str | Path) -> str:
+    """``local`` or ``hub``: what a data module's ``source`` reads. ``auto`` is ``local`` when ``folder``
+    exists, and the hub only when it is missing and the machine is not offline (so a missing folder
+    offline is reported as missing)."""
+    if source not in SOURCES:
+        raise ValueError(f"data.init_args.source: {source!r} is not allowed; choose one of {', '.join(SOURCES)}")
+    if source != "auto":
+        return source
+    return "hub" if not Path(folder).is_dir() and not offline() else "local"
 
 
 def group_articles(lines: Iterable[str]) -> list[str]:
@@ -83,9 +101,21 @@ def load_articles(
     hub_splits: Sequence[str],
     layout: Layout,
 ) -> list[str]:
-    """The corpus as articles; raises a one-line ``ValueError`` when it is missing or empty."""
+    """The corpus as articles; raises a one-line ``ValueError`` when it is missing or empty.
+
+    ``source`` ``auto`` reads ``data_dir`` when it exists, else the hub (:func:`resolve_source`).
+    """
+    data_dir = data_dir if data_dir is not None else default_data_dir("wikitext-2")
+    resolved = resolve_source(source, data_dir)
+    if source == "auto" and resolved == "hub":
+        try:
+            return load_articles("hub", data_dir, hub_name, hub_config, hub_splits, layout)
+        except ValueError as exc:
+            raise ValueError(f"data.init_args.data_dir: {str(data_dir)!r} does not exist, and source auto could not "
+                             f"use the hub instead ({exc}); point data.init_args.data_dir (or ${DATA_ENV}) at "
+                             f"a folder of WikiText-style *.txt files") from None
+    source = resolved
     if source == "local":
-        data_dir = data_dir if data_dir is not None else default_data_dir("wikitext-2")
         rows = load_local_lines(data_dir)
     elif source == "hub":
         rows = load_hub_rows(hub_name, hub_config, hub_splits)
