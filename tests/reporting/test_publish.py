@@ -160,7 +160,7 @@ def finish(run) -> None:  # noqa: ANN001 - a normbench.sweep.plan.Run
     assert record_config_hash({"config": config}) == run.config_hash
     run.record_path.parent.mkdir(parents=True, exist_ok=True)
     run.record_path.write_text(json.dumps({"status": "done", "seed": run.seed, "config": config,
-                                           "config_hash": run.config_hash}))
+                                           "config_hash": run.config_hash, "series": {}}))
 
 
 def test_a_sweep_whose_runs_fail_keeps_the_board_it_would_shrink(tmp_path: Path, monkeypatch) -> None:
