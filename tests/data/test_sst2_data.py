@@ -14,6 +14,7 @@ import lightning as L
 from normbench.nn.bert import BertConfig
 from normbench.tasks.sst2 import SST2Module
 from normbench.data.sst2 import SST2DataModule, check_tsv, load_local, load_unlabelled, pad_batch, train_wordpiece
+from normbench.data.treebank import PTB_ESCAPES, ptb_unescape
 from tests.sst2_corpus import FILLER, NEGATIVE, POSITIVE, write_sst2
 
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "data" / "sst2"
@@ -257,3 +258,120 @@ def test_shared_sst2_sizes() -> None:
     data = load_local(SHARED)
     assert len(data["train"]["label"]) == 67349 and len(data["validation"]["label"]) == 872
     assert torch.tensor(data["validation"]["label"]).float().mean().item() == pytest.approx(444 / 872)
+
+
+# -- Penn Treebank escapes (text_normalization) -----------------------------------------------
+
+ESCAPED = {"(": "-lrb-", ")": "-rrb-", "[": "-lsb-", "]": "-rsb-", "{": "-lcb-", "}": "-rcb-", "/": "\\/", "*": "\\*"}
+
+
+@pytest.mark.parametrize(("raw", "clean"), [
+    ("while -lrb- hill -rrb- has learned new tricks", "while ( hill ) has learned new tricks"),
+    ("-LSB- sic -RSB- and -lcb- -RCB-", "[ sic ] and { }"),
+    ("writer\\/director \\* a `` grand '' film", 'writer/director * a " grand " film'),
+    ("no escapes : ( ) / it 's '' fine", 'no escapes : ( ) / it \'s " fine'),
+    ("", ""),
+])
+def test_ptb_unescape_maps_every_escape(raw: str, clean: str) -> None:
+    assert ptb_unescape(raw) == clean
+
+
+def test_the_docstring_lists_the_mapping() -> None:
+    import normbench.data.treebank as treebank
+
+    listed = treebank.__doc__.replace("\\\\", "\\")
+    for escape, char in PTB_ESCAPES.items():
+        assert f"{escape} -> {char}" in " ".join(listed.split())
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.text(alphabet="ab ()[]{}/*\"", max_size=30))
+def test_unescape_undoes_the_treebank_escapes(text: str) -> None:
+    """Escape text as the treebank does (brackets, slashes, asterisks; double quotes as `` and ''): unescaping restores it."""
+    quotes = iter(["``", "''"] * len(text))
+    escaped = "".join(ESCAPED.get(c) or (next(quotes) if c == '"' else c) for c in text)
+    assert ptb_unescape(escaped) == text
+    assert ptb_unescape(text) == text  # text without escapes is left alone
+
+
+def escaped_corpus(folder: Path) -> Path:
+    """Train phrases with plain brackets and slashes; dev sentences with the treebank's escapes (as GLUE's SST-2)."""
+    write_sst2(folder, train=200, dev=20)
+    train = [["label", "sentence"], *rows_of(folder / "train.tsv")[1:],
+             ["1", "a warm ( and funny ) writer/director debut"], ["0", "dull `` thriller '' , not a comedy/drama"]]
+    write_rows(folder / "train.tsv", train)
+    dev = [["label", "sentence"], ["1", "a warm -lrb- and funny -rrb- writer\\/director debut"],
+           ["0", "dull `` thriller '' , not a comedy\\/drama"]]
+    write_rows(folder / "dev.tsv", dev)
+    return folder
+
+
+def test_ptb_normalization_tokenizes_dev_escapes_like_train_text(tmp_path: Path) -> None:
+    folder = escaped_corpus(tmp_path / "sst2")
+    dm = SST2DataModule(data_dir=str(folder), vocab_size=200, cache_dir=str(tmp_path / "cache"))
+    assert dm.text_normalization == "ptb"  # the default
+    dev = dm.raw()["validation"]["sentence"]
+    assert dev == ["a warm ( and funny ) writer/director debut", 'dull " thriller " , not a comedy/drama']
+    tokens = [dm.tokenizer.encode(s).tokens for s in dev]
+    assert "(" in tokens[0] and ")" in tokens[0] and "/" in tokens[0]
+    assert not {"[UNK]", "##r", "##b"} & {t for ts in tokens for t in ts}
+    assert dm.raw()["train"]["sentence"][-1] == 'dull " thriller " , not a comedy/drama'
+
+    raw = SST2DataModule(data_dir=str(folder), vocab_size=200, cache_dir=str(tmp_path / "cache"), text_normalization="none")
+    assert raw.raw()["validation"]["sentence"][0] == "a warm -lrb- and funny -rrb- writer\\/director debut"
+    assert "[UNK]" in raw.tokenizer.encode(raw.raw()["validation"]["sentence"][0]).tokens  # the backslash
+    assert raw.build_tokenizer() != dm.build_tokenizer()  # separate cached tokenizers
+
+
+def test_the_tokenizer_cache_key_names_the_normalization(tmp_path: Path) -> None:
+    """Even when the training text has no escape (so the same text), each normalization has its own tokenizer."""
+    folder = write_sst2(tmp_path / "sst2", train=80, dev=10)
+    paths = {kind: SST2DataModule(data_dir=str(folder), vocab_size=200, cache_dir=str(tmp_path / "cache"),
+                                  text_normalization=kind).build_tokenizer() for kind in ("ptb", "none")}
+    assert paths["ptb"] != paths["none"]
+
+
+def test_predict_sentences_are_normalized_too(tmp_path: Path) -> None:
+    folder = glue_layout(tmp_path / "sst2", test=None)
+    write_rows(folder / "test.tsv", [["index", "sentence"], ["0", "-lrb- a -rrb- shapeless blob"]])
+    dm = SST2DataModule(data_dir=str(folder), vocab_size=200, cache_dir=str(tmp_path / "cache"))
+    assert dm.raw_predict()["sentence"] == ["( a ) shapeless blob"]
+
+
+@pytest.mark.parametrize("bad", ["PTB", "nfkc", ""])
+def test_bad_text_normalization_names_the_field(bad: str) -> None:
+    with pytest.raises(ValueError, match=r"^data.init_args.text_normalization: choose one of ptb, none, got "):
+        SST2DataModule(text_normalization=bad)  # type: ignore[arg-type]
+
+
+def test_the_normalization_is_part_of_the_run_identity(tmp_path: Path) -> None:
+    """tasks/sst2.yaml declares it; ptb, none and a config written before the option each hash differently,
+    and a record without it is rebuilt on the text as read (what its run trained on)."""
+    from normbench.reporting.run_cache import build_datamodule
+    from normbench.tasks import get_task
+    from normbench.training.cli import NormbenchCLI
+    from normbench.training.rundir import config_hash, run_identity
+
+    folder = write_sst2(tmp_path / "sst2", train=80, dev=10)
+    common = ["--config", str(get_task("sst2").config_path), f"--runs_dir={tmp_path / 'runs'}",
+              f"--data.init_args.data_dir={folder}", f"--data.init_args.cache_dir={tmp_path / 'cache'}"]
+    ptb = NormbenchCLI(args=common)
+    none = NormbenchCLI(args=[*common, "--data.init_args.text_normalization=none"])
+    config = ptb.resolved_config()
+    assert config["data"]["init_args"]["text_normalization"] == "ptb"
+    old = {**config, "data": {**config["data"], "init_args": {k: v for k, v in config["data"]["init_args"].items()
+                                                              if k != "text_normalization"}}}
+    hashes = {config_hash(run_identity(c, None, 1)) for c in (config, none.resolved_config(), old)}
+    assert len(hashes) == 3
+    assert build_datamodule(old, "fit").text_normalization == "none"
+    assert build_datamodule(config, "fit").text_normalization == "ptb"
+
+
+@pytest.mark.skipif(not SHARED.is_dir(), reason="the shared SST-2 files are not on this machine")
+def test_shared_sst2_escapes() -> None:
+    """GLUE's dev file escapes brackets (42 sentences) and slashes (8); its training phrases do not."""
+    data = load_local(SHARED)
+    changed = {split: sum(ptb_unescape(s) != s for s in v["sentence"]) for split, v in data.items()}
+    assert changed == {"train": 869, "validation": 62}  # train: `` '' quotes only
+    dev = [ptb_unescape(s) for s in data["validation"]["sentence"]]
+    assert sum("(" in s for s in dev) == 42 and not any("\\" in s or "-lrb-" in s for s in dev)

@@ -8,13 +8,19 @@ file is checked line by line and then read with HF ``datasets`` (``csv`` builder
 load ``stanfordnlp/sst2`` from the hub. A BERT-style WordPiece tokenizer (lower-cased,
 ``[CLS] sentence [SEP]``) is trained with HF ``tokenizers`` on the training sentences and cached
 under ``$NORMBENCH_CACHE/sst2/<digest>/``; batches are padded to their longest sentence.
+
+Before anything is tokenized, every split's sentences are normalized (``text_normalization``):
+``ptb`` (the default) undoes the Penn Treebank escapes that GLUE's dev and test files keep and its
+training phrases mostly do not (``-lrb-`` for ``(``, ``\\/`` for ``/``, ...;
+:mod:`normbench.data.treebank`), ``none`` reads the text as it is. It is a data argument, so part of
+a run's identity: runs on either text never share a config hash, nor a cached tokenizer.
 """
 
 from __future__ import annotations
 
 import csv
 from pathlib import Path
-from typing import Literal
+from typing import Any, ClassVar, Literal
 
 import lightning as L
 import torch
@@ -24,6 +30,7 @@ from torch.utils.data import DataLoader, Dataset
 from normbench.data.batching import batch_loader, trainer_progress
 from normbench.data.text import DATA_ENV, SOURCES, default_data_dir, resolve_source
 from normbench.data.tokenizer import load_tokenizer, save_next_to_run, save_tokenizer
+from normbench.data.treebank import TEXT_NORMALIZATIONS, TextNormalization, normalize_texts
 from normbench.io import cache_root, texts_digest
 
 Source = Literal["auto", "local", "hub"]
@@ -197,7 +204,12 @@ class SST2DataModule(L.LightningDataModule):
         batch_size, eval_batch_size: loader batch sizes.
         train_limit: use only the first ``train_limit`` training examples (None: all).
         cache_dir: cache root (default ``$NORMBENCH_CACHE/sst2``).
+        text_normalization: ``ptb`` (undo the Penn Treebank escapes, :func:`~normbench.data.treebank.ptb_unescape`)
+            or ``none`` (the text as read, as runs before this option trained on).
     """
+
+    # a resolved config written before ``text_normalization`` existed trained on the text as read
+    LEGACY_INIT_ARGS: ClassVar[dict[str, Any]] = {"text_normalization": "none"}
 
     def __init__(
         self,
@@ -210,6 +222,7 @@ class SST2DataModule(L.LightningDataModule):
         eval_batch_size: int = 256,
         train_limit: int | None = None,
         cache_dir: str | None = None,
+        text_normalization: TextNormalization = "ptb",
     ) -> None:
         super().__init__()
         for name, value in {"max_length": max_length, "batch_size": batch_size, "eval_batch_size": eval_batch_size}.items():
@@ -219,11 +232,15 @@ class SST2DataModule(L.LightningDataModule):
             raise ValueError(f"data.init_args.max_length: must be >= 3 ([CLS], a token, [SEP]), got {max_length}")
         if source not in SOURCES:
             raise ValueError(f"data.init_args.source: {source!r} is not allowed; choose one of {', '.join(SOURCES)}")
+        if text_normalization not in TEXT_NORMALIZATIONS:
+            raise ValueError(f"data.init_args.text_normalization: choose one of {', '.join(TEXT_NORMALIZATIONS)}, "
+                             f"got {text_normalization!r}")
         self.save_hyperparameters()
         self.data_dir, self.hub_name = data_dir, hub_name
         self.auto = source == "auto"
         self.source = resolve_source(source, self.folder)
         self.vocab_size, self.max_length, self.train_limit = vocab_size, max_length, train_limit
+        self.text_normalization = text_normalization
         self.batch_size, self.eval_batch_size = batch_size, eval_batch_size
         self.cache_dir = Path(cache_dir) if cache_dir else cache_root() / "sst2"
         self.splits: dict[str, dict[str, list]] | None = None
@@ -246,6 +263,8 @@ class SST2DataModule(L.LightningDataModule):
         """The labelled splits, ``{"train"|"validation": {"sentence": [...], "label": [...]}}``."""
         if self.splits is None:
             self.splits = load_local(self.folder) if self.source == "local" else self.load_hub()
+            self.splits = {split: {**data, "sentence": self.normalize(data["sentence"])}
+                           for split, data in self.splits.items()}
             if self.train_limit is not None:
                 self.splits["train"] = {k: v[: self.train_limit] for k, v in self.splits["train"].items()}
         return self.splits
@@ -265,10 +284,15 @@ class SST2DataModule(L.LightningDataModule):
         """The init arguments as trained on: ``source`` as ``auto`` resolved it (``local`` or ``hub``)."""
         return {"source": self.source}
 
+    def normalize(self, sentences: list[str]) -> list[str]:
+        """``sentences`` as this module tokenizes them (``text_normalization``)."""
+        return normalize_texts(sentences, self.text_normalization)
+
     def build_tokenizer(self) -> Path:
-        """Train (once) and cache the WordPiece tokenizer of the training sentences."""
+        """Train (once) and cache the WordPiece tokenizer of the (normalized) training sentences."""
         train = self.raw()["train"]["sentence"]
-        digest = texts_digest(train, {"vocab_size": self.vocab_size, "version": PIPELINE_VERSION})
+        digest = texts_digest(train, {"vocab_size": self.vocab_size, "version": PIPELINE_VERSION,
+                                      "text_normalization": self.text_normalization})
         path = self.cache_dir / digest / "tokenizer.json"
         if not path.is_file():
             save_tokenizer(train_wordpiece(train, self.vocab_size), path)
@@ -280,7 +304,8 @@ class SST2DataModule(L.LightningDataModule):
     def raw_predict(self) -> dict[str, list] | None:
         """The unlabelled ``predict`` split, ``{"index": [...], "sentence": [...]}``, or None without ``test.tsv``."""
         if self.unlabelled is None and self.predict_file is not None:
-            self.unlabelled = load_unlabelled(self.predict_file)
+            data = load_unlabelled(self.predict_file)
+            self.unlabelled = {**data, "sentence": self.normalize(data["sentence"])}
         return self.unlabelled
 
     def encode(self, sentences: list[str]) -> list[list[int]]:
