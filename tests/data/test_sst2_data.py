@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from pathlib import Path
 
 import pytest
@@ -375,3 +377,16 @@ def test_shared_sst2_escapes() -> None:
     assert changed == {"train": 869, "validation": 62}  # train: `` '' quotes only
     dev = [ptb_unescape(s) for s in data["validation"]["sentence"]]
     assert sum("(" in s for s in dev) == 42 and not any("\\" in s or "-lrb-" in s for s in dev)
+
+
+def test_wordpiece_training_gives_the_same_vocabulary_every_time() -> None:
+    """The trainer's own ``##`` pieces got ids in hash-map order, so ties between merges went either way
+    (4 trainings on SST-2's sentences gave 4 vocabularies); with them seeded in sorted order, never."""
+    words = ["rebus", "bursa", "subra", "ubers", "serub", "abuse", "tubas", "brest", "strub", "burst"]
+    sentences = [" ".join(words[i:] + words[:i]) for i in range(len(words))] * 3
+    vocabularies = {json.dumps(sorted(train_wordpiece(sentences, 120).get_vocab().items())) for _ in range(6)}
+    assert len(vocabularies) == 1
+    tokenizer = train_wordpiece(sentences, 120)
+    assert not {t.content for t in tokenizer.get_added_tokens_decoder().values()} - {"[PAD]", "[UNK]", "[CLS]",
+                                                                                       "[SEP]", "[MASK]"}
+    assert "##u" in tokenizer.get_vocab() and tokenizer.encode("##u").tokens != ["[CLS]", "##u", "[SEP]"]

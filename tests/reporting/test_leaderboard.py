@@ -330,3 +330,20 @@ def test_a_metric_no_run_measured_is_named_as_such_not_as_measured() -> None:
     assert "`acc@2`" in also and "`absent`" not in also
     missing = next(line for line in md.splitlines() if line.startswith("Not measured by this sweep (no run has a value):"))
     assert "`absent`" in missing and "`acc@9`" in missing  # the 4-step runs never reach step 9 either
+
+
+def test_the_board_names_its_runs_platforms_and_whether_its_task_is_chaotic() -> None:
+    from normbench.training.records import provenance
+
+    here = provenance()
+    recs = [record("pre/both", s, [[5, 0.7]], [[5, 0.4]]) for s in (0, 1)]
+    recs[0]["provenance"] = {**recs[0]["provenance"], "torch": here["torch"], "platform": here["platform"]}
+    board = lb.build("sst2", "quick", recs, {"metrics": METRICS, "reproducibility": {"chaotic": "a plateau escape"}})
+    rep = board["reproducibility"]
+    assert rep["platforms"] == [{"torch": here["torch"], **here["platform"]}] and rep["runs_without_platform"] == 0
+    assert board["variants"][0]["provenance"]["platforms"] == rep["platforms"]
+    text = lb.render_markdown(board, [])
+    assert "## Reproducibility" in text and f"Trained on {here['platform']['cpu']}" in text
+    assert "**Chaotic task**: a plateau escape" in text
+    plain = lb.build("majority", "quick", [record("pre/both", 0, [[5, 0.7]], [[5, 0.4]])], {"metrics": METRICS})
+    assert plain["reproducibility"]["chaotic"] is None and plain["reproducibility"]["runs_without_platform"] == 1

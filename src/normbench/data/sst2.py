@@ -19,11 +19,13 @@ a run's identity: runs on either text never share a config hash, nor a cached to
 from __future__ import annotations
 
 import csv
+import json
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 import lightning as L
 import torch
+from filelock import FileLock
 from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
 from torch.utils.data import DataLoader, Dataset
 
@@ -39,7 +41,7 @@ FILES = {"train": "train.tsv", "validation": "dev.tsv"}
 PREDICT_FILE = "test.tsv"  # GLUE's unlabelled test sentences: the ``predict`` split, if present
 LABELLED_HEADERS = (("label", "sentence"), ("sentence", "label"))
 UNLABELLED_HEADER = ("index", "sentence")
-PIPELINE_VERSION = 1
+PIPELINE_VERSION = 2
 
 
 def show(columns: tuple[str, ...]) -> str:
@@ -145,18 +147,39 @@ def load_hub(name: str) -> dict[str, dict[str, list]]:
 
 
 def train_wordpiece(sentences: list[str], vocab_size: int) -> Tokenizer:
-    """BERT-style uncased WordPiece; encodings are ``[CLS] tokens [SEP]``."""
+    """BERT-style uncased WordPiece; encodings are ``[CLS] tokens [SEP]``. The same sentences always give
+    the same vocabulary (:func:`subword_alphabet`)."""
     if vocab_size < 100:
         raise ValueError(f"data.init_args.vocab_size: must be >= 100, got {vocab_size}")
     tokenizer = Tokenizer(models.WordPiece(unk_token="[UNK]"))
     tokenizer.normalizer = normalizers.BertNormalizer(lowercase=True)
     tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
     tokenizer.decoder = decoders.WordPiece()
-    trainer = trainers.WordPieceTrainer(vocab_size=vocab_size, special_tokens=list(SPECIALS), show_progress=False)
+    seeded = subword_alphabet(tokenizer, sentences)
+    trainer = trainers.WordPieceTrainer(vocab_size=vocab_size, special_tokens=[*SPECIALS, *seeded],
+                                        show_progress=False)
     tokenizer.train_from_iterator(sentences, trainer=trainer)
+    doc = json.loads(tokenizer.to_str())  # the seeded pieces are ordinary vocabulary, not special tokens
+    doc["added_tokens"] = [t for t in doc["added_tokens"] if t["content"] in SPECIALS]
+    tokenizer = Tokenizer.from_str(json.dumps(doc))
     cls, sep = tokenizer.token_to_id("[CLS]"), tokenizer.token_to_id("[SEP]")
     tokenizer.post_processor = processors.TemplateProcessing(single="[CLS] $A [SEP]", special_tokens=[("[CLS]", cls), ("[SEP]", sep)])
     return tokenizer
+
+
+def subword_alphabet(tokenizer: Tokenizer, sentences: list[str]) -> list[str]:
+    """Every word-internal character of ``sentences`` as a ``##c`` piece, sorted.
+
+    HF ``tokenizers``' WordPiece trainer creates these pieces while iterating over a hash map of the
+    word counts, so their ids, and through the ids the order in which merges of equal count are made,
+    change from one training to the next (huggingface/tokenizers#1794): the same sentences gave
+    another vocabulary each time. Handed to the trainer first, in sorted order, they get fixed ids.
+    """
+    pieces: set[str] = set()
+    for sentence in sentences:
+        for word, _ in tokenizer.pre_tokenizer.pre_tokenize_str(tokenizer.normalizer.normalize_str(sentence)):
+            pieces.update(f"##{c}" for c in word[1:])
+    return sorted(pieces)
 
 
 class Encoded(Dataset):
@@ -294,8 +317,10 @@ class SST2DataModule(L.LightningDataModule):
         digest = texts_digest(train, {"vocab_size": self.vocab_size, "version": PIPELINE_VERSION,
                                       "text_normalization": self.text_normalization})
         path = self.cache_dir / digest / "tokenizer.json"
-        if not path.is_file():
-            save_tokenizer(train_wordpiece(train, self.vocab_size), path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with FileLock(path.parent / "tokenizer.lock"):  # concurrent runs: one trains, the others read its file
+            if not path.is_file():
+                save_tokenizer(train_wordpiece(train, self.vocab_size), path)
         return path
 
     def prepare_data(self) -> None:

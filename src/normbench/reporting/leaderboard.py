@@ -15,6 +15,7 @@ layer of the network, its series expanded the same way (:mod:`normbench.tasks.se
 
 from __future__ import annotations
 
+import json
 import re
 from collections import defaultdict
 from pathlib import Path
@@ -27,6 +28,7 @@ from normbench.reporting.claims import (describe, describe_difference, describe_
 from normbench.reporting.matrix import UNSELECTABLE, panels
 from normbench.reporting.width import render_width
 from normbench.reporting.stats import aggregate
+from normbench.reproducibility import chaotic, tolerance_table
 from normbench.tasks import norm_roles
 from normbench.tasks.series import expand_metric_layers, series_value
 from normbench.training.records import FINISHED, provenance, read_record, utc_now
@@ -130,8 +132,51 @@ def variant_entry(name: str, records: list[dict[str, Any]], metrics: dict[str, d
         "dates": [min(p["date"] for p in prov), max(p["date"] for p in prov)],
         "wall_time_s": round(sum(r.get("wall_time_s", 0.0) for r in records), 1),
         "log_dirs": [r.get("log_dir") for r in records],
+        "platforms": unique_platforms(prov),
     }
     return entry
+
+
+def unique_platforms(provenances: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The distinct ``platform`` blocks of run provenances, with their torch version (runs recorded before
+    provenance named the platform contribute none)."""
+    seen: dict[str, dict[str, Any]] = {}
+    for p in provenances:
+        if isinstance(p.get("platform"), dict):
+            block = {"torch": p.get("torch"), **p["platform"]}
+            seen.setdefault(json.dumps(block, sort_keys=True), block)
+    return list(seen.values())
+
+
+def reproducibility(variants: list[dict[str, Any]], bench: dict[str, Any]) -> dict[str, Any]:
+    """What a re-run of this board's runs can be expected to give (see :mod:`normbench.reproducibility`)."""
+    platforms = unique_platforms([{"torch": b.get("torch"), "platform": {k: v for k, v in b.items() if k != "torch"}}
+                                  for v in variants for b in v["provenance"].get("platforms", [])])
+    unnamed = sum(len(v["seeds"]) for v in variants if not v["provenance"].get("platforms"))
+    return {"platforms": platforms, "runs_without_platform": unnamed, "chaotic": chaotic(bench),
+            "tolerances": tolerance_table()}
+
+
+def render_reproducibility(rep: dict[str, Any] | None) -> list[str]:
+    if not rep:
+        return []
+    lines = ["", "## Reproducibility", ""]
+    for p in rep["platforms"]:
+        gpu = f", {p['gpu']} (CUDA {p['cuda']}, cuDNN {p['cudnn']})" if p.get("gpu") else ""
+        flags = ", deterministic algorithms" if p.get("deterministic_algorithms") else ""
+        lines.append(f"- Trained on {p['cpu']} ({p['cpu_capability']}, {p['threads']} threads, "
+                     f"MKL_CBWR={p.get('mkl_cbwr')}){gpu}{flags}, torch {p['torch']}.")
+    if rep["runs_without_platform"]:
+        lines.append(f"- {rep['runs_without_platform']} runs were recorded before provenance named the platform "
+                     f"(their torch and device are in the provenance table).")
+    lines.append("- The same platform and torch retrain every run bit for bit; any other platform gives every "
+                 "metric within its declared tolerance (accuracies 1e-4, losses 1e-5 relative, angles 0.05°; "
+                 "`normbench.reproducibility.TOLERANCES`).")
+    if rep.get("chaotic"):
+        lines.append(f"- **Chaotic task**: {rep['chaotic']}. Per-seed values do not travel between platforms; "
+                     f"compare a re-run by its distribution over seeds (the verdicts below rest on the seeds' "
+                     f"spread), not digit by digit.")
+    return lines
 
 
 def group_by_variant(records: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
@@ -182,6 +227,7 @@ def build(task: str, preset: str | None, records: list[dict[str, Any]], bench: d
         "variants": variants,
         "tables": tables,
         "claims": claims,
+        "reproducibility": reproducibility(variants, bench),
         **({"failed_runs": [{"variant": r["variant"], "seed": r["seed"], "error": r.get("error")}
                             for r in sorted(failed, key=lambda r: (r["variant"], r["seed"]))]} if failed else {}),
     }
@@ -505,6 +551,7 @@ def render_markdown(board: dict[str, Any], plots: list[str]) -> str:
         commits = ", ".join(c[:12] for c in pv["git_commits"]) + (" (dirty)" if pv["dirty"] else "")
         lines.append(f"| `{v['name']}` | `{v['config_hash']}` | {', '.join(map(str, v['seeds']))} | {commits} | "
                      f"{pv['dates'][0]} – {pv['dates'][1]} | {pv['wall_time_s']:.0f} |")
+    lines += render_reproducibility(board.get("reproducibility"))
     if plots:
         lines += ["", "## Figures", ""] + [f"![{Path(p).stem}]({Path(p).name})" for p in plots]
     if board["claims"]:

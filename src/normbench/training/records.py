@@ -23,6 +23,7 @@ import torch
 from lightning.pytorch.loggers.logger import Logger, rank_zero_experiment
 from lightning.pytorch.utilities import rank_zero_only
 
+from normbench.reproducibility import platform_info
 from normbench.io import atomic_write_json, strict_json
 
 STATUSES = ("running", "done", "diverged", "failed", "interrupted")
@@ -54,8 +55,13 @@ def git_state(cwd: str | Path | None = None) -> dict[str, Any]:
         return {"git_commit": None, "dirty": None}
 
 
-def provenance(device: str | None = None, **extra: Any) -> dict[str, Any]:
-    """Where and with what a result was produced (``extra``: e.g. world size and global batch size)."""
+def provenance(device: str | None = None, torch_device: torch.device | str | None = None,
+               **extra: Any) -> dict[str, Any]:
+    """Where and with what a result was produced (``extra``: e.g. world size and global batch size).
+
+    ``platform`` names what decides the last bits (:func:`normbench.reproducibility.platform_info`):
+    for a run the device it trained on (``torch_device``), for a leaderboard the machine that built it.
+    """
     if device is None:
         device = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu"
     return {
@@ -67,6 +73,7 @@ def provenance(device: str | None = None, **extra: Any) -> dict[str, Any]:
         "python": platform.python_version(),
         "device": device,
         "threads": torch.get_num_threads(),
+        "platform": platform_info(torch_device),
         "host": platform.node(),
         "date": utc_now(),
         **extra,
