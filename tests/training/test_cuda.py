@@ -24,6 +24,7 @@ from normbench.analysis.hooks import attention_modules, capture_attention_inputs
 from normbench.analysis.model_keys import unselectable_per_layer
 from normbench.nn.norms import NotShiftAndScale
 from normbench.reporting.run_cache import build_datamodule
+from normbench.reproducibility import agrees
 from normbench.tasks import get_task
 from normbench.training.cli import train
 from normbench.training.records import read_record
@@ -119,3 +120,81 @@ def test_ddp_on_two_gpus_matches_one_gpu_with_the_same_global_batch(tmp_path: Pa
         steps_b, values_b = zip(*b["series"][name])
         assert steps_a == steps_b, name
         assert values_a == pytest.approx(values_b, abs=1e-4, rel=1e-4), name  # NCCL reduces in another order
+
+
+@pytest.mark.cuda
+@NO_GPU
+def test_two_ddp_processes_sharing_one_gpu_match_one_process(tmp_path: Path) -> None:
+    """The GPU DDP path where only one GPU is lent: two gloo processes on cuda:0 (each a "node" of one
+    device, launched as a cluster launcher would) at batch 32 train what one process trains at batch 64."""
+    import os
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    common = [sys.executable, "-m", "normbench.cli", "fit", *task_args("majority", tmp_path),
+              "--trainer.accelerator=gpu", "--trainer.devices=1", "--trainer.log_every_n_steps=1", "--seed_everything=4"]
+    ddp = [*common, "--data.init_args.batch_size=32", "--trainer.num_nodes=2",
+           "--trainer.strategy=lightning.pytorch.strategies.DDPStrategy",
+           "--trainer.strategy.init_args.process_group_backend=gloo", f"--runs_dir={tmp_path / 'ddp'}"]
+    procs = [subprocess.Popen(ddp, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              env={**os.environ, "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port),
+                                   "NODE_RANK": str(rank), "RANK": str(rank), "LOCAL_RANK": "0", "WORLD_SIZE": "2"})
+             for rank in (0, 1)]
+    outs = [p.communicate(timeout=600) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outs[0][1][-3000:] + outs[1][1][-3000:]
+    single = subprocess.run([*common, "--data.init_args.batch_size=64", f"--runs_dir={tmp_path / 'single'}"],
+                            cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert single.returncode == 0, single.stderr[-3000:]
+    (a_path,) = (tmp_path / "ddp").rglob("record.json")
+    (b_path,) = (tmp_path / "single").rglob("record.json")
+    a, b = read_record(a_path), read_record(b_path)
+    assert a["world_size"] == 2 and a["global_batch_size"] == b["global_batch_size"] == 64
+    assert a["provenance"]["platform"]["gpu"] and a["status"] == b["status"] == "done"
+    for name in b["series"]:
+        steps_a, values_a = zip(*a["series"][name])
+        steps_b, values_b = zip(*b["series"][name])
+        assert steps_a == steps_b, name
+        off = [(x, y) for x, y in zip(values_a, values_b) if not agrees(name, x, y, bitwise=False)]
+        assert not off, (name, off[:3])
+
+
+@pytest.mark.cuda
+@NO_GPU
+def test_an_interrupted_gpu_run_resumes_bit_for_bit(tmp_path: Path) -> None:
+    """As the CPU test (tests/training/test_checkpointing.py), on cuda with dropout: deterministic algorithms."""
+    from tests.training.test_checkpointing import test_interrupted_run_resumes_exactly
+
+    import tests.training.test_checkpointing as checkpointing
+
+    cpu_fit = checkpointing.fit
+    checkpointing.fit = lambda runs, *extra, **kw: cpu_fit(runs, *extra, "--trainer.accelerator=gpu", **kw)
+    try:
+        test_interrupted_run_resumes_exactly(tmp_path, ["--model.arch.dropout=0.1"], 4, 12)
+    finally:
+        checkpointing.fit = cpu_fit
+    (record,) = tmp_path.rglob("record.json")
+    platform = read_record(record)["provenance"]["platform"]
+    assert platform["gpu"] and platform["deterministic_algorithms"] and platform["cudnn_deterministic"]
+
+
+@pytest.mark.cuda
+@NO_GPU
+def test_stacked_seeds_on_the_gpu_match_the_seeds_trained_alone(tmp_path: Path) -> None:
+    """``--vectorize`` on cuda (the math attention kernel under vmap), against lone GPU runs, within tolerance."""
+    from tests.sweep.test_vectorized import test_each_stacked_seed_matches_the_seed_trained_alone
+
+    test_each_stacked_seed_matches_the_seed_trained_alone(tmp_path, ["--trainer.accelerator=gpu"])
+
+
+@pytest.mark.cuda
+@NO_GPU
+def test_the_monitor_does_not_change_a_gpu_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.training.test_monitor import test_monitor_does_not_change_training
+
+    import tests.training.test_cli as cli_tests
+
+    cpu_fit = cli_tests.fit
+    monkeypatch.setattr("tests.training.test_monitor.fit", lambda path, *extra: cpu_fit(path, *extra, "--trainer.accelerator=gpu"))
+    test_monitor_does_not_change_training(tmp_path, monkeypatch)
