@@ -23,6 +23,9 @@ from normbench.analysis.unselectable import (DEFAULT_TOL, key_distance, set_unit
                                              unselectable_mask_lp)
 
 NO_GPU = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+# key coordinates 0 or of magnitude 1e-6..1e3: scaled by 1e+-150 they stay normal floats (a product that
+# underflows to 0 changes the keys themselves, not only their scale)
+MODERATE = st.one_of(st.just(0.0), st.floats(1e-6, 1e3), st.floats(-1e3, -1e-6))
 OFFSETS = [0.0, 0.25, 0.5, 0.9, 1.0, 1.1, 1.5, 2.0, 2.5, 5.0]  # multiples of tol * spread
 
 
@@ -144,7 +147,7 @@ def test_near_ties_at_the_threshold_agree_across_paths(offset: float) -> None:
 @settings(max_examples=30, deadline=None)
 @given(
     keys=st.integers(2, 25).flatmap(lambda n: st.integers(1, 5).flatmap(lambda d: hnp.arrays(
-        np.float64, (n, d), elements=st.floats(-1e3, 1e3, allow_nan=False, allow_subnormal=False)))),
+        np.float64, (n, d), elements=MODERATE))),
     exponent=st.sampled_from([-150, 150]), shift=st.floats(-3, 3),
 )
 def test_scale_and_translation_invariance_at_extreme_magnitudes(keys: np.ndarray, exponent: int, shift: float) -> None:
