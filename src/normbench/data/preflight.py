@@ -38,7 +38,7 @@ def check_data(datamodule: Any) -> None:
             datamodule.setup("fit")
     except ValueError:
         raise
-    except (OSError, RuntimeError, TypeError, KeyError, IndexError) as exc:
+    except Exception as exc:  # noqa: BLE001 - whatever a data module raises while loading: one line naming it
         first = (str(exc).strip().splitlines() or [""])[0]
         raise ValueError(f"data: {type(datamodule).__name__} could not load its data ({type(exc).__name__}: {first})") \
             from None
