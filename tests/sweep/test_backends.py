@@ -109,6 +109,21 @@ def test_an_unwritable_results_dir_is_found_before_training(tmp_path: Path, norm
     assert not (tmp_path / "runs").exists()
 
 
+def test_a_sweep_whose_every_run_fails_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                               normbench_in_process) -> None:  # noqa: ANN001
+    """Not the misleading `no finished run records ... run normbench sweep first`: the failures are the news."""
+    from tests.sweep.test_plan import FAILING_NORM
+
+    (tmp_path / "failing_norm.py").write_text(FAILING_NORM)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    out = normbench_in_process(*sweep_args(tiny_config(tmp_path), tmp_path),
+                               "--model.arch.ffn_norm.component=failing_norm:Boom", cwd=tmp_path)
+    assert out.returncode == 1, out.stderr[-3000:]
+    assert out.stderr.strip().splitlines()[-1].startswith("normbench: error: runs: 1 of 1 failed; their records say why")
+    (record,) = map(read_record, (tmp_path / "runs").rglob("record.json"))
+    assert record["status"] == "failed" and "this norm fails in training" in record["error"]
+
+
 def interrupted(out: Any) -> None:
     assert out.returncode == 130, out.stderr[-3000:]
     assert out.stderr.strip().splitlines()[-1].startswith("normbench: interrupted")
