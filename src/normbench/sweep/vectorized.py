@@ -258,7 +258,7 @@ def train_stack(arg_lists: list[list[str]]) -> list[Path]:
             except RunBusy as exc:
                 tqdm.write(f"normbench: {exc}", file=sys.stderr)
                 continue
-            if finished_record(cli.recorder) is None:
+            if finished_record(cli.recorder, report=False) is None:
                 kept.append((cli, generator))
         if not kept:
             return []

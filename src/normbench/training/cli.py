@@ -209,17 +209,18 @@ def world_size(trainer: L.Trainer) -> int:
     return int(trainer.num_nodes) * int(trainer.num_devices)
 
 
-def finished_record(recorder: RunRecordLogger) -> str | None:
+def finished_record(recorder: RunRecordLogger, report: bool = True) -> str | None:
     """The status of a finished run of the same config already in the run's directory, else ``None``.
 
     A finished run is never trained again (its record, checkpoints and events stay as they are). A
     finished run whose record or final checkpoint is broken (:func:`normbench.training.verify.finished_status`)
-    is reported and redone.
+    is reported (``report``) and redone.
     """
     try:
         return finished_status(recorder.path, recorder.meta["config_hash"])
     except ValueError as exc:
-        print(f"normbench: {exc}; the run is redone", file=sys.stderr)
+        if report:
+            print(f"normbench: {exc}; the run is redone", file=sys.stderr)
         return None
 
 
@@ -250,7 +251,7 @@ def train(args: list[str] | dict[str, Any]) -> Path:
         return fit_run(cli)
     check_data(cli.datamodule)
     with run_lock(recorder.path.parent):
-        done = finished_record(recorder)  # finished by another process meanwhile
+        done = finished_record(recorder, report=False)  # finished by another process meanwhile
         if done is not None:
             print(f"normbench: {recorder.path.parent} was finished by another process ({done}); nothing to train",
                   file=sys.stderr)
