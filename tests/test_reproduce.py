@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import normbench
-from normbench.reproducibility import mismatches, same_platform
+from normbench.training.reproducibility import mismatches, same_platform
 
 REPO = Path(normbench.__file__).resolve().parents[2]
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import normbench
-from normbench.reproducibility import (COUNTED, TOLERANCES, agrees, chaotic, mismatches, platform_info, platform_key,
+from normbench.training.reproducibility import (COUNTED, TOLERANCES, agrees, chaotic, mismatches, platform_info, platform_key,
                                        same_platform, tolerance)
 from normbench.tasks import task_names
 from normbench.training.config import load_config

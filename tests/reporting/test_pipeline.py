@@ -70,6 +70,10 @@ def test_the_published_leaderboard_is_still_the_default_bench(task: str) -> None
     config, runs = plan_runs(task, board["preset"])
     assert sweep_key(sweep_definition(board["preset"], runs, None, None, None)) == board["sweep_key"]
     published = {v["name"]: v["config_hash"] for v in board["variants"]}
+    if (config.get("bench") or {}).get("superseded"):  # the same runs, under today's pipeline's hashes
+        assert {r.variant for r in runs} == set(published)
+        assert all(r.config_hash != published[r.variant] for r in runs)
+        return
     assert {r.variant: r.config_hash for r in runs} == published
 
 

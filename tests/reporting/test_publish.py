@@ -264,3 +264,18 @@ def test_a_smaller_random_grid_leaves_the_published_one_and_force_replaces_it(cl
     grid = json.loads((results / "unselectable" / "random_grid.json").read_text())
     assert grid["ns"] == [3, 4, 5] and grid["ds"] == [3, 4] and grid["runs"] == 2
     assert " M results/unselectable/random_grid.json" in porcelain(clone).splitlines()
+
+
+def test_a_superseded_board_is_replaced_by_the_same_runs_under_todays_hashes(tmp_path: Path) -> None:
+    from normbench.reporting import publish
+
+    out = tmp_path / "board"
+    out.mkdir()
+    (out / "leaderboard.json").write_text(json.dumps({"task": "sst2", "preset": "quick", "variants": [
+        {"name": "post/both", "seeds": [0, 1], "config_hash": "old", "metrics": {}}]}))
+    today = {("post/both", 0): "new", ("post/both", 1): "new"}
+    with pytest.raises(publish.Refused, match="other settings"):
+        publish.check_leaderboard(out, today, {})
+    publish.check_leaderboard(out, today, {}, superseded=True)
+    with pytest.raises(publish.Refused, match="1 missing"):
+        publish.check_leaderboard(out, {("post/both", 0): "new"}, {}, superseded=True)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from normbench.reproducibility import agrees, tolerance
+from normbench.training.reproducibility import agrees, tolerance
 from normbench.tasks import get_task
 from normbench.training.records import read_record
 from normbench.training.cli import train

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from normbench.reporting.geometry import read_angle_histograms
-from normbench.reproducibility import agrees
+from normbench.training.reproducibility import agrees
 
 from tests.training.test_cli import CONFIG, fit
 

@@ -28,7 +28,7 @@ from normbench.reporting.claims import (describe, describe_difference, describe_
 from normbench.reporting.matrix import UNSELECTABLE, panels
 from normbench.reporting.width import render_width
 from normbench.reporting.stats import aggregate
-from normbench.reproducibility import chaotic, tolerance_table
+from normbench.training.reproducibility import chaotic, tolerance_table
 from normbench.tasks import norm_roles
 from normbench.tasks.series import expand_metric_layers, series_value
 from normbench.training.records import FINISHED, provenance, read_record, utc_now
@@ -149,7 +149,7 @@ def unique_platforms(provenances: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def reproducibility(variants: list[dict[str, Any]], bench: dict[str, Any]) -> dict[str, Any]:
-    """What a re-run of this board's runs can be expected to give (see :mod:`normbench.reproducibility`)."""
+    """What a re-run of this board's runs can be expected to give (see :mod:`normbench.training.reproducibility`)."""
     platforms = unique_platforms([{"torch": b.get("torch"), "platform": {k: v for k, v in b.items() if k != "torch"}}
                                   for v in variants for b in v["provenance"].get("platforms", [])])
     unnamed = sum(len(v["seeds"]) for v in variants if not v["provenance"].get("platforms"))
@@ -171,7 +171,7 @@ def render_reproducibility(rep: dict[str, Any] | None) -> list[str]:
                      f"(their torch and device are in the provenance table).")
     lines.append("- The same platform and torch retrain every run bit for bit; any other platform gives every "
                  "metric within its declared tolerance (accuracies 1e-4, losses 1e-5 relative, angles 0.05°; "
-                 "`normbench.reproducibility.TOLERANCES`).")
+                 "`normbench.training.reproducibility.TOLERANCES`).")
     if rep.get("chaotic"):
         lines.append(f"- **Chaotic task**: {rep['chaotic']}. Per-seed values do not travel between platforms; "
                      f"compare a re-run by its distribution over seeds (the verdicts below rest on the seeds' "

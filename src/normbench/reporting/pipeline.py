@@ -220,7 +220,8 @@ def run_sweep(
         if folder is not None and not force:
             check_results_owner(out, key, preset, runs)
         publish.check_leaderboard(out, {(r.variant, r.seed): r.config_hash for r in runs},
-                                  publish.sweep_settings(task, cfg.get("preset"), definition), force, planned=True)
+                                  publish.sweep_settings(task, cfg.get("preset"), definition), force, planned=True,
+                                  superseded=bool((cfg.get("bench") or {}).get("superseded")))
     if shard is not None:
         m = re.fullmatch(r"(\d+)/(\d+)", shard)
         if not m or not int(m[1]) < int(m[2]):
@@ -308,12 +309,13 @@ def write_results(task: str, preset: str | None, config: dict, runs: list[Run], 
     if not records:
         raise ValueError(f"runs_dir: no finished run records for task {task} (preset {preset}); "
                          f"run `normbench sweep --config {task}` first")
-    publish.check_leaderboard(out, {(r["variant"], r["seed"]): r.get("config_hash") for r in records},
-                              publish.sweep_settings(task, preset, definition), force)
     bench_cfg = config.get("bench") or {}
+    superseded = bool(bench_cfg.get("superseded"))
+    publish.check_leaderboard(out, {(r["variant"], r["seed"]): r.get("config_hash") for r in records},
+                              publish.sweep_settings(task, preset, definition), force, superseded=superseded)
     if bench_cfg.get("token_report"):  # the report beside the leaderboard: checked before either is written
         publish.check_report(out / TOKEN_REPORT, lambda doc: published_runs(doc, config),
-                             report_runs(config, runs_dir, runs), force, "--results_dir/--name")
+                             report_runs(config, runs_dir, runs), force, "--results_dir/--name", superseded=superseded)
     decomposition = bench_cfg.get("decomposition")
     if decomposition:
         records = with_decomposition(records, int(decomposition.get("sequences", 256)))

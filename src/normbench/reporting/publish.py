@@ -94,17 +94,19 @@ def describe_runs(runs: list[tuple[str, int]]) -> str:
 
 
 def check_runs(path: Path, old: Runs, old_settings: dict[str, Any], new: Runs, new_settings: dict[str, Any],
-               elsewhere: str, noun: str = "this build has") -> None:
+               elsewhere: str, noun: str = "this build has", superseded: bool = False) -> None:
     """Refuse (one line) unless ``new`` covers every run of ``old`` with the same config hash and the same settings.
 
-    Only the settings the old board records are compared (older boards record fewer).
+    Only the settings the old board records are compared (older boards record fewer). ``superseded``: the
+    task declares its published runs superseded by today's pipeline (``bench.superseded``), so a build of
+    the same runs under today's config hashes may replace them.
     """
     differ = [f"{key} {old_settings[key]!r}, this build {new_settings.get(key)!r}"
               for key in old_settings if key in new_settings and new_settings[key] != old_settings[key]]
     changed = {}
     for (variant, seed), digest in old.items():
         now = new.get((variant, seed))
-        if digest and now and now != digest:
+        if digest and now and now != digest and not superseded:
             changed.setdefault(variant, f"config of {variant} {digest}, this build {now}")
     differ += list(changed.values())
     if differ:
@@ -119,7 +121,7 @@ def check_runs(path: Path, old: Runs, old_settings: dict[str, Any], new: Runs, n
 
 
 def check_leaderboard(out: Path, runs: Runs, settings: dict[str, Any], force: bool = False,
-                      planned: bool = False) -> None:
+                      planned: bool = False, superseded: bool = False) -> None:
     """May a build with ``runs`` (finished, or with ``planned`` the sweep's planned ones) and ``settings``
     (:func:`sweep_settings`) replace ``out/leaderboard.json``? Refuses with one line if not."""
     if force:
@@ -134,11 +136,11 @@ def check_leaderboard(out: Path, runs: Runs, settings: dict[str, Any], force: bo
     except (TypeError, ValueError) as exc:
         raise unreadable(path, exc, elsewhere) from exc
     check_runs(path, old, leaderboard_settings(doc), runs, settings, elsewhere,
-               "this sweep plans" if planned else "this build has")
+               "this sweep plans" if planned else "this build has", superseded)
 
 
 def check_report(path: Path, read_runs: Callable[[dict[str, Any]], Runs], runs: Runs, force: bool = False,
-                 elsewhere: str = "--results_dir", noun: str = "this build has") -> None:
+                 elsewhere: str = "--results_dir", noun: str = "this build has", superseded: bool = False) -> None:
     """May a report built from ``runs`` replace the one at ``path``, whose runs ``read_runs(doc)`` gives?"""
     if force:
         return
@@ -149,7 +151,7 @@ def check_report(path: Path, read_runs: Callable[[dict[str, Any]], Runs], runs: 
         old = read_runs(doc)
     except (AttributeError, KeyError, TypeError, ValueError) as exc:
         raise unreadable(path, ValueError(f"not the report its writer gives: {exc!r}"), elsewhere) from exc
-    check_runs(path, old, {}, runs, {}, elsewhere, noun)
+    check_runs(path, old, {}, runs, {}, elsewhere, noun, superseded)
 
 
 def geometry_runs(doc: dict[str, Any]) -> Runs:

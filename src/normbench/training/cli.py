@@ -28,7 +28,7 @@ from normbench.io import check_writable
 from normbench.rng import rng_states
 from normbench.tasks.base import NormbenchModule
 from normbench.training.checkpointing import AtomicCheckpointIO, RunState, clear_run_dir, resume_checkpoint
-from normbench.reproducibility import use_deterministic_gpu_algorithms
+from normbench.training.reproducibility import gpu_determinism_wanted, use_deterministic_gpu_algorithms
 from normbench.training.config import check_shared_hparams, check_trainer, preset_args
 from normbench.training.interrupts import InterruptFlag, sigint_restored, was_interrupted
 from normbench.training.monitor import GeometryMonitor
@@ -105,8 +105,8 @@ class NormbenchCLI(LightningCLI):
             kwargs["plugins"] = [AtomicCheckpointIO()]
         kwargs["logger"] = False
         trainer = super().instantiate_trainer(**kwargs)
-        if trainer.strategy.root_device.type == "cuda" and (config.get("trainer") or {}).get("deterministic") is None:
-            use_deterministic_gpu_algorithms()  # same GPU, same seed -> same run (trainer.deterministic: false opts out)
+        if trainer.strategy.root_device.type == "cuda" and gpu_determinism_wanted():
+            use_deterministic_gpu_algorithms()  # same GPU, same seed -> same run (trainer.deterministic: true is strict)
         identity = run_identity(config, arch, world_size(trainer))
         self.config_hash = config_hash(identity)
         self.run_label = label = run_label(arch, self.overrides)

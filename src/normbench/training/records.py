@@ -23,7 +23,7 @@ import torch
 from lightning.pytorch.loggers.logger import Logger, rank_zero_experiment
 from lightning.pytorch.utilities import rank_zero_only
 
-from normbench.reproducibility import platform_info
+from normbench.training.reproducibility import platform_info
 from normbench.io import atomic_write_json, strict_json
 
 STATUSES = ("running", "done", "diverged", "failed", "interrupted")
@@ -59,7 +59,7 @@ def provenance(device: str | None = None, torch_device: torch.device | str | Non
                **extra: Any) -> dict[str, Any]:
     """Where and with what a result was produced (``extra``: e.g. world size and global batch size).
 
-    ``platform`` names what decides the last bits (:func:`normbench.reproducibility.platform_info`):
+    ``platform`` names what decides the last bits (:func:`normbench.training.reproducibility.platform_info`):
     for a run the device it trained on (``torch_device``), for a leaderboard the machine that built it.
     """
     if device is None:
