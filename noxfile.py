@@ -69,8 +69,9 @@ def sweep(session: nox.Session, task: str, env: dict[str, str] | None = None) ->
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """The test suite; slow tests are deselected unless `-m slow` (or `-m ""`) is passed."""
-    args = session.posargs or ["-m", "not slow"]
+    """The test suite on every core (pytest-xdist, a test file per worker); slow tests are deselected unless
+    `-m slow` (or `-m ""`) is passed, and then run in this one process."""
+    args = session.posargs or ["-m", "not slow", "-n", "auto", "--dist", "loadfile"]
     tool(session, "python", "-m", "pytest", *args)
 
 

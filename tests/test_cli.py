@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import yaml
 
 from normbench.tasks import get_task
@@ -84,6 +86,7 @@ def test_bench_writes_leaderboard_and_resumes(tmp_path: Path) -> None:
     assert [v["metrics"] for v in again["variants"]] == [v["metrics"] for v in board["variants"]]
 
 
+@pytest.mark.slow  # end to end, about a minute: the default run keeps its cheaper twins
 def test_a_smoke_test_sweep_never_touches_published_runs_or_results(tmp_path: Path) -> None:
     config = str(tiny_config(tmp_path))
     assert normbench(tmp_path, "sweep", "--config", config).returncode == 0

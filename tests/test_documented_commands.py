@@ -154,8 +154,9 @@ def run_nox(command: str, monkeypatch: pytest.MonkeyPatch) -> str:
             out += run_normbench(" ".join(["normbench", *map(shlex.quote, args)]), monkeypatch)
         else:
             assert args[:2] == ["-m", "pytest"], program
+            env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST")}  # not an xdist worker
             done = subprocess.run([sys.executable, *args, "--collect-only", "-q", "-p", "no:cacheprovider"], cwd=REPO,
-                                  capture_output=True, text=True, timeout=600)
+                                  capture_output=True, text=True, timeout=600, env=env)
             assert done.returncode == 0, f"`{command}` exits {done.returncode}: {done.stdout[-1500:]}"
             out += done.stdout
     return out

@@ -106,6 +106,7 @@ def test_plan_validates_every_variant_before_anything_runs(tmp_path: Path) -> No
     assert not any(tmp_path.iterdir())
 
 
+@pytest.mark.slow  # end to end, about a minute: the default run keeps its cheaper twins
 def test_kill_9_mid_sweep_then_resume(tmp_path: Path) -> None:
     """kill -9 while seed 1 trains; the same command skips seed 0, resumes seed 1 from its checkpoint,
     and ends with records identical to an uninterrupted sweep and one leaderboard row per seed."""
@@ -179,6 +180,7 @@ def test_divergence_and_failures_do_not_stop_the_sweep(tmp_path: Path, monkeypat
     assert "diverged at step" in (tmp_path / "results" / "majority" / "faults" / "leaderboard.md").read_text()
 
 
+@pytest.mark.slow  # end to end, about a minute: the default run keeps its cheaper twins
 def test_parallel_workers_run_each_run_in_its_own_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("NORMBENCH_PROGRESS_SECONDS", "1")
     out = sweep(tmp_path, "--variants", "pre/both,pre/none", "--seeds", "0", "--workers", "2", *TINY, "--name", "par")

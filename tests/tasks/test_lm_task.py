@@ -69,6 +69,7 @@ def test_missing_corpus_exits_2_with_one_line(tmp_path: Path) -> None:
     assert last.startswith("normbench: error: data.init_args.data_dir:") and "nothing" in last
 
 
+@pytest.mark.slow  # end to end, about a minute: the default run keeps its cheaper twins
 def test_bench_lm_writes_tables_and_claims(corpus: Path, tmp_path: Path) -> None:
     # 64-token held-out sequences: the key-set analysis measures its first size (64) and leaves 128, 256 n/a
     longer = ["data.init_args.analysis_length=64", "model.init_args.arch.max_positions=64"]

@@ -50,6 +50,7 @@ def test_different_vocab_sizes_are_refused_before_training(corpus: Path, tmp_pat
     assert not list(tmp_path.rglob("record.json"))
 
 
+@pytest.mark.slow  # end to end, about a minute: the default run keeps its cheaper twins
 def test_bench_writes_leaderboard_and_token_report(corpus: Path, tmp_path: Path) -> None:
     override = "[" + ", ".join(tiny(corpus)) + "]"
     cmd = [sys.executable, "-m", "normbench.cli", "bench", "sst2", "--preset", "quick", "--seeds", "[0]",
