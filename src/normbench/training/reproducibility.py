@@ -106,8 +106,8 @@ class Tolerance:
 
 
 # Metric name patterns (fnmatch, first match wins) and their cross-platform tolerance. float32 training
-# that differs in its last bits drifts apart by about 1e-6 relative over thousands of steps (seen between
-# AMD AVX2 and Intel AVX-512 CPUs: accuracies 6e-6, angles 1e-5 degrees apart); the tolerances are ten
+# that differs in its last bits drifts apart by about 1e-6 relative over thousands of steps (a published
+# majority run retrained on another CPU: accuracy 6e-6, angle 1e-5 degrees apart); the tolerances are ten
 # times that, and a test holds them to a tenth of the seed spread of every published leaderboard. Counts
 # (steps read off a series, unselectable keys) move in whole units: their tolerance is one unit, or a few
 # keys in 100,000, which is not below the spread where the seeds differ by a unit or two themselves.
