@@ -28,7 +28,7 @@ from normbench.reporting.claims import (describe, describe_difference, describe_
 from normbench.reporting.matrix import UNSELECTABLE, panels
 from normbench.reporting.width import render_width
 from normbench.reporting.stats import aggregate
-from normbench.training.reproducibility import chaotic, tolerance_table
+from normbench.training.reproducibility import chaotic, tolerance, tolerance_table
 from normbench.tasks import norm_roles
 from normbench.tasks.series import expand_metric_layers, series_value
 from normbench.training.records import FINISHED, provenance, read_record, utc_now
@@ -137,21 +137,21 @@ def variant_entry(name: str, records: list[dict[str, Any]], metrics: dict[str, d
     return entry
 
 
+def distinct(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``blocks`` without repeats, in first-seen order."""
+    return list({json.dumps(b, sort_keys=True): b for b in blocks}.values())  # equal blocks: one key, first place
+
+
 def unique_platforms(provenances: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The distinct ``platform`` blocks of run provenances, with their torch version (runs recorded before
     provenance named the platform contribute none)."""
-    seen: dict[str, dict[str, Any]] = {}
-    for p in provenances:
-        if isinstance(p.get("platform"), dict):
-            block = {"torch": p.get("torch"), **p["platform"]}
-            seen.setdefault(json.dumps(block, sort_keys=True), block)
-    return list(seen.values())
+    return distinct([{"torch": p.get("torch"), **p["platform"]} for p in provenances
+                     if isinstance(p.get("platform"), dict)])
 
 
 def reproducibility(variants: list[dict[str, Any]], bench: dict[str, Any]) -> dict[str, Any]:
     """What a re-run of this board's runs can be expected to give (see :mod:`normbench.training.reproducibility`)."""
-    platforms = unique_platforms([{"torch": b.get("torch"), "platform": {k: v for k, v in b.items() if k != "torch"}}
-                                  for v in variants for b in v["provenance"].get("platforms", [])])
+    platforms = distinct([b for v in variants for b in v["provenance"].get("platforms", [])])
     unnamed = sum(len(v["seeds"]) for v in variants if not v["provenance"].get("platforms"))
     return {"platforms": platforms, "runs_without_platform": unnamed, "chaotic": chaotic(bench),
             "tolerances": tolerance_table()}
@@ -170,7 +170,8 @@ def render_reproducibility(rep: dict[str, Any] | None) -> list[str]:
         lines.append(f"- {rep['runs_without_platform']} runs were recorded before provenance named the platform "
                      f"(their torch and device are in the provenance table).")
     lines.append("- The same platform and torch retrain every run bit for bit; any other platform gives every "
-                 "metric within its declared tolerance (accuracies 1e-4, losses 1e-5 relative, angles 0.05°; "
+                 f"metric within its declared tolerance (accuracies {tolerance('acc').abs:g}, losses "
+                 f"{tolerance('loss').rel:g} relative, angles {tolerance('angle').abs:g}°; "
                  "`normbench.training.reproducibility.TOLERANCES`).")
     if rep.get("chaotic"):
         lines.append(f"- **Chaotic task**: {rep['chaotic']}. Per-seed values do not travel between platforms; "

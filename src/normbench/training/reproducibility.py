@@ -202,11 +202,11 @@ GPU_TOLERATED_SERIES = ("geometry/",)
 
 
 def series_mismatches(got: dict[str, list[list[float]]], want: dict[str, list[list[float]]],
-                      on_gpu: bool) -> list[str]:
+                      on_gpu: bool, tolerated: tuple[str, ...] = GPU_TOLERATED_SERIES) -> list[str]:
     """How two records of the same run on the same platform differ (empty: they agree).
 
-    Every series must have the same steps and values bit for bit; on a GPU the monitor's statistics
-    (``GPU_TOLERATED_SERIES``) may differ within their declared tolerance.
+    Every series must have the same steps and values bit for bit; on a GPU the series named by a prefix
+    in ``tolerated`` (by default the monitor's statistics) may differ within their declared tolerance.
     """
     if set(got) != set(want):
         return [f"series {sorted(set(got) ^ set(want))} in one record only"]
@@ -215,7 +215,7 @@ def series_mismatches(got: dict[str, list[list[float]]], want: dict[str, list[li
         if [s for s, _ in got[name]] != [s for s, _ in points]:
             out.append(f"{name}: steps differ")
             continue
-        bitwise = not (on_gpu and name.startswith(GPU_TOLERATED_SERIES))
+        bitwise = not (on_gpu and name.startswith(tolerated))
         off = [(s, a, b) for (s, a), (_, b) in zip(got[name], points) if not agrees(name, a, b, bitwise)]
         if off:
             out.append(f"{name}: {len(off)} of {len(points)} points differ, first {off[0]}")
