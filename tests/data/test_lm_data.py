@@ -78,3 +78,27 @@ def test_bad_sizes_name_the_field(tmp_path: Path) -> None:
     write_corpus(tmp_path / "wt")
     with pytest.raises(ValueError, match="data.init_args.context"):
         module(tmp_path / "wt", context=10**6).setup("fit")
+
+
+def test_unigram_entropy_is_the_entropy_of_the_token_counts() -> None:
+    import math
+
+    import numpy as np
+
+    # p = (1/2, 1/4, 1/4): H = 1/2 ln 2 + 2 (1/4 ln 4) = 1.5 ln 2
+    assert lm_data.unigram_entropy(np.array([7, 7, 3, 0], dtype=np.uint16)) == pytest.approx(1.5 * math.log(2))
+    assert lm_data.unigram_entropy(np.array([5, 5, 5], dtype=np.uint16)) == 0.0
+    assert lm_data.unigram_entropy(np.zeros(0, dtype=np.uint16)) == 0.0
+
+
+def test_the_modules_unigram_entropy_is_a_direct_count_of_its_training_stream(tmp_path: Path) -> None:
+    import math
+    from collections import Counter
+
+    write_corpus(tmp_path / "wt")
+    dm = module(tmp_path / "wt")
+    tokens = dm.blocks("train", 1).flatten().tolist()  # every training token, <|endoftext|> included
+    counts = Counter(tokens)
+    direct = -sum(c / len(tokens) * math.log(c / len(tokens)) for c in counts.values())
+    assert dm.unigram_entropy() == pytest.approx(direct, rel=1e-12)
+    assert 0.0 < direct < math.log(len(counts)) and dm.unigram_entropy("validation") > 0.0

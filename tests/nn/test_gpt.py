@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 
@@ -87,3 +89,80 @@ def test_the_papers_frozen_qkv_bias_is_no_qkv_bias() -> None:
     assert all(b.attn.q_proj.bias is None and b.attn.k_proj.bias is None and b.attn.v_proj.bias is None
                for b in without.blocks)
     assert with_bias.blocks[0].attn.q_proj.bias is not None
+
+
+def test_each_norm_position_takes_its_own_dyt_alpha() -> None:
+    """Zhu et al. (2025) tune alpha0 per position: attention norms, the other block norms, the final norm."""
+    from normbench.nn.gpt import GPTConfig
+
+    def dyt(alpha: float) -> NormSpec:
+        return NormSpec("dyt", affine=True, options={"alpha": alpha})
+
+    config = GPTConfig(vocab_size=30, max_positions=8, n_layers=2, placement="peri", attn_norm=dyt(2.0),
+                       ffn_norm=dyt(0.3), final_norm=dyt(5.0), attn_out_norm=dyt(0.7), ffn_out_norm=dyt(0.9))
+    model = GPTDecoder(config)
+    for block in model.blocks:
+        got = [getattr(block, n).alpha.item() for n in ("attn_norm", "ffn_norm", "attn_out_norm", "ffn_out_norm")]
+        assert got == pytest.approx([2.0, 0.3, 0.7, 0.9])
+    assert model.final_norm.alpha.item() == pytest.approx(5.0)
+    norms = config.effective()
+    assert [norms[n]["options"] for n in ("attn_norm", "ffn_norm", "final_norm")] == [
+        {"alpha": 2.0}, {"alpha": 0.3}, {"alpha": 5.0}]
+
+
+def test_the_embedding_scale_is_off_by_default_and_out_of_the_identity() -> None:
+    from normbench.nn.gpt import GPTConfig
+
+    plain = GPTConfig().effective()
+    assert "embedding_scale" not in plain and "learn_embedding_scale" not in plain
+    assert GPTConfig(embedding_scale=1.0).effective() == plain  # s = 1 is GPT-2's input
+    # sqrt_d and its value at this width build one network: one identity
+    sqrt_d = GPTConfig(d_model=16, embedding_scale="sqrt_d").effective()
+    assert sqrt_d == GPTConfig(d_model=16, embedding_scale=4.0).effective()
+    assert GPTConfig(d_model=16, embedding_scale="sqrt_d").effective()["embedding_scale"] == 4.0
+    learned = GPTConfig(embedding_scale="sqrt_d", learn_embedding_scale=True).effective()
+    assert learned["learn_embedding_scale"] is True and learned["embedding_scale"] == pytest.approx(math.sqrt(8))
+    assert GPTConfig(learn_embedding_scale=True).effective()["embedding_scale"] == 1.0  # learned from 1: not GPT-2
+
+
+@pytest.mark.parametrize(("changes", "message"), [
+    ({"embedding_scale": "sqrt"}, "model.arch.embedding_scale: must be none, sqrt_d or a positive number"),
+    ({"embedding_scale": 0.0}, "model.arch.embedding_scale: must be none, sqrt_d or a positive number"),
+    ({"embedding_scale": float("inf")}, "model.arch.embedding_scale"),
+    ({"learn_embedding_scale": "yes"}, "model.arch.learn_embedding_scale: must be true or false"),
+])
+def test_bad_embedding_scales_are_one_line_errors(changes: dict, message: str) -> None:
+    from normbench.nn.gpt import GPTConfig
+
+    with pytest.raises(ValueError, match=message):
+        GPTConfig(**changes)
+
+
+@pytest.mark.parametrize("learned", [False, True])
+def test_the_block_input_is_s_times_the_token_embedding_plus_the_position(learned: bool) -> None:
+    """h_0 = s E[x_t] + P[t] with s = sqrt(d); the tied head still reads E unscaled."""
+    from normbench.nn.gpt import GPTConfig
+    from normbench.tasks.base import undecayed_parameters
+
+    torch.manual_seed(0)
+    config = GPTConfig(vocab_size=40, max_positions=12, d_model=16, n_heads=4, n_layers=1, dropout=0.0,
+                       embedding_scale="sqrt_d", learn_embedding_scale=learned)
+    model = GPTDecoder(config).eval()
+    plain = GPTDecoder(config, embedding_scale="none", learn_embedding_scale=False).eval()
+    plain.load_state_dict({k: v for k, v in model.state_dict().items() if k != "embedding_scale"})
+    tokens = torch.randint(0, 40, (2, 12))
+    seen = {}
+    model.blocks[0].register_forward_pre_hook(lambda m, args: seen.setdefault("h0", args[0]))
+    logits = model(tokens)
+    expected = 4.0 * model.token_embedding(tokens) + model.position_embedding(torch.arange(12))
+    torch.testing.assert_close(seen["h0"], expected)
+    assert not torch.allclose(logits, plain(tokens))  # the scale changes the network
+    assert n_params(model) - n_params(plain) == int(learned)
+    if learned:
+        assert model.embedding_scale.item() == pytest.approx(4.0)  # kept by the GPT-2 initialisation
+        logits.pow(2).mean().backward()
+        assert model.embedding_scale.grad is not None and model.embedding_scale.grad.item() != 0.0
+        assert any(p is model.embedding_scale for p in undecayed_parameters(model))
+    else:
+        assert model.embedding_scale == pytest.approx(4.0) and not any(
+            p is model.embedding_scale for p in undecayed_parameters(model))

@@ -16,6 +16,7 @@ from normbench.tasks import get_task
 from normbench.training.reproducibility import series_mismatches
 from normbench.training.records import read_record
 from normbench.sweep.plan import parse_grid, parse_names, parse_seeds, plan_runs, variant_grid
+from normbench.training.cli import NormbenchCLI
 
 CONFIG = str(get_task("majority").config_path)
 TINY = ["--data.init_args.num_sequences=600", "--data.init_args.batch_size=64", "--data.init_args.eval_batch_size=300",
@@ -238,3 +239,34 @@ def test_fewer_runs_than_workers_train_in_this_process(monkeypatch: pytest.Monke
     _, runs = plan_runs("majority", "quick", seeds="0", variants=["pre/both"], runs_dir=str(tmp_path))
     outcome = backends.execute(runs, workers=16, progress=False)
     assert len(trained) == 1 and len(outcome.trained) == 1
+
+
+def test_a_labelled_axis_names_its_variants_by_its_label() -> None:
+    axis = "model.init_args.arch.attn_norm.options.alpha,model.init_args.arch.final_norm.options.alpha"
+    config = {"model": {"class_path": "normbench.tasks.lm.LMModule"},
+              "bench": {"variants": {"pre/dyt": {"model.init_args.arch.qkv_bias": "false"}},
+                        "grid": {axis: [[0.5, 0.5], [2.0, 0.2]]}, "grid_labels": {axis: "alpha0"}}}
+    crossed = variant_grid(config, ["pre/dyt"], {}, "lm")
+    assert crossed[0] == ("pre/dyt,alpha0=0.5", ["--model.init_args.arch.qkv_bias=false",
+                                                 "--model.init_args.arch.attn_norm.options.alpha=0.5",
+                                                 "--model.init_args.arch.final_norm.options.alpha=0.5"])
+    assert crossed[1][0] == "pre/dyt,alpha0=2.0;0.2"  # keys with different values: each value, in key order
+    # the command line's axes keep their key=value names
+    assert [n for n, _ in variant_grid(config, ["pre/dyt"], {"model.optim.lr": [0.1]}, "lm")][0] == \
+        "pre/dyt,alpha0=0.5,optim.lr=0.1"
+    for labels, message in (({"model.optim.lr": "lr"}, "bench.grid_labels: 'model.optim.lr' is not an axis"),
+                            ({axis: "alpha 0"}, "must be a short name")):
+        with pytest.raises(ValueError, match=message):
+            variant_grid({**config, "bench": {**config["bench"], "grid_labels": labels}}, ["pre/dyt"], {}, "lm")
+
+
+def test_the_dyt_alpha_preset_sweeps_every_dyts_initial_alpha(tmp_path: Path) -> None:
+    """alpha0 in {0.5, 1, 2, 5, 10} for the attention, FFN and final DyT alike; 0.5 is pre/dyt of the modern bench."""
+    _, runs = plan_runs("lm", "dyt-alpha", seeds=[0], runs_dir=str(tmp_path))
+    _, modern = plan_runs("lm", "modern", seeds=[0], variants=["pre/dyt"], runs_dir=str(tmp_path))
+    assert [r.variant for r in runs] == [f"pre/dyt,alpha0={a}" for a in ("0.5", "1.0", "2.0", "5.0", "10.0")]
+    assert runs[0].config_hash == modern[0].config_hash and len({r.config_hash for r in runs}) == 5
+    cli = NormbenchCLI(args=runs[3].args)
+    model = cli.model.model
+    alphas = [model.blocks[0].attn_norm.alpha, model.blocks[3].ffn_norm.alpha, model.final_norm.alpha]
+    assert [a.item() for a in alphas] == [5.0, 5.0, 5.0] and model.embedding_scale is None

@@ -33,6 +33,16 @@ def save_npy(path: Path, array: np.ndarray) -> None:
         np.save(f, array)
 
 
+def unigram_entropy(stream: np.ndarray) -> float:
+    """H = -sum_v p_v ln p_v (nats), p_v = count of token v / len(stream): the loss of the best model that ignores
+    context (the cross-entropy of a stream under its own unigram frequencies). 0 for an empty stream."""
+    if len(stream) == 0:
+        return 0.0
+    counts = np.bincount(np.asarray(stream, dtype=np.int64))
+    p = counts[counts > 0] / len(stream)
+    return float(-(p * np.log(p)).sum())
+
+
 def pack(stream: np.ndarray, block: int) -> torch.Tensor:
     """Cut a token stream into ``len(stream) // block`` rows of ``block`` tokens (the tail is dropped)."""
     n = len(stream) // block
@@ -161,6 +171,13 @@ class LMDataModule(L.LightningDataModule):
         if self.tokenizer_path is None:
             self.setup()
         return load_tokenizer(self.tokenizer_path)
+
+    def unigram_entropy(self, split: str = "train") -> float:
+        """The unigram entropy (nats) of a split's token stream (:func:`unigram_entropy`; ``<|endoftext|>`` counts):
+        a model that predicts every next token by its training frequency reaches about this loss."""
+        if self.streams is None:
+            self.setup()
+        return unigram_entropy(self.streams[split])
 
     # -- loaders ---------------------------------------------------------------------------
     def blocks(self, split: str, length: int | None = None) -> torch.Tensor:

@@ -4,7 +4,9 @@ Learned token and position embeddings, ``n_layers`` causal Transformer blocks wi
 feed-forward of width 4d, a final norm (pre-norm placement only) and the LM head tied to the
 token embedding: logits = N_f(h) E^T. With GPT-2's vocabulary (50257), 1024 positions, d=8,
 4 layers, q/k/v and output biases and affine LayerNorms it has 413,752 parameters (the paper's
-"414K"). Weights follow GPT-2's initialization: N(0, 0.02), residual output projections
+"414K"). The block input is h_0 = s E[x_t] + P[t], with s = 1 unless ``embedding_scale`` sets it
+(Zhu et al. 2025 scale the embedding of their DyT LLaMA by a learned scalar initialised to sqrt(d)).
+Weights follow GPT-2's initialization: N(0, 0.02), residual output projections
 N(0, 0.02 / sqrt(2 n_layers)), zero biases.
 """
 
@@ -16,7 +18,7 @@ import torch
 from torch import nn
 
 from dataclasses import dataclass, replace
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from normbench.nn.blocks import TransformerBlock
 from normbench.nn.config import Activation, ArchConfig, check_positive
@@ -24,6 +26,7 @@ from normbench.nn.norms import Norm, NormSpec
 from normbench.nn.placement import NormRole, Placement, norm_exists
 
 GPT2_NORM = NormSpec("both", affine=True, eps=1e-5)
+EmbeddingScale = float | Literal["none", "sqrt_d"]
 
 
 @dataclass(frozen=True)
@@ -39,16 +42,25 @@ class GPTConfig(ArchConfig):
         attn_norm: the norm in front of attention ("w/o scaling" = ``project`` without affine).
         ffn_norm, final_norm: the other norms (GPT-2: affine LayerNorm, eps 1e-5).
         attn_out_norm, ffn_out_norm: the sublayer output norms of ``peri`` placement.
+            Each norm has its own spec, so each position takes its own options: DyT's initial
+            alpha per position, e.g. ``attn_norm: {component: dyt, options: {alpha: 0.8}}`` beside
+            ``ffn_norm``/``final_norm`` with ``alpha: 0.2`` (Zhu et al. 2025's LLaMA recipe).
         qk_norm: RMS-normalize each head's queries and keys (learned temperature per head).
         activation: GPT-2's ``gelu_tanh``.
         qkv_bias: learn biases of the query/key/value projections (GPT-2's ``c_attn`` bias). The
             paper's LM froze them at their initial 0, which is this option off.
         dropout: embedding, attention and residual dropout (GPT-2: 0.1).
         init_std: std of the normal initialisation (GPT-2: 0.02).
+        embedding_scale: s in h_0 = s E[x_t] + P[t]: ``none`` (s = 1, GPT-2), ``sqrt_d`` (s = sqrt(d_model),
+            as Zhu et al. 2025 scale the embedding of their DyT LLaMA) or a positive number.
+        learn_embedding_scale: learn s as one scalar initialised to ``embedding_scale`` (Zhu et al.'s
+            is learned), instead of a fixed multiplier.
     """
 
     NORM_ROLES: ClassVar[dict[str, NormRole]] = {"attn_norm": "block", "ffn_norm": "block", "final_norm": "final",
                                                  "attn_out_norm": "output", "ffn_out_norm": "output"}
+    OPTIONAL: ClassVar[dict[str, Any]] = {**ArchConfig.OPTIONAL, "embedding_scale": "none",
+                                          "learn_embedding_scale": False}
     vocab_size: int = 50257
     max_positions: int = 1024
     d_model: int = 8
@@ -65,12 +77,37 @@ class GPTConfig(ArchConfig):
     qkv_bias: bool = True
     dropout: float = 0.1
     init_std: float = 0.02
+    embedding_scale: EmbeddingScale = "none"
+    learn_embedding_scale: bool = False
 
     def __post_init__(self) -> None:
         super().__post_init__()
         check_positive(self, "max_positions", *(("ffn_width",) if self.ffn_width is not None else ()))
         if self.vocab_size < 2:
             raise ValueError(f"model.arch.vocab_size: must be >= 2, got {self.vocab_size}")
+        scale = self.embedding_scale
+        if not (scale in ("none", "sqrt_d") or (isinstance(scale, (int, float)) and not isinstance(scale, bool)
+                                                and math.isfinite(scale) and scale > 0)):
+            raise ValueError(f"model.arch.embedding_scale: must be none, sqrt_d or a positive number, got {scale!r}")
+        if not isinstance(self.learn_embedding_scale, bool):
+            raise ValueError(f"model.arch.learn_embedding_scale: must be true or false, "
+                             f"got {self.learn_embedding_scale!r}")
+
+    def embedding_multiplier(self) -> float:
+        """s in h_0 = s E[x_t] + P[t] (its initial value when learned): 1, sqrt(d_model) or the number given."""
+        if self.embedding_scale == "none":
+            return 1.0
+        return math.sqrt(self.d_model) if self.embedding_scale == "sqrt_d" else float(self.embedding_scale)
+
+    def effective(self) -> dict[str, Any]:
+        """As :meth:`ArchConfig.effective`, with the embedding scale as the number s it multiplies by, left out when
+        the input is GPT-2's (s = 1, not learned): ``sqrt_d`` and its value at this width name one network."""
+        out = super().effective()
+        s = self.embedding_multiplier()
+        out.pop("embedding_scale", None)
+        if s != 1.0 or self.learn_embedding_scale:
+            out["embedding_scale"] = s
+        return out
 
 
 class GPTDecoder(nn.Module):
@@ -85,6 +122,10 @@ class GPTDecoder(nn.Module):
         self.max_positions = c.max_positions
         self.token_embedding = nn.Embedding(c.vocab_size, c.d_model)
         self.position_embedding = nn.Embedding(c.max_positions, c.d_model)
+        scale = c.embedding_multiplier()
+        # s of h_0 = s E[x_t] + P[t]: a learned scalar, a fixed number, or None (s = 1, GPT-2's input)
+        self.embedding_scale: nn.Parameter | float | None = (
+            nn.Parameter(torch.tensor(scale)) if c.learn_embedding_scale else None if scale == 1.0 else scale)
         self.drop = nn.Dropout(c.dropout)
         self.blocks = nn.ModuleList(
             TransformerBlock(
@@ -104,7 +145,7 @@ class GPTDecoder(nn.Module):
         for name, p in self.named_parameters():
             if name.endswith("bias"):
                 nn.init.zeros_(p)
-            elif "norm" in name:  # a norm's gain is 1, its own scalars (alpha, g, t_h) keep their initial values
+            elif "norm" in name or name == "embedding_scale":  # a norm's gain is 1; scalars keep their initial values
                 continue
             elif name.endswith(("attn.out_proj.weight", "ffn.2.weight")):
                 nn.init.normal_(p, 0.0, residual_std)
@@ -116,7 +157,10 @@ class GPTDecoder(nn.Module):
         if t > self.max_positions:
             raise ValueError(f"model.arch.max_positions: sequences of {t} tokens exceed the {self.max_positions} positions")
         positions = torch.arange(t, device=tokens.device)
-        h = self.drop(self.token_embedding(tokens) + self.position_embedding(positions))
+        embedded = self.token_embedding(tokens)
+        if self.embedding_scale is not None:
+            embedded = embedded * self.embedding_scale
+        h = self.drop(embedded + self.position_embedding(positions))
         for block in self.blocks:
             h = block(h)
         return self.final_norm(h) @ self.token_embedding.weight.T

@@ -25,6 +25,9 @@ from normbench import __version__
 from normbench.io import atomic_write_json, atomic_write_text
 from normbench.reporting.claims import (describe, describe_difference, describe_seeds, judge, load_claims,
                                         source_text)
+from normbench.reporting.choice import build_choice, render_choice
+from normbench.reporting.collapse import check_spec as check_collapse
+from normbench.reporting.collapse import collapse_text, is_collapsed, with_baselines
 from normbench.reporting.matrix import UNSELECTABLE, panels
 from normbench.reporting.width import render_width
 from normbench.reporting.stats import aggregate
@@ -41,26 +44,39 @@ def diverged_text(seed: str | int, step: int | None) -> str:
     return f"diverged at step {step} (seed {seed})" if step is not None else f"diverged (seed {seed})"
 
 
-def flag_seeds(entry: dict[str, Any], records: list[dict[str, Any]], chance: dict[str, Any] | None) -> None:
+def flag_seeds(entry: dict[str, Any], records: list[dict[str, Any]], chance: dict[str, Any] | None,
+               collapse: dict[str, Any] | None = None) -> None:
     """Mark seeds that failed to train: diverged (in no mean or verdict: their values are not
-    finite), or at chance (``bench.chance``: a leaderboard ``metric`` whose final value is
-    ``at_most`` a level, e.g. dev accuracy <= 0.55 on balanced binary labels). Seeds at chance stay
-    in every mean and verdict; each metric then also gets its aggregate without every flagged seed
-    (``without_flagged``), so nothing is averaged away unseen."""
+    finite), at chance (``bench.chance``: a leaderboard ``metric`` whose final value is ``at_most`` a
+    level, e.g. dev accuracy <= 0.55 on balanced binary labels) or collapsed (``bench.collapse``: a loss
+    >= its baseline - ``within``, e.g. validation loss at the unigram entropy of the training stream,
+    :mod:`normbench.reporting.collapse`; each record carries its ``collapse_baseline``). Seeds at chance or
+    collapsed are listed in ``collapsed`` and stay in every mean and verdict; each metric then also gets its
+    aggregate without every flagged seed (``without_flagged``), so nothing is averaged away unseen."""
     flags: dict[str, str] = {}
     for seed, step in (entry.get("diverged_at_step") or {}).items():
         flags[seed] = f"diverged at step {step}" if step is not None else "diverged"
-    at_chance = False
+    collapsed: list[str] = []
     if chance:
         values = entry["metrics"].get(chance["metric"], {}).get("per_seed") or []
         for record, value in zip(records, values):
             if value is not None and value <= float(chance["at_most"]) and str(record["seed"]) not in flags:
                 flags[str(record["seed"])] = f"at chance ({chance['metric']} {value:.3g} <= {chance['at_most']:g})"
-                at_chance = True
+                collapsed.append(str(record["seed"]))
+    if collapse:
+        values = entry["metrics"].get(collapse["metric"], {}).get("per_seed") or []
+        for record, value in zip(records, values):
+            base, seed = record.get("collapse_baseline"), str(record["seed"])
+            if seed not in flags and is_collapsed(value, base, collapse["within"]):
+                flags[seed] = collapse_text(collapse["metric"], value, collapse["baseline"], base, collapse["within"])
+                collapsed.append(seed)
+        entry["collapse_baseline"] = {str(r["seed"]): r.get("collapse_baseline") for r in records}
+    if chance or collapse:
+        entry["collapsed"] = collapsed
     if not flags:
         return
     entry["flagged"] = flags
-    if not at_chance:  # diverged seeds are in no mean already
+    if not collapsed:  # diverged seeds are in no mean already
         return
     keep = [str(r["seed"]) not in flags for r in records]
     for agg in entry["metrics"].values():
@@ -69,7 +85,8 @@ def flag_seeds(entry: dict[str, Any], records: list[dict[str, Any]], chance: dic
 
 
 def variant_entry(name: str, records: list[dict[str, Any]], metrics: dict[str, dict[str, Any]],
-                  chance: dict[str, Any] | None = None, failed: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+                  chance: dict[str, Any] | None = None, failed: list[dict[str, Any]] | None = None,
+                  collapse: dict[str, Any] | None = None) -> dict[str, Any]:
     """One variant's row: its finished ``records`` (``done`` or ``diverged``) aggregated over seeds.
 
     Only ``done`` seeds enter the statistics (mean, std, intervals, verdicts): a diverged seed has
@@ -118,7 +135,7 @@ def variant_entry(name: str, records: list[dict[str, Any]], metrics: dict[str, d
                 agg["note"] = (f"not reached by step {last}" if "first_below" in spec
                                else f"not measured: runs end at step {last}")
         entry["metrics"][metric] = agg
-    flag_seeds(entry, records, chance)
+    flag_seeds(entry, records, chance, collapse)
     prov = [r["provenance"] for r in records]
     entry["provenance"] = {
         "git_commits": sorted({p.get("git_commit") or "unknown" for p in prov}),
@@ -208,8 +225,14 @@ def build(task: str, preset: str | None, records: list[dict[str, Any]], bench: d
     if chance and chance.get("metric") not in metrics:
         raise ValueError(f"bench.chance.metric: {chance.get('metric')!r} is not a leaderboard metric; "
                          f"choose one of {', '.join(metrics)}")
+    collapse = check_collapse(bench.get("collapse"), metrics)
+    unavailable: list[str] = []
+    if collapse:
+        with_base, unavailable = with_baselines([r for name in order for r in by_variant[name]], collapse)
+        by_variant = group_by_variant(with_base)
     failed_by_variant = group_by_variant(failed or [])
-    variants = [variant_entry(name, by_variant[name], metrics, chance, failed_by_variant.get(name)) for name in order]
+    variants = [variant_entry(name, by_variant[name], metrics, chance, failed_by_variant.get(name), collapse)
+                for name in order]
     by_name = {v["name"]: v for v in variants}
     claims = [judge(c, by_name) for c in load_claims(bench["claims"])] if bench.get("claims") else []
     tables = build_tables(bench.get("tables") or {}, by_name, records[0]["config"] if records else {})
@@ -229,6 +252,8 @@ def build(task: str, preset: str | None, records: list[dict[str, Any]], bench: d
         "tables": tables,
         "claims": claims,
         "reproducibility": reproducibility(variants, bench),
+        **({"collapse": {**collapse, "unavailable": unavailable}} if collapse else {}),
+        **({"choice": build_choice(bench["choice"], variants, metrics)} if bench.get("choice") else {}),
         **({"failed_runs": [{"variant": r["variant"], "seed": r["seed"], "error": r.get("error")}
                             for r in sorted(failed, key=lambda r: (r["variant"], r["seed"]))]} if failed else {}),
     }
@@ -477,6 +502,7 @@ def render_markdown(board: dict[str, Any], plots: list[str]) -> str:
         *render_protocol(board.get("protocol") or {}),
         *render_matrix(board.get("matrix")),
         *render_width(board.get("width")),
+        *render_choice(board.get("choice")),
         "## Variants",
         "",
     ]
@@ -492,11 +518,13 @@ def render_markdown(board: dict[str, Any], plots: list[str]) -> str:
     without = [v for v in board["variants"]
                if v.get("flagged") and any("without_flagged" in m for m in v["metrics"].values())]
     if flagged:
-        lines += ["", ("Flagged seeds (a seed at chance is kept in every mean and verdict above, the means without the "
-                       "flagged seeds follow; a diverged seed is in no mean or verdict):" if without else
-                       "Flagged seeds (a diverged seed is in no mean or verdict):"), ""]
+        lead = ("Flagged seeds (a seed at chance or collapsed is kept in every mean and verdict above, the means "
+                "without the flagged seeds follow; a diverged seed is in no mean or verdict):" if without else
+                "Flagged seeds (a diverged seed is in no mean or verdict):")
+        lines += ["", lead, ""]
         for name, seed, why in flagged:
             lines.append(f"- `{name}` seed {seed}: {why}")
+    lines += render_collapse(board.get("collapse"), board["variants"])
     failed = [(v["name"], seed, why) for v in board["variants"] for seed, why in (v.get("failed") or {}).items()]
     failed += [(r["variant"], str(r["seed"]), r.get("error") or "failed") for r in board.get("failed_runs") or []
                if not any(v["name"] == r["variant"] for v in board["variants"])]
@@ -607,15 +635,33 @@ def write(board: dict[str, Any], out_dir: str | Path, plots: list[str]) -> tuple
 
 def status_cell(variant: dict[str, Any]) -> str:
     """``done``, or e.g. ``diverged at step 37 (seed 1); failed (seed 2); 2 done`` when some seeds
-    diverged or failed."""
+    diverged or failed, with ``; collapsed (seeds 0, 2)`` when some collapsed or stayed at chance."""
     diverged = variant.get("diverged_at_step") or {}
     failed = variant.get("failed") or {}
+    collapsed = variant.get("collapsed") or []
+    mark = f"; collapsed (seed{'s' if len(collapsed) > 1 else ''} {', '.join(collapsed)})" if collapsed else ""
     if not diverged and not failed:
-        return variant["status"]
+        return variant["status"] + mark
     parts = [diverged_text(seed, step) for seed, step in diverged.items()]
     parts += [f"failed (seed {seed})" for seed in failed]
     done = sum(s == "done" for s in variant.get("run_status", {}).values())
-    return "; ".join(parts + ([f"{done} done"] if done else []))
+    return "; ".join(parts + ([f"{done} done"] if done else [])) + mark
+
+
+def render_collapse(collapse: dict[str, Any] | None, variants: list[dict[str, Any]]) -> list[str]:
+    """How collapse was judged (``bench.collapse``): the rule, the baseline values, the runs without one."""
+    if not collapse:
+        return []
+    values = sorted({round(v, 4) for e in variants for v in (e.get("collapse_baseline") or {}).values()
+                     if v is not None})
+    shown = ", ".join(f"{v:.4f}" for v in values) or "none computed"
+    lines = ["", f"Collapse: a seed is flagged collapsed when `{collapse['metric']}` >= {collapse['baseline']} - "
+                 f"{collapse['within']:g}, its baseline computed from the run's own training data ({shown}); "
+                 f"collapsed seeds are listed per variant in `leaderboard.json` (`collapsed`)."]
+    if collapse.get("unavailable"):
+        lines += ["", "Not judged for collapse (no baseline):", ""]
+        lines += [f"- {cell(why)}" for why in collapse["unavailable"]]
+    return lines
 
 
 def seeds_cell(variant: dict[str, Any]) -> str:

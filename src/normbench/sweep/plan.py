@@ -201,6 +201,7 @@ def variant_grid(config: dict[str, Any], variants: list[str] | None, grid: dict[
     some; ``bench.grid`` axes in the YAML are crossed with the named variants. An axis may join
     keys with commas (``model.init_args.arch.d_model,model.init_args.arch.n_heads``), its values
     then being lists of one value per key: the keys move together (e.g. width with fixed head width).
+    ``bench.grid_labels`` may name an axis for the variant names (:func:`grid_labels`).
     """
     bench = config.get("bench") or {}
     named: dict[str, dict[str, Any]] = bench.get("variants") or {}
@@ -227,17 +228,45 @@ def variant_grid(config: dict[str, Any], variants: list[str] | None, grid: dict[
                  {o.replace("init_args.", "") for o in (named[v] or {})}]
         if clash:
             raise ValueError(f"grid: axis {clash[0][1]!r} is also set by variant {clash[0][0]!r}; drop one of them")
+    short = grid_labels(bench, axes)
     bases = [(name, [f"--{k}={v}" for k, v in (named[name] or {}).items()]) for name in chosen] or [("", [])]
     out = []
     for (base, base_args), point in itertools.product(bases, itertools.product(*axes.values())):
-        settings = [(key, value) for axis, v in zip(axes, point)
-                    for key, value in zip(axis_keys(axis), v if len(axis_keys(axis)) > 1 else [v])]
-        labels = [axis_label(k, v) for k, v in settings]
+        settings: list[tuple[str, Any]] = []
+        labels: list[str] = []
+        for axis, v in zip(axes, point):
+            keys = axis_keys(axis)
+            values = v if len(keys) > 1 else [v]
+            settings += zip(keys, values)
+            if axis in short:
+                labels.append(f"{short[axis]}={labelled_value(values)}")
+            else:
+                labels += [axis_label(k, x) for k, x in zip(keys, values)]
         name = ",".join(filter(None, [base, *labels])) or "default"
         args = base_args + [f"--{k}={yaml.safe_dump(v, default_flow_style=True).strip().removesuffix('...').strip()}"
                             for k, v in settings]
         out.append((name, args))
     return out
+
+
+def grid_labels(bench: dict[str, Any], axes: dict[str, list[Any]]) -> dict[str, str]:
+    """``bench.grid_labels``: a short name per grid axis for the variant names, e.g. ``alpha0`` for an axis that sets
+    the initial alpha of three norms: ``pre/dyt,alpha0=2.0`` instead of one ``key=value`` per key. One-line errors."""
+    labels = bench.get("grid_labels") or {}
+    if not isinstance(labels, dict):
+        raise ValueError(f"bench.grid_labels: must map grid axes to names, got {labels!r}")
+    for axis, label in labels.items():
+        if axis not in axes:
+            raise ValueError(f"bench.grid_labels: {axis!r} is not an axis of the grid "
+                             f"({', '.join(map(repr, axes)) or 'none'})")
+        if not isinstance(label, str) or not re.fullmatch(r"[A-Za-z0-9_.+-]+", label):
+            raise ValueError(f"bench.grid_labels.{axis}: {label!r} must be a short name (letters, digits, _ . + -)")
+    return dict(labels)
+
+
+def labelled_value(values: list[Any]) -> str:
+    """A labelled axis' value in a variant name: the one value its keys share, else their values joined by ``;``."""
+    return str(values[0]) if all(v == values[0] for v in values) else ";".join(map(str, values))
 
 
 def axis_keys(axis: str) -> list[str]:

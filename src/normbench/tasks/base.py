@@ -167,9 +167,12 @@ class NormbenchModule(L.LightningModule):
 
 def undecayed_parameters(module: torch.nn.Module) -> list[torch.nn.Parameter]:
     """Parameters weight decay must not shrink: a learned normal v enters only through v/|v| (decay would
-    just shrink it); DyT's alpha, ScaleNorm's g and QK-norm's temperatures are scales whose size is their meaning."""
+    just shrink it); DyT's alpha, ScaleNorm's g, QK-norm's temperatures and a learned embedding scale are scales
+    whose size is their meaning."""
     out = []
     for m in module.modules():
+        if isinstance(getattr(m, "embedding_scale", None), torch.nn.Parameter):
+            out.append(m.embedding_scale)
         if isinstance(m, Norm):
             out += [getattr(m, name) for name in m.own_parameters]
             out += [m.direction] if m.direction is not None else []

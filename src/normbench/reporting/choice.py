@@ -1,0 +1,112 @@
+"""A grid value chosen on the leaderboard: per base variant, the grid point with the best mean metric.
+
+A sweep that tunes a setting (the ``dyt-alpha`` preset of the LM tunes DyT's initial alpha) crosses its
+variants with a labelled grid axis (``bench.grid_labels``), so each variant's name carries the value:
+``pre/dyt,alpha0=2.0``. ``bench.choice`` names that axis and the metric the choice is made on::
+
+    choice: {axis: alpha0, metric: final_val_loss, goal: min, report: [analysis_loss]}
+
+The variants are grouped by their name without the axis (the base), and in each group the chosen value is
+argmin_v mean over seeds of the metric (``goal: max``: argmax); values without a mean (every seed diverged)
+cannot be chosen. ``report`` metrics are shown beside it, e.g. a loss on data the choice did not see.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from normbench.reporting.collapse import collapsed_seeds
+
+
+def check_spec(spec: Any, metrics: dict[str, Any]) -> dict[str, Any]:
+    """``bench.choice`` as ``{axis, metric, goal, report}``, or a one-line error naming the field."""
+    if not isinstance(spec, dict) or not isinstance(spec.get("axis"), str) or not spec["axis"]:
+        raise ValueError(f"bench.choice.axis: must name a labelled grid axis (bench.grid_labels), got {spec!r}")
+    report = list(spec.get("report") or [])
+    for field, names in (("metric", [spec.get("metric")]), ("report", report)):
+        unknown = [n for n in names if n not in metrics]
+        if unknown:
+            raise ValueError(f"bench.choice.{field}: {unknown[0]!r} is not a leaderboard metric; "
+                             f"choose one of {', '.join(metrics)}")
+    goal = spec.get("goal", "min")
+    if goal not in ("min", "max"):
+        raise ValueError(f"bench.choice.goal: must be min or max, got {goal!r}")
+    return {"axis": spec["axis"], "metric": spec["metric"], "goal": goal, "report": report}
+
+
+def split_name(name: str, axis: str) -> tuple[str, str] | None:
+    """``("pre/dyt", "2.0")`` for ``pre/dyt,alpha0=2.0`` and axis ``alpha0``; ``None`` if the name lacks the axis."""
+    parts = name.split(",")
+    found = [p for p in parts if p.partition("=")[0] == axis and "=" in p]
+    if len(found) != 1:
+        return None
+    return ",".join(p for p in parts if p != found[0]), found[0].partition("=")[2]
+
+
+def sort_key(value: str) -> tuple[int, float, str]:
+    """Numbers in numeric order, then other values by name."""
+    try:
+        return (0, float(value), value)
+    except ValueError:
+        return (1, 0.0, value)
+
+
+def build_choice(spec: dict[str, Any], variants: list[dict[str, Any]], metrics: dict[str, Any]) -> dict[str, Any]:
+    """The choice document: per base, one row per grid value (sorted) and the chosen value (``None`` if none has
+    a mean)."""
+    spec = check_spec(spec, metrics)
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for v in variants:
+        split = split_name(v["name"], spec["axis"])
+        if split is None:
+            continue
+        base, value = split
+        m = v["metrics"]
+        groups.setdefault(base, []).append({
+            "variant": v["name"], "value": value, "seeds": [str(s) for s in v["seeds"]],
+            "metric": m.get(spec["metric"]) or {}, "report": {r: m.get(r) or {} for r in spec["report"]},
+            "collapsed": collapsed_seeds(v)})
+    out = []
+    for base, rows in groups.items():
+        rows.sort(key=lambda r: sort_key(r["value"]))
+        scored = [r for r in rows if r["metric"].get("mean") is not None]
+        sign = 1.0 if spec["goal"] == "min" else -1.0
+        best = min(scored, key=lambda r: sign * r["metric"]["mean"]) if scored else None
+        out.append({"base": base, "rows": rows, "chosen": best["value"] if best else None,
+                    "chosen_variant": best["variant"] if best else None})
+    return {**spec, "groups": out}
+
+
+def _mean_std(m: dict[str, Any]) -> str:
+    if m.get("mean") is None:
+        return "–"
+    return f"{m['mean']:.3f} ± {m['std']:.3f}" if m.get("std") is not None else f"{m['mean']:.3f}"
+
+
+def render_choice(choice: dict[str, Any] | None) -> list[str]:
+    """Markdown of the choice document: the grid with every value's mean ± std, and the value chosen."""
+    if not choice:
+        return []
+    axis, metric, best = choice["axis"], choice["metric"], "lowest" if choice["goal"] == "min" else "highest"
+    report = choice["report"]
+    lines = [f"## Choice of `{axis}`", "",
+             f"The grid of `{axis}` per base variant, mean ± std over seeds. Chosen: the value with the {best} mean "
+             f"`{metric}`" + (f"; {', '.join(f'`{r}`' for r in report)} beside it" if report else "") + ". "
+             "Collapsed: seeds flagged collapsed or at chance (kept in the means).", "",
+             f"| variant | {axis} | seeds | {metric} | " + "".join(f"{r} | " for r in report) + "collapsed | chosen |",
+             "|---|---|---|---|" + "---|" * len(report) + "---|---|"]
+    for group in choice["groups"]:
+        for r in group["rows"]:
+            chosen = "**chosen**" if r["value"] == group["chosen"] else ""
+            collapsed = ", ".join(r["collapsed"]) or "–"
+            lines.append(f"| `{group['base']}` | {r['value']} | {len(r['seeds'])} | {_mean_std(r['metric'])} | "
+                         + "".join(f"{_mean_std(r['report'][x])} | " for x in report) + f"{collapsed} | {chosen} |")
+    lines.append("")
+    for group in choice["groups"]:
+        if group["chosen"] is None:
+            lines.append(f"- `{group['base']}`: no `{axis}` chosen (no value has a mean `{metric}`).")
+            continue
+        row = next(r for r in group["rows"] if r["value"] == group["chosen"])
+        lines.append(f"- `{group['base']}`: `{axis}` = {group['chosen']} ({best} mean `{metric}`, "
+                     f"{_mean_std(row['metric'])}; variant `{group['chosen_variant']}`).")
+    return [*lines, ""]

@@ -1,0 +1,77 @@
+"""The choice of a grid value (bench.choice): rows per value, the argmin of the mean, the Markdown."""
+
+from __future__ import annotations
+
+import pytest
+
+from normbench.reporting import leaderboard as lb
+from normbench.reporting.choice import build_choice, split_name
+
+METRICS = {"final_val_loss": {"series": "val/loss", "at_step": "last"},
+           "analysis_loss": {"series": "test/loss", "at_step": "last"}}
+SPEC = {"axis": "alpha0", "metric": "final_val_loss", "goal": "min", "report": ["analysis_loss"]}
+
+
+def record(variant: str, seed: int, val: float, test: float) -> dict:
+    return {
+        "task": "lm", "variant": variant, "seed": seed, "status": "done", "config_hash": f"h-{variant}",
+        "final_step": 10,
+        "config": {"model": {"init_args": {"arch": {"n_layers": 1}}}},
+        "series": {"val/loss": [[10, val]], "test/loss": [[10, test]]},
+        "provenance": {"git_commit": "abc", "dirty": False, "torch": "2", "lightning": "2", "device": "cpu",
+                       "threads": 1, "date": "2026-01-01T00:00:00Z"},
+        "wall_time_s": 1.0,
+    }
+
+
+def grid_records() -> list[dict]:
+    losses = {"0.5": [6.44, 6.44], "2.0": [6.1, 6.2], "10.0": [6.05, 6.07], "5.0": [6.0, 6.02]}
+    return [record(f"pre/dyt,alpha0={a}", s, v, v + 0.1) for a, vs in losses.items() for s, v in enumerate(vs)]
+
+
+def test_split_name_reads_the_axis_out_of_a_variant_name() -> None:
+    assert split_name("pre/dyt,alpha0=2.0", "alpha0") == ("pre/dyt", "2.0")
+    assert split_name("pre/dyt,arch.d_model=8,alpha0=1.0", "alpha0") == ("pre/dyt,arch.d_model=8", "1.0")
+    assert split_name("pre/dyt", "alpha0") is None
+
+
+def test_the_choice_is_the_value_with_the_lowest_mean() -> None:
+    board = lb.build("lm", "dyt-alpha", grid_records(), {"metrics": METRICS, "choice": SPEC})
+    choice = board["choice"]
+    (group,) = choice["groups"]
+    assert group["base"] == "pre/dyt" and [r["value"] for r in group["rows"]] == ["0.5", "2.0", "5.0", "10.0"]
+    assert group["chosen"] == "5.0" and group["chosen_variant"] == "pre/dyt,alpha0=5.0"
+    assert group["rows"][2]["metric"]["mean"] == pytest.approx(6.01)
+    assert group["rows"][2]["report"]["analysis_loss"]["mean"] == pytest.approx(6.11)
+    md = lb.render_markdown(board, [])
+    assert "## Choice of `alpha0`" in md
+    assert "| `pre/dyt` | 5.0 | 2 | 6.010 ± 0.014 | 6.110 ± 0.014 | – | **chosen** |" in md
+    assert "- `pre/dyt`: `alpha0` = 5.0 (lowest mean `final_val_loss`" in md
+    maximum = build_choice({**SPEC, "goal": "max"}, board["variants"], METRICS)
+    assert maximum["groups"][0]["chosen"] == "0.5"
+
+
+def test_collapsed_seeds_are_shown_beside_their_value() -> None:
+    board = lb.build("lm", "dyt-alpha", grid_records(), {"metrics": METRICS, "choice": SPEC})
+    entry = next(v for v in board["variants"] if v["name"] == "pre/dyt,alpha0=0.5")
+    entry["collapsed"] = ["0", "1"]
+    choice = build_choice(SPEC, board["variants"], METRICS)
+    assert choice["groups"][0]["rows"][0]["collapsed"] == ["0", "1"]
+
+
+def test_each_base_variant_gets_its_own_choice() -> None:
+    recs = grid_records() + [record(f"pre/dyt+embscale,alpha0={a}", 0, v, v) for a, v in (("1.0", 5.9), ("5.0", 6.3))]
+    recs.append(record("pre/both", 0, 5.3, 5.4))  # not on the grid: not in the choice
+    choice = lb.build("lm", "dyt-alpha", recs, {"metrics": METRICS, "choice": SPEC})["choice"]
+    assert {g["base"]: g["chosen"] for g in choice["groups"]} == {"pre/dyt": "5.0", "pre/dyt+embscale": "1.0"}
+
+
+@pytest.mark.parametrize(("spec", "message"), [
+    ({"metric": "final_val_loss"}, "bench.choice.axis"),
+    ({"axis": "alpha0", "metric": "nope"}, "bench.choice.metric: 'nope'"),
+    ({"axis": "alpha0", "metric": "final_val_loss", "report": ["nope"]}, "bench.choice.report: 'nope'"),
+    ({"axis": "alpha0", "metric": "final_val_loss", "goal": "lowest"}, "bench.choice.goal: must be min or max"),
+])
+def test_bad_choice_declarations_are_one_line_errors(spec: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        lb.build("lm", "dyt-alpha", grid_records(), {"metrics": METRICS, "choice": spec})
