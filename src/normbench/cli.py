@@ -7,6 +7,7 @@
   variant x grid x seed sweep (finished runs skipped, interrupted ones resumed) and writes its leaderboard.
 * ``normbench bench <task> [--preset quick] [--workers 2]``: the task's own sweep (shorthand).
 * ``normbench leaderboard <task> [--preset quick]`` rebuilds a sweep's leaderboard from the records.
+* ``normbench rejudge results/<task>[/<name>]`` judges a published board's claims again from its per-seed values.
 * ``normbench compare <task> A B [--name NAME]`` prints two variants' metrics, the difference and its interval.
 * ``normbench cite <task> [--name NAME]`` prints BibTeX naming the commit that contains the leaderboard.
 * ``normbench analyze decompose|geometry ...`` analyses trained runs.
@@ -36,7 +37,8 @@ from lightning.fabric.utilities.exceptions import MisconfigurationException
 
 from normbench import results
 from normbench.errors import one_line
-from normbench.reporting.pipeline import SweepFailed, bench, decompose, geometry, leaderboard, random_grid, run_sweep
+from normbench.reporting.pipeline import (SweepFailed, bench, decompose, geometry, leaderboard, random_grid, rejudge,
+                                         run_sweep)
 from normbench.sweep.plan import parse_names
 from normbench.tasks import get_task, task_names
 from normbench.training.cli import NormbenchCLI, train
@@ -140,13 +142,14 @@ COMMANDS: dict[str, str] = {
     "sweep": "train a variant x grid x seed sweep and write its leaderboard (`normbench sweep --help`)",
     "bench": "a task's own sweep: `normbench bench <task> [--preset quick]`",
     "leaderboard": "rebuild a sweep's leaderboard from its run records (nothing is trained)",
+    "rejudge": "judge a published leaderboard's claims again from the per-seed values it holds",
     "compare": "two variants of a leaderboard side by side, with the difference and its interval",
     "cite": "BibTeX for a leaderboard, naming the commit that contains it",
     "analyze": "analyses of trained runs: `analyze decompose` (Mickus et al.), `analyze geometry` (d = 3 pictures)",
     "random_grid": "Figure 1c/1d: unselectable keys among random keys, raw and after LayerNorm",
     "tasks": "list the registered tasks and their config files",
 }
-FUNCTIONS: dict[str, Any] = {"bench": bench, "leaderboard": leaderboard, "compare": compare, "cite": cite,
+FUNCTIONS: dict[str, Any] = {"bench": bench, "leaderboard": leaderboard, "rejudge": rejudge, "compare": compare, "cite": cite,
                              "random_grid": random_grid, "tasks": tasks,
                              "analyze": {"decompose": decompose, "geometry": geometry}}
 BARE_FLAGS = ("--force",)  # boolean options also given bare, as `normbench sweep` takes them

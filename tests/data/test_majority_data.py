@@ -141,3 +141,20 @@ def test_paper_generator_refuses_more_sequences_than_its_partitions_give() -> No
     # seq_len 5, 3 classes, margin 2: two partitions are kept (see above), 20 sequences at most
     with pytest.raises(ValueError, match="^data.num_sequences: only 2 partitions"):
         generate_majority(MajoritySpec(num_sequences=25, seq_len=5, num_classes=3, min_delta=2, generator="paper"))
+
+
+def test_data_seed_seed_follows_the_training_seed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``data_seed: seed``: each training seed draws its own data, as the authors' unseeded generator does."""
+    monkeypatch.setenv("PL_GLOBAL_SEED", "3")
+    assert MajorityDataModule(data_seed="seed").spec.seed == 3
+    monkeypatch.setenv("PL_GLOBAL_SEED", "4")
+    assert MajorityDataModule(data_seed="seed").spec.seed == 4
+    assert MajorityDataModule(data_seed=9).spec.seed == 9
+
+
+def test_data_seed_seed_needs_a_training_seed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("PL_GLOBAL_SEED", raising=False)
+    with pytest.raises(ValueError, match=r"^data.data_seed: `seed` follows the training seed, but no seed was set"):
+        MajorityDataModule(data_seed="seed")
+    with pytest.raises(ValueError, match=r"^data.data_seed: 'one' is not allowed; give an integer or `seed`"):
+        MajorityDataModule(data_seed="one")

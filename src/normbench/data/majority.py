@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -178,6 +179,15 @@ def load_majority(spec: MajoritySpec, cache_dir: str | Path | None = None) -> di
     return arrays
 
 
+def training_seed() -> int:
+    """The seed ``seed_everything`` set for this run (Lightning keeps it in ``PL_GLOBAL_SEED``)."""
+    seed = os.environ.get("PL_GLOBAL_SEED")
+    if seed is None:
+        raise ValueError("data.data_seed: `seed` follows the training seed, but no seed was set "
+                         "(give --seed_everything, or an integer data_seed)")
+    return int(seed)
+
+
 class MajorityDataModule(L.LightningDataModule):
     """Majority sequences for training; the paper's held-out 20% is evaluated as the validation loop.
 
@@ -187,7 +197,9 @@ class MajorityDataModule(L.LightningDataModule):
         num_classes: token classes (paper: 20).
         min_delta: minimum margin of the majority count over the runner-up.
         test_fraction: stratified held-out share (paper: 0.2).
-        data_seed: seed of the generator (independent of the training seed).
+        data_seed: seed of the generator, independent of the training seed; ``seed``: the training
+            seed (``seed_everything``), so every run has its own data and split, as the authors'
+            unseeded generator gives, and the seed spread includes the data's variance.
         generator: ``uniform`` (normbench's Dirichlet-multinomial counts, shuffled tokens) or
             ``paper`` (the authors' partition enumeration, tokens in blocks; see the module docstring).
         batch_size: training batch size (paper: 6000).
@@ -202,7 +214,7 @@ class MajorityDataModule(L.LightningDataModule):
         num_classes: int = 20,
         min_delta: int = 6,
         test_fraction: float = 0.2,
-        data_seed: int = 0,
+        data_seed: int | str = 0,
         generator: str = "uniform",
         batch_size: int = 6000,
         eval_batch_size: int = 10_000,
@@ -212,7 +224,10 @@ class MajorityDataModule(L.LightningDataModule):
         if batch_size <= 0 or eval_batch_size <= 0:
             raise ValueError(f"data.batch_size and data.eval_batch_size must be positive, got {batch_size} and {eval_batch_size}")
         self.save_hyperparameters()
-        self.spec = MajoritySpec(num_sequences, seq_len, num_classes, min_delta, test_fraction, data_seed, generator)
+        seed = training_seed() if data_seed == "seed" else data_seed
+        if isinstance(seed, bool) or not isinstance(seed, int):
+            raise ValueError(f"data.data_seed: {data_seed!r} is not allowed; give an integer or `seed` (the training seed)")
+        self.spec = MajoritySpec(num_sequences, seq_len, num_classes, min_delta, test_fraction, seed, generator)
         self.batch_size, self.eval_batch_size, self.cache_dir = batch_size, eval_batch_size, cache_dir
         self.train_set: IndexedTensors | None = None
         self.test_set: IndexedTensors | None = None

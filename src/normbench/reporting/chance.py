@@ -413,3 +413,27 @@ def set_sizes_from_data(config: dict[str, Any]) -> list[int]:
         raise ValueError("config: its test data yielded no key sets")
     atomic_write_json(path, {"params": params, "result": sizes})
     return sizes
+
+
+def with_chance(variants: list[dict[str, Any]], configs: dict[str, dict[str, Any]]) -> None:
+    """Put the chance value (:func:`chance_for_metric`) beside every unselectable fraction of each leaderboard
+    variant, in place: ``metrics[<column>]["chance"] = {mean, sem, sanity_check, basis}``. ``configs``: a
+    resolved run config per variant name (a variant without one gets none)."""
+    for variant in variants:
+        config = configs.get(variant["name"])
+        if config is None:
+            continue
+        for metric, agg in (variant.get("metrics") or {}).items():
+            value = chance_for_metric(metric, config)
+            if value is not None and isinstance(agg, dict):
+                agg["chance"] = {"mean": value["mean"], "sem": value["sem"], "sanity_check": value["sanity_check"],
+                                 "basis": value["basis"]}
+
+
+def chance_text(chance: dict[str, Any] | None, scale: float = 1.0, digits: int = 3) -> str:
+    """`` (chance 0.963)`` beside a measured fraction, `` (0 by construction)`` for keys on a sphere (a sanity check)."""
+    if not chance:
+        return ""
+    if chance.get("sanity_check"):
+        return " (0 by construction)"
+    return f" (chance {chance['mean'] * scale:.{digits}f})"

@@ -1,14 +1,20 @@
 """The claims registry: the papers' reported numbers (YAML data) and verdicts against measurements.
 
 A claim names a leaderboard metric, the variants it compares (role -> variant name), the paper's
-numbers and a rule (``values``, ``ratio``, ``ordering``, ``positive_zero``, ``within_spread``,
+numbers and a rule (``values``, ``ratio``, ``ordering``, ``positive_zero``, ``equivalence``,
 ``all_zero`` or ``attention_feed``,
 documented in each claims file). A claim may read a different metric per role (``metrics: {role:
 metric}``), e.g. one model's keys before and after its norm. Every claim says whose it is (``owner``: ``paper`` for a number the
 paper reports, ``normbench`` for a target of our own, with ``why``). :func:`judge` returns one of
 ``reproduced``, ``direction only``, ``inconclusive``, ``not reproduced`` or ``not run``; an
-ordering counts only when it is significant over seeds (:mod:`normbench.reporting.stats`). Only
-seeds that finished without diverging are judged; the rule text names the others.
+ordering counts only when it is significant over seeds, an equivalence ("as good as", "no worse
+than") only when a TOST shows it within its declared margin (:mod:`normbench.reporting.stats`).
+Only seeds that finished without diverging are judged; the rule text names the others.
+
+A claim is defined once: a claims file may take another file's definition with ``{id: <id>, use:
+<file>}``, so the same runs get the same verdict on every board. A claim that names a ``protocol``
+(``claims/protocols.yaml``) is reproduced only on runs with every setting of that protocol; on
+other runs the board says which settings differ and the verdict is at most "direction only".
 """
 
 from __future__ import annotations
@@ -22,30 +28,82 @@ import yaml
 
 from normbench.nn.norms import get_component
 from normbench.nn.placement import attention_input_norm
-from normbench.reporting.stats import Interval, difference_interval, mean_interval, values_of
+from normbench.reporting.collapse import collapsed_seeds
+from normbench.training.config import config_value
+from normbench.reporting.stats import (Interval, difference_equivalence, difference_interval, mean_interval,
+                                       target_equivalence, values_of)
 
 VERDICTS = ("reproduced", "direction only", "inconclusive", "not reproduced", "not run")
 OWNERS = ("paper", "normbench")
 
 
-def load_claims(claims_id: str) -> list[dict[str, Any]]:
-    """The claims of ``src/normbench/reporting/claims/<claims_id>.yaml``, each marked whose it is."""
+def claims_file(claims_id: str) -> Any:
     path = resources.files("normbench.reporting") / "claims" / f"{claims_id}.yaml"
     if not path.is_file():
         raise ValueError(f"bench.claims: no claims file named {claims_id!r}")
-    claims = yaml.safe_load(path.read_text(encoding="utf-8"))["claims"]
-    for claim in claims:
-        if claim.get("owner") not in OWNERS:
-            raise ValueError(f"claim {claim.get('id')!r}: owner must be one of {', '.join(OWNERS)}")
-        rule = claim.get("rule") or {}
-        if rule.get("kind") == "within_spread":
-            roles = list(claim.get("variants") or {})
-            if len(roles) != 2 or rule.get("reference") not in roles:
-                raise ValueError(f"claim {claim.get('id')!r}: rule.reference must name one of its two roles, "
-                                 f"got {rule.get('reference')!r} (roles: {', '.join(roles)})")
-            if rule.get("better") not in (None, "higher", "lower"):
-                raise ValueError(f"claim {claim.get('id')!r}: rule.better must be higher or lower, got {rule['better']!r}")
+    return yaml.safe_load(path.read_text(encoding="utf-8"))
+
+
+def load_protocols() -> dict[str, dict[str, Any]]:
+    """The protocols claims may name (``claims/protocols.yaml``), each with its ``extends`` merged in."""
+    raw = claims_file("protocols")["protocols"]
+
+    def resolve(name: str, seen: tuple[str, ...] = ()) -> dict[str, Any]:
+        if name not in raw or name in seen:
+            raise ValueError(f"protocol: {name!r} is not a protocol (or extends itself); choose one of {', '.join(raw)}")
+        own = raw[name]
+        parent = resolve(own["extends"], (*seen, name))["settings"] if own.get("extends") else {}
+        return {"name": name, "description": own["description"], "settings": {**parent, **own["settings"]}}
+
+    return {name: resolve(name) for name in raw}
+
+
+def load_claims(claims_id: str) -> list[dict[str, Any]]:
+    """The claims of ``src/normbench/reporting/claims/<claims_id>.yaml``, each marked whose it is.
+
+    An entry ``{id: <id>, use: <file>}`` is the claim ``<id>`` as ``<file>`` defines it.
+    """
+    claims = []
+    for entry in claims_file(claims_id)["claims"]:
+        if "use" in entry:
+            source = entry["use"]
+            found = [c for c in claims_file(source)["claims"] if c.get("id") == entry.get("id") and "use" not in c]
+            if len(found) != 1 or set(entry) != {"id", "use"}:
+                raise ValueError(f"claim {entry.get('id')!r}: `use: {source}` must name a claim that {source}.yaml "
+                                 f"defines, with no other field")
+            entry = found[0]
+        claims.append(check_claim(entry))
     return claims
+
+
+RULE_KINDS = ("values", "ratio", "ordering", "positive_zero", "equivalence", "all_zero", "attention_feed", "grid")
+
+
+def check_claim(claim: dict[str, Any]) -> dict[str, Any]:
+    """One-line errors for a claim that cannot be judged as written; the claim otherwise."""
+    cid = claim.get("id")
+    if claim.get("owner") not in OWNERS:
+        raise ValueError(f"claim {cid!r}: owner must be one of {', '.join(OWNERS)}")
+    rule = claim.get("rule") or {}
+    if rule.get("kind") not in RULE_KINDS:
+        raise ValueError(f"claim {cid!r}: rule.kind {rule.get('kind')!r} is not allowed; choose one of {', '.join(RULE_KINDS)}")
+    if claim.get("protocol") is not None and claim["protocol"] not in load_protocols():
+        raise ValueError(f"claim {cid!r}: protocol {claim['protocol']!r} is not in claims/protocols.yaml")
+    if claim.get("evidence") not in (None, "sanity check"):
+        raise ValueError(f"claim {cid!r}: evidence must be `sanity check` (an identity the code guarantees) or absent")
+    if rule.get("kind") == "equivalence":
+        roles = list(claim.get("variants") or {})
+        if len(roles) != 2 or rule.get("reference") not in roles:
+            raise ValueError(f"claim {cid!r}: rule.reference must name one of its two roles, "
+                             f"got {rule.get('reference')!r} (roles: {', '.join(roles)})")
+        if rule.get("better") not in (None, "higher", "lower"):
+            raise ValueError(f"claim {cid!r}: rule.better must be higher or lower, got {rule['better']!r}")
+        if not isinstance(rule.get("margin"), (int, float)) or not rule["margin"] > 0 or not rule.get("margin_why"):
+            raise ValueError(f"claim {cid!r}: rule.margin must be a positive number with its reason in rule.margin_why")
+    if rule.get("kind") == "values" and "exact" not in rule and not (rule.get("tolerance") or rule.get("rel_tolerance")):
+        raise ValueError(f"claim {cid!r}: rule.tolerance (or rel_tolerance) must be positive: the equivalence margin "
+                         f"around each paper value")
+    return claim
 
 
 def _fmt(x: float | str | None) -> str:
@@ -66,40 +124,66 @@ def ordering_verdict(diff: Interval | None, sign: int) -> str | None:
 
 
 def judge_values(rule: dict[str, Any], paper: dict[str, float], per_seed: dict[str, list[float | None]]
-                 ) -> tuple[str, str, Interval | None]:
-    """Significant ordering, then the paper's values: each inside its role's 95% interval of the mean
-    or within the stated tolerance (``tolerance`` absolute, ``rel_tolerance`` a fraction of the
-    paper's value); roles in ``exact`` must equal the paper's value in every seed."""
+                 ) -> tuple[str, str, Interval | None, dict[str, Any]]:
+    """Significant ordering, then each paper value matched: a one-sample TOST shows the role's mean
+    within the tolerance m of the paper's value (its 90% interval inside paper ± m; ``tolerance``
+    absolute, ``rel_tolerance`` a fraction of the paper's value); roles in ``exact`` must equal the
+    paper's value in every seed. Also returns each role's gap to the paper, mean − paper with its
+    95% interval."""
     higher = rule["higher"]
     lower = next(r for r in paper if r != higher)
     exact = list(rule.get("exact") or [])
     if "rel_tolerance" in rule:
         bound = {r: float(rule["rel_tolerance"]) * abs(paper[r]) for r in paper}
-        how = f"within ±{float(rule['rel_tolerance']):.0%} of it"
+        how = f"±{float(rule['rel_tolerance']):.0%} of it"
     else:
-        bound = {r: float(rule["tolerance"]) for r in paper}
-        how = f"within ±{float(rule['tolerance']):g} of it"
+        bound = {r: float(rule.get("tolerance") or 0.0) for r in paper}
+        how = f"±{float(rule.get('tolerance') or 0.0):g}"
+    matched = [r for r in paper if r not in exact and bound[r] > 0]
+    unmatched = [r for r in paper if r not in exact and bound[r] <= 0]
     text = (f"reproduced if {higher} > {lower} significantly"
             + "".join(f", {r} equals the paper's {paper[r]:g} in every seed" for r in exact)
-            + f" and each {'other ' if exact else ''}paper value lies in the measured 95% interval or {how}; "
-            f"direction only if only the ordering is significant; not reproduced if significantly reversed; "
+            + (f" and a TOST shows each {'other ' if exact else ''}mean within {how} of the paper's value (its 90% "
+               f"interval inside paper {how})" if matched else "")
+            + (f" ({', '.join(unmatched)}: no tolerance declared, so the paper's value is shown beside the measured "
+               f"one, never matched)" if unmatched else "")
+            + f"; direction only if only the ordering is significant; not reproduced if significantly reversed; "
             f"{SIGNIFICANCE}")
     samples = {r: values_of(per_seed.get(r)) for r in paper}
+    gaps = {r: gap(samples[r], paper[r]) for r in paper}
     if any(not samples[r] or len(samples[r]) < len(per_seed.get(r) or []) for r in paper):
-        return "not run", text + " (a measured value is missing)", None
+        return "not run", text + " (a measured value is missing)", None, gaps
     diff = difference_interval(samples[higher], samples[lower], (higher, lower))
     forced = ordering_verdict(diff, +1)
     if forced:
-        return forced, text, diff
+        return forced, text, diff, gaps
 
     def close(role: str) -> bool:
         if role in exact:
             return all(v == paper[role] for v in samples[role])
-        interval = mean_interval(samples[role])
-        return (interval is not None and interval.contains(paper[role])) or \
-            abs(statistics.fmean(samples[role]) - paper[role]) <= bound[role]
+        if bound[role] <= 0:
+            return False
+        test = target_equivalence(samples[role], paper[role], bound[role])
+        return test is not None and test.shown
 
-    return ("reproduced" if all(close(r) for r in paper) else "direction only"), text, diff
+    return ("reproduced" if all(close(r) for r in paper) else "direction only"), text, diff, gaps
+
+
+def paper_gaps(entry: dict[str, Any]) -> dict[str, Any]:
+    """Each role's :func:`gap` to the paper's value, from a judged claim's per-seed values (``{}`` without paper values)."""
+    roles = entry.get("variants") or {}
+    paper = {r: v for r, v in (entry.get("paper") or {}).items() if isinstance(v, (int, float)) and r in roles}
+    return {r: gap(values_of((entry.get("per_seed") or {}).get(r)), float(v)) for r, v in paper.items()}
+
+
+def gap(sample: list[float], target: float) -> dict[str, Any] | None:
+    """mean − target with the 95% t-interval of the mean shifted by the target (``None`` without values)."""
+    interval = mean_interval(sample)
+    if interval is None:
+        return None
+    shift = (lambda x: None if x is None else float(x) - target)
+    return {"estimate": shift(interval.estimate), "low": shift(interval.low), "high": shift(interval.high),
+            "n": interval.n[0], "paper": target}
 
 
 def judge_ratio(rule: dict[str, Any], per_seed: dict[str, list[float | None]],
@@ -173,44 +257,66 @@ def judge_positive_zero(rule: dict[str, Any], per_seed: dict[str, list[float | N
     return (forced or "direction only"), text, diff
 
 
-def judge_within_spread(rule: dict[str, Any], per_seed: dict[str, list[float | None]]
-                        ) -> tuple[str, str, Interval | None]:
-    """"Matches the reference": the candidate's mean inside the range of the reference's seeds.
+def judge_equivalence(rule: dict[str, Any], per_seed: dict[str, list[float | None]]
+                      ) -> tuple[str, str, Interval | None, dict[str, Any] | None]:
+    """"As good as" (``better`` absent: TOST, |delta| < m) or "no worse than" (``better: higher``:
+    delta > -m; ``lower``: delta < m), delta = mean(candidate) − mean(reference), margin m = ``margin``.
 
-    With ``better: higher`` (or ``lower``) the claim is "matches or beats": a mean beyond the range
-    on the better side counts as reproduced too.
+    Reproduced when the 90% Welch interval of delta shows it (:func:`~normbench.reporting.stats.tost`);
+    not reproduced when that interval lies wholly beyond the margin on a side tested; else inconclusive.
     """
-    ref, better = rule["reference"], rule.get("better")
-    if better not in (None, "higher", "lower"):
-        raise ValueError(f"rule.better: must be higher or lower, got {better!r}")
+    ref, better, margin = rule["reference"], rule.get("better"), float(rule["margin"])
     cand = next(r for r in per_seed if r != ref)
-    bound = {"higher": f"at least the lowest of {ref}'s seeds", "lower": f"at most the highest of {ref}'s seeds",
-             None: f"within the range of {ref}'s seeds (min to max)"}[better]
-    text = (f"reproduced if the mean of {cand} is {bound}; not reproduced if it is outside and the difference is "
-            f"significant; inconclusive otherwise; {SIGNIFICANCE}")
+    sides = {None: "both", "higher": "lower", "lower": "upper"}[better]
+    shown = {"both": f"-{margin:g} < delta < {margin:g}", "lower": f"delta > -{margin:g}",
+             "upper": f"delta < {margin:g}"}[sides]
+    text = (f"delta = mean({cand}) − mean({ref}); margin {margin:g} ({rule['margin_why']}); reproduced if a "
+            f"{'TOST' if sides == 'both' else 'one-sided test'} at 5% shows {shown} (the 90% Welch interval of delta "
+            f"inside the margin); not reproduced if that interval lies wholly beyond the margin; inconclusive otherwise")
     a, b = values_of(per_seed.get(cand)), values_of(per_seed.get(ref))
     if not a or not b or len(a) < len(per_seed.get(cand) or []) or len(b) < len(per_seed.get(ref) or []):
-        return "not run", text + " (a measured value is missing)", None
+        return "not run", text + " (a measured value is missing)", None, None
+    test = difference_equivalence(a, b, margin, sides, (cand, ref))
     diff = difference_interval(a, b, (cand, ref))
-    mean = statistics.fmean(a)
-    low = min(b) if better != "lower" else float("-inf")
-    high = max(b) if better != "higher" else float("inf")
-    if low <= mean <= high:
-        return "reproduced", text, diff
-    significant = diff is not None and diff.excludes_zero()
-    return ("not reproduced" if significant else "inconclusive"), text, diff
+    if test is None or min(len(a), len(b)) < 2:
+        return "inconclusive", text + " (fewer than two seeds on a side)", diff, None
+    verdict = "reproduced" if test.shown else "not reproduced" if test.refuted else "inconclusive"
+    return verdict, text, diff, test.as_dict()
 
 
-def finished_seeds(variant: dict[str, Any]) -> tuple[list[bool], str]:
-    """Which of a leaderboard variant's seeds a verdict counts (those that did not diverge), and a
-    note naming the others, e.g. ``2 of 3 seeds; seed 1 diverged at step 40`` (``""`` when all count)."""
+def protocol_check(claim: dict[str, Any], config: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Whether runs with the resolved ``config`` follow the protocol the claim names:
+    ``{name, description, met, differences: ["key: run value, protocol value", ...]}``; ``None`` if it names none."""
+    name = claim.get("protocol")
+    if not name:
+        return None
+    protocol = load_protocols()[name]
+    have = {key: config_value(config or {}, key) for key in protocol["settings"]}
+    differences = [f"{key}: {have[key]!r}, protocol {want!r}" for key, want in protocol["settings"].items()
+                   if not same_setting(have[key], want)]
+    return {"name": name, "description": protocol["description"], "met": not differences, "differences": differences}
+
+
+def same_setting(value: Any, want: Any) -> bool:
+    """Config values compare as numbers when both are (6000 == 6000.0), else as given."""
+    if isinstance(value, (int, float)) and isinstance(want, (int, float)) and not isinstance(value, bool):
+        return float(value) == float(want)
+    return value == want
+
+
+def finished_seeds(variant: dict[str, Any], geometric: bool = False) -> tuple[list[bool], str]:
+    """Which of a leaderboard variant's seeds a verdict counts (those that did not diverge; for a ``geometric``
+    claim, on unselectable keys, neither those that collapsed: a collapsed model's keys say nothing about a
+    norm), and a note naming the others, e.g. ``2 of 3 seeds; seed 1 diverged at step 40`` (``""`` when all count)."""
     seeds = list(variant.get("seeds") or [])
     diverged = variant.get("diverged_at_step") or {}
     failed = variant.get("failed") or {}
-    keep = [str(seed) not in diverged for seed in seeds]
-    if not diverged and not failed:
+    collapsed = [s for s in collapsed_seeds(variant) if s not in diverged] if geometric else []
+    keep = [str(seed) not in diverged and str(seed) not in collapsed for seed in seeds]
+    if not diverged and not failed and not collapsed:
         return keep, ""
     why = [f"seed {seed} diverged" + (f" at step {step}" if step is not None else "") for seed, step in diverged.items()]
+    why += [f"seed {seed} collapsed (a collapsed model feeds no geometry claim)" for seed in collapsed]
     why += [f"seed {seed} failed" for seed in failed]
     return keep, f"{sum(keep)} of {len(seeds) + len(failed)} seeds; {', '.join(why)}"
 
@@ -243,7 +349,7 @@ def judge_all_zero(claim: dict[str, Any], variants: dict[str, dict[str, Any]]) -
     notes: list[str] = []
     for role, name in roles.items():
         variant = variants.get(name) or {}
-        keep, note = finished_seeds(variant)
+        keep, note = finished_seeds(variant, geometric=True)
         notes += [f"{name}: {note}"] if note else []
         n_layers = int(variant.get("n_layers") or 1)
         for layer in range(1, n_layers + 1) if "{layer}" in template else [0]:
@@ -312,7 +418,10 @@ def judge_attention_feed(claim: dict[str, Any], variants: dict[str, dict[str, An
     notes: list[str] = []
     for name, variant in variants.items():
         n_layers = int(variant.get("n_layers") or 1)
-        keep, note = finished_seeds(variant)
+        keep, note = finished_seeds(variant, geometric=True)
+        if keep and not any(keep):  # no seed counts (all diverged or collapsed): no cell to judge
+            notes.append(f"{name}: {note}")
+            continue
         judged = False
         for layer in range(1, n_layers + 1) if "{layer}" in template else [1]:
             feed = attention_feed({**variant, "name": name}, layer)
@@ -359,8 +468,28 @@ def judge_attention_feed(claim: dict[str, Any], variants: dict[str, dict[str, An
     return entry
 
 
-def judge(claim: dict[str, Any], variants: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """The leaderboard entry of ``claim`` given the leaderboard's variants (name -> entry)."""
+def judge(claim: dict[str, Any], variants: dict[str, dict[str, Any]],
+          config: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The verdict on ``claim`` from runs: the leaderboard's variants (name -> entry, per-seed values)
+    and the runs' resolved ``config`` (for the protocol the claim names; ``None``: unknown, so no
+    protocol is met). The one function every board calls: the same runs give the same verdict
+    wherever they are judged."""
+    entry = judge_runs(claim, variants)
+    if claim.get("evidence"):
+        entry["evidence"] = claim["evidence"]
+    protocol = protocol_check(claim, config)
+    if protocol is not None:
+        entry["protocol"] = protocol
+        if not protocol["met"]:
+            if entry["verdict"] == "reproduced":
+                entry["verdict"] = "direction only"
+            entry["rule"] += (f"; judged on another protocol than the claim's ({protocol['name']}: "
+                              f"{'; '.join(protocol['differences'])}), so at most direction only")
+    return entry
+
+
+def judge_runs(claim: dict[str, Any], variants: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The rule of ``claim`` applied to the variants' per-seed values (see :func:`judge`)."""
     if claim["rule"]["kind"] == "attention_feed":
         return judge_attention_feed(claim, variants)
     if claim["rule"]["kind"] == "all_zero":
@@ -374,7 +503,8 @@ def judge(claim: dict[str, Any], variants: dict[str, dict[str, Any]]) -> dict[st
     for role, name in roles.items():
         variant = variants.get(name) or {}
         metric = variant.get("metrics", {}).get(role_metrics[role]) or {}
-        keep, note = finished_seeds(variant)  # only seeds that finished without diverging are judged
+        # only seeds that finished without diverging are judged (and, on unselectable keys, did not collapse)
+        keep, note = finished_seeds(variant, geometric="unselectable" in role_metrics[role])
         notes += [f"{name}: {note}"] if note else []
         measured[role] = metric.get("mean")
         per_seed[role] = counted(metric.get("per_seed") or [], keep)
@@ -394,7 +524,8 @@ def judge(claim: dict[str, Any], variants: dict[str, dict[str, Any]]) -> dict[st
     }
     entry.update(reasons(claim))
     if rule["kind"] == "values":
-        verdict, text, diff = judge_values(rule, claim["paper"], per_seed)
+        verdict, text, diff, gaps = judge_values(rule, claim["paper"], per_seed)
+        entry["gap_to_paper"] = gaps
     elif rule["kind"] == "ratio":
         verdict, text, ratio, diff = judge_ratio(rule, per_seed, bounds)
         entry["measured"] = {**measured, "ratio": ratio}
@@ -402,8 +533,10 @@ def judge(claim: dict[str, Any], variants: dict[str, dict[str, Any]]) -> dict[st
         verdict, text, diff = judge_ordering(rule, per_seed, bounds)
     elif rule["kind"] == "positive_zero":
         verdict, text, diff = judge_positive_zero(rule, per_seed)
-    elif rule["kind"] == "within_spread":
-        verdict, text, diff = judge_within_spread(rule, per_seed)
+    elif rule["kind"] == "equivalence":
+        verdict, text, diff, test = judge_equivalence(rule, per_seed)
+        entry["margin"] = float(rule["margin"])
+        entry["equivalence"] = test
     else:
         raise ValueError(f"claim {claim['id']}: unknown rule kind {rule['kind']!r}")
     entry["difference"] = None if diff is None else diff.as_dict()

@@ -28,9 +28,11 @@ from normbench.reporting.claims import (describe, describe_difference, describe_
 from normbench.reporting.choice import build_choice, render_choice
 from normbench.reporting.collapse import check_spec as check_collapse
 from normbench.reporting.collapse import collapse_text, is_collapsed, with_baselines
+from normbench.reporting.chance import chance_text, with_chance
 from normbench.reporting.matrix import UNSELECTABLE, panels
 from normbench.reporting.width import render_width
 from normbench.reporting.stats import aggregate
+from normbench.training.config import config_value
 from normbench.training.reproducibility import chaotic, tolerance, tolerance_table
 from normbench.tasks import norm_roles
 from normbench.tasks.series import expand_metric_layers, series_value
@@ -233,13 +235,15 @@ def build(task: str, preset: str | None, records: list[dict[str, Any]], bench: d
     failed_by_variant = group_by_variant(failed or [])
     variants = [variant_entry(name, by_variant[name], metrics, chance, failed_by_variant.get(name), collapse)
                 for name in order]
+    if bench.get("unselectable_chance"):  # the random-key value beside every unselectable fraction
+        with_chance(variants, {name: group[0]["config"] for name, group in by_variant.items()})
     by_name = {v["name"]: v for v in variants}
-    claims = [judge(c, by_name) for c in load_claims(bench["claims"])] if bench.get("claims") else []
-    tables = build_tables(bench.get("tables") or {}, by_name, records[0]["config"] if records else {})
+    config = records[0]["config"] if records else {}
+    claims = [judge(c, by_name, config) for c in load_claims(bench["claims"])] if bench.get("claims") else []
+    tables = build_tables(bench.get("tables") or {}, by_name, config)
     prov = provenance()
     prov["normbench"] = __version__
     prov["wall_time_s"] = round(sum(v["provenance"]["wall_time_s"] for v in variants), 1)
-    config = records[0]["config"] if records else {}
     return {
         "task": task,
         "preset": preset,
@@ -259,12 +263,6 @@ def build(task: str, preset: str | None, records: list[dict[str, Any]], bench: d
     }
 
 
-def config_value(config: dict[str, Any], dotted: str) -> Any:
-    """``config["a"]["b"]["c"]`` for ``a.b.c`` (``None`` where a key is missing)."""
-    node: Any = config
-    for key in dotted.split("."):
-        node = node.get(key) if isinstance(node, dict) else None
-    return node
 
 
 def n_layers_of(config: dict[str, Any]) -> int:
@@ -334,7 +332,9 @@ def build_tables(tables: dict[str, dict[str, Any]], variants: dict[str, dict[str
             for column in spec["columns"]:
                 m = (variants.get(row["variant"]) or {}).get("metrics", {}).get(row["metric"].format(column=column)) or {}
                 mean, std = m.get("mean"), m.get("std")
-                cells.append({"mean": None if mean is None else mean * scale, "std": None if std is None else std * scale})
+                chance = {"chance": {**m["chance"], "mean": m["chance"]["mean"] * scale}} if m.get("chance") else {}
+                cells.append({"mean": None if mean is None else mean * scale,
+                              "std": None if std is None else std * scale, **chance})
             rows.append({"label": row["label"], "variant": row["variant"], "metric": row["metric"],
                          "measured": cells, "paper": row.get("paper")})
         out.append({"name": name, "title": spec.get("title", name), "columns": list(spec["columns"]),
@@ -344,7 +344,7 @@ def build_tables(tables: dict[str, dict[str, Any]], variants: dict[str, dict[str
 
 def measured_cell(m: dict[str, Any]) -> str:
     """A table cell: ``mean ± std`` to one decimal, ``n/a`` when not measured."""
-    return "n/a" if m["mean"] is None else f"{m['mean']:.1f} ± {m['std']:.1f}"
+    return "n/a" if m["mean"] is None else f"{m['mean']:.1f} ± {m['std']:.1f}{chance_text(m.get('chance'), 1.0, 1)}"
 
 
 def paper_cell(value: float | None) -> str:
@@ -416,7 +416,9 @@ def render_matrix(matrix: dict[str, Any] | None) -> list[str]:
                     flag = " ⚑" if c.get("flagged") else ""
                     n = sum(v is not None for v in m.get("per_seed") or [])
                     spread = f" ± {fmt(m.get('std') or 0.0)}" if n > 1 else " (one seed)"
-                    cells.append(f"{fmt(m['mean'])}{spread}{flag}<br>({seeds})")
+                    digits = 1 if scale != 1 else 3
+                    cells.append(f"{fmt(m['mean'])}{spread}{flag}{chance_text(m.get('chance'), scale, digits)}"
+                                 f"<br>({seeds})")
             lines.append(f"| `{row}` | " + " | ".join(cells) + " |")
         lines.append("")
     unfinished = [c for c in matrix["cells"] if c["status"] not in ("done",)]
@@ -444,7 +446,7 @@ def fmt_metric(m: dict[str, Any]) -> str:
         mean, std = m["mean"], m["std"]
         digits = 0 if abs(mean) >= 100 else 3
         of = f" (n = {m['n']} of {n_seeds} seeds)" if m.get("n") is not None and m["n"] < n_seeds else ""
-        return f"{mean:.{digits}f} ± {std:.{digits}f}{of}"
+        return f"{mean:.{digits}f} ± {std:.{digits}f}{of}{chance_text(m.get('chance'))}"
     if m.get("n"):
         return f"{m['n']}/{n_seeds} seeds only; others {m.get('note', 'missing')}"
     return m.get("note", "missing")
@@ -452,11 +454,74 @@ def fmt_metric(m: dict[str, Any]) -> str:
 
 VERDICT_WORDS = {
     "reproduced": "holds here",
-    "direction only": "holds in direction only: the ordering is significant over seeds, the paper's values are not met",
-    "inconclusive": "cannot be decided here: the difference is within the spread over seeds",
-    "not reproduced": "does not hold here: the opposite ordering is significant over seeds",
+    "direction only": "holds in direction only: the ordering is significant over seeds, the paper's values or its "
+                      "protocol are not met",
+    "inconclusive": "cannot be decided here: the interval over seeds leaves it open",
+    "not reproduced": "does not hold here: the seeds show the opposite significantly",
     "not run": "was not measured by this sweep",
 }
+
+
+def verdict_cell(claim: dict[str, Any]) -> str:
+    """``**verdict**``, with the equivalence margin, a protocol not met, or the sanity-check label beside it."""
+    text = f"**{claim['verdict']}**"
+    if claim.get("margin") is not None:
+        text += f" (margin {claim['margin']:g})"
+    if claim.get("protocol") and not claim["protocol"]["met"]:
+        text += f"; not the claim's protocol ({claim['protocol']['name']})"
+    if claim.get("evidence"):
+        text += f"; {claim['evidence']}: an identity, not evidence"
+    return text
+
+
+def describe_gaps(claim: dict[str, Any]) -> str:
+    """``; gap to paper: role +0.052 [0.04, 0.064]`` (mean − paper, 95% interval) for a ``values`` claim."""
+    gaps = claim.get("gap_to_paper") or {}
+    parts = []
+    for role, g in gaps.items():
+        if not g:
+            continue
+        interval = "" if g["low"] is None else f" [{g['low']:+.3g}, {g['high']:+.3g}]"
+        parts.append(f"{role} {g['estimate']:+.3g}{interval}")
+    return f"; gap to paper (mean − paper, 95% CI): {', '.join(parts)}" if parts else ""
+
+
+def render_superseded(old: dict[str, Any] | None, claims: list[dict[str, Any]]) -> list[str]:
+    """The build this board replaced (``supersedes``): each claim's gap to the paper then and now."""
+    if not old:
+        return []
+    now = {c["id"]: c for c in claims}
+    lines = ["", "## The build this one replaces", "",
+             f"Built {old.get('generated_at')} at commit `{(old.get('git_commit') or 'unknown')[:12]}`, "
+             f"{old['why']}. Gap to the paper = mean − paper value, 95% interval over seeds.", "",
+             "| claim | role | then: mean (gap [95% CI]) | now: mean (gap [95% CI]) | gap closed |",
+             "|---|---|---|---|---|"]
+    for then in old.get("claims") or []:
+        for role, g in (then.get("gap_to_paper") or {}).items():
+            g_now = ((now.get(then["id"]) or {}).get("gap_to_paper") or {}).get(role)
+            lines.append(f"| `{then['id']}` | {role} | {gap_text(g)} | {gap_text(g_now)} | {closed_text(g, g_now)} |")
+    return lines
+
+
+def gap_text(g: dict[str, Any] | None) -> str:
+    if not g:
+        return "–"
+    mean = g["paper"] + g["estimate"]
+    interval = "" if g.get("low") is None else f" [{g['low']:+.3f}, {g['high']:+.3f}]"
+    return f"{mean:.3f} ({g['estimate']:+.3f}{interval})"
+
+
+def closed_text(then: dict[str, Any] | None, now: dict[str, Any] | None) -> str:
+    """``yes`` when today's interval of the gap contains 0 and the earlier one did not; else how it moved."""
+    if not then or not now or now.get("low") is None:
+        return "–"
+    covers = now["low"] <= 0 <= now["high"]
+    if covers:
+        return "yes: the interval now contains 0" + ("" if then.get("low") is None or not then["low"] <= 0 <= then["high"]
+                                                      else " (it did before)")
+    smaller = abs(now["estimate"]) < abs(then["estimate"])
+    return f"no: {'smaller' if smaller else 'larger'} by {abs(abs(then['estimate']) - abs(now['estimate'])):.3f}, " \
+           f"interval excludes 0"
 
 
 def whose(claim: dict[str, Any]) -> str:
@@ -470,7 +535,13 @@ def finding(claim: dict[str, Any]) -> str:
         return f"{whose(claim)} “{claim['statement'].rstrip('.')}”: **{claim['verdict']}**; {claim['explanation']}."
     text = f"{whose(claim)} “{claim['statement'].rstrip('.')}” {VERDICT_WORDS.get(claim['verdict'], claim['verdict'])}"
     if claim.get("difference"):
-        text += f" ({describe_difference(claim)})"
+        text += f" ({describe_difference(claim)}{describe_gaps(claim)})"
+    if claim.get("margin") is not None:
+        text += f", equivalence margin {claim['margin']:g}"
+    if claim.get("protocol") and not claim["protocol"]["met"]:
+        text += f"; judged on another protocol than the claim's ({', '.join(claim['protocol']['differences'])})"
+    if claim.get("evidence"):
+        text += f" ({claim['evidence']}: an identity the code guarantees, not evidence)"
     return text + "."
 
 
@@ -514,6 +585,10 @@ def render_markdown(board: dict[str, Any], plots: list[str]) -> str:
                           for k, s in v["norms"].items()) + (", QK-norm" if v.get("qk_norm") else "")
         cells = [fmt_metric(v["metrics"][m]) for m in metric_names]
         lines.append(f"| `{v['name']}` | {norms} | {seeds_cell(v)} | {status_cell(v)} | " + " | ".join(cells) + " |")
+    if any("chance" in m for v in board["variants"] for m in v["metrics"].values()):
+        lines += ["", "Unselectable fractions: (chance x) is the same statistic for Gaussian random keys N(0, I_d) with the "
+                  "same width d and number of keys per set (`normbench.reporting.chance`); (0 by construction) marks keys a "
+                  "scaling norm puts on a sphere, where every key is selectable: a sanity check of the geometry, not evidence."]
     flagged = [(v["name"], seed, why) for v in board["variants"] for seed, why in (v.get("flagged") or {}).items()]
     without = [v for v in board["variants"]
                if v.get("flagged") and any("without_flagged" in m for m in v["metrics"].values())]
@@ -573,7 +648,8 @@ def render_markdown(board: dict[str, Any], plots: list[str]) -> str:
             lines.append("| " + " | ".join(cell(x) for x in (
                 f"`{c['id']}`: {c['statement']}", c.get("owner", "paper"), source, roles, describe(c["paper"]) or "–",
                 f"{describe(c['measured'])} ({'; '.join(filter(None, (metric_names_of(c), describe_seeds(c.get('per_seed') or {}))))})",
-                describe_difference(c), f"**{c['verdict']}**", c["rule"])) + " |")
+                describe_difference(c) + describe_gaps(c), verdict_cell(c), c["rule"])) + " |")
+    lines += render_superseded(board.get("supersedes"), board["claims"])
     lines += ["", "## Provenance per variant", "", "| variant | config hash | seeds | commits | dates | wall time (s) |", "|---|---|---|---|---|---|"]
     for v in board["variants"]:
         pv = v["provenance"]

@@ -62,7 +62,13 @@ def layer_mean(variant: dict[str, Any], template: str) -> dict[str, Any]:
         values = [(m.get("per_seed") or [None] * (i + 1))[i] for m in layers]
         per_seed.append(None if not values or any(v is None for v in values) else sum(values) / len(values))
     diverged = variant.get("diverged_at_step") or {}
-    return aggregate(per_seed, [None] * len(per_seed), [str(seed) not in diverged for seed in seeds])
+    out = aggregate(per_seed, [None] * len(per_seed), [str(seed) not in diverged for seed in seeds])
+    chances = [m.get("chance") for m in layers]
+    if chances and all(chances):  # chance of the layer mean: the mean of the layers' chance values
+        out["chance"] = {"mean": sum(c["mean"] for c in chances) / len(chances), "sem": None,
+                         "sanity_check": all(c["sanity_check"] for c in chances),
+                         "basis": "mean over the layers of each layer's chance value"}
+    return out
 
 
 def build_matrix(spec: dict[str, Any], variants: list[dict[str, Any]], planned: dict[str, list[int]]) -> dict[str, Any]:

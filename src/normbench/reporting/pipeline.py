@@ -21,12 +21,13 @@ from normbench.analysis.random_grid import random_grid as run_grid
 from normbench.io import check_writable
 from normbench.reporting import leaderboard as lb
 from normbench.reporting.decomposition import decompose_checkpoint, plot_decomposition, with_decomposition
-from normbench.reporting import class_keys, head_keys, key_sets, publish
+from normbench.reporting import claims, class_keys, head_keys, key_sets, publish
 from normbench.reporting.width import build_width, plot_width
 from normbench.reporting.matrix import build_matrix, plot_matrix
 from normbench.reporting.geometry import write_geometry
 from normbench.reporting.plots import plot_series
 from normbench.reporting.tokens import TOKEN_REPORT, published_runs, report_runs, write_token_report
+from normbench.reporting.rejudge import check_same_runs, rejudge_board
 from normbench.reporting.unselectable import write_random_grid
 from normbench.sweep.backends import Outcome, default_workers, execute
 from normbench.sweep.plan import Run, parse_grid, parse_seeds, plan_runs
@@ -221,7 +222,7 @@ def run_sweep(
             check_results_owner(out, key, preset, runs)
         publish.check_leaderboard(out, {(r.variant, r.seed): r.config_hash for r in runs},
                                   publish.sweep_settings(task, cfg.get("preset"), definition), force, planned=True,
-                                  superseded=bool((cfg.get("bench") or {}).get("superseded")))
+                                  superseded=publish.superseded_configs(cfg.get("bench") or {}))
     if shard is not None:
         m = re.fullmatch(r"(\d+)/(\d+)", shard)
         if not m or not int(m[1]) < int(m[2]):
@@ -310,7 +311,7 @@ def write_results(task: str, preset: str | None, config: dict, runs: list[Run], 
         raise ValueError(f"runs_dir: no finished run records for task {task} (preset {preset}); "
                          f"run `normbench sweep --config {task}` first")
     bench_cfg = config.get("bench") or {}
-    superseded = bool(bench_cfg.get("superseded"))
+    superseded = publish.superseded_configs(bench_cfg)
     publish.check_leaderboard(out, {(r["variant"], r["seed"]): r.get("config_hash") for r in records},
                               publish.sweep_settings(task, preset, definition), force, superseded=superseded)
     if bench_cfg.get("token_report"):  # the report beside the leaderboard: checked before either is written
@@ -333,6 +334,8 @@ def write_results(task: str, preset: str | None, config: dict, runs: list[Run], 
                      "tables": {**(bench_cfg.get("tables") or {}), "key_sets": key_sets.table_spec(key_set_spec, n_layers)}}
     variant_order = list(dict.fromkeys(r.variant for r in runs))
     board = lb.build(task, preset, records, bench_cfg, variant_order, failed=load_finished(runs, ("failed",)))
+    if replaced := superseded_build(out / "leaderboard.json", board, bench_cfg):
+        board["supersedes"] = replaced
     board["sweep_key"] = sweep
     board["sweep"] = definition
     board["planned_runs"], board["finished_runs"] = len(runs), len(records)
@@ -365,6 +368,68 @@ def write_results(task: str, preset: str | None, config: dict, runs: list[Run], 
         doc = write_token_report(config, preset, runs_dir, out, runs)
         for claim in doc.get("claims", []):
             print(f"  {claim['id']}: {claim['verdict']}")
+
+
+def rejudge(board: str, force: bool = False) -> None:
+    """Judge a published leaderboard's claims again from the per-seed values it holds (nothing is trained).
+
+    Today's claims, margins and protocols and today's protocol table are applied; the board's sweep is
+    planned again to read its runs' settings, and every variant must plan to the config it was trained
+    with. Use it after a change to a claim or its rule; values change only by retraining.
+
+    Args:
+        board: a leaderboard's folder (``results/<task>[/<name>]``) or its ``leaderboard.json``.
+        force: write even if the board's variants plan to other configs today.
+    """
+    path = Path(board)
+    path = path / "leaderboard.json" if path.is_dir() or path.suffix != ".json" else path
+    doc = publish.read_board(path, "a leaderboard folder")
+    if doc is None:
+        raise ValueError(f"board: {path} does not exist; give a folder holding a leaderboard.json")
+    sweep = doc.get("sweep") or {}
+    variants = list(dict.fromkeys(v.split(",")[0] for v in sweep.get("variants") or [])) or None  # grid cells: bases
+    config, runs = plan_runs(doc["task"], sweep.get("preset"), sweep.get("seeds"), variants,
+                             sweep.get("overrides") or None, "runs", parse_grid(sweep.get("grid") or None),
+                             config_path=sweep.get("config_file"))
+    bench_cfg = config.get("bench") or {}
+    if not force:
+        check_same_runs(doc, {r.variant: r.config_hash for r in runs}, publish.superseded_configs(bench_cfg))
+    configs = {r.variant: r.config for r in runs}
+    planned = {name: [r.seed for r in runs if r.variant == name] for name in configs}
+    new = rejudge_board(doc, bench_cfg, configs, planned)
+    plots = [str(p) for p in sorted(path.parent.glob("*.png"))]
+    json_path, md_path = lb.write(new, path.parent, order_plots(plots, path.parent))
+    print(f"normbench: re-judged {md_path} and {json_path}")
+    for claim in new["claims"]:
+        print(f"  {claim['id']}: {claim['verdict']}")
+
+
+def order_plots(plots: list[str], folder: Path) -> list[str]:
+    """The figures in the order the board's Markdown showed them (new ones last)."""
+    md = folder / "leaderboard.md"
+    text = md.read_text(encoding="utf-8") if md.is_file() else ""
+    return sorted(plots, key=lambda p: (text.find(f"({Path(p).name})") if f"({Path(p).name})" in text else 1 << 30, p))
+
+
+def superseded_build(path: Path, board: dict[str, Any], bench_cfg: dict[str, Any]) -> dict[str, Any] | None:
+    """What the published board at ``path`` said, when ``board`` replaces it as a build of superseded configs
+    (``bench.superseded``): its date, commit, configs and claims with their gaps to the paper, kept so
+    the new board shows whether the change closed them. A board that already carries such a block
+    for the same runs passes it on."""
+    old = publish.read_board(path, "--results_dir/--name")
+    superseded = publish.superseded_configs(bench_cfg)
+    if old is None or not superseded:
+        return None
+    old_hashes = {v["name"]: v.get("config_hash") for v in old.get("variants") or []}
+    new_hashes = {v["name"]: v.get("config_hash") for v in board["variants"]}
+    if old_hashes == new_hashes or not any(superseded is True or h in superseded for h in old_hashes.values()):
+        return old.get("supersedes")
+    why = bench_cfg["superseded"]["why"] if isinstance(bench_cfg["superseded"], dict) else bench_cfg["superseded"]
+    return {"generated_at": old.get("generated_at"), "git_commit": (old.get("provenance") or {}).get("git_commit"),
+            "why": why, "config_hashes": old_hashes,
+            "claims": [{"id": c["id"], "verdict": c.get("verdict"), "measured": c.get("measured"),
+                        "per_seed": c.get("per_seed"), "gap_to_paper": c.get("gap_to_paper") or claims.paper_gaps(c)}
+                       for c in old.get("claims") or []]}
 
 
 def random_grid(

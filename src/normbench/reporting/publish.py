@@ -93,20 +93,33 @@ def describe_runs(runs: list[tuple[str, int]]) -> str:
     return shown + (", ..." if len(runs) > SHOWN else "")
 
 
+def superseded_configs(bench: dict[str, Any]) -> bool | frozenset[str]:
+    """What ``bench.superseded`` declares superseded: every published config (a sentence saying why), or
+    the config hashes it lists (``{why: ..., configs: [<hash>, ...]}``); ``False`` if nothing."""
+    value = bench.get("superseded")
+    if isinstance(value, dict):
+        configs = value.get("configs")
+        if not isinstance(value.get("why"), str) or not isinstance(configs, list) or not configs:
+            raise ValueError("bench.superseded: give a sentence, or {why: <sentence>, configs: [<config hash>, ...]}")
+        return frozenset(str(c) for c in configs)
+    return bool(value)
+
+
 def check_runs(path: Path, old: Runs, old_settings: dict[str, Any], new: Runs, new_settings: dict[str, Any],
-               elsewhere: str, noun: str = "this build has", superseded: bool = False) -> None:
+               elsewhere: str, noun: str = "this build has", superseded: bool | frozenset[str] = False) -> None:
     """Refuse (one line) unless ``new`` covers every run of ``old`` with the same config hash and the same settings.
 
     Only the settings the old board records are compared (older boards record fewer). ``superseded``: the
-    task declares its published runs superseded by today's pipeline (``bench.superseded``), so a build of
-    the same runs under today's config hashes may replace them.
+    task declares its published runs superseded by today's pipeline (``bench.superseded``, see
+    :func:`superseded_configs`: all of them, or those of the config hashes listed), so a build of the
+    same runs under today's config hashes may replace them.
     """
     differ = [f"{key} {old_settings[key]!r}, this build {new_settings.get(key)!r}"
               for key in old_settings if key in new_settings and new_settings[key] != old_settings[key]]
     changed = {}
     for (variant, seed), digest in old.items():
         now = new.get((variant, seed))
-        if digest and now and now != digest and not superseded:
+        if digest and now and now != digest and not (superseded is True or digest in (superseded or ())):
             changed.setdefault(variant, f"config of {variant} {digest}, this build {now}")
     differ += list(changed.values())
     if differ:
@@ -121,7 +134,7 @@ def check_runs(path: Path, old: Runs, old_settings: dict[str, Any], new: Runs, n
 
 
 def check_leaderboard(out: Path, runs: Runs, settings: dict[str, Any], force: bool = False,
-                      planned: bool = False, superseded: bool = False) -> None:
+                      planned: bool = False, superseded: bool | frozenset[str] = False) -> None:
     """May a build with ``runs`` (finished, or with ``planned`` the sweep's planned ones) and ``settings``
     (:func:`sweep_settings`) replace ``out/leaderboard.json``? Refuses with one line if not."""
     if force:
@@ -140,7 +153,8 @@ def check_leaderboard(out: Path, runs: Runs, settings: dict[str, Any], force: bo
 
 
 def check_report(path: Path, read_runs: Callable[[dict[str, Any]], Runs], runs: Runs, force: bool = False,
-                 elsewhere: str = "--results_dir", noun: str = "this build has", superseded: bool = False) -> None:
+                 elsewhere: str = "--results_dir", noun: str = "this build has",
+                 superseded: bool | frozenset[str] = False) -> None:
     """May a report built from ``runs`` replace the one at ``path``, whose runs ``read_runs(doc)`` gives?"""
     if force:
         return

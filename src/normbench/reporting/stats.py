@@ -6,6 +6,12 @@ t-test: the difference ā − b̄ has standard error √(s_a²/n_a + s_b²/n_b) 
 degrees of freedom; the ordering is *significant* when the 95% interval of the difference
 excludes 0. Fewer than two seeds on a side give no interval (never significant). Only finite
 values enter: a diverged seed's NaN or inf (``null`` in a record) is no sample point.
+
+"As good as" is not "no significant difference": an equivalence claim declares a margin m and is
+shown by two one-sided tests (TOST, Schuirmann 1987): at level alpha both H0: delta <= -m and
+H0: delta >= m are rejected, i.e. the (1 - 2 alpha) = 90% interval of delta lies inside (-m, m).
+"No worse than" (non-inferiority) is the one test on the worse side: the 90% interval's bound on
+that side lies beyond -m. The same holds for one mean against a target value (one-sample TOST).
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from typing import Any
 from scipy import stats as scipy_stats
 
 LEVEL = 0.95
+EQUIVALENCE_LEVEL = 0.90  # TOST at alpha = 0.05: the 1 - 2 alpha interval
 
 
 @dataclass(frozen=True)
@@ -30,6 +37,7 @@ class Interval:
     n: tuple[int, ...]
     p_value: float | None = None
     of: tuple[str, ...] = ()  # for a difference: (first, second), the estimate is first − second
+    df: float | None = None  # degrees of freedom of its t quantile (Welch-Satterthwaite for a difference)
 
     def contains(self, value: float) -> bool:
         return self.low is not None and self.high is not None and self.low <= value <= self.high
@@ -51,8 +59,8 @@ def values_of(per_seed: list[float | None] | None) -> list[float]:
     return [v for v in map(finite, per_seed or []) if v is not None]
 
 
-def mean_interval(sample: list[float | None]) -> Interval | None:
-    """t-interval x̄ ± t_{0.975, n-1} s/√n of the mean of the finite values of ``sample``
+def mean_interval(sample: list[float | None], level: float = LEVEL) -> Interval | None:
+    """t-interval x̄ ± t_{(1+level)/2, n-1} s/√n of the mean of the finite values of ``sample``
     (``None`` when it has none)."""
     sample = values_of(sample)
     if not sample:
@@ -60,14 +68,14 @@ def mean_interval(sample: list[float | None]) -> Interval | None:
     mean = statistics.fmean(sample)
     if len(sample) < 2:
         return Interval(mean, None, None, (len(sample),))
-    half = scipy_stats.t.ppf(0.5 + LEVEL / 2, len(sample) - 1) * statistics.stdev(sample) / math.sqrt(len(sample))
-    return Interval(mean, mean - half, mean + half, (len(sample),))
+    half = scipy_stats.t.ppf(0.5 + level / 2, len(sample) - 1) * statistics.stdev(sample) / math.sqrt(len(sample))
+    return Interval(mean, mean - half, mean + half, (len(sample),), df=float(len(sample) - 1))
 
 
-def difference_interval(a: list[float | None], b: list[float | None], names: tuple[str, str] = ("a", "b")
-                        ) -> Interval | None:
-    """Welch interval of mean(a) − mean(b) over the finite values of each side and its two-sided
-    p-value (``None`` if a side has none); ``names`` label the two samples in that order."""
+def difference_interval(a: list[float | None], b: list[float | None], names: tuple[str, str] = ("a", "b"),
+                        level: float = LEVEL) -> Interval | None:
+    """Welch interval (at ``level``) of mean(a) − mean(b) over the finite values of each side and its
+    two-sided p-value (``None`` if a side has none); ``names`` label the two samples in that order."""
     a, b = values_of(a), values_of(b)
     if not a or not b:
         return None
@@ -80,9 +88,94 @@ def difference_interval(a: list[float | None], b: list[float | None], names: tup
     if se == 0.0:  # both samples constant: the difference is exact
         return Interval(diff, diff, diff, n, 0.0 if diff else 1.0, of=names)
     df = (va + vb) ** 2 / (va**2 / (n[0] - 1) + vb**2 / (n[1] - 1))
-    half = scipy_stats.t.ppf(0.5 + LEVEL / 2, df) * se
+    half = scipy_stats.t.ppf(0.5 + level / 2, df) * se
     p = 2 * scipy_stats.t.sf(abs(diff) / se, df)
-    return Interval(diff, diff - half, diff + half, n, float(p), of=names)
+    return Interval(diff, diff - half, diff + half, n, float(p), of=names, df=float(df))
+
+
+@dataclass(frozen=True)
+class Equivalence:
+    """A TOST on an estimate delta (a difference of means, or a mean minus a target) with margin m.
+
+    ``interval``: the 90% interval of delta; ``shown``: it lies inside the margin on every side
+    tested (``sides``: ``both`` for equivalence, ``lower`` for delta > -m, ``upper`` for delta < m);
+    ``refuted``: it lies wholly beyond the margin on a side tested (delta significantly worse than
+    the margin allows); neither: inconclusive. ``p_value``: the larger one-sided p-value.
+    """
+
+    interval: Interval
+    margin: float
+    sides: str
+    shown: bool
+    refuted: bool
+    p_value: float | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"interval": self.interval.as_dict(), "margin": self.margin, "sides": self.sides,
+                "shown": self.shown, "refuted": self.refuted, "p_value": self.p_value}
+
+
+SIDES = ("both", "lower", "upper")
+
+
+def tost(interval: Interval | None, margin: float, sides: str = "both") -> Equivalence | None:
+    """Decide equivalence within ``margin`` from the 90% ``interval`` of delta (see the module docstring).
+
+    One-sided p-values: p_lower = P(T >= (delta + m) / se), p_upper = P(T <= (delta - m) / se),
+    recovered from the interval (se = half-width / t_{0.95, df}). No interval (a side with fewer than
+    two seeds): nothing is shown or refuted.
+    """
+    if sides not in SIDES:
+        raise ValueError(f"rule.sides: {sides!r} is not allowed; choose one of {', '.join(SIDES)}")
+    if not margin > 0:
+        raise ValueError(f"rule.margin: must be a positive number, got {margin!r}")
+    if interval is None:
+        return None
+    if interval.low is None or interval.high is None:
+        return Equivalence(interval, margin, sides, False, False, None)
+    lower_ok, upper_ok = interval.low > -margin, interval.high < margin
+    shown = {"both": lower_ok and upper_ok, "lower": lower_ok, "upper": upper_ok}[sides]
+    refuted = (sides in ("both", "lower") and interval.high < -margin) or \
+        (sides in ("both", "upper") and interval.low > margin)
+    return Equivalence(interval, margin, sides, bool(shown), bool(refuted), one_sided_p(interval, margin, sides))
+
+
+def one_sided_p(interval: Interval, margin: float, sides: str) -> float | None:
+    """The TOST p-value: the larger of the one-sided p-values of the sides tested."""
+    half = (interval.high - interval.low) / 2
+    if half == 0:  # constant samples: delta is exact
+        inside = (interval.estimate > -margin or sides == "upper") and (interval.estimate < margin or sides == "lower")
+        return 0.0 if inside else 1.0
+    df = interval_df(interval)
+    if df is None:
+        return None
+    se = half / scipy_stats.t.ppf(0.5 + EQUIVALENCE_LEVEL / 2, df)
+    p_lower = float(scipy_stats.t.sf((interval.estimate + margin) / se, df))
+    p_upper = float(scipy_stats.t.cdf((interval.estimate - margin) / se, df))
+    return {"both": max(p_lower, p_upper), "lower": p_lower, "upper": p_upper}[sides]
+
+
+def interval_df(interval: Interval) -> float | None:
+    """Degrees of freedom behind an interval (n - 1 for a mean, Welch's for a difference)."""
+    return interval.df
+
+
+def difference_equivalence(candidate: list[float | None], reference: list[float | None], margin: float,
+                           sides: str = "both", names: tuple[str, str] = ("candidate", "reference")
+                           ) -> Equivalence | None:
+    """TOST of mean(candidate) − mean(reference) within ``margin`` (Welch 90% interval)."""
+    return tost(difference_interval(candidate, reference, names, EQUIVALENCE_LEVEL), margin, sides)
+
+
+def target_equivalence(sample: list[float | None], target: float, margin: float) -> Equivalence | None:
+    """One-sample TOST: is mean(sample) within ``margin`` of ``target``? (90% t-interval of mean − target)."""
+    interval = mean_interval(sample, EQUIVALENCE_LEVEL)
+    if interval is None:
+        return None
+    shifted = Interval(interval.estimate - target,
+                       None if interval.low is None else interval.low - target,
+                       None if interval.high is None else interval.high - target, interval.n, df=interval.df)
+    return tost(shifted, margin, "both")
 
 
 def aggregate(values: list[float | None], bounds: list[float | None],

@@ -23,9 +23,11 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from normbench.reporting.chance import chance_text  # noqa: E402
 from normbench.reporting.matrix import layer_mean  # noqa: E402
 from normbench.reporting.plots import save_png  # noqa: E402
 from normbench.reporting.stats import difference_interval, values_of  # noqa: E402
+from normbench.training.config import config_value  # noqa: E402
 
 LOSS = "final_val_loss"
 INPUT = "unselectable_after_L{layer}"
@@ -40,14 +42,6 @@ def check_spec(spec: dict[str, Any]) -> tuple[str, str]:
     if not isinstance(reference, str) or not reference:
         raise ValueError(f"bench.width.reference: must name a base variant, got {reference!r}")
     return axis, reference
-
-
-def config_value(config: dict[str, Any], key: str) -> Any:
-    """``model.init_args.arch.d_model`` read from a run's resolved config."""
-    node: Any = config
-    for part in key.split("."):
-        node = (node or {}).get(part) if isinstance(node, dict) else None
-    return node
 
 
 def build_width(spec: dict[str, Any], variants: list[dict[str, Any]], records: list[dict[str, Any]],
@@ -113,8 +107,9 @@ def render_width(width: dict[str, Any] | None) -> list[str]:
         layers = " / ".join(_fmt(m.get(f"unselectable_L{i}", {}).get("mean"), 100, 1) for i in range(1, r["n_layers"] + 1))
         lines.append(f"| `{r['base']}` | {r['width']} | {len(r['seeds'])} of {len(r['planned_seeds'])} | "
                      f"{_fmt(loss.get('mean'))} ± {_fmt(loss.get('std'))} | {gap_text} | "
-                     f"{_fmt(uns.get('mean'), 100, 1)} ± {_fmt(uns.get('std'), 100, 1)} | {layers} | "
-                     f"{_fmt(heads.get('mean'), 100, 1)} |")
+                     f"{_fmt(uns.get('mean'), 100, 1)} ± {_fmt(uns.get('std'), 100, 1)}"
+                     f"{chance_text(uns.get('chance'), 100, 1)} | {layers} | "
+                     f"{_fmt(heads.get('mean'), 100, 1)}{chance_text(heads.get('chance'), 100, 1)} |")
     return [*lines, ""]
 
 

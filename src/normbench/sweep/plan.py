@@ -52,6 +52,7 @@ class Run:
     config_hash: str | None = None
     trainer: dict[str, Any] = field(default_factory=dict)
     data: dict[str, Any] = field(default_factory=dict)  # the resolved ``data`` section: checked before training
+    config: dict[str, Any] = field(default_factory=dict)  # the variant's resolved config (its seed aside)
 
 
 def parse_seeds(text: str | list[int] | None) -> list[int] | None:
@@ -322,7 +323,8 @@ def plan_runs(
             planned[config_hash] = name
             for seed in seeds:
                 path = record_path(run_dir(runs_dir, task, label, config_hash, seed))
-                runs.append(Run(name, seed, [*args, f"--seed_everything={seed}"], path, config_hash, trainer, data))
+                runs.append(Run(name, seed, [*args, f"--seed_everything={seed}"], path, config_hash, trainer, data,
+                                resolved))
     return config, runs
 
 

@@ -275,6 +275,9 @@ def fit_stack(clis: list[NormbenchCLI], generators: list[torch.Generator]) -> li
     hashes = {cli.recorder.meta["config_hash"] for cli in clis}
     if len(hashes) != 1:
         raise ValueError("vectorize: a stack must hold seeds of one variant (one config hash)")
+    if len({repr(getattr(cli.datamodule, "spec", None)) for cli in clis}) != 1:
+        raise ValueError("vectorize: these seeds each have their own data (data.data_seed: seed), and a stack "
+                         "shares one data set; use --vectorize 1")
     stack = SeedStack(members, generators)
     data = StackedData(clis[0].datamodule, generators)
     trainer: L.Trainer = clis[0].trainer

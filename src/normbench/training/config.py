@@ -16,6 +16,14 @@ import yaml
 from normbench.tasks import resolve_config
 
 
+def config_value(config: dict[str, Any], key: str) -> Any:
+    """``config["a"]["b"]["c"]`` for the dotted ``key`` ``a.b.c`` of a resolved config (``None`` where a key is missing)."""
+    node: Any = config
+    for part in key.split("."):
+        node = node.get(part) if isinstance(node, dict) else None
+    return node
+
+
 def deep_merge(base: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
     """A copy of ``base`` with ``patch`` merged in, recursively for nested dicts."""
     out = copy.deepcopy(base)
