@@ -42,3 +42,22 @@ def test_published_runs_keep_their_config_hash(path: Path, tmp_path: Path) -> No
         assert all(planned[name] != digest for name, digest in published.items()), "superseded, yet unchanged"
         return
     assert {name: planned[name] for name in published} == published
+
+
+def test_the_full_protocol_passes_through_paper_1000_seed_by_seed() -> None:
+    """results/majority/paper/ and results/majority/paper-1000/ hold the same runs up to step 1000: every
+    seed both boards hold has the same test accuracy at step 1000 (bit for bit from one platform, within
+    the declared tolerance across platforms)."""
+    from normbench.training.reproducibility import tolerance
+
+    root = Path(__file__).resolve().parents[1] / "results" / "majority"
+    full, short = root / "paper" / "leaderboard.json", root / "paper-1000" / "leaderboard.json"
+    if not full.is_file():
+        pytest.skip("results/majority/paper/ is not published yet (nox -s bench-majority -- --preset paper)")
+    boards = [json.loads(p.read_text(encoding="utf-8")) for p in (full, short)]
+    values = [{(v["name"], seed): x for v in b["variants"]
+               for seed, x in zip(v["seeds"], v["metrics"]["test_acc@1000"]["per_seed"])} for b in boards]
+    shared = sorted(set(values[0]) & set(values[1]))
+    assert shared, "the two boards share no (variant, seed)"
+    for key in shared:
+        assert tolerance("test_acc@1000").allows(values[0][key], values[1][key]), (key, values[0][key], values[1][key])

@@ -164,7 +164,7 @@ def stop(*_):
     sys.exit(130)
 signal.signal(signal.SIGINT, stop)
 (run / "started").write_text("")
-time.sleep(60)
+time.sleep(900)  # until the SIGINT: far longer than any wait below, so a loaded machine cannot let a worker finish
 """
 
 
@@ -178,7 +178,7 @@ def test_ctrl_c_stops_every_worker_and_starts_no_other_run(tmp_path: Path, monke
     monkeypatch.setattr(backends, "fit_command", lambda run: [sys.executable, "-c", STUB, str(run.record_path.parent)])
 
     def ctrl_c() -> None:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 600  # a bound against a hang, not a timing: two workers start long before
         while len(list(tmp_path.glob("seed*/started"))) < 2 and time.monotonic() < deadline:
             time.sleep(0.05)
         os.kill(os.getpid(), signal.SIGINT)
