@@ -75,3 +75,11 @@ def test_each_base_variant_gets_its_own_choice() -> None:
 def test_bad_choice_declarations_are_one_line_errors(spec: dict, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         lb.build("lm", "dyt-alpha", grid_records(), {"metrics": METRICS, "choice": spec})
+
+
+def test_one_measured_value_is_no_choice() -> None:
+    """A grid with one value trained so far chooses nothing and says why."""
+    board = lb.build("lm", "dyt-alpha", [record("pre/dyt,alpha0=5.0", 0, 5.86, 5.9)], {"metrics": METRICS, "choice": SPEC})
+    (group,) = board["choice"]["groups"]
+    assert group["chosen"] is None and group["measured"] == 1
+    assert "no `alpha0` chosen (only one value has a mean `final_val_loss`" in lb.render_markdown(board, [])

@@ -71,9 +71,10 @@ def build_choice(spec: dict[str, Any], variants: list[dict[str, Any]], metrics: 
         rows.sort(key=lambda r: sort_key(r["value"]))
         scored = [r for r in rows if r["metric"].get("mean") is not None]
         sign = 1.0 if spec["goal"] == "min" else -1.0
-        best = min(scored, key=lambda r: sign * r["metric"]["mean"]) if scored else None
+        # a choice needs two measured values at least: one value alone is no choice
+        best = min(scored, key=lambda r: sign * r["metric"]["mean"]) if len(scored) > 1 else None
         out.append({"base": base, "rows": rows, "chosen": best["value"] if best else None,
-                    "chosen_variant": best["variant"] if best else None})
+                    "chosen_variant": best["variant"] if best else None, "measured": len(scored)})
     return {**spec, "groups": out}
 
 
@@ -104,7 +105,9 @@ def render_choice(choice: dict[str, Any] | None) -> list[str]:
     lines.append("")
     for group in choice["groups"]:
         if group["chosen"] is None:
-            lines.append(f"- `{group['base']}`: no `{axis}` chosen (no value has a mean `{metric}`).")
+            why = "only one value has" if group.get("measured") == 1 else "no value has"
+            lines.append(f"- `{group['base']}`: no `{axis}` chosen ({why} a mean `{metric}`; the grid is not "
+                         f"trained yet).")
             continue
         row = next(r for r in group["rows"] if r["value"] == group["chosen"])
         lines.append(f"- `{group['base']}`: `{axis}` = {group['chosen']} ({best} mean `{metric}`, "
