@@ -19,6 +19,7 @@ other runs the board says which settings differ and the verdict is at most "dire
 
 from __future__ import annotations
 
+import functools
 import statistics
 from importlib import resources
 from typing import Any
@@ -44,8 +45,11 @@ def claims_file(claims_id: str) -> Any:
     return yaml.safe_load(path.read_text(encoding="utf-8"))
 
 
+@functools.cache
 def load_protocols() -> dict[str, dict[str, Any]]:
-    """The protocols claims may name (``claims/protocols.yaml``), each with its ``extends`` merged in."""
+    """The protocols claims may name (``claims/protocols.yaml``), each with its ``extends`` merged in.
+
+    Read once per process (every claim checks its protocol against it); callers must not modify it."""
     raw = claims_file("protocols")["protocols"]
 
     def resolve(name: str, seen: tuple[str, ...] = ()) -> dict[str, Any]:
