@@ -23,8 +23,15 @@ def args(runs: Path, seed: int, *extra: str) -> list[str]:
     return ["--config", CONFIG, *TINY, *extra, f"--runs_dir={runs}", f"--seed_everything={seed}"]
 
 
-@pytest.mark.parametrize("extra", [[], pytest.param(["--model.arch.attn_norm.component=paper_no_projection",
-                                                       "--model.arch.placement=post"], marks=pytest.mark.slow)])
+# the authors' protocol: every seed its own data and split (training sets of 483-490 rows at this size, so
+# an epoch's last batch differs in length between the seeds and is padded in the stack)
+OWN_DATA = ["--data.init_args.generator=paper", "--data.init_args.data_seed=seed", "--model.arch.init=encoder_layer"]
+
+
+@pytest.mark.parametrize("extra", [[], OWN_DATA,
+                                   pytest.param(["--model.arch.attn_norm.component=paper_no_projection",
+                                                 "--model.arch.placement=post"], marks=pytest.mark.slow)],
+                         ids=["shared-data", "own-data", "post-no-projection"])
 def test_each_stacked_seed_matches_the_seed_trained_alone(tmp_path: Path, extra: list[str]) -> None:
     seeds = [0, 1, 2]
     stacked = [read_record(p) for p in train_stack([args(tmp_path / "stack", s, *extra) for s in seeds])]
@@ -44,6 +51,14 @@ def test_each_stacked_seed_matches_the_seed_trained_alone(tmp_path: Path, extra:
             off = [(a, b) for a, b in zip(got_values, values) if not agrees(name, a, b, bitwise=False)]
             assert not off, (seed, name, tolerance(name), off[:3])
     assert stacked[0]["series"]["train/loss_step"] != stacked[1]["series"]["train/loss_step"]
+
+
+def test_seeds_with_their_own_data_pad_the_shorter_batches() -> None:
+    """The seeds of OWN_DATA hold training sets of different sizes: the stack pads, and pads only the short batches."""
+    from normbench.data.majority import MajoritySpec, load_majority
+
+    sizes = {len(load_majority(MajoritySpec(600, seed=s, generator="paper"))["train_x"]) for s in (0, 1, 2)}
+    assert len(sizes) > 1 and len({-(-n // 64) for n in sizes}) == 1, sizes
 
 
 def test_a_diverging_seed_stops_alone(tmp_path: Path) -> None:

@@ -7,6 +7,12 @@ own Adam state. The parameters are stacked along a new leading dimension and one
 ``vmap(functional_call(task module, params_k, batch_k))`` over the K seeds, so the forward and
 backward passes are K-batched kernels instead of K small ones.
 
+Seeds with their own data (``data.data_seed: seed``, the authors' protocol) each draw their batches
+from their own data set and are evaluated on their own held-out set. Their training sets may differ
+by a few rows, so a batch shorter than the others (an epoch's last) is padded to the longest with
+the task module's ``STACK_PADDING`` (one value per batch tensor): padded labels are the loss's
+ignore index, so each seed's loss and metrics are those of its real rows.
+
 Supported tasks: a module with ``loss_and_targets(batch)`` and ``log_train_metrics(...)`` and a
 data module whose training loader is a :class:`~normbench.data.batching.ResumableLoader` (the
 majority task). Dropout masks are not those of a lone run (vmap draws them per seed).
@@ -61,49 +67,84 @@ def vmappable_attention(device: torch.device) -> contextlib.AbstractContextManag
     return sdpa_kernel([SDPBackend.MATH])
 
 
-class StackedBatches(IterableDataset):
-    """Per step, one batch of each seed's own epoch order, stacked: tensors of shape (K, B, ...)."""
+IGNORE_INDEX = -100
+"""The target ``F.cross_entropy`` ignores by default: what a padded row's label must become."""
 
-    def __init__(self, dataset: Any, batch_size: int, generators: list[torch.Generator]) -> None:
-        self.dataset, self.generators = dataset, generators
-        self.samplers = [EpochBatchSampler(len(dataset), batch_size, True, g) for g in generators]
+
+class StackedBatches(IterableDataset):
+    """Per step, one batch of each seed's own epoch order over its own data set, stacked: ``(tensors, rows)``
+    with tensors of shape (K, B, ...) and ``rows[k]`` the real rows of seed k's batch (B unless padded).
+
+    ``datasets``: one per seed (the same object when the seeds share their data). Seeds must take the
+    same number of steps per epoch; a shorter batch is padded with ``padding`` (one value per tensor).
+    """
+
+    def __init__(self, datasets: list[Any], batch_size: int, generators: list[torch.Generator],
+                 padding: tuple[int, ...] | None = None) -> None:
+        self.datasets, self.generators, self.padding = datasets, generators, padding
+        self.samplers = [EpochBatchSampler(len(d), batch_size, True, g) for d, g in zip(datasets, generators)]
+        steps = {len(s) for s in self.samplers}
+        if len(steps) != 1:
+            raise ValueError(f"vectorize: the seeds' training sets ({', '.join(str(len(d)) for d in datasets)} rows) "
+                             f"give {sorted(steps)} batches of {batch_size} per epoch; stack seeds with as many "
+                             f"steps per epoch, or use --vectorize 1")
 
     def __len__(self) -> int:
         return len(self.samplers[0])
 
-    def __iter__(self) -> Iterator[tuple[torch.Tensor, ...]]:
+    def __iter__(self) -> Iterator[tuple[tuple[torch.Tensor, ...], list[int]]]:
         for g in self.generators:  # a lone run's loader draws a base seed when its iterator is made
             draw_epoch_seed(g)
         return self._batches([iter(s) for s in self.samplers])
 
-    def _batches(self, iterators: list[Iterator[list[int]]]) -> Iterator[tuple[torch.Tensor, ...]]:
+    def _batches(self, iterators: list[Iterator[list[int]]]) -> Iterator[tuple[tuple[torch.Tensor, ...], list[int]]]:
         for indices in zip(*iterators):
-            parts = [self.dataset.__getitems__(idx) for idx in indices]
-            yield tuple(torch.stack(column) for column in zip(*parts))
+            parts = [d.__getitems__(idx) for d, idx in zip(self.datasets, indices)]
+            rows = [len(idx) for idx in indices]
+            if len(set(rows)) > 1:
+                parts = [self._padded(part, max(rows)) for part in parts]
+            yield tuple(torch.stack(column) for column in zip(*parts)), rows
+
+    def _padded(self, part: tuple[torch.Tensor, ...], rows: int) -> tuple[torch.Tensor, ...]:
+        """``part`` with rows of ``padding`` appended up to ``rows``."""
+        if self.padding is None or len(self.padding) != len(part):
+            raise ValueError("vectorize: these seeds' batches differ in size and the task module declares no "
+                             "STACK_PADDING for its batch tensors; use --vectorize 1")
+        return tuple(torch.cat([t, t.new_full((rows - len(t), *t.shape[1:]), value)])
+                     for t, value in zip(part, self.padding))
 
 
 class StackedData(L.LightningDataModule):
-    """A task's data module with its training loader replaced by :class:`StackedBatches`."""
+    """The seeds' data modules as one: training batches from :class:`StackedBatches`; for validation
+    the one shared loader, or (each seed with its own data) one loader per seed, seed k's at index k."""
 
-    def __init__(self, inner: L.LightningDataModule, generators: list[torch.Generator]) -> None:
+    def __init__(self, inners: list[L.LightningDataModule], generators: list[torch.Generator],
+                 padding: tuple[int, ...] | None = None) -> None:
         super().__init__()
-        self.inner, self.generators = inner, generators
+        self.inners, self.generators, self.padding = inners, generators, padding
 
     def prepare_data(self) -> None:
-        self.inner.prepare_data()
+        for inner in self.inners:
+            inner.prepare_data()
 
     def setup(self, stage: str) -> None:
-        self.inner.setup(stage)
+        for inner in self.inners:
+            inner.setup(stage)
 
     def train_dataloader(self) -> DataLoader:
-        loader = self.inner.train_dataloader()
-        if not isinstance(loader, ResumableLoader):
+        loaders = [inner.train_dataloader() for inner in self.inners]
+        if not all(isinstance(loader, ResumableLoader) for loader in loaders):
             raise ValueError("vectorize: the task's training loader must be a normbench ResumableLoader")
-        return DataLoader(StackedBatches(loader.dataset, loader.batch_sampler.batch_size, self.generators),
+        datasets = [loader.dataset for loader in loaders]
+        if len(loaders) == 1:
+            datasets = datasets * len(self.generators)
+        return DataLoader(StackedBatches(datasets, loaders[0].batch_sampler.batch_size, self.generators, self.padding),
                           batch_size=None)
 
-    def val_dataloader(self) -> DataLoader:
-        return self.inner.val_dataloader()
+    def val_dataloader(self) -> DataLoader | list[DataLoader]:
+        if len(self.inners) == 1:
+            return self.inners[0].val_dataloader()
+        return [inner.val_dataloader() for inner in self.inners]
 
 
 class SeedStack(NormbenchModule):
@@ -131,8 +172,9 @@ class SeedStack(NormbenchModule):
             m.log = m.log_training = partial(self._log_as, k)
 
     def _log_as(self, k: int, name: str, value: Any, **kwargs: Any) -> None:
-        # K members log every step: only what Lightning acts on goes through (NormbenchModule.log_training)
-        self.log_training(f"seed{k}/{name}", value, **{**kwargs, "prog_bar": False})
+        # K members log every step: only what Lightning acts on goes through (NormbenchModule.log_training);
+        # a seed's name is its own under one validation loader per seed too (no "/dataloader_idx_k")
+        self.log_training(f"seed{k}/{name}", value, **{**kwargs, "prog_bar": False, "add_dataloader_idx": False})
 
     def configure_optimizers(self):  # noqa: ANN201 - Lightning's return type
         # Adam is elementwise: one AdamW over the stacked tensors is K independent AdamWs.
@@ -150,8 +192,9 @@ class SeedStack(NormbenchModule):
         with vmappable_attention(self.stacked[0].device):
             return vmap(one, randomness="different")(tuple(self.stacked), batch)
 
-    def training_step(self, batch: tuple[torch.Tensor, ...], batch_idx: int) -> torch.Tensor:
-        losses, logits, targets = self.seed_losses(batch)
+    def training_step(self, batch: tuple[tuple[torch.Tensor, ...], list[int]], batch_idx: int) -> torch.Tensor:
+        tensors, rows = batch
+        losses, logits, targets = self.seed_losses(tensors)
         alive = []
         for k, member in enumerate(self.members):
             if self.diverged_at[k] is not None:
@@ -160,7 +203,11 @@ class SeedStack(NormbenchModule):
                 self.diverged_at[k] = self.global_step
                 continue
             alive.append(k)
-            member.log_train_metrics(losses[k], logits[k], targets[k], batch_size=len(batch[0][k]))
+            seed_logits, seed_targets = logits[k], targets[k]
+            if rows[k] < len(tensors[0][k]):  # a padded batch: its real rows only
+                real = seed_targets != IGNORE_INDEX
+                seed_logits, seed_targets = seed_logits[real], seed_targets[real]
+            member.log_train_metrics(losses[k], seed_logits, seed_targets, batch_size=rows[k])
         if not alive:
             self.trainer.should_stop = True
         return losses[alive].sum() if alive else losses.sum() * 0.0
@@ -174,10 +221,12 @@ class SeedStack(NormbenchModule):
                 for name, stacked in zip(self.names, self.stacked):
                     params[name].copy_(stacked[k])
 
-    def validation_step(self, batch: Any, batch_idx: int) -> None:
-        for k, member in enumerate(self.members):
+    def validation_step(self, batch: Any, batch_idx: int, dataloader_idx: int | None = None) -> None:
+        # one shared loader: every seed evaluates each batch; one loader per seed: seed k evaluates loader k
+        seeds = range(len(self.members)) if dataloader_idx is None else [dataloader_idx]
+        for k in seeds:
             if self.diverged_at[k] is None:  # a lone run stops at divergence: no more evaluations
-                member.validation_step(batch, batch_idx)
+                self.members[k].validation_step(batch, batch_idx)
 
 
 class _LossOf(nn.Module):
@@ -275,11 +324,10 @@ def fit_stack(clis: list[NormbenchCLI], generators: list[torch.Generator]) -> li
     hashes = {cli.recorder.meta["config_hash"] for cli in clis}
     if len(hashes) != 1:
         raise ValueError("vectorize: a stack must hold seeds of one variant (one config hash)")
-    if len({repr(getattr(cli.datamodule, "spec", None)) for cli in clis}) != 1:
-        raise ValueError("vectorize: these seeds each have their own data (data.data_seed: seed), and a stack "
-                         "shares one data set; use --vectorize 1")
+    shared = len({repr(getattr(cli.datamodule, "spec", None)) for cli in clis}) == 1
     stack = SeedStack(members, generators)
-    data = StackedData(clis[0].datamodule, generators)
+    data = StackedData([clis[0].datamodule] if shared else [cli.datamodule for cli in clis], generators,
+                       getattr(members[0], "STACK_PADDING", None))
     trainer: L.Trainer = clis[0].trainer
     trainer.loggers = [SeedRouter([cli.trainer.loggers for cli in clis])]
     # no checkpoints or saved config for the stack itself: every seed's record holds its config

@@ -30,6 +30,9 @@ class MajorityModule(NormbenchModule):
     """
 
     SERIES = TaskSeries((S.TRAIN_LOSS_STEP, S.TRAIN_LOSS_EPOCH, S.TRAIN_ACC, S.TEST_ACC, S.TEST_LOSS, S.TEST_QUERY_ANGLE))
+    # stacked seeds with their own data (normbench.sweep.vectorized): a short batch's padded rows are
+    # token 0 with label -100, the target F.cross_entropy ignores, so the loss is that of the real rows
+    STACK_PADDING = (0, -100)
 
     def __init__(self, arch: MajorityConfig = MajorityConfig(), optim: OptimConfig = OptimConfig()) -> None:
         super().__init__(arch, optim)
