@@ -43,6 +43,14 @@ def record_pair(benchmark):  # noqa: ANN001, ANN201 - pytest-benchmark fixture
     return record
 
 
+def platform_name(prov: dict) -> str:
+    """The machine a row was measured on, in words: ``cpu: AMD EPYC (AVX2), 2 threads`` or ``cuda: <GPU name>``."""
+    plat = prov.get("platform") or {}
+    if plat.get("gpu"):
+        return f"cuda: {plat['gpu']}"
+    return f"cpu: {plat.get('cpu', 'unknown')} ({plat.get('cpu_capability', '?')}), {prov.get('threads')} threads"
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # noqa: ANN001
     rows = []
     for pair, roles in sorted(RESULTS.items()):
@@ -60,7 +68,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # no
         return
     prov = provenance()
     for r in rows:
-        r["git_commit"], r["date"] = prov.get("git_commit"), prov["date"]
+        r["git_commit"], r["date"], r["platform"] = prov.get("git_commit"), prov["date"], platform_name(prov)
     # rows of benchmarks not run this time are kept (each row carries its own commit and date)
     before = json.loads((OUT / "ratios.json").read_text()) if (OUT / "ratios.json").is_file() else {}
     previous = before.get("rows", [])
@@ -83,12 +91,13 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # no
              "The `both` and `scale` components call the same fused kernels as their baselines, so their",
              "distance from 1.0 is the noise floor of the machine that ran this.", "",
              "Rows of benchmarks that were not run again keep the commit and date they were measured at.", "",
-             "| benchmark | candidate | candidate (ms) | baseline (ms) | ratio | tokens/s (candidate vs baseline) | goal | commit, date |",
-             "|---|---|---|---|---|---|---|---|"]
+             "| benchmark | candidate | candidate (ms) | baseline (ms) | ratio | tokens/s (candidate vs baseline) | goal | platform | commit, date |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         tokens = (f"{r['candidate_tokens_per_s']:,.0f} vs {r['baseline_tokens_per_s']:,.0f}"
                   if "candidate_tokens_per_s" in r else "")
         when = f"`{(r.get('git_commit') or 'unknown')[:12]}`, {r.get('date', '')[:10]}"
         lines.append(f"| {r['pair']} | {r['candidate']} | {r['candidate_min_s'] * 1e3:.2f} | "
-                     f"{r['baseline_min_s'] * 1e3:.2f} | {r['ratio']:.3f} | {tokens} | {r['goal']} | {when} |")
+                     f"{r['baseline_min_s'] * 1e3:.2f} | {r['ratio']:.3f} | {tokens} | {r['goal']} | "
+                     f"{r.get('platform', 'not recorded')} | {when} |")
     atomic_write_text(OUT / "ratios.md", "\n".join(lines) + "\n")
