@@ -47,8 +47,17 @@ def test_the_choice_is_the_value_with_the_lowest_mean() -> None:
     assert "## Choice of `alpha0`" in md
     assert "| `pre/dyt` | 5.0 | 2 | 6.010 ± 0.014 | 6.110 ± 0.014 | – | **chosen** |" in md
     assert "- `pre/dyt`: `alpha0` = 5.0 (lowest mean `final_val_loss`" in md
+    assert group["at_edge"] is False and "beyond the grid" not in md
     maximum = build_choice({**SPEC, "goal": "max"}, board["variants"], METRICS)
-    assert maximum["groups"][0]["chosen"] == "0.5"
+    assert maximum["groups"][0]["chosen"] == "0.5" and maximum["groups"][0]["at_edge"] is True
+
+
+def test_a_choice_at_the_end_of_the_grid_says_so() -> None:
+    records = [r for r in grid_records() if "alpha0=5.0" not in r["variant"]]  # 10.0 is now the best and the largest
+    board = lb.build("lm", "dyt-alpha", records, {"metrics": METRICS, "choice": SPEC})
+    (group,) = board["choice"]["groups"]
+    assert group["chosen"] == "10.0" and group["at_edge"] is True
+    assert "It is the grid's largest value: a value beyond the grid may be better." in lb.render_markdown(board, [])
 
 
 def test_collapsed_seeds_are_shown_beside_their_value() -> None:

@@ -9,6 +9,7 @@ variants with a labelled grid axis (``bench.grid_labels``), so each variant's na
 The variants are grouped by their name without the axis (the base), and in each group the chosen value is
 argmin_v mean over seeds of the metric (``goal: max``: argmax); values without a mean (every seed diverged)
 cannot be chosen. ``report`` metrics are shown beside it, e.g. a loss on data the choice did not see.
+A chosen value at either end of a numeric grid is marked ``at_edge``: the best value may lie beyond the grid.
 """
 
 from __future__ import annotations
@@ -73,8 +74,11 @@ def build_choice(spec: dict[str, Any], variants: list[dict[str, Any]], metrics: 
         sign = 1.0 if spec["goal"] == "min" else -1.0
         # a choice needs two measured values at least: one value alone is no choice
         best = min(scored, key=lambda r: sign * r["metric"]["mean"]) if len(scored) > 1 else None
+        numeric = all(sort_key(r["value"])[0] == 0 for r in rows)
+        at_edge = bool(best) and numeric and best["value"] in (rows[0]["value"], rows[-1]["value"])
         out.append({"base": base, "rows": rows, "chosen": best["value"] if best else None,
-                    "chosen_variant": best["variant"] if best else None, "measured": len(scored)})
+                    "chosen_variant": best["variant"] if best else None, "measured": len(scored),
+                    "at_edge": at_edge})
     return {**spec, "groups": out}
 
 
@@ -110,6 +114,8 @@ def render_choice(choice: dict[str, Any] | None) -> list[str]:
                          f"trained yet).")
             continue
         row = next(r for r in group["rows"] if r["value"] == group["chosen"])
+        edge = (f" It is the grid's {'largest' if group['chosen'] == group['rows'][-1]['value'] else 'smallest'} "
+                f"value: a value beyond the grid may be better." if group.get("at_edge") else "")
         lines.append(f"- `{group['base']}`: `{axis}` = {group['chosen']} ({best} mean `{metric}`, "
-                     f"{_mean_std(row['metric'])}; variant `{group['chosen_variant']}`).")
+                     f"{_mean_std(row['metric'])}; variant `{group['chosen_variant']}`).{edge}")
     return [*lines, ""]
