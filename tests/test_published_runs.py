@@ -66,3 +66,16 @@ def test_the_full_protocol_passes_through_paper_1000_seed_by_seed() -> None:
     assert shared, "the two boards share no (variant, seed)"
     for key in shared:
         assert tolerance("test_acc@1000").allows(values[0][key], values[1][key]), (key, values[0][key], values[1][key])
+
+
+def test_the_tuned_dyt_is_the_alpha0_its_grid_chose(tmp_path: Path) -> None:
+    """pre/dyt_tuned (results/lm/dyt-tuned/) is the run of the alpha0 that results/lm/dyt-alpha/ chose: the same
+    config hash as that grid point, so the value written in tasks/lm.yaml cannot drift from the board's choice."""
+    board = ROOT / "results" / "lm" / "dyt-alpha" / "leaderboard.json"
+    groups = (json.loads(board.read_text(encoding="utf-8")).get("choice") or {}).get("groups") if board.is_file() else None
+    chosen = [g["chosen_variant"] for g in groups or [] if g.get("base") == "pre/dyt" and g.get("chosen_variant")]
+    if not chosen:
+        pytest.skip("results/lm/dyt-alpha/ has chosen no alpha0 yet (nox -s bench-lm -- --preset dyt-alpha)")
+    _, grid = plan_runs("lm", "dyt-alpha", seeds=[0], runs_dir=str(tmp_path))
+    _, tuned = plan_runs("lm", "dyt-tuned", seeds=[0], runs_dir=str(tmp_path))
+    assert {r.variant: r.config_hash for r in grid}[chosen[0]] == {r.variant: r.config_hash for r in tuned}["pre/dyt_tuned"]
