@@ -53,12 +53,34 @@ def test_each_stacked_seed_matches_the_seed_trained_alone(tmp_path: Path, extra:
     assert stacked[0]["series"]["train/loss_step"] != stacked[1]["series"]["train/loss_step"]
 
 
-def test_seeds_with_their_own_data_pad_the_shorter_batches() -> None:
-    """The seeds of OWN_DATA hold training sets of different sizes: the stack pads, and pads only the short batches."""
+def test_own_data_seeds_hold_training_sets_of_different_sizes() -> None:
+    """The precondition of the own-data case above: its seeds' training sets differ in size (so the last batch of
+    an epoch is padded) but give the same number of batches of 64."""
     from normbench.data.majority import MajoritySpec, load_majority
 
     sizes = {len(load_majority(MajoritySpec(600, seed=s, generator="paper"))["train_x"]) for s in (0, 1, 2)}
     assert len(sizes) > 1 and len({-(-n // 64) for n in sizes}) == 1, sizes
+
+
+def test_a_short_batch_is_padded_and_its_padded_rows_cost_no_loss() -> None:
+    import torch
+    import torch.nn.functional as F
+
+    from normbench.data.batching import IndexedTensors
+    from normbench.sweep.vectorized import StackedBatches
+
+    sets = [IndexedTensors(torch.arange(n * 3).reshape(n, 3), torch.arange(n) % 4) for n in (5, 7)]
+    stacked = StackedBatches(sets, 4, [torch.Generator().manual_seed(s) for s in (0, 1)], padding=(0, -100))
+    ((x1, _), rows1), ((x, y), rows) = list(iter(stacked))
+    assert rows1 == [4, 4] and x1.shape == (2, 4, 3)
+    assert rows == [1, 3] and x.shape == (2, 3, 3) and y.shape == (2, 3)
+    assert (x[0, 1:] == 0).all() and (y[0, 1:] == -100).all() and (y[1] != -100).all()
+    logits = torch.randn(3, 4, generator=torch.Generator().manual_seed(0))
+    assert F.cross_entropy(logits, y[0]) == F.cross_entropy(logits[:1], y[0, :1])
+    with pytest.raises(ValueError, match="STACK_PADDING"):
+        list(iter(StackedBatches(sets, 4, [torch.Generator(), torch.Generator()])))  # no padding declared
+    with pytest.raises(ValueError, match="batches of 2 per epoch"):
+        StackedBatches([sets[0], IndexedTensors(torch.zeros(9, 3), torch.zeros(9))], 2, [torch.Generator()] * 2)
 
 
 def test_a_diverging_seed_stops_alone(tmp_path: Path) -> None:

@@ -325,9 +325,16 @@ def fit_stack(clis: list[NormbenchCLI], generators: list[torch.Generator]) -> li
     if len(hashes) != 1:
         raise ValueError("vectorize: a stack must hold seeds of one variant (one config hash)")
     shared = len({repr(getattr(cli.datamodule, "spec", None)) for cli in clis}) == 1
+    padding = getattr(members[0], "STACK_PADDING", None)
+    if padding is not None and IGNORE_INDEX not in padding:
+        raise ValueError(f"vectorize: {type(members[0]).__name__}.STACK_PADDING must pad its labels with "
+                         f"{IGNORE_INDEX}, the target the loss ignores, got {padding}")
     stack = SeedStack(members, generators)
-    data = StackedData([clis[0].datamodule] if shared else [cli.datamodule for cli in clis], generators,
-                       getattr(members[0], "STACK_PADDING", None))
+    data = StackedData([clis[0].datamodule] if shared else [cli.datamodule for cli in clis], generators, padding)
+    if not shared:  # seeds that cannot share a stack (other steps per epoch) fail here, before a record is touched
+        data.prepare_data()
+        data.setup("fit")
+        data.train_dataloader()
     trainer: L.Trainer = clis[0].trainer
     trainer.loggers = [SeedRouter([cli.trainer.loggers for cli in clis])]
     # no checkpoints or saved config for the stack itself: every seed's record holds its config
