@@ -261,11 +261,11 @@ def test_a_labelled_axis_names_its_variants_by_its_label() -> None:
 
 
 def test_the_dyt_alpha_preset_sweeps_every_dyts_initial_alpha(tmp_path: Path) -> None:
-    """alpha0 in {0.5, 1, 2, 5, 10} for the attention, FFN and final DyT alike; 0.5 is pre/dyt of the modern bench."""
+    """alpha0 in {0.5, 1, 2, 5, 10, 20} for the attention, FFN and final DyT alike; 0.5 is pre/dyt of the modern bench."""
     _, runs = plan_runs("lm", "dyt-alpha", seeds=[0], runs_dir=str(tmp_path))
     _, modern = plan_runs("lm", "modern", seeds=[0], variants=["pre/dyt"], runs_dir=str(tmp_path))
-    assert [r.variant for r in runs] == [f"pre/dyt,alpha0={a}" for a in ("0.5", "1.0", "2.0", "5.0", "10.0")]
-    assert runs[0].config_hash == modern[0].config_hash and len({r.config_hash for r in runs}) == 5
+    assert [r.variant for r in runs] == [f"pre/dyt,alpha0={a}" for a in ("0.5", "1.0", "2.0", "5.0", "10.0", "20.0")]
+    assert runs[0].config_hash == modern[0].config_hash and len({r.config_hash for r in runs}) == 6
     cli = NormbenchCLI(args=runs[3].args)
     model = cli.model.model
     alphas = [model.blocks[0].attn_norm.alpha, model.blocks[3].ffn_norm.alpha, model.final_norm.alpha]
