@@ -22,6 +22,38 @@ RESULTS: dict[str, dict[str, float]] = defaultdict(dict)
 GOALS: dict[str, str] = {}
 TOKENS: dict[str, int] = {}
 OUT = Path(__file__).resolve().parents[1] / "results" / "perf"
+# Figures that are not ratios (a wall time, memory per seed): key -> (value, unit, what, goal); a figure whose
+# benchmark could not run here (no GPU) is written as "not measured", unless an earlier run measured it.
+FIGURES: dict[str, dict] = {}
+NOT_MEASURED: dict[str, dict] = {}
+
+
+@pytest.fixture
+def record_figure():  # noqa: ANN201
+    """``record_figure(key, value, unit, what, goal="")``: one measured figure of this run."""
+
+    def record(key: str, value: float, unit: str, what: str, goal: str = "") -> None:
+        FIGURES[key] = {"key": key, "value": value, "unit": unit, "what": what, "goal": goal}
+
+    return record
+
+
+def not_measured(key: str, unit: str, what: str, goal: str, why: str) -> None:
+    """Declare that figure ``key`` could not be measured in this run (e.g. no GPU), and why."""
+    NOT_MEASURED[key] = {"key": key, "value": None, "unit": unit, "what": what, "goal": goal, "status": f"not measured: {why}"}
+
+
+def merged_figures(previous: list[dict], prov: dict) -> list[dict]:
+    """This run's figures over the earlier ones; "not measured" only where no run ever measured the figure."""
+    figures = {f["key"]: f for f in previous}
+    for key, fig in FIGURES.items():
+        figures[key] = {**fig, "status": "measured", "git_commit": prov.get("git_commit"), "date": prov["date"],
+                        "platform": platform_name(prov)}
+    for key, fig in NOT_MEASURED.items():
+        if key not in FIGURES and (figures.get(key) or {}).get("status") != "measured":
+            figures[key] = {**fig, "git_commit": prov.get("git_commit"), "date": prov["date"],
+                            "platform": platform_name(prov)}
+    return sorted(figures.values(), key=lambda f: f["key"])
 
 
 @pytest.fixture
@@ -64,7 +96,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # no
                 row["baseline_tokens_per_s"] = TOKENS[pair] / base
                 row["candidate_tokens_per_s"] = TOKENS[pair] / best
             rows.append(row)
-    if not rows:
+    if not rows and not FIGURES and not NOT_MEASURED:
         return
     prov = provenance()
     for r in rows:
@@ -82,7 +114,11 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # no
     for r in rows:
         tr.write_line(f"{r['pair']:<40} {r['candidate']:<28} {r['ratio']:7.3f}x  "
                       f"({r['candidate_min_s'] * 1e3:9.2f} ms vs {r['baseline_min_s'] * 1e3:9.2f} ms)  {r['goal']}")
-    doc = {"provenance": prov, "rows": rows}
+    figures = merged_figures(before.get("figures", []), prov)
+    for f in figures:
+        value = "not measured" if f["value"] is None else f"{f['value']:,.3g} {f['unit']}"
+        tr.write_line(f"{f['key']:<40} {value:<28} {f['status']}")
+    doc = {"provenance": prov, "rows": rows, "figures": figures}
     atomic_write_json(OUT / "ratios.json", doc)
     lines = ["# normbench speed ratios", "",
              f"Written by `nox -s bench-perf` at commit `{(doc['provenance'].get('git_commit') or 'unknown')[:12]}`"
@@ -100,4 +136,12 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # no
         lines.append(f"| {r['pair']} | {r['candidate']} | {r['candidate_min_s'] * 1e3:.2f} | "
                      f"{r['baseline_min_s'] * 1e3:.2f} | {r['ratio']:.3f} | {tokens} | {r['goal']} | "
                      f"{r.get('platform', 'not recorded')} | {when} |")
+    lines += ["", "## Figures", "",
+              "Wall times and memory, each measured in one run; a figure no run has measured (its benchmark needs a",
+              "GPU, or is opt-in) says so and why. No figure here is estimated.", "",
+              "| figure | value | what | goal | status | platform | commit, date |", "|---|---|---|---|---|---|---|"]
+    for f in figures:
+        value = "not measured" if f["value"] is None else f"{f['value']:,.4g} {f['unit']}"
+        when = f"`{(f.get('git_commit') or 'unknown')[:12]}`, {f.get('date', '')[:10]}"
+        lines.append(f"| `{f['key']}` | {value} | {f['what']} | {f['goal']} | {f['status']} | {f['platform']} | {when} |")
     atomic_write_text(OUT / "ratios.md", "\n".join(lines) + "\n")

@@ -24,9 +24,11 @@ class ReferenceMajority(nn.Module):
         return self.layer(self.embedding(x)) @ self.embedding.weight.T
 
 
-def reference_train(data: dict[str, torch.Tensor], epochs: int, batch_size: int = 6000, lr: float = 1e-3) -> int:
-    """Train ``epochs`` epochs; returns the number of optimizer steps taken."""
-    model = ReferenceMajority()
+def reference_train(data: dict[str, torch.Tensor], epochs: int, batch_size: int = 6000, lr: float = 1e-3,
+                    device: str | torch.device = "cpu") -> int:
+    """Train ``epochs`` epochs on ``device`` (each batch copied there, as the authors' script does); returns the
+    number of optimizer steps taken."""
+    model = ReferenceMajority().to(device)
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     train = DataLoader(TensorDataset(data["train_x"], data["train_y"]), batch_size=batch_size, shuffle=True)
     test = DataLoader(TensorDataset(data["test_x"], data["test_y"]), batch_size=batch_size)
@@ -35,6 +37,7 @@ def reference_train(data: dict[str, torch.Tensor], epochs: int, batch_size: int 
     for _ in range(epochs):
         model.train()
         for x, y in train:
+            x, y = x.to(device), y.to(device)
             logits = model(x)
             loss = F.cross_entropy(logits.flatten(0, 1), y[:, None].expand_as(x).flatten())
             opt.zero_grad()
@@ -47,6 +50,7 @@ def reference_train(data: dict[str, torch.Tensor], epochs: int, batch_size: int 
         correct = total = 0
         with torch.no_grad():
             for x, y in test:
+                x, y = x.to(device), y.to(device)
                 pred = model(x).argmax(-1)
                 correct += (pred == y[:, None]).sum().item()
                 total += pred.numel()

@@ -26,7 +26,7 @@ def run_args(tmp: Path, batch: int, seed: int) -> list[str]:
     return ["--config", CONFIG, f"--data.init_args.batch_size={batch}", f"--trainer.max_steps={steps}",
             "--trainer.max_epochs=-1", "--trainer.limit_val_batches=0", "--trainer.callbacks=[]",
             "--trainer.enable_progress_bar=false", "--trainer.enable_model_summary=false",
-            f"--runs_dir={tmp}", f"--seed_everything={seed}", f"--run_name=s{seed}"]
+            f"--runs_dir={tmp}", f"--seed_everything={seed}"]
 
 
 @pytest.fixture(scope="module", autouse=True)

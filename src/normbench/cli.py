@@ -71,7 +71,9 @@ def sweep_parser() -> argparse.ArgumentParser:
     p.add_argument("--gpus", help="comma-separated GPU ids: one concurrent run per GPU (or per --gpus_per_run)")
     p.add_argument("--gpus_per_run", type=int, default=1, help="GPUs given to each run (for DDP inside a run)")
     p.add_argument("--shard", help="I/N: run every N-th planned run from the I-th (job arrays); writes no leaderboard")
-    p.add_argument("--vectorize", type=int, default=1, metavar="K", help="train K seeds of a variant as one stacked model")
+    p.add_argument("--vectorize", default="1", metavar="K", help="train K seeds of a variant as one stacked model, "
+                   "--workers (or one per GPU of --gpus) stacks at a time; auto: K and the stacks per GPU from the "
+                   "devices' memory and the model (the plan is printed with --dry_run)")
     p.add_argument("--runs_dir", default="runs", help="root of logs, checkpoints and run records")
     p.add_argument("--results_dir", default="results", help="leaderboards go to RESULTS_DIR/<task>/[NAME]")
     p.add_argument("--name", help="leaderboard subfolder (default: none for the task's own bench, the preset's "
@@ -97,14 +99,17 @@ def sweep(argv: list[str], dry_run: bool = False) -> None:
         if not re.fullmatch(r"\d+(,\d+)*", opts.gpus):
             raise ValueError(f"gpus: {opts.gpus!r} must be comma-separated GPU ids, e.g. 0,1,2,3")
         gpus = [int(g) for g in opts.gpus.split(",")]
-    if opts.vectorize < 1:
-        raise ValueError(f"vectorize: must be >= 1 seeds per stacked model, got {opts.vectorize}")
+    vectorize: int | str = opts.vectorize
+    if vectorize != "auto":
+        if not re.fullmatch(r"\d+", vectorize) or int(vectorize) < 1:
+            raise ValueError(f"vectorize: {vectorize!r} is not allowed; give K >= 1 seeds per stacked model, or auto")
+        vectorize = int(vectorize)
     if opts.workers is not None and opts.workers < 1:
         raise ValueError(f"workers: must be >= 1, got {opts.workers}")
-    if opts.vectorize > 1 and ((opts.workers or 1) > 1 or gpus):
-        raise ValueError("vectorize: stacks train one after another in this process; drop --workers/--gpus")
+    if vectorize != 1 and opts.gpus_per_run != 1:
+        raise ValueError("gpus_per_run: a stack of seeds trains on one GPU; drop --gpus_per_run with --vectorize")
     run_sweep(opts.config, opts.preset, opts.grid, opts.seeds, parse_names(opts.variants, "variants"),
-              opts.workers, gpus, opts.gpus_per_run, opts.shard, opts.vectorize, rest, opts.runs_dir,
+              opts.workers, gpus, opts.gpus_per_run, opts.shard, vectorize, rest, opts.runs_dir,
               opts.results_dir, opts.name, opts.leaderboard, opts.progress, dry_run=dry_run, force=opts.force)
 
 

@@ -105,3 +105,27 @@ def test_sweep_vectorize_writes_one_record_per_seed_and_skips_them_next_time(tmp
     assert [read_record(r)["vectorized"]["stack_size"] for r in records] == [2, 2, 1]
     second = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     assert "3 of 3 runs already finished" in second.stderr
+
+
+def test_a_stacked_step_reads_nothing_from_the_device(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As a lone run's step (tests/tasks/test_host_reads.py): the seeds' losses and divergence flags stay on the
+    device between the steps that are logged."""
+    import normbench.sweep.vectorized as vectorized
+    from tests.tasks.test_host_reads import traced_host_reads
+
+    monkeypatch.setattr(vectorized, "host_reads_are_free", lambda device: False)
+    reads: list = []
+    traced_steps = []
+    step = vectorized.SeedStack.training_step
+
+    def traced(self: vectorized.SeedStack, *a: object) -> object:
+        if self.logs_this_step():
+            return step(self, *a)
+        traced_steps.append(self.global_step)
+        with traced_host_reads(reads):
+            return step(self, *a)
+
+    monkeypatch.setattr(vectorized.SeedStack, "training_step", traced)
+    records = [read_record(p) for p in train_stack([args(tmp_path, s, "--trainer.log_every_n_steps=10") for s in (0, 1)])]
+    assert all(r["status"] == "done" and r["final_step"] == 30 for r in records)
+    assert len(traced_steps) == 27 and [(name, where) for name, _, where in reads] == []

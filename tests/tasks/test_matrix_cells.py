@@ -43,7 +43,10 @@ def test_every_matrix_cell_trains_with_the_norms_its_name_says(task: str, tmp_pa
     assert "## Matrix: placement x component" in md and "![matrix](matrix.png)" in md
     assert {c["id"] for c in board["claims"]} >= {"brody2023.geometry.scaled_inputs", "normbench.geometry.unscaled_inputs"}
     geometry = next(c for c in board["claims"] if c["id"] == "brody2023.geometry.scaled_inputs")
-    assert geometry["verdict"] == "reproduced"  # a scaling norm's keys are all selectable, trained or not
+    # a scaling norm's keys are all selectable, trained or not; runs still at the unigram loss (the LM after 4
+    # steps) are collapsed, and the geometry claims count no collapsed seed
+    collapsed = "collapsed" in geometry["rule"]
+    assert geometry["verdict"] == ("not run" if collapsed else "reproduced"), geometry["rule"]
     for claim in board["claims"]:
         for role, variant in claim["variants"].items():
             if variant in rows:

@@ -11,7 +11,10 @@ epoch draws a seed from the global torch RNG and permutes with it), and adds two
   same permutation instead of restarting the epoch.
 
 ``IndexedTensors`` implements ``__getitems__`` so the loader fetches a whole batch with one
-tensor index instead of ``batch_size`` calls to ``__getitem__`` plus a collate of tuples.
+tensor index instead of ``batch_size`` calls to ``__getitem__`` plus a collate of tuples. Its
+tensors may live on the training device (:func:`training_device`): the sampler then yields index
+tensors on that device, moved there once per epoch, and a step indexes the data set in place, with no
+collate, no host-to-device copy of the batch and no wait for the device.
 """
 
 from __future__ import annotations
@@ -37,17 +40,34 @@ class IndexedTensors(Dataset):
     def __len__(self) -> int:
         return len(self.tensors[0])
 
+    @property
+    def device(self) -> torch.device:
+        return self.tensors[0].device
+
+    def to(self, device: torch.device | str) -> IndexedTensors:
+        """The same rows on ``device`` (this object itself if they are there already)."""
+        device = torch.device(device)
+        if all(t.device == device for t in self.tensors):
+            return self
+        return IndexedTensors(*(t.to(device) for t in self.tensors))
+
     def __getitem__(self, i: int) -> tuple[torch.Tensor, ...]:
         return tuple(t[i] for t in self.tensors)
 
-    def __getitems__(self, indices: list[int]) -> tuple[torch.Tensor, ...]:
-        idx = torch.as_tensor(indices)
+    def __getitems__(self, indices: list[int] | torch.Tensor) -> tuple[torch.Tensor, ...]:
+        idx = torch.as_tensor(indices, device=self.device)
         return tuple(t[idx] for t in self.tensors)
 
 
 def keep_batch(batch: tuple[torch.Tensor, ...]) -> tuple[torch.Tensor, ...]:
     """Collate function for ``__getitems__`` batches, which are already stacked."""
     return batch
+
+
+def training_device(datamodule: Any) -> torch.device:
+    """The device the attached trainer trains on (its strategy's root device; the CPU without a trainer)."""
+    trainer = getattr(datamodule, "trainer", None)
+    return torch.device("cpu") if trainer is None else trainer.strategy.root_device
 
 
 def process_group() -> tuple[int, int]:
@@ -75,12 +95,16 @@ class EpochBatchSampler(Sampler[list[int]]):
         batch_size: batch size per process.
         shuffle: draw a new permutation each epoch (``draw_epoch_seed(generator)``).
         generator: RNG of the epoch seeds (default: the global torch RNG, as ``RandomSampler``).
+        device: yield each batch as an index tensor on this device (the epoch's permutation is drawn on
+            the CPU, as always, and moved there once per epoch); ``None``: as a list of ints.
     """
 
-    def __init__(self, n: int, batch_size: int, shuffle: bool, generator: torch.Generator | None = None) -> None:
+    def __init__(self, n: int, batch_size: int, shuffle: bool, generator: torch.Generator | None = None,
+                 device: torch.device | None = None) -> None:
         if n <= 0 or batch_size <= 0:
             raise ValueError(f"EpochBatchSampler needs n > 0 and batch_size > 0, got {n} and {batch_size}")
         self.n, self.batch_size, self.shuffle, self.generator = n, batch_size, shuffle, generator
+        self.device = device
         self.epoch_seed: int | None = None
         self._resume: tuple[int, int] | None = None  # (epoch seed, batches already done)
 
@@ -100,12 +124,13 @@ class EpochBatchSampler(Sampler[list[int]]):
         bounds = torch.arange(self.n).tensor_split(world)[rank]
         return (int(bounds[0]), int(bounds[-1]) + 1) if len(bounds) else (0, 0)
 
-    def __iter__(self) -> Iterator[list[int]]:
+    def __iter__(self) -> Iterator[list[int] | torch.Tensor]:
         rank, world = process_group()
         if not self.shuffle:
             lo, hi = self._eval_block(rank, world)
             for start in range(lo, hi, self.batch_size):
-                yield list(range(start, min(start + self.batch_size, hi)))
+                stop = min(start + self.batch_size, hi)
+                yield list(range(start, stop)) if self.device is None else torch.arange(start, stop, device=self.device)
             return
         if self._resume is not None:
             (seed, skip), self._resume = self._resume, None
@@ -113,8 +138,11 @@ class EpochBatchSampler(Sampler[list[int]]):
             seed, skip = draw_epoch_seed(self.generator), 0
         self.epoch_seed = seed
         order = torch.randperm(self.n, generator=torch.Generator().manual_seed(seed))
+        if self.device is not None:
+            order = to_device(order, self.device)
         for start, stop in self._global_batches(world)[skip:]:
-            yield order[start:stop].tensor_split(world)[rank].tolist()
+            share = order[start:stop].tensor_split(world)[rank]
+            yield share if self.device is not None else share.tolist()
 
     def resume(self, epoch_seed: int, batches_done: int) -> bool:
         """Make the next epoch continue the permutation ``epoch_seed`` after ``batches_done`` batches.
@@ -125,6 +153,14 @@ class EpochBatchSampler(Sampler[list[int]]):
             self._resume = (int(epoch_seed), int(batches_done))
             return True
         return False
+
+
+def to_device(t: torch.Tensor, device: torch.device) -> torch.Tensor:
+    """``t`` copied to ``device`` without waiting for it: a CUDA copy goes through pinned memory, since a
+    copy from pageable memory waits until the device has finished its queued work."""
+    if device.type == "cuda":
+        return t.pin_memory().to(device, non_blocking=True)
+    return t.to(device)
 
 
 class ResumableLoader(DataLoader):
@@ -181,5 +217,7 @@ def batch_loader(
 
 def tensor_loader(dataset: IndexedTensors, batch_size: int, shuffle: bool,
                   progress: Callable[[], int] | None = None) -> ResumableLoader:
-    """A loader yielding stacked batches of ``dataset``; reshuffled each epoch if ``shuffle``."""
-    return batch_loader(dataset, batch_size, shuffle, keep_batch, progress)
+    """A loader yielding stacked batches of ``dataset``, indexed where its tensors are; reshuffled each
+    epoch if ``shuffle``."""
+    sampler = EpochBatchSampler(len(dataset), batch_size, shuffle, device=dataset.device)
+    return ResumableLoader(dataset, sampler, keep_batch, progress)

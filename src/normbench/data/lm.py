@@ -19,7 +19,7 @@ import numpy as np
 import torch
 from torch.utils.data import DataLoader
 
-from normbench.data.batching import IndexedTensors, tensor_loader, trainer_progress
+from normbench.data.batching import IndexedTensors, tensor_loader, trainer_progress, training_device
 from normbench.data.text import Layout, Source, default_data_dir, load_articles, resolve_source, split_articles
 from normbench.data.tokenizer import EOS, load_tokenizer, save_next_to_run, save_tokenizer, train_bpe
 from normbench.io import atomic_write, cache_root, texts_digest
@@ -195,12 +195,16 @@ class LMDataModule(L.LightningDataModule):
         return rows[np.sort(pick)]
 
     def train_dataloader(self) -> DataLoader:
-        return tensor_loader(IndexedTensors(self.blocks("train")), self.batch_size, shuffle=True,
+        return tensor_loader(self.on_device(self.blocks("train")), self.batch_size, shuffle=True,
                              progress=trainer_progress(self))
 
     def val_dataloader(self) -> DataLoader:
-        return tensor_loader(IndexedTensors(self.blocks("validation")), self.eval_batch_size, shuffle=False)
+        return tensor_loader(self.on_device(self.blocks("validation")), self.eval_batch_size, shuffle=False)
 
     def test_dataloader(self) -> DataLoader:
         """The held-out analysis sequences (the test stage runs the unselectable-key analysis)."""
-        return tensor_loader(IndexedTensors(self.analysis_blocks()), self.eval_batch_size, shuffle=False)
+        return tensor_loader(self.on_device(self.analysis_blocks()), self.eval_batch_size, shuffle=False)
+
+    def on_device(self, blocks: torch.Tensor) -> IndexedTensors:
+        """Token blocks on the trainer's device, where batches are indexed (WikiText-2's training split: 17 MB)."""
+        return IndexedTensors(blocks).to(training_device(self))

@@ -31,7 +31,8 @@ from normbench.reporting.rejudge import check_same_runs, rejudge_board
 from normbench.reporting.unselectable import write_random_grid
 from normbench.sweep.backends import Outcome, default_workers, execute
 from normbench.sweep.plan import Run, parse_grid, parse_seeds, plan_runs
-from normbench.sweep.vectorized import execute_vectorized
+from normbench.sweep.device_plan import StackPlan, plan_stacks, seed_step_bytes
+from normbench.sweep.stacks import execute_vectorized
 from normbench.tasks import get_task, resolve_config
 from normbench.training.config import load_config
 from normbench.training.records import FINISHED, RESUMABLE, read_record
@@ -185,7 +186,7 @@ def run_sweep(
     gpus: list[int] | None = None,
     gpus_per_run: int = 1,
     shard: str | None = None,
-    vectorize: int = 1,
+    vectorize: int | str = 1,
     overrides: list[str] | None = None,
     runs_dir: str = "runs",
     results_dir: str = "results",
@@ -199,7 +200,9 @@ def run_sweep(
     """Plan, run and report one sweep; returns the leaderboard directory (``None`` without one).
 
     ``config`` is a task's name or a config file; ``preset`` defaults to its ``default_preset``;
-    ``workers`` to one run per available CPU core (per GPU group with ``gpus``).
+    ``workers`` to one run per available CPU core (per GPU group with ``gpus``). ``vectorize``: K seeds of a
+    variant trained as one stacked model, ``workers`` stacks at a time; ``auto``: K and the concurrency from
+    the devices' memory and the model (:func:`normbench.sweep.device_plan.plan_stacks`).
     Nothing is trained when the leaderboard folder belongs to another sweep, or when its published
     leaderboard has finished runs this sweep does not plan or other settings (``force``: replace it
     anyway); a leaderboard that would lose finished runs after training (failed runs) is not written.
@@ -228,19 +231,27 @@ def run_sweep(
         if not m or not int(m[1]) < int(m[2]):
             raise ValueError(f"shard: {shard!r} must be I/N with 0 <= I < N, e.g. 3/8")
         runs = runs[int(m[1])::int(m[2])]
+    stack_plan = None
+    if vectorize == "auto":
+        stack_plan = auto_stacks(runs, gpus, workers)
+        vectorize, workers = stack_plan.stack_size, stack_plan.workers
     if workers is None:  # follow the machine: one run per CPU core, or per GPU group
-        workers = 1 if vectorize > 1 else default_workers(gpus, gpus_per_run)
+        workers = 1 if vectorize > 1 and not gpus else default_workers(gpus, gpus_per_run)
     if train:  # before training: an output folder found unwritable at the end loses the compute
         check_writable(runs_dir, "runs_dir")
     if leaderboard and shard is None:
         check_writable(out, "results_dir")
     if dry_run:
         print_plan(runs, task, cfg.get("preset"), out if leaderboard and shard is None else None, workers)
+        if stack_plan is not None:
+            print(f"normbench: vectorize auto: {stack_plan.describe()}")
+        elif vectorize > 1:
+            print(f"normbench: stacks of up to {vectorize} seeds of a variant, {workers} at a time")
         return None
     if not train:
         outcome = Outcome()
     elif vectorize > 1:
-        outcome = execute_vectorized(runs, vectorize, progress=progress)
+        outcome = execute_vectorized(runs, vectorize, progress=progress, workers=workers, gpus=gpus)
     else:
         outcome = execute(runs, workers=workers, progress=progress, gpus=gpus, gpus_per_run=gpus_per_run)
     written = None
@@ -264,6 +275,19 @@ def run_sweep(
     if failed:
         raise SweepFailed(failed)
     return written
+
+
+def auto_stacks(runs: list[Run], gpus: list[int] | None, workers: int | None) -> StackPlan:
+    """``--vectorize auto``: the stack plan for ``runs`` on ``gpus`` (or the CPU's cores, or ``workers``)."""
+    if not runs:
+        raise ValueError("vectorize: auto needs runs to plan")
+    per_variant: dict[str, int] = {}
+    for run in runs:
+        per_variant[run.variant] = per_variant.get(run.variant, 0) + 1
+    config = runs[0].config
+    batch = int(((config.get("data") or {}).get("init_args") or {}).get("batch_size") or 1)
+    return plan_stacks(max(per_variant.values()), len(per_variant), seed_step_bytes(config), gpus,
+                       batch_size=batch, cpu_workers=workers or default_workers())
 
 
 def leaderboard(task: str, preset: str | None = None, seeds: list[int] | None = None,

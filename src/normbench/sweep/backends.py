@@ -24,9 +24,11 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 import torch
 from tqdm.auto import tqdm
@@ -97,9 +99,14 @@ def run_subprocess(run: Run, env: dict[str, str], relay: float | None = None,
     ``interrupted`` and exits 130; one that takes longer than ``STOP_GRACE_S`` is killed.
     """
     assert run.record_path is not None
-    run.record_path.parent.mkdir(parents=True, exist_ok=True)
-    cmd = fit_command(run)
-    log_path = run.record_path.parent / SWEEP_LOG
+    return run_command(fit_command(run), run.record_path.parent / SWEEP_LOG, env, relay, stop)
+
+
+def run_command(cmd: list[str], log_path: Path, env: dict[str, str], relay: float | None = None,
+                stop: threading.Event | None = None) -> int:
+    """``cmd`` in a child process with ``env`` added, its output appended to ``log_path``; returns its exit
+    status. Progress relay, Ctrl-C and cleanup as :func:`run_subprocess` describes."""
+    log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "ab") as log:
         start = log.tell()
         preexec = _die_with_parent if sys.platform.startswith("linux") else None
@@ -199,11 +206,7 @@ def execute(runs: list[Run], workers: int = 1, progress: bool = True, gpus: list
     if workers < 1:
         raise ValueError(f"workers: must be >= 1, got {workers}")
     outcome = Outcome()
-    todo = [r for r in runs if not is_finished(r)]
-    outcome.skipped = len(runs) - len(todo)
-    if outcome.skipped:
-        tqdm.write(f"normbench: {outcome.skipped} of {len(runs)} runs already finished, skipping them", file=sys.stderr)
-    check_data_of(todo)
+    todo = unfinished(runs, outcome)
     workers = min(workers, max(1, len(todo)))  # fewer runs than workers: each gets more threads
     if subprocesses is None:
         subprocesses = workers > 1 or bool(gpus) or needs_subprocess(todo)
@@ -229,48 +232,82 @@ def execute(runs: list[Run], workers: int = 1, progress: bool = True, gpus: list
     return outcome
 
 
+def unfinished(runs: list[Run], outcome: Outcome) -> list[Run]:
+    """The runs still to train, their data checked (:func:`check_data_of`); the finished ones are counted as
+    ``outcome.skipped``, in one line."""
+    todo = [r for r in runs if not is_finished(r)]
+    outcome.skipped = len(runs) - len(todo)
+    if outcome.skipped:
+        tqdm.write(f"normbench: {outcome.skipped} of {len(runs)} runs already finished, skipping them", file=sys.stderr)
+    check_data_of(todo)
+    return todo
+
+
+def exit_reason(code: int | None, log_path: Path) -> str:
+    """Why a run's subprocess did not finish it, by its exit status."""
+    if code in INTERRUPTED_STATUSES:
+        return f"interrupted (exit status {code}); the same command resumes it"
+    return f"exit status {code}, see {log_path}"
+
+
 def run_in_subprocesses(todo: list[Run], outcome: Outcome, bar: tqdm, slots_env: list[dict[str, str]],
                         relay: float | None) -> None:
     """Each run of ``todo`` as a ``normbench fit`` subprocess, as many at once as there are ``slots_env``.
 
     A run another process holds is skipped with one line (before its subprocess starts, or reported by
-    it: exit status ``BUSY_STATUS``). On ``KeyboardInterrupt`` (or any error here) no further run
-    starts, the running subprocesses are stopped (:func:`run_subprocess`) and waited for, and it is raised again.
+    it: exit status ``BUSY_STATUS``). Ctrl-C as :func:`run_in_slots` says.
+    """
+
+    def launch(run: Run, env: dict[str, str], stop: threading.Event) -> int:
+        if run.record_path is not None and is_locked(run.record_path.parent):
+            return BUSY_STATUS
+        return run_subprocess(run, env, relay, stop)
+
+    def done(run: Run, code: int | None) -> None:
+        assert run.record_path is not None
+        if code == 0:
+            outcome.trained.append(run)
+        elif code == BUSY_STATUS:
+            tqdm.write(f"normbench: {RunBusy(run.record_path.parent)}", file=sys.stderr)
+            outcome.busy.append(run)
+        else:
+            outcome.failed.append((run, exit_reason(code, run.record_path.parent / SWEEP_LOG)))
+        bar.set_postfix_str(f"{run.variant} seed {run.seed}")
+        bar.update()
+
+    run_in_slots(todo, slots_env, launch, done)
+
+
+Job = TypeVar("Job")
+
+
+def run_in_slots(jobs: list[Job], slots_env: list[dict[str, str]],
+                 launch: Callable[[Job, dict[str, str], threading.Event], int | None],
+                 done: Callable[[Job, int | None], None]) -> None:
+    """``launch(job, slot env, stop)`` of each job in a thread of its own, as many at once as there are
+    ``slots_env`` (a slot is held while its job runs); ``done(job, exit status)`` here as each one ends.
+
+    On ``KeyboardInterrupt`` (or any error here) ``stop`` is set: no further job starts (its status is
+    ``None``), the running ones stop their subprocesses (:func:`run_command`) and are waited for, and
+    the exception is raised again.
     """
     slots: queue.Queue[dict[str, str]] = queue.Queue()
     for slot in slots_env:
         slots.put(slot)
     stop = threading.Event()
 
-    def job(run: Run) -> int | None:
+    def job(item: Job) -> int | None:
         env = slots.get()
         try:
-            if stop.is_set():
-                return None
-            if run.record_path is not None and is_locked(run.record_path.parent):
-                return BUSY_STATUS
-            return run_subprocess(run, env, relay, stop)
+            return None if stop.is_set() else launch(item, env, stop)
         finally:
             slots.put(env)
 
     pool = ThreadPoolExecutor(max_workers=slots.qsize())
     try:
-        futures = {pool.submit(job, run): run for run in todo}
+        futures = {pool.submit(job, item): item for item in jobs}
         for fut in as_completed(futures):
-            run = futures[fut]
-            code = fut.result()
-            assert run.record_path is not None
-            if code == 0:
-                outcome.trained.append(run)
-            elif code == BUSY_STATUS:
-                tqdm.write(f"normbench: {RunBusy(run.record_path.parent)}", file=sys.stderr)
-                outcome.busy.append(run)
-            elif code in INTERRUPTED_STATUSES:
-                outcome.failed.append((run, f"interrupted (exit status {code}); the same command resumes it"))
-            else:
-                outcome.failed.append((run, f"exit status {code}, see {run.record_path.parent / SWEEP_LOG}"))
-            bar.set_postfix_str(f"{run.variant} seed {run.seed}")
-            bar.update()
+            done(futures[fut], fut.result())
     except BaseException:
         stop.set()
         pool.shutdown(wait=True, cancel_futures=True)

@@ -45,8 +45,7 @@ from torch.utils.data import DataLoader, IterableDataset
 from tqdm.auto import tqdm
 
 from normbench.data.batching import EpochBatchSampler, ResumableLoader, draw_epoch_seed
-from normbench.sweep.backends import Outcome, check_data_of, is_finished
-from normbench.tasks.base import NormbenchModule
+from normbench.tasks.base import NormbenchModule, first_nonfinite_step, host_reads_are_free
 from normbench.tasks.series import LEARNING_RATE
 from normbench.training.checkpointing import RunState, clear_run_dir
 from normbench.training.cli import NormbenchCLI, finished_record
@@ -195,14 +194,13 @@ class SeedStack(NormbenchModule):
     def training_step(self, batch: tuple[tuple[torch.Tensor, ...], list[int]], batch_idx: int) -> torch.Tensor:
         tensors, rows = batch
         losses, logits, targets = self.seed_losses(tensors)
-        alive = []
-        for k, member in enumerate(self.members):
-            if self.diverged_at[k] is not None:
-                continue
-            if not torch.isfinite(losses[k]):
-                self.diverged_at[k] = self.global_step
-                continue
-            alive.append(k)
+        # each seed's first non-finite step, kept on the device and read as NormbenchModule.check_finite reads it
+        self.first_nonfinite = first_nonfinite_step(losses.detach(), self.global_step, self.first_nonfinite)
+        if host_reads_are_free(losses.device) or self.logs_this_step():
+            self.diverged_at = [None if s < 0 else s for s in self.first_nonfinite.tolist()]
+        alive = [k for k, step in enumerate(self.diverged_at) if step is None]
+        for k in alive:
+            member = self.members[k]
             seed_logits, seed_targets = logits[k], targets[k]
             if rows[k] < len(tensors[0][k]):  # a padded batch: its real rows only
                 real = seed_targets != IGNORE_INDEX
@@ -210,7 +208,12 @@ class SeedStack(NormbenchModule):
             member.log_train_metrics(losses[k], seed_logits, seed_targets, batch_size=rows[k])
         if not alive:
             self.trainer.should_stop = True
-        return losses[alive].sum() if alive else losses.sum() * 0.0
+        # a seed whose loss went bad since the last read adds nothing (nor any gradient) from that step on
+        return torch.where(self.first_nonfinite < 0, losses, 0.0).sum()
+
+    def on_train_end(self) -> None:
+        if self.first_nonfinite is not None:
+            self.diverged_at = [None if s < 0 else s for s in self.first_nonfinite.tolist()]
 
     def on_validation_start(self) -> None:
         for g in self.generators:  # a lone run's validation loader draws a base seed too
@@ -321,6 +324,8 @@ def fit_stack(clis: list[NormbenchCLI], generators: list[torch.Generator]) -> li
     if not all(hasattr(m, "loss_and_targets") and hasattr(m, "log_train_metrics") for m in members):
         raise ValueError(f"vectorize: task module {type(members[0]).__name__} does not support vectorized seeds "
                          f"(needs loss_and_targets and log_train_metrics); use --vectorize 1")
+    if any(getattr(m, "_compiled", ()) for m in members):
+        raise ValueError("compile: stacked seeds train uncompiled; drop --compile or use --vectorize 1")
     hashes = {cli.recorder.meta["config_hash"] for cli in clis}
     if len(hashes) != 1:
         raise ValueError("vectorize: a stack must hold seeds of one variant (one config hash)")
@@ -367,28 +372,3 @@ def fit_stack(clis: list[NormbenchCLI], generators: list[torch.Generator]) -> li
         clis[k].write_hparams(extra["final_step"])
         r.write("diverged" if stack.diverged_at[k] is not None else "done", **extra)
     return [r.path for r in recorders]
-
-
-def execute_vectorized(runs: list[Any], stack_size: int, progress: bool = True) -> Any:
-    """Train the unfinished ``runs`` in stacks of up to ``stack_size`` seeds of one variant."""
-    outcome = Outcome()
-    todo = [r for r in runs if not is_finished(r)]
-    outcome.skipped = len(runs) - len(todo)
-    if outcome.skipped:
-        tqdm.write(f"normbench: {outcome.skipped} of {len(runs)} runs already finished, skipping them", file=sys.stderr)
-    check_data_of(todo)
-    by_variant: dict[str, list[Any]] = {}
-    for run in todo:
-        by_variant.setdefault(run.variant, []).append(run)
-    stacks = [group[i:i + stack_size] for group in by_variant.values() for i in range(0, len(group), stack_size)]
-    for stack in tqdm(stacks, desc="stacks", unit="stack", disable=not progress or not stacks):
-        try:
-            trained = {str(path) for path in train_stack([run.args + ["--trainer.enable_progress_bar=false"]
-                                                          for run in stack])}
-            outcome.trained += [run for run in stack if str(run.record_path) in trained]
-            outcome.busy += [run for run in stack if str(run.record_path) not in trained and not is_finished(run)]
-        except Exception as exc:  # noqa: BLE001 - records say "failed"; the sweep goes on
-            outcome.failed += [(run, f"{type(exc).__name__}: {exc}") for run in stack]
-    for run, why in outcome.failed:
-        tqdm.write(f"normbench: run {run.variant} seed {run.seed} failed: {why}", file=sys.stderr)
-    return outcome

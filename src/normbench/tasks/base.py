@@ -61,9 +61,25 @@ class NormbenchModule(L.LightningModule):
     def __init__(self, arch: ArchConfig, optim: OptimConfig) -> None:
         super().__init__()
         self.arch, self.optim = arch, optim
-        self.train_loss_mean = MeanMetric()
+        self.train_loss_mean = RunningMean()
         self._registered_epoch: dict[str, int] = {}  # epoch-level metrics registered with Lightning, by epoch
         self._held_step_logs: dict[str, tuple[Any, dict[str, Any]]] = {}  # step values of a non-logging step
+        self._compiled: tuple[Any, ...] = ()  # (the compiled network,) once compile_network is called
+        self.diverged_at: int | None = None  # the first step with a NaN or infinite loss
+        self.first_nonfinite: torch.Tensor | None = None  # the same, on the device (see check_finite)
+
+    def compile_network(self, mode: str) -> None:
+        """Train through ``torch.compile(self.model, mode=mode)``: fused kernels (``default``), and CUDA graphs
+        that replay a whole step's launches at once (``reduce-overhead``). The compiled network shares the
+        parameters of ``self.model``; evaluation and every analysis run ``self.model`` itself, so their hooks
+        see each module as written. Results agree with eager training within the cross-platform tolerance,
+        not bit for bit: the run's provenance names the mode."""
+        self._compiled = (torch.compile(self.model, mode=mode),)
+
+    def network(self) -> torch.nn.Module:
+        """The network a forward pass runs: compiled while training (if :meth:`compile_network` was called), else
+        ``self.model``."""
+        return self._compiled[0] if self._compiled and self.training else self.model
 
     @property
     def lr(self) -> float:
@@ -159,10 +175,59 @@ class NormbenchModule(L.LightningModule):
         raise NotImplementedError(f"{type(self).__name__} does not say how its batches feed its model")
 
     def check_finite(self, loss: torch.Tensor) -> None:
-        """Stop training (the record says "diverged") when the loss is NaN or infinite."""
-        if not torch.isfinite(loss):
-            self.diverged_at = self.global_step
-            self.trainer.should_stop = True
+        """Stop training (the record says "diverged", at the first step whose loss is NaN or infinite).
+
+        On the CPU every step is checked. On an accelerator, reading the loss would make the host wait
+        for the device at every step, so the first bad step is kept on the device and read on the steps
+        that are logged anyway (``log_every_n_steps``) and when training ends: training may run a few
+        steps past the divergence before it stops, and ``diverged_at`` still names the first bad step.
+        """
+        self.first_nonfinite = first_nonfinite_step(loss.detach().reshape(1), self.global_step, self.first_nonfinite)
+        if host_reads_are_free(loss.device) or self.logs_this_step():
+            self.read_divergence()
+
+    first_nonfinite: torch.Tensor | None = None
+
+    def read_divergence(self) -> None:
+        """Copy the first non-finite step from the device (once known, training stops)."""
+        if self.first_nonfinite is not None and self.diverged_at is None:
+            first = int(self.first_nonfinite[0])
+            if first >= 0:
+                self.diverged_at = first
+                self.trainer.should_stop = True
+
+    def on_train_end(self) -> None:
+        self.read_divergence()
+
+
+def host_reads_are_free(device: torch.device) -> bool:
+    """Whether reading a tensor of ``device`` on the host costs no wait for the device (true of the CPU only)."""
+    return device.type == "cpu"
+
+
+def first_nonfinite_step(losses: torch.Tensor, step: int, first: torch.Tensor | None) -> torch.Tensor:
+    """Per loss, the first step at which it was NaN or infinite (-1: none yet), updated on the device.
+
+    ``losses``: (K,) this step's losses; ``first``: the previous result (``None`` at the first step).
+    """
+    if first is None:
+        first = torch.full(losses.shape, -1, dtype=torch.long, device=losses.device)
+    return torch.where(~torch.isfinite(losses) & (first < 0), step, first)
+
+
+class RunningMean(MeanMetric):
+    """``MeanMetric`` whose ``update`` never reads a value on the host, so a step does not wait for the device.
+
+    mean = sum(w_i x_i) / sum(w_i), accumulated on the metric's device. torchmetrics' own update looks for
+    NaNs at every call (a device-to-host read); here a NaN makes the mean NaN, as it should for a loss.
+    """
+
+    def update(self, value: torch.Tensor, weight: float | torch.Tensor = 1.0) -> None:  # type: ignore[override]
+        value = torch.as_tensor(value, dtype=self.dtype, device=self.device)
+        weights = (torch.full_like(value, weight) if not isinstance(weight, torch.Tensor)
+                   else torch.broadcast_to(weight.to(self.dtype), value.shape))
+        self.mean_value += (value * weights).sum()
+        self.weight += weights.sum()
 
 
 def undecayed_parameters(module: torch.nn.Module) -> list[torch.nn.Parameter]:

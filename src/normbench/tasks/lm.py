@@ -57,7 +57,7 @@ class LMModule(NormbenchModule):
                                  max(datamodule.context, datamodule.analysis_length), field)
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
-        return self.model(tokens)
+        return self.network()(tokens)
 
     @staticmethod
     def next_tokens(tokens: torch.Tensor) -> torch.Tensor:

@@ -45,7 +45,7 @@ class MajorityModule(NormbenchModule):
         self.query_angle = MeanMetric()
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
-        return self.model(tokens)
+        return self.network()(tokens)
 
     def loss_and_targets(self, batch: tuple[torch.Tensor, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         tokens, labels = batch

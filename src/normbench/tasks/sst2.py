@@ -62,7 +62,7 @@ class SST2Module(NormbenchModule):
             self.check_data_fits(datamodule.tokenizer.get_vocab_size(), datamodule.max_length, "data.init_args.max_length")
 
     def forward(self, input_ids: torch.Tensor, padding_mask: torch.Tensor | None = None) -> torch.Tensor:
-        return self.model(input_ids, padding_mask)
+        return self.network()(input_ids, padding_mask)
 
     def training_step(self, batch: Batch, batch_idx: int) -> torch.Tensor:
         logits = self(batch["input_ids"], batch["padding_mask"])

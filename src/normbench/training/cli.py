@@ -41,12 +41,16 @@ from normbench.training.tensorboard import headline_metrics, metric_values, run_
 from normbench.training.verify import finished_status
 
 
+COMPILE_MODES = ("none", "default", "reduce-overhead", "max-autotune")  # torch.compile's modes, and eager
+
+
 class NormbenchCLI(LightningCLI):
     """LightningCLI with normbench's task bookkeeping arguments and loggers.
 
     Extra arguments: ``task`` (registry name), ``preset`` (which preset was applied), ``presets``,
     ``default_preset`` and ``bench`` (data for sweeps), ``variant`` (leaderboard row name) and
-    ``runs_dir`` (root of TensorBoard logs, checkpoints and run records).
+    ``runs_dir`` (root of TensorBoard logs, checkpoints and run records), ``compile`` (eager, or a
+    ``torch.compile`` mode for the training steps: :meth:`~normbench.tasks.base.NormbenchModule.compile_network`).
 
     After instantiation ``run_dir`` is the run's directory, ``config_hash`` its key, ``run_label``
     its readable name and ``recorder`` its run record (:mod:`normbench.training.rundir`).
@@ -77,6 +81,9 @@ class NormbenchCLI(LightningCLI):
         parser.add_argument("--bench", type=dict, default={}, help="what `normbench bench` sweeps and reports")
         parser.add_argument("--variant", type=str | None, default=None, help="leaderboard row name of this run")
         parser.add_argument("--runs_dir", type=str, default="runs", help="root of logs, checkpoints and records")
+        parser.add_argument("--compile", type=str, default="none",
+                            help=f"train the network through torch.compile: one of {', '.join(COMPILE_MODES)} "
+                                 "(reduce-overhead: CUDA graphs); recorded in the run's provenance")
         # normbench's loaders shard every global batch themselves (EpochBatchSampler): N processes
         # then see the batches one process sees at N x the batch size.
         parser.set_defaults({"trainer.use_distributed_sampler": False})
@@ -105,6 +112,11 @@ class NormbenchCLI(LightningCLI):
             kwargs["plugins"] = [AtomicCheckpointIO()]
         kwargs["logger"] = False
         trainer = super().instantiate_trainer(**kwargs)
+        mode = self.config.get("compile") or "none"
+        if mode not in COMPILE_MODES:
+            raise ValueError(f"compile: {mode!r} is not allowed; choose one of {', '.join(COMPILE_MODES)}")
+        if mode != "none":
+            self.model.compile_network(mode)
         if trainer.strategy.root_device.type == "cuda" and gpu_determinism_wanted():
             use_deterministic_gpu_algorithms()  # same GPU, same seed -> same run (trainer.deterministic: true is strict)
         identity = run_identity(config, arch, world_size(trainer))
@@ -127,7 +139,8 @@ class NormbenchCLI(LightningCLI):
             "log_dir": tensorboard.log_dir,
             "provenance": provenance(device=device_name(trainer), torch_device=trainer.strategy.root_device,
                                      world_size=identity["world_size"],
-                                     global_batch_size=identity["global_batch_size"]),
+                                     global_batch_size=identity["global_batch_size"],
+                                     **({"compile": mode} if mode != "none" else {})),
         }
         self.recorder = RunRecordLogger(record_path(self.run_dir), meta)
         self.tensorboard = tensorboard

@@ -1,9 +1,9 @@
 """The reproducibility contract: which platform produced a number, and how closely another must agree.
 
 * **Same platform** (CPU model and vector capability, threads, GPU, CUDA and cuDNN, torch, the
-  deterministic flags): a run retrained with the same configuration and seed gives the same
+  deterministic flags, the ``torch.compile`` mode if any): a run retrained with the same configuration and seed gives the same
   metrics bit for bit.
-* **Another platform** (another CPU vendor or vector width, a GPU, another torch): every metric
+* **Another platform** (another CPU vendor or vector width, a GPU, another torch, compiled or not): every metric
   agrees within the tolerance declared for its kind below, ``|a - b| <= abs + rel * |b|``. The
   tolerances sit one to two orders of magnitude below the spread over seeds of the published
   leaderboards (a test holds them to it), so a verdict never depends on the platform.
@@ -75,7 +75,7 @@ def platform_key(provenance: dict[str, Any]) -> tuple[Any, ...] | None:
     info = provenance.get("platform")
     if not isinstance(info, dict):
         return None
-    return (provenance.get("torch"), *(info.get(k) for k in SAME_PLATFORM_KEYS))
+    return (provenance.get("torch"), provenance.get("compile"), *(info.get(k) for k in SAME_PLATFORM_KEYS))
 
 
 def same_platform(a: dict[str, Any], b: dict[str, Any]) -> bool:

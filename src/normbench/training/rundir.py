@@ -38,7 +38,7 @@ HEAD_KEYS_NAME = "head_keys.json"
 SWEEP_LOG = "sweep.log"
 # Config keys that do not change what is trained: output locations, logging, bookkeeping.
 NON_SEMANTIC_KEYS = ("seed_everything", "preset", "presets", "default_preset", "bench", "variant", "runs_dir",
-                     "task", "config")
+                     "task", "config", "compile")  # compile: how the same arithmetic is run (the provenance says)
 NON_SEMANTIC_TRAINER_KEYS = ("logger", "callbacks", "enable_progress_bar", "default_root_dir", "enable_model_summary")
 # Callbacks that only save, show or log; any other callback (early stopping, SWA, ...) changes what
 # is trained and is part of the run's identity.
