@@ -129,3 +129,29 @@ def test_a_stacked_step_reads_nothing_from_the_device(tmp_path: Path, monkeypatc
     records = [read_record(p) for p in train_stack([args(tmp_path, s, "--trainer.log_every_n_steps=10") for s in (0, 1)])]
     assert all(r["status"] == "done" and r["final_step"] == 30 for r in records)
     assert len(traced_steps) == 27 and [(name, where) for name, _, where in reads] == []
+
+
+@pytest.mark.slow
+def test_a_board_from_stacked_runs_equals_the_board_from_lone_runs(tmp_path: Path) -> None:
+    """The same sweep trained alone and stacked: every row's metrics agree within the declared tolerance and every
+    claim gets the same verdict (about two minutes on 2 CPU cores)."""
+    import json
+
+    from normbench.reporting.pipeline import run_sweep
+    from tests.tiny_runs import tiny_config
+
+    config = str(tiny_config(tmp_path, seeds=[0, 1, 2]))
+    boards = {}
+    for how, vectorize in (("alone", 1), ("stacked", 3)):
+        out = run_sweep(config, seeds="0-2", variants=["pre/both", "pre/paper_no_projection", "pre/scale"],
+                        vectorize=vectorize, workers=1, runs_dir=str(tmp_path / how / "runs"),
+                        results_dir=str(tmp_path / how / "results"), progress=False,
+                        overrides=["trainer.max_steps=60", "trainer.val_check_interval=20"])
+        boards[how] = json.loads((out / "leaderboard.json").read_text())
+    alone, stacked = boards["alone"], boards["stacked"]
+    assert [c["verdict"] for c in stacked["claims"]] == [c["verdict"] for c in alone["claims"]]
+    for a, s in zip(alone["variants"], stacked["variants"], strict=True):
+        assert a["name"] == s["name"] and a["config_hash"] == s["config_hash"]
+        for metric, agg in a["metrics"].items():
+            for x, y in zip(s["metrics"][metric]["per_seed"], agg["per_seed"], strict=True):
+                assert agrees(metric, y, x, bitwise=False) if None not in (x, y) else x == y, (a["name"], metric, x, y)

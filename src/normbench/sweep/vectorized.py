@@ -17,7 +17,8 @@ Supported tasks: a module with ``loss_and_targets(batch)`` and ``log_train_metri
 data module whose training loader is a :class:`~normbench.data.batching.ResumableLoader` (the
 majority task). Dropout masks are not those of a lone run (vmap draws them per seed).
 A stack interrupted mid-run (Ctrl-C: its records say ``interrupted``) is retrained from its start;
-each seed still gets its own record. Each seed's run directory is locked while the stack trains
+each seed still gets its own record, and a finished seed its own final checkpoint (the weights its
+analyses read: :func:`save_seed_checkpoint`). Each seed's run directory is locked while the stack trains
 (:mod:`normbench.training.runlock`): a seed another process is training is left out of the stack.
 """
 
@@ -46,9 +47,11 @@ from tqdm.auto import tqdm
 
 from normbench.data.batching import EpochBatchSampler, ResumableLoader, draw_epoch_seed
 from normbench.tasks.base import NormbenchModule, first_nonfinite_step, host_reads_are_free
+from normbench.io import atomic_write
 from normbench.tasks.series import LEARNING_RATE
-from normbench.training.checkpointing import RunState, clear_run_dir
+from normbench.training.checkpointing import STATE_KEY, RunState, clear_run_dir
 from normbench.training.cli import NormbenchCLI, finished_record
+from normbench.training.rundir import LAST_CHECKPOINT
 from normbench.training.interrupts import sigint_restored, was_interrupted
 from normbench.training.runlock import RunBusy, run_lock
 
@@ -218,6 +221,10 @@ class SeedStack(NormbenchModule):
     def on_validation_start(self) -> None:
         for g in self.generators:  # a lone run's validation loader draws a base seed too
             draw_epoch_seed(g)
+        self.to_members()
+
+    def to_members(self) -> None:
+        """Copy each seed's slice of the stacked parameters into its own module."""
         with torch.no_grad():
             for k, member in enumerate(self.members):
                 params = dict(member.named_parameters())
@@ -364,11 +371,31 @@ def fit_stack(clis: list[NormbenchCLI], generators: list[torch.Generator]) -> li
                 r.write("failed", error=f"{type(exc).__name__}: {exc}", final_step=trainer.global_step)
             raise
     fit_time = round(time.perf_counter() - start, 3)
+    stack.to_members()
     for k, r in enumerate(recorders):
         extra: dict[str, Any] = {"final_step": trainer.global_step, "fit_time_s": fit_time}
+        if stack.diverged_at[k] is None:
+            extra["checkpoint"] = str(save_seed_checkpoint(clis[k], trainer))
         if stack.diverged_at[k] is not None:
             # as a lone run: the step whose loss is not finite still completes, then training stops
             extra.update(final_step=stack.diverged_at[k] + 1, diverged_at_step=stack.diverged_at[k])
         clis[k].write_hparams(extra["final_step"])
         r.write("diverged" if stack.diverged_at[k] is not None else "done", **extra)
     return [r.path for r in recorders]
+
+
+def save_seed_checkpoint(cli: NormbenchCLI, trainer: L.Trainer) -> Path:
+    """A seed's final weights as the checkpoint its lone run would leave (``<run>/checkpoints/last.ckpt``, written
+    atomically), so every analysis of a finished run (the decomposition, the token reports) reads stacked seeds too.
+
+    It holds what loading a run needs: the module's weights and hyperparameters and the run's config hash; not the
+    optimizer or loop state (a stack restarts from its first step; it is never resumed from here).
+    """
+    member = cli.model
+    checkpoint = {"epoch": trainer.current_epoch, "global_step": trainer.global_step,
+                  "pytorch-lightning_version": L.__version__, "state_dict": member.state_dict(),
+                  "hparams_name": "kwargs", "hyper_parameters": dict(member.hparams),
+                  STATE_KEY: {"config_hash": cli.recorder.meta["config_hash"], "stacked": True}}
+    path = cli.run_dir / LAST_CHECKPOINT
+    atomic_write(path, lambda tmp: torch.save(checkpoint, tmp))
+    return path
