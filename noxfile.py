@@ -21,6 +21,7 @@ large torch install happens once, not once per session. The environment is (re)i
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import sys
 from pathlib import Path
@@ -32,6 +33,16 @@ VENV = Path(os.environ.get("NORMBENCH_VENV", ROOT / ".venv"))
 BIN = VENV / ("Scripts" if sys.platform == "win32" else "bin")
 
 nox.options.default_venv_backend = "none"
+
+
+class WithoutUvNotice(logging.Filter):
+    """nox looks for uv even for sessions that build no environment of their own, and says so when it is absent."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "uv binary not found" not in record.getMessage()
+
+
+logging.getLogger("nox").addFilter(WithoutUvNotice())
 nox.options.sessions = ["tests"]
 
 

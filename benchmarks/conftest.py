@@ -96,6 +96,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # no
                 row["baseline_tokens_per_s"] = TOKENS[pair] / base
                 row["candidate_tokens_per_s"] = TOKENS[pair] / best
             rows.append(row)
+    if config.option.collectonly or getattr(config.option, "benchmark_disable", False):
+        return  # nothing was measured: results/perf stays as it is
     if not rows and not FIGURES and not NOT_MEASURED:
         return
     prov = provenance()

@@ -14,7 +14,8 @@
 * ``normbench random_grid`` runs the random-key experiment (Figure 1c/1d) into ``results/unselectable/``.
 * ``normbench tasks`` lists the registered tasks.
 
-Every command takes ``--dry_run``: arguments checked (a sweep's runs planned), nothing trained or written.
+Every command takes ``--dry_run``: arguments checked (a sweep's runs planned), nothing trained or written,
+and ``--verbose``: Lightning's device banners and tips too (normbench prints only its own lines otherwise).
 
 Every command that writes under ``results/`` (sweep, bench, leaderboard, random_grid, analyze geometry)
 replaces a published board only with a build that covers its finished runs and its settings; otherwise
@@ -37,6 +38,7 @@ from lightning.fabric.utilities.exceptions import MisconfigurationException
 
 from normbench import results
 from normbench.errors import one_line
+from normbench.io import VERBOSE_ENV, quiet_third_party
 from normbench.reporting.pipeline import (SweepFailed, bench, decompose, geometry, leaderboard, random_grid, rejudge,
                                          run_sweep)
 from normbench.sweep.plan import parse_names
@@ -106,6 +108,8 @@ def sweep(argv: list[str], dry_run: bool = False) -> None:
         vectorize = int(vectorize)
     if opts.workers is not None and opts.workers < 1:
         raise ValueError(f"workers: must be >= 1, got {opts.workers}")
+    if vectorize != 1 and any(a == "--compile" or a.startswith("--compile=") for a in rest):
+        raise ValueError("compile: stacked seeds train uncompiled; drop --compile or use --vectorize 1")
     if vectorize != 1 and opts.gpus_per_run != 1:
         raise ValueError("gpus_per_run: a stack of seeds trains on one GPU; drop --gpus_per_run with --vectorize")
     run_sweep(opts.config, opts.preset, opts.grid, opts.seeds, parse_names(opts.variants, "variants"),
@@ -159,6 +163,7 @@ FUNCTIONS: dict[str, Any] = {"bench": bench, "leaderboard": leaderboard, "rejudg
                              "analyze": {"decompose": decompose, "geometry": geometry}}
 BARE_FLAGS = ("--force",)  # boolean options also given bare, as `normbench sweep` takes them
 DRY_RUN = "--dry_run"
+VERBOSE = "--verbose"
 DRY_RUN_ENV = "NORMBENCH_DRY_RUN"  # =1: every normbench command is a dry run (e.g. under a nox session)
 READ_ONLY = ("compare", "cite", "tasks")  # they write nothing: a dry run runs them
 
@@ -170,6 +175,7 @@ def usage() -> str:
     lines += [f"  {name:<{width}}  {text}" for name, text in COMMANDS.items()]
     lines += ["", f"Any command takes {DRY_RUN} (or {DRY_RUN_ENV}=1 in the environment): check the arguments (and plan",
               "a sweep's runs), train and write nothing; compare, cite and tasks, which write nothing, run.",
+              f"Any command takes {VERBOSE} (or {VERBOSE_ENV}=1): Lightning's device banners and tips as well.",
               "Bad input ends with one line `normbench: error: <field>: <what is allowed>` and exit status 2."]
     return "\n".join(lines)
 
@@ -189,6 +195,10 @@ def dry_fit(args: list[str]) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if VERBOSE in argv:  # third-party banners and tips too, here and in every subprocess
+        argv = [a for a in argv if a != VERBOSE]
+        os.environ[VERBOSE_ENV] = "1"
+    quiet_third_party()
     dry = DRY_RUN in argv or os.environ.get(DRY_RUN_ENV) == "1"
     argv = [a for a in argv if a != DRY_RUN]
     if argv and argv[0] in FUNCTIONS:

@@ -1,15 +1,27 @@
-"""Atomic file writes: a reader sees the old file or the new one, never a truncated one."""
+"""Atomic file writes: a reader sees the old file or the new one, never a truncated one.
+
+Console output (:func:`quiet_third_party`, :func:`show_bars`): a command prints normbench's own lines, not
+third-party banners, tips or bars in log files. Lightning announces the devices it did not use ("GPU
+available: False, used: False"), the seed it set, why a fit stopped, and tips about other products; it also
+raises deprecation warnings about its own use of PyTorch. Those are silenced in a command unless ``--verbose``
+(or ``NORMBENCH_VERBOSE=1``, which subprocesses inherit) asks for them; warnings meant for the user stay. A
+progress bar is drawn on a terminal only: in a log file it is ``\r``-joined redraws, and the sweep's progress
+lines say the same.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import math
 import os
+import sys
 import tempfile
+import warnings
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 
 def atomic_write(path: str | os.PathLike, write: Callable[[Path], None]) -> Path:
@@ -95,3 +107,32 @@ def check_writable(path: str | os.PathLike, field: str) -> None:
         raise ValueError(f"{field}: {str(path)!r} cannot be a folder: {existing} is a file; choose another {field}")
     if not os.access(existing, os.W_OK | os.X_OK):
         raise ValueError(f"{field}: {existing} is not writable; make it writable or choose another {field}")
+
+
+VERBOSE_ENV = "NORMBENCH_VERBOSE"
+# Lightning's info lines (devices, seed, tips, "`Trainer.fit` stopped") go through these loggers
+CHATTY_LOGGERS = ("lightning.pytorch.utilities.rank_zero", "lightning.fabric.utilities.seed",
+                  "lightning.fabric.utilities.rank_zero")
+# Deprecation warnings raised by third-party code about its own use of PyTorch: nothing a user can act on
+INTERNAL_WARNINGS = (r".*isinstance\(treespec, LeafSpec\).*",)
+
+
+def verbose() -> bool:
+    """Whether third-party chatter was asked for (``--verbose`` sets ``NORMBENCH_VERBOSE=1``)."""
+    return os.environ.get(VERBOSE_ENV, "") not in ("", "0")
+
+
+def quiet_third_party() -> None:
+    """Silence third-party banners and tips (see the module docstring), unless :func:`verbose`."""
+    if verbose():
+        return
+    for name in CHATTY_LOGGERS:
+        logging.getLogger(name).setLevel(logging.WARNING)
+    for message in INTERNAL_WARNINGS:
+        warnings.filterwarnings("ignore", message=message)
+
+
+def show_bars(progress: bool = True, stream: TextIO | None = None) -> bool:
+    """Whether a progress bar should be drawn: asked for, and ``stream`` (stderr) is a terminal."""
+    stream = stream or sys.stderr
+    return progress and hasattr(stream, "isatty") and stream.isatty()

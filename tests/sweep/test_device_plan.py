@@ -78,8 +78,10 @@ def test_a_bad_vectorize_is_one_line(tmp_path: Path, normbench_in_process, value
     assert result.returncode == 2 and f"vectorize: {value!r} is not allowed; give K >= 1" in result.stderr
 
 
+@pytest.mark.slow
 def test_stacks_train_as_concurrent_subprocesses(tmp_path: Path) -> None:
-    """Two variants x two seeds as two stacks of 2 in two worker processes: every seed's record says it was stacked."""
+    """Two variants x two seeds as two stacks of 2 in two worker processes: every seed's record says it was stacked
+    and has its own final checkpoint (about a minute on 2 CPU cores)."""
     config = tiny_config(tmp_path, seeds=[0, 1])
     variants = "--variants=pre/both,pre/none"
     done = subprocess.run([sys.executable, "-m", "normbench", *sweep_args(config, tmp_path), variants, "--vectorize=2",
@@ -89,3 +91,14 @@ def test_stacks_train_as_concurrent_subprocesses(tmp_path: Path) -> None:
     assert len(records) == 4 and all(r["status"] == "done" for r in records)
     assert all(r["vectorized"] == {"stack_size": 2, "seeds": [0, 1]} for r in records)
     assert len({json.dumps(r["series"]["test/loss"]) for r in records}) == 4
+    assert all((Path(r["log_dir"]) / "checkpoints" / "last.ckpt").is_file() for r in records)
+
+
+def test_a_task_that_cannot_be_stacked_gets_lone_runs() -> None:
+    plan = plan_stacks(3, 4, GiB, gpus=[0, 1], gpu_bytes=[80 * GiB] * 2, stackable=False)
+    assert (plan.stack_size, plan.workers, plan.stacks) == (1, 2, 12)
+
+
+def test_the_sequence_length_of_each_task_counts() -> None:
+    lm = {"model": PAPER["model"], "data": {"init_args": {"context": 50, "batch_size": 6000}}}
+    assert seed_step_bytes(lm) == seed_step_bytes(PAPER)

@@ -21,6 +21,7 @@ from typing import Any
 import lightning as L
 import pytest
 import torch
+from torchmetrics import MeanMetric
 
 import normbench.sweep.vectorized as vectorized
 import normbench.tasks.base as base
@@ -55,18 +56,25 @@ def traced_host_reads(reads: list[tuple[str, torch.Tensor, str]]) -> Iterator[No
 
 
 class NonLoggingSteps(L.Callback):
-    """Traces the host reads of the training steps that are not logged (steps 1 .. LOG_EVERY - 2)."""
+    """Traces the host reads of whole steps that are not logged, from one step's start to the next one's (the
+    batch's fetch, the step, Lightning's end-of-step bookkeeping), over steps after the first logged one."""
 
     def __init__(self) -> None:
         self.reads: list[tuple[str, torch.Tensor, str]] = []
+        self.traced: list[int] = []
         self._trace: Any = None
 
     def on_train_batch_start(self, trainer: L.Trainer, module: L.LightningModule, batch: Any, batch_idx: int) -> None:
-        if 1 <= trainer.global_step < LOG_EVERY - 1:
+        if self._trace is not None:
+            self._trace.__exit__(None, None, None)
+            self._trace = None
+        step = trainer.global_step
+        if 1 <= step < 3 * LOG_EVERY and (step + 1) % LOG_EVERY and (step + 2) % LOG_EVERY:  # this step, and the next one
+            self.traced.append(step)
             self._trace = traced_host_reads(self.reads)
             self._trace.__enter__()
 
-    def on_train_batch_end(self, trainer: L.Trainer, module: L.LightningModule, *args: Any) -> None:
+    def on_train_end(self, trainer: L.Trainer, module: L.LightningModule) -> None:
         if self._trace is not None:
             self._trace.__exit__(None, None, None)
             self._trace = None
@@ -82,7 +90,7 @@ def fit_majority(callbacks: list[L.Callback], lr: float = 1e-3, steps: int = LOG
                  accelerator: str = "cpu") -> tuple[MajorityModule, L.Trainer]:
     torch.manual_seed(0)
     module = MajorityModule(optim=OptimConfig(lr=lr))
-    data = MajorityDataModule(num_sequences=3000, batch_size=64, eval_batch_size=500)
+    data = MajorityDataModule(num_sequences=10_000, batch_size=64, eval_batch_size=500)  # epochs of 125 steps
     trainer = L.Trainer(max_steps=steps, log_every_n_steps=LOG_EVERY, limit_val_batches=0, logger=False,
                         enable_checkpointing=False, enable_progress_bar=True, enable_model_summary=False,
                         accelerator=accelerator, devices=1, callbacks=callbacks)
@@ -96,8 +104,9 @@ def adam_step_counters(trainer: L.Trainer) -> set[int]:
 
 def test_a_training_step_reads_nothing_from_the_device(as_on_an_accelerator: None) -> None:
     watch = NonLoggingSteps()
-    _, trainer = fit_majority([watch])
+    _, trainer = fit_majority([watch], steps=3 * LOG_EVERY + 2)
     counters = adam_step_counters(trainer)
+    assert LOG_EVERY in watch.traced and 2 * LOG_EVERY + 5 in watch.traced  # after a logged step too
     assert watch.reads, "the trace saw nothing: it is not tracing"
     others = [(name, where) for name, tensor, where in watch.reads if id(tensor) not in counters]
     assert others == []
@@ -140,8 +149,17 @@ def test_running_mean_is_the_weighted_mean_without_host_reads() -> None:
     mean, reads = RunningMean(), []
     with traced_host_reads(reads):
         mean.update(torch.tensor(2.0), weight=3)
+        mean.update(torch.tensor(float("nan")), weight=5)  # left out, as torchmetrics' MeanMetric leaves it out
         mean.update(torch.tensor(4.0), weight=1)
     assert reads == [] and mean.compute().item() == pytest.approx(2.5)
+
+
+def test_running_mean_sums_as_torchmetrics_does() -> None:
+    ours, theirs = RunningMean(), MeanMetric()
+    for value, weight in ((0.1234567, 256), (3.3333333, 256), (float("nan"), 256), (2.7182818, 113)):
+        ours.update(torch.tensor(value), weight=weight)
+        theirs.update(torch.tensor(value), weight=weight)
+    assert ours.compute().item() == theirs.compute().item()
 
 
 @pytest.mark.cuda

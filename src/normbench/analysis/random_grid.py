@@ -26,6 +26,7 @@ import torch.nn.functional as F
 from tqdm.auto import tqdm
 
 from normbench.analysis.unselectable import unselectable_mask
+from normbench.io import show_bars
 
 
 def cell_keys(d: int, n: int, runs: int, seed: int) -> np.ndarray:
@@ -55,7 +56,7 @@ def random_grid(
     stages: dict[str, int] = {}
     seconds_by_d: dict[str, float] = {}
     start = time.perf_counter()
-    with tqdm(total=len(ds) * len(ns), desc="random grid (d x n)", unit="cell", disable=not progress) as bar:
+    with tqdm(total=len(ds) * len(ns), desc="random grid (d x n)", unit="cell", disable=not show_bars(progress)) as bar:
         for a, d in enumerate(ds):
             row_start = time.perf_counter()
             for b, n in enumerate(ns):

@@ -11,11 +11,14 @@ a build that covers its finished runs and its settings, else nothing is written 
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import re
 import sys
 from pathlib import Path
 from typing import Any
+
+import torch
 
 from normbench.analysis.random_grid import random_grid as run_grid
 from normbench.io import check_writable
@@ -233,6 +236,8 @@ def run_sweep(
         runs = runs[int(m[1])::int(m[2])]
     stack_plan = None
     if vectorize == "auto":
+        if gpus is None and torch.cuda.is_available():  # runs would train on GPU 0: plan for it
+            gpus = [0]
         stack_plan = auto_stacks(runs, gpus, workers)
         vectorize, workers = stack_plan.stack_size, stack_plan.workers
     if workers is None:  # follow the machine: one run per CPU core, or per GPU group
@@ -286,8 +291,12 @@ def auto_stacks(runs: list[Run], gpus: list[int] | None, workers: int | None) ->
         per_variant[run.variant] = per_variant.get(run.variant, 0) + 1
     config = runs[0].config
     batch = int(((config.get("data") or {}).get("init_args") or {}).get("batch_size") or 1)
+    module_path = str((config.get("model") or {}).get("class_path", ""))
+    module, _, name = module_path.rpartition(".")
+    cls = getattr(importlib.import_module(module), name, None) if module else None
+    stackable = all(hasattr(cls, a) for a in ("loss_and_targets", "log_train_metrics"))  # see sweep/vectorized.py
     return plan_stacks(max(per_variant.values()), len(per_variant), seed_step_bytes(config), gpus,
-                       batch_size=batch, cpu_workers=workers or default_workers())
+                       batch_size=batch, cpu_workers=workers or default_workers(gpus), stackable=stackable)
 
 
 def leaderboard(task: str, preset: str | None = None, seeds: list[int] | None = None,

@@ -34,6 +34,7 @@ import torch
 from tqdm.auto import tqdm
 
 from normbench.data.preflight import check_data_configs
+from normbench.io import show_bars
 from normbench.sweep.plan import Run
 from normbench.training.cli import train
 from normbench.training.progress import latest_progress, progress_interval
@@ -41,7 +42,8 @@ from normbench.training.runlock import BUSY_STATUS, RunBusy, is_locked
 from normbench.training.rundir import SWEEP_LOG
 from normbench.training.verify import finished_status
 
-INTERRUPTED_STATUSES = (130, -signal.SIGINT)  # `normbench fit` after Ctrl-C; a child killed by SIGINT itself
+INTERRUPTED_STATUSES = (130, -signal.SIGINT)
+LAUNCH_FAILED = 127  # a job whose process could not be started (the shell's status for a command not run)  # `normbench fit` after Ctrl-C; a child killed by SIGINT itself
 STOP_GRACE_S = 60.0  # how long a stopped subprocess may take to record its interruption before it is killed
 
 
@@ -210,7 +212,7 @@ def execute(runs: list[Run], workers: int = 1, progress: bool = True, gpus: list
     workers = min(workers, max(1, len(todo)))  # fewer runs than workers: each gets more threads
     if subprocesses is None:
         subprocesses = workers > 1 or bool(gpus) or needs_subprocess(todo)
-    bar = tqdm(total=len(todo), desc="runs", unit="run", disable=not progress or not todo)
+    bar = tqdm(total=len(todo), desc="runs", unit="run", disable=not show_bars(progress) or not todo)
     if relay is None:
         relay = progress_interval()
     if not subprocesses:
@@ -300,6 +302,9 @@ def run_in_slots(jobs: list[Job], slots_env: list[dict[str, str]],
         env = slots.get()
         try:
             return None if stop.is_set() else launch(item, env, stop)
+        except OSError as exc:  # the process could not start: this job fails, the others go on
+            tqdm.write(f"normbench: could not start a job: {exc}", file=sys.stderr)
+            return LAUNCH_FAILED
         finally:
             slots.put(env)
 

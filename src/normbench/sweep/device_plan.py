@@ -51,7 +51,8 @@ def seed_step_bytes(config: dict[str, Any]) -> int:
     data = (config.get("data") or {}).get("init_args") or {}
     d, f, heads = int(arch.get("d_model", 8)), int(arch.get("ffn_width", 4 * arch.get("d_model", 8))), int(arch.get("n_heads", 1))
     layers, classes = int(arch.get("n_layers", 1)), int(arch.get("num_classes", arch.get("vocab_size", 2)))
-    seq, batch = int(data.get("seq_len", 1)), int(data.get("batch_size", 1))
+    seq = int(data.get("seq_len") or data.get("context") or data.get("max_length") or 1)  # majority, lm, sst2
+    batch = int(data.get("batch_size", 1))
     per_token = layers * (12 * d + 2 * f + 2 * heads * seq) + 2 * classes + d
     params = layers * (4 * d * d + 2 * d * f + 6 * d + f) + classes * d
     return int(FLOAT_BYTES * (SAFETY * batch * seq * per_token + 4 * params))
@@ -63,18 +64,26 @@ def gpu_memory(gpus: list[int]) -> list[int]:
 
 
 def plan_stacks(seeds_per_variant: int, variants: int, seed_bytes: int, gpus: list[int] | None = None,
-                gpu_bytes: list[int] | None = None, batch_size: int = 1, cpu_workers: int = 1) -> StackPlan:
+                gpu_bytes: list[int] | None = None, batch_size: int = 1, cpu_workers: int = 1,
+                stackable: bool = True) -> StackPlan:
     """The stack size and concurrency for ``variants`` x ``seeds_per_variant`` runs.
 
     GPUs: K = all seeds of a variant if K x ``seed_bytes`` fits ``GPU_MEMORY_SHARE`` of the smallest GPU (else
     as many as fit, at least 1); stacks per GPU = as many as fit, at most ``MAX_STACKS_PER_GPU`` and no more than
     there are stacks to share. CPU: K = all seeds of a variant at batches up to ``CPU_STACK_MAX_BATCH``, else 1;
-    one stack per worker (core).
+    one stack per worker (core). A task whose module cannot be stacked (``stackable`` false) gets K = 1: lone
+    runs, one per GPU or per core.
     """
     if seeds_per_variant < 1 or variants < 1:
         raise ValueError(f"vectorize: nothing to plan ({variants} variants x {seeds_per_variant} seeds)")
     if gpus:
         gpu_bytes = gpu_bytes or gpu_memory(gpus)
+    if not stackable:
+        runs = variants * seeds_per_variant
+        workers = len(gpus) if gpus else max(1, min(cpu_workers, runs))
+        return StackPlan(1, workers, seed_bytes, tuple(gpus or ()), tuple(gpu_bytes or ()), runs)
+    if gpus:
+        assert gpu_bytes
         budget = GPU_MEMORY_SHARE * min(gpu_bytes)
         stack = max(1, min(seeds_per_variant, int(budget // max(1, seed_bytes))))
         stacks = variants * math.ceil(seeds_per_variant / stack)

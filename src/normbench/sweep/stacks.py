@@ -1,8 +1,9 @@
 """Stacks of seeds (:mod:`normbench.sweep.vectorized`) as sweep jobs: one after another in this process,
 or as concurrent subprocesses over CPU thread slots or GPUs, like lone runs (:mod:`normbench.sweep.backends`).
 
-A stack's subprocess is ``python -m normbench.sweep.stacks '<JSON list of the seeds' fit arguments>'``; its
-output goes to the first seed's ``sweep.log``. Ctrl-C stops it as it stops a lone run's subprocess: its
+A stack's subprocess is ``python -m normbench.sweep.stacks <first seed's run dir>/stack.json``, the file
+holding the seeds' fit arguments (each seed's carries its whole config: too long for one command-line
+argument at 10 seeds); its output goes to the first seed's ``sweep.log``. Ctrl-C stops it as it stops a lone run's subprocess: its
 seeds are recorded ``interrupted`` and the same command trains them again.
 """
 
@@ -16,12 +17,12 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
+from normbench.io import atomic_write_json, quiet_third_party, show_bars
 from normbench.sweep.backends import (Outcome, device_slots, exit_reason, is_finished, run_command, run_in_slots,
                                       unfinished)
 from normbench.sweep.plan import Run
 from normbench.training.progress import progress_interval
 from normbench.training.rundir import SWEEP_LOG
-from normbench.training.runlock import is_locked
 
 NO_BAR = "--trainer.enable_progress_bar=false"
 
@@ -34,9 +35,14 @@ def stacks_of(runs: list[Run], stack_size: int) -> list[list[Run]]:
     return [group[i:i + stack_size] for group in by_variant.values() for i in range(0, len(group), stack_size)]
 
 
+STACK_ARGS = "stack.json"
+
+
 def stack_command(stack: list[Run]) -> list[str]:
-    """The command line of a stack's own process."""
-    return [sys.executable, "-m", "normbench.sweep.stacks", json.dumps([run.args + [NO_BAR] for run in stack])]
+    """The command line of a stack's own process; writes the seeds' arguments to ``stack.json`` beside its log."""
+    path = first_log(stack).with_name(STACK_ARGS)
+    atomic_write_json(path, [run.args + [NO_BAR] for run in stack])
+    return [sys.executable, "-m", "normbench.sweep.stacks", str(path)]
 
 
 def execute_vectorized(runs: list[Run], stack_size: int, progress: bool = True, workers: int = 1,
@@ -49,7 +55,7 @@ def execute_vectorized(runs: list[Run], stack_size: int, progress: bool = True, 
     """
     outcome = Outcome()
     stacks = stacks_of(unfinished(runs, outcome), stack_size)
-    bar = tqdm(total=len(stacks), desc="stacks", unit="stack", disable=not progress or not stacks)
+    bar = tqdm(total=len(stacks), desc="stacks", unit="stack", disable=not show_bars(progress) or not stacks)
     if workers > 1 or gpus:
         slots = device_slots(workers, gpus, 1) if not gpus or workers <= len(gpus) else gpu_slots(workers, gpus)
         stacks_in_subprocesses(stacks, outcome, bar, slots)
@@ -100,7 +106,7 @@ def stacks_in_subprocesses(stacks: list[list[Run]], outcome: Outcome, bar: tqdm,
             assert run.record_path is not None
             if is_finished(run):
                 outcome.trained.append(run)
-            elif code == 0 and is_locked(run.record_path.parent):
+            elif code == 0:  # left out of its stack: another process held it (or has finished it meanwhile)
                 outcome.busy.append(run)
             else:
                 outcome.failed.append((run, "stack " + exit_reason(code, first_log(stack))))
@@ -111,10 +117,11 @@ def stacks_in_subprocesses(stacks: list[list[Run]], outcome: Outcome, bar: tqdm,
 
 
 def main(argv: list[str] | None = None) -> int:
-    """A stack's process: train the seeds whose fit arguments ``argv[0]`` lists (JSON); 130 after Ctrl-C."""
+    """A stack's process: train the seeds whose fit arguments the JSON file ``argv[0]`` lists; 130 after Ctrl-C."""
     from normbench.sweep.vectorized import train_stack
 
-    arg_lists: Any = json.loads((argv or sys.argv[1:])[0])
+    quiet_third_party()
+    arg_lists: Any = json.loads(Path((argv or sys.argv[1:])[0]).read_text())
     try:
         train_stack(arg_lists)
     except KeyboardInterrupt:

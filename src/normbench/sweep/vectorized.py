@@ -84,7 +84,9 @@ class StackedBatches(IterableDataset):
     def __init__(self, datasets: list[Any], batch_size: int, generators: list[torch.Generator],
                  padding: tuple[int, ...] | None = None) -> None:
         self.datasets, self.generators, self.padding = datasets, generators, padding
-        self.samplers = [EpochBatchSampler(len(d), batch_size, True, g) for d, g in zip(datasets, generators)]
+        # batches indexed where each data set lives (index tensors there, as a lone run's loader yields)
+        self.samplers = [EpochBatchSampler(len(d), batch_size, True, g, device=getattr(d, "device", None))
+                         for d, g in zip(datasets, generators)]
         steps = {len(s) for s in self.samplers}
         if len(steps) != 1:
             raise ValueError(f"vectorize: the seeds' training sets ({', '.join(str(len(d)) for d in datasets)} rows) "
@@ -130,7 +132,8 @@ class StackedData(L.LightningDataModule):
             inner.prepare_data()
 
     def setup(self, stage: str) -> None:
-        for inner in self.inners:
+        for inner in self.inners:  # attached to the stack's trainer: their data sets go to its device
+            inner.trainer = self.trainer
             inner.setup(stage)
 
     def train_dataloader(self) -> DataLoader:
@@ -200,7 +203,7 @@ class SeedStack(NormbenchModule):
         # each seed's first non-finite step, kept on the device and read as NormbenchModule.check_finite reads it
         self.first_nonfinite = first_nonfinite_step(losses.detach(), self.global_step, self.first_nonfinite)
         if host_reads_are_free(losses.device) or self.logs_this_step():
-            self.diverged_at = [None if s < 0 else s for s in self.first_nonfinite.tolist()]
+            self.read_seed_divergence()
         alive = [k for k, step in enumerate(self.diverged_at) if step is None]
         for k in alive:
             member = self.members[k]
@@ -215,13 +218,21 @@ class SeedStack(NormbenchModule):
         return torch.where(self.first_nonfinite < 0, losses, 0.0).sum()
 
     def on_train_end(self) -> None:
-        if self.first_nonfinite is not None:
-            self.diverged_at = [None if s < 0 else s for s in self.first_nonfinite.tolist()]
+        self.read_seed_divergence()
 
     def on_validation_start(self) -> None:
         for g in self.generators:  # a lone run's validation loader draws a base seed too
             draw_epoch_seed(g)
+        self.read_seed_divergence()  # validation reads the device anyway; a diverged seed is not evaluated
         self.to_members()
+
+    def read_seed_divergence(self) -> None:
+        """Copy each seed's first non-finite step from the device (``diverged_at``)."""
+        if self.first_nonfinite is not None:
+            self.diverged_at = [None if s < 0 else s for s in self.first_nonfinite.tolist()]
+
+    def on_train_epoch_end(self) -> None:
+        self.read_seed_divergence()
 
     def to_members(self) -> None:
         """Copy each seed's slice of the stacked parameters into its own module."""

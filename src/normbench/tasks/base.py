@@ -74,7 +74,7 @@ class NormbenchModule(L.LightningModule):
         parameters of ``self.model``; evaluation and every analysis run ``self.model`` itself, so their hooks
         see each module as written. Results agree with eager training within the cross-platform tolerance,
         not bit for bit: the run's provenance names the mode."""
-        self._compiled = (torch.compile(self.model, mode=mode),)
+        self._compiled = (torch.compile(self.model, mode=mode, dynamic=False),)  # one static graph per batch shape
 
     def network(self) -> torch.nn.Module:
         """The network a forward pass runs: compiled while training (if :meth:`compile_network` was called), else
@@ -92,8 +92,9 @@ class NormbenchModule(L.LightningModule):
     def log_train_loss(self, loss: torch.Tensor, batch_size: int) -> None:
         """Log the loss as ``train/loss_step`` and its epoch mean (weighted by batch size) as ``train/loss_epoch``."""
         # sync_dist: under DDP the logged step loss is the mean over all ranks' batches
-        self.log_training(TRAIN_LOSS_STEP, loss, on_step=True, on_epoch=False, prog_bar=True, batch_size=batch_size,
-                          sync_dist=True)
+        # prog_bar: Lightning then converts the kept value at every step's end (a host read): on the CPU only
+        self.log_training(TRAIN_LOSS_STEP, loss, on_step=True, on_epoch=False, prog_bar=host_reads_are_free(loss.device),
+                          batch_size=batch_size, sync_dist=True)
         self.train_loss_mean.update(loss.detach(), weight=batch_size)  # epoch only: no per-batch value
         self.log_training(TRAIN_LOSS_EPOCH, self.train_loss_mean, on_step=False, on_epoch=True, batch_size=batch_size)
 
@@ -186,8 +187,6 @@ class NormbenchModule(L.LightningModule):
         if host_reads_are_free(loss.device) or self.logs_this_step():
             self.read_divergence()
 
-    first_nonfinite: torch.Tensor | None = None
-
     def read_divergence(self) -> None:
         """Copy the first non-finite step from the device (once known, training stops)."""
         if self.first_nonfinite is not None and self.diverged_at is None:
@@ -195,6 +194,12 @@ class NormbenchModule(L.LightningModule):
             if first >= 0:
                 self.diverged_at = first
                 self.trainer.should_stop = True
+
+    def on_validation_start(self) -> None:
+        self.read_divergence()  # validation reads the device anyway: a diverged run's stop is not put off further
+
+    def on_train_epoch_end(self) -> None:
+        self.read_divergence()
 
     def on_train_end(self) -> None:
         self.read_divergence()
@@ -218,16 +223,18 @@ def first_nonfinite_step(losses: torch.Tensor, step: int, first: torch.Tensor | 
 class RunningMean(MeanMetric):
     """``MeanMetric`` whose ``update`` never reads a value on the host, so a step does not wait for the device.
 
-    mean = sum(w_i x_i) / sum(w_i), accumulated on the metric's device. torchmetrics' own update looks for
-    NaNs at every call (a device-to-host read); here a NaN makes the mean NaN, as it should for a loss.
+    mean = sum(w_i x_i) / sum(w_i) over the finite values, accumulated on the metric's device: a NaN value (or
+    weight) is left out, as torchmetrics' default does, but selected on the device instead of tested on the
+    host at every call. For finite values the sums are torchmetrics' own, bit for bit.
     """
 
     def update(self, value: torch.Tensor, weight: float | torch.Tensor = 1.0) -> None:  # type: ignore[override]
         value = torch.as_tensor(value, dtype=self.dtype, device=self.device)
         weights = (torch.full_like(value, weight) if not isinstance(weight, torch.Tensor)
                    else torch.broadcast_to(weight.to(self.dtype), value.shape))
-        self.mean_value += (value * weights).sum()
-        self.weight += weights.sum()
+        keep = ~(value.isnan() | weights.isnan())
+        self.mean_value += torch.where(keep, value * weights, 0.0).sum()
+        self.weight += torch.where(keep, weights, 0.0).sum()
 
 
 def undecayed_parameters(module: torch.nn.Module) -> list[torch.nn.Parameter]:

@@ -24,7 +24,7 @@ from lightning.pytorch.utilities import rank_zero_only
 from lightning.pytorch.utilities.model_helpers import is_overridden
 
 from normbench.data.preflight import check_data
-from normbench.io import check_writable
+from normbench.io import check_writable, show_bars
 from normbench.rng import rng_states
 from normbench.tasks.base import NormbenchModule
 from normbench.training.checkpointing import AtomicCheckpointIO, RunState, clear_run_dir, resume_checkpoint
@@ -87,6 +87,8 @@ class NormbenchCLI(LightningCLI):
         # normbench's loaders shard every global batch themselves (EpochBatchSampler): N processes
         # then see the batches one process sees at N x the batch size.
         parser.set_defaults({"trainer.use_distributed_sampler": False})
+        # a bar on a terminal; in a log file a line every 30 s instead (ProgressLines), no \r-joined redraws
+        parser.set_defaults({"trainer.enable_progress_bar": show_bars()})
 
     def resolved_config(self) -> dict[str, Any]:
         """The resolved config, with the data module's init arguments as it trains on them (``identity_args``:
@@ -296,8 +298,9 @@ def fit_run(cli: NormbenchCLI) -> Path:
             stopped(cli, exc, **extra)
             raise
         extra["fit_time_s"] = round(time.perf_counter() - start, 3)
-        if diverged_at is not None:
-            extra["diverged_at_step"] = diverged_at
+        if diverged_at is not None:  # as on the CPU: the bad step completes, then training stops (a GPU reads
+            # the flag later, so it may have trained a few steps more; the record counts to the bad step)
+            extra.update(final_step=diverged_at + 1, diverged_at_step=diverged_at)
         if checkpoint is not None:
             extra["resumed_from"] = str(checkpoint)
         ckpt = cli.trainer.checkpoint_callback

@@ -144,7 +144,7 @@ def reported_norms(arch: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
 
 
 # Command-line keys a run's label leaves out: bookkeeping, and what the label already names (norms, placement).
-UNLABELLED_KEYS = ("config", "print_config", "seed_everything", "preset", "variant", "runs_dir", "task",
+UNLABELLED_KEYS = ("config", "print_config", "seed_everything", "preset", "variant", "runs_dir", "task", "compile",
                    *(f"trainer.{k}" for k in NON_SEMANTIC_TRAINER_KEYS))
 MAX_LABEL = 160  # a run folder's name stays well inside the file system's 255 bytes
 LABELLED_ARCH = re.compile(r"model\.arch\.(placement|qk_norm|\w+_norm)(\.|$)")
