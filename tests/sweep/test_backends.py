@@ -183,9 +183,15 @@ def test_ctrl_c_stops_every_worker_and_starts_no_other_run(tmp_path: Path, monke
             time.sleep(0.05)
         os.kill(os.getpid(), signal.SIGINT)
 
+    # a Ctrl-C as a terminal delivers it; a test process started in the background by a shell inherits an
+    # ignored SIGINT (and would then wait here for ever)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     threading.Thread(target=ctrl_c, daemon=True).start()
-    with pytest.raises(KeyboardInterrupt):
-        backends.execute(runs, workers=2, progress=False, relay=0.2)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            backends.execute(runs, workers=2, progress=False, relay=0.2)
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert sorted(p.parent.name for p in tmp_path.glob("seed*/interrupted")) == ["seed0", "seed1"]
     assert not (tmp_path / "seed2").exists()
 
@@ -198,7 +204,8 @@ def test_ctrl_c_of_a_sweep_with_subprocess_workers(tmp_path: Path) -> None:
     cmd = [sys.executable, "-m", "normbench", *sweep_args(config, tmp_path), "--workers=2", "--trainer.max_steps=5000",
            "--trainer.val_check_interval=1000", EVERY_2.replace('"every_n_train_steps": 2', '"every_n_train_steps": 5')]
     proc = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True, env={**os.environ, "NORMBENCH_PROGRESS_SECONDS": "1"})
+                            start_new_session=True, env={**os.environ, "NORMBENCH_PROGRESS_SECONDS": "1"},
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # as from a terminal
     deadline = time.monotonic() + 300
     while len(list((tmp_path / "runs").rglob("last.ckpt"))) < 2:
         assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()[1][-3000:]

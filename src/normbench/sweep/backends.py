@@ -78,7 +78,10 @@ def needs_subprocess(runs: list[Run]) -> bool:
 
 
 def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
-    """Linux: the child gets SIGKILL when the sweep dies, so a killed sweep leaves no orphan run."""
+    """Linux: the child gets SIGKILL when the sweep dies, so a killed sweep leaves no orphan run; and SIGINT, the
+    sweep's way to stop it, is not ignored (a sweep started in the background by a shell inherits an ignored
+    SIGINT, and so would its children: Python turns SIGINT into ``KeyboardInterrupt`` only where it is not)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
     try:
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except OSError:
