@@ -74,7 +74,8 @@ def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["--model.arch.attn_norm.component=layer"], "model.arch.attn_norm.component: 'layer' is not allowed; choose one of both, project, scale, none, paper_no_projection"),
+        (["--model.arch.attn_norm.component=layer"], "model.arch.attn_norm.component: 'layer' is not allowed; choose one of "
+         "both, project, scale, none, paper_no_projection, learned, scalenorm, dyt, or an import path package.module:ClassName"),
         (["--model.arch.placement=middle"], "model.arch.placement: 'middle' is not allowed; choose one of pre, post, none"),
         (["--model.arch.n_heads=3"], "model.arch.d_model=8 is not divisible by model.arch.n_heads=3"),
         (["--trainer.max_steps=0"], "trainer.max_steps: must be a positive integer or -1"),
