@@ -134,6 +134,7 @@ def nox_sessions() -> dict:
 
     spec = importlib.util.spec_from_file_location("documented_noxfile", REPO / "noxfile.py")
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its functions stay reachable (tests of the install commands)
     spec.loader.exec_module(module)
     return dict(registry.get())
 
@@ -198,3 +199,14 @@ def test_documented_command_runs(command: str, monkeypatch: pytest.MonkeyPatch) 
             assert re.search(r"\d+ tests? collected|\d+/\d+ tests collected", output), output[-800:]
     else:
         run_normbench(command, monkeypatch)
+
+
+def test_nox_installs_with_uv_where_it_is_installed_and_with_pip_otherwise() -> None:
+    nox_sessions()  # loads the noxfile
+    noxfile = sys.modules["documented_noxfile"]
+    with_uv = noxfile.install_commands("/opt/uv")
+    assert [c[:3] for c in with_uv] == [["/opt/uv", "pip", "install"]] and with_uv[0][-1].endswith("[dev]")
+    assert noxfile.create_command("/opt/uv")[:2] == ["/opt/uv", "venv"]
+    with_pip = noxfile.install_commands(None)
+    assert [c[1:4] for c in with_pip] == [["-m", "pip", "install"]] * 2 and with_pip[-1][-1].endswith("[dev]")
+    assert noxfile.create_command(None)[1:3] == ["-m", "venv"]
