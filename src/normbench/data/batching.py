@@ -209,9 +209,10 @@ def trainer_progress(datamodule: Any) -> Callable[[], int] | None:
 def batch_loader(
     dataset: Dataset, batch_size: int, shuffle: bool, collate_fn: Callable = keep_batch,
     progress: Callable[[], int] | None = None, generator: torch.Generator | None = None,
+    device: torch.device | None = None,
 ) -> ResumableLoader:
-    """A loader of ``dataset`` in batches of ``batch_size`` (see :class:`EpochBatchSampler`)."""
-    sampler = EpochBatchSampler(len(dataset), batch_size, shuffle, generator)
+    """A loader of ``dataset`` in batches of ``batch_size`` (see :class:`EpochBatchSampler`, also for ``device``)."""
+    sampler = EpochBatchSampler(len(dataset), batch_size, shuffle, generator, device)
     return ResumableLoader(dataset, sampler, collate_fn, progress)
 
 
@@ -219,5 +220,4 @@ def tensor_loader(dataset: IndexedTensors, batch_size: int, shuffle: bool,
                   progress: Callable[[], int] | None = None) -> ResumableLoader:
     """A loader yielding stacked batches of ``dataset``, indexed where its tensors are; reshuffled each
     epoch if ``shuffle``."""
-    sampler = EpochBatchSampler(len(dataset), batch_size, shuffle, device=dataset.device)
-    return ResumableLoader(dataset, sampler, keep_batch, progress)
+    return batch_loader(dataset, batch_size, shuffle, keep_batch, progress, device=dataset.device)

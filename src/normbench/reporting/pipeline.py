@@ -36,6 +36,7 @@ from normbench.sweep.backends import Outcome, default_workers, execute
 from normbench.sweep.plan import Run, parse_grid, parse_seeds, plan_runs
 from normbench.sweep.device_plan import StackPlan, plan_stacks, seed_step_bytes
 from normbench.sweep.stacks import execute_vectorized
+from normbench.sweep.vectorized import can_stack
 from normbench.tasks import get_task, resolve_config
 from normbench.training.config import load_config
 from normbench.training.records import FINISHED, RESUMABLE, read_record
@@ -294,9 +295,8 @@ def auto_stacks(runs: list[Run], gpus: list[int] | None, workers: int | None) ->
     module_path = str((config.get("model") or {}).get("class_path", ""))
     module, _, name = module_path.rpartition(".")
     cls = getattr(importlib.import_module(module), name, None) if module else None
-    stackable = all(hasattr(cls, a) for a in ("loss_and_targets", "log_train_metrics"))  # see sweep/vectorized.py
     return plan_stacks(max(per_variant.values()), len(per_variant), seed_step_bytes(config), gpus,
-                       batch_size=batch, cpu_workers=workers or default_workers(gpus), stackable=stackable)
+                       batch_size=batch, cpu_workers=workers or default_workers(gpus), stackable=can_stack(cls))
 
 
 def leaderboard(task: str, preset: str | None = None, seeds: list[int] | None = None,

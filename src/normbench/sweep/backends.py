@@ -42,8 +42,8 @@ from normbench.training.runlock import BUSY_STATUS, RunBusy, is_locked
 from normbench.training.rundir import SWEEP_LOG
 from normbench.training.verify import finished_status
 
-INTERRUPTED_STATUSES = (130, -signal.SIGINT)
-LAUNCH_FAILED = 127  # a job whose process could not be started (the shell's status for a command not run)  # `normbench fit` after Ctrl-C; a child killed by SIGINT itself
+INTERRUPTED_STATUSES = (130, -signal.SIGINT)  # `normbench fit` after Ctrl-C; a child killed by SIGINT itself
+LAUNCH_FAILED = 127  # a job whose process could not be started (the shell's status for a command not run)
 STOP_GRACE_S = 60.0  # how long a stopped subprocess may take to record its interruption before it is killed
 
 
@@ -232,9 +232,14 @@ def execute(runs: list[Run], workers: int = 1, progress: bool = True, gpus: list
     elif todo:
         run_in_subprocesses(todo, outcome, bar, device_slots(workers, gpus, gpus_per_run), relay)
     bar.close()
+    report_failed(outcome)
+    return outcome
+
+
+def report_failed(outcome: Outcome) -> None:
+    """One line per failed run, with why."""
     for run, why in outcome.failed:
         tqdm.write(f"normbench: run {run.variant} seed {run.seed} failed: {why}", file=sys.stderr)
-    return outcome
 
 
 def unfinished(runs: list[Run], outcome: Outcome) -> list[Run]:

@@ -18,8 +18,8 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from normbench.io import atomic_write_json, quiet_third_party, show_bars
-from normbench.sweep.backends import (Outcome, device_slots, exit_reason, is_finished, run_command, run_in_slots,
-                                      unfinished)
+from normbench.sweep.backends import (Outcome, device_slots, exit_reason, is_finished, report_failed, run_command,
+                                      run_in_slots, unfinished)
 from normbench.sweep.plan import Run
 from normbench.training.progress import progress_interval
 from normbench.training.rundir import SWEEP_LOG
@@ -64,8 +64,7 @@ def execute_vectorized(runs: list[Run], stack_size: int, progress: bool = True, 
             train_in_process(stack, outcome)
             bar.update()
     bar.close()
-    for run, why in outcome.failed:
-        tqdm.write(f"normbench: run {run.variant} seed {run.seed} failed: {why}", file=sys.stderr)
+    report_failed(outcome)
     return outcome
 
 

@@ -203,7 +203,7 @@ class SeedStack(NormbenchModule):
         # each seed's first non-finite step, kept on the device and read as NormbenchModule.check_finite reads it
         self.first_nonfinite = first_nonfinite_step(losses.detach(), self.global_step, self.first_nonfinite)
         if host_reads_are_free(losses.device) or self.logs_this_step():
-            self.read_seed_divergence()
+            self.read_divergence()
         alive = [k for k, step in enumerate(self.diverged_at) if step is None]
         for k in alive:
             member = self.members[k]
@@ -217,22 +217,19 @@ class SeedStack(NormbenchModule):
         # a seed whose loss went bad since the last read adds nothing (nor any gradient) from that step on
         return torch.where(self.first_nonfinite < 0, losses, 0.0).sum()
 
-    def on_train_end(self) -> None:
-        self.read_seed_divergence()
 
     def on_validation_start(self) -> None:
         for g in self.generators:  # a lone run's validation loader draws a base seed too
             draw_epoch_seed(g)
-        self.read_seed_divergence()  # validation reads the device anyway; a diverged seed is not evaluated
+        self.read_divergence()  # validation reads the device anyway; a diverged seed is not evaluated
         self.to_members()
 
-    def read_seed_divergence(self) -> None:
-        """Copy each seed's first non-finite step from the device (``diverged_at``)."""
+    def read_divergence(self) -> None:
+        """Copy each seed's first non-finite step from the device (``diverged_at``); the base class's hooks call
+        this at each epoch's end and when training ends."""
         if self.first_nonfinite is not None:
             self.diverged_at = [None if s < 0 else s for s in self.first_nonfinite.tolist()]
 
-    def on_train_epoch_end(self) -> None:
-        self.read_seed_divergence()
 
     def to_members(self) -> None:
         """Copy each seed's slice of the stacked parameters into its own module."""
@@ -336,10 +333,16 @@ def train_stack(arg_lists: list[list[str]]) -> list[Path]:
         return fit_stack(clis, generators)
 
 
+def can_stack(module: Any) -> bool:
+    """Whether a task module (class or instance) supports stacked seeds: it has ``loss_and_targets`` and
+    ``log_train_metrics``."""
+    return all(hasattr(module, name) for name in ("loss_and_targets", "log_train_metrics"))
+
+
 def fit_stack(clis: list[NormbenchCLI], generators: list[torch.Generator]) -> list[Path]:
     """The body of :func:`train_stack`: the seeds' CLIs (their run directories locked) and data-order generators."""
     members = [cli.model for cli in clis]
-    if not all(hasattr(m, "loss_and_targets") and hasattr(m, "log_train_metrics") for m in members):
+    if not all(map(can_stack, members)):
         raise ValueError(f"vectorize: task module {type(members[0]).__name__} does not support vectorized seeds "
                          f"(needs loss_and_targets and log_train_metrics); use --vectorize 1")
     if any(getattr(m, "_compiled", ()) for m in members):

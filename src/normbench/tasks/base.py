@@ -180,8 +180,9 @@ class NormbenchModule(L.LightningModule):
 
         On the CPU every step is checked. On an accelerator, reading the loss would make the host wait
         for the device at every step, so the first bad step is kept on the device and read on the steps
-        that are logged anyway (``log_every_n_steps``) and when training ends: training may run a few
-        steps past the divergence before it stops, and ``diverged_at`` still names the first bad step.
+        that are logged anyway (``log_every_n_steps``), at each evaluation, at each epoch's end and when
+        training ends: training may run a few steps past the divergence before it stops, and
+        ``diverged_at`` still names the first bad step.
         """
         self.first_nonfinite = first_nonfinite_step(loss.detach().reshape(1), self.global_step, self.first_nonfinite)
         if host_reads_are_free(loss.device) or self.logs_this_step():
