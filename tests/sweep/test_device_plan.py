@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 from normbench.sweep.device_plan import MAX_STACKS_PER_GPU, plan_stacks, seed_step_bytes
 from normbench.sweep.plan import Run
@@ -67,7 +68,8 @@ def test_the_dry_run_prints_the_plan(tmp_path: Path, normbench_in_process) -> No
     config = tiny_config(tmp_path, seeds=[0, 1])
     result = normbench_in_process(*sweep_args(config, tmp_path), "--vectorize=auto", "--dry_run", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
-    assert "vectorize auto: 1 stack(s) of up to 2 seeds" in result.stdout and "on the CPU" in result.stdout
+    where = "on 1 GPU(s)" if torch.cuda.is_available() else "on the CPU"  # auto plans for GPU 0 where there is one
+    assert "vectorize auto: 1 stack(s) of up to 2 seeds" in result.stdout and where in result.stdout
     assert not (tmp_path / "runs").exists()
 
 
