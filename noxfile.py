@@ -109,8 +109,7 @@ def bench_majority(session: nox.Session) -> None:
     runs of the `geometry` preset and their pictures (geometry_3d.png, query_angle_histograms.png)."""
     sweep(session, "majority")
     if not session.posargs:  # the pictures belong to the default bench, not to custom sweeps
-        tool(session, "normbench", "sweep", "--config", "majority", "--preset", "geometry",
-             "--name", "geometry")
+        tool(session, "normbench", "sweep", "--config", "majority", "--preset", "geometry", "--name", "geometry")
         tool(session, "normbench", "analyze", "geometry")
 
 
@@ -167,5 +166,15 @@ def bench_unselectable(session: nox.Session) -> None:
 @nox.session(name="bench-perf")
 def bench_perf(session: nox.Session) -> None:
     """Speed benchmarks (pytest-benchmark) and the ratios against their baselines."""
-    tool(session, "python", "-m", "pytest", "benchmarks", "--benchmark-only", "-p", "no:cacheprovider",
-         "--benchmark-columns=min,median,mean,rounds", *session.posargs)
+    tool(
+        session,
+        "python",
+        "-m",
+        "pytest",
+        "benchmarks",
+        "--benchmark-only",
+        "-p",
+        "no:cacheprovider",
+        "--benchmark-columns=min,median,mean,rounds",
+        *session.posargs,
+    )

@@ -40,19 +40,35 @@ def record_figure():  # noqa: ANN201
 
 def not_measured(key: str, unit: str, what: str, goal: str, why: str) -> None:
     """Declare that figure ``key`` could not be measured in this run (e.g. no GPU), and why."""
-    NOT_MEASURED[key] = {"key": key, "value": None, "unit": unit, "what": what, "goal": goal, "status": f"not measured: {why}"}
+    NOT_MEASURED[key] = {
+        "key": key,
+        "value": None,
+        "unit": unit,
+        "what": what,
+        "goal": goal,
+        "status": f"not measured: {why}",
+    }
 
 
 def merged_figures(previous: list[dict], prov: dict) -> list[dict]:
     """This run's figures over the earlier ones; "not measured" only where no run ever measured the figure."""
     figures = {f["key"]: f for f in previous}
     for key, fig in FIGURES.items():
-        figures[key] = {**fig, "status": "measured", "git_commit": prov.get("git_commit"), "date": prov["date"],
-                        "platform": platform_name(prov)}
+        figures[key] = {
+            **fig,
+            "status": "measured",
+            "git_commit": prov.get("git_commit"),
+            "date": prov["date"],
+            "platform": platform_name(prov),
+        }
     for key, fig in NOT_MEASURED.items():
         if key not in FIGURES and (figures.get(key) or {}).get("status") != "measured":
-            figures[key] = {**fig, "git_commit": prov.get("git_commit"), "date": prov["date"],
-                            "platform": platform_name(prov)}
+            figures[key] = {
+                **fig,
+                "git_commit": prov.get("git_commit"),
+                "date": prov["date"],
+                "platform": platform_name(prov),
+            }
     return sorted(figures.values(), key=lambda f: f["key"])
 
 
@@ -90,8 +106,14 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # no
         for role, best in sorted(roles.items()):
             if role == "baseline" or base is None:
                 continue
-            row = {"pair": pair, "candidate": role, "baseline_min_s": base, "candidate_min_s": best,
-                   "ratio": best / base, "goal": GOALS.get(pair, "")}
+            row = {
+                "pair": pair,
+                "candidate": role,
+                "baseline_min_s": base,
+                "candidate_min_s": best,
+                "ratio": best / base,
+                "goal": GOALS.get(pair, ""),
+            }
             if pair in TOKENS:
                 row["baseline_tokens_per_s"] = TOKENS[pair] / base
                 row["candidate_tokens_per_s"] = TOKENS[pair] / best
@@ -114,36 +136,56 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # no
     tr = terminalreporter
     tr.section("normbench speed ratios (candidate time / baseline time; < 1 is faster)")
     for r in rows:
-        tr.write_line(f"{r['pair']:<40} {r['candidate']:<28} {r['ratio']:7.3f}x  "
-                      f"({r['candidate_min_s'] * 1e3:9.2f} ms vs {r['baseline_min_s'] * 1e3:9.2f} ms)  {r['goal']}")
+        tr.write_line(
+            f"{r['pair']:<40} {r['candidate']:<28} {r['ratio']:7.3f}x  "
+            f"({r['candidate_min_s'] * 1e3:9.2f} ms vs {r['baseline_min_s'] * 1e3:9.2f} ms)  {r['goal']}"
+        )
     figures = merged_figures(before.get("figures", []), prov)
     for f in figures:
         value = "not measured" if f["value"] is None else f"{f['value']:,.3g} {f['unit']}"
         tr.write_line(f"{f['key']:<40} {value:<28} {f['status']}")
     doc = {"provenance": prov, "rows": rows, "figures": figures}
     atomic_write_json(OUT / "ratios.json", doc)
-    lines = ["# normbench speed ratios", "",
-             f"Written by `nox -s bench-perf` at commit `{(doc['provenance'].get('git_commit') or 'unknown')[:12]}`"
-             f" on {doc['provenance']['device']} with {doc['provenance']['threads']} threads, {doc['provenance']['date']}.",
-             "Ratio = candidate minimum time / baseline minimum time in the same run (< 1 is faster).",
-             "The `both` and `scale` components call the same fused kernels as their baselines, so their",
-             "distance from 1.0 is the noise floor of the machine that ran this.", "",
-             "Rows of benchmarks that were not run again keep the commit and date they were measured at.", "",
-             "| benchmark | candidate | candidate (ms) | baseline (ms) | ratio | tokens/s (candidate vs baseline) | goal | platform | commit, date |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "# normbench speed ratios",
+        "",
+        f"Written by `nox -s bench-perf` at commit `{(doc['provenance'].get('git_commit') or 'unknown')[:12]}`"
+        f" on {doc['provenance']['device']} with {doc['provenance']['threads']} threads, {doc['provenance']['date']}.",
+        "Ratio = candidate minimum time / baseline minimum time in the same run (< 1 is faster).",
+        "The `both` and `scale` components call the same fused kernels as their baselines, so their",
+        "distance from 1.0 is the noise floor of the machine that ran this.",
+        "",
+        "Rows of benchmarks that were not run again keep the commit and date they were measured at.",
+        "",
+        "| benchmark | candidate | candidate (ms) | baseline (ms) | ratio | tokens/s (candidate vs baseline) | goal | platform | commit, date |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in rows:
-        tokens = (f"{r['candidate_tokens_per_s']:,.0f} vs {r['baseline_tokens_per_s']:,.0f}"
-                  if "candidate_tokens_per_s" in r else "")
+        tokens = (
+            f"{r['candidate_tokens_per_s']:,.0f} vs {r['baseline_tokens_per_s']:,.0f}"
+            if "candidate_tokens_per_s" in r
+            else ""
+        )
         when = f"`{(r.get('git_commit') or 'unknown')[:12]}`, {r.get('date', '')[:10]}"
-        lines.append(f"| {r['pair']} | {r['candidate']} | {r['candidate_min_s'] * 1e3:.2f} | "
-                     f"{r['baseline_min_s'] * 1e3:.2f} | {r['ratio']:.3f} | {tokens} | {r['goal']} | "
-                     f"{r.get('platform', 'not recorded')} | {when} |")
-    lines += ["", "## Figures", "",
-              "Wall times and memory, each measured in one run; a figure no run has measured (its benchmark needs a",
-              "GPU, or is opt-in) says so and why. No figure here is estimated.", "",
-              "| figure | value | what | goal | status | platform | commit, date |", "|---|---|---|---|---|---|---|"]
+        lines.append(
+            f"| {r['pair']} | {r['candidate']} | {r['candidate_min_s'] * 1e3:.2f} | "
+            f"{r['baseline_min_s'] * 1e3:.2f} | {r['ratio']:.3f} | {tokens} | {r['goal']} | "
+            f"{r.get('platform', 'not recorded')} | {when} |"
+        )
+    lines += [
+        "",
+        "## Figures",
+        "",
+        "Wall times and memory, each measured in one run; a figure no run has measured (its benchmark needs a",
+        "GPU, or is opt-in) says so and why. No figure here is estimated.",
+        "",
+        "| figure | value | what | goal | status | platform | commit, date |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for f in figures:
         value = "not measured" if f["value"] is None else f"{f['value']:,.4g} {f['unit']}"
         when = f"`{(f.get('git_commit') or 'unknown')[:12]}`, {f.get('date', '')[:10]}"
-        lines.append(f"| `{f['key']}` | {value} | {f['what']} | {f['goal']} | {f['status']} | {f['platform']} | {when} |")
+        lines.append(
+            f"| `{f['key']}` | {value} | {f['what']} | {f['goal']} | {f['status']} | {f['platform']} | {when} |"
+        )
     atomic_write_text(OUT / "ratios.md", "\n".join(lines) + "\n")

@@ -17,15 +17,28 @@ class ReferenceMajority(nn.Module):
     def __init__(self, num_classes: int = 20, d: int = 8) -> None:
         super().__init__()
         self.embedding = nn.Embedding(num_classes, d)
-        self.layer = nn.TransformerEncoderLayer(d, 1, dim_feedforward=d, dropout=0.0, activation="relu",
-                                                batch_first=True, norm_first=True, layer_norm_eps=0.0)
+        self.layer = nn.TransformerEncoderLayer(
+            d,
+            1,
+            dim_feedforward=d,
+            dropout=0.0,
+            activation="relu",
+            batch_first=True,
+            norm_first=True,
+            layer_norm_eps=0.0,
+        )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.layer(self.embedding(x)) @ self.embedding.weight.T
 
 
-def reference_train(data: dict[str, torch.Tensor], epochs: int, batch_size: int = 6000, lr: float = 1e-3,
-                    device: str | torch.device = "cpu") -> int:
+def reference_train(
+    data: dict[str, torch.Tensor],
+    epochs: int,
+    batch_size: int = 6000,
+    lr: float = 1e-3,
+    device: str | torch.device = "cpu",
+) -> int:
     """Train ``epochs`` epochs on ``device`` (each batch copied there, as the authors' script does); returns the
     number of optimizer steps taken."""
     model = ReferenceMajority().to(device)

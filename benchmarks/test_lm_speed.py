@@ -30,16 +30,33 @@ def blocks() -> torch.Tensor:
 
 def normbench_train(blocks: torch.Tensor, dropout: float) -> int:
     module = LMModule(vocab_size=VOCAB, max_positions=CONTEXT, dropout=dropout, lr=2e-3, lr_decay_steps=STEPS)
-    trainer = L.Trainer(max_steps=STEPS, accelerator="cpu", logger=False, enable_checkpointing=False, enable_progress_bar=False,
-                        enable_model_summary=False, num_sanity_val_steps=0, limit_val_batches=0,
-                        gradient_clip_val=1.0, log_every_n_steps=10)
+    trainer = L.Trainer(
+        max_steps=STEPS,
+        accelerator="cpu",
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        num_sanity_val_steps=0,
+        limit_val_batches=0,
+        gradient_clip_val=1.0,
+        log_every_n_steps=10,
+    )
     trainer.fit(module, train_dataloaders=tensor_loader(IndexedTensors(blocks), BATCH, shuffle=True))
     return trainer.global_step
 
 
 def hf_train(blocks: torch.Tensor, dropout: float) -> int:
-    config = transformers.GPT2Config(vocab_size=VOCAB, n_positions=CONTEXT, n_embd=8, n_layer=4, n_head=4,
-                                     resid_pdrop=dropout, embd_pdrop=dropout, attn_pdrop=dropout)
+    config = transformers.GPT2Config(
+        vocab_size=VOCAB,
+        n_positions=CONTEXT,
+        n_embd=8,
+        n_layer=4,
+        n_head=4,
+        resid_pdrop=dropout,
+        embd_pdrop=dropout,
+        attn_pdrop=dropout,
+    )
     model = transformers.GPT2LMHeadModel(config).train()
     optimizer = torch.optim.AdamW(model.parameters(), lr=2e-3, weight_decay=0.0)
     schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: max(0.0, 1 - s / STEPS))
@@ -61,13 +78,19 @@ def hf_train(blocks: torch.Tensor, dropout: float) -> int:
 def test_hf_gpt2(benchmark, record_pair, blocks, dropout) -> None:  # noqa: ANN001
     steps = benchmark.pedantic(hf_train, args=(blocks, dropout), rounds=2, iterations=1, warmup_rounds=1)
     assert steps == STEPS
-    record_pair(f"LM training per step (dropout {dropout})", "baseline", "HF GPT2LMHeadModel loop; report tokens/s",
-                per=steps, tokens_per_step=TOKENS_PER_STEP)
+    record_pair(
+        f"LM training per step (dropout {dropout})",
+        "baseline",
+        "HF GPT2LMHeadModel loop; report tokens/s",
+        per=steps,
+        tokens_per_step=TOKENS_PER_STEP,
+    )
 
 
 @pytest.mark.parametrize("dropout", [0.0, 0.1], ids=["quick-dropout0", "paper-dropout0.1"])
 def test_normbench_lm(benchmark, record_pair, blocks, dropout) -> None:  # noqa: ANN001
     steps = benchmark.pedantic(normbench_train, args=(blocks, dropout), rounds=2, iterations=1, warmup_rounds=1)
     assert steps == STEPS
-    record_pair(f"LM training per step (dropout {dropout})", "normbench (Lightning)", per=steps,
-                tokens_per_step=TOKENS_PER_STEP)
+    record_pair(
+        f"LM training per step (dropout {dropout})", "normbench (Lightning)", per=steps, tokens_per_step=TOKENS_PER_STEP
+    )

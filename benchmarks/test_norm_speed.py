@@ -15,8 +15,14 @@ import torch.nn.functional as F
 from normbench.nn.norms import Norm, NormSpec
 
 ROWS = {8: 65_536, 768: 1024}  # ~2-3 MB tensors: cache-friendly, no allocator noise
-REFERENCE = {"both": "layer_norm", "project": "layer_norm", "scale": "rms_norm", "paper_no_projection": "rms_norm",
-             "dyt": "layer_norm", "scalenorm": "layer_norm"}
+REFERENCE = {
+    "both": "layer_norm",
+    "project": "layer_norm",
+    "scale": "rms_norm",
+    "paper_no_projection": "rms_norm",
+    "dyt": "layer_norm",
+    "scalenorm": "layer_norm",
+}
 
 
 def fwd_bwd(fn, x: torch.Tensor) -> None:  # noqa: ANN001

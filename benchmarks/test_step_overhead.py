@@ -72,9 +72,17 @@ def bare_loop(dm: MajorityDataModule) -> int:
 
 def lightning_run(dm: MajorityDataModule, log_dir: Path, module: type[MajorityModule] = MajorityModule) -> int:
     torch.manual_seed(0)
-    trainer = L.Trainer(max_steps=STEPS, accelerator="cpu", logger=TensorBoardLogger(log_dir), log_every_n_steps=10,
-                        enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False,
-                        num_sanity_val_steps=0, limit_val_batches=0)
+    trainer = L.Trainer(
+        max_steps=STEPS,
+        accelerator="cpu",
+        logger=TensorBoardLogger(log_dir),
+        log_every_n_steps=10,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        num_sanity_val_steps=0,
+        limit_val_batches=0,
+    )
     trainer.fit(module(optim=OPTIM), train_dataloaders=dm.train_dataloader())
     return trainer.global_step
 

@@ -15,14 +15,25 @@ import itertools
 from normbench.sweep.backends import execute
 from normbench.sweep.plan import plan_runs
 
-OVERRIDES = ["trainer.max_steps=2500", "trainer.val_check_interval=2500", "data.init_args.num_sequences=20000",
-             "trainer.enable_progress_bar=false", "trainer.enable_model_summary=false"]
+OVERRIDES = [
+    "trainer.max_steps=2500",
+    "trainer.val_check_interval=2500",
+    "data.init_args.num_sequences=20000",
+    "trainer.enable_progress_bar=false",
+    "trainer.enable_model_summary=false",
+]
 ROUND = itertools.count()
 
 
 def sweep(tmp_path, workers: int) -> int:  # noqa: ANN001
-    _, runs = plan_runs("majority", "quick", seeds="0,1", variants=["pre/both", "pre/scale"], overrides=OVERRIDES,
-                        runs_dir=str(tmp_path / f"runs{next(ROUND)}"))
+    _, runs = plan_runs(
+        "majority",
+        "quick",
+        seeds="0,1",
+        variants=["pre/both", "pre/scale"],
+        overrides=OVERRIDES,
+        runs_dir=str(tmp_path / f"runs{next(ROUND)}"),
+    )
     outcome = execute(runs, workers=workers, progress=False)
     assert not outcome.failed, outcome.failed
     return len(outcome.trained)

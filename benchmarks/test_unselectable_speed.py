@@ -24,7 +24,12 @@ def test_reference_one_lp_per_key(benchmark, record_pair, inputs, case: str) -> 
     keys = inputs[case]
     mask = benchmark.pedantic(unselectable_mask_lp, args=(keys,), rounds=1, iterations=1)
     np.testing.assert_array_equal(mask, unselectable_mask(keys))
-    record_pair(f"unselectable keys, {case} (per key)", "baseline", "goal ratio <= 0.02 (>= 50x)", per=keys.shape[0] * keys.shape[1])
+    record_pair(
+        f"unselectable keys, {case} (per key)",
+        "baseline",
+        "goal ratio <= 0.02 (>= 50x)",
+        per=keys.shape[0] * keys.shape[1],
+    )
 
 
 @pytest.mark.parametrize("case", list(CASES))

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from normbench.training.records import read_record
-from normbench.training.cli import train
 from normbench.sweep.vectorized import train_stack
+from normbench.training.cli import train
+from normbench.training.records import read_record
 
 CONFIG = str(Path(__file__).resolve().parents[1] / "tasks" / "majority.yaml")
 SEEDS = range(10)
@@ -23,10 +23,19 @@ STEPS = {64: 200, 256: 100, 1024: 40, 4096: 16}
 
 def run_args(tmp: Path, batch: int, seed: int) -> list[str]:
     steps = STEPS[batch]
-    return ["--config", CONFIG, f"--data.init_args.batch_size={batch}", f"--trainer.max_steps={steps}",
-            "--trainer.max_epochs=-1", "--trainer.limit_val_batches=0", "--trainer.callbacks=[]",
-            "--trainer.enable_progress_bar=false", "--trainer.enable_model_summary=false",
-            f"--runs_dir={tmp}", f"--seed_everything={seed}"]
+    return [
+        "--config",
+        CONFIG,
+        f"--data.init_args.batch_size={batch}",
+        f"--trainer.max_steps={steps}",
+        "--trainer.max_epochs=-1",
+        "--trainer.limit_val_batches=0",
+        "--trainer.callbacks=[]",
+        "--trainer.enable_progress_bar=false",
+        "--trainer.enable_model_summary=false",
+        f"--runs_dir={tmp}",
+        f"--seed_everything={seed}",
+    ]
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -41,8 +50,13 @@ def test_sequential_seeds(benchmark, record_pair, tmp_path: Path, batch: int) ->
 
     records = benchmark.pedantic(run, rounds=1, iterations=1)
     assert all(r["final_step"] == STEPS[batch] for r in records)
-    record_pair(f"10 majority seeds, batch {batch}", "baseline", "goal at batch 64: ratio <= 0.33 (>= 3x)",
-                per=STEPS[batch], tokens_per_step=10 * batch)
+    record_pair(
+        f"10 majority seeds, batch {batch}",
+        "baseline",
+        "goal at batch 64: ratio <= 0.33 (>= 3x)",
+        per=STEPS[batch],
+        tokens_per_step=10 * batch,
+    )
 
 
 @pytest.mark.parametrize("batch", list(STEPS))

@@ -34,7 +34,9 @@ class CliResult:
 
 
 @pytest.fixture
-def normbench_in_process(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Callable[..., CliResult]:
+def normbench_in_process(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> Callable[..., CliResult]:
     """``normbench <args>`` run by :func:`normbench.cli.main` in this process, from ``cwd``: the command line
     without a new interpreter's imports (for bad-input checks; end-to-end runs keep their subprocess)."""
     from normbench.cli import main
@@ -44,9 +46,13 @@ def normbench_in_process(monkeypatch: pytest.MonkeyPatch, capsys: pytest.Capture
         capsys.readouterr()
         environ, rng = dict(os.environ), (random.getstate(), np.random.get_state(), torch.get_rng_state())
         # Lightning's loggers write to the stderr of their import: here, to the one this test captures
-        handlers = [h for name, log in logging.root.manager.loggerDict.items()
-                    if isinstance(log, logging.Logger) and name.split(".")[0] in LIGHTNING_LOGGERS
-                    for h in log.handlers if type(h) is logging.StreamHandler]
+        handlers = [
+            h
+            for name, log in logging.root.manager.loggerDict.items()
+            if isinstance(log, logging.Logger) and name.split(".")[0] in LIGHTNING_LOGGERS
+            for h in log.handlers
+            if type(h) is logging.StreamHandler
+        ]
         streams = [h.stream for h in handlers]
         for handler in handlers:
             handler.setStream(sys.stderr)
@@ -63,7 +69,7 @@ def normbench_in_process(monkeypatch: pytest.MonkeyPatch, capsys: pytest.Capture
             random.setstate(rng[0])
             np.random.set_state(rng[1])
             torch.set_rng_state(rng[2])
-            for handler, stream in zip(handlers, streams):
+            for handler, stream in zip(handlers, streams, strict=False):
                 handler.setStream(stream)
         out = capsys.readouterr()
         return CliResult(code, out.out, out.err + message)

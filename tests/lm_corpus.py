@@ -6,8 +6,10 @@ from pathlib import Path
 
 import numpy as np
 
-WORDS = ("the of and in to a was is for on as by with he that at from his it an were are which this be "
-         "album song river city war ship army film game species church station school season team").split()
+WORDS = (
+    "the of and in to a was is for on as by with he that at from his it an were are which this be "
+    "album song river city war ship army film game species church station school season team"
+).split()
 
 
 def write_corpus(folder: Path, articles: int = 24, paragraphs: int = 3, seed: int = 0) -> list[str]:

@@ -48,7 +48,9 @@ def imported(path: Path, name: str, known: set[str]) -> set[str]:
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
-                base = ".".join([*package.split(".")[: len(package.split(".")) - node.level + 1], *filter(None, [base])])
+                base = ".".join(
+                    [*package.split(".")[: len(package.split(".")) - node.level + 1], *filter(None, [base])]
+                )
             # `from pkg import sub` runs pkg's __init__ as well: an edge to the package and to the submodule
             targets = [base, *(f"{base}.{a.name}" for a in node.names if f"{base}.{a.name}" in known)]
         else:
@@ -82,8 +84,12 @@ def test_every_module_has_a_layer() -> None:
 
 
 def test_imports_point_down_the_layers() -> None:
-    wrong = [f"{src} -> {dst}" for src, dsts in graph().items() for dst in dsts
-             if unit(src) != unit(dst) and layer(dst) >= layer(src)]
+    wrong = [
+        f"{src} -> {dst}"
+        for src, dsts in graph().items()
+        for dst in dsts
+        if unit(src) != unit(dst) and layer(dst) >= layer(src)
+    ]
     assert not wrong, "imports that do not point down the layers:\n" + "\n".join(sorted(wrong))
 
 
@@ -96,7 +102,7 @@ def find_cycles(edges: dict[str, set[str]]) -> list[list[str]]:
         state[node] = 1
         for nxt in sorted(edges.get(node, ())):
             if state.get(nxt) == 1:
-                cycles.append([*path[path.index(nxt):], nxt])
+                cycles.append([*path[path.index(nxt) :], nxt])
             elif nxt not in state:
                 visit(nxt, [*path, nxt])
         state[node] = 2
@@ -126,4 +132,8 @@ def test_the_checker_sees_imports_inside_functions(tmp_path: Path) -> None:
     source = tmp_path / "m.py"
     source.write_text("def f():\n    from normbench.sweep import plan\n    import normbench.nn.norms\n")
     known = set(modules())
-    assert imported(source, "normbench.nn.fake", known) == {"normbench.sweep", "normbench.sweep.plan", "normbench.nn.norms"}
+    assert imported(source, "normbench.nn.fake", known) == {
+        "normbench.sweep",
+        "normbench.sweep.plan",
+        "normbench.nn.norms",
+    }

@@ -9,15 +9,16 @@ import sys
 from pathlib import Path
 
 import pytest
-
 import yaml
 
 from normbench.tasks import get_task
 from normbench.training.config import deep_merge
 
-TINY = {"trainer": {"max_steps": 20, "val_check_interval": 10},
-        "data": {"init_args": {"num_sequences": 600, "batch_size": 64, "eval_batch_size": 300}},
-        "bench": {"seeds": [0, 1], "default_variants": ["pre/both", "pre/paper_no_projection"]}}
+TINY = {
+    "trainer": {"max_steps": 20, "val_check_interval": 10},
+    "data": {"init_args": {"num_sequences": 600, "batch_size": 64, "eval_batch_size": 300}},
+    "bench": {"seeds": [0, 1], "default_variants": ["pre/both", "pre/paper_no_projection"]},
+}
 
 
 def tiny_config(tmp_path: Path) -> Path:
@@ -30,8 +31,15 @@ def tiny_config(tmp_path: Path) -> Path:
 
 
 def normbench(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "normbench.cli", *args, f"--runs_dir={tmp_path / 'runs'}",
-           f"--results_dir={tmp_path / 'results'}", *(["--no-progress", "--workers=1"] if args[0] == "sweep" else ["--workers=1"] if args[0] == "bench" else [])]
+    cmd = [
+        sys.executable,
+        "-m",
+        "normbench.cli",
+        *args,
+        f"--runs_dir={tmp_path / 'runs'}",
+        f"--results_dir={tmp_path / 'results'}",
+        *(["--no-progress", "--workers=1"] if args[0] == "sweep" else ["--workers=1"] if args[0] == "bench" else []),
+    ]
     return subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=600)
 
 
@@ -58,13 +66,15 @@ def test_bench_writes_leaderboard_and_resumes(tmp_path: Path) -> None:
         assert v["metrics"]["test_acc@1000"]["mean"] is None  # 20-step runs never reach step 1000
         assert v["provenance"]["git_commits"] and v["provenance"]["world_sizes"] == [1]
         assert v["provenance"]["global_batch_sizes"] == [64]
-    assert board["variants"][0]["norms"] == {"attn": {"component": "both", "affine": False, "eps": 0.0},
-                                             "ffn": {"component": "both", "affine": True, "eps": 0.0}}
+    assert board["variants"][0]["norms"] == {
+        "attn": {"component": "both", "affine": False, "eps": 0.0},
+        "ffn": {"component": "both", "affine": True, "eps": 0.0},
+    }
     verdicts = {c["id"]: c["verdict"] for c in board["claims"]}
     assert verdicts["brody2023.fig3.acc@1000"] == "not run"
     assert verdicts["brody2023.fig2b.query_angle"] in {"reproduced", "direction only", "inconclusive", "not reproduced"}
     for v in board["variants"]:  # decomposition shares at the output, per seed, sum to 1
-        per_seed = zip(*(v["metrics"][f"mu_{t}@out"]["per_seed"] for t in "ihfc"))
+        per_seed = zip(*(v["metrics"][f"mu_{t}@out"]["per_seed"] for t in "ihfc"), strict=False)
         assert all(abs(sum(shares) - 1) < 1e-6 for shares in per_seed)
     for png in ("loss.png", "accuracy.png", "angle.png", "decomposition.png"):
         assert (out / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -74,10 +84,20 @@ def test_bench_writes_leaderboard_and_resumes(tmp_path: Path) -> None:
     records = sorted((tmp_path / "runs").rglob("record.json"))
     assert len(records) == 4
     stamps = [r.stat().st_mtime_ns for r in records]
-    second = normbench(tmp_path, "bench", "majority", "--preset", "quick", "--seeds", "[0, 1]",
-                       "--variants", "[pre/both, pre/paper_no_projection]", "--override",
-                       "[data.init_args.num_sequences=600, data.init_args.batch_size=64, "
-                       "data.init_args.eval_batch_size=300, trainer.max_steps=20, trainer.val_check_interval=10]")
+    second = normbench(
+        tmp_path,
+        "bench",
+        "majority",
+        "--preset",
+        "quick",
+        "--seeds",
+        "[0, 1]",
+        "--variants",
+        "[pre/both, pre/paper_no_projection]",
+        "--override",
+        "[data.init_args.num_sequences=600, data.init_args.batch_size=64, "
+        "data.init_args.eval_batch_size=300, trainer.max_steps=20, trainer.val_check_interval=10]",
+    )
     assert second.returncode == 0, second.stderr[-3000:]
     assert "4 of 4 runs already finished" in second.stderr + second.stdout  # the same runs, found by their config
     assert [r.stat().st_mtime_ns for r in records] == stamps  # nothing retrained
@@ -96,8 +116,20 @@ def test_a_smoke_test_sweep_never_touches_published_runs_or_results(tmp_path: Pa
     assert any("tfevents" in name for name in published_runs)
     assert "leaderboard.json" in published_results
 
-    smoke = normbench(tmp_path, "sweep", "--config", config, "--preset", "quick", "--trainer.max_steps", "5",
-                      "--variants", "pre/both", "--seeds", "0")
+    smoke = normbench(
+        tmp_path,
+        "sweep",
+        "--config",
+        config,
+        "--preset",
+        "quick",
+        "--trainer.max_steps",
+        "5",
+        "--variants",
+        "pre/both",
+        "--seeds",
+        "0",
+    )
     assert smoke.returncode == 0, smoke.stderr[-3000:]
     after = snapshot(runs)
     assert {k: v for k, v in after.items() if k in published_runs} == published_runs  # byte-identical
@@ -110,12 +142,29 @@ def test_a_smoke_test_sweep_never_touches_published_runs_or_results(tmp_path: Pa
     # a different sweep under the same name is refused before anything trains
     clash = normbench(tmp_path, "sweep", "--config", config, "--seeds", "1", "--name", folder.name)
     assert clash.returncode == 2 and clash.stderr.strip().splitlines()[-1].startswith(
-        f"normbench: error: name: {folder}")
+        f"normbench: error: name: {folder}"
+    )
     assert snapshot(runs) == after
 
     # `normbench fit` of a finished configuration leaves it as it is
-    fit = subprocess.run([sys.executable, "-m", "normbench.cli", "fit", "--config", config, "--preset", "quick",
-                          "--variant", "pre/both", f"--runs_dir={runs}"], cwd=tmp_path, capture_output=True,
-                         text=True, timeout=600)
+    fit = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "normbench.cli",
+            "fit",
+            "--config",
+            config,
+            "--preset",
+            "quick",
+            "--variant",
+            "pre/both",
+            f"--runs_dir={runs}",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert fit.returncode == 0 and "already holds a finished run" in fit.stderr
     assert snapshot(runs) == after

@@ -29,8 +29,13 @@ from normbench.cli import main, sweep_parser, usage
 REPO = Path(normbench.__file__).resolve().parents[2]
 PREFIXES = ("python -m nox", "nox", "normbench", ".venv/bin/normbench", "PYTHONPATH=examples normbench")
 # placeholders of the help texts, and what stands in for them
-PLACEHOLDERS = {"<task or file>": "majority", "<task>": "majority", "NAME": "quick", "AXIS=V1,V2":
-                "model.init_args.arch.attn_norm.component=both,scale", "<label>-<hash>": "pre-both-0"}
+PLACEHOLDERS = {
+    "<task or file>": "majority",
+    "<task>": "majority",
+    "NAME": "quick",
+    "AXIS=V1,V2": "model.init_args.arch.attn_norm.component=both,scale",
+    "<label>-<hash>": "pre-both-0",
+}
 
 
 def shell_lines(text: str) -> list[str]:
@@ -56,8 +61,11 @@ def commands_in(lines: list[str]) -> list[str]:
         line = line.split(" && ")[-1].strip()
         words = line.split()
         if line.startswith(PREFIXES) and ("-s" in words or any(w.endswith("normbench") for w in words[:2])):
-            out.append(" ".join(shlex.split(line, comments=True)) if "'" not in line and '"' not in line
-                       else line.split("  #")[0].strip())
+            out.append(
+                " ".join(shlex.split(line, comments=True))
+                if "'" not in line and '"' not in line
+                else line.split("  #")[0].strip()
+            )
     return out
 
 
@@ -77,8 +85,10 @@ def documented() -> list[str]:
     readme = commands_in(shell_lines((REPO / "README.md").read_text(encoding="utf-8")))
     noxfile = commands_in([line.strip() for line in (REPO / "noxfile.py").read_text().split('"""')[1].splitlines()])
     helps = help_commands(usage()) + help_commands(sweep_parser().format_help())
-    commands = [c.replace("<label>-<hash>", PLACEHOLDERS["<label>-<hash>"]).removeprefix("python -m ")
-                for c in readme + noxfile + helps]
+    commands = [
+        c.replace("<label>-<hash>", PLACEHOLDERS["<label>-<hash>"]).removeprefix("python -m ")
+        for c in readme + noxfile + helps
+    ]
     return list(dict.fromkeys(commands))  # `python -m nox ...` and `nox ...` are one command
 
 
@@ -90,8 +100,17 @@ def test_the_documentation_names_every_command() -> None:
     text = " ".join(COMMANDS)
     for word in ("fit", "sweep", "bench", "leaderboard", "compare", "cite", "analyze", "random_grid", "tasks"):
         assert f"normbench {word}" in text, word
-    for session in ("tests", "bench-majority", "bench-lm", "bench-sst2", "bench-matrix", "bench-modern",
-                    "bench-width", "bench-unselectable", "bench-perf"):
+    for session in (
+        "tests",
+        "bench-majority",
+        "bench-lm",
+        "bench-sst2",
+        "bench-matrix",
+        "bench-modern",
+        "bench-width",
+        "bench-unselectable",
+        "bench-perf",
+    ):
         assert f"-s {session}" in text, session
 
 
@@ -144,7 +163,7 @@ def run_nox(command: str, monkeypatch: pytest.MonkeyPatch) -> str:
     ``normbench`` command then runs here as a dry run and each pytest command with ``--collect-only``."""
     words = shlex.split(command)[1:]
     session_name = words[words.index("-s") + 1]
-    posargs = words[words.index("--") + 1:] if "--" in words else []
+    posargs = words[words.index("--") + 1 :] if "--" in words else []
     session = RecordingSession(posargs)
     monkeypatch.setenv("NORMBENCH_NO_INSTALL", "1")
     nox_sessions()[session_name](session)
@@ -156,8 +175,14 @@ def run_nox(command: str, monkeypatch: pytest.MonkeyPatch) -> str:
         else:
             assert args[:2] == ["-m", "pytest"], program
             env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST")}  # not an xdist worker
-            done = subprocess.run([sys.executable, *args, "--collect-only", "-q", "-p", "no:cacheprovider"], cwd=REPO,
-                                  capture_output=True, text=True, timeout=600, env=env)
+            done = subprocess.run(
+                [sys.executable, *args, "--collect-only", "-q", "-p", "no:cacheprovider"],
+                cwd=REPO,
+                capture_output=True,
+                text=True,
+                timeout=600,
+                env=env,
+            )
             assert done.returncode == 0, f"`{command}` exits {done.returncode}: {done.stdout[-1500:]}"
             out += done.stdout
     return out
@@ -166,8 +191,27 @@ def run_nox(command: str, monkeypatch: pytest.MonkeyPatch) -> str:
 def test_nox_itself_runs_a_documented_session_and_the_slow_tests_exist() -> None:
     """One command through nox's own command line: the long tests that `nox -s tests -- -m slow` promises."""
     env = {**os.environ, "NORMBENCH_VENV": sys.prefix, "NORMBENCH_NO_INSTALL": "1"}
-    done = subprocess.run([sys.executable, "-m", "nox", "-s", "tests", "--", "-m", "slow", "--collect-only", "-q",
-                           "-p", "no:cacheprovider"], cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "nox",
+            "-s",
+            "tests",
+            "--",
+            "-m",
+            "slow",
+            "--collect-only",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+        ],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr[-1500:]
     collected = re.search(r"(\d+)/(\d+) tests collected", done.stdout)
     assert collected and int(collected[1]) >= 1, done.stdout[-800:]

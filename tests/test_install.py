@@ -24,27 +24,60 @@ REPO = Path(normbench.__file__).resolve().parents[2]
 
 def test_wheel_install_resolves_tasks_by_name(tmp_path: Path) -> None:
     source = tmp_path / "source"
-    shutil.copytree(REPO, source, ignore=shutil.ignore_patterns(".venv", ".git", "runs", "results", "*.egg-info",
-                                                                 "build", "__pycache__", ".nox", "tests", "benchmarks"))
-    wheel = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
-                            "-w", str(tmp_path / "dist"), str(source)], capture_output=True, text=True, timeout=300)
+    shutil.copytree(
+        REPO,
+        source,
+        ignore=shutil.ignore_patterns(
+            ".venv", ".git", "runs", "results", "*.egg-info", "build", "__pycache__", ".nox", "tests", "benchmarks"
+        ),
+    )
+    wheel = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "-q",
+            "--no-deps",
+            "--no-build-isolation",
+            "-w",
+            str(tmp_path / "dist"),
+            str(source),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert wheel.returncode == 0, wheel.stderr[-3000:]
     (built,) = (tmp_path / "dist").glob("normbench-*.whl")
 
     env_dir = tmp_path / "env"
     venv.create(env_dir, with_pip=True)
     python = env_dir / ("Scripts" if sys.platform == "win32" else "bin") / "python"
-    purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                             capture_output=True, text=True, check=True).stdout.strip()
+    purelib = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     (Path(purelib) / "test-deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    install = subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", str(built)],
-                             capture_output=True, text=True, timeout=300)
+    install = subprocess.run(
+        [str(python), "-m", "pip", "install", "-q", "--no-deps", str(built)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert install.returncode == 0, install.stderr[-3000:]
 
     elsewhere = tmp_path / "work"
     elsewhere.mkdir()
-    where = subprocess.run([str(python), "-c", "import normbench; print(normbench.__file__)"], cwd=elsewhere,
-                           capture_output=True, text=True, check=True).stdout.strip()
+    where = subprocess.run(
+        [str(python), "-c", "import normbench; print(normbench.__file__)"],
+        cwd=elsewhere,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     assert Path(where).is_relative_to(env_dir)  # the wheel's copy, not the checkout
     normbench_cmd = python.with_name("normbench")
     listed = subprocess.run([str(normbench_cmd), "tasks"], cwd=elsewhere, capture_output=True, text=True, timeout=300)
@@ -53,10 +86,31 @@ def test_wheel_install_resolves_tasks_by_name(tmp_path: Path) -> None:
     assert [r[0] for r in rows] == ["lm", "majority", "sst2"]
     assert all(Path(r[1]).is_relative_to(env_dir) and Path(r[1]).is_file() for r in rows)
 
-    sweep = subprocess.run([str(normbench_cmd), "sweep", "--config", "majority", "--preset", "quick",
-                            "--trainer.max_steps", "5", "--data.init_args.num_sequences", "600",
-                            "--variants", "pre/both", "--seeds", "0", "--no-progress", "--workers", "1"],
-                           cwd=elsewhere, capture_output=True, text=True, timeout=600)
+    sweep = subprocess.run(
+        [
+            str(normbench_cmd),
+            "sweep",
+            "--config",
+            "majority",
+            "--preset",
+            "quick",
+            "--trainer.max_steps",
+            "5",
+            "--data.init_args.num_sequences",
+            "600",
+            "--variants",
+            "pre/both",
+            "--seeds",
+            "0",
+            "--no-progress",
+            "--workers",
+            "1",
+        ],
+        cwd=elsewhere,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert sweep.returncode == 0, sweep.stderr[-3000:]
     (board,) = (elsewhere / "results" / "majority").glob("*/leaderboard.json")  # a smoke test: a named subfolder
     assert [v["final_step"] for v in json.loads(board.read_text())["variants"]] == [5]

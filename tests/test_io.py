@@ -41,8 +41,11 @@ def test_an_output_folder_is_checked_writable_without_creating_it(tmp_path: Path
     check_writable(tmp_path / "a" / "b", "runs_dir")  # created later, under a writable folder
     assert not (tmp_path / "a").exists()
     (tmp_path / "file").write_text("")
-    with pytest.raises(ValueError, match=f"results_dir: '{tmp_path / 'file' / 'x'}' cannot be a folder: "
-                                         f"{tmp_path / 'file'} is a file; choose another results_dir"):
+    with pytest.raises(
+        ValueError,
+        match=f"results_dir: '{tmp_path / 'file' / 'x'}' cannot be a folder: "
+        f"{tmp_path / 'file'} is a file; choose another results_dir",
+    ):
         check_writable(tmp_path / "file" / "x", "results_dir")
     monkeypatch.setattr(os, "access", lambda path, mode: False)  # a read-only folder (root may write anywhere)
     with pytest.raises(ValueError, match=f"runs_dir: {tmp_path} is not writable; make it writable or choose another"):

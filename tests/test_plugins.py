@@ -92,8 +92,9 @@ def install_plugin(root: Path) -> dict[str, str]:
 
 
 def normbench(env: dict[str, str], cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "normbench", *args], env=env, cwd=cwd, capture_output=True,
-                          text=True, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "normbench", *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=600
+    )
 
 
 def test_a_plugin_task_and_norm_register_and_train(tmp_path: Path) -> None:
@@ -102,9 +103,19 @@ def test_a_plugin_task_and_norm_register_and_train(tmp_path: Path) -> None:
     assert listed.returncode == 0, listed.stderr[-2000:]
     assert [line.split("\t")[0] for line in listed.stdout.splitlines()] == ["lm", "majority", "sst2", "tinytask"]
 
-    fit = normbench(env, tmp_path, "fit", "--config", "tinytask", "--preset", "quick",
-                    "--model.arch.attn_norm.component", "half_rms", "--trainer.enable_progress_bar=false",
-                    f"--runs_dir={tmp_path / 'runs'}")
+    fit = normbench(
+        env,
+        tmp_path,
+        "fit",
+        "--config",
+        "tinytask",
+        "--preset",
+        "quick",
+        "--model.arch.attn_norm.component",
+        "half_rms",
+        "--trainer.enable_progress_bar=false",
+        f"--runs_dir={tmp_path / 'runs'}",
+    )
     assert fit.returncode == 0, fit.stderr[-3000:]
     (record_path,) = (tmp_path / "runs" / "tinytask").rglob("record.json")
     record = json.loads(record_path.read_text())
@@ -115,8 +126,16 @@ def test_a_plugin_task_and_norm_register_and_train(tmp_path: Path) -> None:
 
 def test_an_unknown_component_is_one_line_naming_the_plugins(tmp_path: Path) -> None:
     env = install_plugin(tmp_path / "site")
-    bad = normbench(env, tmp_path, "fit", "--config", "majority", "--model.arch.attn_norm.component", "layer",
-                    f"--runs_dir={tmp_path / 'runs'}")
+    bad = normbench(
+        env,
+        tmp_path,
+        "fit",
+        "--config",
+        "majority",
+        "--model.arch.attn_norm.component",
+        "layer",
+        f"--runs_dir={tmp_path / 'runs'}",
+    )
     assert bad.returncode == 2
     last = bad.stderr.strip().splitlines()[-1]
     assert last.startswith("normbench: error:") and "'layer' is not allowed" in last and "half_rms" in last
@@ -125,35 +144,74 @@ def test_an_unknown_component_is_one_line_naming_the_plugins(tmp_path: Path) -> 
 
 def test_a_module_class_entry_point_is_a_component(tmp_path: Path) -> None:
     env = install_plugin(tmp_path / "site")
-    fit = normbench(env, tmp_path, "fit", "--config", "tinytask", "--preset", "quick",
-                    "--model.arch.ffn_norm.component", "halve", "--model.arch.ffn_norm.options", "{factor: 0.25}",
-                    "--trainer.enable_progress_bar=false", f"--runs_dir={tmp_path / 'runs'}")
+    fit = normbench(
+        env,
+        tmp_path,
+        "fit",
+        "--config",
+        "tinytask",
+        "--preset",
+        "quick",
+        "--model.arch.ffn_norm.component",
+        "halve",
+        "--model.arch.ffn_norm.options",
+        "{factor: 0.25}",
+        "--trainer.enable_progress_bar=false",
+        f"--runs_dir={tmp_path / 'runs'}",
+    )
     assert fit.returncode == 0, fit.stderr[-3000:]
     (record_path,) = (tmp_path / "runs" / "tinytask").rglob("record.json")
     norms = json.loads(record_path.read_text())["norms"]
     assert norms["ffn_norm"] == {"component": "halve", "affine": True, "eps": 0.0, "options": {"factor": 0.25}}
 
 
-@pytest.mark.parametrize(("component", "options", "message"), [
-    ("nosuchpackage.norms:MyNorm", None,
-     "model.arch.attn_norm.component: cannot import 'nosuchpackage.norms:MyNorm' (ModuleNotFoundError"),
-    ("pnorm_example:NoSuchNorm", None, "cannot import 'pnorm_example:NoSuchNorm' (AttributeError"),
-    ("math:sqrt", None, "'math:sqrt' is builtin_function_or_method"),
-    ("pnorm_example:PNorm", "{q: 3}", "pnorm_example:PNorm must accept (d, **options) with options {'q': 3}: "
-                                      "got an unexpected keyword argument 'q'"),
-    ("pnorm_example:PNorm", "{p: 0}", "model.arch.attn_norm.component: pnorm_example:PNorm(d=8, **{'p': 0}) failed: "
-                                      "ValueError: options.p: must be >= 1, got 0"),
-    ("broken_norm:Norm", None, "cannot import 'broken_norm:Norm' (RuntimeError: this plug-in fails on import)"),
-])
-def test_a_bad_import_path_or_signature_is_one_line_exit_2(tmp_path: Path, component: str, options: str | None,
-                                                            message: str, monkeypatch: pytest.MonkeyPatch,
-                                                            normbench_in_process) -> None:  # noqa: ANN001
+@pytest.mark.parametrize(
+    ("component", "options", "message"),
+    [
+        (
+            "nosuchpackage.norms:MyNorm",
+            None,
+            "model.arch.attn_norm.component: cannot import 'nosuchpackage.norms:MyNorm' (ModuleNotFoundError",
+        ),
+        ("pnorm_example:NoSuchNorm", None, "cannot import 'pnorm_example:NoSuchNorm' (AttributeError"),
+        ("math:sqrt", None, "'math:sqrt' is builtin_function_or_method"),
+        (
+            "pnorm_example:PNorm",
+            "{q: 3}",
+            "pnorm_example:PNorm must accept (d, **options) with options {'q': 3}: "
+            "got an unexpected keyword argument 'q'",
+        ),
+        (
+            "pnorm_example:PNorm",
+            "{p: 0}",
+            "model.arch.attn_norm.component: pnorm_example:PNorm(d=8, **{'p': 0}) failed: "
+            "ValueError: options.p: must be >= 1, got 0",
+        ),
+        ("broken_norm:Norm", None, "cannot import 'broken_norm:Norm' (RuntimeError: this plug-in fails on import)"),
+    ],
+)
+def test_a_bad_import_path_or_signature_is_one_line_exit_2(
+    tmp_path: Path,
+    component: str,
+    options: str | None,
+    message: str,
+    monkeypatch: pytest.MonkeyPatch,
+    normbench_in_process,
+) -> None:  # noqa: ANN001
     (tmp_path / "broken_norm.py").write_text("raise RuntimeError('this plug-in fails\\non import')\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.syspath_prepend(str(EXAMPLES))
     args = ["--model.arch.attn_norm.options", options] if options else []
-    bad = normbench_in_process("fit", "--config", "majority", "--model.arch.attn_norm.component", component,
-                               *args, f"--runs_dir={tmp_path / 'runs'}", cwd=tmp_path)
+    bad = normbench_in_process(
+        "fit",
+        "--config",
+        "majority",
+        "--model.arch.attn_norm.component",
+        component,
+        *args,
+        f"--runs_dir={tmp_path / 'runs'}",
+        cwd=tmp_path,
+    )
     assert bad.returncode == 2
     errors = [line for line in bad.stderr.splitlines() if "rror" in line]
     assert len(errors) == 1 and errors[0].startswith("normbench: error:") and message in errors[0], bad.stderr[-2000:]
@@ -165,12 +223,29 @@ def test_the_example_norm_is_benched_beside_layer_norm(tmp_path: Path) -> None:
     """examples/pnorm_example.py by import path through a sweep, its leaderboard and the class-key analyses
     (the decomposition's refusal is tested in tests/reporting/test_decomposition.py)."""
     env = {**os.environ, "PYTHONPATH": str(EXAMPLES)}
-    sweep = normbench(env, tmp_path, "sweep", "--config", "majority", "--preset", "modern", "--seeds", "0",
-                      "--grid", "model.init_args.arch.attn_norm.component=both,pnorm_example:PNorm",
-                      "--trainer.max_steps=6", "--trainer.val_check_interval=3", "--data.init_args.num_sequences=600",
-                      "--data.init_args.batch_size=64", "--data.init_args.eval_batch_size=200", "--workers=1",
-                      "--no-progress", f"--runs_dir={tmp_path / 'runs'}", f"--results_dir={tmp_path / 'results'}",
-                      "--name=pnorm")
+    sweep = normbench(
+        env,
+        tmp_path,
+        "sweep",
+        "--config",
+        "majority",
+        "--preset",
+        "modern",
+        "--seeds",
+        "0",
+        "--grid",
+        "model.init_args.arch.attn_norm.component=both,pnorm_example:PNorm",
+        "--trainer.max_steps=6",
+        "--trainer.val_check_interval=3",
+        "--data.init_args.num_sequences=600",
+        "--data.init_args.batch_size=64",
+        "--data.init_args.eval_batch_size=200",
+        "--workers=1",
+        "--no-progress",
+        f"--runs_dir={tmp_path / 'runs'}",
+        f"--results_dir={tmp_path / 'results'}",
+        "--name=pnorm",
+    )
     assert sweep.returncode == 0, sweep.stderr[-3000:]
     board = json.loads((tmp_path / "results" / "majority" / "pnorm" / "leaderboard.json").read_text())
     rows = {v["name"]: v for v in board["variants"]}

@@ -26,7 +26,9 @@ def published_boards() -> list[Path]:
         paths = [ROOT / line for line in listed.stdout.splitlines() if line.endswith("leaderboard.json")]
     except (OSError, subprocess.CalledProcessError):  # not a git checkout: every board on disk
         paths = list((ROOT / "results").rglob("leaderboard.json"))
-    return sorted(p for p in paths if json.loads(p.read_text()).get("variants") and json.loads(p.read_text()).get("preset"))
+    return sorted(
+        p for p in paths if json.loads(p.read_text()).get("variants") and json.loads(p.read_text()).get("preset")
+    )
 
 
 BOARDS = published_boards()
@@ -44,8 +46,9 @@ def test_published_runs_keep_their_config_hash(path: Path, tmp_path: Path) -> No
         assert all(planned[name] != digest for name, digest in published.items()), "superseded, yet unchanged"
         return
     # the configs declared superseded (by hash) may stand until rebuilt; every other one is today's
-    assert {name: planned[name] for name, digest in published.items() if digest not in (superseded or ())} == \
-        {name: digest for name, digest in published.items() if digest not in (superseded or ())}
+    assert {name: planned[name] for name, digest in published.items() if digest not in (superseded or ())} == {
+        name: digest for name, digest in published.items() if digest not in (superseded or ())
+    }
     assert not set(planned.values()) & set(superseded or ()), "a config declared superseded is still planned"
 
 
@@ -60,8 +63,14 @@ def test_the_full_protocol_passes_through_paper_1000_seed_by_seed() -> None:
     if not full.is_file():
         pytest.skip("results/majority/paper/ is not published yet (nox -s bench-majority -- --preset paper)")
     boards = [json.loads(p.read_text(encoding="utf-8")) for p in (full, short)]
-    values = [{(v["name"], seed): x for v in b["variants"]
-               for seed, x in zip(v["seeds"], v["metrics"]["test_acc@1000"]["per_seed"])} for b in boards]
+    values = [
+        {
+            (v["name"], seed): x
+            for v in b["variants"]
+            for seed, x in zip(v["seeds"], v["metrics"]["test_acc@1000"]["per_seed"], strict=False)
+        }
+        for b in boards
+    ]
     shared = sorted(set(values[0]) & set(values[1]))
     assert shared, "the two boards share no (variant, seed)"
     for key in shared:
@@ -72,10 +81,14 @@ def test_the_tuned_dyt_is_the_alpha0_its_grid_chose(tmp_path: Path) -> None:
     """pre/dyt_tuned (results/lm/dyt-tuned/) is the run of the alpha0 that results/lm/dyt-alpha/ chose: the same
     config hash as that grid point, so the value written in tasks/lm.yaml cannot drift from the board's choice."""
     board = ROOT / "results" / "lm" / "dyt-alpha" / "leaderboard.json"
-    groups = (json.loads(board.read_text(encoding="utf-8")).get("choice") or {}).get("groups") if board.is_file() else None
+    groups = (
+        (json.loads(board.read_text(encoding="utf-8")).get("choice") or {}).get("groups") if board.is_file() else None
+    )
     chosen = [g["chosen_variant"] for g in groups or [] if g.get("base") == "pre/dyt" and g.get("chosen_variant")]
     if not chosen:
         pytest.skip("results/lm/dyt-alpha/ has chosen no alpha0 yet (nox -s bench-lm -- --preset dyt-alpha)")
     _, grid = plan_runs("lm", "dyt-alpha", seeds=[0], runs_dir=str(tmp_path))
     _, tuned = plan_runs("lm", "dyt-tuned", seeds=[0], runs_dir=str(tmp_path))
-    assert {r.variant: r.config_hash for r in grid}[chosen[0]] == {r.variant: r.config_hash for r in tuned}["pre/dyt_tuned"]
+    assert {r.variant: r.config_hash for r in grid}[chosen[0]] == {r.variant: r.config_hash for r in tuned}[
+        "pre/dyt_tuned"
+    ]

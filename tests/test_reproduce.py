@@ -22,11 +22,28 @@ def test_a_majority_bench_run_reproduces_the_committed_leaderboard(tmp_path: Pat
     platform that trained the published run, within the declared tolerances on any other."""
     published = json.loads((REPO / "results" / "majority" / "leaderboard.json").read_text())
     (want,) = [v for v in published["variants"] if v["name"] == "pre/both"]
-    cmd = [sys.executable, "-m", "normbench", "sweep", "--config", "majority", "--variants", "pre/both", "--seeds", "0",
-           "--workers", "1", "--no-progress", "--name", "reproduced", f"--runs_dir={tmp_path / 'runs'}",
-           f"--results_dir={tmp_path / 'results'}"]
-    done = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=3600,
-                          env={**os.environ, "OMP_NUM_THREADS": "1"})  # the published runs used one thread each
+    cmd = [
+        sys.executable,
+        "-m",
+        "normbench",
+        "sweep",
+        "--config",
+        "majority",
+        "--variants",
+        "pre/both",
+        "--seeds",
+        "0",
+        "--workers",
+        "1",
+        "--no-progress",
+        "--name",
+        "reproduced",
+        f"--runs_dir={tmp_path / 'runs'}",
+        f"--results_dir={tmp_path / 'results'}",
+    ]
+    done = subprocess.run(
+        cmd, cwd=tmp_path, capture_output=True, text=True, timeout=3600, env={**os.environ, "OMP_NUM_THREADS": "1"}
+    )  # the published runs used one thread each
     assert done.returncode == 0, done.stderr[-2000:]
     board = json.loads((tmp_path / "results" / "majority" / "reproduced" / "leaderboard.json").read_text())
     (got,) = board["variants"]
@@ -35,8 +52,9 @@ def test_a_majority_bench_run_reproduces_the_committed_leaderboard(tmp_path: Pat
     run = json.loads(record.read_text())["provenance"]
     # the published variant names the platform of each of its runs (older boards name none: tolerance)
     platforms = want["provenance"].get("platforms") or []
-    bitwise = len(platforms) == 1 and same_platform(run, {"torch": want["provenance"]["torch"][0],
-                                                          "platform": platforms[0]})
+    bitwise = len(platforms) == 1 and same_platform(
+        run, {"torch": want["provenance"]["torch"][0], "platform": platforms[0]}
+    )
     seed = want["seeds"].index(0)
     expected = {metric: agg["per_seed"][seed] for metric, agg in want["metrics"].items()}
     actual = {metric: got["metrics"][metric]["per_seed"][0] for metric in expected}

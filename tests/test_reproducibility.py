@@ -12,11 +12,20 @@ from pathlib import Path
 import pytest
 
 import normbench
-from normbench.training.reproducibility import (COUNTED, TOLERANCES, agrees, chaotic, mismatches, platform_info, platform_key,
-                                       same_platform, tolerance)
 from normbench.tasks import task_names
 from normbench.training.config import load_config
 from normbench.training.records import provenance
+from normbench.training.reproducibility import (
+    COUNTED,
+    TOLERANCES,
+    agrees,
+    chaotic,
+    mismatches,
+    platform_info,
+    platform_key,
+    same_platform,
+    tolerance,
+)
 
 RESULTS = Path(normbench.__file__).resolve().parents[2] / "results"
 
@@ -44,8 +53,9 @@ def test_each_metric_has_a_tolerance_and_the_examples_hold() -> None:
     assert tolerance("train/loss_step") == tolerance("final_train_loss")
     assert agrees("val_acc", None, None, bitwise=False) and not agrees("val_acc", None, 0.5, bitwise=False)
     assert agrees("x", math.nan, math.nan, bitwise=True) and not agrees("x", 1.0, 1.0 + 1e-16 * 4, bitwise=True)
-    assert mismatches({"val_acc": 0.5}, {"val_acc": 0.5002}, bitwise=False) == \
-        ["val_acc: 0.5 vs 0.5002 (expected within 0.0001 absolute)"]
+    assert mismatches({"val_acc": 0.5}, {"val_acc": 0.5002}, bitwise=False) == [
+        "val_acc: 0.5 vs 0.5002 (expected within 0.0001 absolute)"
+    ]
 
 
 def published_spreads() -> list[tuple[str, str, str, float, float, float]]:
@@ -62,8 +72,9 @@ def published_spreads() -> list[tuple[str, str, str, float, float, float]]:
                     continue
                 mean, std = statistics.fmean(seeds), statistics.stdev(seeds)
                 tol = tolerance(metric)
-                out.append((str(board.relative_to(RESULTS)), variant["name"], metric, mean, std,
-                            tol.abs + tol.rel * abs(mean)))
+                out.append(
+                    (str(board.relative_to(RESULTS)), variant["name"], metric, mean, std, tol.abs + tol.rel * abs(mean))
+                )
     return out
 
 

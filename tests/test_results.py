@@ -109,13 +109,27 @@ def test_leaderboards_lists_own_benches_and_presets() -> None:
 
 
 def test_status_and_flags_come_from_the_seed(tmp_path: Path) -> None:
-    b = {"task": "toy", "preset": "quick", "generated_at": "2026-01-01T00:00:00Z",
-         "provenance": {"git_commit": "abc", "dirty": True},
-         "metrics": {"acc": {}, "loss": {}},
-         "variants": [{"name": "pre/x", "seeds": [3, 7], "status": "mixed",
-                       "run_status": {"3": "done", "7": "diverged"}, "flagged": {"7": "diverged at step 40"},
-                       "metrics": {"acc": {"per_seed": [0.5, None]}, "loss": {"per_seed": [1.0, 2.0]},
-                                   "extra": {"per_seed": [9.0, 8.0]}}}]}
+    b = {
+        "task": "toy",
+        "preset": "quick",
+        "generated_at": "2026-01-01T00:00:00Z",
+        "provenance": {"git_commit": "abc", "dirty": True},
+        "metrics": {"acc": {}, "loss": {}},
+        "variants": [
+            {
+                "name": "pre/x",
+                "seeds": [3, 7],
+                "status": "mixed",
+                "run_status": {"3": "done", "7": "diverged"},
+                "flagged": {"7": "diverged at step 40"},
+                "metrics": {
+                    "acc": {"per_seed": [0.5, None]},
+                    "loss": {"per_seed": [1.0, 2.0]},
+                    "extra": {"per_seed": [9.0, 8.0]},
+                },
+            }
+        ],
+    }
     (tmp_path / "leaderboard.json").write_text(json.dumps(b))
     df = results.load(tmp_path)
     assert df["seed"].tolist() == [3, 7]
@@ -185,12 +199,16 @@ def test_compare_on_a_sub_leaderboard() -> None:
     assert cmp.loc["final_val_loss", "mean_b"] == pytest.approx(want[1], rel=1e-12)
 
 
-@pytest.mark.parametrize(("task", "name", "a", "b"), [
-    ("majority", None, "pre/both", "pre/scale"),
-    ("lm", "modern", "pre/both", "pre/dyt"),  # the modern preset measures no decomposition: mu_* are empty
-])
-def test_format_comparison_states_the_direction_and_lists_every_metric(task: str, name: str | None, a: str,
-                                                                       b: str) -> None:
+@pytest.mark.parametrize(
+    ("task", "name", "a", "b"),
+    [
+        ("majority", None, "pre/both", "pre/scale"),
+        ("lm", "modern", "pre/both", "pre/dyt"),  # the modern preset measures no decomposition: mu_* are empty
+    ],
+)
+def test_format_comparison_states_the_direction_and_lists_every_metric(
+    task: str, name: str | None, a: str, b: str
+) -> None:
     cmp = results.compare(task, a, b, name=name, results_dir=RESULTS)
     lines = results.format_comparison(cmp, a, b).splitlines()
     assert "b - a" in lines[0] and f"a = {a}" in lines[0] and f"b = {b}" in lines[0]
@@ -242,8 +260,9 @@ def test_unknown_metric_lists_the_metrics() -> None:
     assert msg.startswith("metrics:") and "test_acc@1000" in msg
 
 
-@pytest.mark.parametrize("content", ['{"task": "x", "rows": []}', "[1, 2]", "not json {",
-                                     '{"variants": [{"seeds": [0]}]}'])
+@pytest.mark.parametrize(
+    "content", ['{"task": "x", "rows": []}', "[1, 2]", "not json {", '{"variants": [{"seeds": [0]}]}']
+)
 def test_a_file_that_is_not_a_leaderboard(tmp_path: Path, content: str) -> None:
     path = tmp_path / "leaderboard.json"
     path.write_text(content)

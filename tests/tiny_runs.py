@@ -10,9 +10,11 @@ import yaml
 from normbench.tasks import get_task
 from normbench.training.config import deep_merge
 
-TINY = {"trainer": {"max_steps": 6, "val_check_interval": 3, "enable_model_summary": False},
-        "data": {"init_args": {"num_sequences": 600, "batch_size": 64, "eval_batch_size": 300}},
-        "bench": {"seeds": [0], "default_variants": ["pre/both"]}}
+TINY = {
+    "trainer": {"max_steps": 6, "val_check_interval": 3, "enable_model_summary": False},
+    "data": {"init_args": {"num_sequences": 600, "batch_size": 64, "eval_batch_size": 300}},
+    "bench": {"seeds": [0], "default_variants": ["pre/both"]},
+}
 
 
 def tiny_config(folder: Path, seeds: list[int] | None = None) -> Path:
@@ -28,8 +30,15 @@ def tiny_config(folder: Path, seeds: list[int] | None = None) -> Path:
 
 def sweep_args(config: Path, root: Path) -> list[str]:
     """``normbench sweep`` arguments of the tiny sweep, its runs and results under ``root``, in this process."""
-    return ["sweep", "--config", str(config), "--workers=1", "--no-progress", f"--runs_dir={root / 'runs'}",
-            f"--results_dir={root / 'results'}"]
+    return [
+        "sweep",
+        "--config",
+        str(config),
+        "--workers=1",
+        "--no-progress",
+        f"--runs_dir={root / 'runs'}",
+        f"--results_dir={root / 'results'}",
+    ]
 
 
 def copy_of(trained: Path, root: Path) -> tuple[Path, Path]:

@@ -39,8 +39,16 @@ from lightning.fabric.utilities.exceptions import MisconfigurationException
 from normbench import results
 from normbench.errors import one_line
 from normbench.io import VERBOSE_ENV, quiet_third_party
-from normbench.reporting.pipeline import (SweepFailed, bench, decompose, geometry, leaderboard, random_grid, rejudge,
-                                         run_sweep)
+from normbench.reporting.pipeline import (
+    SweepFailed,
+    bench,
+    decompose,
+    geometry,
+    leaderboard,
+    random_grid,
+    rejudge,
+    run_sweep,
+)
 from normbench.sweep.plan import parse_names
 from normbench.tasks import get_task, task_names
 from normbench.training.cli import NormbenchCLI, train
@@ -58,32 +66,57 @@ def tasks() -> None:
 def sweep_parser() -> argparse.ArgumentParser:
     """Options of ``normbench sweep``; every other ``--section.key value`` is a config override for all runs."""
     p = argparse.ArgumentParser(
-        prog="normbench sweep", exit_on_error=False, allow_abbrev=False,
+        prog="normbench sweep",
+        exit_on_error=False,
+        allow_abbrev=False,
         description="Train a config's variant x grid x seed runs (finished runs are skipped, interrupted ones "
         "resume from their last checkpoint) and write the leaderboard. Any other --section.key VALUE "
-        "(e.g. --trainer.max_steps 100, --trainer.strategy ddp --trainer.devices 4) applies to every run.")
+        "(e.g. --trainer.max_steps 100, --trainer.strategy ddp --trainer.devices 4) applies to every run.",
+    )
     p.add_argument("--config", help="a registered task's name (e.g. majority) or a task config file")
     p.add_argument("--preset", help="preset of the config (e.g. quick, paper; default: its default_preset)")
-    p.add_argument("--grid", action="append", metavar="AXIS=V1,V2", help="a grid axis, e.g. "
-                   "model.arch.attn_norm.component=both,project,scale,none (repeat for more axes)")
+    p.add_argument(
+        "--grid",
+        action="append",
+        metavar="AXIS=V1,V2",
+        help="a grid axis, e.g. model.arch.attn_norm.component=both,project,scale,none (repeat for more axes)",
+    )
     p.add_argument("--seeds", help="e.g. 0-9 or 0,3,5 (default: the config's bench.seeds)")
-    p.add_argument("--variants", help="named variants of the config, a,b or '[a, b]' (default: bench.default_variants, else all)")
-    p.add_argument("--workers", type=int, help="concurrent runs on the CPU, threads split between them (default: one "
-                   "per available CPU core; with --gpus one per GPU group; with --vectorize 1)")
+    p.add_argument(
+        "--variants", help="named variants of the config, a,b or '[a, b]' (default: bench.default_variants, else all)"
+    )
+    p.add_argument(
+        "--workers",
+        type=int,
+        help="concurrent runs on the CPU, threads split between them (default: one "
+        "per available CPU core; with --gpus one per GPU group; with --vectorize 1)",
+    )
     p.add_argument("--gpus", help="comma-separated GPU ids: one concurrent run per GPU (or per --gpus_per_run)")
     p.add_argument("--gpus_per_run", type=int, default=1, help="GPUs given to each run (for DDP inside a run)")
     p.add_argument("--shard", help="I/N: run every N-th planned run from the I-th (job arrays); writes no leaderboard")
-    p.add_argument("--vectorize", default="1", metavar="K", help="train K seeds of a variant as one stacked model, "
-                   "--workers (or one per GPU of --gpus) stacks at a time; auto: K and the stacks per GPU from the "
-                   "devices' memory and the model (the plan is printed with --dry_run)")
+    p.add_argument(
+        "--vectorize",
+        default="1",
+        metavar="K",
+        help="train K seeds of a variant as one stacked model, "
+        "--workers (or one per GPU of --gpus) stacks at a time; auto: K and the stacks per GPU from the "
+        "devices' memory and the model (the plan is printed with --dry_run)",
+    )
     p.add_argument("--runs_dir", default="runs", help="root of logs, checkpoints and run records")
     p.add_argument("--results_dir", default="results", help="leaderboards go to RESULTS_DIR/<task>/[NAME]")
-    p.add_argument("--name", help="leaderboard subfolder (default: none for the task's own bench, the preset's "
-                   "name when only the preset differs, else <preset>-<hash of what differs>)")
+    p.add_argument(
+        "--name",
+        help="leaderboard subfolder (default: none for the task's own bench, the preset's "
+        "name when only the preset differs, else <preset>-<hash of what differs>)",
+    )
     p.add_argument("--leaderboard", action=argparse.BooleanOptionalAction, default=True, help="write the leaderboard")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True, help="progress bars")
-    p.add_argument("--force", action="store_true", help="replace the published leaderboard even when this sweep "
-                   "lacks some of its finished runs or settings (refused by default, before anything trains)")
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="replace the published leaderboard even when this sweep "
+        "lacks some of its finished runs or settings (refused by default, before anything trains)",
+    )
     return p
 
 
@@ -112,13 +145,31 @@ def sweep(argv: list[str], dry_run: bool = False) -> None:
         raise ValueError("compile: stacked seeds train uncompiled; drop --compile or use --vectorize 1")
     if vectorize != 1 and opts.gpus_per_run != 1:
         raise ValueError("gpus_per_run: a stack of seeds trains on one GPU; drop --gpus_per_run with --vectorize")
-    run_sweep(opts.config, opts.preset, opts.grid, opts.seeds, parse_names(opts.variants, "variants"),
-              opts.workers, gpus, opts.gpus_per_run, opts.shard, vectorize, rest, opts.runs_dir,
-              opts.results_dir, opts.name, opts.leaderboard, opts.progress, dry_run=dry_run, force=opts.force)
+    run_sweep(
+        opts.config,
+        opts.preset,
+        opts.grid,
+        opts.seeds,
+        parse_names(opts.variants, "variants"),
+        opts.workers,
+        gpus,
+        opts.gpus_per_run,
+        opts.shard,
+        vectorize,
+        rest,
+        opts.runs_dir,
+        opts.results_dir,
+        opts.name,
+        opts.leaderboard,
+        opts.progress,
+        dry_run=dry_run,
+        force=opts.force,
+    )
 
 
-def compare(task: str, a: str, b: str, name: str | None = None, results_dir: str = "results",
-            metrics: list[str] | None = None) -> None:
+def compare(
+    task: str, a: str, b: str, name: str | None = None, results_dir: str = "results", metrics: list[str] | None = None
+) -> None:
     """Two variants of a leaderboard side by side: each metric's mean ± std over seeds, the difference b - a,
     its 95% Welch interval and p-value (e.g. `normbench compare majority pre/both pre/scale`).
 
@@ -158,9 +209,16 @@ COMMANDS: dict[str, str] = {
     "random_grid": "Figure 1c/1d: unselectable keys among random keys, raw and after LayerNorm",
     "tasks": "list the registered tasks and their config files",
 }
-FUNCTIONS: dict[str, Any] = {"bench": bench, "leaderboard": leaderboard, "rejudge": rejudge, "compare": compare, "cite": cite,
-                             "random_grid": random_grid, "tasks": tasks,
-                             "analyze": {"decompose": decompose, "geometry": geometry}}
+FUNCTIONS: dict[str, Any] = {
+    "bench": bench,
+    "leaderboard": leaderboard,
+    "rejudge": rejudge,
+    "compare": compare,
+    "cite": cite,
+    "random_grid": random_grid,
+    "tasks": tasks,
+    "analyze": {"decompose": decompose, "geometry": geometry},
+}
 BARE_FLAGS = ("--force",)  # boolean options also given bare, as `normbench sweep` takes them
 DRY_RUN = "--dry_run"
 VERBOSE = "--verbose"
@@ -170,27 +228,39 @@ READ_ONLY = ("compare", "cite", "tasks")  # they write nothing: a dry run runs t
 
 def usage() -> str:
     width = max(map(len, COMMANDS))
-    lines = ["usage: normbench <command> [options]   (`normbench <command> --help` for its options)", "",
-             "normbench: normalization ablations in Transformers.", "", "commands:"]
+    lines = [
+        "usage: normbench <command> [options]   (`normbench <command> --help` for its options)",
+        "",
+        "normbench: normalization ablations in Transformers.",
+        "",
+        "commands:",
+    ]
     lines += [f"  {name:<{width}}  {text}" for name, text in COMMANDS.items()]
-    lines += ["", f"Any command takes {DRY_RUN} (or {DRY_RUN_ENV}=1 in the environment): check the arguments (and plan",
-              "a sweep's runs), train and write nothing; compare, cite and tasks, which write nothing, run.",
-              f"Any command takes {VERBOSE} (or {VERBOSE_ENV}=1): Lightning's device banners and tips as well.",
-              "Bad input ends with one line `normbench: error: <field>: <what is allowed>` and exit status 2."]
+    lines += [
+        "",
+        f"Any command takes {DRY_RUN} (or {DRY_RUN_ENV}=1 in the environment): check the arguments (and plan",
+        "a sweep's runs), train and write nothing; compare, cite and tasks, which write nothing, run.",
+        f"Any command takes {VERBOSE} (or {VERBOSE_ENV}=1): Lightning's device banners and tips as well.",
+        "Bad input ends with one line `normbench: error: <field>: <what is allowed>` and exit status 2.",
+    ]
     return "\n".join(lines)
 
 
 def bare_flags(argv: list[str]) -> list[str]:
     """``--force`` alone (last, or before another option) as ``--force=true``, for the function commands."""
-    return [f"{a}=true" if a in BARE_FLAGS and (i + 1 == len(argv) or argv[i + 1].startswith("-")) else a
-            for i, a in enumerate(argv)]
+    return [
+        f"{a}=true" if a in BARE_FLAGS and (i + 1 == len(argv) or argv[i + 1].startswith("-")) else a
+        for i, a in enumerate(argv)
+    ]
 
 
 def dry_fit(args: list[str]) -> None:
     """``normbench fit ... --dry_run``: parse and build the run (model, data module, trainer), print where it goes."""
     cli = NormbenchCLI(args=preset_args(args))
-    print(f"normbench: dry run: {cli.recorder.meta['variant']} seed {cli.recorder.meta['seed']} -> {cli.run_dir} "
-          f"(config {cli.config_hash})")
+    print(
+        f"normbench: dry run: {cli.recorder.meta['variant']} seed {cli.recorder.meta['seed']} -> {cli.run_dir} "
+        f"(config {cli.config_hash})"
+    )
 
 
 def main(argv: list[str] | None = None) -> None:

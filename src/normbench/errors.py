@@ -58,8 +58,11 @@ def one_line(message: str) -> str:
         params = init_parameters(cls) if cls else None
         first = arg.split(".")[0]
         named = params is not None and first not in params  # else a deeper part is the unknown one
-        line = (f"{field}.init_args.{arg}: not an option" + (f" of {owner['cls']}" if named else "")
-                + " (`--print_config` lists the options)")
+        line = (
+            f"{field}.init_args.{arg}: not an option"
+            + (f" of {owner['cls']}" if named else "")
+            + " (`--print_config` lists the options)"
+        )
         if named and first in arch_fields(cls):  # an architecture field given to the model itself
             line += f"; the architecture's options are under {field}.init_args.arch: --{field}.init_args.arch.{arg}"
         return line
@@ -67,8 +70,11 @@ def one_line(message: str) -> str:
         nested = ".".join(keys[1:])
         where = f"{keys[0]}.init_args.{nested}" if owner and nested else field
         return f"{where}: expected {m['type']}, got {m['got'].strip()!r}"
-    errors = [ln.strip()[2:] for ln in message.splitlines()
-              if ln.strip().startswith("- ") and "NoneType" not in ln and "Problem with given class_path" not in ln]
+    errors = [
+        ln.strip()[2:]
+        for ln in message.splitlines()
+        if ln.strip().startswith("- ") and "NoneType" not in ln and "Problem with given class_path" not in ln
+    ]
     if errors:
         return errors[0] if not field or errors[0].startswith(field.split(".")[0]) else f"{field}: {errors[0]}"
     lines = [ln.strip() for ln in message.splitlines() if ln.strip()]

@@ -111,8 +111,11 @@ def check_writable(path: str | os.PathLike, field: str) -> None:
 
 VERBOSE_ENV = "NORMBENCH_VERBOSE"
 # Lightning's info lines (devices, seed, tips, "`Trainer.fit` stopped") go through these loggers
-CHATTY_LOGGERS = ("lightning.pytorch.utilities.rank_zero", "lightning.fabric.utilities.seed",
-                  "lightning.fabric.utilities.rank_zero")
+CHATTY_LOGGERS = (
+    "lightning.pytorch.utilities.rank_zero",
+    "lightning.fabric.utilities.seed",
+    "lightning.fabric.utilities.rank_zero",
+)
 # Deprecation warnings raised by third-party code about its own use of PyTorch: nothing a user can act on
 INTERNAL_WARNINGS = (r".*isinstance\(treespec, LeafSpec\).*",)
 

@@ -47,7 +47,9 @@ class Registry(Generic[T]):
             if self.convert is not None:
                 entry = self.convert(ep.name, entry)
             if not isinstance(entry, self.cls):
-                raise TypeError(f"entry point {ep.name!r} of {self.group}: {ep.value} is not a normbench {self.cls.__name__}")
+                raise TypeError(
+                    f"entry point {ep.name!r} of {self.group}: {ep.value} is not a normbench {self.cls.__name__}"
+                )
             self.register(getattr(entry, "name", ep.name), entry)
 
     def get(self, name: str) -> T | None:

@@ -19,8 +19,8 @@ from __future__ import annotations
 import json
 import math
 import os
-import subprocess
 import statistics
+import subprocess
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -34,8 +34,19 @@ FILENAME = "leaderboard.json"
 #: the columns of :func:`load` before the metric columns
 ID_COLUMNS = ("task", "preset", "variant", "seed", "status", "flagged")
 #: the columns of :func:`compare` (one row per metric); ``diff`` is mean(b) − mean(a)
-COMPARE_COLUMNS = ("mean_a", "std_a", "n_a", "mean_b", "std_b", "n_b", "diff", "ci_low", "ci_high", "p_value",
-                   "significant")
+COMPARE_COLUMNS = (
+    "mean_a",
+    "std_a",
+    "n_a",
+    "mean_b",
+    "std_b",
+    "n_b",
+    "diff",
+    "ci_low",
+    "ci_high",
+    "p_value",
+    "significant",
+)
 
 Source = str | os.PathLike[str]
 
@@ -56,8 +67,11 @@ def leaderboards(results_dir: str | os.PathLike[str] = "results") -> list[str]:
 
 def _available(results_dir: str | os.PathLike[str]) -> str:
     keys = leaderboards(results_dir)
-    return f"leaderboards under {os.fspath(results_dir)}: {', '.join(keys)}" if keys else \
-        f"no leaderboards under {os.fspath(results_dir)!r}"
+    return (
+        f"leaderboards under {os.fspath(results_dir)}: {', '.join(keys)}"
+        if keys
+        else f"no leaderboards under {os.fspath(results_dir)!r}"
+    )
 
 
 def _looks_like_path(source: Source) -> bool:
@@ -79,20 +93,27 @@ def resolve(source: Source, name: str | None = None, results_dir: str | os.PathL
         if not path.exists() and isinstance(source, str) and (root / source / FILENAME).is_file():
             path = root / source  # the key form "<task>/<name>", as `leaderboards` lists it
         if name is not None:
-            raise ValueError(f"name: {name!r} applies to a task name, not to the path {os.fspath(source)!r}; "
-                             f"give the sub-leaderboard's path instead")
+            raise ValueError(
+                f"name: {name!r} applies to a task name, not to the path {os.fspath(source)!r}; "
+                f"give the sub-leaderboard's path instead"
+            )
         if not path.exists():
-            raise FileNotFoundError(f"source: {os.fspath(source)!r} does not exist; give a task name, a "
-                                    f"<task>/<name> key, or a path to a {FILENAME} or its folder ({_available(root)})")
+            raise FileNotFoundError(
+                f"source: {os.fspath(source)!r} does not exist; give a task name, a "
+                f"<task>/<name> key, or a path to a {FILENAME} or its folder ({_available(root)})"
+            )
         if path.is_dir():
             if not (path / FILENAME).is_file():
-                raise FileNotFoundError(f"source: the folder {os.fspath(path)!r} holds no {FILENAME}; "
-                                        f"{_available(root)}")
+                raise FileNotFoundError(
+                    f"source: the folder {os.fspath(path)!r} holds no {FILENAME}; {_available(root)}"
+                )
             path = path / FILENAME
         return path
     if not root.is_dir():
-        raise FileNotFoundError(f"results_dir: {os.fspath(results_dir)!r} is not a folder; pass the folder that "
-                                f"holds <task>/{FILENAME} (from the repository root, 'results')")
+        raise FileNotFoundError(
+            f"results_dir: {os.fspath(results_dir)!r} is not a folder; pass the folder that "
+            f"holds <task>/{FILENAME} (from the repository root, 'results')"
+        )
     task_dir = root / source
     if not task_dir.is_dir():
         raise ValueError(f"source: unknown task {source!r} (no folder {os.fspath(task_dir)!r}); {_available(root)}")
@@ -101,8 +122,9 @@ def resolve(source: Source, name: str | None = None, results_dir: str | os.PathL
         if not path.is_file():
             subs = [k for k in leaderboards(root) if k.startswith(f"{source}/")]
             hint = f"pass name= one of {', '.join(k.split('/', 1)[1] for k in subs)}" if subs else _available(root)
-            raise ValueError(f"source: task {source!r} has no leaderboard of its own bench ({os.fspath(path)!r} "
-                             f"is missing); {hint}")
+            raise ValueError(
+                f"source: task {source!r} has no leaderboard of its own bench ({os.fspath(path)!r} is missing); {hint}"
+            )
         return path
     path = task_dir / name / FILENAME
     if "/" in name or os.sep in name or not path.is_file():
@@ -116,18 +138,27 @@ def _read(path: Path) -> dict[str, Any]:
     try:
         board = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as e:
-        raise ValueError(f"source: {os.fspath(path)!r} is not a leaderboard (not JSON: {e.msg} at line {e.lineno})") \
-            from None
+        raise ValueError(
+            f"source: {os.fspath(path)!r} is not a leaderboard (not JSON: {e.msg} at line {e.lineno})"
+        ) from None
     except UnicodeDecodeError:
         raise ValueError(f"source: {os.fspath(path)!r} is not a leaderboard (not a UTF-8 text file)") from None
     if not isinstance(board, dict) or not isinstance(board.get("variants"), list):
-        raise ValueError(f"source: {os.fspath(path)!r} is not a leaderboard (a leaderboard.json is an object with "
-                         f"'task', 'preset' and a 'variants' list)")
+        raise ValueError(
+            f"source: {os.fspath(path)!r} is not a leaderboard (a leaderboard.json is an object with "
+            f"'task', 'preset' and a 'variants' list)"
+        )
     for i, v in enumerate(board["variants"]):
-        if not isinstance(v, dict) or not isinstance(v.get("name"), str) or not isinstance(v.get("seeds"), list) \
-                or not isinstance(v.get("metrics", {}), dict):
-            raise ValueError(f"source: {os.fspath(path)!r} is not a leaderboard (variants[{i}] lacks a 'name', "
-                             f"a 'seeds' list or a 'metrics' object)")
+        if (
+            not isinstance(v, dict)
+            or not isinstance(v.get("name"), str)
+            or not isinstance(v.get("seeds"), list)
+            or not isinstance(v.get("metrics", {}), dict)
+        ):
+            raise ValueError(
+                f"source: {os.fspath(path)!r} is not a leaderboard (variants[{i}] lacks a 'name', "
+                f"a 'seeds' list or a 'metrics' object)"
+            )
     return board
 
 
@@ -185,21 +216,28 @@ def load(source: Source, name: str | None = None, results_dir: str | os.PathLike
             for m in metrics:
                 entry = v.get("metrics", {}).get(m)
                 per_seed = entry.get("per_seed") if isinstance(entry, dict) else None
-                columns[m].append(_number(per_seed[i]) if isinstance(per_seed, list) and i < len(per_seed)
-                                  else math.nan)
-    df = pd.DataFrame({c: pd.Series(vals, dtype=("float64" if c in metrics else "int64" if c == "seed" else object))
-                       for c, vals in columns.items()})
+                columns[m].append(
+                    _number(per_seed[i]) if isinstance(per_seed, list) and i < len(per_seed) else math.nan
+                )
+    df = pd.DataFrame(
+        {
+            c: pd.Series(vals, dtype=("float64" if c in metrics else "int64" if c == "seed" else object))
+            for c, vals in columns.items()
+        }
+    )
     prov = board.get("provenance") if isinstance(board.get("provenance"), dict) else {}
-    df.attrs.update({
-        "task": board.get("task"),
-        "preset": board.get("preset"),
-        "generated_at": board.get("generated_at"),
-        "git_commit": prov.get("git_commit"),
-        "dirty": prov.get("dirty"),
-        "source": os.fspath(path),
-        "metrics": metrics,
-        "variants": [v["name"] for v in board["variants"]],
-    })
+    df.attrs.update(
+        {
+            "task": board.get("task"),
+            "preset": board.get("preset"),
+            "generated_at": board.get("generated_at"),
+            "git_commit": prov.get("git_commit"),
+            "dirty": prov.get("dirty"),
+            "source": os.fspath(path),
+            "metrics": metrics,
+            "variants": [v["name"] for v in board["variants"]],
+        }
+    )
     return df
 
 
@@ -217,9 +255,14 @@ def _nan(value: float | None) -> float:
     return math.nan if value is None else float(value)
 
 
-def compare(source: Source | pd.DataFrame, a: str, b: str, name: str | None = None,
-            results_dir: str | os.PathLike[str] = "results", metrics: str | Iterable[str] | None = None
-            ) -> pd.DataFrame:
+def compare(
+    source: Source | pd.DataFrame,
+    a: str,
+    b: str,
+    name: str | None = None,
+    results_dir: str | os.PathLike[str] = "results",
+    metrics: str | Iterable[str] | None = None,
+) -> pd.DataFrame:
     """Variants ``a`` and ``b`` side by side, one row per metric; the difference is **b − a** (``a`` is
     the reference: a positive ``diff`` means ``b`` is higher).
 
@@ -252,12 +295,19 @@ def compare(source: Source | pd.DataFrame, a: str, b: str, name: str | None = No
         sb = df.loc[df["variant"] == b, m].dropna().astype(float).tolist()
         (mean_a, std_a, n_a), (mean_b, std_b, n_b) = _describe(sa), _describe(sb)
         iv = difference_interval(sb, sa, (b, a))
-        rows[m] = {"mean_a": mean_a, "std_a": std_a, "n_a": n_a, "mean_b": mean_b, "std_b": std_b, "n_b": n_b,
-                   "diff": _nan(iv.estimate) if iv else math.nan,
-                   "ci_low": _nan(iv.low) if iv else math.nan,
-                   "ci_high": _nan(iv.high) if iv else math.nan,
-                   "p_value": _nan(iv.p_value) if iv else math.nan,
-                   "significant": bool(iv and iv.excludes_zero())}
+        rows[m] = {
+            "mean_a": mean_a,
+            "std_a": std_a,
+            "n_a": n_a,
+            "mean_b": mean_b,
+            "std_b": std_b,
+            "n_b": n_b,
+            "diff": _nan(iv.estimate) if iv else math.nan,
+            "ci_low": _nan(iv.low) if iv else math.nan,
+            "ci_high": _nan(iv.high) if iv else math.nan,
+            "p_value": _nan(iv.p_value) if iv else math.nan,
+            "significant": bool(iv and iv.excludes_zero()),
+        }
     out = pd.DataFrame.from_dict(rows, orient="index", columns=list(COMPARE_COLUMNS))
     out = out.astype({"n_a": "int64", "n_b": "int64", "significant": bool}) if rows else out
     out.index.name = "metric"
@@ -280,11 +330,16 @@ def format_comparison(df: pd.DataFrame, a: str, b: str) -> str:
     variant's mean ± std (n), the difference, its 95% interval and p-value (``*``: the interval excludes
     0; ``-``: not computable). Metrics neither variant measured are named in one closing line instead.
     Returns the text without a trailing newline."""
-    where = " ".join(filter(None, [str(df.attrs.get("task") or ""),
-                                   f"(preset {df.attrs['preset']})" if df.attrs.get("preset") else ""]))
+    where = " ".join(
+        filter(
+            None, [str(df.attrs.get("task") or ""), f"(preset {df.attrs['preset']})" if df.attrs.get("preset") else ""]
+        )
+    )
     level = int(round(100 * float(df.attrs.get("level", LEVEL))))
-    head = [f"{where + ': ' if where else ''}b - a, where a = {a}, b = {b}",
-            f"difference b - a with its {level}% Welch interval over seeds; * = interval excludes 0"]
+    head = [
+        f"{where + ': ' if where else ''}b - a, where a = {a}, b = {b}",
+        f"difference b - a with its {level}% Welch interval over seeds; * = interval excludes 0",
+    ]
     if df.attrs.get("source"):
         head.append(f"source: {df.attrs['source']}")
     table = [["metric", "a: mean ± std (n)", "b: mean ± std (n)", "b - a", f"{level}% interval", "p"]]
@@ -294,11 +349,21 @@ def format_comparison(df: pd.DataFrame, a: str, b: str) -> str:
             continue
         interval = f"[{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}]" if not math.isnan(r["ci_low"]) else "-"
         p = _fmt(r["p_value"], 3) + ("*" if r["significant"] else "")
-        table.append([str(metric), _side(r["mean_a"], r["std_a"], r["n_a"]), _side(r["mean_b"], r["std_b"], r["n_b"]),
-                      _fmt(r["diff"]), interval, p])
+        table.append(
+            [
+                str(metric),
+                _side(r["mean_a"], r["std_a"], r["n_a"]),
+                _side(r["mean_b"], r["std_b"], r["n_b"]),
+                _fmt(r["diff"]),
+                interval,
+                p,
+            ]
+        )
     widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
-    lines = ["  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths)))
-             .rstrip() for row in table]
+    lines = [
+        "  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths, strict=False))).rstrip()
+        for row in table
+    ]
     lines.insert(1, "  ".join("-" * w for w in widths))
     tail = ["", f"not measured by either: {', '.join(unmeasured)}"] if unmeasured else []
     return "\n".join([*head, "", *lines, *tail])
@@ -309,10 +374,20 @@ def containing_commit(path: str | os.PathLike[str]) -> str | None:
     tracked and unmodified; ``None`` when it is uncommitted, modified, or not in a git checkout."""
     path = Path(path).resolve()
     try:
-        status = subprocess.run(["git", "status", "--porcelain", "--", path.name], cwd=path.parent,
-                                capture_output=True, text=True, check=True).stdout
-        sha = subprocess.run(["git", "log", "-1", "--format=%H", "--", path.name], cwd=path.parent,
-                             capture_output=True, text=True, check=True).stdout.strip()
+        status = subprocess.run(
+            ["git", "status", "--porcelain", "--", path.name],
+            cwd=path.parent,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        sha = subprocess.run(
+            ["git", "log", "-1", "--format=%H", "--", path.name],
+            cwd=path.parent,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return None
     return sha if sha and not status.strip() else None
@@ -326,8 +401,10 @@ def citation(source: Source, name: str | None = None, results_dir: str | os.Path
     board = _read(path)
     commit = containing_commit(path)
     if commit is None:
-        raise ValueError(f"source: {os.fspath(path)!r} is not committed as it is (uncommitted, modified or outside "
-                         f"a git checkout); commit it first, then cite that commit")
+        raise ValueError(
+            f"source: {os.fspath(path)!r} is not committed as it is (uncommitted, modified or outside "
+            f"a git checkout); commit it first, then cite that commit"
+        )
     relative = path.as_posix()
     if "results/" in relative:
         relative = "results/" + relative.rsplit("results/", 1)[1]

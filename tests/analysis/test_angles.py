@@ -29,5 +29,5 @@ def test_folded_range_and_sign_invariance(d: int, seed: int) -> None:
     assert ((a >= 0) & (a <= 90)).all()
     torch.testing.assert_close(a, query_angle_to_ones(-v))
     cos = torch.cos(torch.deg2rad(a))
-    expected = (v.sum(-1).abs() / (v.norm(dim=-1) * math.sqrt(d)))
+    expected = v.sum(-1).abs() / (v.norm(dim=-1) * math.sqrt(d))
     torch.testing.assert_close(cos, expected)

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from torch import nn
 
 from normbench.analysis.decompose import TERMS, decompose, importance, importances, norm_map
-from normbench.nn.blocks import PLACEMENTS, Attention
 from normbench.nn.bert import BertEncoder
+from normbench.nn.blocks import PLACEMENTS, Attention
 from normbench.nn.gpt import GPTDecoder
 from normbench.nn.majority import MajorityEncoder
 from normbench.nn.norms import COMPONENTS, Norm, NormSpec, NotShiftAndScale, get_component
@@ -35,12 +35,32 @@ def build(kind: str, placement: str, component: str) -> tuple[nn.Module, tuple]:
     spec = NormSpec(component, affine=True, eps=1e-5)
     g = torch.Generator().manual_seed(1)
     if kind == "gpt":
-        model = GPTDecoder(vocab_size=60, max_positions=16, d_model=8, n_heads=2, n_layers=3, placement=placement,
-                           attn_norm=spec, ffn_norm=spec, final_norm=spec, dropout=0.1)
+        model = GPTDecoder(
+            vocab_size=60,
+            max_positions=16,
+            d_model=8,
+            n_heads=2,
+            n_layers=3,
+            placement=placement,
+            attn_norm=spec,
+            ffn_norm=spec,
+            final_norm=spec,
+            dropout=0.1,
+        )
         return model, (torch.randint(0, 60, (3, 12), generator=g),)
     if kind == "bert":
-        model = BertEncoder(vocab_size=60, max_positions=16, d_model=8, n_heads=2, n_layers=2, ffn_width=32,
-                            placement=placement, embed_norm=spec, attn_norm=spec, ffn_norm=spec)
+        model = BertEncoder(
+            vocab_size=60,
+            max_positions=16,
+            d_model=8,
+            n_heads=2,
+            n_layers=2,
+            ffn_width=32,
+            placement=placement,
+            embed_norm=spec,
+            attn_norm=spec,
+            ffn_norm=spec,
+        )
         padding = torch.arange(12)[None] >= torch.tensor([[12], [7], [3]])
         return model, (torch.randint(0, 60, (3, 12), generator=g), padding)
     model = MajorityEncoder(placement=placement, attn_norm=NormSpec(component, affine=False, eps=0.0), ffn_norm=spec)
@@ -95,15 +115,20 @@ def bias_free(sublayer: nn.Module) -> nn.Module:
     return sublayer
 
 
-@pytest.mark.parametrize(("kind", "component"), list(itertools.product(["gpt", "bert", "majority"], ["both", "learned"])))
+@pytest.mark.parametrize(
+    ("kind", "component"), list(itertools.product(["gpt", "bert", "majority"], ["both", "learned"]))
+)
 def test_attention_and_ffn_terms_equal_bias_free_sublayers_under_pre_norm(kind: str, component: str) -> None:
     """Independent of the bookkeeping: under pre-norm h (f) is the sum over layers of each attention
     (feed-forward) output recomputed by a copy of it whose output-side biases are zero."""
     model, inputs = build(kind, "pre", component)
     perturbed(model, seed=5).double().eval()
     calls: list[tuple[nn.Module, tuple, dict]] = []
-    hooks = [m.register_forward_hook(lambda mod, args, kwargs, out: calls.append((mod, args, kwargs)), with_kwargs=True)
-             for block in model.blocks for m in (block.attn, block.ffn)]
+    hooks = [
+        m.register_forward_hook(lambda mod, args, kwargs, out: calls.append((mod, args, kwargs)), with_kwargs=True)
+        for block in model.blocks
+        for m in (block.attn, block.ffn)
+    ]
     dec = decompose(model, *inputs)
     for hook in hooks:
         hook.remove()
@@ -119,8 +144,11 @@ def test_attention_and_ffn_terms_equal_bias_free_sublayers_under_pre_norm(kind: 
 @pytest.mark.parametrize("component", ["scale", "both"])
 def test_without_biases_c_is_exactly_the_norm_shifts(component: str) -> None:
     """Post-norm, no biases, no affine: c is zero under RMSNorm (no shift) and not under LayerNorm (mean shift)."""
-    model = MajorityEncoder(placement="post", attn_norm=NormSpec(component, affine=False, eps=0.0),
-                            ffn_norm=NormSpec(component, affine=False, eps=0.0))
+    model = MajorityEncoder(
+        placement="post",
+        attn_norm=NormSpec(component, affine=False, eps=0.0),
+        ffn_norm=NormSpec(component, affine=False, eps=0.0),
+    )
     for block in model.blocks:
         for linear in (block.attn.out_proj, block.ffn[0], block.ffn[-1]):
             nn.init.zeros_(linear.bias)
@@ -178,7 +206,8 @@ def test_decompose_restores_training_mode_and_leaves_no_hooks() -> None:
 
 @pytest.mark.parametrize("placement", ["pre", "post", "peri"])
 def test_a_norm_without_shift_and_scale_form_is_refused_in_one_line(placement: str) -> None:
-    model = GPTDecoder(vocab_size=20, max_positions=8, n_layers=1, placement=placement,
-                       ffn_norm=NormSpec("dyt", affine=True))
+    model = GPTDecoder(
+        vocab_size=20, max_positions=8, n_layers=1, placement=placement, ffn_norm=NormSpec("dyt", affine=True)
+    )
     with pytest.raises(NotShiftAndScale, match=r"^decompose: L1.ffn_norm \(dyt\) is not of the shift-and-scale form"):
         decompose(model, torch.randint(0, 20, (1, 5)))

@@ -40,13 +40,19 @@ def test_prefix_sizes_outside_the_sequence_are_refused(sizes: list[int]) -> None
 
 def test_attention_keys_are_the_keys_the_per_layer_analysis_counts() -> None:
     torch.manual_seed(0)
-    model = GPTDecoder(GPTConfig(vocab_size=50, max_positions=16, n_layers=2,
-                                 attn_norm=GPTConfig().attn_norm.__class__("project", affine=False, eps=0.0)))
+    model = GPTDecoder(
+        GPTConfig(
+            vocab_size=50,
+            max_positions=16,
+            n_layers=2,
+            attn_norm=GPTConfig().attn_norm.__class__("project", affine=False, eps=0.0),
+        )
+    )
     tokens = torch.randint(0, 50, (2, 16))
     keys = attention_keys(model, tokens)
     assert list(keys) == ["L1", "L2"] and keys["L1"]["after"].shape == (2, 16, 8)
     layers = unselectable_per_layer(model, tokens)
-    for layer, entry in zip(keys.values(), layers):
+    for layer, entry in zip(keys.values(), layers, strict=False):
         bad, total = prefix_unselectable(layer["after"], [16])[16]
         assert bad / total == pytest.approx(entry["fraction_after"])
     assert model.training  # restored
@@ -74,8 +80,9 @@ def test_qk_normed_keys_are_all_selectable_per_head(qk_norm: bool) -> None:
     from normbench.nn.majority import MajorityEncoder
 
     corners = [[1.0, 1.0], [1.0, -1.0], [-1.0, 1.0], [-1.0, -1.0], [0.3, 0.1]]
-    model = MajorityEncoder(num_classes=5, d_model=4, n_heads=2, ffn_width=4, qk_norm=qk_norm,
-                            attn_norm=NormSpec("none", affine=False)).double()
+    model = MajorityEncoder(
+        num_classes=5, d_model=4, n_heads=2, ffn_width=4, qk_norm=qk_norm, attn_norm=NormSpec("none", affine=False)
+    ).double()
     with torch.no_grad():
         model.embedding.weight.copy_(torch.tensor([c + c for c in corners]))  # the same square in both heads
         model.blocks[0].attn.k_proj.weight.copy_(torch.eye(4))

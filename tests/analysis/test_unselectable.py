@@ -23,8 +23,12 @@ def reference_margins(keys: np.ndarray) -> np.ndarray:
 
 @settings(max_examples=60, deadline=None)
 @given(
-    n=st.integers(2, 30), d=st.integers(1, 7), seed=st.integers(0, 2**32 - 1),
-    log_scale=st.floats(-6, 6), shift=st.floats(-100, 100), n_dup=st.integers(0, 3),
+    n=st.integers(2, 30),
+    d=st.integers(1, 7),
+    seed=st.integers(0, 2**32 - 1),
+    log_scale=st.floats(-6, 6),
+    shift=st.floats(-100, 100),
+    n_dup=st.integers(0, 3),
 )
 def test_matches_one_lp_per_key(n: int, d: int, seed: int, log_scale: float, shift: float, n_dup: int) -> None:
     rng = np.random.default_rng(seed)
@@ -108,15 +112,27 @@ def test_no_key_is_unselectable_after_scaling(n: int, d: int, seed: int, rms: bo
 
 def test_layer_norm_eps_can_make_keys_unselectable() -> None:
     """With eps > 0 a low-variance input lands inside the sphere and can become unselectable."""
-    x = torch.tensor([[3.0, -3.0, 0.0], [-3.0, 3.0, 0.0], [0.0, 3.0, -3.0], [0.0, -3.0, 3.0],
-                      [3.0, 0.0, -3.0], [-3.0, 0.0, 3.0], [1e-3, 5e-4, -1.5e-3]], dtype=torch.float64)
+    x = torch.tensor(
+        [
+            [3.0, -3.0, 0.0],
+            [-3.0, 3.0, 0.0],
+            [0.0, 3.0, -3.0],
+            [0.0, -3.0, 3.0],
+            [3.0, 0.0, -3.0],
+            [-3.0, 0.0, 3.0],
+            [1e-3, 5e-4, -1.5e-3],
+        ],
+        dtype=torch.float64,
+    )
     assert not unselectable_mask(F.layer_norm(x, (3,), eps=0.0)).any()
     assert unselectable_mask(F.layer_norm(x, (3,), eps=1e-5))[-1]
 
 
 def majority_model(placement: str) -> MajorityEncoder:
     torch.manual_seed(0)
-    return MajorityEncoder(placement=placement, attn_norm=NormSpec("both", False, 0.0), ffn_norm=NormSpec("both", True, 0.0)).double()
+    return MajorityEncoder(
+        placement=placement, attn_norm=NormSpec("both", False, 0.0), ffn_norm=NormSpec("both", True, 0.0)
+    ).double()
 
 
 def test_model_hook_on_the_majority_model() -> None:
@@ -153,7 +169,7 @@ def test_layer_norm_eps_shrinks_a_low_variance_key_inside_the_others() -> None:
 
     angles = np.array([0.0, 0.01, 0.02, 2.0, 4.0])
     basis = np.array([[1, -1, 0], [1, 1, -2]]) / np.array([[np.sqrt(2)], [np.sqrt(6)]])
-    keys = (np.cos(angles)[:, None] * basis[0] + np.sin(angles)[:, None] * basis[1])  # on the plane, mean 0
+    keys = np.cos(angles)[:, None] * basis[0] + np.sin(angles)[:, None] * basis[1]  # on the plane, mean 0
     keys[1] *= 1e-2  # variance 1e-4 / 3: LayerNorm with eps = 1e-5 shrinks its norm by about 12%
     assert not unselectable_mask(layer_norm_keys(keys, eps=0.0)).any()
     assert unselectable_mask(layer_norm_keys(keys, eps=1e-5)).tolist() == [False, True, False, False, False]

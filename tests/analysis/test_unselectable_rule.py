@@ -19,8 +19,13 @@ from hypothesis.extra import numpy as hnp
 
 from normbench.analysis.hull import hull_distance
 from normbench.analysis.model_keys import head_unselectable, prefix_unselectable, unselectable_per_layer
-from normbench.analysis.unselectable import (DEFAULT_TOL, key_distance, set_units, unselectable_mask,
-                                             unselectable_mask_lp)
+from normbench.analysis.unselectable import (
+    DEFAULT_TOL,
+    key_distance,
+    set_units,
+    unselectable_mask,
+    unselectable_mask_lp,
+)
 
 NO_GPU = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 # key coordinates 0 or of magnitude 1e-6..1e3: scaled by 1e+-150 they stay normal floats (a product that
@@ -86,8 +91,13 @@ def test_the_mask_is_the_rule(n: int, d: int, seed: int, ties: int) -> None:
 
 
 @settings(max_examples=25, deadline=None)
-@given(n=st.integers(3, 40), d=st.integers(2, 5), seed=st.integers(0, 2**32 - 1), others=st.integers(1, 80),
-       at=st.integers(0, 80))
+@given(
+    n=st.integers(3, 40),
+    d=st.integers(2, 5),
+    seed=st.integers(0, 2**32 - 1),
+    others=st.integers(1, 80),
+    at=st.integers(0, 80),
+)
 def test_batch_composition_does_not_change_a_set(n: int, d: int, seed: int, others: int, at: int) -> None:
     """A set alone, inside a batch of other sets (of any size: the vectorised stages switch at 64), or reordered."""
     rng = np.random.default_rng(seed)
@@ -146,9 +156,11 @@ def test_near_ties_at_the_threshold_agree_across_paths(offset: float) -> None:
 
 @settings(max_examples=30, deadline=None)
 @given(
-    keys=st.integers(2, 25).flatmap(lambda n: st.integers(1, 5).flatmap(lambda d: hnp.arrays(
-        np.float64, (n, d), elements=MODERATE))),
-    exponent=st.sampled_from([-150, 150]), shift=st.floats(-3, 3),
+    keys=st.integers(2, 25).flatmap(
+        lambda n: st.integers(1, 5).flatmap(lambda d: hnp.arrays(np.float64, (n, d), elements=MODERATE))
+    ),
+    exponent=st.sampled_from([-150, 150]),
+    shift=st.floats(-3, 3),
 )
 def test_scale_and_translation_invariance_at_extreme_magnitudes(keys: np.ndarray, exponent: int, shift: float) -> None:
     """The same verdicts for keys, keys * 1e+-150 and keys + a common shift (no overflow to 'all unselectable')."""
@@ -169,8 +181,9 @@ def test_huge_and_tiny_keys_are_not_all_unselectable() -> None:
         np.testing.assert_array_equal(unselectable_mask_lp(keys * scale), unselectable_mask_lp(keys))
 
 
-@pytest.mark.parametrize("tol", [-1, -1.0, -1e-300, math.nan, math.inf, -math.inf, np.float64("nan"), "1e-13", None,
-                                 True])
+@pytest.mark.parametrize(
+    "tol", [-1, -1.0, -1e-300, math.nan, math.inf, -math.inf, np.float64("nan"), "1e-13", None, True]
+)
 def test_a_bad_tolerance_is_a_one_line_error(tol: object) -> None:
     keys = np.random.default_rng(0).standard_normal((5, 2))
     calls = [lambda: unselectable_mask(keys, tol=tol), lambda: unselectable_mask_lp(keys, tol=tol)]
@@ -216,10 +229,12 @@ def test_a_model_on_cuda_and_on_the_cpu_counts_the_same_keys() -> None:
     from normbench.nn.norms import NormSpec
 
     torch.manual_seed(0)
-    model = GPTDecoder(GPTConfig(vocab_size=40, max_positions=64, n_layers=2, attn_norm=NormSpec("project", False, 0.0)))
+    model = GPTDecoder(
+        GPTConfig(vocab_size=40, max_positions=64, n_layers=2, attn_norm=NormSpec("project", False, 0.0))
+    )
     tokens = torch.randint(0, 8, (4, 64))  # few distinct tokens: many keys close together
     cpu = unselectable_per_layer(model, tokens)
     gpu = unselectable_per_layer(model.cuda(), tokens.cuda())
-    for a, b in zip(cpu, gpu):
+    for a, b in zip(cpu, gpu, strict=False):
         for where in ("before", "after", "heads"):
             torch.testing.assert_close(b[f"positions_{where}"].cpu(), a[f"positions_{where}"])

@@ -13,8 +13,17 @@ from tests.lm_corpus import write_corpus
 
 
 def module(folder: Path, **kw) -> LMDataModule:
-    args = {"data_dir": str(folder), "vocab_size": 400, "context": 32, "batch_size": 4, "eval_batch_size": 4,
-            "analysis_sequences": 5, "analysis_length": 24, "validation_fraction": 0.2, "analysis_fraction": 0.2}
+    args = {
+        "data_dir": str(folder),
+        "vocab_size": 400,
+        "context": 32,
+        "batch_size": 4,
+        "eval_batch_size": 4,
+        "analysis_sequences": 5,
+        "analysis_length": 24,
+        "validation_fraction": 0.2,
+        "analysis_fraction": 0.2,
+    }
     return LMDataModule(**{**args, **kw})
 
 

@@ -33,7 +33,7 @@ def test_paper_dataset_sizes_and_stratification() -> None:
     test_share = np.bincount(data["test_y"], minlength=20) / n_test
     np.testing.assert_allclose(train_share, test_share, atol=2e-3)
     # sequences are shuffled: the majority class is not always at the front
-    assert len({int(row[0] == label) for row, label in zip(data["train_x"][:100], data["train_y"][:100])}) == 2
+    assert len({int(row[0] == label) for row, label in zip(data["train_x"][:100], data["train_y"][:100], strict=False)}) == 2
 
 
 def test_deterministic_by_seed_and_cached(tmp_path) -> None:
@@ -63,7 +63,11 @@ def test_datamodule_batches(tmp_path) -> None:
 
 @pytest.mark.parametrize(
     "kwargs, field",
-    [({"min_delta": 0}, "data.min_delta"), ({"test_fraction": 1.0}, "data.test_fraction"), ({"num_classes": 1}, "data.num_classes")],
+    [
+        ({"min_delta": 0}, "data.min_delta"),
+        ({"test_fraction": 1.0}, "data.test_fraction"),
+        ({"num_classes": 1}, "data.num_classes"),
+    ],
 )
 def test_bad_specs_name_the_field(kwargs: dict, field: str) -> None:
     with pytest.raises(ValueError, match=field):
@@ -113,7 +117,7 @@ def test_paper_sequences_are_blocks_of_the_kept_partitions() -> None:
     y = np.concatenate([data["train_y"], data["test_y"]])
     assert len(x) == 20  # stops as soon as 10 x (partitions kept) = 20 > 15
     partitions = []
-    for row, label in zip(x, y):
+    for row, label in zip(x, y, strict=False):
         blocks = runs_of(row)
         classes = [c for c, _ in blocks]
         assert len(set(classes)) == len(classes)  # one contiguous block per class

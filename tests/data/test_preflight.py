@@ -33,8 +33,10 @@ def test_a_malformed_sst2_file_is_one_line_naming_file_and_line(tmp_path: Path) 
 def test_each_data_configuration_is_loaded_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[int] = []
     monkeypatch.setattr(MajorityDataModule, "setup", lambda self, stage=None: calls.append(self.spec.num_sequences))
-    section = {"class_path": "normbench.data.majority.MajorityDataModule",
-               "init_args": {"num_sequences": 300, "cache_dir": str(tmp_path)}}
+    section = {
+        "class_path": "normbench.data.majority.MajorityDataModule",
+        "init_args": {"num_sequences": 300, "cache_dir": str(tmp_path)},
+    }
     other = {**section, "init_args": {**section["init_args"], "num_sequences": 400}}
     assert check_data_configs([section, other, dict(section)]) == 2 and calls == [300, 400]
     with pytest.raises(ValueError, match="data.class_path: 'nowhere.Data' cannot be imported"):
@@ -43,13 +45,17 @@ def test_each_data_configuration_is_loaded_once(tmp_path: Path, monkeypatch: pyt
 
 def test_an_unexpected_error_is_one_line_naming_the_module(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("")
-    with pytest.raises(ValueError, match=r"^data: MajorityDataModule could not load its data \((FileExistsError|"
-                                         r"NotADirectoryError)"):
+    with pytest.raises(
+        ValueError,
+        match=r"^data: MajorityDataModule could not load its data \((FileExistsError|"
+        r"NotADirectoryError)",
+    ):
         check_data(MajorityDataModule(num_sequences=300, cache_dir=str(tmp_path / "file")))
 
 
-def test_auto_reads_the_folder_and_picks_the_hub_only_when_it_is_missing(tmp_path: Path,
-                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_auto_reads_the_folder_and_picks_the_hub_only_when_it_is_missing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     for name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"):
         monkeypatch.delenv(name, raising=False)
     write_corpus(tmp_path / "wt")
@@ -77,9 +83,17 @@ def test_auto_keeps_the_identity_of_the_local_runs(tmp_path: Path) -> None:
     write_corpus(tmp_path / "wt")
     hashes, sources = [], []
     for source in ("auto", "local"):
-        cli = NormbenchCLI(args=["--config", str(get_task("lm").config_path), "--preset", "quick",
-                                 f"--data.init_args.data_dir={tmp_path / 'wt'}", f"--data.init_args.source={source}",
-                                 f"--runs_dir={tmp_path / 'runs'}"])
+        cli = NormbenchCLI(
+            args=[
+                "--config",
+                str(get_task("lm").config_path),
+                "--preset",
+                "quick",
+                f"--data.init_args.data_dir={tmp_path / 'wt'}",
+                f"--data.init_args.source={source}",
+                f"--runs_dir={tmp_path / 'runs'}",
+            ]
+        )
         hashes.append(cli.config_hash)
         sources.append(cli.recorder.meta["config"]["data"]["init_args"]["source"])
     assert hashes[0] == hashes[1] and sources == ["local", "local"]

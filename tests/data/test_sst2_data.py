@@ -3,20 +3,18 @@
 from __future__ import annotations
 
 import json
-
 from pathlib import Path
 
+import lightning as L
 import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import lightning as L
-
-from normbench.nn.bert import BertConfig
-from normbench.tasks.sst2 import SST2Module
 from normbench.data.sst2 import SST2DataModule, check_tsv, load_local, load_unlabelled, pad_batch, train_wordpiece
 from normbench.data.treebank import PTB_ESCAPES, ptb_unescape
+from normbench.nn.bert import BertConfig
+from normbench.tasks.sst2 import SST2Module
 from tests.sst2_corpus import FILLER, NEGATIVE, POSITIVE, write_sst2
 
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "data" / "sst2"
@@ -72,8 +70,10 @@ def glue_layout(folder: Path, test: int | None = 30, train: int = 50, dev: int =
         write_rows(folder / name, [[s, label] for label, s in rows_of(folder / name)], newline)
     if test:
         sentences = [s for _, s in rows_of(folder / "dev.tsv")[1:]]
-        write_rows(folder / "test.tsv", [["index", "sentence"]] + [[str(100 + i), sentences[i % len(sentences)]]
-                                                                   for i in range(test)])
+        write_rows(
+            folder / "test.tsv",
+            [["index", "sentence"]] + [[str(100 + i), sentences[i % len(sentences)]] for i in range(test)],
+        )
     return folder
 
 
@@ -102,7 +102,9 @@ def test_both_header_orders_give_identical_splits(tmp_path: Path) -> None:
 def test_glue_dir_with_test_tsv_gives_a_predict_loader_with_indices(tmp_path: Path) -> None:
     folder = glue_layout(tmp_path / "sst2", test=30)
     assert load_unlabelled(folder / "test.tsv") == {
-        "index": [100 + i for i in range(30)], "sentence": [s for _, s in rows_of(folder / "test.tsv")[1:]]}
+        "index": [100 + i for i in range(30)],
+        "sentence": [s for _, s in rows_of(folder / "test.tsv")[1:]],
+    }
     dm = SST2DataModule(data_dir=str(folder), vocab_size=200, max_length=6, eval_batch_size=8)
     dm.setup("fit")
     assert "predict" not in dm.encoded  # only the predict stage reads test.tsv
@@ -118,9 +120,18 @@ def test_glue_dir_with_test_tsv_gives_a_predict_loader_with_indices(tmp_path: Pa
 
 def test_the_sst2_model_predicts_the_unlabelled_file(tmp_path: Path) -> None:
     dm = SST2DataModule(data_dir=str(glue_layout(tmp_path / "sst2", test=12)), vocab_size=200, eval_batch_size=5)
-    model = SST2Module(arch=BertConfig(vocab_size=200, max_positions=128, d_model=8, n_heads=2, n_layers=1, ffn_width=16))
-    trainer = L.Trainer(accelerator="cpu", devices=1, logger=False, enable_checkpointing=False,
-                        enable_progress_bar=False, enable_model_summary=False, default_root_dir=tmp_path)
+    model = SST2Module(
+        arch=BertConfig(vocab_size=200, max_positions=128, d_model=8, n_heads=2, n_layers=1, ffn_width=16)
+    )
+    trainer = L.Trainer(
+        accelerator="cpu",
+        devices=1,
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        default_root_dir=tmp_path,
+    )
     out = trainer.predict(model, datamodule=dm)
     assert torch.cat([o["index"] for o in out]).tolist() == [100 + i for i in range(12)]
     assert set(torch.cat([o["prediction"] for o in out]).tolist()) <= {0, 1}
@@ -176,7 +187,9 @@ def test_malformed_row_of_test_tsv_names_file_and_line(tmp_path: Path, bad: str)
         assert msg.startswith(f"{path}:4: expected 'index<TAB>sentence' with an integer index") and "\n" not in msg
 
 
-@pytest.mark.parametrize("header", ["text\tlabel", "Sentence\tLabel", "label\tsentence\tidx", "label", "\ufefflabel\tsentence"])
+@pytest.mark.parametrize(
+    "header", ["text\tlabel", "Sentence\tLabel", "label\tsentence\tidx", "label", "\ufefflabel\tsentence"]
+)
 def test_bad_header_names_file_and_allowed_headers(tmp_path: Path, header: str) -> None:
     folder = write_sst2(tmp_path, train=5, dev=5, crlf=False)
     path = folder / "dev.tsv"
@@ -215,8 +228,11 @@ WORDS = FILLER + POSITIVE + NEGATIVE
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(WORDS), st.booleans(), st.sampled_from([" ", "  ", "\t", ", ", " ' "])),
-                max_size=20))
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(WORDS), st.booleans(), st.sampled_from([" ", "  ", "\t", ", ", " ' "])), max_size=20
+    )
+)
 def test_wordpiece_round_trip(tokenizer, parts: list[tuple[str, bool, str]]) -> None:  # noqa: ANN001
     """Text made of known words re-encodes to the same ids (decoding loses only case and spacing)."""
     text = "".join((w.upper() if up else w) + sep for w, up, sep in parts)
@@ -267,13 +283,16 @@ def test_shared_sst2_sizes() -> None:
 ESCAPED = {"(": "-lrb-", ")": "-rrb-", "[": "-lsb-", "]": "-rsb-", "{": "-lcb-", "}": "-rcb-", "/": "\\/", "*": "\\*"}
 
 
-@pytest.mark.parametrize(("raw", "clean"), [
-    ("while -lrb- hill -rrb- has learned new tricks", "while ( hill ) has learned new tricks"),
-    ("-LSB- sic -RSB- and -lcb- -RCB-", "[ sic ] and { }"),
-    ("writer\\/director \\* a `` grand '' film", 'writer/director * a " grand " film'),
-    ("no escapes : ( ) / it 's '' fine", 'no escapes : ( ) / it \'s " fine'),
-    ("", ""),
-])
+@pytest.mark.parametrize(
+    ("raw", "clean"),
+    [
+        ("while -lrb- hill -rrb- has learned new tricks", "while ( hill ) has learned new tricks"),
+        ("-LSB- sic -RSB- and -lcb- -RCB-", "[ sic ] and { }"),
+        ("writer\\/director \\* a `` grand '' film", 'writer/director * a " grand " film'),
+        ("no escapes : ( ) / it 's '' fine", "no escapes : ( ) / it 's \" fine"),
+        ("", ""),
+    ],
+)
 def test_ptb_unescape_maps_every_escape(raw: str, clean: str) -> None:
     assert ptb_unescape(raw) == clean
 
@@ -287,7 +306,7 @@ def test_the_docstring_lists_the_mapping() -> None:
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.text(alphabet="ab ()[]{}/*\"", max_size=30))
+@given(st.text(alphabet='ab ()[]{}/*"', max_size=30))
 def test_unescape_undoes_the_treebank_escapes(text: str) -> None:
     """Escape text as the treebank does (brackets, slashes, asterisks; double quotes as `` and ''): unescaping restores it."""
     quotes = iter(["``", "''"] * len(text))
@@ -299,11 +318,18 @@ def test_unescape_undoes_the_treebank_escapes(text: str) -> None:
 def escaped_corpus(folder: Path) -> Path:
     """Train phrases with plain brackets and slashes; dev sentences with the treebank's escapes (as GLUE's SST-2)."""
     write_sst2(folder, train=200, dev=20)
-    train = [["label", "sentence"], *rows_of(folder / "train.tsv")[1:],
-             ["1", "a warm ( and funny ) writer/director debut"], ["0", "dull `` thriller '' , not a comedy/drama"]]
+    train = [
+        ["label", "sentence"],
+        *rows_of(folder / "train.tsv")[1:],
+        ["1", "a warm ( and funny ) writer/director debut"],
+        ["0", "dull `` thriller '' , not a comedy/drama"],
+    ]
     write_rows(folder / "train.tsv", train)
-    dev = [["label", "sentence"], ["1", "a warm -lrb- and funny -rrb- writer\\/director debut"],
-           ["0", "dull `` thriller '' , not a comedy\\/drama"]]
+    dev = [
+        ["label", "sentence"],
+        ["1", "a warm -lrb- and funny -rrb- writer\\/director debut"],
+        ["0", "dull `` thriller '' , not a comedy\\/drama"],
+    ]
     write_rows(folder / "dev.tsv", dev)
     return folder
 
@@ -319,7 +345,9 @@ def test_ptb_normalization_tokenizes_dev_escapes_like_train_text(tmp_path: Path)
     assert not {"[UNK]", "##r", "##b"} & {t for ts in tokens for t in ts}
     assert dm.raw()["train"]["sentence"][-1] == 'dull " thriller " , not a comedy/drama'
 
-    raw = SST2DataModule(data_dir=str(folder), vocab_size=200, cache_dir=str(tmp_path / "cache"), text_normalization="none")
+    raw = SST2DataModule(
+        data_dir=str(folder), vocab_size=200, cache_dir=str(tmp_path / "cache"), text_normalization="none"
+    )
     assert raw.raw()["validation"]["sentence"][0] == "a warm -lrb- and funny -rrb- writer\\/director debut"
     assert "[UNK]" in raw.tokenizer.encode(raw.raw()["validation"]["sentence"][0]).tokens  # the backslash
     assert raw.build_tokenizer() != dm.build_tokenizer()  # separate cached tokenizers
@@ -328,8 +356,12 @@ def test_ptb_normalization_tokenizes_dev_escapes_like_train_text(tmp_path: Path)
 def test_the_tokenizer_cache_key_names_the_normalization(tmp_path: Path) -> None:
     """Even when the training text has no escape (so the same text), each normalization has its own tokenizer."""
     folder = write_sst2(tmp_path / "sst2", train=80, dev=10)
-    paths = {kind: SST2DataModule(data_dir=str(folder), vocab_size=200, cache_dir=str(tmp_path / "cache"),
-                                  text_normalization=kind).build_tokenizer() for kind in ("ptb", "none")}
+    paths = {
+        kind: SST2DataModule(
+            data_dir=str(folder), vocab_size=200, cache_dir=str(tmp_path / "cache"), text_normalization=kind
+        ).build_tokenizer()
+        for kind in ("ptb", "none")
+    }
     assert paths["ptb"] != paths["none"]
 
 
@@ -355,14 +387,24 @@ def test_the_normalization_is_part_of_the_run_identity(tmp_path: Path) -> None:
     from normbench.training.rundir import config_hash, run_identity
 
     folder = write_sst2(tmp_path / "sst2", train=80, dev=10)
-    common = ["--config", str(get_task("sst2").config_path), f"--runs_dir={tmp_path / 'runs'}",
-              f"--data.init_args.data_dir={folder}", f"--data.init_args.cache_dir={tmp_path / 'cache'}"]
+    common = [
+        "--config",
+        str(get_task("sst2").config_path),
+        f"--runs_dir={tmp_path / 'runs'}",
+        f"--data.init_args.data_dir={folder}",
+        f"--data.init_args.cache_dir={tmp_path / 'cache'}",
+    ]
     ptb = NormbenchCLI(args=common)
     none = NormbenchCLI(args=[*common, "--data.init_args.text_normalization=none"])
     config = ptb.resolved_config()
     assert config["data"]["init_args"]["text_normalization"] == "ptb"
-    old = {**config, "data": {**config["data"], "init_args": {k: v for k, v in config["data"]["init_args"].items()
-                                                              if k != "text_normalization"}}}
+    old = {
+        **config,
+        "data": {
+            **config["data"],
+            "init_args": {k: v for k, v in config["data"]["init_args"].items() if k != "text_normalization"},
+        },
+    }
     hashes = {config_hash(run_identity(c, None, 1)) for c in (config, none.resolved_config(), old)}
     assert len(hashes) == 3
     assert build_datamodule(old, "fit").text_normalization == "none"
@@ -387,6 +429,11 @@ def test_wordpiece_training_gives_the_same_vocabulary_every_time() -> None:
     vocabularies = {json.dumps(sorted(train_wordpiece(sentences, 120).get_vocab().items())) for _ in range(6)}
     assert len(vocabularies) == 1
     tokenizer = train_wordpiece(sentences, 120)
-    assert not {t.content for t in tokenizer.get_added_tokens_decoder().values()} - {"[PAD]", "[UNK]", "[CLS]",
-                                                                                       "[SEP]", "[MASK]"}
+    assert not {t.content for t in tokenizer.get_added_tokens_decoder().values()} - {
+        "[PAD]",
+        "[UNK]",
+        "[CLS]",
+        "[SEP]",
+        "[MASK]",
+    }
     assert "##u" in tokenizer.get_vocab() and tokenizer.encode("##u").tokens != ["[CLS]", "##u", "[SEP]"]

@@ -91,7 +91,7 @@ def test_hub_source_loads_the_named_corpus_and_its_splits(monkeypatch: pytest.Mo
 
     def fake_load_dataset(name, config=None, split=None):  # noqa: ANN001, ANN202
         calls.append((name, config, split))
-        return datasets.Dataset.from_dict({"text": [" = T{} = ".format(split), " body "]})
+        return datasets.Dataset.from_dict({"text": [f" = T{split} = ", " body "]})
 
     monkeypatch.setattr(datasets, "load_dataset", fake_load_dataset)
     articles = load_articles("hub", None, "wikitext", "wikitext-103-v1", ["train", "test"], "wikitext")

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from normbench.data.text import load_articles
 from normbench.data.tokenizer import EOS, load_tokenizer, save_tokenizer, train_bpe
 from tests.lm_corpus import write_corpus
-from normbench.data.text import load_articles
 
 _TOKENIZER = None
 

@@ -24,11 +24,20 @@ def test_parameter_count_of_the_paper_config() -> None:
 
 def test_logits_equal_huggingface_bert_with_the_same_weights() -> None:
     transformers = pytest.importorskip("transformers")
-    cfg = transformers.BertConfig(vocab_size=97, hidden_size=8, num_hidden_layers=2, num_attention_heads=4,
-                                  intermediate_size=64, max_position_embeddings=40, hidden_dropout_prob=0.0,
-                                  attention_probs_dropout_prob=0.0)
+    cfg = transformers.BertConfig(
+        vocab_size=97,
+        hidden_size=8,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=64,
+        max_position_embeddings=40,
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+    )
     hf = transformers.BertForSequenceClassification(cfg).eval()
-    ours = BertEncoder(vocab_size=97, max_positions=40, type_vocab_size=2, d_model=8, n_heads=4, n_layers=2, ffn_width=64, dropout=0.0).eval()
+    ours = BertEncoder(
+        vocab_size=97, max_positions=40, type_vocab_size=2, d_model=8, n_heads=4, n_layers=2, ffn_width=64, dropout=0.0
+    ).eval()
     assert n_params(ours) == n_params(hf)
     emb, enc = hf.bert.embeddings, hf.bert.encoder
     with torch.no_grad():
@@ -38,11 +47,16 @@ def test_logits_equal_huggingface_bert_with_the_same_weights() -> None:
         ours.position_embedding.weight.copy_(emb.position_embeddings.weight)
         ours.segment_embedding.weight.copy_(emb.token_type_embeddings.weight)
         ours.embed_norm.weight.copy_(emb.LayerNorm.weight), ours.embed_norm.bias.copy_(emb.LayerNorm.bias)
-        for block, layer in zip(ours.blocks, enc.layer):
+        for block, layer in zip(ours.blocks, enc.layer, strict=False):
             att = layer.attention
-            for mine, theirs in ((block.attn.q_proj, att.self.query), (block.attn.k_proj, att.self.key),
-                                 (block.attn.v_proj, att.self.value), (block.attn.out_proj, att.output.dense),
-                                 (block.ffn[0], layer.intermediate.dense), (block.ffn[2], layer.output.dense)):
+            for mine, theirs in (
+                (block.attn.q_proj, att.self.query),
+                (block.attn.k_proj, att.self.key),
+                (block.attn.v_proj, att.self.value),
+                (block.attn.out_proj, att.output.dense),
+                (block.ffn[0], layer.intermediate.dense),
+                (block.ffn[2], layer.output.dense),
+            ):
                 mine.weight.copy_(theirs.weight), mine.bias.copy_(theirs.bias)
             for norm, ln in ((block.attn_norm, att.output.LayerNorm), (block.ffn_norm, layer.output.LayerNorm)):
                 norm.weight.copy_(ln.weight), norm.bias.copy_(ln.bias)

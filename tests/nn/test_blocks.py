@@ -12,7 +12,9 @@ from normbench.nn.norms import NormSpec
 
 
 def block(placement: str, **kw) -> TransformerBlock:
-    return TransformerBlock(8, 2, 16, placement, NormSpec("both", False, 1e-5), NormSpec("scale", True, 1e-5), **kw).double()
+    return TransformerBlock(
+        8, 2, 16, placement, NormSpec("both", False, 1e-5), NormSpec("scale", True, 1e-5), **kw
+    ).double()
 
 
 @pytest.mark.parametrize("placement", ["pre", "post", "none"])
@@ -115,12 +117,34 @@ def test_hook_points_name_what_exists_under_each_placement() -> None:
     from normbench.nn.gpt import GPTDecoder
 
     pre = hook_points(GPTDecoder(vocab_size=30, max_positions=8, n_layers=2))
-    assert list(pre) == ["L1", "L1.attn_norm", "L1.attn", "L1.attn.keys", "L1.ffn_norm", "L1.ffn",
-                         "L2", "L2.attn_norm", "L2.attn", "L2.attn.keys", "L2.ffn_norm", "L2.ffn", "final_norm"]
+    assert list(pre) == [
+        "L1",
+        "L1.attn_norm",
+        "L1.attn",
+        "L1.attn.keys",
+        "L1.ffn_norm",
+        "L1.ffn",
+        "L2",
+        "L2.attn_norm",
+        "L2.attn",
+        "L2.attn.keys",
+        "L2.ffn_norm",
+        "L2.ffn",
+        "final_norm",
+    ]
     post = hook_points(GPTDecoder(vocab_size=30, max_positions=8, n_layers=1, placement="post"))
     assert list(post) == ["L1", "L1.attn_norm", "L1.attn", "L1.attn.keys", "L1.ffn_norm", "L1.ffn"]  # no final norm
     none = hook_points(GPTDecoder(vocab_size=30, max_positions=8, n_layers=1, placement="none"))
     assert list(none) == ["L1", "L1.attn", "L1.attn.keys", "L1.ffn"]
     peri = hook_points(GPTDecoder(vocab_size=30, max_positions=8, n_layers=1, placement="peri"))
-    assert list(peri) == ["L1", "L1.attn_norm", "L1.attn", "L1.attn.keys", "L1.attn_out_norm", "L1.ffn_norm",
-                          "L1.ffn", "L1.ffn_out_norm", "final_norm"]
+    assert list(peri) == [
+        "L1",
+        "L1.attn_norm",
+        "L1.attn",
+        "L1.attn.keys",
+        "L1.attn_out_norm",
+        "L1.ffn_norm",
+        "L1.ffn",
+        "L1.ffn_out_norm",
+        "final_norm",
+    ]

@@ -25,17 +25,18 @@ def test_parameter_count_of_the_paper_config() -> None:
 
 def test_logits_equal_huggingface_gpt2_with_the_same_weights() -> None:
     transformers = pytest.importorskip("transformers")
-    cfg = transformers.GPT2Config(vocab_size=101, n_positions=32, n_embd=8, n_layer=2, n_head=4,
-                                  resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0)
+    cfg = transformers.GPT2Config(
+        vocab_size=101, n_positions=32, n_embd=8, n_layer=2, n_head=4, resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0
+    )
     hf = transformers.GPT2LMHeadModel(cfg).eval()
     ours = GPTDecoder(vocab_size=101, max_positions=32, d_model=8, n_heads=4, n_layers=2, dropout=0.0).eval()
     assert n_params(ours) == n_params(hf)
     with torch.no_grad():
         ours.token_embedding.weight.copy_(hf.transformer.wte.weight)
         ours.position_embedding.weight.copy_(hf.transformer.wpe.weight)
-        for block, h in zip(ours.blocks, hf.transformer.h):
+        for block, h in zip(ours.blocks, hf.transformer.h, strict=False):
             w, b = h.attn.c_attn.weight.T.chunk(3, dim=0), h.attn.c_attn.bias.chunk(3)  # Conv1D: (in, out)
-            for proj, wi, bi in zip((block.attn.q_proj, block.attn.k_proj, block.attn.v_proj), w, b):
+            for proj, wi, bi in zip((block.attn.q_proj, block.attn.k_proj, block.attn.v_proj), w, b, strict=False):
                 proj.weight.copy_(wi), proj.bias.copy_(bi)
             block.attn.out_proj.weight.copy_(h.attn.c_proj.weight.T), block.attn.out_proj.bias.copy_(h.attn.c_proj.bias)
             block.ffn[0].weight.copy_(h.mlp.c_fc.weight.T), block.ffn[0].bias.copy_(h.mlp.c_fc.bias)
@@ -70,7 +71,9 @@ def test_layer_norm_keys_are_all_selectable_and_projection_only_ones_need_not_be
     """Tables 1-2 in miniature: eps = 0 LayerNorm puts every key on a sphere (selectable)."""
     torch.manual_seed(0)
     tokens = torch.randint(0, 64, (4, 48))
-    with_scaling = GPTDecoder(vocab_size=64, max_positions=48, attn_norm=NormSpec("both", affine=True, eps=0.0), dropout=0.0)
+    with_scaling = GPTDecoder(
+        vocab_size=64, max_positions=48, attn_norm=NormSpec("both", affine=True, eps=0.0), dropout=0.0
+    )
     for layer in unselectable_per_layer(with_scaling, tokens):
         assert layer["fraction_after"] == 0.0
     without = GPTDecoder(vocab_size=64, max_positions=48, attn_norm=NormSpec("project", affine=False), dropout=0.0)
@@ -86,8 +89,9 @@ def test_the_papers_frozen_qkv_bias_is_no_qkv_bias() -> None:
     without = GPTDecoder(GPTConfig(vocab_size=50, max_positions=8, qkv_bias=False))
     n = lambda m: sum(p.numel() for p in m.parameters())  # noqa: E731
     assert n(with_bias) - n(without) == 3 * 8 * 4  # q, k, v biases of width 8 in 4 layers
-    assert all(b.attn.q_proj.bias is None and b.attn.k_proj.bias is None and b.attn.v_proj.bias is None
-               for b in without.blocks)
+    assert all(
+        b.attn.q_proj.bias is None and b.attn.k_proj.bias is None and b.attn.v_proj.bias is None for b in without.blocks
+    )
     assert with_bias.blocks[0].attn.q_proj.bias is not None
 
 
@@ -98,8 +102,17 @@ def test_each_norm_position_takes_its_own_dyt_alpha() -> None:
     def dyt(alpha: float) -> NormSpec:
         return NormSpec("dyt", affine=True, options={"alpha": alpha})
 
-    config = GPTConfig(vocab_size=30, max_positions=8, n_layers=2, placement="peri", attn_norm=dyt(2.0),
-                       ffn_norm=dyt(0.3), final_norm=dyt(5.0), attn_out_norm=dyt(0.7), ffn_out_norm=dyt(0.9))
+    config = GPTConfig(
+        vocab_size=30,
+        max_positions=8,
+        n_layers=2,
+        placement="peri",
+        attn_norm=dyt(2.0),
+        ffn_norm=dyt(0.3),
+        final_norm=dyt(5.0),
+        attn_out_norm=dyt(0.7),
+        ffn_out_norm=dyt(0.9),
+    )
     model = GPTDecoder(config)
     for block in model.blocks:
         got = [getattr(block, n).alpha.item() for n in ("attn_norm", "ffn_norm", "attn_out_norm", "ffn_out_norm")]
@@ -107,7 +120,10 @@ def test_each_norm_position_takes_its_own_dyt_alpha() -> None:
     assert model.final_norm.alpha.item() == pytest.approx(5.0)
     norms = config.effective()
     assert [norms[n]["options"] for n in ("attn_norm", "ffn_norm", "final_norm")] == [
-        {"alpha": 2.0}, {"alpha": 0.3}, {"alpha": 5.0}]
+        {"alpha": 2.0},
+        {"alpha": 0.3},
+        {"alpha": 5.0},
+    ]
 
 
 def test_the_embedding_scale_is_off_by_default_and_out_of_the_identity() -> None:
@@ -125,12 +141,15 @@ def test_the_embedding_scale_is_off_by_default_and_out_of_the_identity() -> None
     assert GPTConfig(learn_embedding_scale=True).effective()["embedding_scale"] == 1.0  # learned from 1: not GPT-2
 
 
-@pytest.mark.parametrize(("changes", "message"), [
-    ({"embedding_scale": "sqrt"}, "model.arch.embedding_scale: must be none, sqrt_d or a positive number"),
-    ({"embedding_scale": 0.0}, "model.arch.embedding_scale: must be none, sqrt_d or a positive number"),
-    ({"embedding_scale": float("inf")}, "model.arch.embedding_scale"),
-    ({"learn_embedding_scale": "yes"}, "model.arch.learn_embedding_scale: must be true or false"),
-])
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"embedding_scale": "sqrt"}, "model.arch.embedding_scale: must be none, sqrt_d or a positive number"),
+        ({"embedding_scale": 0.0}, "model.arch.embedding_scale: must be none, sqrt_d or a positive number"),
+        ({"embedding_scale": float("inf")}, "model.arch.embedding_scale"),
+        ({"learn_embedding_scale": "yes"}, "model.arch.learn_embedding_scale: must be true or false"),
+    ],
+)
 def test_bad_embedding_scales_are_one_line_errors(changes: dict, message: str) -> None:
     from normbench.nn.gpt import GPTConfig
 
@@ -145,8 +164,16 @@ def test_the_block_input_is_s_times_the_token_embedding_plus_the_position(learne
     from normbench.tasks.base import undecayed_parameters
 
     torch.manual_seed(0)
-    config = GPTConfig(vocab_size=40, max_positions=12, d_model=16, n_heads=4, n_layers=1, dropout=0.0,
-                       embedding_scale="sqrt_d", learn_embedding_scale=learned)
+    config = GPTConfig(
+        vocab_size=40,
+        max_positions=12,
+        d_model=16,
+        n_heads=4,
+        n_layers=1,
+        dropout=0.0,
+        embedding_scale="sqrt_d",
+        learn_embedding_scale=learned,
+    )
     model = GPTDecoder(config).eval()
     plain = GPTDecoder(config, embedding_scale="none", learn_embedding_scale=False).eval()
     plain.load_state_dict({k: v for k, v in model.state_dict().items() if k != "embedding_scale"})
@@ -165,4 +192,5 @@ def test_the_block_input_is_s_times_the_token_embedding_plus_the_position(learne
         assert any(p is model.embedding_scale for p in undecayed_parameters(model))
     else:
         assert model.embedding_scale == pytest.approx(4.0) and not any(
-            p is model.embedding_scale for p in undecayed_parameters(model))
+            p is model.embedding_scale for p in undecayed_parameters(model)
+        )

@@ -53,12 +53,15 @@ def test_permutation_equivariance_without_positions() -> None:
     torch.testing.assert_close(model(tokens[:, perm]), model(tokens)[:, perm], atol=1e-5, rtol=1e-5)
 
 
-def authors_model(seed: int, d: int = 8, classes: int = 20) -> tuple[torch.nn.Embedding, torch.nn.TransformerEncoderLayer]:
+def authors_model(
+    seed: int, d: int = 8, classes: int = 20
+) -> tuple[torch.nn.Embedding, torch.nn.TransformerEncoderLayer]:
     """The authors' majority model, built as their code builds it, under ``seed``."""
     torch.manual_seed(seed)
     embedding = torch.nn.Embedding(classes, d)
-    layer = torch.nn.TransformerEncoderLayer(d, 1, d, dropout=0.0, layer_norm_eps=0.0, norm_first=True,
-                                             batch_first=True)
+    layer = torch.nn.TransformerEncoderLayer(
+        d, 1, d, dropout=0.0, layer_norm_eps=0.0, norm_first=True, batch_first=True
+    )
     return embedding, layer
 
 
@@ -70,8 +73,9 @@ def test_encoder_layer_init_draws_the_authors_parameters_to_the_last_bit(seed: i
     model = MajorityEncoder(init="encoder_layer")
     attn, ffn = model.blocks[0].attn, model.blocks[0].ffn
     assert torch.equal(model.embedding.weight, embedding.weight)
-    assert torch.equal(torch.cat([attn.q_proj.weight, attn.k_proj.weight, attn.v_proj.weight]),
-                       layer.self_attn.in_proj_weight)
+    assert torch.equal(
+        torch.cat([attn.q_proj.weight, attn.k_proj.weight, attn.v_proj.weight]), layer.self_attn.in_proj_weight
+    )
     assert torch.equal(attn.out_proj.weight, layer.self_attn.out_proj.weight)
     assert torch.equal(attn.out_proj.bias, torch.zeros(8))
     for ours, theirs in ((ffn[0], layer.linear1), (ffn[2], layer.linear2)):
@@ -102,7 +106,9 @@ def test_encoder_layer_init_has_the_xavier_bound_and_linear_keeps_its_own() -> N
 
 
 def test_init_is_validated_and_left_out_of_the_run_identity_at_its_default() -> None:
-    with pytest.raises(ValueError, match=r"model.arch.init: 'xavier' is not allowed; choose one of linear, encoder_layer"):
+    with pytest.raises(
+        ValueError, match=r"model.arch.init: 'xavier' is not allowed; choose one of linear, encoder_layer"
+    ):
         MajorityConfig(init="xavier")
     assert "init" not in MajorityConfig().effective()
     assert MajorityConfig(init="encoder_layer").effective()["init"] == "encoder_layer"

@@ -20,7 +20,9 @@ seeds = st.integers(0, 2**31 - 1)
 
 def sample(shape: tuple[int, ...], seed: int) -> torch.Tensor:
     g = torch.Generator().manual_seed(seed)
-    return torch.randn(shape, generator=g, dtype=torch.float64) * torch.exp(torch.randn((), generator=g, dtype=torch.float64) * 2)
+    return torch.randn(shape, generator=g, dtype=torch.float64) * torch.exp(
+        torch.randn((), generator=g, dtype=torch.float64) * 2
+    )
 
 
 @settings(max_examples=60, deadline=None)
@@ -69,8 +71,16 @@ def test_gpt_initialisation_keeps_the_norms_own_scalars() -> None:
     from normbench.nn.gpt import GPTDecoder
 
     spec = NormSpec("dyt", options={"alpha": 0.8})
-    model = GPTDecoder(GPTConfig(vocab_size=30, max_positions=8, n_layers=1, ffn_norm=spec,
-                                 final_norm=NormSpec("scalenorm", affine=False), qk_norm=True))
+    model = GPTDecoder(
+        GPTConfig(
+            vocab_size=30,
+            max_positions=8,
+            n_layers=1,
+            ffn_norm=spec,
+            final_norm=NormSpec("scalenorm", affine=False),
+            qk_norm=True,
+        )
+    )
     assert model.blocks[0].ffn_norm.alpha.item() == pytest.approx(0.8)
     assert model.final_norm.g.item() == pytest.approx(math.sqrt(8))
     assert torch.equal(model.blocks[0].attn.qk_norm_scale, torch.ones(4, 1, 1))
@@ -83,12 +93,24 @@ def test_options_are_canonical_numbers() -> None:
     assert isinstance(hash(plugin), int)  # unhashable option values still hash
 
 
-@pytest.mark.parametrize(("spec", "message"), [
-    (NormSpec("scalenorm", options={"g": 0.0}), r"^model.arch.attn_norm.options.g: must be > 0, got 0.0$"),
-    (NormSpec("dyt", options={"beta": 1.0}), r"^model.arch.attn_norm.options: 'beta' not allowed for component dyt; allowed: alpha$"),
-    (NormSpec("dyt", options={"alpha": "big"}), r"^model.arch.attn_norm.options.alpha: must be a finite number, got 'big'$"),
-    (NormSpec("both", options={"alpha": 1.0}), r"^model.arch.attn_norm.options: 'alpha' not allowed for component both; allowed: none$"),
-])
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        (NormSpec("scalenorm", options={"g": 0.0}), r"^model.arch.attn_norm.options.g: must be > 0, got 0.0$"),
+        (
+            NormSpec("dyt", options={"beta": 1.0}),
+            r"^model.arch.attn_norm.options: 'beta' not allowed for component dyt; allowed: alpha$",
+        ),
+        (
+            NormSpec("dyt", options={"alpha": "big"}),
+            r"^model.arch.attn_norm.options.alpha: must be a finite number, got 'big'$",
+        ),
+        (
+            NormSpec("both", options={"alpha": 1.0}),
+            r"^model.arch.attn_norm.options: 'alpha' not allowed for component both; allowed: none$",
+        ),
+    ],
+)
 def test_bad_options_are_one_line_errors_naming_the_field(spec: NormSpec, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         GPTConfig(attn_norm=spec)

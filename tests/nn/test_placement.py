@@ -11,8 +11,11 @@ from normbench.nn.norms import Norm, NormSpec
 from normbench.nn.placement import PLACEMENTS, attention_input_norm
 from normbench.tasks import get_task
 
-TINY = {"majority": {"n_layers": 2}, "lm": {"vocab_size": 40, "max_positions": 16, "n_layers": 3, "dropout": 0.0},
-        "sst2": {"vocab_size": 40, "max_positions": 16, "n_layers": 3, "ffn_width": 16, "dropout": 0.0}}
+TINY = {
+    "majority": {"n_layers": 2},
+    "lm": {"vocab_size": 40, "max_positions": 16, "n_layers": 3, "dropout": 0.0},
+    "sst2": {"vocab_size": 40, "max_positions": 16, "n_layers": 3, "ffn_width": 16, "dropout": 0.0},
+}
 
 
 @pytest.mark.parametrize("task", list(TINY))
@@ -27,8 +30,13 @@ def test_the_named_norm_output_is_the_attention_input(task: str, placement: str,
     hooks = []
     for name, module in model.named_modules():
         if isinstance(module, Norm) or name.endswith(".attn"):  # under `none` the block norms are nn.Identity: absent
-            hooks.append(module.register_forward_hook(
-                lambda m, args, out, name=name: outputs.__setitem__(name, args[0] if name.endswith(".attn") else out)))
+            hooks.append(
+                module.register_forward_hook(
+                    lambda m, args, out, name=name: outputs.__setitem__(
+                        name, args[0] if name.endswith(".attn") else out
+                    )
+                )
+            )
     with torch.no_grad():
         model(torch.randint(0, 20, (2, 7)))
     for h in hooks:
@@ -40,11 +48,17 @@ def test_the_named_norm_output_is_the_attention_input(task: str, placement: str,
         keys = outputs[f"blocks.{layer - 1}.attn"]
         feeder = attention_input_norm(placement, layer, present, identity)
         if feeder is None:  # no norm's output reaches it unchanged
-            assert not any(out.shape == keys.shape and torch.equal(out, keys) for n, out in outputs.items()
-                           if not n.endswith(".attn") and n.split(".")[-1] not in identity)
+            assert not any(
+                out.shape == keys.shape and torch.equal(out, keys)
+                for n, out in outputs.items()
+                if not n.endswith(".attn") and n.split(".")[-1] not in identity
+            )
             continue
-        source = {"attn_norm": f"blocks.{layer - 1}.attn_norm", "ffn_norm": f"blocks.{layer - 2}.ffn_norm",
-                  "embed_norm": "embed_norm"}[feeder]
+        source = {
+            "attn_norm": f"blocks.{layer - 1}.attn_norm",
+            "ffn_norm": f"blocks.{layer - 2}.ffn_norm",
+            "embed_norm": "embed_norm",
+        }[feeder]
         assert torch.equal(outputs[source], keys), (feeder, layer)
 
 

@@ -50,7 +50,7 @@ def test_small_sets_match_the_formula() -> None:
 def test_monotone_in_the_number_of_keys() -> None:
     """A key that is a vertex among n + 1 keys is one among the first n: the expected fraction cannot fall with n."""
     values = [chance_fraction(3, n, sets=40) for n in (8, 32, 128)]
-    for a, b in zip(values, values[1:]):
+    for a, b in zip(values, values[1:], strict=False):
         assert b["mean"] - a["mean"] > 3 * math.hypot(a["sem"], b["sem"])
 
 
@@ -107,8 +107,9 @@ def test_any_layer_and_ends() -> None:
         chance_fraction(3, [2, 5], skip_ends=True)
 
 
-@pytest.mark.parametrize("bad", [{"d": 0}, {"n": 0}, {"n": []}, {"n": [3, 0]}, {"sets": 0}, {"seed": -1},
-                                 {"keys": "cube"}])
+@pytest.mark.parametrize(
+    "bad", [{"d": 0}, {"n": 0}, {"n": []}, {"n": [3, 0]}, {"sets": 0}, {"seed": -1}, {"keys": "cube"}]
+)
 def test_bad_arguments(bad: dict[str, Any]) -> None:
     args = {"d": 3, "n": 10, **bad}
     with pytest.raises(ValueError, match=next(iter(bad))):
@@ -117,11 +118,19 @@ def test_bad_arguments(bad: dict[str, Any]) -> None:
 
 # -- leaderboard columns -----------------------------------------------------------------------
 
+
 def lm(length: int = 32, **arch: Any) -> dict[str, Any]:
     """A resolved LM config with the fields the chance values read (the norms not named: the task's defaults)."""
-    return {"task": "lm", "model": {"class_path": "normbench.tasks.lm.LMModule", "init_args": {"arch": {
-        "d_model": 8, "n_heads": 4, "n_layers": 4, "placement": "pre", "qk_norm": False, **arch}}},
-        "data": {"init_args": {"analysis_length": length}}}
+    return {
+        "task": "lm",
+        "model": {
+            "class_path": "normbench.tasks.lm.LMModule",
+            "init_args": {
+                "arch": {"d_model": 8, "n_heads": 4, "n_layers": 4, "placement": "pre", "qk_norm": False, **arch}
+            },
+        },
+        "data": {"init_args": {"analysis_length": length}},
+    }
 
 
 def norm(component: str, affine: bool = False, eps: float = 1e-5) -> dict[str, Any]:
@@ -158,9 +167,13 @@ def test_lm_columns() -> None:
 
 
 def sst2(data: dict[str, Any] | None = None, **arch: Any) -> dict[str, Any]:
-    return {"model": {"class_path": "normbench.tasks.sst2.SST2Module", "init_args": {"arch": {
-        "d_model": 8, "n_heads": 4, "n_layers": 4, **arch}}},
-        "data": {"class_path": "normbench.data.sst2.SST2DataModule", "init_args": data or {}}}
+    return {
+        "model": {
+            "class_path": "normbench.tasks.sst2.SST2Module",
+            "init_args": {"arch": {"d_model": 8, "n_heads": 4, "n_layers": 4, **arch}},
+        },
+        "data": {"class_path": "normbench.data.sst2.SST2DataModule", "init_args": data or {}},
+    }
 
 
 def test_sst2_columns_with_given_sentence_lengths() -> None:
@@ -185,8 +198,11 @@ def test_sst2_columns_with_given_sentence_lengths() -> None:
 
 def test_sst2_sentence_lengths_from_the_data_module(tmp_path: Path) -> None:
     folder = write_sst2(tmp_path / "sst2", train=200, dev=30)
-    config = sst2(data={"source": "local", "data_dir": str(folder), "vocab_size": 200, "eval_batch_size": 8},
-                  placement="none", embed_norm=norm("none"))
+    config = sst2(
+        data={"source": "local", "data_dir": str(folder), "vocab_size": 200, "eval_batch_size": 8},
+        placement="none",
+        embed_norm=norm("none"),
+    )
     sizes = set_sizes_from_data(config)
     expected = [len(ids) for ids in build_datamodule(config, "test").encoded["validation"].ids]
     assert sorted(sizes) == sorted(expected) and len(sizes) == 30
@@ -195,8 +211,20 @@ def test_sst2_sentence_lengths_from_the_data_module(tmp_path: Path) -> None:
 
 
 def test_majority_class_keys() -> None:
-    config = {"task": "majority", "model": {"init_args": {"arch": {
-        "d_model": 8, "n_heads": 1, "num_classes": 20, "placement": "pre", "attn_norm": norm("both", eps=0.0)}}}}
+    config = {
+        "task": "majority",
+        "model": {
+            "init_args": {
+                "arch": {
+                    "d_model": 8,
+                    "n_heads": 1,
+                    "num_classes": 20,
+                    "placement": "pre",
+                    "attn_norm": norm("both", eps=0.0),
+                }
+            }
+        },
+    }
     keys = chance_for_metric("class_keys_unselectable", config)
     assert keys["sanity_check"] and keys["n"] == 20 and "eps" not in keys["basis"]
     heads = chance_for_metric("class_keys_unselectable_heads", config)  # one head of width 8: W_k keeps the sphere

@@ -7,19 +7,32 @@ import pytest
 from normbench.reporting import leaderboard as lb
 from normbench.reporting.choice import build_choice, split_name
 
-METRICS = {"final_val_loss": {"series": "val/loss", "at_step": "last"},
-           "analysis_loss": {"series": "test/loss", "at_step": "last"}}
+METRICS = {
+    "final_val_loss": {"series": "val/loss", "at_step": "last"},
+    "analysis_loss": {"series": "test/loss", "at_step": "last"},
+}
 SPEC = {"axis": "alpha0", "metric": "final_val_loss", "goal": "min", "report": ["analysis_loss"]}
 
 
 def record(variant: str, seed: int, val: float, test: float) -> dict:
     return {
-        "task": "lm", "variant": variant, "seed": seed, "status": "done", "config_hash": f"h-{variant}",
+        "task": "lm",
+        "variant": variant,
+        "seed": seed,
+        "status": "done",
+        "config_hash": f"h-{variant}",
         "final_step": 10,
         "config": {"model": {"init_args": {"arch": {"n_layers": 1}}}},
         "series": {"val/loss": [[10, val]], "test/loss": [[10, test]]},
-        "provenance": {"git_commit": "abc", "dirty": False, "torch": "2", "lightning": "2", "device": "cpu",
-                       "threads": 1, "date": "2026-01-01T00:00:00Z"},
+        "provenance": {
+            "git_commit": "abc",
+            "dirty": False,
+            "torch": "2",
+            "lightning": "2",
+            "device": "cpu",
+            "threads": 1,
+            "date": "2026-01-01T00:00:00Z",
+        },
         "wall_time_s": 1.0,
     }
 
@@ -75,12 +88,15 @@ def test_each_base_variant_gets_its_own_choice() -> None:
     assert {g["base"]: g["chosen"] for g in choice["groups"]} == {"pre/dyt": "5.0", "pre/dyt+embscale": "1.0"}
 
 
-@pytest.mark.parametrize(("spec", "message"), [
-    ({"metric": "final_val_loss"}, "bench.choice.axis"),
-    ({"axis": "alpha0", "metric": "nope"}, "bench.choice.metric: 'nope'"),
-    ({"axis": "alpha0", "metric": "final_val_loss", "report": ["nope"]}, "bench.choice.report: 'nope'"),
-    ({"axis": "alpha0", "metric": "final_val_loss", "goal": "lowest"}, "bench.choice.goal: must be min or max"),
-])
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ({"metric": "final_val_loss"}, "bench.choice.axis"),
+        ({"axis": "alpha0", "metric": "nope"}, "bench.choice.metric: 'nope'"),
+        ({"axis": "alpha0", "metric": "final_val_loss", "report": ["nope"]}, "bench.choice.report: 'nope'"),
+        ({"axis": "alpha0", "metric": "final_val_loss", "goal": "lowest"}, "bench.choice.goal: must be min or max"),
+    ],
+)
 def test_bad_choice_declarations_are_one_line_errors(spec: dict, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         lb.build("lm", "dyt-alpha", grid_records(), {"metrics": METRICS, "choice": spec})
@@ -88,7 +104,9 @@ def test_bad_choice_declarations_are_one_line_errors(spec: dict, message: str) -
 
 def test_one_measured_value_is_no_choice() -> None:
     """A grid with one value trained so far chooses nothing and says why."""
-    board = lb.build("lm", "dyt-alpha", [record("pre/dyt,alpha0=5.0", 0, 5.86, 5.9)], {"metrics": METRICS, "choice": SPEC})
+    board = lb.build(
+        "lm", "dyt-alpha", [record("pre/dyt,alpha0=5.0", 0, 5.86, 5.9)], {"metrics": METRICS, "choice": SPEC}
+    )
     (group,) = board["choice"]["groups"]
     assert group["chosen"] is None and group["measured"] == 1
     assert "no `alpha0` chosen (only one value has a mean `final_val_loss`" in lb.render_markdown(board, [])

@@ -79,9 +79,15 @@ def planned_config(preset: str) -> dict:
     return runs[0].config
 
 
-@pytest.mark.parametrize(("preset", "met"), [("paper", {"brody2023-majority", "brody2023-majority-full"}),
-                                             ("paper-1000", {"brody2023-majority"}), ("quick", set()),
-                                             ("quick-paper-data", set())])
+@pytest.mark.parametrize(
+    ("preset", "met"),
+    [
+        ("paper", {"brody2023-majority", "brody2023-majority-full"}),
+        ("paper-1000", {"brody2023-majority"}),
+        ("quick", set()),
+        ("quick-paper-data", set()),
+    ],
+)
 def test_the_paper_presets_meet_the_protocols_their_claims_name(preset: str, met: set[str]) -> None:
     """The protocols are read from real planned configs: the paper preset meets the paper's protocol, quick does not."""
     config = planned_config(preset)

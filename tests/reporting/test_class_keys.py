@@ -12,8 +12,11 @@ from normbench.reporting.class_keys import unselectable_class_keys
 
 def encoder(placement: str, component: str) -> MajorityEncoder:
     torch.manual_seed(0)
-    model = MajorityEncoder(MajorityConfig(num_classes=6, d_model=4, placement=placement,
-                                           attn_norm=NormSpec(component, affine=False, eps=0.0)))
+    model = MajorityEncoder(
+        MajorityConfig(
+            num_classes=6, d_model=4, placement=placement, attn_norm=NormSpec(component, affine=False, eps=0.0)
+        )
+    )
     with torch.no_grad():
         w = torch.randn(6, 4)
         w[5] = w[:5].mean(0)  # the centroid of a 4-simplex: strictly inside the hull of the others

@@ -18,12 +18,23 @@ DATA = {"vocab_size": 300, "context": 32, "validation_fraction": 0.2, "analysis_
 
 def lm_record(variant: str, seed: int, val_loss: float, data: dict | None) -> dict:
     return {
-        "task": "lm", "variant": variant, "seed": seed, "status": "done", "config_hash": f"h-{variant}",
+        "task": "lm",
+        "variant": variant,
+        "seed": seed,
+        "status": "done",
+        "config_hash": f"h-{variant}",
         "final_step": 10,
         "config": {"model": {"init_args": {"arch": {"n_layers": 1}}}, **({"data": data} if data else {})},
         "series": {"val/loss": [[10, val_loss]]},
-        "provenance": {"git_commit": "abc", "dirty": False, "torch": "2", "lightning": "2", "device": "cpu",
-                       "threads": 1, "date": "2026-01-01T00:00:00Z"},
+        "provenance": {
+            "git_commit": "abc",
+            "dirty": False,
+            "torch": "2",
+            "lightning": "2",
+            "device": "cpu",
+            "threads": 1,
+            "date": "2026-01-01T00:00:00Z",
+        },
         "wall_time_s": 1.0,
     }
 
@@ -44,8 +55,10 @@ def test_the_baseline_is_the_unigram_entropy_of_the_runs_training_stream(corpus:
     assert collapse.unigram_entropy_of_run(lm_record("pre/dyt", 0, 1.0, data_config(corpus))) == pytest.approx(expected)
     with pytest.raises(ValueError, match="no data config"):
         collapse.unigram_entropy_of_run(lm_record("pre/dyt", 0, 1.0, None))
-    missing = {"class_path": "normbench.data.lm.LMDataModule",
-               "init_args": {"data_dir": str(corpus.parent / "nowhere"), "source": "local", **DATA}}
+    missing = {
+        "class_path": "normbench.data.lm.LMDataModule",
+        "init_args": {"data_dir": str(corpus.parent / "nowhere"), "source": "local", **DATA},
+    }
     with pytest.raises(ValueError, match="data_dir"):
         collapse.unigram_entropy_of_run(lm_record("pre/dyt", 0, 1.0, missing))
 
@@ -69,8 +82,10 @@ def test_a_seed_at_the_unigram_entropy_is_flagged_collapsed_and_kept_in_the_mean
     md = lb.render_markdown(board, [])
     assert "| `pre/dyt` | 0 (flagged) | done, collapsed (final_val_loss" in md
     assert "done; collapsed (seeds 0, 2)" in md and "without flagged" in md
-    assert f"`final_val_loss` >= unigram_entropy - 0.01, its baseline computed from the run's own training data " \
-           f"({h:.4f})" in md
+    assert (
+        f"`final_val_loss` >= unigram_entropy - 0.01, its baseline computed from the run's own training data "
+        f"({h:.4f})" in md
+    )
 
 
 def test_a_run_without_a_baseline_is_named_not_flagged() -> None:
@@ -84,18 +99,29 @@ def test_a_run_without_a_baseline_is_named_not_flagged() -> None:
 
 def test_at_chance_seeds_are_collapsed_too_and_boards_before_the_list_are_read() -> None:
     assert collapse.collapsed_seeds({"collapsed": ["1"], "flagged": {"1": "at chance", "2": "diverged"}}) == ["1"]
-    old = {"flagged": {"1": "at chance (val_acc 0.509 <= 0.55)", "2": "diverged at step 40",
-                       "3": "collapsed (final_val_loss 6.4390 >= unigram_entropy 6.4383 - 0.01)"}}
+    old = {
+        "flagged": {
+            "1": "at chance (val_acc 0.509 <= 0.55)",
+            "2": "diverged at step 40",
+            "3": "collapsed (final_val_loss 6.4390 >= unigram_entropy 6.4383 - 0.01)",
+        }
+    }
     assert collapse.collapsed_seeds(old) == ["1", "3"]
     assert collapse.collapsed_seeds({"name": "pre/both"}) == []
 
 
-@pytest.mark.parametrize(("spec", "message"), [
-    ({"metric": "nope", "baseline": "unigram_entropy"}, "bench.collapse.metric: 'nope' is not a leaderboard metric"),
-    ({"metric": "final_val_loss", "baseline": "zero"}, "bench.collapse.baseline: 'zero' is not a baseline"),
-    ({"metric": "final_val_loss", "baseline": "unigram_entropy", "within": -1}, "bench.collapse.within"),
-    ("final_val_loss", "bench.collapse: must be"),
-])
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        (
+            {"metric": "nope", "baseline": "unigram_entropy"},
+            "bench.collapse.metric: 'nope' is not a leaderboard metric",
+        ),
+        ({"metric": "final_val_loss", "baseline": "zero"}, "bench.collapse.baseline: 'zero' is not a baseline"),
+        ({"metric": "final_val_loss", "baseline": "unigram_entropy", "within": -1}, "bench.collapse.within"),
+        ("final_val_loss", "bench.collapse: must be"),
+    ],
+)
 def test_bad_collapse_declarations_are_one_line_errors(spec: object, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         lb.build("lm", "quick", [lm_record("pre/dyt", 0, 6.44, None)], {"metrics": METRICS, "collapse": spec})

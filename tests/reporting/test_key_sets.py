@@ -9,13 +9,21 @@ import pytest
 from normbench.reporting import key_sets
 from normbench.reporting.leaderboard import build_tables, render_table
 
-SPEC = {"sizes": [128, 64], "sequences": 10, "paper_column": "paper (768-1024 keys)",
-        "rows": [{"label": "w/o scaling", "variant": "pre/project", "where": "after", "paper": [51.0, 32.2]},
-                 {"label": "LayerNorm before its norm", "variant": "pre/both", "where": "before"}]}
+SPEC = {
+    "sizes": [128, 64],
+    "sequences": 10,
+    "paper_column": "paper (768-1024 keys)",
+    "rows": [
+        {"label": "w/o scaling", "variant": "pre/project", "where": "after", "paper": [51.0, 32.2]},
+        {"label": "LayerNorm before its norm", "variant": "pre/both", "where": "before"},
+    ],
+}
 
 
-@pytest.mark.parametrize("bad, field", [({"sizes": []}, "sizes"), ({"sizes": [64, 1]}, "sizes"),
-                                        ({"sizes": [64], "sequences": 0}, "sequences")])
+@pytest.mark.parametrize(
+    "bad, field",
+    [({"sizes": []}, "sizes"), ({"sizes": [64, 1]}, "sizes"), ({"sizes": [64], "sequences": 0}, "sequences")],
+)
 def test_bad_specs_name_the_field(bad: dict, field: str) -> None:
     with pytest.raises(ValueError, match=f"bench.key_sets.{field}"):
         key_sets.check_spec(bad)
@@ -24,15 +32,25 @@ def test_bad_specs_name_the_field(bad: dict, field: str) -> None:
 def test_metrics_read_the_named_series() -> None:
     metrics = key_sets.metrics([64, 128], n_layers=2)
     assert len(metrics) == 2 * 2 * 2
-    assert metrics["unselectable_after_k128_L2"] == {"series": "analysis/keys128/unselectable_after/L2", "at_step": "last"}
+    assert metrics["unselectable_after_k128_L2"] == {
+        "series": "analysis/keys128/unselectable_after/L2",
+        "at_step": "last",
+    }
 
 
 def variants() -> dict:
     def metric(values: list[float]) -> dict:
         return {"mean": sum(values) / len(values), "std": 0.0, "per_seed": values}
-    return {"pre/project": {"metrics": {"unselectable_after_k64_L1": metric([0.1, 0.1]),
-                                        "unselectable_after_k128_L1": metric([0.2, 0.2]),
-                                        "unselectable_after_k64_L2": metric([0.05, 0.05])}}}
+
+    return {
+        "pre/project": {
+            "metrics": {
+                "unselectable_after_k64_L1": metric([0.1, 0.1]),
+                "unselectable_after_k128_L1": metric([0.2, 0.2]),
+                "unselectable_after_k64_L2": metric([0.05, 0.05]),
+            }
+        }
+    }
 
 
 def test_table_has_one_row_per_layer_and_the_paper_apart() -> None:

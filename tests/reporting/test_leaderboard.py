@@ -12,11 +12,30 @@ from normbench.reporting.claims import judge, judge_ratio, judge_values, load_cl
 
 def record(variant: str, seed: int, acc: list[list[float]], loss: list[list[float]], status: str = "done") -> dict:
     return {
-        "task": "majority", "variant": variant, "seed": seed, "status": status, "config_hash": f"h-{variant}",
+        "task": "majority",
+        "variant": variant,
+        "seed": seed,
+        "status": status,
+        "config_hash": f"h-{variant}",
         "final_step": int(acc[-1][0]),
-        "config": {"model": {"init_args": {"placement": "pre", "attn_norm": {"component": variant.split("/")[1], "affine": False, "eps": 0.0}}}},
+        "config": {
+            "model": {
+                "init_args": {
+                    "placement": "pre",
+                    "attn_norm": {"component": variant.split("/")[1], "affine": False, "eps": 0.0},
+                }
+            }
+        },
         "series": {"test/acc": acc, "train/loss_epoch": loss},
-        "provenance": {"git_commit": "abc", "dirty": False, "torch": "2", "lightning": "2", "device": "cpu", "threads": 1, "date": "2026-01-01T00:00:00Z"},
+        "provenance": {
+            "git_commit": "abc",
+            "dirty": False,
+            "torch": "2",
+            "lightning": "2",
+            "device": "cpu",
+            "threads": 1,
+            "date": "2026-01-01T00:00:00Z",
+        },
         "wall_time_s": 10.0,
     }
 
@@ -27,7 +46,6 @@ METRICS = {
     "final": {"series": "test/acc", "at_step": "last"},
     "to_0.5": {"series": "train/loss_epoch", "first_below": 0.5},
 }
-
 
 
 def test_aggregate_over_seeds() -> None:
@@ -135,8 +153,14 @@ def test_positive_zero_rule_needs_two_seeds() -> None:
 
 
 def test_all_zero_rule_checks_every_seed_and_layer() -> None:
-    claim = {"id": "x.zero", "owner": "normbench", "source": "s", "metric": "u_L{layer}",
-             "variants": {"a": "pre/a", "b": "pre/b"}, "rule": {"kind": "all_zero"}}
+    claim = {
+        "id": "x.zero",
+        "owner": "normbench",
+        "source": "s",
+        "metric": "u_L{layer}",
+        "variants": {"a": "pre/a", "b": "pre/b"},
+        "rule": {"kind": "all_zero"},
+    }
 
     def variant(values: list[list[float | None]]) -> dict:
         return {"n_layers": len(values), "metrics": {f"u_L{i + 1}": {"per_seed": v} for i, v in enumerate(values)}}
@@ -151,8 +175,16 @@ def test_all_zero_rule_checks_every_seed_and_layer() -> None:
 
 
 def test_every_claim_says_whose_it_is_and_own_claims_carry_no_paper_numbers() -> None:
-    for name in ("brody2023-majority", "brody2023-lm", "brody2023-sst2", "brody2023-sst2-tokens", "brody2023-unselectable",
-                 "modern-majority", "modern-lm", "width-lm"):
+    for name in (
+        "brody2023-majority",
+        "brody2023-lm",
+        "brody2023-sst2",
+        "brody2023-sst2-tokens",
+        "brody2023-unselectable",
+        "modern-majority",
+        "modern-lm",
+        "width-lm",
+    ):
         for claim in load_claims(name):
             assert claim["owner"] in {"paper", "normbench"}, claim["id"]
             if claim["owner"] == "normbench":
@@ -164,14 +196,20 @@ def test_every_claim_says_whose_it_is_and_own_claims_carry_no_paper_numbers() ->
 def test_majority_claims_registry_is_complete() -> None:
     claims = load_claims("brody2023-majority")
     ids = {c["id"] for c in claims}
-    assert {"brody2023.fig2a.steps_to_loss_0.2", "brody2023.fig3.acc@1000", "brody2023.fig3.acc@5000",
-            "brody2023.fig2b.query_angle"} <= ids
+    assert {
+        "brody2023.fig2a.steps_to_loss_0.2",
+        "brody2023.fig3.acc@1000",
+        "brody2023.fig3.acc@5000",
+        "brody2023.fig2b.query_angle",
+    } <= ids
     paper = {c["id"]: c.get("paper") for c in claims}
     assert paper["brody2023.fig3.acc@1000"] == {"with_projection": 0.74, "without_projection": 0.52}
     assert paper["brody2023.fig3.acc@5000"] == {"with_projection": 0.93, "without_projection": 0.85}
     assert paper["brody2023.fig2b.query_angle"] == {"with_projection": 12.0, "without_projection": 83.0}
-    variants = {"pre/both": {"metrics": {"test_acc@1000": metric([0.74, 0.75, 0.76])}},
-                "pre/paper_no_projection": {"metrics": {"test_acc@1000": metric([0.49, 0.5, 0.51])}}}
+    variants = {
+        "pre/both": {"metrics": {"test_acc@1000": metric([0.74, 0.75, 0.76])}},
+        "pre/paper_no_projection": {"metrics": {"test_acc@1000": metric([0.49, 0.5, 0.51])}},
+    }
     claim = next(c for c in claims if c["id"] == "brody2023.fig3.acc@1000")
     entry = judge(claim, variants, PAPER_PROTOCOL)
     assert entry["verdict"] == "reproduced" and entry["owner"] == "paper" and entry["protocol"]["met"]
@@ -183,17 +221,23 @@ def metric(per_seed: list[float]) -> dict:
     return lb.aggregate(per_seed, [None] * len(per_seed))
 
 
-PAPER_PROTOCOL = {"data": {"init_args": {"generator": "paper", "data_seed": "seed", "batch_size": 6000}},
-                  "model": {"init_args": {"arch": {"init": "encoder_layer"}, "optim": {"lr": 1e-3, "lr_decay_steps": 140000}}}}
+PAPER_PROTOCOL = {
+    "data": {"init_args": {"generator": "paper", "data_seed": "seed", "batch_size": 6000}},
+    "model": {"init_args": {"arch": {"init": "encoder_layer"}, "optim": {"lr": 1e-3, "lr_decay_steps": 140000}}},
+}
 
 
 def test_reproduced_needs_the_protocol_the_claim_names() -> None:
     """The same values on the quick preset's settings: the board says which settings differ, direction only."""
     claim = next(c for c in load_claims("brody2023-majority") if c["id"] == "brody2023.fig3.acc@1000")
-    variants = {"pre/both": {"metrics": {"test_acc@1000": metric([0.74, 0.75, 0.76])}},
-                "pre/paper_no_projection": {"metrics": {"test_acc@1000": metric([0.49, 0.5, 0.51])}}}
-    quick = {"data": {"init_args": {"generator": "uniform", "data_seed": 0, "batch_size": 256}},
-             "model": {"init_args": {"arch": {}, "optim": {"lr": 1e-3, "lr_decay_steps": 50000}}}}
+    variants = {
+        "pre/both": {"metrics": {"test_acc@1000": metric([0.74, 0.75, 0.76])}},
+        "pre/paper_no_projection": {"metrics": {"test_acc@1000": metric([0.49, 0.5, 0.51])}},
+    }
+    quick = {
+        "data": {"init_args": {"generator": "uniform", "data_seed": 0, "batch_size": 256}},
+        "model": {"init_args": {"arch": {}, "optim": {"lr": 1e-3, "lr_decay_steps": 50000}}},
+    }
     entry = judge(claim, variants, quick)
     assert entry["verdict"] == "direction only" and not entry["protocol"]["met"]
     assert "data.init_args.batch_size: 256, protocol 6000" in entry["protocol"]["differences"]
@@ -203,10 +247,19 @@ def test_reproduced_needs_the_protocol_the_claim_names() -> None:
 
 
 def test_ordering_rule_needs_a_significant_difference() -> None:
-    claim = {"id": "c", "owner": "paper", "source": "s", "metric": "loss", "variants": {"with": "a", "without": "b"},
-             "paper": {"lower": "with"}, "rule": {"kind": "ordering", "lower": "with"}}
+    claim = {
+        "id": "c",
+        "owner": "paper",
+        "source": "s",
+        "metric": "loss",
+        "variants": {"with": "a", "without": "b"},
+        "paper": {"lower": "with"},
+        "rule": {"kind": "ordering", "lower": "with"},
+    }
+
     def variants(a: list[float], b: list[float]) -> dict:
         return {"a": {"metrics": {"loss": metric(a)}}, "b": {"metrics": {"loss": metric(b)}}}
+
     assert judge(claim, variants([1.0, 1.1, 1.05], [1.2, 1.3, 1.25]))["verdict"] == "reproduced"
     assert judge(claim, variants([1.0, 1.4, 1.2], [1.2, 1.3, 1.25]))["verdict"] == "inconclusive"  # seed 1 reversed
     assert judge(claim, variants([1.4, 1.45, 1.5], [1.2, 1.3, 1.25]))["verdict"] == "not reproduced"
@@ -214,17 +267,30 @@ def test_ordering_rule_needs_a_significant_difference() -> None:
 
 
 def test_claim_with_a_metric_per_role_reads_one_variant_twice() -> None:
-    claim = {"id": "t2", "owner": "paper", "source": "s", "metric": "before", "metrics": {"before": "before", "after": "after"},
-             "variants": {"before": "v", "after": "v"}, "paper": {"before": 0.45, "after": 0.0},
-             "rule": {"kind": "values", "higher": "before", "tolerance": 0.1}}
+    claim = {
+        "id": "t2",
+        "owner": "paper",
+        "source": "s",
+        "metric": "before",
+        "metrics": {"before": "before", "after": "after"},
+        "variants": {"before": "v", "after": "v"},
+        "paper": {"before": 0.45, "after": 0.0},
+        "rule": {"kind": "values", "higher": "before", "tolerance": 0.1},
+    }
     entry = judge(claim, {"v": {"metrics": {"before": metric([0.4, 0.5, 0.45]), "after": metric([0.0, 0.0, 0.0])}}})
     assert entry["measured"] == {"before": pytest.approx(0.45), "after": 0.0}
     assert entry["verdict"] == "reproduced"
 
 
 def test_tables_scale_and_pair_with_the_paper() -> None:
-    spec = {"t1": {"title": "T", "columns": ["L1", "L2"], "scale": 100, "rows": [
-        {"label": "x", "variant": "v", "metric": "m_{column}", "paper": [51.0, None]}]}}
+    spec = {
+        "t1": {
+            "title": "T",
+            "columns": ["L1", "L2"],
+            "scale": 100,
+            "rows": [{"label": "x", "variant": "v", "metric": "m_{column}", "paper": [51.0, None]}],
+        }
+    }
     variants = {"v": {"metrics": {"m_L1": metric([0.5, 0.6]), "m_L2": metric([0.1, 0.1])}}}
     (table,) = lb.build_tables(spec, variants)
     cells = table["rows"][0]["measured"]
@@ -235,9 +301,21 @@ def test_tables_scale_and_pair_with_the_paper() -> None:
 
 def test_lm_claims_registry_matches_the_paper() -> None:
     claims = {c["id"]: c for c in load_claims("brody2023-lm")}
-    assert [claims[f"brody2023.table1.L{i}"]["paper"]["without_scaling"] for i in range(1, 5)] == [0.51, 0.322, 0.347, 0.368]
-    assert [claims[f"brody2023.table2.L{i}"]["paper"]["before_norm"] for i in range(1, 5)] == [0.448, 0.285, 0.223, 0.261]
-    assert {claims[k]["rule"]["kind"] for k in ("brody2023.fig4a.train_loss", "brody2023.fig4b.val_loss")} == {"ordering"}
+    assert [claims[f"brody2023.table1.L{i}"]["paper"]["without_scaling"] for i in range(1, 5)] == [
+        0.51,
+        0.322,
+        0.347,
+        0.368,
+    ]
+    assert [claims[f"brody2023.table2.L{i}"]["paper"]["before_norm"] for i in range(1, 5)] == [
+        0.448,
+        0.285,
+        0.223,
+        0.261,
+    ]
+    assert {claims[k]["rule"]["kind"] for k in ("brody2023.fig4a.train_loss", "brody2023.fig4b.val_loss")} == {
+        "ordering"
+    }
 
 
 def test_values_rule_with_exact_zero_and_relative_tolerance() -> None:
@@ -267,16 +345,25 @@ def test_the_protocol_table_reads_the_runs_config() -> None:
     recs = [record("pre/both", seed, [[5, 0.7]], [[5, 0.4]]) for seed in (0, 1)]
     for r in recs:
         r["config"]["data"] = {"init_args": {"batch_size": 256, "generator": "uniform"}}
-    bench = {"metrics": METRICS, "protocol": {"paper_seeds": 10, "notes": ["Not the paper's protocol."], "settings": [
-        {"setting": "batch size", "config": "data.init_args.batch_size", "paper": 6000},
-        {"setting": "data generator", "config": "data.init_args.generator", "paper": "paper"},
-        {"setting": "frozen", "value": "none", "paper": "none"}]}}
+    bench = {
+        "metrics": METRICS,
+        "protocol": {
+            "paper_seeds": 10,
+            "notes": ["Not the paper's protocol."],
+            "settings": [
+                {"setting": "batch size", "config": "data.init_args.batch_size", "paper": 6000},
+                {"setting": "data generator", "config": "data.init_args.generator", "paper": "paper"},
+                {"setting": "frozen", "value": "none", "paper": "none"},
+            ],
+        },
+    }
     board = lb.build("majority", "quick", recs, bench)
     assert board["protocol"]["settings"] == [
         {"setting": "batch size", "this_sweep": 256, "paper": 6000},
         {"setting": "data generator", "this_sweep": "uniform", "paper": "paper"},
         {"setting": "frozen", "this_sweep": "none", "paper": "none"},
-        {"setting": "seeds per variant", "this_sweep": "2", "paper": 10}]
+        {"setting": "seeds per variant", "this_sweep": "2", "paper": 10},
+    ]
     md = lb.render_markdown(board, [])
     assert md.index("## Protocol") < md.index("## Variants")
     assert "| batch size | 256 | 6000 |" in md and "- Not the paper's protocol." in md
@@ -293,21 +380,35 @@ def test_each_leaderboard_carries_a_bibtex_entry_naming_its_commit(tmp_path) -> 
 
 
 def test_findings_are_generated_from_the_verdicts() -> None:
-    claim = {"id": "x", "owner": "normbench", "statement": "LayerNorm is faster", "verdict": "inconclusive",
-             "difference": {"of": ["a", "b"], "estimate": 0.1, "low": -0.2, "high": 0.4, "n": [3, 3], "p_value": 0.4}}
+    claim = {
+        "id": "x",
+        "owner": "normbench",
+        "statement": "LayerNorm is faster",
+        "verdict": "inconclusive",
+        "difference": {"of": ["a", "b"], "estimate": 0.1, "low": -0.2, "high": 0.4, "n": [3, 3], "p_value": 0.4},
+    }
     text = lb.finding(claim)
     assert text.startswith("Our claim “LayerNorm is faster” cannot be decided here")
     assert "a − b = 0.1 [-0.2, 0.4], p = 0.4" in text
     assert lb.finding({**claim, "owner": "paper", "verdict": "not reproduced", "difference": None}).startswith(
-        "The paper's claim “LayerNorm is faster” does not hold here")
+        "The paper's claim “LayerNorm is faster” does not hold here"
+    )
 
 
 def test_the_difference_is_labelled_in_the_order_it_is_computed() -> None:
-    claim = {"id": "c", "owner": "normbench", "source": "s", "why": "w", "metric": "acc",
-             "variants": {"with_projection": "a", "without_projection": "b"},
-             "rule": {"kind": "ordering", "lower": "without_projection"}}
-    entry = judge(claim, {"a": {"metrics": {"acc": metric([0.8, 0.82, 0.81])}},
-                          "b": {"metrics": {"acc": metric([0.4, 0.42, 0.41])}}})
+    claim = {
+        "id": "c",
+        "owner": "normbench",
+        "source": "s",
+        "why": "w",
+        "metric": "acc",
+        "variants": {"with_projection": "a", "without_projection": "b"},
+        "rule": {"kind": "ordering", "lower": "without_projection"},
+    }
+    entry = judge(
+        claim,
+        {"a": {"metrics": {"acc": metric([0.8, 0.82, 0.81])}}, "b": {"metrics": {"acc": metric([0.4, 0.42, 0.41])}}},
+    )
     diff = entry["difference"]
     assert diff["of"] == ["without_projection", "with_projection"] and diff["estimate"] == pytest.approx(-0.4)
     assert entry["verdict"] == "reproduced"
@@ -323,8 +424,7 @@ def test_missing_seeds_are_never_dropped_silently() -> None:
     # a seed of the lower role never reached the threshold: nothing can be said
     assert judge_ordering(rule, {"w": [100, 120, None], "wo": [300, 320, 310]})[0] == "not run"
     # the other role's missing seed counts with its lower bound (its last step)
-    verdict, text, _ = judge_ordering(rule, {"w": [100, 120, 110], "wo": [300, None, 310]},
-                                      {"wo": [300, 330, 310]})
+    verdict, text, _ = judge_ordering(rule, {"w": [100, 120, 110], "wo": [300, None, 310]}, {"wo": [300, 330, 310]})
     assert verdict == "reproduced" and "lower bounds" in text
     # ratio: lower bounds that point the other way decide nothing
     ratio = {"numerator": "wo", "denominator": "w", "target": 3.0, "tolerance": 1.0}
@@ -335,20 +435,38 @@ def test_a_qk_norm_variant_says_so_in_its_row() -> None:
     from normbench.reporting.leaderboard import variant_entry
 
     prov = {"git_commit": "x", "torch": "2", "lightning": "2", "device": "cpu", "threads": 1, "date": "2026"}
-    record = {"seed": 0, "status": "done", "config_hash": "x", "placement": "pre", "series": {}, "provenance": prov,
-              "norms": {"attn_norm": {"component": "none", "affine": False, "eps": 0.0}},
-              "config": {"model": {"init_args": {"arch": {"qk_norm": True}}}}}
+    record = {
+        "seed": 0,
+        "status": "done",
+        "config_hash": "x",
+        "placement": "pre",
+        "series": {},
+        "provenance": prov,
+        "norms": {"attn_norm": {"component": "none", "affine": False, "eps": 0.0}},
+        "config": {"model": {"init_args": {"arch": {"qk_norm": True}}}},
+    }
     assert variant_entry("pre/none+qknorm", [record], {})["qk_norm"] is True
     assert variant_entry("pre/none", [{**record, "config": {}}], {})["qk_norm"] is False
 
 
 def test_a_claims_note_travels_to_the_board_beside_its_why() -> None:
-    claim = {"id": "c", "owner": "normbench", "source": "s", "why": "w", "note": "n", "statement": "all zero",
-             "metric": "acc", "variants": {"a": "a"}, "rule": {"kind": "all_zero"}}
+    claim = {
+        "id": "c",
+        "owner": "normbench",
+        "source": "s",
+        "why": "w",
+        "note": "n",
+        "statement": "all zero",
+        "metric": "acc",
+        "variants": {"a": "a"},
+        "rule": {"kind": "all_zero"},
+    }
     entry = judge(claim, {"a": {"metrics": {"acc": metric([0.0, 0.0, 0.0])}}})
     assert (entry["why"], entry["note"], entry["verdict"]) == ("w", "n", "reproduced")
-    ordering = judge({**claim, "note": None, "variants": {"w": "a", "wo": "b"}, "rule": {"kind": "ordering", "lower": "w"}},
-                     {"a": {"metrics": {"acc": metric([1.0, 1.1, 1.2])}}, "b": {"metrics": {"acc": metric([3.0, 3.1, 3.2])}}})
+    ordering = judge(
+        {**claim, "note": None, "variants": {"w": "a", "wo": "b"}, "rule": {"kind": "ordering", "lower": "w"}},
+        {"a": {"metrics": {"acc": metric([1.0, 1.1, 1.2])}}, "b": {"metrics": {"acc": metric([3.0, 3.1, 3.2])}}},
+    )
     assert "note" not in ordering and ordering["why"] == "w"
 
 
@@ -359,7 +477,9 @@ def test_a_metric_no_run_measured_is_named_as_such_not_as_measured() -> None:
     md = lb.render_markdown(board, [])
     also = next(line for line in md.splitlines() if line.startswith("Also measured"))
     assert "`acc@2`" in also and "`absent`" not in also
-    missing = next(line for line in md.splitlines() if line.startswith("Not measured by this sweep (no run has a value):"))
+    missing = next(
+        line for line in md.splitlines() if line.startswith("Not measured by this sweep (no run has a value):")
+    )
     assert "`absent`" in missing and "`acc@9`" in missing  # the 4-step runs never reach step 9 either
 
 

@@ -30,8 +30,9 @@ def test_the_intact_run_builds_its_leaderboard(tiny_sweep: Path, tmp_path: Path)
     assert out is not None and (out / "leaderboard.json").is_file()
 
 
-def test_a_read_only_results_dir_is_found_before_the_leaderboard_is_built(tiny_sweep: Path, tmp_path: Path,
-                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_read_only_results_dir_is_found_before_the_leaderboard_is_built(
+    tiny_sweep: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import os
 
     config, _ = copy_of(tiny_sweep, tmp_path)
@@ -39,7 +40,8 @@ def test_a_read_only_results_dir_is_found_before_the_leaderboard_is_built(tiny_s
     results.mkdir()
     real = os.access
     monkeypatch.setattr(os, "access", lambda path, mode: False if Path(path) == results else real(path, mode))
-    with pytest.raises(ValueError, match=f"results_dir: {results} is not writable; make it writable or choose "
-                                         f"another results_dir"):
+    with pytest.raises(
+        ValueError, match=f"results_dir: {results} is not writable; make it writable or choose another results_dir"
+    ):
         run_sweep(str(config), train=False, runs_dir=str(tmp_path / "runs"), results_dir=str(results))
     assert list(results.iterdir()) == []

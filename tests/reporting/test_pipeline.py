@@ -13,8 +13,16 @@ CONFIG = {"default_preset": "quick", "bench": {"seeds": [0, 1, 2], "variants": {
 
 
 def folder(**kw):
-    args = {"config": CONFIG, "preset": "quick", "seeds": None, "variants": None, "overrides": None, "grid": None,
-            "name": None, **kw}
+    args = {
+        "config": CONFIG,
+        "preset": "quick",
+        "seeds": None,
+        "variants": None,
+        "overrides": None,
+        "grid": None,
+        "name": None,
+        **kw,
+    }
     return results_folder(**args)
 
 
@@ -44,19 +52,37 @@ def test_a_folder_stays_with_the_command_that_wrote_it_across_code_versions(tmp_
     runs = [Run("pre/both", 0, [], config_hash="new-code-hash"), Run("pre/none", 0, [], config_hash="x")]
     key = sweep_key(sweep_definition("geometry", runs, None, None, None))
     # written by an older version (run keys differed, no `sweep` block): the same preset, variants and seeds own it
-    (tmp_path / "leaderboard.json").write_text(json.dumps({"preset": "geometry", "sweep_key": "old-hash-key", "variants": [
-        {"name": "pre/both", "seeds": [0]}, {"name": "pre/none", "seeds": [0]}]}))
+    (tmp_path / "leaderboard.json").write_text(
+        json.dumps(
+            {
+                "preset": "geometry",
+                "sweep_key": "old-hash-key",
+                "variants": [{"name": "pre/both", "seeds": [0]}, {"name": "pre/none", "seeds": [0]}],
+            }
+        )
+    )
     check_results_owner(tmp_path, key, "geometry", runs)
     with pytest.raises(ValueError, match="holds the leaderboard of another sweep"):
         check_results_owner(tmp_path, key, "geometry", runs[:1])
     # written with a definition: only the same definition owns it, whatever the code's run keys
     (tmp_path / "leaderboard.json").write_text(json.dumps({"sweep_key": key, "sweep": {}}))
-    check_results_owner(tmp_path, sweep_key(sweep_definition("geometry", [Run("pre/both", 0, [], config_hash="other"),
-                                                                          Run("pre/none", 0, [])], None, None, None)),
-                        "geometry", runs)
+    check_results_owner(
+        tmp_path,
+        sweep_key(
+            sweep_definition(
+                "geometry", [Run("pre/both", 0, [], config_hash="other"), Run("pre/none", 0, [])], None, None, None
+            )
+        ),
+        "geometry",
+        runs,
+    )
     with pytest.raises(ValueError, match="another sweep"):
-        check_results_owner(tmp_path, sweep_key(sweep_definition("geometry", runs, ["--trainer.max_steps=5"], None, None)),
-                            "geometry", runs)
+        check_results_owner(
+            tmp_path,
+            sweep_key(sweep_definition("geometry", runs, ["--trainer.max_steps=5"], None, None)),
+            "geometry",
+            runs,
+        )
 
 
 @pytest.mark.parametrize("task", ["majority", "lm", "sst2"])
@@ -83,15 +109,24 @@ def test_a_dry_run_says_which_runs_resume_and_which_restart(tmp_path, capsys) ->
     from normbench.sweep.plan import Run
     from normbench.training.rundir import LAST_CHECKPOINT
 
-    states = {"done": "finished", "diverged": "finished", "running": "to restart", "resumable": "to resume",
-              "corrupt": "to restart", "new": "to train"}
+    states = {
+        "done": "finished",
+        "diverged": "finished",
+        "running": "to restart",
+        "resumable": "to resume",
+        "corrupt": "to restart",
+        "new": "to train",
+    }
     runs = []
     for seed, name in enumerate(states):
         record = tmp_path / f"seed{seed}" / "record.json"
         if name != "new":
             record.parent.mkdir()
-            record.write_text("{" if name == "corrupt" else json.dumps({"status": "running" if name == "resumable" else name,
-                                                                         "series": {}}))
+            record.write_text(
+                "{"
+                if name == "corrupt"
+                else json.dumps({"status": "running" if name == "resumable" else name, "series": {}})
+            )
         if name in ("resumable", "corrupt"):  # a checkpoint beside an unreadable record is not resumed
             (record.parent / LAST_CHECKPOINT).parent.mkdir(parents=True)
             (record.parent / LAST_CHECKPOINT).write_bytes(b"")

@@ -19,8 +19,9 @@ def run(seed: int, points: list[list[Any]], status: str = "done", diverged_at: i
     return {**record, "diverged_at_step": diverged_at} if diverged_at is not None else record
 
 
-def legend_of(monkeypatch: pytest.MonkeyPatch, by_variant: dict[str, list[dict[str, Any]]], spec: dict[str, Any],
-              path: Path) -> list[str]:
+def legend_of(
+    monkeypatch: pytest.MonkeyPatch, by_variant: dict[str, list[dict[str, Any]]], spec: dict[str, Any], path: Path
+) -> list[str]:
     """Draw ``by_variant`` and return the legend's labels (the PNG is still written)."""
     labels: list[str] = []
     save = plots.save_png
@@ -42,8 +43,11 @@ def test_series_with_nan_are_drawn_without_them(tmp_path: Path, monkeypatch: pyt
     }
     spec = {"series": "train/loss_step", "logy": True, "smooth": 1}
     labels = legend_of(monkeypatch, by_variant, spec, tmp_path / "loss.png")
-    assert labels == ["ok (n=2)", "mixed (n=1; seed 1 diverged at step 15)",
-                      "lost (n=0; seed 0 diverged at step 3; seed 1 diverged at step 4; no finite values)"]
+    assert labels == [
+        "ok (n=2)",
+        "mixed (n=1; seed 1 diverged at step 15)",
+        "lost (n=0; seed 0 diverged at step 3; seed 1 diverged at step 4; no finite values)",
+    ]
 
 
 def test_a_log_axis_with_no_finite_value_stays_linear(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -23,8 +23,12 @@ def board(tmp_path: Path, runs: dict[tuple[str, int], str], **settings) -> Path:
     for (name, seed), digest in runs.items():
         variants.setdefault(name, {"name": name, "seeds": [], "config_hash": digest})["seeds"].append(seed)
     s = {**SETTINGS, **settings}
-    doc = {"task": s["task"], "preset": s["preset"], "variants": list(variants.values()),
-           "sweep": {k: s[k] for k in ("overrides", "grid", "config_file")}}
+    doc = {
+        "task": s["task"],
+        "preset": s["preset"],
+        "variants": list(variants.values()),
+        "sweep": {k: s[k] for k in ("overrides", "grid", "config_file")},
+    }
     (tmp_path / "leaderboard.json").write_text(json.dumps(doc))
     return tmp_path
 
@@ -46,7 +50,8 @@ def test_a_build_with_fewer_finished_runs_is_refused_naming_them(tmp_path: Path)
     assert str(info.value) == (
         f"results_dir: {out / 'leaderboard.json'} holds 9 finished runs; this build has 1 (8 missing: pre/both seed 1, "
         "pre/both seed 2, pre/scale seed 0, pre/scale seed 1, ...); rebuild with every run, write elsewhere with "
-        "--results_dir/--name, or pass --force to replace it")
+        "--results_dir/--name, or pass --force to replace it"
+    )
     with pytest.raises(Refused, match="this sweep plans 3 "):  # checked before training, from the plan
         publish.check_leaderboard(out, {k: v for k, v in FULL.items() if k[1] == 0}, dict(SETTINGS), planned=True)
     publish.check_leaderboard(out, {("pre/both", 0): "hash-pre/both"}, dict(SETTINGS), force=True)
@@ -58,7 +63,9 @@ def test_a_build_with_other_settings_is_refused(tmp_path: Path) -> None:
         publish.check_leaderboard(out, dict(FULL), {**SETTINGS, "preset": "paper"})
     with pytest.raises(Refused, match=r"overrides \[\], this build \['--trainer.max_steps=5'\]"):
         publish.check_leaderboard(out, dict(FULL), {**SETTINGS, "overrides": ["--trainer.max_steps=5"]})
-    with pytest.raises(Refused, match=r"\(config of pre/scale hash-pre/scale, this build other\); rebuild it with its settings"):
+    with pytest.raises(
+        Refused, match=r"\(config of pre/scale hash-pre/scale, this build other\); rebuild it with its settings"
+    ):
         publish.check_leaderboard(out, {**FULL, ("pre/scale", 1): "other"}, dict(SETTINGS))
     publish.check_leaderboard(out, dict(FULL), {**SETTINGS, "preset": "paper"}, force=True)
     # a board from before sweeps were recorded: its task and preset are its settings
@@ -69,16 +76,20 @@ def test_a_build_with_other_settings_is_refused(tmp_path: Path) -> None:
 @pytest.mark.parametrize("text", ["{", "[]", '{"variants": 3}', '{"variants": [{"name": "a"}]}'])
 def test_an_unreadable_board_is_reported_not_replaced(tmp_path: Path, text: str) -> None:
     (tmp_path / "leaderboard.json").write_text(text)
-    with pytest.raises(Refused, match=rf"^results_dir: {tmp_path / 'leaderboard.json'} exists but is unreadable "
-                                      r"\(.*\); restore it, write elsewhere with --results_dir/--name, or pass "
-                                      "--force to replace it$"):
+    with pytest.raises(
+        Refused,
+        match=rf"^results_dir: {tmp_path / 'leaderboard.json'} exists but is unreadable "
+        r"\(.*\); restore it, write elsewhere with --results_dir/--name, or pass "
+        "--force to replace it$",
+    ):
         publish.check_leaderboard(tmp_path, {}, dict(SETTINGS))
     publish.check_leaderboard(tmp_path, {}, dict(SETTINGS), force=True)
 
 
 def test_a_random_grid_is_replaced_only_by_one_that_contains_it(tmp_path: Path) -> None:
-    (tmp_path / "random_grid.json").write_text(json.dumps({"ns": list(range(3, 61)), "ds": list(range(3, 16)),
-                                                           "runs": 100, "seed": 0}))
+    (tmp_path / "random_grid.json").write_text(
+        json.dumps({"ns": list(range(3, 61)), "ds": list(range(3, 16)), "runs": 100, "seed": 0})
+    )
     ns, ds = list(range(3, 61)), list(range(3, 16))
     publish.check_random_grid(tmp_path, ns, ds, 100, 0)
     publish.check_random_grid(tmp_path, list(range(1, 80)), list(range(2, 20)), 200, 0)
@@ -87,7 +98,8 @@ def test_a_random_grid_is_replaced_only_by_one_that_contains_it(tmp_path: Path) 
     assert str(info.value) == (
         f"results_dir: {tmp_path / 'random_grid.json'} holds n = 3..60, d = 3..15, 100 runs per cell, seed 0; "
         "this build has n = 3..60, d = 3..8, 20 runs per cell, seed 0 (d = 9..15 missing, 80 fewer runs per cell); "
-        "run a grid that covers it, write elsewhere with --results_dir, or pass --force to replace it")
+        "run a grid that covers it, write elsewhere with --results_dir, or pass --force to replace it"
+    )
     with pytest.raises(Refused, match=r"\(n = 3..4 missing, another seed\)"):
         publish.check_random_grid(tmp_path, list(range(5, 61)), ds, 100, 1)
     publish.check_random_grid(tmp_path, [3], [3], 1, 7, force=True)
@@ -97,8 +109,9 @@ def test_a_random_grid_is_replaced_only_by_one_that_contains_it(tmp_path: Path) 
 
 
 def test_the_geometry_pictures_are_replaced_only_by_ones_of_the_same_runs(tmp_path: Path) -> None:
-    (tmp_path / "geometry.json").write_text(json.dumps({"pre/both": {"seed": 0, "config_hash": "a"},
-                                                        "pre/none": {"seed": 0, "config_hash": "b"}}))
+    (tmp_path / "geometry.json").write_text(
+        json.dumps({"pre/both": {"seed": 0, "config_hash": "a"}, "pre/none": {"seed": 0, "config_hash": "b"}})
+    )
     publish.check_geometry(tmp_path, {("pre/both", 0): "a", ("pre/none", 0): "b"})
     with pytest.raises(Refused, match=r"holds 2 finished runs; this build draws 1 \(1 missing: pre/none seed 0\)"):
         publish.check_geometry(tmp_path, {("pre/both", 0): "a"})
@@ -115,14 +128,30 @@ def test_the_token_report_is_replaced_only_by_one_that_reads_its_runs(tmp_path: 
     from normbench.reporting.tokens import TOKEN_REPORT, published_runs
 
     config = {"bench": {"token_report": {"variant": "none/none"}}}
-    (tmp_path / TOKEN_REPORT).write_text(json.dumps({"sections": {
-        "table4": {"per_seed": {"0": {}, "1": {}}}, "table3:pre/project:seed0": {}, "table3:pre/both:seed0": {}}}))
+    (tmp_path / TOKEN_REPORT).write_text(
+        json.dumps(
+            {
+                "sections": {
+                    "table4": {"per_seed": {"0": {}, "1": {}}},
+                    "table3:pre/project:seed0": {},
+                    "table3:pre/both:seed0": {},
+                }
+            }
+        )
+    )
     read = lambda doc: published_runs(doc, config)  # noqa: E731
-    every = {("sst2 none/none", 0): None, ("sst2 none/none", 1): None, ("lm pre/project", 0): None,
-             ("lm pre/both", 0): None}
+    every = {
+        ("sst2 none/none", 0): None,
+        ("sst2 none/none", 1): None,
+        ("lm pre/project", 0): None,
+        ("lm pre/both", 0): None,
+    }
     publish.check_report(tmp_path / TOKEN_REPORT, read, every)
-    with pytest.raises(Refused, match=r"holds 4 finished runs; this build has 2 \(2 missing: lm pre/project seed 0, "
-                                      r"lm pre/both seed 0\)"):
+    with pytest.raises(
+        Refused,
+        match=r"holds 4 finished runs; this build has 2 \(2 missing: lm pre/project seed 0, "
+        r"lm pre/both seed 0\)",
+    ):
         publish.check_report(tmp_path / TOKEN_REPORT, read, {k: v for k, v in every.items() if k[0].startswith("sst2")})
 
 
@@ -159,8 +188,9 @@ def finish(run) -> None:  # noqa: ANN001 - a normbench.sweep.plan.Run
         config = NormbenchCLI(args=run.args).resolved_config()
     assert record_config_hash({"config": config}) == run.config_hash
     run.record_path.parent.mkdir(parents=True, exist_ok=True)
-    run.record_path.write_text(json.dumps({"status": "done", "seed": run.seed, "config": config,
-                                           "config_hash": run.config_hash, "series": {}}))
+    run.record_path.write_text(
+        json.dumps({"status": "done", "seed": run.seed, "config": config, "config_hash": run.config_hash, "series": {}})
+    )
 
 
 def test_a_sweep_whose_runs_fail_keeps_the_board_it_would_shrink(tmp_path: Path, monkeypatch) -> None:
@@ -175,8 +205,9 @@ def test_a_sweep_whose_runs_fail_keeps_the_board_it_would_shrink(tmp_path: Path,
     out.mkdir(parents=True)
     board(out, {(r.variant, r.seed): r.config_hash for r in runs})
     doc = json.loads((out / "leaderboard.json").read_text())
-    (out / "leaderboard.json").write_text(json.dumps({**doc, "sweep_key": pipeline.sweep_key(definition),
-                                                      "sweep": definition}))
+    (out / "leaderboard.json").write_text(
+        json.dumps({**doc, "sweep_key": pipeline.sweep_key(definition), "sweep": definition})
+    )
     published = (out / "leaderboard.json").read_bytes()
     trained: list[int] = []
 
@@ -186,10 +217,20 @@ def test_a_sweep_whose_runs_fail_keeps_the_board_it_would_shrink(tmp_path: Path,
         return Outcome(trained=planned[:1], failed=[(planned[1], "boom")])
 
     monkeypatch.setattr(pipeline, "execute", execute)
-    kw = {"seeds": "0-1", "variants": ["pre/both"], "runs_dir": str(tmp_path / "runs"),
-          "results_dir": str(tmp_path / "results"), "name": "pub", "progress": False, "workers": 1}
-    with pytest.raises(pipeline.SweepFailed, match=r"^runs: 1 of 2 failed; .*; results_dir: .* holds 2 finished runs; "
-                                                   r"this build has 1 \(1 missing: pre/both seed 1\);.*--force"):
+    kw = {
+        "seeds": "0-1",
+        "variants": ["pre/both"],
+        "runs_dir": str(tmp_path / "runs"),
+        "results_dir": str(tmp_path / "results"),
+        "name": "pub",
+        "progress": False,
+        "workers": 1,
+    }
+    with pytest.raises(
+        pipeline.SweepFailed,
+        match=r"^runs: 1 of 2 failed; .*; results_dir: .* holds 2 finished runs; "
+        r"this build has 1 \(1 missing: pre/both seed 1\);.*--force",
+    ):
         pipeline.run_sweep("majority", "quick", **kw)
     assert trained == [2] and (out / "leaderboard.json").read_bytes() == published
 
@@ -203,6 +244,7 @@ def test_a_sweep_whose_runs_fail_keeps_the_board_it_would_shrink(tmp_path: Path,
 
 # -- acceptance: the commands in a clone of the repository leave every committed file as it is --
 
+
 @pytest.fixture
 def clone(tmp_path: Path) -> Path:
     """A fresh clone of this repository (its committed results/)."""
@@ -214,52 +256,73 @@ def clone(tmp_path: Path) -> Path:
 
 
 def porcelain(repo: Path) -> str:
-    return subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=repo, check=True,
-                          capture_output=True, text=True).stdout
+    return subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all"], cwd=repo, check=True, capture_output=True, text=True
+    ).stdout
 
 
 def last_line(stderr: str) -> str:
     return stderr.strip().splitlines()[-1]
 
 
-def test_leaderboard_with_missing_runs_leaves_the_published_board(clone: Path, tmp_path: Path,
-                                                                   normbench_in_process) -> None:
+def test_leaderboard_with_missing_runs_leaves_the_published_board(
+    clone: Path, tmp_path: Path, normbench_in_process
+) -> None:
     results, runs = clone / "results", tmp_path / "runs"
     runs.mkdir()
-    empty = normbench_in_process("leaderboard", "majority", "--runs_dir", str(runs), "--results_dir", str(results),
-                                 cwd=tmp_path)
+    empty = normbench_in_process(
+        "leaderboard", "majority", "--runs_dir", str(runs), "--results_dir", str(results), cwd=tmp_path
+    )
     assert empty.returncode == 2 and last_line(empty.stderr) == (
         "normbench: error: runs_dir: no finished run records for task majority (preset quick); "
-        "run `normbench sweep --config majority` first")
+        "run `normbench sweep --config majority` first"
+    )
     assert porcelain(clone) == ""
 
     # 1 of 18 runs finished: the published 18 stay
     from normbench.sweep.plan import plan_runs
 
     finish(plan_runs("majority", "quick", [0], ["pre/both"], None, str(runs))[1][0])
-    one = normbench_in_process("leaderboard", "majority", "--runs_dir", str(runs), "--results_dir", str(results),
-                               cwd=tmp_path)
+    one = normbench_in_process(
+        "leaderboard", "majority", "--runs_dir", str(runs), "--results_dir", str(results), cwd=tmp_path
+    )
     assert one.returncode == 2 and last_line(one.stderr) == (
         f"normbench: error: results_dir: {results / 'majority' / 'leaderboard.json'} holds 18 finished runs; "
         "this build has 1 (17 missing: pre/both seed 1, pre/both seed 2, pre/paper_no_projection seed 0, "
         "pre/paper_no_projection seed 1, ...); rebuild with every run, write elsewhere with --results_dir/--name, "
-        "or pass --force to replace it")
+        "or pass --force to replace it"
+    )
     assert porcelain(clone) == ""
 
 
-def test_a_smaller_random_grid_leaves_the_published_one_and_force_replaces_it(clone: Path,
-                                                                              normbench_in_process) -> None:
+def test_a_smaller_random_grid_leaves_the_published_one_and_force_replaces_it(
+    clone: Path, normbench_in_process
+) -> None:
     results = clone / "results"
-    small = normbench_in_process("random_grid", "--d_max", "5", "--runs", "5", "--results_dir", str(results),
-                                 cwd=clone)
+    small = normbench_in_process("random_grid", "--d_max", "5", "--runs", "5", "--results_dir", str(results), cwd=clone)
     assert small.returncode == 2 and porcelain(clone) == ""
     line = last_line(small.stderr)
-    assert line.startswith(f"normbench: error: results_dir: {results / 'unselectable' / 'random_grid.json'} holds "
-                           "n = 3..60, d = 3..15, 100 runs per cell, seed 0; this build has n = 3..60, d = 3..5, "
-                           "5 runs per cell") and line.endswith("or pass --force to replace it")
+    assert line.startswith(
+        f"normbench: error: results_dir: {results / 'unselectable' / 'random_grid.json'} holds "
+        "n = 3..60, d = 3..15, 100 runs per cell, seed 0; this build has n = 3..60, d = 3..5, "
+        "5 runs per cell"
+    ) and line.endswith("or pass --force to replace it")
 
-    forced = normbench_in_process("random_grid", "--n_max", "5", "--d_max", "4", "--runs", "2", "--progress", "false",
-                                  "--force", "--results_dir", str(results), cwd=clone)
+    forced = normbench_in_process(
+        "random_grid",
+        "--n_max",
+        "5",
+        "--d_max",
+        "4",
+        "--runs",
+        "2",
+        "--progress",
+        "false",
+        "--force",
+        "--results_dir",
+        str(results),
+        cwd=clone,
+    )
     assert forced.returncode == 0, forced.stderr
     grid = json.loads((results / "unselectable" / "random_grid.json").read_text())
     assert grid["ns"] == [3, 4, 5] and grid["ds"] == [3, 4] and grid["runs"] == 2
@@ -271,8 +334,15 @@ def test_a_superseded_board_is_replaced_by_the_same_runs_under_todays_hashes(tmp
 
     out = tmp_path / "board"
     out.mkdir()
-    (out / "leaderboard.json").write_text(json.dumps({"task": "sst2", "preset": "quick", "variants": [
-        {"name": "post/both", "seeds": [0, 1], "config_hash": "old", "metrics": {}}]}))
+    (out / "leaderboard.json").write_text(
+        json.dumps(
+            {
+                "task": "sst2",
+                "preset": "quick",
+                "variants": [{"name": "post/both", "seeds": [0, 1], "config_hash": "old", "metrics": {}}],
+            }
+        )
+    )
     today = {("post/both", 0): "new", ("post/both", 1): "new"}
     with pytest.raises(publish.Refused, match="other settings"):
         publish.check_leaderboard(out, today, {})

@@ -10,17 +10,23 @@ import pytest
 from normbench.reporting import leaderboard as lb
 from normbench.reporting import pipeline, publish
 from normbench.reporting.rejudge import check_same_runs, rejudge_board
-
 from tests.reporting.test_leaderboard import record
 
 METRICS = {"test_acc@1000": {"series": "test/acc", "at_step": 1000}}
-BENCH = {"metrics": METRICS, "claims": "brody2023-majority-1000",
-         "protocol": {"settings": [{"setting": "batch size", "config": "data.init_args.batch_size", "paper": 6000}]}}
+BENCH = {
+    "metrics": METRICS,
+    "claims": "brody2023-majority-1000",
+    "protocol": {"settings": [{"setting": "batch size", "config": "data.init_args.batch_size", "paper": 6000}]},
+}
 QUICK = {"data": {"init_args": {"batch_size": 256}}, "model": {"init_args": {"arch": {}}}}
 
 
 def records() -> list[dict]:
-    accs = {"pre/both": [0.78, 0.79, 0.80], "pre/paper_no_projection": [0.55, 0.56, 0.58], "pre/scale": [0.7, 0.72, 0.71]}
+    accs = {
+        "pre/both": [0.78, 0.79, 0.80],
+        "pre/paper_no_projection": [0.55, 0.56, 0.58],
+        "pre/scale": [0.7, 0.72, 0.71],
+    }
     out = []
     for variant, values in accs.items():
         for seed, acc in enumerate(values):
@@ -34,8 +40,9 @@ def test_rejudging_a_board_gives_the_verdicts_of_a_build_from_its_runs() -> None
     stale = {**built, "claims": [{**c, "verdict": "reproduced"} for c in built["claims"]]}
     configs = {v["name"]: QUICK for v in built["variants"]}
     new = rejudge_board(stale, BENCH, configs, {name: [0, 1, 2] for name in configs})
-    assert [(c["id"], c["verdict"], c["rule"]) for c in new["claims"]] == \
-        [(c["id"], c["verdict"], c["rule"]) for c in built["claims"]]
+    assert [(c["id"], c["verdict"], c["rule"]) for c in new["claims"]] == [
+        (c["id"], c["verdict"], c["rule"]) for c in built["claims"]
+    ]
     assert new["variants"] == built["variants"] and new["rejudged"]["what"]
     assert new["protocol"]["settings"][0] == {"setting": "batch size", "this_sweep": 256, "paper": 6000}
 
@@ -43,7 +50,9 @@ def test_rejudging_a_board_gives_the_verdicts_of_a_build_from_its_runs() -> None
 def test_a_board_is_rejudged_only_for_the_runs_it_holds() -> None:
     board = {"variants": [{"name": "pre/both", "config_hash": "aaa"}]}
     check_same_runs(board, {"pre/both": "aaa"}, False)
-    with pytest.raises(ValueError, match=r"^results: variant 'pre/both' was trained with config aaa, today's plan gives bbb"):
+    with pytest.raises(
+        ValueError, match=r"^results: variant 'pre/both' was trained with config aaa, today's plan gives bbb"
+    ):
         check_same_runs(board, {"pre/both": "bbb"}, False)
     check_same_runs(board, {"pre/both": "bbb"}, frozenset({"aaa"}))  # declared superseded
     with pytest.raises(ValueError, match=r"^results: variant 'pre/both' of the board is not in its sweep's plan"):
@@ -62,10 +71,19 @@ def test_a_superseding_build_keeps_what_the_old_board_said(tmp_path: Path) -> No
     """The new board carries the old claims' gaps to the paper, and its Markdown says whether they closed."""
     old = lb.build("majority", "paper-1000", records(), BENCH)
     lb.write(old, tmp_path, [])
-    moved = [{**r, "config_hash": "new-" + r["config_hash"],
-              "series": {**r["series"], "test/acc": [[1000, r["series"]["test/acc"][0][1] - 0.05]]}} for r in records()]
+    moved = [
+        {
+            **r,
+            "config_hash": "new-" + r["config_hash"],
+            "series": {**r["series"], "test/acc": [[1000, r["series"]["test/acc"][0][1] - 0.05]]},
+        }
+        for r in records()
+    ]
     new = lb.build("majority", "paper-1000", moved, BENCH)
-    bench = {**BENCH, "superseded": {"why": "other initialisers", "configs": [v["config_hash"] for v in old["variants"]]}}
+    bench = {
+        **BENCH,
+        "superseded": {"why": "other initialisers", "configs": [v["config_hash"] for v in old["variants"]]},
+    }
     kept = pipeline.superseded_build(tmp_path / "leaderboard.json", new, bench)
     assert kept["why"] == "other initialisers" and kept["claims"][0]["id"] == "brody2023.fig3.acc@1000"
     assert kept["claims"][0]["gap_to_paper"]["with_projection"]["estimate"] == pytest.approx(0.05)

@@ -18,7 +18,9 @@ def test_a_missing_final_checkpoint_is_named_not_an_empty_column(tiny_sweep: Pat
     record = {**read_record(run / "record.json"), "record_path": str(run / "record.json")}
     (run / "decomposition.json").unlink(missing_ok=True)
     (run / "checkpoints" / "last.ckpt").unlink()
-    with pytest.raises(ValueError, match=r"checkpoint .*/last\.ckpt: missing \(the final checkpoint of .*record\.json\)"):
+    with pytest.raises(
+        ValueError, match=r"checkpoint .*/last\.ckpt: missing \(the final checkpoint of .*record\.json\)"
+    ):
         with_decomposition([record], 8)
 
 

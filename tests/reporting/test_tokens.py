@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from normbench.reporting.tokens import finish, lm_seeds, render_bold, summarize, seed_table, word_spans
+from normbench.reporting.tokens import finish, lm_seeds, render_bold, seed_table, summarize, word_spans
 
 
 def test_word_spans() -> None:
@@ -34,13 +34,21 @@ def test_summarize_counts_sentence_tokens_only() -> None:
 
 
 def summary(bad: int, tokens: int = 100) -> dict:
-    return {"sentences": 10, "tokens": tokens, "per_layer": [bad, 0], "any_layer": bad,
-            "fraction_any_layer": bad / tokens, "sentences_with_unselectable": min(bad, 10)}
+    return {
+        "sentences": 10,
+        "tokens": tokens,
+        "per_layer": [bad, 0],
+        "any_layer": bad,
+        "fraction_any_layer": bad / tokens,
+        "sentences_with_unselectable": min(bad, 10),
+    }
 
 
 def test_table3_is_judged_over_every_lm_seed(tmp_path: Path) -> None:
-    summaries = {"pre/project": {0: summary(3), 1: summary(5), 2: summary(1)},
-                 "pre/both": {0: summary(0), 1: summary(0), 2: summary(0)}}
+    summaries = {
+        "pre/project": {0: summary(3), 1: summary(5), 2: summary(1)},
+        "pre/both": {0: summary(0), 1: summary(0), 2: summary(0)},
+    }
     doc = finish({"sections": {}}, [], summaries, tmp_path)
     (claim,) = doc["claims"]
     assert claim["per_seed"] == {"without_scaling": [0.03, 0.05, 0.01], "with_scaling": [0.0, 0.0, 0.0]}

@@ -24,9 +24,27 @@ def test_grid_statistics_are_consistent() -> None:
 
 
 def test_cli_writes_results(tmp_path: Path) -> None:
-    out = subprocess.run([sys.executable, "-m", "normbench.cli", "random_grid", "--n_max", "14", "--d_max", "4",
-                          "--runs", "10", "--results_dir", str(tmp_path), "--progress", "false"],
-                         capture_output=True, text=True, timeout=300)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "normbench.cli",
+            "random_grid",
+            "--n_max",
+            "14",
+            "--d_max",
+            "4",
+            "--runs",
+            "10",
+            "--results_dir",
+            str(tmp_path),
+            "--progress",
+            "false",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     folder = tmp_path / "unselectable"
     grid = json.loads((folder / "random_grid.json").read_text())

@@ -19,15 +19,21 @@ def entry(name: str, loss: list[float], unselectable: list[list[float]]) -> dict
 
 
 def test_rows_gaps_and_figure(tmp_path: Path) -> None:
-    names = {("pre/both", 8): "pre/both,arch.d_model=8,arch.n_heads=4",
-             ("pre/both", 16): "pre/both,arch.d_model=16,arch.n_heads=8",
-             ("pre/project", 8): "pre/project,arch.d_model=8,arch.n_heads=4",
-             ("pre/project", 16): "pre/project,arch.d_model=16,arch.n_heads=8"}
-    variants = [entry(names[("pre/both", 8)], [5.0, 5.1], [[0.0, 0.0], [0.0, 0.0]]),
-                entry(names[("pre/both", 16)], [4.0, 4.1], [[0.0, 0.0], [0.0, 0.0]]),
-                entry(names[("pre/project", 8)], [5.2, 5.3], [[0.2, 0.4], [0.1, 0.3]])]
-    records = [{"variant": v["name"], "config": {"model": {"init_args": {"arch": {"d_model": d}}}}}
-               for (_, d), v in zip(list(names)[:3], variants)]
+    names = {
+        ("pre/both", 8): "pre/both,arch.d_model=8,arch.n_heads=4",
+        ("pre/both", 16): "pre/both,arch.d_model=16,arch.n_heads=8",
+        ("pre/project", 8): "pre/project,arch.d_model=8,arch.n_heads=4",
+        ("pre/project", 16): "pre/project,arch.d_model=16,arch.n_heads=8",
+    }
+    variants = [
+        entry(names[("pre/both", 8)], [5.0, 5.1], [[0.0, 0.0], [0.0, 0.0]]),
+        entry(names[("pre/both", 16)], [4.0, 4.1], [[0.0, 0.0], [0.0, 0.0]]),
+        entry(names[("pre/project", 8)], [5.2, 5.3], [[0.2, 0.4], [0.1, 0.3]]),
+    ]
+    records = [
+        {"variant": v["name"], "config": {"model": {"init_args": {"arch": {"d_model": d}}}}}
+        for (_, d), v in zip(list(names)[:3], variants, strict=False)
+    ]
     planned = {name: [0, 1] for name in names.values()}
     width = build_width({"axis": AXIS, "reference": "pre/both"}, variants, records, planned)
     rows = {(r["base"], r["width"]): r for r in width["rows"]}

@@ -46,13 +46,21 @@ def break_run(run: Path, fault: str) -> Path:
     return ckpt if "checkpoint" in fault else record
 
 
-FAULTS = ["truncated checkpoint", "empty checkpoint", "garbage checkpoint", "deleted checkpoint",
-          "record without series", "null series", "edited config_hash"]
+FAULTS = [
+    "truncated checkpoint",
+    "empty checkpoint",
+    "garbage checkpoint",
+    "deleted checkpoint",
+    "record without series",
+    "null series",
+    "edited config_hash",
+]
 
 
 @pytest.mark.parametrize("fault", FAULTS)
-def test_a_run_with_a_broken_file_is_not_finished(tiny_sweep: Path, tmp_path: Path, fault: str,
-                                                  capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_run_with_a_broken_file_is_not_finished(
+    tiny_sweep: Path, tmp_path: Path, fault: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     config, run = copy_of(tiny_sweep, tmp_path)
     _, (planned,) = plan_runs(preset="quick", config_path=str(config), runs_dir=str(tmp_path / "runs"))
     assert is_finished(planned)
@@ -60,11 +68,12 @@ def test_a_run_with_a_broken_file_is_not_finished(tiny_sweep: Path, tmp_path: Pa
     capsys.readouterr()
     assert not is_finished(planned)
     (line,) = capsys.readouterr().err.strip().splitlines()
-    assert line.startswith(f"normbench: ") and str(broken) in line and line.endswith("; the run will be redone")
+    assert line.startswith("normbench: ") and str(broken) in line and line.endswith("; the run will be redone")
 
 
-def test_the_sweep_redoes_a_run_whose_checkpoint_is_truncated(tiny_sweep: Path, tmp_path: Path,
-                                                              normbench_in_process) -> None:  # noqa: ANN001
+def test_the_sweep_redoes_a_run_whose_checkpoint_is_truncated(
+    tiny_sweep: Path, tmp_path: Path, normbench_in_process
+) -> None:  # noqa: ANN001
     config, run = copy_of(tiny_sweep, tmp_path)
     ckpt = break_run(run, "truncated checkpoint")
     out = normbench_in_process(*sweep_args(config, tmp_path), "--no-leaderboard", cwd=tmp_path)
@@ -78,20 +87,37 @@ def test_the_sweep_redoes_a_run_whose_checkpoint_is_truncated(tiny_sweep: Path, 
 
 def test_missing_data_stops_the_sweep_before_any_run(tmp_path: Path, normbench_in_process) -> None:  # noqa: ANN001
     missing = tmp_path / "no-sst2"
-    out = normbench_in_process("sweep", "--config", "sst2", "--seeds", "0", "--no-progress", "--workers=2",
-                               f"--data.init_args.data_dir={missing}", f"--runs_dir={tmp_path / 'runs'}",
-                               f"--results_dir={tmp_path / 'results'}", cwd=tmp_path)
+    out = normbench_in_process(
+        "sweep",
+        "--config",
+        "sst2",
+        "--seeds",
+        "0",
+        "--no-progress",
+        "--workers=2",
+        f"--data.init_args.data_dir={missing}",
+        f"--runs_dir={tmp_path / 'runs'}",
+        f"--results_dir={tmp_path / 'results'}",
+        cwd=tmp_path,
+    )
     assert out.returncode == 2
-    assert out.stderr.strip().splitlines()[-1].startswith(
-        f"normbench: error: data.init_args.data_dir: train.tsv, dev.tsv not found in '{missing}'")
+    assert (
+        out.stderr.strip()
+        .splitlines()[-1]
+        .startswith(f"normbench: error: data.init_args.data_dir: train.tsv, dev.tsv not found in '{missing}'")
+    )
     assert sorted(p.name for p in tmp_path.iterdir()) == []  # no runs, no results, no logs
 
 
 def test_a_data_fault_of_one_grid_cell_stops_the_whole_sweep(tmp_path: Path, normbench_in_process) -> None:  # noqa: ANN001
     config = tiny_config(tmp_path)
     (tmp_path / "not-a-dir").write_text("")
-    out = normbench_in_process(*sweep_args(config, tmp_path), "--grid",
-                               f"data.cache_dir={tmp_path / 'cache'},{tmp_path / 'not-a-dir'}", cwd=tmp_path)
+    out = normbench_in_process(
+        *sweep_args(config, tmp_path),
+        "--grid",
+        f"data.cache_dir={tmp_path / 'cache'},{tmp_path / 'not-a-dir'}",
+        cwd=tmp_path,
+    )
     assert out.returncode == 2, out.stderr[-3000:]
     last = out.stderr.strip().splitlines()[-1]
     assert last.startswith("normbench: error: data: MajorityDataModule could not load its data") and "not-a-dir" in last
@@ -105,21 +131,26 @@ def test_an_unwritable_results_dir_is_found_before_training(tmp_path: Path, norm
     assert out.returncode == 2
     assert out.stderr.strip().splitlines()[-1] == (
         f"normbench: error: results_dir: '{tmp_path / 'results' / 'majority' / 'tiny'}' cannot be a folder: "
-        f"{tmp_path / 'results'} is a file; choose another results_dir")
+        f"{tmp_path / 'results'} is a file; choose another results_dir"
+    )
     assert not (tmp_path / "runs").exists()
 
 
-def test_a_sweep_whose_every_run_fails_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                               normbench_in_process) -> None:  # noqa: ANN001
+def test_a_sweep_whose_every_run_fails_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, normbench_in_process
+) -> None:  # noqa: ANN001
     """Not the misleading `no finished run records ... run normbench sweep first`: the failures are the news."""
     from tests.sweep.test_plan import FAILING_NORM
 
     (tmp_path / "failing_norm.py").write_text(FAILING_NORM)
     monkeypatch.syspath_prepend(str(tmp_path))
-    out = normbench_in_process(*sweep_args(tiny_config(tmp_path), tmp_path),
-                               "--model.arch.ffn_norm.component=failing_norm:Boom", cwd=tmp_path)
+    out = normbench_in_process(
+        *sweep_args(tiny_config(tmp_path), tmp_path), "--model.arch.ffn_norm.component=failing_norm:Boom", cwd=tmp_path
+    )
     assert out.returncode == 1, out.stderr[-3000:]
-    assert out.stderr.strip().splitlines()[-1].startswith("normbench: error: runs: 1 of 1 failed; their records say why")
+    assert (
+        out.stderr.strip().splitlines()[-1].startswith("normbench: error: runs: 1 of 1 failed; their records say why")
+    )
     (record,) = map(read_record, (tmp_path / "runs").rglob("record.json"))
     assert record["status"] == "failed" and "this norm fails in training" in record["error"]
 
@@ -130,8 +161,7 @@ def interrupted(out: Any) -> None:
     assert "Traceback" not in out.stderr
 
 
-def test_ctrl_c_of_an_in_process_sweep(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                       normbench_in_process) -> None:  # noqa: ANN001
+def test_ctrl_c_of_an_in_process_sweep(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, normbench_in_process) -> None:  # noqa: ANN001
     config = tiny_config(tmp_path, seeds=[0, 1])
     ctrl_c_at(monkeypatch, 4)
     interrupted(normbench_in_process(*sweep_args(config, tmp_path), EVERY_2, cwd=tmp_path))
@@ -140,8 +170,7 @@ def test_ctrl_c_of_an_in_process_sweep(tmp_path: Path, monkeypatch: pytest.Monke
     assert (tmp_path / "runs").rglob("last.ckpt")
 
 
-def test_ctrl_c_of_vectorized_seeds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                    normbench_in_process) -> None:  # noqa: ANN001
+def test_ctrl_c_of_vectorized_seeds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, normbench_in_process) -> None:  # noqa: ANN001
     config = tiny_config(tmp_path, seeds=[0, 1])
     original = SeedStack.training_step
 
@@ -153,7 +182,10 @@ def test_ctrl_c_of_vectorized_seeds(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(SeedStack, "training_step", step)
     interrupted(normbench_in_process(*sweep_args(config, tmp_path), "--vectorize=2", cwd=tmp_path))
     records = [read_record(p) for p in sorted((tmp_path / "runs").rglob("record.json"))]
-    assert [(r["seed"], r["status"], r["final_step"]) for r in records] == [(0, "interrupted", 3), (1, "interrupted", 3)]
+    assert [(r["seed"], r["status"], r["final_step"]) for r in records] == [
+        (0, "interrupted", 3),
+        (1, "interrupted", 3),
+    ]
 
 
 STUB = """
@@ -201,11 +233,26 @@ def test_ctrl_c_of_a_sweep_with_subprocess_workers(tmp_path: Path) -> None:
     """SIGINT to the sweep's process group, as a terminal sends it: the two running workers record their runs as
     interrupted (with their checkpoints), the third run never starts, the sweep exits 130 (a minute on 2 cores)."""
     config = tiny_config(tmp_path, seeds=[0, 1, 2])
-    cmd = [sys.executable, "-m", "normbench", *sweep_args(config, tmp_path), "--workers=2", "--trainer.max_steps=5000",
-           "--trainer.val_check_interval=1000", EVERY_2.replace('"every_n_train_steps": 2', '"every_n_train_steps": 5')]
-    proc = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True, env={**os.environ, "NORMBENCH_PROGRESS_SECONDS": "1"},
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # as from a terminal
+    cmd = [
+        sys.executable,
+        "-m",
+        "normbench",
+        *sweep_args(config, tmp_path),
+        "--workers=2",
+        "--trainer.max_steps=5000",
+        "--trainer.val_check_interval=1000",
+        EVERY_2.replace('"every_n_train_steps": 2', '"every_n_train_steps": 5'),
+    ]
+    proc = subprocess.Popen(
+        cmd,
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        env={**os.environ, "NORMBENCH_PROGRESS_SECONDS": "1"},
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )  # as from a terminal
     deadline = time.monotonic() + 300
     while len(list((tmp_path / "runs").rglob("last.ckpt"))) < 2:
         assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()[1][-3000:]

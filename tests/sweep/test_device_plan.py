@@ -17,8 +17,10 @@ from normbench.training.records import read_record
 from tests.tiny_runs import sweep_args, tiny_config
 
 GiB = 2**30
-PAPER = {"model": {"init_args": {"arch": {"d_model": 8, "ffn_width": 8, "n_heads": 1, "n_layers": 1, "num_classes": 20}}},
-         "data": {"init_args": {"seq_len": 50, "batch_size": 6000}}}
+PAPER = {
+    "model": {"init_args": {"arch": {"d_model": 8, "ffn_width": 8, "n_heads": 1, "n_layers": 1, "num_classes": 20}}},
+    "data": {"init_args": {"seq_len": 50, "batch_size": 6000}},
+}
 
 
 def with_batch(batch: int) -> dict:
@@ -61,7 +63,11 @@ def test_the_cpu_stacks_small_batches_only() -> None:
 def test_stacks_hold_one_variant_each() -> None:
     runs = [Run(v, s, []) for v in ("a", "b") for s in range(5)]
     assert [[(r.variant, r.seed) for r in st] for st in stacks_of(runs, 3)] == [
-        [("a", 0), ("a", 1), ("a", 2)], [("a", 3), ("a", 4)], [("b", 0), ("b", 1), ("b", 2)], [("b", 3), ("b", 4)]]
+        [("a", 0), ("a", 1), ("a", 2)],
+        [("a", 3), ("a", 4)],
+        [("b", 0), ("b", 1), ("b", 2)],
+        [("b", 3), ("b", 4)],
+    ]
 
 
 def test_the_dry_run_prints_the_plan(tmp_path: Path, normbench_in_process) -> None:  # noqa: ANN001
@@ -86,8 +92,22 @@ def test_stacks_train_as_concurrent_subprocesses(tmp_path: Path) -> None:
     and has its own final checkpoint (about a minute on 2 CPU cores)."""
     config = tiny_config(tmp_path, seeds=[0, 1])
     variants = "--variants=pre/both,pre/none"
-    done = subprocess.run([sys.executable, "-m", "normbench", *sweep_args(config, tmp_path), variants, "--vectorize=2",
-                           "--workers=2", "--no-progress"], cwd=tmp_path, capture_output=True, text=True, timeout=900)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "normbench",
+            *sweep_args(config, tmp_path),
+            variants,
+            "--vectorize=2",
+            "--workers=2",
+            "--no-progress",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     records = [read_record(p) for p in sorted((tmp_path / "runs").rglob("record.json"))]
     assert len(records) == 4 and all(r["status"] == "done" for r in records)

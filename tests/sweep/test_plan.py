@@ -12,21 +12,42 @@ from pathlib import Path
 
 import pytest
 
-from normbench.tasks import get_task
-from normbench.training.reproducibility import series_mismatches
-from normbench.training.records import read_record
 from normbench.sweep.plan import parse_grid, parse_names, parse_seeds, plan_runs, variant_grid
+from normbench.tasks import get_task
 from normbench.training.cli import NormbenchCLI
+from normbench.training.records import read_record
+from normbench.training.reproducibility import series_mismatches
 
 CONFIG = str(get_task("majority").config_path)
-TINY = ["--data.init_args.num_sequences=600", "--data.init_args.batch_size=64", "--data.init_args.eval_batch_size=300",
-        "--trainer.max_steps=20", "--trainer.val_check_interval=10", "--trainer.log_every_n_steps=5"]
+TINY = [
+    "--data.init_args.num_sequences=600",
+    "--data.init_args.batch_size=64",
+    "--data.init_args.eval_batch_size=300",
+    "--trainer.max_steps=20",
+    "--trainer.val_check_interval=10",
+    "--trainer.log_every_n_steps=5",
+]
 
 
-def sweep(tmp_path: Path, *args: str, runs: str = "runs", **popen: object) -> subprocess.CompletedProcess | subprocess.Popen:
+def sweep(
+    tmp_path: Path, *args: str, runs: str = "runs", **popen: object
+) -> subprocess.CompletedProcess | subprocess.Popen:
     pinned = [] if any(a.startswith("--workers") for a in args) else ["--workers=1"]  # one run at a time unless asked
-    cmd = [sys.executable, "-m", "normbench", "sweep", "--config", CONFIG, "--preset", "quick", "--no-progress",
-           f"--runs_dir={tmp_path / runs}", f"--results_dir={tmp_path / 'results'}", *pinned, *args]
+    cmd = [
+        sys.executable,
+        "-m",
+        "normbench",
+        "sweep",
+        "--config",
+        CONFIG,
+        "--preset",
+        "quick",
+        "--no-progress",
+        f"--runs_dir={tmp_path / runs}",
+        f"--results_dir={tmp_path / 'results'}",
+        *pinned,
+        *args,
+    ]
     if popen:
         return subprocess.Popen(cmd, cwd=tmp_path, **popen)
     return subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=600)
@@ -38,15 +59,20 @@ def test_seed_and_grid_syntax() -> None:
         with pytest.raises(ValueError, match="seeds:"):
             parse_seeds(bad)
     assert parse_grid(["model.optim.lr=1e-3,0.01", "model.arch.attn_norm.affine=true,false"]) == {
-        "model.optim.lr": [1e-3, 0.01], "model.arch.attn_norm.affine": [True, False]}
+        "model.optim.lr": [1e-3, 0.01],
+        "model.arch.attn_norm.affine": [True, False],
+    }
     with pytest.raises(ValueError, match="grid: 'model.optim.lr' must look like key=value1,value2"):
         parse_grid(["model.optim.lr"])
 
 
 def test_variant_lists_with_or_without_brackets() -> None:
     want = ["post/both", "none/none", "pre/both+qknorm"]
-    for text in ("post/both,none/none,pre/both+qknorm", "[post/both, none/none, pre/both+qknorm]",
-                 "['post/both', \"none/none\", pre/both+qknorm]"):
+    for text in (
+        "post/both,none/none,pre/both+qknorm",
+        "[post/both, none/none, pre/both+qknorm]",
+        "['post/both', \"none/none\", pre/both+qknorm]",
+    ):
         assert parse_names(text, "variants") == want
     for bad in ("[post/both", "[]", " , "):
         with pytest.raises(ValueError, match="^variants: "):
@@ -54,13 +80,24 @@ def test_variant_lists_with_or_without_brackets() -> None:
 
 
 def test_grid_crosses_named_variants_or_replaces_them() -> None:
-    config = {"model": {"class_path": "normbench.tasks.majority.MajorityModule"},
-              "bench": {"variants": {"pre/both": {"model.init_args.arch.attn_norm.component": "both"},
-                                     "pre/none": {"model.init_args.arch.attn_norm.component": "none"}}}}
+    config = {
+        "model": {"class_path": "normbench.tasks.majority.MajorityModule"},
+        "bench": {
+            "variants": {
+                "pre/both": {"model.init_args.arch.attn_norm.component": "both"},
+                "pre/none": {"model.init_args.arch.attn_norm.component": "none"},
+            }
+        },
+    }
     grid = {"model.optim.lr": [0.1, 0.2]}
     assert [n for n, _ in variant_grid(config, None, grid, "majority")] == ["optim.lr=0.1", "optim.lr=0.2"]
     crossed = variant_grid(config, ["pre/both", "pre/none"], grid, "majority")
-    assert [n for n, _ in crossed] == ["pre/both,optim.lr=0.1", "pre/both,optim.lr=0.2", "pre/none,optim.lr=0.1", "pre/none,optim.lr=0.2"]
+    assert [n for n, _ in crossed] == [
+        "pre/both,optim.lr=0.1",
+        "pre/both,optim.lr=0.2",
+        "pre/none,optim.lr=0.1",
+        "pre/none,optim.lr=0.2",
+    ]
     assert crossed[1][1] == ["--model.init_args.arch.attn_norm.component=both", "--model.optim.lr=0.2"]
     with pytest.raises(ValueError, match="also set by variant 'pre/both'"):
         variant_grid(config, ["pre/both"], {"model.arch.attn_norm.component": ["scale"]}, "majority")
@@ -71,12 +108,19 @@ def test_an_axis_of_several_keys_moves_them_together() -> None:
     assert parse_grid([f"{axis}=[8,4],[16,8]"]) == {axis: [[8, 4], [16, 8]]}
     with pytest.raises(ValueError, match=r"^grid: .* takes lists of values, e.g."):
         parse_grid([f"{axis}=8,16"])
-    config = {"model": {"class_path": "normbench.tasks.lm.LMModule"},
-              "bench": {"variants": {"pre/both": {"model.init_args.arch.attn_norm.component": "both"}}}}
+    config = {
+        "model": {"class_path": "normbench.tasks.lm.LMModule"},
+        "bench": {"variants": {"pre/both": {"model.init_args.arch.attn_norm.component": "both"}}},
+    }
     crossed = variant_grid(config, ["pre/both"], {axis: [[8, 4], [16, 8]]}, "lm")
-    assert crossed[1] == ("pre/both,arch.d_model=16,arch.n_heads=8", [
-        "--model.init_args.arch.attn_norm.component=both", "--model.init_args.arch.d_model=16",
-        "--model.init_args.arch.n_heads=8"])
+    assert crossed[1] == (
+        "pre/both,arch.d_model=16,arch.n_heads=8",
+        [
+            "--model.init_args.arch.attn_norm.component=both",
+            "--model.init_args.arch.d_model=16",
+            "--model.init_args.arch.n_heads=8",
+        ],
+    )
     with pytest.raises(ValueError, match="each value must be a list of 2"):
         variant_grid(config, ["pre/both"], {axis: [8, 16]}, "lm")
 
@@ -90,8 +134,14 @@ def test_the_width_preset_shares_its_d8_runs_with_the_quick_bench(tmp_path: Path
 
 
 def test_plan_validates_every_variant_before_anything_runs(tmp_path: Path) -> None:
-    config, runs = plan_runs(preset="quick", seeds="0-2", grid={"model.arch.attn_norm.component": ["both", "scale"]},
-                             config_path=CONFIG, runs_dir=str(tmp_path), overrides=TINY)
+    config, runs = plan_runs(
+        preset="quick",
+        seeds="0-2",
+        grid={"model.arch.attn_norm.component": ["both", "scale"]},
+        config_path=CONFIG,
+        runs_dir=str(tmp_path),
+        overrides=TINY,
+    )
     both, scale = "arch.attn_norm.component=both", "arch.attn_norm.component=scale"
     assert [(r.variant, r.seed) for r in runs][:4] == [(both, 0), (both, 1), (both, 2), (scale, 0)]
     assert runs[0].config_hash == runs[2].config_hash != runs[3].config_hash
@@ -102,8 +152,12 @@ def test_plan_validates_every_variant_before_anything_runs(tmp_path: Path) -> No
     with pytest.raises(ValueError, match="MajorityModule has no argument 'norm'"):
         plan_runs(preset="quick", grid={"model.norm.component": ["both"]}, config_path=CONFIG, runs_dir=str(tmp_path))
     with pytest.raises(ValueError, match="'layer' is not allowed"):
-        plan_runs(preset="quick", grid={"model.arch.attn_norm.component": ["both", "layer"]}, config_path=CONFIG,
-                  runs_dir=str(tmp_path))
+        plan_runs(
+            preset="quick",
+            grid={"model.arch.attn_norm.component": ["both", "layer"]},
+            config_path=CONFIG,
+            runs_dir=str(tmp_path),
+        )
     assert not any(tmp_path.iterdir())
 
 
@@ -111,11 +165,21 @@ def test_plan_validates_every_variant_before_anything_runs(tmp_path: Path) -> No
 def test_kill_9_mid_sweep_then_resume(tmp_path: Path) -> None:
     """kill -9 while seed 1 trains; the same command skips seed 0, resumes seed 1 from its checkpoint,
     and ends with records identical to an uninterrupted sweep and one leaderboard row per seed."""
-    args = ["--variants", "pre/both", "--seeds", "0-1", "--data.init_args.num_sequences=2000",
-            "--data.init_args.batch_size=64", "--data.init_args.eval_batch_size=400", "--trainer.max_steps=300",
-            "--trainer.val_check_interval=25", "--trainer.log_every_n_steps=5", "--trainer.enable_model_summary=false",
-            '--trainer.callbacks=[{"class_path": "lightning.pytorch.callbacks.ModelCheckpoint", '
-            '"init_args": {"save_last": true, "save_top_k": 0, "every_n_train_steps": 10}}]']
+    args = [
+        "--variants",
+        "pre/both",
+        "--seeds",
+        "0-1",
+        "--data.init_args.num_sequences=2000",
+        "--data.init_args.batch_size=64",
+        "--data.init_args.eval_batch_size=400",
+        "--trainer.max_steps=300",
+        "--trainer.val_check_interval=25",
+        "--trainer.log_every_n_steps=5",
+        "--trainer.enable_model_summary=false",
+        '--trainer.callbacks=[{"class_path": "lightning.pytorch.callbacks.ModelCheckpoint", '
+        '"init_args": {"save_last": true, "save_top_k": 0, "every_n_train_steps": 10}}]',
+    ]
     proc = sweep(tmp_path, *args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     deadline = time.monotonic() + 300
     while not (found := list((tmp_path / "runs" / "majority").glob("*/seed1/checkpoints/last.ckpt"))):
@@ -160,16 +224,29 @@ class Boom(torch.nn.Module):
 def test_divergence_and_failures_do_not_stop_the_sweep(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "failing_norm.py").write_text(FAILING_NORM)  # builds (planning checks it), fails in its first step
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")])))
-    out = sweep(tmp_path, "--seeds", "0", *TINY, "--model.arch.attn_norm.component=none",
-                "--grid", "model.optim.lr=1e30,1e-3", "--grid", "model.arch.ffn_norm.component=none,failing_norm:Boom",
-                "--name", "faults")
+    out = sweep(
+        tmp_path,
+        "--seeds",
+        "0",
+        *TINY,
+        "--model.arch.attn_norm.component=none",
+        "--grid",
+        "model.optim.lr=1e30,1e-3",
+        "--grid",
+        "model.arch.ffn_norm.component=none,failing_norm:Boom",
+        "--name",
+        "faults",
+    )
     assert out.returncode == 1, out.stderr[-3000:]
     assert "normbench: error: runs: 2 of 4 failed" in out.stderr
     records = {r["variant"]: r for r in map(read_record, (tmp_path / "runs").rglob("record.json"))}
     status = {name.split(",arch.ffn_norm")[0]: rec["status"] for name, rec in records.items() if "Boom" not in name}
     assert status == {"optim.lr=1e+30": "diverged", "optim.lr=0.001": "done"}
-    assert all(rec["status"] == "failed" and "this norm fails" in rec["error"]
-               for name, rec in records.items() if "Boom" in name)
+    assert all(
+        rec["status"] == "failed" and "this norm fails" in rec["error"]
+        for name, rec in records.items()
+        if "Boom" in name
+    )
     diverged = next(rec for rec in records.values() if rec["status"] == "diverged")
     assert 1 <= diverged["diverged_at_step"] < 20
 
@@ -243,19 +320,32 @@ def test_fewer_runs_than_workers_train_in_this_process(monkeypatch: pytest.Monke
 
 def test_a_labelled_axis_names_its_variants_by_its_label() -> None:
     axis = "model.init_args.arch.attn_norm.options.alpha,model.init_args.arch.final_norm.options.alpha"
-    config = {"model": {"class_path": "normbench.tasks.lm.LMModule"},
-              "bench": {"variants": {"pre/dyt": {"model.init_args.arch.qkv_bias": "false"}},
-                        "grid": {axis: [[0.5, 0.5], [2.0, 0.2]]}, "grid_labels": {axis: "alpha0"}}}
+    config = {
+        "model": {"class_path": "normbench.tasks.lm.LMModule"},
+        "bench": {
+            "variants": {"pre/dyt": {"model.init_args.arch.qkv_bias": "false"}},
+            "grid": {axis: [[0.5, 0.5], [2.0, 0.2]]},
+            "grid_labels": {axis: "alpha0"},
+        },
+    }
     crossed = variant_grid(config, ["pre/dyt"], {}, "lm")
-    assert crossed[0] == ("pre/dyt,alpha0=0.5", ["--model.init_args.arch.qkv_bias=false",
-                                                 "--model.init_args.arch.attn_norm.options.alpha=0.5",
-                                                 "--model.init_args.arch.final_norm.options.alpha=0.5"])
+    assert crossed[0] == (
+        "pre/dyt,alpha0=0.5",
+        [
+            "--model.init_args.arch.qkv_bias=false",
+            "--model.init_args.arch.attn_norm.options.alpha=0.5",
+            "--model.init_args.arch.final_norm.options.alpha=0.5",
+        ],
+    )
     assert crossed[1][0] == "pre/dyt,alpha0=2.0;0.2"  # keys with different values: each value, in key order
     # the command line's axes keep their key=value names
-    assert [n for n, _ in variant_grid(config, ["pre/dyt"], {"model.optim.lr": [0.1]}, "lm")][0] == \
-        "pre/dyt,alpha0=0.5,optim.lr=0.1"
-    for labels, message in (({"model.optim.lr": "lr"}, "bench.grid_labels: 'model.optim.lr' is not an axis"),
-                            ({axis: "alpha 0"}, "must be a short name")):
+    assert [n for n, _ in variant_grid(config, ["pre/dyt"], {"model.optim.lr": [0.1]}, "lm")][
+        0
+    ] == "pre/dyt,alpha0=0.5,optim.lr=0.1"
+    for labels, message in (
+        ({"model.optim.lr": "lr"}, "bench.grid_labels: 'model.optim.lr' is not an axis"),
+        ({axis: "alpha 0"}, "must be a short name"),
+    ):
         with pytest.raises(ValueError, match=message):
             variant_grid({**config, "bench": {**config["bench"], "grid_labels": labels}}, ["pre/dyt"], {}, "lm")
 

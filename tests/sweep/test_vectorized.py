@@ -6,17 +6,25 @@ from pathlib import Path
 
 import pytest
 
-from normbench.training.reproducibility import agrees, tolerance
-from normbench.tasks import get_task
-from normbench.training.records import read_record
-from normbench.training.cli import train
 from normbench.sweep.vectorized import train_stack
+from normbench.tasks import get_task
+from normbench.training.cli import train
+from normbench.training.records import read_record
+from normbench.training.reproducibility import agrees, tolerance
 
 CONFIG = str(get_task("majority").config_path)
 # 600 sequences -> 480 training rows -> 8 batches of 64: 30 steps cross three epochs
-TINY = ["--data.init_args.num_sequences=600", "--data.init_args.batch_size=64", "--data.init_args.eval_batch_size=200",
-        "--trainer.max_steps=30", "--trainer.max_epochs=-1", "--trainer.val_check_interval=10",
-        "--trainer.log_every_n_steps=2", "--trainer.enable_progress_bar=false", "--trainer.enable_model_summary=false"]
+TINY = [
+    "--data.init_args.num_sequences=600",
+    "--data.init_args.batch_size=64",
+    "--data.init_args.eval_batch_size=200",
+    "--trainer.max_steps=30",
+    "--trainer.max_epochs=-1",
+    "--trainer.val_check_interval=10",
+    "--trainer.log_every_n_steps=2",
+    "--trainer.enable_progress_bar=false",
+    "--trainer.enable_model_summary=false",
+]
 
 
 def args(runs: Path, seed: int, *extra: str) -> list[str]:
@@ -28,14 +36,22 @@ def args(runs: Path, seed: int, *extra: str) -> list[str]:
 OWN_DATA = ["--data.init_args.generator=paper", "--data.init_args.data_seed=seed", "--model.arch.init=encoder_layer"]
 
 
-@pytest.mark.parametrize("extra", [[], OWN_DATA,
-                                   pytest.param(["--model.arch.attn_norm.component=paper_no_projection",
-                                                 "--model.arch.placement=post"], marks=pytest.mark.slow)],
-                         ids=["shared-data", "own-data", "post-no-projection"])
+@pytest.mark.parametrize(
+    "extra",
+    [
+        [],
+        OWN_DATA,
+        pytest.param(
+            ["--model.arch.attn_norm.component=paper_no_projection", "--model.arch.placement=post"],
+            marks=pytest.mark.slow,
+        ),
+    ],
+    ids=["shared-data", "own-data", "post-no-projection"],
+)
 def test_each_stacked_seed_matches_the_seed_trained_alone(tmp_path: Path, extra: list[str]) -> None:
     seeds = [0, 1, 2]
     stacked = [read_record(p) for p in train_stack([args(tmp_path / "stack", s, *extra) for s in seeds])]
-    for seed, rec in zip(seeds, stacked):
+    for seed, rec in zip(seeds, stacked, strict=False):
         alone = read_record(train(args(tmp_path / "alone", seed, *extra)))
         assert rec["status"] == alone["status"] == "done" and rec["final_step"] == alone["final_step"] == 30
         assert rec["seed"] == seed and rec["vectorized"] == {"stack_size": 3, "seeds": seeds}
@@ -44,11 +60,11 @@ def test_each_stacked_seed_matches_the_seed_trained_alone(tmp_path: Path, extra:
         trained = {k: v for k, v in alone["series"].items() if not k.startswith("geometry/")}
         assert set(rec["series"]) == set(trained)
         for name, points in trained.items():
-            steps, values = zip(*points)
-            got_steps, got_values = zip(*rec["series"][name])
+            steps, values = zip(*points, strict=False)
+            got_steps, got_values = zip(*rec["series"][name], strict=False)
             assert got_steps == steps, name
             # another kernel order than the lone run's: within the declared cross-platform tolerance
-            off = [(a, b) for a, b in zip(got_values, values) if not agrees(name, a, b, bitwise=False)]
+            off = [(a, b) for a, b in zip(got_values, values, strict=False) if not agrees(name, a, b, bitwise=False)]
             assert not off, (seed, name, tolerance(name), off[:3])
     assert stacked[0]["series"]["train/loss_step"] != stacked[1]["series"]["train/loss_step"]
 
@@ -88,17 +104,39 @@ def test_a_diverging_seed_stops_alone(tmp_path: Path) -> None:
     recs = [read_record(p) for p in train_stack([args(tmp_path / "stack", s, *extra) for s in (0, 1)])]
     assert all(r["status"] == "diverged" and 1 <= r["diverged_at_step"] < 30 for r in recs)
     alone = read_record(train(args(tmp_path / "alone", 1, *extra)))
-    assert (alone["status"], alone["diverged_at_step"], alone["final_step"]) == \
-        (recs[1]["status"], recs[1]["diverged_at_step"], recs[1]["final_step"])
+    assert (alone["status"], alone["diverged_at_step"], alone["final_step"]) == (
+        recs[1]["status"],
+        recs[1]["diverged_at_step"],
+        recs[1]["final_step"],
+    )
 
 
 def test_sweep_vectorize_writes_one_record_per_seed_and_skips_them_next_time(tmp_path: Path) -> None:
     import subprocess
     import sys
 
-    cmd = [sys.executable, "-m", "normbench", "sweep", "--config", CONFIG, "--preset", "quick", "--variants", "pre/both",
-           "--seeds", "0-2", "--vectorize", "2", "--no-progress", f"--runs_dir={tmp_path / 'runs'}",
-           f"--results_dir={tmp_path / 'results'}", "--name", "v", *TINY]
+    cmd = [
+        sys.executable,
+        "-m",
+        "normbench",
+        "sweep",
+        "--config",
+        CONFIG,
+        "--preset",
+        "quick",
+        "--variants",
+        "pre/both",
+        "--seeds",
+        "0-2",
+        "--vectorize",
+        "2",
+        "--no-progress",
+        f"--runs_dir={tmp_path / 'runs'}",
+        f"--results_dir={tmp_path / 'results'}",
+        "--name",
+        "v",
+        *TINY,
+    ]
     first = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     assert first.returncode == 0, first.stderr[-3000:]
     records = sorted((tmp_path / "runs").rglob("record.json"))
@@ -131,7 +169,9 @@ def test_a_stacked_step_reads_nothing_from_the_device(tmp_path: Path, monkeypatc
             window[-1].__enter__()
 
     monkeypatch.setattr(vectorized.SeedStack, "on_train_batch_start", on_train_batch_start, raising=False)
-    records = [read_record(p) for p in train_stack([args(tmp_path, s, "--trainer.log_every_n_steps=10") for s in (0, 1)])]
+    records = [
+        read_record(p) for p in train_stack([args(tmp_path, s, "--trainer.log_every_n_steps=10") for s in (0, 1)])
+    ]
     if window:
         window.pop().__exit__(None, None, None)
     assert all(r["status"] == "done" and r["final_step"] == 30 for r in records)
@@ -150,10 +190,17 @@ def test_a_board_from_stacked_runs_equals_the_board_from_lone_runs(tmp_path: Pat
     config = str(tiny_config(tmp_path, seeds=[0, 1, 2]))
     boards = {}
     for how, vectorize in (("alone", 1), ("stacked", 3)):
-        out = run_sweep(config, seeds="0-2", variants=["pre/both", "pre/paper_no_projection", "pre/scale"],
-                        vectorize=vectorize, workers=1, runs_dir=str(tmp_path / how / "runs"),
-                        results_dir=str(tmp_path / how / "results"), progress=False,
-                        overrides=["trainer.max_steps=60", "trainer.val_check_interval=20"])
+        out = run_sweep(
+            config,
+            seeds="0-2",
+            variants=["pre/both", "pre/paper_no_projection", "pre/scale"],
+            vectorize=vectorize,
+            workers=1,
+            runs_dir=str(tmp_path / how / "runs"),
+            results_dir=str(tmp_path / how / "results"),
+            progress=False,
+            overrides=["trainer.max_steps=60", "trainer.val_check_interval=20"],
+        )
         boards[how] = json.loads((out / "leaderboard.json").read_text())
     alone, stacked = boards["alone"], boards["stacked"]
     assert [c["verdict"] for c in stacked["claims"]] == [c["verdict"] for c in alone["claims"]]

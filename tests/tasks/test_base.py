@@ -64,16 +64,25 @@ def logged(plain: bool, stop_at: int | None, fits: int = 1, every: int = 3) -> l
     module, recorder = Tiny(plain), Recorder()
     data = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(torch.randn(40, 2)), batch_size=4)
     for fit in range(fits):
-        trainer = L.Trainer(max_steps=10 * (fit + 1) if stop_at is None else -1, max_epochs=3 * (fit + 1),
-                            logger=recorder, log_every_n_steps=every, enable_checkpointing=False,
-                            enable_progress_bar=False, enable_model_summary=False,
-                            callbacks=[StopAt(stop_at)] if stop_at else [])
+        trainer = L.Trainer(
+            max_steps=10 * (fit + 1) if stop_at is None else -1,
+            max_epochs=3 * (fit + 1),
+            logger=recorder,
+            log_every_n_steps=every,
+            enable_checkpointing=False,
+            enable_progress_bar=False,
+            enable_model_summary=False,
+            callbacks=[StopAt(stop_at)] if stop_at else [],
+        )
         trainer.fit(module, train_dataloaders=data)
     return recorder.calls
 
 
-@pytest.mark.parametrize(("stop_at", "fits", "every"), [(None, 1, 3), (7, 1, 3), (None, 2, 3), (None, 1, 0)],
-                         ids=["steps", "callback-stops-off-a-logging-step", "second-fit", "never-logs"])
+@pytest.mark.parametrize(
+    ("stop_at", "fits", "every"),
+    [(None, 1, 3), (7, 1, 3), (None, 2, 3), (None, 1, 0)],
+    ids=["steps", "callback-stops-off-a-logging-step", "second-fit", "never-logs"],
+)
 def test_the_loggers_see_what_plain_self_log_sends(stop_at: int | None, fits: int, every: int) -> None:
     expected = logged(True, stop_at, fits, every)
     assert expected or every == 0
@@ -87,13 +96,21 @@ def test_weight_decay_spares_the_norms_learned_scales() -> None:
     from normbench.tasks.base import OptimConfig
     from normbench.tasks.majority import MajorityModule
 
-    arch = MajorityConfig(attn_norm=NormSpec("learned", affine=False), ffn_norm=NormSpec("dyt"), qk_norm=True,
-                          placement="peri", attn_out_norm=NormSpec("scalenorm", affine=False))
+    arch = MajorityConfig(
+        attn_norm=NormSpec("learned", affine=False),
+        ffn_norm=NormSpec("dyt"),
+        qk_norm=True,
+        placement="peri",
+        attn_out_norm=NormSpec("scalenorm", affine=False),
+    )
     module = MajorityModule(arch, OptimConfig(weight_decay=0.1))
     decayed, spared = module.configure_optimizers()["optimizer"].param_groups
     names = {id(p): n for n, p in module.named_parameters()}
     assert sorted(names[id(p)] for p in spared["params"]) == [
-        "model.blocks.0.attn.qk_norm_scale", "model.blocks.0.attn_norm.direction",
-        "model.blocks.0.attn_out_norm.g", "model.blocks.0.ffn_norm.alpha"]
+        "model.blocks.0.attn.qk_norm_scale",
+        "model.blocks.0.attn_norm.direction",
+        "model.blocks.0.attn_out_norm.g",
+        "model.blocks.0.ffn_norm.alpha",
+    ]
     assert spared["weight_decay"] == 0.0 and decayed["weight_decay"] == 0.1
     assert len(decayed["params"]) + len(spared["params"]) == len(names)

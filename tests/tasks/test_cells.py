@@ -63,16 +63,32 @@ def test_reported_norms_are_the_model_norms(task: str, placement: str, component
     assert label.split("-")[0] == placement
     parts = label.split("-")[1:]
     assert len(parts) == len(reported)
-    assert all(f"{n.removesuffix('_norm')}_{spec['component']}" in {p.removesuffix("+affine") for p in parts}
-               for n, spec in reported.items())
-    row = variant_entry("cell", [{"seed": 0, "status": "done", "config_hash": "x", "norms": reported,
-                                  "placement": placement, "series": {}, "provenance": PROVENANCE}], {})
+    assert all(
+        f"{n.removesuffix('_norm')}_{spec['component']}" in {p.removesuffix("+affine") for p in parts}
+        for n, spec in reported.items()
+    )
+    row = variant_entry(
+        "cell",
+        [
+            {
+                "seed": 0,
+                "status": "done",
+                "config_hash": "x",
+                "norms": reported,
+                "placement": placement,
+                "series": {},
+                "provenance": PROVENANCE,
+            }
+        ],
+        {},
+    )
     assert set(row["norms"]) == {n.removesuffix("_norm") for n in inside}
 
 
 @pytest.mark.parametrize("task", list(TINY))
 def test_settings_a_placement_ignores_do_not_change_the_config_hash(task: str) -> None:
     """Under ``none`` the block norms do not exist: their settings give one network and one hash."""
+
     def key(arch) -> str:
         return config_hash(run_identity({"model": {"init_args": {"arch": {}}}}, arch.effective(), world_size=1))
 
@@ -81,7 +97,9 @@ def test_settings_a_placement_ignores_do_not_change_the_config_hash(task: str) -
     assert run_label(both.effective()) == run_label(project.effective())
     # a setting the component ignores: eps of `project`, affine of `none`
     assert key(arch_of(task, "pre", "project", "attn_norm")) == key(
-        dataclasses.replace(arch_of(task, "pre", "project", "attn_norm"), attn_norm=NormSpec("project", True, 0.1)))
+        dataclasses.replace(arch_of(task, "pre", "project", "attn_norm"), attn_norm=NormSpec("project", True, 0.1))
+    )
     assert key(arch_of(task, "pre", "both", "attn_norm")) != key(arch_of(task, "pre", "project", "attn_norm"))
     assert key(arch_of(task, "pre", "none", "attn_norm")) == key(
-        dataclasses.replace(arch_of(task, "pre", "none", "attn_norm"), attn_norm=NormSpec("none", False, 0.0)))
+        dataclasses.replace(arch_of(task, "pre", "none", "attn_norm"), attn_norm=NormSpec("none", False, 0.0))
+    )

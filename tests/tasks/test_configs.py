@@ -53,10 +53,21 @@ def test_bench_grid_plans(path: Path, tmp_path: Path) -> None:
 
 
 def test_a_preset_extends_another(tmp_path: Path) -> None:
-    config = {"task": "majority", "trainer": {"max_steps": 10}, "presets": {
-        "quick": {"trainer": {"max_steps": 5, "val_check_interval": 2}, "bench": {"seeds": [0, 1]}},
-        "matrix": {"extends": "quick", "trainer": {"val_check_interval": 1}, "bench": {"default_variants": ["pre/both"]}},
-        "loop": {"extends": "loop"}, "dangling": {"extends": "nowhere"}, "two": {"extends": ["quick", "loop"]}}}
+    config = {
+        "task": "majority",
+        "trainer": {"max_steps": 10},
+        "presets": {
+            "quick": {"trainer": {"max_steps": 5, "val_check_interval": 2}, "bench": {"seeds": [0, 1]}},
+            "matrix": {
+                "extends": "quick",
+                "trainer": {"val_check_interval": 1},
+                "bench": {"default_variants": ["pre/both"]},
+            },
+            "loop": {"extends": "loop"},
+            "dangling": {"extends": "nowhere"},
+            "two": {"extends": ["quick", "loop"]},
+        },
+    }
     path = tmp_path / "c.yaml"
     path.write_text(yaml.safe_dump(config))
     matrix = load_config(path, "matrix")
@@ -77,8 +88,16 @@ def test_the_matrix_preset_is_quick_plus_its_cells_and_leaves_the_default_bench_
     for section in ("trainer", "model", "data"):
         assert matrix[section] == quick[section]
     cells = matrix["bench"]["default_variants"]
-    assert {"pre/both", "pre/project", "pre/scale", "pre/none", "post/both", "post/project", "post/scale",
-            "none/none"} <= set(cells)
+    assert {
+        "pre/both",
+        "pre/project",
+        "pre/scale",
+        "pre/none",
+        "post/both",
+        "post/project",
+        "post/scale",
+        "none/none",
+    } <= set(cells)
     assert matrix["bench"]["matrix"]["headline"]
     default = quick["bench"].get("default_variants") or list(quick["bench"]["variants"])
     assert not any(v.startswith(("post/", "none/")) for v in default) or task == "sst2"  # sst2's bench is post/none

@@ -44,6 +44,7 @@ def traced_host_reads(reads: list[tuple[str, torch.Tensor, str]]) -> Iterator[No
             frame = traceback.extract_stack(limit=3)[0]
             reads.append((name, self, f"{frame.filename}:{frame.lineno}"))
             return originals[name](self, *args, **kwargs)
+
         return read
 
     for name in HOST_READS:
@@ -69,7 +70,9 @@ class NonLoggingSteps(L.Callback):
             self._trace.__exit__(None, None, None)
             self._trace = None
         step = trainer.global_step
-        if 1 <= step < 3 * LOG_EVERY and (step + 1) % LOG_EVERY and (step + 2) % LOG_EVERY:  # this step, and the next one
+        if (
+            1 <= step < 3 * LOG_EVERY and (step + 1) % LOG_EVERY and (step + 2) % LOG_EVERY
+        ):  # this step, and the next one
             self.traced.append(step)
             self._trace = traced_host_reads(self.reads)
             self._trace.__enter__()
@@ -86,14 +89,24 @@ def as_on_an_accelerator(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(vectorized, "host_reads_are_free", lambda device: False)
 
 
-def fit_majority(callbacks: list[L.Callback], lr: float = 1e-3, steps: int = LOG_EVERY + 5,
-                 accelerator: str = "cpu") -> tuple[MajorityModule, L.Trainer]:
+def fit_majority(
+    callbacks: list[L.Callback], lr: float = 1e-3, steps: int = LOG_EVERY + 5, accelerator: str = "cpu"
+) -> tuple[MajorityModule, L.Trainer]:
     torch.manual_seed(0)
     module = MajorityModule(optim=OptimConfig(lr=lr))
     data = MajorityDataModule(num_sequences=10_000, batch_size=64, eval_batch_size=500)  # epochs of 125 steps
-    trainer = L.Trainer(max_steps=steps, log_every_n_steps=LOG_EVERY, limit_val_batches=0, logger=False,
-                        enable_checkpointing=False, enable_progress_bar=True, enable_model_summary=False,
-                        accelerator=accelerator, devices=1, callbacks=callbacks)
+    trainer = L.Trainer(
+        max_steps=steps,
+        log_every_n_steps=LOG_EVERY,
+        limit_val_batches=0,
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=True,
+        enable_model_summary=False,
+        accelerator=accelerator,
+        devices=1,
+        callbacks=callbacks,
+    )
     trainer.fit(module, data)
     return module, trainer
 
@@ -121,7 +134,7 @@ def test_the_data_set_is_indexed_in_place_by_the_sampler() -> None:
     as_lists = list(batch_loader(data, 4, shuffle=True))  # a sampler that yields lists of ints
     assert isinstance(loader.batch_sampler, EpochBatchSampler) and loader.batch_sampler.device == torch.device("cpu")
     assert [len(b[1]) for b in batches] == [4, 4, 2]
-    for (x, y), (x_list, y_list) in zip(batches, as_lists):
+    for (x, y), (x_list, y_list) in zip(batches, as_lists, strict=False):
         assert torch.equal(x, x_list) and torch.equal(y, y_list)
     assert data.to("cpu") is data
 

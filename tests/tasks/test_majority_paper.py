@@ -10,15 +10,40 @@ import torch
 
 from normbench.training.cli import train
 
-TINY = ["--config", "majority", "--preset", "paper", "--data.init_args.num_sequences", "600",
-        "--data.init_args.batch_size", "64", "--data.init_args.eval_batch_size", "300",
-        "--trainer.max_epochs", "-1", "--trainer.val_check_interval", "2", "--trainer.log_every_n_steps", "1",
-        "--trainer.enable_model_summary", "false", "--trainer.enable_progress_bar", "false"]
+TINY = [
+    "--config",
+    "majority",
+    "--preset",
+    "paper",
+    "--data.init_args.num_sequences",
+    "600",
+    "--data.init_args.batch_size",
+    "64",
+    "--data.init_args.eval_batch_size",
+    "300",
+    "--trainer.max_epochs",
+    "-1",
+    "--trainer.val_check_interval",
+    "2",
+    "--trainer.log_every_n_steps",
+    "1",
+    "--trainer.enable_model_summary",
+    "false",
+    "--trainer.enable_progress_bar",
+    "false",
+]
 
 
 def fit(tmp_path: Path, steps: int, seed: int) -> dict:
-    record = train([*TINY, "--trainer.max_steps", str(steps), f"--seed_everything={seed}",
-                    f"--runs_dir={tmp_path / f'runs{steps}'}"])
+    record = train(
+        [
+            *TINY,
+            "--trainer.max_steps",
+            str(steps),
+            f"--seed_everything={seed}",
+            f"--runs_dir={tmp_path / f'runs{steps}'}",
+        ]
+    )
     return json.loads(Path(record).read_text())
 
 

@@ -13,19 +13,24 @@ from pathlib import Path
 import pytest
 
 from normbench.reporting.pipeline import run_sweep
-from normbench.tasks.series import expand_metric_layers, series_value, smooth
 from normbench.tasks import get_task
-from normbench.tasks.series import expand_layers
+from normbench.tasks.series import expand_layers, expand_metric_layers, series_value, smooth
 from normbench.training.config import load_config
 from tests.lm_corpus import write_corpus
 from tests.sst2_corpus import write_sst2
 from tests.tasks.test_lm_task import tiny as tiny_lm
 from tests.tasks.test_sst2_task import tiny as tiny_sst2
 
-MAJORITY = ["data.init_args.num_sequences=600", "data.init_args.batch_size=64", "data.init_args.eval_batch_size=200",
-            "trainer.max_steps=6", "trainer.val_check_interval=3", "trainer.log_every_n_steps=1",
-            "trainer.enable_progress_bar=false",
-            "trainer.enable_model_summary=false"]
+MAJORITY = [
+    "data.init_args.num_sequences=600",
+    "data.init_args.batch_size=64",
+    "data.init_args.eval_batch_size=200",
+    "trainer.max_steps=6",
+    "trainer.val_check_interval=3",
+    "trainer.log_every_n_steps=1",
+    "trainer.enable_progress_bar=false",
+    "trainer.enable_model_summary=false",
+]
 
 
 def overrides(task: str, tmp: Path) -> list[str]:
@@ -41,11 +46,21 @@ def overrides(task: str, tmp: Path) -> list[str]:
 
 @pytest.mark.parametrize("task", ["majority", pytest.param("lm", marks=pytest.mark.slow), "sst2"])  # lm: a minute
 def test_every_column_and_claim_metric_is_logged(task: str, tmp_path: Path) -> None:
-    config = load_config(str(get_task(task).config_path), load_config(str(get_task(task).config_path))["default_preset"])
+    config = load_config(
+        str(get_task(task).config_path), load_config(str(get_task(task).config_path))["default_preset"]
+    )
     bench = config["bench"]
     variants = list(bench.get("default_variants") or bench["variants"])  # the matrix cells: test_matrix_cells
-    out = run_sweep(task, seeds="0", variants=variants, overrides=overrides(task, tmp_path),
-                    runs_dir=str(tmp_path / "runs"), results_dir=str(tmp_path / "results"), progress=False, workers=1)
+    out = run_sweep(
+        task,
+        seeds="0",
+        variants=variants,
+        overrides=overrides(task, tmp_path),
+        runs_dir=str(tmp_path / "runs"),
+        results_dir=str(tmp_path / "results"),
+        progress=False,
+        workers=1,
+    )
     board = json.loads((out / "leaderboard.json").read_text())
     rows = {v["name"]: v for v in board["variants"]}
     assert set(rows) == set(variants)
@@ -53,8 +68,12 @@ def test_every_column_and_claim_metric_is_logged(task: str, tmp_path: Path) -> N
     n_layers = config["model"]["init_args"]["arch"].get("n_layers", 1)
     columns = expand_layers(bench["columns"], n_layers)
     assert set(columns) <= set(expand_metric_layers(bench["metrics"], n_layers))
-    unlogged = [f"{metric} of {name}" for name, row in rows.items() for metric in columns
-                if "not logged" in (row["metrics"][metric].get("note") or "")]
+    unlogged = [
+        f"{metric} of {name}"
+        for name, row in rows.items()
+        for metric in columns
+        if "not logged" in (row["metrics"][metric].get("note") or "")
+    ]
     assert not unlogged, f"leaderboard columns without a logged series: {unlogged}"
 
     assert board["claims"]

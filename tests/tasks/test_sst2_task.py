@@ -9,18 +9,26 @@ from pathlib import Path
 
 import pytest
 
-from normbench.training.records import read_record
 from normbench.tasks import get_task
 from normbench.training.cli import train
+from normbench.training.records import read_record
 from tests.sst2_corpus import write_sst2
 
 CONFIG = str(get_task("sst2").config_path)
 
 
 def tiny(corpus: Path) -> list[str]:
-    return [f"data.init_args.data_dir={corpus}", "data.init_args.vocab_size=200", "model.init_args.arch.vocab_size=200", "data.init_args.batch_size=16",
-            "model.init_args.arch.ffn_width=32", "trainer.max_steps=8", "trainer.val_check_interval=4",
-            "trainer.enable_progress_bar=false", "trainer.enable_model_summary=false"]
+    return [
+        f"data.init_args.data_dir={corpus}",
+        "data.init_args.vocab_size=200",
+        "model.init_args.arch.vocab_size=200",
+        "data.init_args.batch_size=16",
+        "model.init_args.arch.ffn_width=32",
+        "trainer.max_steps=8",
+        "trainer.val_check_interval=4",
+        "trainer.enable_progress_bar=false",
+        "trainer.enable_model_summary=false",
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -29,9 +37,16 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_fit_records_dev_metrics_and_unselectable_fractions(corpus: Path, tmp_path: Path) -> None:
-    args = ["--config", CONFIG, "--preset", "quick", *(f"--{o}" for o in tiny(corpus)),
-            "--model.init_args.arch.placement=none", "--model.init_args.arch.embed_norm={component: none, affine: false, eps: 0.0}",
-            f"--runs_dir={tmp_path}"]
+    args = [
+        "--config",
+        CONFIG,
+        "--preset",
+        "quick",
+        *(f"--{o}" for o in tiny(corpus)),
+        "--model.init_args.arch.placement=none",
+        "--model.init_args.arch.embed_norm={component: none, affine: false, eps: 0.0}",
+        f"--runs_dir={tmp_path}",
+    ]
     record = read_record(train(args))
     assert record["status"] == "done" and record["final_step"] == 8
     series = record["series"]
@@ -43,9 +58,18 @@ def test_fit_records_dev_metrics_and_unselectable_fractions(corpus: Path, tmp_pa
 
 
 def test_different_vocab_sizes_are_refused_before_training(corpus: Path, tmp_path: Path) -> None:
-    args = ["--config", CONFIG, "--preset", "quick", *(f"--{o}" for o in tiny(corpus)),
-            "--model.init_args.arch.vocab_size=300", f"--runs_dir={tmp_path}"]
-    with pytest.raises(ValueError, match="model.init_args.arch.vocab_size=300 and data.init_args.vocab_size=200 must be equal"):
+    args = [
+        "--config",
+        CONFIG,
+        "--preset",
+        "quick",
+        *(f"--{o}" for o in tiny(corpus)),
+        "--model.init_args.arch.vocab_size=300",
+        f"--runs_dir={tmp_path}",
+    ]
+    with pytest.raises(
+        ValueError, match="model.init_args.arch.vocab_size=300 and data.init_args.vocab_size=200 must be equal"
+    ):
         train(args)
     assert not list(tmp_path.rglob("record.json"))
 
@@ -53,9 +77,25 @@ def test_different_vocab_sizes_are_refused_before_training(corpus: Path, tmp_pat
 @pytest.mark.slow  # end to end, about a minute: the default run keeps its cheaper twins
 def test_bench_writes_leaderboard_and_token_report(corpus: Path, tmp_path: Path) -> None:
     override = "[" + ", ".join(tiny(corpus)) + "]"
-    cmd = [sys.executable, "-m", "normbench.cli", "bench", "sst2", "--preset", "quick", "--seeds", "[0]",
-           "--variants", "[post/both, none/none]", "--override", override, f"--runs_dir={tmp_path / 'runs'}",
-           f"--results_dir={tmp_path / 'results'}", "--progress", "false"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "normbench.cli",
+        "bench",
+        "sst2",
+        "--preset",
+        "quick",
+        "--seeds",
+        "[0]",
+        "--variants",
+        "[post/both, none/none]",
+        "--override",
+        override,
+        f"--runs_dir={tmp_path / 'runs'}",
+        f"--results_dir={tmp_path / 'results'}",
+        "--progress",
+        "false",
+    ]
     out = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-3000:]
     (results,) = (tmp_path / "results" / "sst2").iterdir()  # overrides: a subfolder, not the task's own bench
@@ -83,10 +123,20 @@ def test_two_trainings_of_one_config_and_seed_give_identical_records(corpus: Pat
     used to hand out another vocabulary each time, and two runs parted in the 7th digit at step 40)."""
     records = []
     for name in ("a", "b"):
-        args = ["--config", CONFIG, "--preset", "quick", *(f"--{o}" for o in tiny(corpus)),
-                "--model.init_args.arch.placement=none", "--trainer.max_steps=60", "--trainer.val_check_interval=30",
-                "--trainer.log_every_n_steps=5", "--seed_everything=0",
-                f"--data.init_args.cache_dir={tmp_path / name / 'cache'}", f"--runs_dir={tmp_path / name / 'runs'}"]
+        args = [
+            "--config",
+            CONFIG,
+            "--preset",
+            "quick",
+            *(f"--{o}" for o in tiny(corpus)),
+            "--model.init_args.arch.placement=none",
+            "--trainer.max_steps=60",
+            "--trainer.val_check_interval=30",
+            "--trainer.log_every_n_steps=5",
+            "--seed_everything=0",
+            f"--data.init_args.cache_dir={tmp_path / name / 'cache'}",
+            f"--runs_dir={tmp_path / name / 'runs'}",
+        ]
         records.append(read_record(train(args)))
     a, b = records
     assert a["status"] == b["status"] == "done" and a["final_step"] == 60

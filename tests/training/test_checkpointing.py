@@ -9,24 +9,34 @@ from pathlib import Path
 import pytest
 import torch
 
-from normbench.tasks import get_task
-from normbench.training.reproducibility import series_mismatches
-from normbench.training.checkpointing import AtomicCheckpointIO, resume_checkpoint
 from normbench.io import atomic_write_json
-from normbench.training.records import read_record
+from normbench.tasks import get_task
+from normbench.training.checkpointing import AtomicCheckpointIO, resume_checkpoint
 from normbench.training.cli import train
+from normbench.training.records import read_record
+from normbench.training.reproducibility import series_mismatches
 
 CONFIG = str(get_task("majority").config_path)
 # 600 sequences -> 480 training rows -> 8 batches of 64 per epoch: step 12 is mid-epoch 2
-TINY = ["--data.init_args.num_sequences=600", "--data.init_args.batch_size=64", "--data.init_args.eval_batch_size=200",
-        "--trainer.max_steps=20", "--trainer.max_epochs=-1", "--trainer.val_check_interval=5",
-        "--trainer.log_every_n_steps=1", "--trainer.enable_progress_bar=false", "--trainer.enable_model_summary=false"]
+TINY = [
+    "--data.init_args.num_sequences=600",
+    "--data.init_args.batch_size=64",
+    "--data.init_args.eval_batch_size=200",
+    "--trainer.max_steps=20",
+    "--trainer.max_epochs=-1",
+    "--trainer.val_check_interval=5",
+    "--trainer.log_every_n_steps=1",
+    "--trainer.enable_progress_bar=false",
+    "--trainer.enable_model_summary=false",
+]
 
 
 def every(n: int) -> str:
     """Checkpoint callback keeping a checkpoint every ``n`` training steps."""
-    return ('--trainer.callbacks=[{"class_path": "lightning.pytorch.callbacks.ModelCheckpoint", "init_args": '
-            f'{{"save_last": true, "save_top_k": -1, "every_n_train_steps": {n}}}}}]')
+    return (
+        '--trainer.callbacks=[{"class_path": "lightning.pytorch.callbacks.ModelCheckpoint", "init_args": '
+        f'{{"save_last": true, "save_top_k": -1, "every_n_train_steps": {n}}}}}]'
+    )
 
 
 def fit(runs: Path, *extra: str, checkpoint_every: int = 4) -> Path:
@@ -35,17 +45,22 @@ def fit(runs: Path, *extra: str, checkpoint_every: int = 4) -> Path:
 
 @pytest.mark.parametrize(
     "placement_args, checkpoint_every, killed_after",
-    [([], 4, 12), (["--model.arch.dropout=0.1"], 4, 12),
-     # step 10 is also a validation step: its checkpoint is written before that validation runs
-     # (3 validation batches: the resumed validation must run all of them)
-     (["--data.init_args.eval_batch_size=40"], 5, 10), (["--model.arch.dropout=0.1"], 5, 10),
-     # the final step's checkpoint, written before the final validation
-     ([], 5, 20),
-     # the last step of epoch 2: the resumed run starts epoch 3
-     (["--model.arch.dropout=0.1"], 8, 16)],
+    [
+        ([], 4, 12),
+        (["--model.arch.dropout=0.1"], 4, 12),
+        # step 10 is also a validation step: its checkpoint is written before that validation runs
+        # (3 validation batches: the resumed validation must run all of them)
+        (["--data.init_args.eval_batch_size=40"], 5, 10),
+        (["--model.arch.dropout=0.1"], 5, 10),
+        # the final step's checkpoint, written before the final validation
+        ([], 5, 20),
+        # the last step of epoch 2: the resumed run starts epoch 3
+        (["--model.arch.dropout=0.1"], 8, 16),
+    ],
 )
-def test_interrupted_run_resumes_exactly(tmp_path: Path, placement_args: list[str], checkpoint_every: int,
-                                         killed_after: int) -> None:
+def test_interrupted_run_resumes_exactly(
+    tmp_path: Path, placement_args: list[str], checkpoint_every: int, killed_after: int
+) -> None:
     """Resuming from a mid-epoch checkpoint reproduces the uninterrupted run bit for bit, validations included."""
     path = fit(tmp_path, *placement_args, checkpoint_every=checkpoint_every)
     full = read_record(path)

@@ -9,14 +9,21 @@ from pathlib import Path
 import pytest
 
 from normbench.tasks import get_task
-from normbench.training.records import read_record
 from normbench.training.cli import train
 from normbench.training.config import load_config, preset_args
+from normbench.training.records import read_record
 
 CONFIG = str(get_task("majority").config_path)
-TINY = ["--data.init_args.num_sequences=600", "--data.init_args.batch_size=64", "--data.init_args.eval_batch_size=200",
-        "--trainer.max_steps=12", "--trainer.max_epochs=-1", "--trainer.val_check_interval=6",
-        "--trainer.enable_progress_bar=false", "--trainer.enable_model_summary=false"]
+TINY = [
+    "--data.init_args.num_sequences=600",
+    "--data.init_args.batch_size=64",
+    "--data.init_args.eval_batch_size=200",
+    "--trainer.max_steps=12",
+    "--trainer.max_epochs=-1",
+    "--trainer.val_check_interval=6",
+    "--trainer.enable_progress_bar=false",
+    "--trainer.enable_model_summary=false",
+]
 TINY_LABEL = "num_sequences=600-batch_size=64-eval_batch_size=200-max_steps=12-max_epochs=-1-val_check_interval=6"
 
 
@@ -54,7 +61,12 @@ def test_same_seed_gives_identical_metrics(tmp_path: Path) -> None:
 
 
 def test_divergence_is_recorded(tmp_path: Path) -> None:
-    rec = fit(tmp_path, "--model.optim.lr=1e30", "--model.arch.attn_norm.component=none", "--model.arch.ffn_norm.component=none")
+    rec = fit(
+        tmp_path,
+        "--model.optim.lr=1e30",
+        "--model.arch.attn_norm.component=none",
+        "--model.arch.ffn_norm.component=none",
+    )
     assert rec["status"] == "diverged"
     assert rec["diverged_at_step"] < 12
 
@@ -68,25 +80,39 @@ def test_preset_is_merged_and_overrides_win() -> None:
 
 
 def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "normbench.cli", *args], cwd=cwd, capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "normbench.cli", *args], cwd=cwd, capture_output=True, text=True, timeout=300
+    )
 
 
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["--model.arch.attn_norm.component=layer"], "model.arch.attn_norm.component: 'layer' is not allowed; choose one of "
-         "both, project, scale, none, paper_no_projection, learned, scalenorm, dyt, or an import path package.module:ClassName"),
-        (["--model.arch.placement=middle"], "model.arch.placement: 'middle' is not allowed; choose one of pre, post, none"),
+        (
+            ["--model.arch.attn_norm.component=layer"],
+            "model.arch.attn_norm.component: 'layer' is not allowed; choose one of "
+            "both, project, scale, none, paper_no_projection, learned, scalenorm, dyt, or an import path package.module:ClassName",
+        ),
+        (
+            ["--model.arch.placement=middle"],
+            "model.arch.placement: 'middle' is not allowed; choose one of pre, post, none",
+        ),
         (["--model.arch.n_heads=3"], "model.arch.d_model=8 is not divisible by model.arch.n_heads=3"),
         (["--trainer.max_steps=0"], "trainer.max_steps: must be a positive integer or -1"),
         (["--data.init_args.batch_size=0"], "data.batch_size and data.eval_batch_size must be positive"),
         (["--preset=huge"], "preset: 'huge' is not defined"),
-        (["--model.init_args.attn_norm.component=project"],
-         "model.init_args.attn_norm.component: not an option of normbench.tasks.majority.MajorityModule (`--print_config` "
-         "lists the options); the architecture's options are under model.init_args.arch: "
-         "--model.init_args.arch.attn_norm.component"),
-        (['--trainer.logger={"class_path": "lightning.pytorch.loggers.CSVLogger", "init_args": {"save_dir": "csv"}}'],
-         "trainer.logger: normbench sets the loggers itself"),
+        (
+            ["--model.init_args.attn_norm.component=project"],
+            "model.init_args.attn_norm.component: not an option of normbench.tasks.majority.MajorityModule (`--print_config` "
+            "lists the options); the architecture's options are under model.init_args.arch: "
+            "--model.init_args.arch.attn_norm.component",
+        ),
+        (
+            [
+                '--trainer.logger={"class_path": "lightning.pytorch.loggers.CSVLogger", "init_args": {"save_dir": "csv"}}'
+            ],
+            "trainer.logger: normbench sets the loggers itself",
+        ),
     ],
 )
 def test_fit_bad_input_is_one_line(tmp_path: Path, args: list[str], message: str, normbench_in_process) -> None:  # noqa: ANN001
@@ -101,22 +127,30 @@ def test_fit_bad_input_is_one_line(tmp_path: Path, args: list[str], message: str
 @pytest.mark.parametrize(
     "task, args, message",
     [
-        ("sst2", ["--data.init_args.data_dir={missing}"], "data.init_args.data_dir: train.tsv, dev.tsv not found in "
-                                                          "'{missing}'; point data.init_args.data_dir"),
+        (
+            "sst2",
+            ["--data.init_args.data_dir={missing}"],
+            "data.init_args.data_dir: train.tsv, dev.tsv not found in '{missing}'; point data.init_args.data_dir",
+        ),
         ("lm", ["--data.init_args.data_dir={missing}"], "data.init_args.data_dir: '{missing}' does not exist; point"),
         ("majority", ["--data.init_args.cache_dir={file}"], "data: MajorityDataModule could not load its data"),
-        ("majority", ["--runs_dir={file}/runs"], "runs_dir: '{file}/runs' cannot be a folder: {file} is a file; "
-                                                 "choose another runs_dir"),
+        (
+            "majority",
+            ["--runs_dir={file}/runs"],
+            "runs_dir: '{file}/runs' cannot be a folder: {file} is a file; choose another runs_dir",
+        ),
     ],
 )
-def test_fit_finds_bad_data_and_outputs_before_it_writes(tmp_path: Path, task: str, args: list[str], message: str,
-                                                         normbench_in_process) -> None:  # noqa: ANN001
+def test_fit_finds_bad_data_and_outputs_before_it_writes(
+    tmp_path: Path, task: str, args: list[str], message: str, normbench_in_process
+) -> None:  # noqa: ANN001
     """Data that is missing or malformed, or a runs folder that cannot be written, is one line before the run's
     record or folder exists: nothing is written."""
     (tmp_path / "file").write_text("")
     where = {"missing": tmp_path / "absent", "file": tmp_path / "file"}
-    out = normbench_in_process("fit", "--config", task, f"--runs_dir={tmp_path / 'runs'}",
-                               *(a.format(**where) for a in args), cwd=tmp_path)
+    out = normbench_in_process(
+        "fit", "--config", task, f"--runs_dir={tmp_path / 'runs'}", *(a.format(**where) for a in args), cwd=tmp_path
+    )
     assert out.returncode == 2, out.stderr[-2000:]
     assert out.stderr.strip().splitlines()[-1].startswith(f"normbench: error: {message.format(**where)}")
     assert "Traceback" not in out.stderr
@@ -129,13 +163,18 @@ def test_fit_finds_bad_data_and_outputs_before_it_writes(tmp_path: Path, task: s
         (["bench", "sentiment"], "task: 'sentiment' is not registered; choose one of lm, majority, sst2"),
         (["bench", "majority", "--preset", "huge"], "preset: 'huge' is not defined"),
         (["bench", "majority", "--variants", "[pre/layer]"], "variants: 'pre/layer' not defined"),
-        (["bench", "majority", "--override", "[model.arch.attn_norm.component=bad]"], "model.arch.attn_norm.component: 'bad' is not allowed"),
+        (
+            ["bench", "majority", "--override", "[model.arch.attn_norm.component=bad]"],
+            "model.arch.attn_norm.component: 'bad' is not allowed",
+        ),
     ],
 )
-def test_bench_bad_input_is_one_line_and_writes_nothing(tmp_path: Path, args: list[str], message: str,
-                                                        normbench_in_process) -> None:  # noqa: ANN001
-    out = normbench_in_process(*args, f"--runs_dir={tmp_path / 'runs'}", f"--results_dir={tmp_path / 'results'}",
-                               cwd=tmp_path)
+def test_bench_bad_input_is_one_line_and_writes_nothing(
+    tmp_path: Path, args: list[str], message: str, normbench_in_process
+) -> None:  # noqa: ANN001
+    out = normbench_in_process(
+        *args, f"--runs_dir={tmp_path / 'runs'}", f"--results_dir={tmp_path / 'results'}", cwd=tmp_path
+    )
     assert out.returncode == 2, out.stderr
     errors = [ln for ln in out.stderr.splitlines() if ln.startswith("normbench: error:")]
     assert len(errors) == 1 and message in errors[0], out.stderr
@@ -144,10 +183,23 @@ def test_bench_bad_input_is_one_line_and_writes_nothing(tmp_path: Path, args: li
 
 def test_ddp_two_processes_match_one_process_with_the_same_global_batch(tmp_path: Path) -> None:
     """2 gloo processes at batch 32 train exactly what 1 process at batch 64 trains (within 1e-5, or 1e-6 relative)."""
-    common = ["fit", "--config", CONFIG, *TINY, "--trainer.accelerator=cpu", "--trainer.log_every_n_steps=1",
-              "--seed_everything=4"]
-    ddp = run_cli(*common, "--data.init_args.batch_size=32", "--trainer.strategy=ddp", "--trainer.devices=2",
-                  f"--runs_dir={tmp_path / 'ddp'}", cwd=tmp_path)
+    common = [
+        "fit",
+        "--config",
+        CONFIG,
+        *TINY,
+        "--trainer.accelerator=cpu",
+        "--trainer.log_every_n_steps=1",
+        "--seed_everything=4",
+    ]
+    ddp = run_cli(
+        *common,
+        "--data.init_args.batch_size=32",
+        "--trainer.strategy=ddp",
+        "--trainer.devices=2",
+        f"--runs_dir={tmp_path / 'ddp'}",
+        cwd=tmp_path,
+    )
     assert ddp.returncode == 0, ddp.stderr[-3000:]
     single = run_cli(*common, "--data.init_args.batch_size=64", f"--runs_dir={tmp_path / 'single'}", cwd=tmp_path)
     assert single.returncode == 0, single.stderr[-3000:]
@@ -158,7 +210,7 @@ def test_ddp_two_processes_match_one_process_with_the_same_global_batch(tmp_path
     assert a["config"]["trainer"]["strategy"] == "ddp" and str(a["config"]["trainer"]["devices"]) == "2"
     assert set(a["series"]) == set(b["series"])
     for name in b["series"]:
-        steps_a, values_a = zip(*a["series"][name])
-        steps_b, values_b = zip(*b["series"][name])
+        steps_a, values_a = zip(*a["series"][name], strict=False)
+        steps_b, values_b = zip(*b["series"][name], strict=False)
         assert steps_a == steps_b, name
         assert values_a == pytest.approx(values_b, abs=1e-5, rel=1e-6), name  # float32: ~1e-7 relative per ulp

@@ -14,9 +14,16 @@ from normbench.training.cli import train
 from normbench.training.records import read_record
 from normbench.training.reproducibility import agrees, same_platform
 
-TINY = ["--data.init_args.num_sequences=600", "--data.init_args.batch_size=64", "--data.init_args.eval_batch_size=300",
-        "--trainer.max_steps=12", "--trainer.max_epochs=-1", "--trainer.val_check_interval=6",
-        "--trainer.enable_progress_bar=false", "--trainer.enable_model_summary=false"]
+TINY = [
+    "--data.init_args.num_sequences=600",
+    "--data.init_args.batch_size=64",
+    "--data.init_args.eval_batch_size=300",
+    "--trainer.max_steps=12",
+    "--trainer.max_epochs=-1",
+    "--trainer.val_check_interval=6",
+    "--trainer.enable_progress_bar=false",
+    "--trainer.enable_model_summary=false",
+]
 
 
 def fit(runs: Path, *extra: str) -> dict:
@@ -24,8 +31,11 @@ def fit(runs: Path, *extra: str) -> dict:
 
 
 def test_a_mode_that_does_not_exist_is_one_line(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match=r"^compile: 'fast' is not allowed; choose one of none, default, "
-                                         r"reduce-overhead, max-autotune$"):
+    with pytest.raises(
+        ValueError,
+        match=r"^compile: 'fast' is not allowed; choose one of none, default, "
+        r"reduce-overhead, max-autotune$",
+    ):
         fit(tmp_path, "--compile=fast")
     assert not list(tmp_path.rglob("record.json"))
 

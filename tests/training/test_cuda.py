@@ -24,10 +24,10 @@ from normbench.analysis.hooks import attention_modules, capture_attention_inputs
 from normbench.analysis.model_keys import unselectable_per_layer
 from normbench.nn.norms import NotShiftAndScale
 from normbench.reporting.run_cache import build_datamodule
-from normbench.training.reproducibility import agrees
 from normbench.tasks import get_task
 from normbench.training.cli import train
 from normbench.training.records import read_record
+from normbench.training.reproducibility import agrees
 from tests.lm_corpus import write_corpus
 from tests.sst2_corpus import write_sst2
 from tests.tasks.test_lm_task import tiny as tiny_lm
@@ -35,9 +35,16 @@ from tests.tasks.test_sst2_task import tiny as tiny_sst2
 
 NO_GPU = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 ACCELERATOR = {"cpu": "cpu", "cuda": "gpu"}
-MAJORITY = ["data.init_args.num_sequences=600", "data.init_args.batch_size=64", "data.init_args.eval_batch_size=200",
-            "trainer.max_steps=12", "trainer.max_epochs=-1", "trainer.val_check_interval=6",
-            "trainer.enable_progress_bar=false", "trainer.enable_model_summary=false"]
+MAJORITY = [
+    "data.init_args.num_sequences=600",
+    "data.init_args.batch_size=64",
+    "data.init_args.eval_batch_size=200",
+    "trainer.max_steps=12",
+    "trainer.max_epochs=-1",
+    "trainer.val_check_interval=6",
+    "trainer.enable_progress_bar=false",
+    "trainer.enable_model_summary=false",
+]
 
 
 def task_args(task: str, tmp: Path) -> list[str]:
@@ -51,20 +58,42 @@ def task_args(task: str, tmp: Path) -> list[str]:
     return ["--config", str(get_task(task).config_path), "--preset", "quick", *(f"--{o}" for o in options)]
 
 
-CASES = [("majority", "pre/learned"), ("majority", "pre/paper_no_projection"), ("lm", "pre/project"),
-         ("lm", "pre/learned"), ("sst2", "post/both"), ("sst2", "none/none"),
-         ("majority", "peri/both"), ("majority", "pre/scalenorm"), ("lm", "pre/dyt"), ("lm", "pre/both+qknorm")]
+CASES = [
+    ("majority", "pre/learned"),
+    ("majority", "pre/paper_no_projection"),
+    ("lm", "pre/project"),
+    ("lm", "pre/learned"),
+    ("sst2", "post/both"),
+    ("sst2", "none/none"),
+    ("majority", "peri/both"),
+    ("majority", "pre/scalenorm"),
+    ("lm", "pre/dyt"),
+    ("lm", "pre/both+qknorm"),
+]
 ON_CPU = {"pre/learned", "pre/project", "none/none", "pre/dyt"}  # one variant per task (and DyT) also on the CPU
 
 
-@pytest.mark.parametrize(("task", "variant", "device"), [
-    *[pytest.param(t, v, "cuda", marks=[pytest.mark.cuda, NO_GPU]) for t, v in CASES],
-    *[(t, v, "cpu") for t, v in CASES if v in ON_CPU]])
+@pytest.mark.parametrize(
+    ("task", "variant", "device"),
+    [
+        *[pytest.param(t, v, "cuda", marks=[pytest.mark.cuda, NO_GPU]) for t, v in CASES],
+        *[(t, v, "cpu") for t, v in CASES if v in ON_CPU],
+    ],
+)
 def test_fit_test_and_every_analysis_on_the_device(task: str, variant: str, device: str, tmp_path: Path) -> None:
     config = yaml.safe_load(Path(str(get_task(task).config_path)).read_text())
     variant_args = [f"--{k}={v}" for k, v in (config["bench"]["variants"][variant] or {}).items()]
-    record = read_record(train([*task_args(task, tmp_path), *variant_args, f"--trainer.accelerator={ACCELERATOR[device]}",
-                                "--trainer.devices=1", f"--runs_dir={tmp_path / 'runs'}"]))
+    record = read_record(
+        train(
+            [
+                *task_args(task, tmp_path),
+                *variant_args,
+                f"--trainer.accelerator={ACCELERATOR[device]}",
+                "--trainer.devices=1",
+                f"--runs_dir={tmp_path / 'runs'}",
+            ]
+        )
+    )
     assert record["status"] == "done", record.get("error")
     assert record["provenance"]["device"] == (torch.cuda.get_device_name(0) if device == "cuda" else "cpu")
     assert any(k.startswith("geometry/") for k in record["series"])  # the monitor ran on GPU tensors
@@ -87,8 +116,9 @@ def test_fit_test_and_every_analysis_on_the_device(task: str, variant: str, devi
 
     layers = unselectable_per_layer(model, *inputs, key_padding_mask=padding)
     assert len(layers) == len(model.blocks)
-    assert all(layer["positions_after"].device.type == layer["positions_heads"].device.type == device
-               for layer in layers)
+    assert all(
+        layer["positions_after"].device.type == layer["positions_heads"].device.type == device for layer in layers
+    )
 
     if variant == "pre/dyt":  # DyT has no shift-and-scale form: the decomposition refuses it in one line
         with pytest.raises(NotShiftAndScale, match="not of the shift-and-scale form"):
@@ -101,14 +131,37 @@ def test_fit_test_and_every_analysis_on_the_device(task: str, variant: str, devi
 
 @pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs 2 GPUs")
 def test_ddp_on_two_gpus_matches_one_gpu_with_the_same_global_batch(tmp_path: Path) -> None:
-    common = [sys.executable, "-m", "normbench.cli", "fit", *task_args("majority", tmp_path),
-              "--trainer.accelerator=gpu", "--trainer.log_every_n_steps=1", "--seed_everything=4"]
-    ddp = subprocess.run([*common, "--data.init_args.batch_size=32", "--trainer.strategy=ddp", "--trainer.devices=2",
-                          f"--runs_dir={tmp_path / 'ddp'}"], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    common = [
+        sys.executable,
+        "-m",
+        "normbench.cli",
+        "fit",
+        *task_args("majority", tmp_path),
+        "--trainer.accelerator=gpu",
+        "--trainer.log_every_n_steps=1",
+        "--seed_everything=4",
+    ]
+    ddp = subprocess.run(
+        [
+            *common,
+            "--data.init_args.batch_size=32",
+            "--trainer.strategy=ddp",
+            "--trainer.devices=2",
+            f"--runs_dir={tmp_path / 'ddp'}",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert ddp.returncode == 0, ddp.stderr[-3000:]
-    single = subprocess.run([*common, "--data.init_args.batch_size=64", "--trainer.devices=1",
-                             f"--runs_dir={tmp_path / 'single'}"], cwd=tmp_path, capture_output=True, text=True,
-                            timeout=600)
+    single = subprocess.run(
+        [*common, "--data.init_args.batch_size=64", "--trainer.devices=1", f"--runs_dir={tmp_path / 'single'}"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert single.returncode == 0, single.stderr[-3000:]
     (a_path,) = (tmp_path / "ddp").rglob("record.json")
     (b_path,) = (tmp_path / "single").rglob("record.json")
@@ -116,8 +169,8 @@ def test_ddp_on_two_gpus_matches_one_gpu_with_the_same_global_batch(tmp_path: Pa
     assert a["world_size"] == 2 and a["global_batch_size"] == b["global_batch_size"] == 64
     assert a["config_hash"] != b["config_hash"]  # world size is part of a run's identity
     for name in b["series"]:
-        steps_a, values_a = zip(*a["series"][name])
-        steps_b, values_b = zip(*b["series"][name])
+        steps_a, values_a = zip(*a["series"][name], strict=False)
+        steps_b, values_b = zip(*b["series"][name], strict=False)
         assert steps_a == steps_b, name
         assert values_a == pytest.approx(values_b, abs=1e-4, rel=1e-4), name  # NCCL reduces in another order
 
@@ -133,19 +186,53 @@ def test_two_ddp_processes_sharing_one_gpu_match_one_process(tmp_path: Path) -> 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    common = [sys.executable, "-m", "normbench.cli", "fit", *task_args("majority", tmp_path),
-              "--trainer.accelerator=gpu", "--trainer.devices=1", "--trainer.log_every_n_steps=1", "--seed_everything=4"]
-    ddp = [*common, "--data.init_args.batch_size=32", "--trainer.num_nodes=2",
-           "--trainer.strategy=lightning.pytorch.strategies.DDPStrategy",
-           "--trainer.strategy.init_args.process_group_backend=gloo", f"--runs_dir={tmp_path / 'ddp'}"]
-    procs = [subprocess.Popen(ddp, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                              env={**os.environ, "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port),
-                                   "NODE_RANK": str(rank), "RANK": str(rank), "LOCAL_RANK": "0", "WORLD_SIZE": "2"})
-             for rank in (0, 1)]
+    common = [
+        sys.executable,
+        "-m",
+        "normbench.cli",
+        "fit",
+        *task_args("majority", tmp_path),
+        "--trainer.accelerator=gpu",
+        "--trainer.devices=1",
+        "--trainer.log_every_n_steps=1",
+        "--seed_everything=4",
+    ]
+    ddp = [
+        *common,
+        "--data.init_args.batch_size=32",
+        "--trainer.num_nodes=2",
+        "--trainer.strategy=lightning.pytorch.strategies.DDPStrategy",
+        "--trainer.strategy.init_args.process_group_backend=gloo",
+        f"--runs_dir={tmp_path / 'ddp'}",
+    ]
+    procs = [
+        subprocess.Popen(
+            ddp,
+            cwd=tmp_path,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={
+                **os.environ,
+                "MASTER_ADDR": "127.0.0.1",
+                "MASTER_PORT": str(port),
+                "NODE_RANK": str(rank),
+                "RANK": str(rank),
+                "LOCAL_RANK": "0",
+                "WORLD_SIZE": "2",
+            },
+        )
+        for rank in (0, 1)
+    ]
     outs = [p.communicate(timeout=600) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], outs[0][1][-3000:] + outs[1][1][-3000:]
-    single = subprocess.run([*common, "--data.init_args.batch_size=64", f"--runs_dir={tmp_path / 'single'}"],
-                            cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    single = subprocess.run(
+        [*common, "--data.init_args.batch_size=64", f"--runs_dir={tmp_path / 'single'}"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert single.returncode == 0, single.stderr[-3000:]
     (a_path,) = (tmp_path / "ddp").rglob("record.json")
     (b_path,) = (tmp_path / "single").rglob("record.json")
@@ -153,10 +240,10 @@ def test_two_ddp_processes_sharing_one_gpu_match_one_process(tmp_path: Path) -> 
     assert a["world_size"] == 2 and a["global_batch_size"] == b["global_batch_size"] == 64
     assert a["provenance"]["platform"]["gpu"] and a["status"] == b["status"] == "done"
     for name in b["series"]:
-        steps_a, values_a = zip(*a["series"][name])
-        steps_b, values_b = zip(*b["series"][name])
+        steps_a, values_a = zip(*a["series"][name], strict=False)
+        steps_b, values_b = zip(*b["series"][name], strict=False)
         assert steps_a == steps_b, name
-        off = [(x, y) for x, y in zip(values_a, values_b) if not agrees(name, x, y, bitwise=False)]
+        off = [(x, y) for x, y in zip(values_a, values_b, strict=False) if not agrees(name, x, y, bitwise=False)]
         assert not off, (name, off[:3])
 
 
@@ -164,9 +251,8 @@ def test_two_ddp_processes_sharing_one_gpu_match_one_process(tmp_path: Path) -> 
 @NO_GPU
 def test_an_interrupted_gpu_run_resumes_bit_for_bit(tmp_path: Path) -> None:
     """As the CPU test (tests/training/test_checkpointing.py), on cuda with dropout: deterministic algorithms."""
-    from tests.training.test_checkpointing import test_interrupted_run_resumes_exactly
-
     import tests.training.test_checkpointing as checkpointing
+    from tests.training.test_checkpointing import test_interrupted_run_resumes_exactly
 
     cpu_fit = checkpointing.fit
     checkpointing.fit = lambda runs, *extra, **kw: cpu_fit(runs, *extra, "--trainer.accelerator=gpu", **kw)
@@ -191,10 +277,11 @@ def test_stacked_seeds_on_the_gpu_match_the_seeds_trained_alone(tmp_path: Path) 
 @pytest.mark.cuda
 @NO_GPU
 def test_the_monitor_does_not_change_a_gpu_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import tests.training.test_cli as cli_tests
     from tests.training.test_monitor import test_monitor_does_not_change_training
 
-    import tests.training.test_cli as cli_tests
-
     cpu_fit = cli_tests.fit
-    monkeypatch.setattr("tests.training.test_monitor.fit", lambda path, *extra: cpu_fit(path, *extra, "--trainer.accelerator=gpu"))
+    monkeypatch.setattr(
+        "tests.training.test_monitor.fit", lambda path, *extra: cpu_fit(path, *extra, "--trainer.accelerator=gpu")
+    )
     test_monitor_does_not_change_training(tmp_path, monkeypatch)

@@ -15,8 +15,10 @@ from normbench.training.checkpointing import RunState
 from normbench.training.records import read_record
 from tests.tiny_runs import tiny_config
 
-EVERY_2 = ('--trainer.callbacks=[{"class_path": "lightning.pytorch.callbacks.ModelCheckpoint", "init_args": '
-           '{"save_last": true, "save_top_k": 0, "every_n_train_steps": 2}}]')
+EVERY_2 = (
+    '--trainer.callbacks=[{"class_path": "lightning.pytorch.callbacks.ModelCheckpoint", "init_args": '
+    '{"save_last": true, "save_top_k": 0, "every_n_train_steps": 2}}]'
+)
 
 
 def ctrl_c_at(monkeypatch: pytest.MonkeyPatch, step: int) -> Any:
@@ -33,10 +35,12 @@ def ctrl_c_at(monkeypatch: pytest.MonkeyPatch, step: int) -> Any:
     return original
 
 
-def test_ctrl_c_of_fit_records_an_interrupted_run_that_resumes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                               normbench_in_process) -> None:  # noqa: ANN001
-    _, (run,) = plan_runs(preset="quick", config_path=str(tiny_config(tmp_path)), runs_dir=str(tmp_path / "runs"),
-                          overrides=[EVERY_2])
+def test_ctrl_c_of_fit_records_an_interrupted_run_that_resumes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, normbench_in_process
+) -> None:  # noqa: ANN001
+    _, (run,) = plan_runs(
+        preset="quick", config_path=str(tiny_config(tmp_path)), runs_dir=str(tmp_path / "runs"), overrides=[EVERY_2]
+    )
     handler = signal.getsignal(signal.SIGINT)
     original = ctrl_c_at(monkeypatch, 4)
     out = normbench_in_process("fit", *run.args, cwd=tmp_path)
@@ -55,4 +59,3 @@ def test_ctrl_c_of_fit_records_an_interrupted_run_that_resumes(tmp_path: Path, m
     assert f"resuming {run.record_path.parent}" in again.stderr
     resumed = read_record(run.record_path)
     assert resumed["status"] == "done" and resumed["final_step"] == 6 and resumed["resumed_from"] == str(last)
-

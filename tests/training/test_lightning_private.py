@@ -21,8 +21,7 @@ def owners(trainer: L.Trainer, checkpoint: dict[str, Any], metric: MeanMetric) -
     """The real object behind each owner named in ``PRIVATE_ATTRIBUTES``."""
     return {
         "lightning.Trainer": trainer,
-        "lightning.pytorch.trainer.connectors.logger_connector.logger_connector._LoggerConnector":
-            trainer._logger_connector,
+        "lightning.pytorch.trainer.connectors.logger_connector.logger_connector._LoggerConnector": trainer._logger_connector,
         "lightning.pytorch.loops.fit_loop._FitLoop": trainer.fit_loop,
         "lightning.pytorch.loops.training_epoch_loop._TrainingEpochLoop": trainer.fit_loop.epoch_loop,
         "checkpoint['loops']['fit_loop']": checkpoint["loops"]["fit_loop"],
@@ -70,9 +69,19 @@ def test_every_private_attribute_exists_on_real_objects(tmp_path: Path) -> None:
         "torchmetrics.Metric",
     }
     probe = Probe()
-    trainer = L.Trainer(max_steps=4, val_check_interval=2, limit_val_batches=1, callbacks=[probe], logger=False,
-                        enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False,
-                        default_root_dir=tmp_path, accelerator="cpu", devices=1)
+    trainer = L.Trainer(
+        max_steps=4,
+        val_check_interval=2,
+        limit_val_batches=1,
+        callbacks=[probe],
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        default_root_dir=tmp_path,
+        accelerator="cpu",
+        devices=1,
+    )
     trainer.fit(BoringModel())
     assert not probe.missing, f"private attributes gone: {probe.missing}"
     calls = probe.calls

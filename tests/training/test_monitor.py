@@ -13,13 +13,13 @@ import pytest
 
 from normbench.reporting.geometry import read_angle_histograms
 from normbench.training.reproducibility import series_mismatches
-
 from tests.training.test_cli import CONFIG, fit
 
 
 def normbench(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "normbench", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "normbench", *args], cwd=cwd, capture_output=True, text=True, timeout=600
+    )
 
 
 def test_every_evaluation_logs_norm_inputs_unselectable_keys_and_angles(tmp_path: Path) -> None:
@@ -39,8 +39,12 @@ def test_every_evaluation_logs_norm_inputs_unselectable_keys_and_angles(tmp_path
 
 
 def test_the_newer_norms_learned_scalars_are_followed(tmp_path: Path) -> None:
-    rec = fit(tmp_path, "--model.arch.attn_norm={component: dyt, affine: false, options: {alpha: 0.7}}",
-              "--model.arch.ffn_norm={component: scalenorm, affine: false, eps: 0.0}", "--model.arch.qk_norm=true")
+    rec = fit(
+        tmp_path,
+        "--model.arch.attn_norm={component: dyt, affine: false, options: {alpha: 0.7}}",
+        "--model.arch.ffn_norm={component: scalenorm, affine: false, eps: 0.0}",
+        "--model.arch.qk_norm=true",
+    )
     series = rec["series"]
     alphas = [v for _, v in series["geometry/L1.attn_norm/alpha"]]
     assert [s for s, _ in series["geometry/L1.attn_norm/alpha"]] == [6, 12] and alphas[0] != 0.7  # it learns
@@ -64,8 +68,17 @@ def test_monitor_does_not_change_training(tmp_path: Path, monkeypatch: pytest.Mo
 
 def test_analyze_decompose_writes_shares_and_figure(tmp_path: Path) -> None:
     rec = fit(tmp_path, "--model.arch.attn_norm.component=scale")
-    result = normbench("analyze", "decompose", "--ckpt", rec["checkpoint"], "--sequences", "50",
-                       "--out", str(tmp_path / "out"), cwd=tmp_path)
+    result = normbench(
+        "analyze",
+        "decompose",
+        "--ckpt",
+        rec["checkpoint"],
+        "--sequences",
+        "50",
+        "--out",
+        str(tmp_path / "out"),
+        cwd=tmp_path,
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     doc = json.loads((tmp_path / "out" / "decomposition.json").read_text())
     assert doc["sequences"] == 50 and doc["tokens"] == 50 * 50 and doc["dtype"] == "float64"
@@ -76,12 +89,16 @@ def test_analyze_decompose_writes_shares_and_figure(tmp_path: Path) -> None:
     assert (tmp_path / "out" / "decomposition.png").read_bytes()[:4] == b"\x89PNG"
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["--ckpt", "missing.ckpt"], "ckpt: missing.ckpt does not exist"),
-    ([], "ckpt: --ckpt <run>/checkpoints/last.ckpt is required"),
-])
-def test_analyze_decompose_bad_input_is_one_line(tmp_path: Path, args: list[str], message: str,
-                                                 normbench_in_process) -> None:  # noqa: ANN001
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--ckpt", "missing.ckpt"], "ckpt: missing.ckpt does not exist"),
+        ([], "ckpt: --ckpt <run>/checkpoints/last.ckpt is required"),
+    ],
+)
+def test_analyze_decompose_bad_input_is_one_line(
+    tmp_path: Path, args: list[str], message: str, normbench_in_process
+) -> None:  # noqa: ANN001
     result = normbench_in_process("analyze", "decompose", *args, cwd=tmp_path)
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [f"normbench: error: {message}"]
@@ -89,17 +106,38 @@ def test_analyze_decompose_bad_input_is_one_line(tmp_path: Path, args: list[str]
 
 @pytest.mark.slow
 def test_analyze_geometry_draws_d3_runs(tmp_path: Path) -> None:
-    sweep = normbench("sweep", "--config", CONFIG, "--preset", "geometry", "--variants", "pre/both,pre/learned",
-                      "--data.init_args.num_sequences=600", "--data.init_args.batch_size=64",
-                      "--data.init_args.eval_batch_size=200", "--trainer.max_steps=20",
-                      "--trainer.val_check_interval=10", f"--runs_dir={tmp_path / 'runs'}", "--no-leaderboard",
-                      "--no-progress", "--workers=1", cwd=tmp_path)
+    sweep = normbench(
+        "sweep",
+        "--config",
+        CONFIG,
+        "--preset",
+        "geometry",
+        "--variants",
+        "pre/both,pre/learned",
+        "--data.init_args.num_sequences=600",
+        "--data.init_args.batch_size=64",
+        "--data.init_args.eval_batch_size=200",
+        "--trainer.max_steps=20",
+        "--trainer.val_check_interval=10",
+        f"--runs_dir={tmp_path / 'runs'}",
+        "--no-leaderboard",
+        "--no-progress",
+        "--workers=1",
+        cwd=tmp_path,
+    )
     assert sweep.returncode == 0, sweep.stderr[-3000:]
-    result = normbench("analyze", "geometry", "--variants", "[pre/both, pre/learned]", "--override",
-                       "[data.init_args.num_sequences=600, data.init_args.batch_size=64, "
-                       "data.init_args.eval_batch_size=200, trainer.max_steps=20, trainer.val_check_interval=10]",
-                       f"--runs_dir={tmp_path / 'runs'}",
-                       f"--results_dir={tmp_path / 'results'}", cwd=tmp_path)
+    result = normbench(
+        "analyze",
+        "geometry",
+        "--variants",
+        "[pre/both, pre/learned]",
+        "--override",
+        "[data.init_args.num_sequences=600, data.init_args.batch_size=64, "
+        "data.init_args.eval_batch_size=200, trainer.max_steps=20, trainer.val_check_interval=10]",
+        f"--runs_dir={tmp_path / 'runs'}",
+        f"--results_dir={tmp_path / 'results'}",
+        cwd=tmp_path,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     out = tmp_path / "results" / "majority"
     for png in ("geometry_3d.png", "query_angle_histograms.png"):
@@ -135,8 +173,8 @@ def test_affine_keys_lie_on_the_hyperplane_with_normal_u_over_g() -> None:
 def test_hooks_are_removed_when_validation_fails() -> None:
     from types import SimpleNamespace
 
-    from normbench.training.monitor import GeometryMonitor
     from normbench.tasks.majority import MajorityModule
+    from normbench.training.monitor import GeometryMonitor
 
     module, monitor = MajorityModule(), GeometryMonitor()
     monitor.on_validation_batch_start(SimpleNamespace(sanity_checking=False), module, None, 0)

@@ -11,8 +11,10 @@ from normbench.training.progress import PREFIX, ProgressLines, duration, latest_
 
 def test_duration_and_line_format() -> None:
     assert [duration(s) for s in (7, 65, 3725, -3)] == ["7s", "1m05s", "1h02m05s", "0s"]
-    assert progress_line("pre/both seed 0", 1200, 5000, 0.41234, 5.0) == \
-        "normbench: progress pre/both seed 0: step 1200/5000 (24%), loss 0.4123, 5 steps/s, ETA 12m40s"
+    assert (
+        progress_line("pre/both seed 0", 1200, 5000, 0.41234, 5.0)
+        == "normbench: progress pre/both seed 0: step 1200/5000 (24%), loss 0.4123, 5 steps/s, ETA 12m40s"
+    )
     assert progress_line("x", 3, None, None, None) == "normbench: progress x: step 3"
 
 

@@ -10,8 +10,9 @@ from normbench.training.records import RunRecordLogger, add_points, git_state, r
 
 
 def git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=repo, check=True,
-                   capture_output=True)
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=repo, check=True, capture_output=True
+    )
 
 
 def test_generated_results_do_not_make_the_code_dirty(tmp_path: Path) -> None:

@@ -42,13 +42,20 @@ def test_every_run_of_a_task_has_the_same_hparam_keys() -> None:
 
 
 def test_headline_metrics_are_the_leaderboard_columns_read_as_the_leaderboard_reads_them() -> None:
-    bench = {"metrics": {"acc@2": {"series": "test/acc", "at_step": 2}, "u_L{layer}": {"series": "a/L{layer}"},
-                         "hidden": {"series": "x"}},
-             "columns": ["acc@2", "u_L{layer}"]}
+    bench = {
+        "metrics": {
+            "acc@2": {"series": "test/acc", "at_step": 2},
+            "u_L{layer}": {"series": "a/L{layer}"},
+            "hidden": {"series": "x"},
+        },
+        "columns": ["acc@2", "u_L{layer}"],
+    }
     metrics = headline_metrics(bench, n_layers=2)
     assert list(metrics) == ["acc@2", "u_L1", "u_L2"] and metrics["u_L2"]["series"] == "a/L2"
-    assert metric_values({"test/acc": [[1, 0.5], [2, 0.7], [3, 0.9]], "a/L1": [[3, 0.1]]}, metrics) == \
-        {"acc@2": 0.7, "u_L1": 0.1}  # u_L2 never logged: left out, not zero
+    assert metric_values({"test/acc": [[1, 0.5], [2, 0.7], [3, 0.9]], "a/L1": [[3, 0.1]]}, metrics) == {
+        "acc@2": 0.7,
+        "u_L1": 0.1,
+    }  # u_L2 never logged: left out, not zero
     layout = scalars_layout("lm", metrics)
     assert list(layout) == ["lm: every variant and seed"]
     charts = layout["lm: every variant and seed"]
@@ -56,9 +63,19 @@ def test_headline_metrics_are_the_leaderboard_columns_read_as_the_leaderboard_re
 
 
 def test_run_names_carry_the_overrides_that_change_the_run() -> None:
-    args = ["--config", "x.yaml", "--trainer.max_steps", "100", "--model.init_args.arch.d_model=16",
-            "--model.init_args.arch.attn_norm.component=scale", "--seed_everything=3", "--variant=pre/scale",
-            "--trainer.enable_progress_bar=false", "--runs_dir=/tmp/r", "--trainer.max_steps=200"]
+    args = [
+        "--config",
+        "x.yaml",
+        "--trainer.max_steps",
+        "100",
+        "--model.init_args.arch.d_model=16",
+        "--model.init_args.arch.attn_norm.component=scale",
+        "--seed_everything=3",
+        "--variant=pre/scale",
+        "--trainer.enable_progress_bar=false",
+        "--runs_dir=/tmp/r",
+        "--trainer.max_steps=200",
+    ]
     items = override_items(args)
     assert items == [("d_model", "16"), ("max_steps", "200")]  # norms are in the label already; last value wins
     arch = {"placement": "pre", "attn_norm": {"component": "scale", "affine": False}}
@@ -85,10 +102,31 @@ def fetch(url: str, body: dict | None = None) -> dict:
 @pytest.fixture(scope="module")
 def sweep_logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("tb")
-    cmd = [sys.executable, "-m", "normbench", "sweep", "--config", "majority", "--variants", f"[{', '.join(VARIANTS)}]",
-           "--seeds", "0,1", "--trainer.max_steps", "12", "--trainer.log_every_n_steps", "2", "--workers", "1",
-           "--data.init_args.num_sequences", "600", "--data.init_args.eval_batch_size", "120",
-           "--no-progress", f"--runs_dir={root / 'runs'}", f"--results_dir={root / 'results'}"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "normbench",
+        "sweep",
+        "--config",
+        "majority",
+        "--variants",
+        f"[{', '.join(VARIANTS)}]",
+        "--seeds",
+        "0,1",
+        "--trainer.max_steps",
+        "12",
+        "--trainer.log_every_n_steps",
+        "2",
+        "--workers",
+        "1",
+        "--data.init_args.num_sequences",
+        "600",
+        "--data.init_args.eval_batch_size",
+        "120",
+        "--no-progress",
+        f"--runs_dir={root / 'runs'}",
+        f"--results_dir={root / 'results'}",
+    ]
     done = subprocess.run(cmd, cwd=root, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     return root / "runs" / "majority"
@@ -102,12 +140,16 @@ def test_event_files_hold_the_hparams_and_the_layout(sweep_logs: Path) -> None:
         events.Reload()
         content = events.PluginTagToContent("hparams")
         start = plugin_data_pb2.HParamsPluginData.FromString(content["_hparams_/session_start_info"])
-        hparams = {k: v.string_value or v.number_value or v.bool_value for k, v in start.session_start_info.hparams.items()}
+        hparams = {
+            k: v.string_value or v.number_value or v.bool_value for k, v in start.session_start_info.hparams.items()
+        }
         record = json.loads((run / "record.json").read_text())
         assert hparams["variant"] == record["variant"] and hparams["config_hash"] == record["config_hash"]
         assert hparams["arch.attn_norm"] == record["variant"].split("/")[1] and hparams["trainer.max_steps"] == 12
         experiment = plugin_data_pb2.HParamsPluginData.FromString(content["_hparams_/experiment"]).experiment
-        assert {m.name.tag for m in experiment.metric_infos} == {f"hparams/{c}" for c in record["config"]["bench"]["columns"]}
+        assert {m.name.tag for m in experiment.metric_infos} == {
+            f"hparams/{c}" for c in record["config"]["bench"]["columns"]
+        }
         final_loss = [e.value for e in events.Scalars("hparams/final_train_loss")]
         assert final_loss == pytest.approx([record["series"]["train/loss_epoch"][-1][1]])
         assert "lr" in events.Tags()["scalars"]
@@ -117,23 +159,44 @@ def test_event_files_hold_the_hparams_and_the_layout(sweep_logs: Path) -> None:
 
 def test_a_tensorboard_server_shows_hparams_sessions_and_the_layout(sweep_logs: Path) -> None:
     port = free_port()
-    server = subprocess.Popen([sys.executable, "-m", "tensorboard.main", "--logdir", str(sweep_logs), "--port", str(port),
-                               "--host", "127.0.0.1", "--reload_interval", "1"],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "tensorboard.main",
+            "--logdir",
+            str(sweep_logs),
+            "--port",
+            str(port),
+            "--host",
+            "127.0.0.1",
+            "--reload_interval",
+            "1",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     base = f"http://127.0.0.1:{port}/data/plugin"
     try:
         groups: list = []
         deadline = time.monotonic() + 120
+
         def complete(groups: list) -> bool:  # every session listed, each with its metrics loaded
             return len(groups) == 4 and all(g.get("metricValues") for g in groups)
 
         while time.monotonic() < deadline and not complete(groups):
             time.sleep(1)
             try:
-                groups = fetch(f"{base}/hparams/session_groups", {
-                    "experimentName": "", "startIndex": 0, "sliceSize": 100, "colParams": [],
-                    "allowedStatuses": ["STATUS_UNKNOWN", "STATUS_SUCCESS", "STATUS_FAILURE", "STATUS_RUNNING"]
-                }).get("sessionGroups", [])
+                groups = fetch(
+                    f"{base}/hparams/session_groups",
+                    {
+                        "experimentName": "",
+                        "startIndex": 0,
+                        "sliceSize": 100,
+                        "colParams": [],
+                        "allowedStatuses": ["STATUS_UNKNOWN", "STATUS_SUCCESS", "STATUS_FAILURE", "STATUS_RUNNING"],
+                    },
+                ).get("sessionGroups", [])
             except OSError:
                 continue
         assert len(groups) == 4, f"the HParams tab lists {len(groups)} sessions, not 4"

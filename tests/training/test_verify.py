@@ -20,10 +20,13 @@ from normbench.training.verify import check_record, finished_status
 from tests.tiny_runs import copy_of
 
 
-@pytest.mark.parametrize(("task", "preset", "variants"), [
-    ("majority", "matrix", None), ("lm", "quick", ["pre/both", "pre/project"]), ("sst2", "quick", None)])
-def test_a_records_config_gives_back_the_planned_hash(task: str, preset: str, variants: list[str] | None,
-                                                     tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("task", "preset", "variants"),
+    [("majority", "matrix", None), ("lm", "quick", ["pre/both", "pre/project"]), ("sst2", "quick", None)],
+)
+def test_a_records_config_gives_back_the_planned_hash(
+    task: str, preset: str, variants: list[str] | None, tmp_path: Path
+) -> None:
     """The hash recomputed from a record's config (as written: JSON) is the hash the planner gives its run."""
     config = load_config(str(get_task(task).config_path), preset)
     base = yaml.safe_dump(config, sort_keys=False)
@@ -39,13 +42,16 @@ def write(path: Path, record: dict) -> Path:
     return path
 
 
-@pytest.mark.parametrize(("series", "message"), [
-    (None, "series missing"),
-    ({"train/loss_step": None}, "series 'train/loss_step' is null, not a list of points"),
-    ({"test/acc": [[5, 0.1], [10]]}, "series 'test/acc' has the point [10], not [step, value]"),
-    ({"test/acc": [["5", 0.1]]}, "series 'test/acc' has the point ['5', 0.1], not [step, value]"),
-    ("garbage", "series is str, not a mapping"),
-])
+@pytest.mark.parametrize(
+    ("series", "message"),
+    [
+        (None, "series missing"),
+        ({"train/loss_step": None}, "series 'train/loss_step' is null, not a list of points"),
+        ({"test/acc": [[5, 0.1], [10]]}, "series 'test/acc' has the point [10], not [step, value]"),
+        ({"test/acc": [["5", 0.1]]}, "series 'test/acc' has the point ['5', 0.1], not [step, value]"),
+        ("garbage", "series is str, not a mapping"),
+    ],
+)
 def test_a_malformed_series_is_one_line_naming_the_record(tmp_path: Path, series: object, message: str) -> None:
     record = {"status": "done"} | ({} if series is None else {"series": series})
     path = write(tmp_path / "record.json", record)
@@ -71,7 +77,9 @@ def test_an_edited_config_hash_is_named(tiny_sweep: Path, tmp_path: Path) -> Non
     edited = write(path, {**record, "config_hash": "0123456789ab"})
     with pytest.raises(ValueError) as err:
         finished_status(edited, planned)
-    assert str(err.value) == f"run record {edited}: config_hash '0123456789ab' is not the hash of its config ({planned})"
+    assert (
+        str(err.value) == f"run record {edited}: config_hash '0123456789ab' is not the hash of its config ({planned})"
+    )
     # the config edited instead (another learning rate): the record is no longer its folder's run
     config = record["config"]
     config["model"]["init_args"]["optim"]["lr"] = 0.5
@@ -80,21 +88,25 @@ def test_an_edited_config_hash_is_named(tiny_sweep: Path, tmp_path: Path) -> Non
         check_record(read_record(path), path, planned)
 
 
-@pytest.mark.parametrize(("fault", "message"), [
-    ("truncated", "unreadable (truncated or not a checkpoint: File is not a zip file)"),
-    ("empty", "unreadable (empty file)"),
-    ("garbage", "unreadable (truncated or not a checkpoint: File is not a zip file)"),
-    ("deleted", "missing"),
-])
-def test_a_finished_runs_broken_checkpoint_is_named(tiny_sweep: Path, tmp_path: Path, fault: str,
-                                                    message: str) -> None:
+@pytest.mark.parametrize(
+    ("fault", "message"),
+    [
+        ("truncated", "unreadable (truncated or not a checkpoint: File is not a zip file)"),
+        ("empty", "unreadable (empty file)"),
+        ("garbage", "unreadable (truncated or not a checkpoint: File is not a zip file)"),
+        ("deleted", "missing"),
+    ],
+)
+def test_a_finished_runs_broken_checkpoint_is_named(tiny_sweep: Path, tmp_path: Path, fault: str, message: str) -> None:
     _, run = copy_of(tiny_sweep, tmp_path)
     ckpt = run / "checkpoints" / "last.ckpt"
     data = ckpt.read_bytes()
     if fault == "deleted":
         ckpt.unlink()
     else:
-        ckpt.write_bytes({"truncated": data[: len(data) // 2], "empty": b"", "garbage": b"not a checkpoint " * 64}[fault])
+        ckpt.write_bytes(
+            {"truncated": data[: len(data) // 2], "empty": b"", "garbage": b"not a checkpoint " * 64}[fault]
+        )
     record = read_record(run / "record.json")
     with pytest.raises(ValueError) as err:
         finished_status(run / "record.json", record["config_hash"])

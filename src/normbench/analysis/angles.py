@@ -10,7 +10,9 @@ from normbench.nn.blocks import TransformerBlock, hook_points
 from normbench.nn.norms import Norm
 
 
-def query_angle_to_ones(queries: torch.Tensor, fold: bool = True, direction: torch.Tensor | None = None) -> torch.Tensor:
+def query_angle_to_ones(
+    queries: torch.Tensor, fold: bool = True, direction: torch.Tensor | None = None
+) -> torch.Tensor:
     """Angle in degrees between each vector v (last dim d) and 1: arccos(v.1 / (|v| sqrt(d))).
 
     ``direction``: a unit vector u to measure against instead of 1/sqrt(d) (e.g. the learned

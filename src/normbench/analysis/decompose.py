@@ -105,8 +105,10 @@ def decompose(model: nn.Module, *inputs: Any, **kwargs: Any) -> Decomposition:
     points = hook_points(model)
     for name, module in points.items():
         if isinstance(module, Norm) and module.component.shift_and_scale is None:
-            raise NotShiftAndScale(f"decompose: {name} ({module.component.name}) is not of the shift-and-scale form "
-                                   f"N(x) = s(x) (x - m(x)); the decomposition e = i + h + f + c does not apply")
+            raise NotShiftAndScale(
+                f"decompose: {name} ({module.component.name}) is not of the shift-and-scale form "
+                f"N(x) = s(x) (x - m(x)); the decomposition e = i + h + f + c does not apply"
+            )
     name_of = {id(module): name for name, module in points.items()}
     was_training = model.training
     model.eval()
@@ -127,8 +129,9 @@ def decompose(model: nn.Module, *inputs: Any, **kwargs: Any) -> Decomposition:
         terms[3] = terms[3] + offset
         return terms
 
-    def add_sublayer(terms: torch.Tensor, index: int, output: torch.Tensor, bias: torch.Tensor | float,
-                     out_norm: nn.Module) -> torch.Tensor:
+    def add_sublayer(
+        terms: torch.Tensor, index: int, output: torch.Tensor, bias: torch.Tensor | float, out_norm: nn.Module
+    ) -> torch.Tensor:
         """terms + the sublayer's (output - bias) in ``index`` and its bias in c, mapped by its output norm (peri)."""
         own = torch.zeros_like(terms)
         own[index] = output - bias

@@ -35,14 +35,18 @@ class Capture:
         for name, module in modules.items():
             slot = self.seen[name]
             if inputs:
+
                 def pre_hook(mod: nn.Module, args: tuple, kwargs: dict, slot: dict = slot) -> None:
                     slot["input"] = args[0].detach()
                     mask = kwargs.get("key_padding_mask", args[1] if len(args) > 1 else None)
                     slot["mask"] = mask
+
                 self.handles.append(module.register_forward_pre_hook(pre_hook, with_kwargs=True))
             if outputs:
+
                 def hook(mod: nn.Module, args: tuple, out: torch.Tensor, slot: dict = slot) -> None:
                     slot["output"] = out.detach()
+
                 self.handles.append(module.register_forward_hook(hook))
 
     def remove(self) -> None:

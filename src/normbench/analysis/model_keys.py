@@ -51,8 +51,14 @@ def float64_forward(model: nn.Module, *inputs: Any, **kwargs: Any) -> Any:
     state = {name: _float64(t) for name, t in [*model.named_parameters(), *model.named_buffers()]}
     device = next((t.device.type for t in state.values()), "cpu")
     with torch.autocast(device_type=device, enabled=False):
-        return functional_call(model, state, tuple(_float64(a) for a in inputs),
-                               {k: _float64(v) for k, v in kwargs.items()}, tie_weights=True, strict=False)
+        return functional_call(
+            model,
+            state,
+            tuple(_float64(a) for a in inputs),
+            {k: _float64(v) for k, v in kwargs.items()},
+            tie_weights=True,
+            strict=False,
+        )
 
 
 def attention_keys(model: nn.Module, *inputs: Any, **kwargs: Any) -> dict[str, dict[str, torch.Tensor]]:
@@ -68,14 +74,20 @@ def attention_keys(model: nn.Module, *inputs: Any, **kwargs: Any) -> dict[str, d
     model_was_training = model.training
     model.eval()
     try:
-        with torch.no_grad(), Capture({name: points[name] for name in layers}
-                                      | {f"{name}.attn": points[f"{name}.attn"] for name in layers}) as seen:
+        with (
+            torch.no_grad(),
+            Capture(
+                {name: points[name] for name in layers} | {f"{name}.attn": points[f"{name}.attn"] for name in layers}
+            ) as seen,
+        ):
             float64_forward(model, *inputs, **kwargs)
             heads = {name: points[f"{name}.attn"].head_keys(seen[f"{name}.attn"]["input"].double()) for name in layers}
     finally:
         model.train(model_was_training)
-    return {name: {"before": seen[name]["input"], "after": seen[f"{name}.attn"]["input"], "heads": heads[name]}
-            for name in layers}
+    return {
+        name: {"before": seen[name]["input"], "after": seen[f"{name}.attn"]["input"], "heads": heads[name]}
+        for name in layers
+    }
 
 
 def head_unselectable(heads: torch.Tensor, valid: np.ndarray | None = None, tol: float | None = None) -> np.ndarray:
@@ -97,8 +109,12 @@ def head_unselectable(heads: torch.Tensor, valid: np.ndarray | None = None, tol:
 
 
 def unselectable_per_layer(
-    model: nn.Module, *inputs: Any, key_padding_mask: torch.Tensor | None = None, tol: float | None = None,
-    heads: bool = True, **kwargs: Any
+    model: nn.Module,
+    *inputs: Any,
+    key_padding_mask: torch.Tensor | None = None,
+    tol: float | None = None,
+    heads: bool = True,
+    **kwargs: Any,
 ) -> list[dict[str, Any]]:
     """Run ``model(*inputs, **kwargs)`` once and analyse each block's keys.
 
@@ -140,6 +156,8 @@ def prefix_unselectable(keys: torch.Tensor, sizes: Sequence[int]) -> dict[int, t
     the fraction of unselectable keys is measured as a function of the key-set size n.
     """
     if not sizes or min(sizes) < 1 or max(sizes) > keys.shape[1]:
-        raise ValueError(f"key_sets.sizes: each size must be in 1..{keys.shape[1]} (the sequence length), got {list(sizes)}")
+        raise ValueError(
+            f"key_sets.sizes: each size must be in 1..{keys.shape[1]} (the sequence length), got {list(sizes)}"
+        )
     x = keys.double().cpu().numpy()
     return {n: (int(unselectable_mask(x[:, :n]).sum()), x.shape[0] * n) for n in sizes}

@@ -61,8 +61,11 @@ def random_grid(
             row_start = time.perf_counter()
             for b, n in enumerate(ns):
                 keys = cell_keys(d, n, runs, seed)
-                for name, k in (("raw", keys), ("layernorm", layer_norm_keys(keys)),
-                                ("layernorm_eps", layer_norm_keys(keys, eps))):
+                for name, k in (
+                    ("raw", keys),
+                    ("layernorm", layer_norm_keys(keys)),
+                    ("layernorm_eps", layer_norm_keys(keys, eps)),
+                ):
                     mask = unselectable_mask(k, stats=stages)
                     out[name]["mean_fraction"][a, b] = mask.mean()
                     out[name]["any_fraction"][a, b] = mask.any(axis=1).mean()

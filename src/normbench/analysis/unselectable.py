@@ -208,7 +208,7 @@ def _unselectable_batch(keys: np.ndarray, tol: float, rng: np.random.Generator, 
     # Keys shown unselectable leave the candidate subsets: any subset of the others gives a valid
     # upper bound, and queries are always checked against every other key.
     candidates = ~unsel
-    for s_idx, i in zip(*np.nonzero(~decided)):
+    for s_idx, i in zip(*np.nonzero(~decided), strict=False):
         verdict = _neighbour_certificate(unit[s_idx], int(i), candidates[s_idx], near, win)
         if verdict is None:
             verdict = key_distance(x[s_idx], int(i), float(spread[s_idx])) <= tol
@@ -249,7 +249,7 @@ def _neighbour_certificate(unit: np.ndarray, i: int, candidates: np.ndarray, nea
         rivals = np.flatnonzero(allowed & ~chosen & (scores >= key @ query - win * length))
         if not len(rivals):
             return None
-        chosen[rivals[np.argsort(scores[rivals])[-4 * len(key):]]] = True
+        chosen[rivals[np.argsort(scores[rivals])[-4 * len(key) :]]] = True
     return None
 
 
@@ -368,7 +368,7 @@ def unselectable_mask_lp(keys: Any, tol: float = DEFAULT_TOL) -> Any:
     out = np.zeros(sets.shape[:2], dtype=bool)
     if sets.shape[1] > 1:
         _, units, spreads = set_units(sets)
-        for s, (unit, spread) in enumerate(zip(units, spreads)):
+        for s, (unit, spread) in enumerate(zip(units, spreads, strict=False)):
             if spread == 0:
                 out[s] = True
                 continue

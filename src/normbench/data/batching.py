@@ -99,8 +99,14 @@ class EpochBatchSampler(Sampler[list[int]]):
             the CPU, as always, and moved there once per epoch); ``None``: as a list of ints.
     """
 
-    def __init__(self, n: int, batch_size: int, shuffle: bool, generator: torch.Generator | None = None,
-                 device: torch.device | None = None) -> None:
+    def __init__(
+        self,
+        n: int,
+        batch_size: int,
+        shuffle: bool,
+        generator: torch.Generator | None = None,
+        device: torch.device | None = None,
+    ) -> None:
         if n <= 0 or batch_size <= 0:
             raise ValueError(f"EpochBatchSampler needs n > 0 and batch_size > 0, got {n} and {batch_size}")
         self.n, self.batch_size, self.shuffle, self.generator = n, batch_size, shuffle, generator
@@ -170,8 +176,13 @@ class ResumableLoader(DataLoader):
     loader cannot count them itself: Lightning fetches batches ahead of the training step).
     """
 
-    def __init__(self, dataset: Dataset, batch_sampler: EpochBatchSampler, collate_fn: Callable,
-                 progress: Callable[[], int] | None = None) -> None:
+    def __init__(
+        self,
+        dataset: Dataset,
+        batch_sampler: EpochBatchSampler,
+        collate_fn: Callable,
+        progress: Callable[[], int] | None = None,
+    ) -> None:
         super().__init__(dataset, batch_sampler=batch_sampler, collate_fn=collate_fn)
         self.progress = progress
         self._rng_after_iter: dict[str, Any] | None = None
@@ -207,8 +218,12 @@ def trainer_progress(datamodule: Any) -> Callable[[], int] | None:
 
 
 def batch_loader(
-    dataset: Dataset, batch_size: int, shuffle: bool, collate_fn: Callable = keep_batch,
-    progress: Callable[[], int] | None = None, generator: torch.Generator | None = None,
+    dataset: Dataset,
+    batch_size: int,
+    shuffle: bool,
+    collate_fn: Callable = keep_batch,
+    progress: Callable[[], int] | None = None,
+    generator: torch.Generator | None = None,
     device: torch.device | None = None,
 ) -> ResumableLoader:
     """A loader of ``dataset`` in batches of ``batch_size`` (see :class:`EpochBatchSampler`, also for ``device``)."""
@@ -216,8 +231,9 @@ def batch_loader(
     return ResumableLoader(dataset, sampler, collate_fn, progress)
 
 
-def tensor_loader(dataset: IndexedTensors, batch_size: int, shuffle: bool,
-                  progress: Callable[[], int] | None = None) -> ResumableLoader:
+def tensor_loader(
+    dataset: IndexedTensors, batch_size: int, shuffle: bool, progress: Callable[[], int] | None = None
+) -> ResumableLoader:
     """A loader yielding stacked batches of ``dataset``, indexed where its tensors are; reshuffled each
     epoch if ``shuffle``."""
     return batch_loader(dataset, batch_size, shuffle, keep_batch, progress, device=dataset.device)

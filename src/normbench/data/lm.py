@@ -14,9 +14,9 @@ import json
 from pathlib import Path
 
 import lightning as L
-from lightning.pytorch.utilities import rank_zero_warn
 import numpy as np
 import torch
+from lightning.pytorch.utilities import rank_zero_warn
 from torch.utils.data import DataLoader
 
 from normbench.data.batching import IndexedTensors, tensor_loader, trainer_progress, training_device
@@ -91,8 +91,13 @@ class LMDataModule(L.LightningDataModule):
         cache_dir: str | None = None,
     ) -> None:
         super().__init__()
-        for name, value in {"context": context, "batch_size": batch_size, "eval_batch_size": eval_batch_size,
-                            "analysis_sequences": analysis_sequences, "analysis_length": analysis_length}.items():
+        for name, value in {
+            "context": context,
+            "batch_size": batch_size,
+            "eval_batch_size": eval_batch_size,
+            "analysis_sequences": analysis_sequences,
+            "analysis_length": analysis_length,
+        }.items():
             if not isinstance(value, int) or value <= 0:
                 raise ValueError(f"data.init_args.{name}: must be a positive integer, got {value!r}")
         self.save_hyperparameters()
@@ -119,8 +124,15 @@ class LMDataModule(L.LightningDataModule):
 
     def digest(self, articles: list[str]) -> str:
         """Names the cache folder: corpus text, split and vocabulary."""
-        return texts_digest(articles, {"fractions": self.fractions, "split_seed": self.split_seed,
-                                       "vocab_size": self.vocab_size, "version": PIPELINE_VERSION})
+        return texts_digest(
+            articles,
+            {
+                "fractions": self.fractions,
+                "split_seed": self.split_seed,
+                "vocab_size": self.vocab_size,
+                "version": PIPELINE_VERSION,
+            },
+        )
 
     def build(self) -> Path:
         """Tokenizer + token streams in the cache (built once; later calls in this process reuse the folder)."""
@@ -140,7 +152,10 @@ class LMDataModule(L.LightningDataModule):
             pieces = [np.asarray(e.ids + [eos], dtype=dtype) for e in tokenizer.encode_batch(texts[name])]
             stream = np.concatenate(pieces) if pieces else np.zeros(0, dtype=dtype)
             atomic_write(folder / f"{name}.npy", lambda p, s=stream: save_npy(p, s))
-        meta = {name: {"articles": len(idx), "tokens": int(np.load(folder / f"{name}.npy").size)} for name, idx in parts.items()}
+        meta = {
+            name: {"articles": len(idx), "tokens": int(np.load(folder / f"{name}.npy").size)}
+            for name, idx in parts.items()
+        }
         atomic_write(folder / "split.json", lambda p: p.write_text(json.dumps(meta, indent=2)))
         save_tokenizer(tokenizer, folder / "tokenizer.json")  # written last: marks the folder complete
         self.folder = folder
@@ -156,15 +171,19 @@ class LMDataModule(L.LightningDataModule):
             self.tokenizer_path = folder / "tokenizer.json"
             too_short = [s for s in ("train", "validation") if len(self.streams[s]) < self.context]
             if too_short:
-                raise ValueError(f"data.init_args.context: {self.context} tokens is longer than the {', '.join(too_short)} split")
+                raise ValueError(
+                    f"data.init_args.context: {self.context} tokens is longer than the {', '.join(too_short)} split"
+                )
         trainer = getattr(self, "trainer", None)
         save_next_to_run(self.tokenizer_path, trainer)
         if trainer is not None and stage == "fit" and trainer.max_steps > 0:
             blocks = len(self.streams["train"]) // self.context
             epochs = trainer.max_steps * self.batch_size / max(1, blocks)
             if epochs > 20:
-                rank_zero_warn(f"data: {trainer.max_steps} steps of {self.batch_size} blocks repeat the {blocks} training "
-                               f"blocks {epochs:.0f} times; expect overfitting (a larger corpus: --data.init_args.source hub)")
+                rank_zero_warn(
+                    f"data: {trainer.max_steps} steps of {self.batch_size} blocks repeat the {blocks} training "
+                    f"blocks {epochs:.0f} times; expect overfitting (a larger corpus: --data.init_args.source hub)"
+                )
 
     @property
     def tokenizer(self):  # noqa: ANN201 - tokenizers.Tokenizer
@@ -190,13 +209,16 @@ class LMDataModule(L.LightningDataModule):
         """``analysis_sequences`` held-out blocks of ``analysis_length`` tokens (fewer if the split is short)."""
         rows = self.blocks("analysis", self.analysis_length)
         if len(rows) == 0:
-            raise ValueError(f"data.init_args.analysis_length: {self.analysis_length} tokens is longer than the analysis split")
+            raise ValueError(
+                f"data.init_args.analysis_length: {self.analysis_length} tokens is longer than the analysis split"
+            )
         pick = np.random.default_rng(self.split_seed).permutation(len(rows))[: self.analysis_sequences]
         return rows[np.sort(pick)]
 
     def train_dataloader(self) -> DataLoader:
-        return tensor_loader(self.on_device(self.blocks("train")), self.batch_size, shuffle=True,
-                             progress=trainer_progress(self))
+        return tensor_loader(
+            self.on_device(self.blocks("train")), self.batch_size, shuffle=True, progress=trainer_progress(self)
+        )
 
     def val_dataloader(self) -> DataLoader:
         return tensor_loader(self.on_device(self.blocks("validation")), self.eval_batch_size, shuffle=False)

@@ -49,7 +49,9 @@ class MajoritySpec:
 
     def __post_init__(self) -> None:
         if self.generator not in GENERATORS:
-            raise ValueError(f"data.generator: {self.generator!r} is not allowed; choose one of {', '.join(GENERATORS)}")
+            raise ValueError(
+                f"data.generator: {self.generator!r} is not allowed; choose one of {', '.join(GENERATORS)}"
+            )
         checks = {
             "data.num_sequences": self.num_sequences >= 2,
             "data.seq_len": self.seq_len >= 1,
@@ -138,13 +140,17 @@ def sample_paper(spec: MajoritySpec, rng: np.random.Generator) -> tuple[np.ndarr
         if SEQUENCES_PER_PARTITION * kept > spec.num_sequences:
             break
     if SEQUENCES_PER_PARTITION * kept <= spec.num_sequences:
-        raise ValueError(f"data.num_sequences: only {kept} partitions of seq_len={spec.seq_len} into at most "
-                         f"num_classes={spec.num_classes} parts have a majority margin of {spec.min_delta}, "
-                         f"{SEQUENCES_PER_PARTITION * kept} sequences; ask for fewer than that")
+        raise ValueError(
+            f"data.num_sequences: only {kept} partitions of seq_len={spec.seq_len} into at most "
+            f"num_classes={spec.num_classes} parts have a majority margin of {spec.min_delta}, "
+            f"{SEQUENCES_PER_PARTITION * kept} sequences; ask for fewer than that"
+        )
     return np.stack(seqs).astype(np.int64), np.asarray(labels, dtype=np.int64)
 
 
-def stratified_split(labels: np.ndarray, test_fraction: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+def stratified_split(
+    labels: np.ndarray, test_fraction: float, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
     """Indices (train, test) with each label's share of the test set equal to ``test_fraction``."""
     train, test = [], []
     for c in np.unique(labels):
@@ -183,8 +189,10 @@ def training_seed() -> int:
     """The seed ``seed_everything`` set for this run (Lightning keeps it in ``PL_GLOBAL_SEED``)."""
     seed = os.environ.get("PL_GLOBAL_SEED")
     if seed is None:
-        raise ValueError("data.data_seed: `seed` follows the training seed, but no seed was set "
-                         "(give --seed_everything, or an integer data_seed)")
+        raise ValueError(
+            "data.data_seed: `seed` follows the training seed, but no seed was set "
+            "(give --seed_everything, or an integer data_seed)"
+        )
     return int(seed)
 
 
@@ -222,11 +230,15 @@ class MajorityDataModule(L.LightningDataModule):
     ) -> None:
         super().__init__()
         if batch_size <= 0 or eval_batch_size <= 0:
-            raise ValueError(f"data.batch_size and data.eval_batch_size must be positive, got {batch_size} and {eval_batch_size}")
+            raise ValueError(
+                f"data.batch_size and data.eval_batch_size must be positive, got {batch_size} and {eval_batch_size}"
+            )
         self.save_hyperparameters()
         seed = training_seed() if data_seed == "seed" else data_seed
         if isinstance(seed, bool) or not isinstance(seed, int):
-            raise ValueError(f"data.data_seed: {data_seed!r} is not allowed; give an integer or `seed` (the training seed)")
+            raise ValueError(
+                f"data.data_seed: {data_seed!r} is not allowed; give an integer or `seed` (the training seed)"
+            )
         self.spec = MajoritySpec(num_sequences, seq_len, num_classes, min_delta, test_fraction, seed, generator)
         self.batch_size, self.eval_batch_size, self.cache_dir = batch_size, eval_batch_size, cache_dir
         self.train_set: IndexedTensors | None = None

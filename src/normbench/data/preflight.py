@@ -40,8 +40,9 @@ def check_data(datamodule: Any) -> None:
         raise
     except Exception as exc:  # noqa: BLE001 - whatever a data module raises while loading: one line naming it
         first = (str(exc).strip().splitlines() or [""])[0]
-        raise ValueError(f"data: {type(datamodule).__name__} could not load its data ({type(exc).__name__}: {first})") \
-            from None
+        raise ValueError(
+            f"data: {type(datamodule).__name__} could not load its data ({type(exc).__name__}: {first})"
+        ) from None
 
 
 def check_data_configs(sections: Iterable[dict[str, Any]]) -> int:

@@ -62,14 +62,19 @@ def tsv_columns(path: Path, labelled: bool = True) -> tuple[str, str]:
     if labelled and columns in LABELLED_HEADERS or not labelled and columns == UNLABELLED_HEADER:
         return columns  # type: ignore[return-value]
     if labelled and columns == UNLABELLED_HEADER:
-        raise ValueError(f"{path}:1: the header {show(columns)} has no label column: an unlabelled file (GLUE's "
-                         f"{PREDICT_FILE}) serves prediction only; training and validation files need the header "
-                         f"{labelled_allowed}")
+        raise ValueError(
+            f"{path}:1: the header {show(columns)} has no label column: an unlabelled file (GLUE's "
+            f"{PREDICT_FILE}) serves prediction only; training and validation files need the header "
+            f"{labelled_allowed}"
+        )
     if labelled:
-        raise ValueError(f"{path}:1: expected the header {labelled_allowed} (a labelled file), "
-                         f"got {line.strip()[:60]!r}")
-    raise ValueError(f"{path}:1: expected the header {show(UNLABELLED_HEADER)} (GLUE's unlabelled {PREDICT_FILE}, "
-                     f"index an integer), got {line.strip()[:60]!r}")
+        raise ValueError(
+            f"{path}:1: expected the header {labelled_allowed} (a labelled file), got {line.strip()[:60]!r}"
+        )
+    raise ValueError(
+        f"{path}:1: expected the header {show(UNLABELLED_HEADER)} (GLUE's unlabelled {PREDICT_FILE}, "
+        f"index an integer), got {line.strip()[:60]!r}"
+    )
 
 
 def check_tsv(path: Path, labelled: bool = True) -> int:
@@ -89,8 +94,10 @@ def check_tsv(path: Path, labelled: bool = True) -> int:
             value = fields[at] if len(fields) == 2 else ""
             ok_key = value in ("0", "1") if labelled else value.isascii() and value.isdigit()
             if len(fields) != 2 or not ok_key or not fields[text].strip():
-                raise ValueError(f"{path}:{lineno}: expected {show(columns)} with {allowed} and a non-empty "
-                                 f"sentence, got {line.rstrip()[:60]!r}")
+                raise ValueError(
+                    f"{path}:{lineno}: expected {show(columns)} with {allowed} and a non-empty "
+                    f"sentence, got {line.rstrip()[:60]!r}"
+                )
     if lineno == 1:
         raise ValueError(f"{path}:1: no examples after the header {show(columns)}")
     return lineno - 1
@@ -102,16 +109,24 @@ def read_tsv(path: Path, columns: tuple[str, str]) -> dict[str, list]:
 
     types = {"label": Value("int64"), "index": Value("int64"), "sentence": Value("string")}
     features = Features({name: types[name] for name in columns})  # in the header's order
-    ds = load_dataset("csv", data_files={"rows": str(path)}, delimiter="\t", quoting=csv.QUOTE_NONE,
-                      keep_default_na=False, features=features)["rows"]
+    ds = load_dataset(
+        "csv",
+        data_files={"rows": str(path)},
+        delimiter="\t",
+        quoting=csv.QUOTE_NONE,
+        keep_default_na=False,
+        features=features,
+    )["rows"]
     return {name: list(ds[name]) for name in columns}
 
 
 def load_local(data_dir: str | Path) -> dict[str, dict[str, list]]:
     """``{split: {"sentence": [...], "label": [...]}}`` from ``train.tsv`` and ``dev.tsv`` (either column order)."""
     folder = Path(data_dir)
-    hint = (f"point data.init_args.data_dir (or ${DATA_ENV}) at a folder with GLUE's SST-2 train.tsv and dev.tsv, "
-            "or use --data.init_args.source hub to download stanfordnlp/sst2 from the Hugging Face hub")
+    hint = (
+        f"point data.init_args.data_dir (or ${DATA_ENV}) at a folder with GLUE's SST-2 train.tsv and dev.tsv, "
+        "or use --data.init_args.source hub to download stanfordnlp/sst2 from the Hugging Face hub"
+    )
     missing = [name for name in FILES.values() if not (folder / name).is_file()]
     if missing:
         raise ValueError(f"data.init_args.data_dir: {', '.join(missing)} not found in {str(folder)!r}; {hint}")
@@ -128,8 +143,10 @@ def load_unlabelled(path: str | Path) -> dict[str, list]:
     """``{"index": [...], "sentence": [...]}`` from an unlabelled ``index<TAB>sentence`` file (GLUE's ``test.tsv``)."""
     path = Path(path)
     if not path.is_file():
-        raise ValueError(f"{path}: not found; prediction needs GLUE's unlabelled {PREDICT_FILE} "
-                         f"({show(UNLABELLED_HEADER)}) in data.init_args.data_dir")
+        raise ValueError(
+            f"{path}: not found; prediction needs GLUE's unlabelled {PREDICT_FILE} "
+            f"({show(UNLABELLED_HEADER)}) in data.init_args.data_dir"
+        )
     check_tsv(path, labelled=False)
     rows = read_tsv(path, UNLABELLED_HEADER)
     return {"index": rows["index"], "sentence": rows["sentence"]}
@@ -141,8 +158,10 @@ def load_hub(name: str) -> dict[str, dict[str, list]]:
     try:
         ds = load_dataset(name)
     except Exception as exc:  # network, unknown name, ...
-        raise ValueError(f"data.init_args.hub_name: could not load {name!r} from the hub: {type(exc).__name__}: "
-                         f"{str(exc).splitlines()[0] if str(exc) else ''}") from exc
+        raise ValueError(
+            f"data.init_args.hub_name: could not load {name!r} from the hub: {type(exc).__name__}: "
+            f"{str(exc).splitlines()[0] if str(exc) else ''}"
+        ) from exc
     return {split: {"sentence": list(ds[split]["sentence"]), "label": list(ds[split]["label"])} for split in FILES}
 
 
@@ -156,14 +175,15 @@ def train_wordpiece(sentences: list[str], vocab_size: int) -> Tokenizer:
     tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
     tokenizer.decoder = decoders.WordPiece()
     seeded = subword_alphabet(tokenizer, sentences)
-    trainer = trainers.WordPieceTrainer(vocab_size=vocab_size, special_tokens=[*SPECIALS, *seeded],
-                                        show_progress=False)
+    trainer = trainers.WordPieceTrainer(vocab_size=vocab_size, special_tokens=[*SPECIALS, *seeded], show_progress=False)
     tokenizer.train_from_iterator(sentences, trainer=trainer)
     doc = json.loads(tokenizer.to_str())  # the seeded pieces are ordinary vocabulary, not special tokens
     doc["added_tokens"] = [t for t in doc["added_tokens"] if t["content"] in SPECIALS]
     tokenizer = Tokenizer.from_str(json.dumps(doc))
     cls, sep = tokenizer.token_to_id("[CLS]"), tokenizer.token_to_id("[SEP]")
-    tokenizer.post_processor = processors.TemplateProcessing(single="[CLS] $A [SEP]", special_tokens=[("[CLS]", cls), ("[SEP]", sep)])
+    tokenizer.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]", special_tokens=[("[CLS]", cls), ("[SEP]", sep)]
+    )
     return tokenizer
 
 
@@ -202,8 +222,11 @@ def pad_batch(items: list[tuple[list[int], int]], pad_id: int = 0, key: str = "l
     input_ids = torch.full((len(items), longest), pad_id, dtype=torch.long)
     for row, (ids, _) in enumerate(items):
         input_ids[row, : len(ids)] = torch.as_tensor(ids)
-    return {"input_ids": input_ids, "padding_mask": input_ids == pad_id,
-            key: torch.as_tensor([value for _, value in items])}
+    return {
+        "input_ids": input_ids,
+        "padding_mask": input_ids == pad_id,
+        key: torch.as_tensor([value for _, value in items]),
+    }
 
 
 def pad_unlabelled(items: list[tuple[list[int], int]]) -> dict[str, torch.Tensor]:
@@ -248,7 +271,11 @@ class SST2DataModule(L.LightningDataModule):
         text_normalization: TextNormalization = "ptb",
     ) -> None:
         super().__init__()
-        for name, value in {"max_length": max_length, "batch_size": batch_size, "eval_batch_size": eval_batch_size}.items():
+        for name, value in {
+            "max_length": max_length,
+            "batch_size": batch_size,
+            "eval_batch_size": eval_batch_size,
+        }.items():
             if not isinstance(value, int) or value <= 0:
                 raise ValueError(f"data.init_args.{name}: must be a positive integer, got {value!r}")
         if max_length < 3:
@@ -256,8 +283,10 @@ class SST2DataModule(L.LightningDataModule):
         if source not in SOURCES:
             raise ValueError(f"data.init_args.source: {source!r} is not allowed; choose one of {', '.join(SOURCES)}")
         if text_normalization not in TEXT_NORMALIZATIONS:
-            raise ValueError(f"data.init_args.text_normalization: choose one of {', '.join(TEXT_NORMALIZATIONS)}, "
-                             f"got {text_normalization!r}")
+            raise ValueError(
+                f"data.init_args.text_normalization: choose one of {', '.join(TEXT_NORMALIZATIONS)}, "
+                f"got {text_normalization!r}"
+            )
         self.save_hyperparameters()
         self.data_dir, self.hub_name = data_dir, hub_name
         self.auto = source == "auto"
@@ -286,8 +315,9 @@ class SST2DataModule(L.LightningDataModule):
         """The labelled splits, ``{"train"|"validation": {"sentence": [...], "label": [...]}}``."""
         if self.splits is None:
             self.splits = load_local(self.folder) if self.source == "local" else self.load_hub()
-            self.splits = {split: {**data, "sentence": self.normalize(data["sentence"])}
-                           for split, data in self.splits.items()}
+            self.splits = {
+                split: {**data, "sentence": self.normalize(data["sentence"])} for split, data in self.splits.items()
+            }
             if self.train_limit is not None:
                 self.splits["train"] = {k: v[: self.train_limit] for k, v in self.splits["train"].items()}
         return self.splits
@@ -299,9 +329,11 @@ class SST2DataModule(L.LightningDataModule):
         except ValueError as exc:
             if not self.auto:
                 raise
-            raise ValueError(f"data.init_args.data_dir: {str(self.folder)!r} does not exist, and source auto could not "
-                             f"use the hub instead ({exc}); point data.init_args.data_dir (or ${DATA_ENV}) at a folder "
-                             f"with GLUE's SST-2 train.tsv and dev.tsv") from None
+            raise ValueError(
+                f"data.init_args.data_dir: {str(self.folder)!r} does not exist, and source auto could not "
+                f"use the hub instead ({exc}); point data.init_args.data_dir (or ${DATA_ENV}) at a folder "
+                f"with GLUE's SST-2 train.tsv and dev.tsv"
+            ) from None
 
     def identity_args(self) -> dict[str, str]:
         """The init arguments as trained on: ``source`` as ``auto`` resolved it (``local`` or ``hub``)."""
@@ -314,8 +346,10 @@ class SST2DataModule(L.LightningDataModule):
     def build_tokenizer(self) -> Path:
         """Train (once) and cache the WordPiece tokenizer of the (normalized) training sentences."""
         train = self.raw()["train"]["sentence"]
-        digest = texts_digest(train, {"vocab_size": self.vocab_size, "version": PIPELINE_VERSION,
-                                      "text_normalization": self.text_normalization})
+        digest = texts_digest(
+            train,
+            {"vocab_size": self.vocab_size, "version": PIPELINE_VERSION, "text_normalization": self.text_normalization},
+        )
         path = self.cache_dir / digest / "tokenizer.json"
         path.parent.mkdir(parents=True, exist_ok=True)
         with FileLock(path.parent / "tokenizer.lock"):  # concurrent runs: one trains, the others read its file
@@ -380,11 +414,16 @@ class SST2DataModule(L.LightningDataModule):
         under DDP to shard it with a ``DistributedSampler``), which the resumable loader cannot be.
         """
         if self.predict_file is None:
-            where = (f"data.init_args.data_dir {str(self.folder)!r}" if self.source == "local"
-                     else "data.init_args.source hub (prediction reads local files only)")
-            raise ValueError(f"no predict split: {PREDICT_FILE} (GLUE's unlabelled {show(UNLABELLED_HEADER)}) "
-                             f"not found in {where}")
+            where = (
+                f"data.init_args.data_dir {str(self.folder)!r}"
+                if self.source == "local"
+                else "data.init_args.source hub (prediction reads local files only)"
+            )
+            raise ValueError(
+                f"no predict split: {PREDICT_FILE} (GLUE's unlabelled {show(UNLABELLED_HEADER)}) not found in {where}"
+            )
         if "predict" not in self.encoded:
             self.setup("predict")
-        return DataLoader(self.encoded["predict"], batch_size=self.eval_batch_size, shuffle=False,
-                          collate_fn=pad_unlabelled)
+        return DataLoader(
+            self.encoded["predict"], batch_size=self.eval_batch_size, shuffle=False, collate_fn=pad_unlabelled
+        )

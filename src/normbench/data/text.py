@@ -70,8 +70,10 @@ def load_local_lines(data_dir: str | Path, field: str = "data.init_args.data_dir
     from datasets import load_dataset
 
     path = Path(data_dir)
-    hint = (f"point {field} (or ${DATA_ENV}) at a folder of WikiText-style *.txt files, "
-            "or use --data.init_args.source hub to download from the Hugging Face hub")
+    hint = (
+        f"point {field} (or ${DATA_ENV}) at a folder of WikiText-style *.txt files, "
+        "or use --data.init_args.source hub to download from the Hugging Face hub"
+    )
     if not path.is_dir():
         raise ValueError(f"{field}: {str(path)!r} does not exist; {hint}")
     files = sorted(str(p) for p in path.glob("*.txt") if p.stat().st_size > 0)
@@ -88,8 +90,10 @@ def load_hub_rows(name: str, config: str | None, splits: Sequence[str], column: 
     try:
         parts = [load_dataset(name, config, split=s) for s in splits]
     except Exception as exc:  # network, unknown name, ...: one line, with the cause
-        raise ValueError(f"data.init_args.hub_name: could not load {name!r} ({config}) from the hub: "
-                         f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from exc
+        raise ValueError(
+            f"data.init_args.hub_name: could not load {name!r} ({config}) from the hub: "
+            f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+        ) from exc
     return [text for part in parts for text in part[column]]
 
 
@@ -111,9 +115,11 @@ def load_articles(
         try:
             return load_articles("hub", data_dir, hub_name, hub_config, hub_splits, layout)
         except ValueError as exc:
-            raise ValueError(f"data.init_args.data_dir: {str(data_dir)!r} does not exist, and source auto could not "
-                             f"use the hub instead ({exc}); point data.init_args.data_dir (or ${DATA_ENV}) at "
-                             f"a folder of WikiText-style *.txt files") from None
+            raise ValueError(
+                f"data.init_args.data_dir: {str(data_dir)!r} does not exist, and source auto could not "
+                f"use the hub instead ({exc}); point data.init_args.data_dir (or ${DATA_ENV}) at "
+                f"a folder of WikiText-style *.txt files"
+            ) from None
     source = resolved
     if source == "local":
         rows = load_local_lines(data_dir)
@@ -138,12 +144,14 @@ def split_articles(n: int, fractions: dict[str, float], seed: int) -> dict[str, 
             raise ValueError(f"data.init_args.{name}_fraction: must be in (0, 1), got {frac!r}")
     sizes = {name: max(1, round(frac * n)) for name, frac in fractions.items()}
     if sum(sizes.values()) >= n:
-        raise ValueError(f"data: {n} articles cannot be split into {', '.join(sizes)} and a train part "
-                         f"(the held-out fractions take {sum(sizes.values())})")
+        raise ValueError(
+            f"data: {n} articles cannot be split into {', '.join(sizes)} and a train part "
+            f"(the held-out fractions take {sum(sizes.values())})"
+        )
     order = np.random.default_rng(seed).permutation(n)
     out, start = {}, 0
     for name, size in sizes.items():
-        out[name] = np.sort(order[start:start + size])
+        out[name] = np.sort(order[start : start + size])
         start += size
     out["train"] = np.sort(order[start:])
     return out

@@ -19,8 +19,16 @@ TextNormalization = Literal["ptb", "none"]
 TEXT_NORMALIZATIONS: tuple[str, ...] = ("ptb", "none")
 
 PTB_ESCAPES: dict[str, str] = {
-    "-lrb-": "(", "-rrb-": ")", "-lsb-": "[", "-rsb-": "]", "-lcb-": "{", "-rcb-": "}",
-    "``": '"', "''": '"', "\\/": "/", "\\*": "*",
+    "-lrb-": "(",
+    "-rrb-": ")",
+    "-lsb-": "[",
+    "-rsb-": "]",
+    "-lcb-": "{",
+    "-rcb-": "}",
+    "``": '"',
+    "''": '"',
+    "\\/": "/",
+    "\\*": "*",
 }
 _ESCAPE = re.compile("|".join(re.escape(e) for e in PTB_ESCAPES), flags=re.IGNORECASE)
 
@@ -36,5 +44,6 @@ def normalize_texts(texts: list[str], normalization: TextNormalization) -> list[
         return list(texts)
     if normalization == "ptb":
         return [ptb_unescape(t) for t in texts]
-    raise ValueError(f"data.init_args.text_normalization: choose one of {', '.join(TEXT_NORMALIZATIONS)}, "
-                     f"got {normalization!r}")
+    raise ValueError(
+        f"data.init_args.text_normalization: choose one of {', '.join(TEXT_NORMALIZATIONS)}, got {normalization!r}"
+    )

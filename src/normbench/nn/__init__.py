@@ -8,7 +8,20 @@ from normbench.nn.norms import Component, Norm, NormSpec, component_names, regis
 from normbench.nn.placement import PLACEMENTS, Placement, norm_exists, present_norms
 
 __all__ = [
-    "ArchConfig", "BertConfig", "BertEncoder", "Component", "GPTConfig", "GPTDecoder", "MajorityConfig",
-    "MajorityEncoder", "Norm", "NormSpec", "PLACEMENTS", "Placement", "component_names", "norm_exists",
-    "present_norms", "register_component",
+    "ArchConfig",
+    "BertConfig",
+    "BertEncoder",
+    "Component",
+    "GPTConfig",
+    "GPTDecoder",
+    "MajorityConfig",
+    "MajorityEncoder",
+    "Norm",
+    "NormSpec",
+    "PLACEMENTS",
+    "Placement",
+    "component_names",
+    "norm_exists",
+    "present_norms",
+    "register_component",
 ]

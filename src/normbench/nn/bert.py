@@ -9,11 +9,11 @@ BERT: weights N(0, 0.02), zero biases, unit norm gains.
 
 from __future__ import annotations
 
-import torch
-from torch import nn
-
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
+
+import torch
+from torch import nn
 
 from normbench.nn.blocks import TransformerBlock
 from normbench.nn.config import Activation, ArchConfig, check_positive
@@ -44,8 +44,13 @@ class BertConfig(ArchConfig):
         init_std: std of the normal initialisation (BERT: 0.02).
     """
 
-    NORM_ROLES: ClassVar[dict[str, NormRole]] = {"embed_norm": "embedding", "attn_norm": "block", "ffn_norm": "block",
-                                                 "attn_out_norm": "output", "ffn_out_norm": "output"}
+    NORM_ROLES: ClassVar[dict[str, NormRole]] = {
+        "embed_norm": "embedding",
+        "attn_norm": "block",
+        "ffn_norm": "block",
+        "attn_out_norm": "output",
+        "ffn_out_norm": "output",
+    }
     vocab_size: int = 28996
     max_positions: int = 512
     type_vocab_size: int = 2
@@ -88,10 +93,21 @@ class BertEncoder(nn.Module):
         self.embed_norm = Norm(c.d_model, c.embed_norm)
         self.drop = nn.Dropout(c.dropout)
         self.blocks = nn.ModuleList(
-            TransformerBlock(c.d_model, c.n_heads, c.ffn_width, c.placement, attn_norm=c.attn_norm,
-                             ffn_norm=c.ffn_norm, attn_out_norm=c.attn_out_norm, ffn_out_norm=c.ffn_out_norm,
-                             qk_norm=c.qk_norm, activation=c.activation, dropout=c.dropout, qkv_bias=True,
-                             out_bias=True)
+            TransformerBlock(
+                c.d_model,
+                c.n_heads,
+                c.ffn_width,
+                c.placement,
+                attn_norm=c.attn_norm,
+                ffn_norm=c.ffn_norm,
+                attn_out_norm=c.attn_out_norm,
+                ffn_out_norm=c.ffn_out_norm,
+                qk_norm=c.qk_norm,
+                activation=c.activation,
+                dropout=c.dropout,
+                qkv_bias=True,
+                out_bias=True,
+            )
             for _ in range(c.n_layers)
         )
         self.pooler = nn.Linear(c.d_model, c.d_model)
@@ -108,7 +124,9 @@ class BertEncoder(nn.Module):
         """Hidden states (B, T, d) of the last block."""
         t = input_ids.shape[-1]
         if t > self.max_positions:
-            raise ValueError(f"model.arch.max_positions: sequences of {t} tokens exceed the {self.max_positions} positions")
+            raise ValueError(
+                f"model.arch.max_positions: sequences of {t} tokens exceed the {self.max_positions} positions"
+            )
         positions = torch.arange(t, device=input_ids.device)
         h = self.token_embedding(input_ids) + self.position_embedding(positions) + self.segment_embedding.weight[0]
         h = self.drop(self.embed_norm(h))

@@ -105,7 +105,9 @@ class FeedForward(nn.Sequential):
 
     def __init__(self, d_model: int, width: int, activation: Activation = "relu", bias: bool = True) -> None:
         if activation not in ACTIVATIONS:
-            raise ValueError(f"model.arch.activation: {activation!r} is not allowed; choose one of {', '.join(ACTIVATIONS)}")
+            raise ValueError(
+                f"model.arch.activation: {activation!r} is not allowed; choose one of {', '.join(ACTIVATIONS)}"
+            )
         super().__init__(
             nn.Linear(d_model, width, bias=bias), ACTIVATIONS[activation](), nn.Linear(width, d_model, bias=bias)
         )

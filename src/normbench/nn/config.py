@@ -39,8 +39,10 @@ class ArchConfig:
         check_placement(self.placement)
         check_positive(self, "d_model", "n_heads", "n_layers")
         if self.d_model % self.n_heads:  # type: ignore[attr-defined]
-            raise ValueError(f"model.arch.d_model={self.d_model} is not divisible by "  # type: ignore[attr-defined]
-                             f"model.arch.n_heads={self.n_heads}")  # type: ignore[attr-defined]
+            raise ValueError(
+                f"model.arch.d_model={self.d_model} is not divisible by "  # type: ignore[attr-defined]
+                f"model.arch.n_heads={self.n_heads}"
+            )  # type: ignore[attr-defined]
         for name in self.NORM_ROLES:
             spec = getattr(self, name)
             if not isinstance(spec, NormSpec):
@@ -61,8 +63,11 @@ class ArchConfig:
         Optional fields (``OPTIONAL``, the ``output`` norms) are left out where they do not change the network.
         """
         present = self.norms()
-        out = {f.name: getattr(self, f.name) for f in fields(self)
-               if not (f.name in self.OPTIONAL and getattr(self, f.name) == self.OPTIONAL[f.name])}
+        out = {
+            f.name: getattr(self, f.name)
+            for f in fields(self)
+            if not (f.name in self.OPTIONAL and getattr(self, f.name) == self.OPTIONAL[f.name])
+        }
         for name, role in self.NORM_ROLES.items():
             if name in present:
                 out[name] = present[name].as_dict()

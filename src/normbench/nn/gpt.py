@@ -13,12 +13,11 @@ N(0, 0.02 / sqrt(2 n_layers)), zero biases.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar, Literal
 
 import torch
 from torch import nn
-
-from dataclasses import dataclass, replace
-from typing import Any, ClassVar, Literal
 
 from normbench.nn.blocks import TransformerBlock
 from normbench.nn.config import Activation, ArchConfig, check_positive
@@ -57,10 +56,18 @@ class GPTConfig(ArchConfig):
             is learned), instead of a fixed multiplier.
     """
 
-    NORM_ROLES: ClassVar[dict[str, NormRole]] = {"attn_norm": "block", "ffn_norm": "block", "final_norm": "final",
-                                                 "attn_out_norm": "output", "ffn_out_norm": "output"}
-    OPTIONAL: ClassVar[dict[str, Any]] = {**ArchConfig.OPTIONAL, "embedding_scale": "none",
-                                          "learn_embedding_scale": False}
+    NORM_ROLES: ClassVar[dict[str, NormRole]] = {
+        "attn_norm": "block",
+        "ffn_norm": "block",
+        "final_norm": "final",
+        "attn_out_norm": "output",
+        "ffn_out_norm": "output",
+    }
+    OPTIONAL: ClassVar[dict[str, Any]] = {
+        **ArchConfig.OPTIONAL,
+        "embedding_scale": "none",
+        "learn_embedding_scale": False,
+    }
     vocab_size: int = 50257
     max_positions: int = 1024
     d_model: int = 8
@@ -86,12 +93,15 @@ class GPTConfig(ArchConfig):
         if self.vocab_size < 2:
             raise ValueError(f"model.arch.vocab_size: must be >= 2, got {self.vocab_size}")
         scale = self.embedding_scale
-        if not (scale in ("none", "sqrt_d") or (isinstance(scale, (int, float)) and not isinstance(scale, bool)
-                                                and math.isfinite(scale) and scale > 0)):
+        if not (
+            scale in ("none", "sqrt_d")
+            or (isinstance(scale, (int, float)) and not isinstance(scale, bool) and math.isfinite(scale) and scale > 0)
+        ):
             raise ValueError(f"model.arch.embedding_scale: must be none, sqrt_d or a positive number, got {scale!r}")
         if not isinstance(self.learn_embedding_scale, bool):
-            raise ValueError(f"model.arch.learn_embedding_scale: must be true or false, "
-                             f"got {self.learn_embedding_scale!r}")
+            raise ValueError(
+                f"model.arch.learn_embedding_scale: must be true or false, got {self.learn_embedding_scale!r}"
+            )
 
     def embedding_multiplier(self) -> float:
         """s in h_0 = s E[x_t] + P[t] (its initial value when learned): 1, sqrt(d_model) or the number given."""
@@ -125,13 +135,24 @@ class GPTDecoder(nn.Module):
         scale = c.embedding_multiplier()
         # s of h_0 = s E[x_t] + P[t]: a learned scalar, a fixed number, or None (s = 1, GPT-2's input)
         self.embedding_scale: nn.Parameter | float | None = (
-            nn.Parameter(torch.tensor(scale)) if c.learn_embedding_scale else None if scale == 1.0 else scale)
+            nn.Parameter(torch.tensor(scale)) if c.learn_embedding_scale else None if scale == 1.0 else scale
+        )
         self.drop = nn.Dropout(c.dropout)
         self.blocks = nn.ModuleList(
             TransformerBlock(
-                c.d_model, c.n_heads, c.ffn_width or 4 * c.d_model, c.placement, attn_norm=c.attn_norm,
-                ffn_norm=c.ffn_norm, attn_out_norm=c.attn_out_norm, ffn_out_norm=c.ffn_out_norm,
-                qk_norm=c.qk_norm, activation=c.activation, dropout=c.dropout, qkv_bias=c.qkv_bias, out_bias=True,
+                c.d_model,
+                c.n_heads,
+                c.ffn_width or 4 * c.d_model,
+                c.placement,
+                attn_norm=c.attn_norm,
+                ffn_norm=c.ffn_norm,
+                attn_out_norm=c.attn_out_norm,
+                ffn_out_norm=c.ffn_out_norm,
+                qk_norm=c.qk_norm,
+                activation=c.activation,
+                dropout=c.dropout,
+                qkv_bias=c.qkv_bias,
+                out_bias=True,
                 causal=True,
             )
             for _ in range(c.n_layers)
@@ -155,7 +176,9 @@ class GPTDecoder(nn.Module):
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
         t = tokens.shape[-1]
         if t > self.max_positions:
-            raise ValueError(f"model.arch.max_positions: sequences of {t} tokens exceed the {self.max_positions} positions")
+            raise ValueError(
+                f"model.arch.max_positions: sequences of {t} tokens exceed the {self.max_positions} positions"
+            )
         positions = torch.arange(t, device=tokens.device)
         embedded = self.token_embedding(tokens)
         if self.embedding_scale is not None:

@@ -7,11 +7,11 @@ the attention norm and an affine FFN norm it has 584 trainable parameters.
 
 from __future__ import annotations
 
-import torch
-from torch import nn
-
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
+
+import torch
+from torch import nn
 
 from normbench.nn.blocks import TransformerBlock
 from normbench.nn.config import Activation, ArchConfig, check_positive
@@ -45,8 +45,12 @@ class MajorityConfig(ArchConfig):
             at d = 8, and a zero output-projection bias); see :func:`encoder_layer_init`.
     """
 
-    NORM_ROLES: ClassVar[dict[str, NormRole]] = {"attn_norm": "block", "ffn_norm": "block",
-                                                 "attn_out_norm": "output", "ffn_out_norm": "output"}
+    NORM_ROLES: ClassVar[dict[str, NormRole]] = {
+        "attn_norm": "block",
+        "ffn_norm": "block",
+        "attn_out_norm": "output",
+        "ffn_out_norm": "output",
+    }
     OPTIONAL: ClassVar[dict[str, Any]] = {**ArchConfig.OPTIONAL, "init": "linear"}
     num_classes: int = 20
     d_model: int = 8
@@ -83,9 +87,19 @@ class MajorityEncoder(nn.Module):
         rng_state = torch.random.get_rng_state()
         self.embedding = nn.Embedding(c.num_classes, c.d_model, device="cpu")
         self.blocks = nn.ModuleList(
-            TransformerBlock(c.d_model, c.n_heads, c.ffn_width, c.placement, attn_norm=c.attn_norm,
-                             ffn_norm=c.ffn_norm, attn_out_norm=c.attn_out_norm, ffn_out_norm=c.ffn_out_norm,
-                             qk_norm=c.qk_norm, activation=c.activation, dropout=c.dropout)
+            TransformerBlock(
+                c.d_model,
+                c.n_heads,
+                c.ffn_width,
+                c.placement,
+                attn_norm=c.attn_norm,
+                ffn_norm=c.ffn_norm,
+                attn_out_norm=c.attn_out_norm,
+                ffn_out_norm=c.ffn_out_norm,
+                qk_norm=c.qk_norm,
+                activation=c.activation,
+                dropout=c.dropout,
+            )
             for _ in range(c.n_layers)
         )
         if c.init == "encoder_layer":
@@ -116,14 +130,21 @@ def encoder_layer_init(model: MajorityEncoder) -> None:
     with torch.no_grad():
         model.embedding.weight.copy_(embedding.weight)
         for block in model.blocks:
-            layer = nn.TransformerEncoderLayer(c.d_model, c.n_heads, c.ffn_width, c.dropout, norm_first=True,
-                                               batch_first=True, device="cpu")
+            layer = nn.TransformerEncoderLayer(
+                c.d_model, c.n_heads, c.ffn_width, c.dropout, norm_first=True, batch_first=True, device="cpu"
+            )
             q, k, v = layer.self_attn.in_proj_weight.chunk(3)
             attn, (first, _, second) = block.attn, block.ffn
-            for ours, theirs in ((attn.q_proj.weight, q), (attn.k_proj.weight, k), (attn.v_proj.weight, v),
-                                 (attn.out_proj.weight, layer.self_attn.out_proj.weight),
-                                 (first.weight, layer.linear1.weight), (first.bias, layer.linear1.bias),
-                                 (second.weight, layer.linear2.weight), (second.bias, layer.linear2.bias)):
+            for ours, theirs in (
+                (attn.q_proj.weight, q),
+                (attn.k_proj.weight, k),
+                (attn.v_proj.weight, v),
+                (attn.out_proj.weight, layer.self_attn.out_proj.weight),
+                (first.weight, layer.linear1.weight),
+                (first.bias, layer.linear1.bias),
+                (second.weight, layer.linear2.weight),
+                (second.bias, layer.linear2.bias),
+            ):
                 ours.copy_(theirs)
             if attn.out_proj.bias is not None:
                 attn.out_proj.bias.zero_()

@@ -100,8 +100,10 @@ def _plugin_entry(name: str, entry: Any) -> Component:
         return entry
     if isinstance(entry, type) and issubclass(entry, nn.Module):
         return module_component(name, entry)
-    raise TypeError(f"entry point {name!r} of {ENTRY_POINT_GROUP}: {entry!r} is neither a normbench Component "
-                    f"nor an nn.Module class taking d")
+    raise TypeError(
+        f"entry point {name!r} of {ENTRY_POINT_GROUP}: {entry!r} is neither a normbench Component "
+        f"nor an nn.Module class taking d"
+    )
 
 
 _COMPONENTS: Registry[Component] = Registry("component", ENTRY_POINT_GROUP, Component, convert=_plugin_entry)
@@ -121,8 +123,9 @@ def import_component(path: str) -> Component:
     """The component of an import path ``package.module:ClassName`` (registered under that path), or a one-line error."""
     module_name, _, attr = path.partition(":")
     if not module_name or not attr:
-        raise ValueError(f"component: {path!r} is not allowed; give a registered name or an import path "
-                         f"package.module:ClassName")
+        raise ValueError(
+            f"component: {path!r} is not allowed; give a registered name or an import path package.module:ClassName"
+        )
     try:
         obj: Any = importlib.import_module(module_name)
         for part in attr.split("."):
@@ -149,16 +152,18 @@ def check_options(component: Component, options: Mapping[str, Any], d: int | Non
         try:
             inspect.signature(component.module).bind(d or 1, **options)
         except TypeError as exc:
-            raise ValueError(f"component: {component.name} must accept (d, **options) with options "
-                             f"{dict(options)}: {exc}") from None
+            raise ValueError(
+                f"component: {component.name} must accept (d, **options) with options {dict(options)}: {exc}"
+            ) from None
         if d is not None:
             build_plugin(component, d, options)
         return
     unknown = sorted(set(options) - set(component.options))
     if unknown:
         allowed = ", ".join(component.options) or "none"
-        raise ValueError(f"options: {', '.join(map(repr, unknown))} not allowed for component {component.name}; "
-                         f"allowed: {allowed}")
+        raise ValueError(
+            f"options: {', '.join(map(repr, unknown))} not allowed for component {component.name}; allowed: {allowed}"
+        )
     for key, value in options.items():
         if value is None and component.options[key] is None:  # the declared default
             continue
@@ -173,10 +178,13 @@ def build_plugin(component: Component, d: int, options: Mapping[str, Any]) -> nn
     try:
         module = component.module(d, **options)  # type: ignore[misc]
     except Exception as exc:  # noqa: BLE001 - the plug-in's own checks become one line
-        raise ValueError(f"component: {component.name}(d={d}, **{dict(options)}) failed: "
-                         f"{type(exc).__name__}: {_flat(exc)}") from None
+        raise ValueError(
+            f"component: {component.name}(d={d}, **{dict(options)}) failed: {type(exc).__name__}: {_flat(exc)}"
+        ) from None
     if not isinstance(module, nn.Module):
-        raise ValueError(f"component: {component.name}(d, **options) returned {type(module).__name__}, not an nn.Module")
+        raise ValueError(
+            f"component: {component.name}(d, **options) returned {type(module).__name__}, not an nn.Module"
+        )
     return module
 
 
@@ -198,8 +206,10 @@ def get_component(name: str) -> Component:
         return import_component(name)
     component = _COMPONENTS.get(name)
     if component is None:
-        raise ValueError(f"component: {name!r} is not allowed; choose one of {', '.join(component_names())}, "
-                         f"or an import path package.module:ClassName")
+        raise ValueError(
+            f"component: {name!r} is not allowed; choose one of {', '.join(component_names())}, "
+            f"or an import path package.module:ClassName"
+        )
     return component
 
 
@@ -257,11 +267,16 @@ class NormSpec:
         options name the same DyT.
         """
         component = get_component(self.component)
-        options = {k: (float(v) if component.module is None and v is not None else v)
-                   for k, v in (self.options or {}).items()}
+        options = {
+            k: (float(v) if component.module is None and v is not None else v) for k, v in (self.options or {}).items()
+        }
         options = {k: v for k, v in options.items() if component.module is not None or v != component.options.get(k)}
-        return NormSpec(self.component, self.affine and not component.identity,
-                        float(self.eps) if component.uses_eps else 0.0, options or None)
+        return NormSpec(
+            self.component,
+            self.affine and not component.identity,
+            float(self.eps) if component.uses_eps else 0.0,
+            options or None,
+        )
 
     def as_dict(self) -> dict[str, Any]:
         """``{component, affine, eps}``, plus ``options`` only when set (so specs without options keep their identity)."""
@@ -320,8 +335,10 @@ class Norm(nn.Module):
         and plug-ins.
         """
         if self.component.shift_and_scale is None:
-            raise NotShiftAndScale(f"component: {self.component.name} is not of the shift-and-scale form "
-                                   f"N(x) = s(x) (x - m(x)); this analysis does not apply to it")
+            raise NotShiftAndScale(
+                f"component: {self.component.name} is not of the shift-and-scale form "
+                f"N(x) = s(x) (x - m(x)); this analysis does not apply to it"
+            )
         return self.component.shift_and_scale(self, x)
 
     def normalize(self, x: torch.Tensor) -> torch.Tensor:
@@ -384,26 +401,62 @@ def _scalar(value: float) -> torch.Tensor:
 
 
 for _component in (
-    Component("both", lambda n, x: F.layer_norm(x, n.shape, eps=n.spec.eps), _both_shift_and_scale,
-              projects=True, uses_eps=True, scales=True),
-    Component("project", lambda n, x: x - x.mean(dim=-1, keepdim=True),
-              lambda n, x: (_mean_shift(n, x), torch.ones_like(x[..., :1])), projects=True),
-    Component("scale", lambda n, x: F.rms_norm(x, n.shape, eps=n.spec.eps),
-              lambda n, x: _no_shift(x, _rsqrt_mean_square(x, n.spec.eps)), uses_eps=True, scales=True),
+    Component(
+        "both",
+        lambda n, x: F.layer_norm(x, n.shape, eps=n.spec.eps),
+        _both_shift_and_scale,
+        projects=True,
+        uses_eps=True,
+        scales=True,
+    ),
+    Component(
+        "project",
+        lambda n, x: x - x.mean(dim=-1, keepdim=True),
+        lambda n, x: (_mean_shift(n, x), torch.ones_like(x[..., :1])),
+        projects=True,
+    ),
+    Component(
+        "scale",
+        lambda n, x: F.rms_norm(x, n.shape, eps=n.spec.eps),
+        lambda n, x: _no_shift(x, _rsqrt_mean_square(x, n.spec.eps)),
+        uses_eps=True,
+        scales=True,
+    ),
     Component("none", lambda n, x: x, lambda n, x: _no_shift(x, torch.ones_like(x[..., :1])), identity=True),
     # = F.normalize(x, dim=-1) / sqrt(d), with the 1/sqrt(d) folded into the per-row divisor
-    Component("paper_no_projection", lambda n, x: x / _paper_norm(n, x),
-              lambda n, x: _no_shift(x, 1.0 / _paper_norm(n, x)), scales=True),
-    Component("learned", _learned_normalize, _learned_shift_and_scale, projects=True, uses_eps=True,
-              learned_direction=True, scales=True),
+    Component(
+        "paper_no_projection",
+        lambda n, x: x / _paper_norm(n, x),
+        lambda n, x: _no_shift(x, 1.0 / _paper_norm(n, x)),
+        scales=True,
+    ),
+    Component(
+        "learned",
+        _learned_normalize,
+        _learned_shift_and_scale,
+        projects=True,
+        uses_eps=True,
+        learned_direction=True,
+        scales=True,
+    ),
     # Nguyen & Salazar (2019): g x / ||x||, one learned g per norm initialised to sqrt(d)
-    Component("scalenorm", lambda n, x: x * _scalenorm_scale(n, x),
-              lambda n, x: _no_shift(x, _scalenorm_scale(n, x)), options=MappingProxyType({"g": None}),
-              parameters=lambda d, o: {"g": _scalar(math.sqrt(d) if o.get("g") is None else o["g"])},
-              uses_eps=True, scales=True),
+    Component(
+        "scalenorm",
+        lambda n, x: x * _scalenorm_scale(n, x),
+        lambda n, x: _no_shift(x, _scalenorm_scale(n, x)),
+        options=MappingProxyType({"g": None}),
+        parameters=lambda d, o: {"g": _scalar(math.sqrt(d) if o.get("g") is None else o["g"])},
+        uses_eps=True,
+        scales=True,
+    ),
     # Zhu et al. (2025): tanh(alpha x), one learned alpha per norm (initial value: option alpha)
-    Component("dyt", lambda n, x: torch.tanh(n.alpha.to(x.dtype) * x), None,
-              options=MappingProxyType({"alpha": 0.5}), parameters=lambda d, o: {"alpha": _scalar(o["alpha"])}),
+    Component(
+        "dyt",
+        lambda n, x: torch.tanh(n.alpha.to(x.dtype) * x),
+        None,
+        options=MappingProxyType({"alpha": 0.5}),
+        parameters=lambda d, o: {"alpha": _scalar(o["alpha"])},
+    ),
 ):
     register_component(_component)
 COMPONENTS: tuple[str, ...] = tuple(_COMPONENTS.entries)  # the built-in components

@@ -56,8 +56,9 @@ def present_norms(placement: str, roles: Mapping[str, NormRole]) -> tuple[str, .
     return tuple(name for name, role in roles.items() if norm_exists(role, placement))
 
 
-def attention_input_norm(placement: str, layer: int, present: Mapping[str, NormRole],
-                         identity: Collection[str] = ()) -> str | None:
+def attention_input_norm(
+    placement: str, layer: int, present: Mapping[str, NormRole], identity: Collection[str] = ()
+) -> str | None:
     """The norm whose output is, unchanged, the input of layer ``layer``'s attention (layers count from 1).
 
     ``present`` maps the network's norms (block norms named ``attn_norm`` / ``ffn_norm``, as in

@@ -52,12 +52,22 @@ PAIRWISE_BUDGET = 4_000_000  # keys squared per analyzer call: its first stage h
 Keys = Literal["gaussian", "sphere"]
 
 MEAN_FRACTION = "fraction of unselectable keys over all keys of all sets (the column's key-weighted mean)"
-ANY_LAYER = ("fraction of sentence tokens ([CLS] and the final [SEP] left out) unselectable in at least one layer, "
-             "the layers' key sets drawn independently")
+ANY_LAYER = (
+    "fraction of sentence tokens ([CLS] and the final [SEP] left out) unselectable in at least one layer, "
+    "the layers' key sets drawn independently"
+)
 
 
-def chance_fraction(d: int, n: int | Sequence[int], sets: int | None = None, seed: int = 0, *,
-                    layers: int = 1, skip_ends: bool = False, keys: Keys = "gaussian") -> dict[str, Any]:
+def chance_fraction(
+    d: int,
+    n: int | Sequence[int],
+    sets: int | None = None,
+    seed: int = 0,
+    *,
+    layers: int = 1,
+    skip_ends: bool = False,
+    keys: Keys = "gaussian",
+) -> dict[str, Any]:
     """Expected fraction of unselectable keys among random keys in d dimensions, with its standard error.
 
     ``n`` an integer: ``sets`` independent sets of n keys (default ``DEFAULT_SETS`` = 50; d = 8,
@@ -87,8 +97,9 @@ def chance_fraction(d: int, n: int | Sequence[int], sets: int | None = None, see
     return _chance((d,) * layers, n, sets, seed, skip_ends, keys)
 
 
-def _chance(dims: tuple[int, ...], n: int | Sequence[int], sets: int | None, seed: int, skip_ends: bool,
-            keys: Keys) -> dict[str, Any]:
+def _chance(
+    dims: tuple[int, ...], n: int | Sequence[int], sets: int | None, seed: int, skip_ends: bool, keys: Keys
+) -> dict[str, Any]:
     """:func:`chance_fraction` with one dimension per layer (a key counts if unselectable in any layer)."""
     sizes, n_out = _sizes(n)
     if sets is None:
@@ -101,8 +112,16 @@ def _chance(dims: tuple[int, ...], n: int | Sequence[int], sets: int | None, see
         raise ValueError(f"keys: choose one of {', '.join(typing.get_args(Keys))}, got {keys!r}")
     if skip_ends and min(sizes) < 3:
         raise ValueError("skip_ends: every set needs at least 3 keys (two ends and one counted key)")
-    params = {"version": VERSION, "dims": list(dims), "n": n_out if isinstance(n_out, int) else n_out["digest"],
-              "sets": sets, "seed": seed, "skip_ends": skip_ends, "keys": keys, "tol": DEFAULT_TOL}
+    params = {
+        "version": VERSION,
+        "dims": list(dims),
+        "n": n_out if isinstance(n_out, int) else n_out["digest"],
+        "sets": sets,
+        "seed": seed,
+        "skip_ends": skip_ends,
+        "keys": keys,
+        "tol": DEFAULT_TOL,
+    }
     path = cache_root() / "chance" / f"{_digest(params)}.json"
     cached = _read(path, params)
     if cached is not None:
@@ -111,11 +130,22 @@ def _chance(dims: tuple[int, ...], n: int | Sequence[int], sets: int | None, see
     fractions = _fractions(dims, sizes, sets, seed, skip_ends, keys)
     sem = float(fractions.std(ddof=1) / math.sqrt(sets)) if sets > 1 else None
     one = "one set of n keys" if isinstance(n_out, int) else "one key set of every listed size (a copy of the data set)"
-    result = {"mean": float(fractions.mean()), "sem": sem, "sets": sets, "replicate": one,
-              "d": dims[0] if len(set(dims)) == 1 else list(dims), "n": n_out, "keys": keys, "layers": len(dims),
-              "skip_ends": skip_ends, "statistic": ANY_LAYER if skip_ends or len(dims) > 1 else MEAN_FRACTION,
-              "seed": seed, "tol": DEFAULT_TOL, "version": VERSION,
-              "seconds": round(time.perf_counter() - start, 3)}
+    result = {
+        "mean": float(fractions.mean()),
+        "sem": sem,
+        "sets": sets,
+        "replicate": one,
+        "d": dims[0] if len(set(dims)) == 1 else list(dims),
+        "n": n_out,
+        "keys": keys,
+        "layers": len(dims),
+        "skip_ends": skip_ends,
+        "statistic": ANY_LAYER if skip_ends or len(dims) > 1 else MEAN_FRACTION,
+        "seed": seed,
+        "tol": DEFAULT_TOL,
+        "version": VERSION,
+        "seconds": round(time.perf_counter() - start, 3),
+    }
     atomic_write_json(path, {"params": params, "result": result})
     return result
 
@@ -147,8 +177,9 @@ def _read(path: Path, params: dict[str, Any]) -> dict[str, Any] | None:
     return stored["result"] if isinstance(stored, dict) and stored.get("params") == params else None
 
 
-def _fractions(dims: tuple[int, ...], sizes: list[int], copies: int, seed: int, skip_ends: bool,
-               keys: Keys) -> np.ndarray:
+def _fractions(
+    dims: tuple[int, ...], sizes: list[int], copies: int, seed: int, skip_ends: bool, keys: Keys
+) -> np.ndarray:
     """(copies,) fraction of counted key positions unselectable in any layer, per replicate."""
     bad = np.zeros(copies)
     counted = 0
@@ -180,8 +211,14 @@ TOKENS = "unselectable_tokens"
 CLASS_KEYS, CLASS_KEYS_HEADS = "class_keys_unselectable", "class_keys_unselectable_heads"
 
 
-def chance_for_metric(metric: str, config: dict[str, Any], *, set_sizes: Sequence[int] | None = None,
-                      sets: int | None = None, seed: int = 0) -> dict[str, Any] | None:
+def chance_for_metric(
+    metric: str,
+    config: dict[str, Any],
+    *,
+    set_sizes: Sequence[int] | None = None,
+    sets: int | None = None,
+    seed: int = 0,
+) -> dict[str, Any] | None:
     """The chance value of leaderboard column ``metric`` for a run with resolved config ``config``.
 
     ``None`` for a column that is not an unselectable fraction. Otherwise :func:`chance_fraction`'s
@@ -242,9 +279,11 @@ def chance_for_metric(metric: str, config: dict[str, Any], *, set_sizes: Sequenc
     if kind in ("class", "class_heads"):
         where_text = "the class keys at the attention input of layer 1"
     result = dict(_chance((width,), n, sets, seed, False, keys))
-    basis = (f"{where_text}: {view}; {n_text}; {feed_text}; "
-             + ("keys drawn on a unit sphere: 0 by construction, a check of the geometry, not a chance level"
-                if keys == "sphere" else "keys drawn i.i.d. N(0, I_d)"))
+    basis = f"{where_text}: {view}; {n_text}; {feed_text}; " + (
+        "keys drawn on a unit sphere: 0 by construction, a check of the geometry, not a chance level"
+        if keys == "sphere"
+        else "keys drawn i.i.d. N(0, I_d)"
+    )
     return {**result, "metric": metric, "feed": feed, "sanity_check": keys == "sphere", "basis": basis}
 
 
@@ -263,28 +302,44 @@ def _parse(metric: str) -> tuple[str | None, int, str | None, int | None]:
     return None, 0, None, None
 
 
-def _tokens(metric: str, arch: _Arch, d: int, n: int | list[int], n_text: str, sets: int | None,
-            seed: int) -> dict[str, Any]:
+def _tokens(
+    metric: str, arch: _Arch, d: int, n: int | list[int], n_text: str, sets: int | None, seed: int
+) -> dict[str, Any]:
     """``unselectable_tokens``: any layer, sentence tokens only; layers fed by a scaling norm add nothing."""
     geometry = {i: arch.geometry(i, "after", d)[:3] for i in range(1, int(arch.value("n_layers")) + 1)}
     free = tuple(span for keys, span, _ in geometry.values() if keys == "gaussian")
     scaled = [i for i, (keys, _, _) in geometry.items() if keys == "sphere"]
-    text = f"{n_text}; input-space keys of every layer, the tokens between the first and the last ([CLS], [SEP]) counted"
+    text = (
+        f"{n_text}; input-space keys of every layer, the tokens between the first and the last ([CLS], [SEP]) counted"
+    )
     if not free:
         result = dict(_chance(tuple(span for _, span, _ in geometry.values()), n, sets, seed, True, "sphere"))
-        return {**result, "metric": metric, "feed": None, "sanity_check": True,
-                "basis": f"{text}; a scaling norm feeds every layer's attention: keys drawn on unit spheres, 0 by "
-                         "construction, a check of the geometry, not a chance level"}
+        return {
+            **result,
+            "metric": metric,
+            "feed": None,
+            "sanity_check": True,
+            "basis": f"{text}; a scaling norm feeds every layer's attention: keys drawn on unit spheres, 0 by "
+            "construction, a check of the geometry, not a chance level",
+        }
     result = dict(_chance(free, n, sets, seed, True, "gaussian"))
     single = _chance(free[:1], n, sets, seed, True, "gaussian")
-    note = (f"; layers {', '.join(f'L{i}' for i in scaled)} are fed by a scaling norm (0 by construction) and "
-            "left out") if scaled else ""
-    return {**result, "metric": metric, "feed": None, "sanity_check": False,
-            "if_layers_identical": {"mean": single["mean"], "sem": single["sem"]},
-            "basis": f"{text}; {len(free)} layers of keys drawn i.i.d. N(0, I_d), "
-                     f"d = {free[0] if len(set(free)) == 1 else list(free)}, independently per layer (a model's "
-                     f"layers share the residual stream: if_layers_identical is the chance value were every layer "
-                     f"to leave the same positions unselectable){note}"}
+    note = (
+        (f"; layers {', '.join(f'L{i}' for i in scaled)} are fed by a scaling norm (0 by construction) and left out")
+        if scaled
+        else ""
+    )
+    return {
+        **result,
+        "metric": metric,
+        "feed": None,
+        "sanity_check": False,
+        "if_layers_identical": {"mean": single["mean"], "sem": single["sem"]},
+        "basis": f"{text}; {len(free)} layers of keys drawn i.i.d. N(0, I_d), "
+        f"d = {free[0] if len(set(free)) == 1 else list(free)}, independently per layer (a model's "
+        f"layers share the residual stream: if_layers_identical is the chance value were every layer "
+        f"to leave the same positions unselectable){note}",
+    }
 
 
 def _geometry(component: str | None, d: int) -> tuple[Keys, int, str]:
@@ -381,8 +436,10 @@ def _set_sizes(task: str, config: dict[str, Any], given: Sequence[int] | None) -
 def _sizes_text(task: str, sizes: list[int]) -> str:
     s = sorted(sizes)
     what = "dev sentences" if task == "sst2" else "sequences"
-    return (f"n = the token count of each of {len(s)} {what} ([CLS] and [SEP] included): {s[0]}..{s[-1]}, "
-            f"median {s[len(s) // 2]}, {sum(s)} keys")
+    return (
+        f"n = the token count of each of {len(s)} {what} ([CLS] and [SEP] included): {s[0]}..{s[-1]}, "
+        f"median {s[len(s) // 2]}, {sum(s)} keys"
+    )
 
 
 def set_sizes_from_data(config: dict[str, Any]) -> list[int]:
@@ -426,8 +483,12 @@ def with_chance(variants: list[dict[str, Any]], configs: dict[str, dict[str, Any
         for metric, agg in (variant.get("metrics") or {}).items():
             value = chance_for_metric(metric, config)
             if value is not None and isinstance(agg, dict):
-                agg["chance"] = {"mean": value["mean"], "sem": value["sem"], "sanity_check": value["sanity_check"],
-                                 "basis": value["basis"]}
+                agg["chance"] = {
+                    "mean": value["mean"],
+                    "sem": value["sem"],
+                    "sanity_check": value["sanity_check"],
+                    "basis": value["basis"],
+                }
 
 
 def chance_text(chance: dict[str, Any] | None, scale: float = 1.0, digits: int = 3) -> str:

@@ -27,8 +27,9 @@ def check_spec(spec: Any, metrics: dict[str, Any]) -> dict[str, Any]:
     for field, names in (("metric", [spec.get("metric")]), ("report", report)):
         unknown = [n for n in names if n not in metrics]
         if unknown:
-            raise ValueError(f"bench.choice.{field}: {unknown[0]!r} is not a leaderboard metric; "
-                             f"choose one of {', '.join(metrics)}")
+            raise ValueError(
+                f"bench.choice.{field}: {unknown[0]!r} is not a leaderboard metric; choose one of {', '.join(metrics)}"
+            )
     goal = spec.get("goal", "min")
     if goal not in ("min", "max"):
         raise ValueError(f"bench.choice.goal: must be min or max, got {goal!r}")
@@ -63,10 +64,16 @@ def build_choice(spec: dict[str, Any], variants: list[dict[str, Any]], metrics: 
             continue
         base, value = split
         m = v["metrics"]
-        groups.setdefault(base, []).append({
-            "variant": v["name"], "value": value, "seeds": [str(s) for s in v["seeds"]],
-            "metric": m.get(spec["metric"]) or {}, "report": {r: m.get(r) or {} for r in spec["report"]},
-            "collapsed": collapsed_seeds(v)})
+        groups.setdefault(base, []).append(
+            {
+                "variant": v["name"],
+                "value": value,
+                "seeds": [str(s) for s in v["seeds"]],
+                "metric": m.get(spec["metric"]) or {},
+                "report": {r: m.get(r) or {} for r in spec["report"]},
+                "collapsed": collapsed_seeds(v),
+            }
+        )
     out = []
     for base, rows in groups.items():
         rows.sort(key=lambda r: sort_key(r["value"]))
@@ -76,9 +83,16 @@ def build_choice(spec: dict[str, Any], variants: list[dict[str, Any]], metrics: 
         best = min(scored, key=lambda r: sign * r["metric"]["mean"]) if len(scored) > 1 else None
         numeric = all(sort_key(r["value"])[0] == 0 for r in rows)
         at_edge = bool(best) and numeric and best["value"] in (rows[0]["value"], rows[-1]["value"])
-        out.append({"base": base, "rows": rows, "chosen": best["value"] if best else None,
-                    "chosen_variant": best["variant"] if best else None, "measured": len(scored),
-                    "at_edge": at_edge})
+        out.append(
+            {
+                "base": base,
+                "rows": rows,
+                "chosen": best["value"] if best else None,
+                "chosen_variant": best["variant"] if best else None,
+                "measured": len(scored),
+                "at_edge": at_edge,
+            }
+        )
     return {**spec, "groups": out}
 
 
@@ -94,28 +108,42 @@ def render_choice(choice: dict[str, Any] | None) -> list[str]:
         return []
     axis, metric, best = choice["axis"], choice["metric"], "lowest" if choice["goal"] == "min" else "highest"
     report = choice["report"]
-    lines = [f"## Choice of `{axis}`", "",
-             f"The grid of `{axis}` per base variant, mean ± std over seeds. Chosen: the value with the {best} mean "
-             f"`{metric}`" + (f"; {', '.join(f'`{r}`' for r in report)} beside it" if report else "") + ". "
-             "Collapsed: seeds flagged collapsed or at chance (kept in the means).", "",
-             f"| variant | {axis} | seeds | {metric} | " + "".join(f"{r} | " for r in report) + "collapsed | chosen |",
-             "|---|---|---|---|" + "---|" * len(report) + "---|---|"]
+    lines = [
+        f"## Choice of `{axis}`",
+        "",
+        f"The grid of `{axis}` per base variant, mean ± std over seeds. Chosen: the value with the {best} mean "
+        f"`{metric}`" + (f"; {', '.join(f'`{r}`' for r in report)} beside it" if report else "") + ". "
+        "Collapsed: seeds flagged collapsed or at chance (kept in the means).",
+        "",
+        f"| variant | {axis} | seeds | {metric} | " + "".join(f"{r} | " for r in report) + "collapsed | chosen |",
+        "|---|---|---|---|" + "---|" * len(report) + "---|---|",
+    ]
     for group in choice["groups"]:
         for r in group["rows"]:
             chosen = "**chosen**" if r["value"] == group["chosen"] else ""
             collapsed = ", ".join(r["collapsed"]) or "–"
-            lines.append(f"| `{group['base']}` | {r['value']} | {len(r['seeds'])} | {_mean_std(r['metric'])} | "
-                         + "".join(f"{_mean_std(r['report'][x])} | " for x in report) + f"{collapsed} | {chosen} |")
+            lines.append(
+                f"| `{group['base']}` | {r['value']} | {len(r['seeds'])} | {_mean_std(r['metric'])} | "
+                + "".join(f"{_mean_std(r['report'][x])} | " for x in report)
+                + f"{collapsed} | {chosen} |"
+            )
     lines.append("")
     for group in choice["groups"]:
         if group["chosen"] is None:
             why = "only one value has" if group.get("measured") == 1 else "no value has"
-            lines.append(f"- `{group['base']}`: no `{axis}` chosen ({why} a mean `{metric}`; the grid is not "
-                         f"trained yet).")
+            lines.append(
+                f"- `{group['base']}`: no `{axis}` chosen ({why} a mean `{metric}`; the grid is not trained yet)."
+            )
             continue
         row = next(r for r in group["rows"] if r["value"] == group["chosen"])
-        edge = (f" It is the grid's {'largest' if group['chosen'] == group['rows'][-1]['value'] else 'smallest'} "
-                f"value: a value beyond the grid may be better." if group.get("at_edge") else "")
-        lines.append(f"- `{group['base']}`: `{axis}` = {group['chosen']} ({best} mean `{metric}`, "
-                     f"{_mean_std(row['metric'])}; variant `{group['chosen_variant']}`).{edge}")
+        edge = (
+            f" It is the grid's {'largest' if group['chosen'] == group['rows'][-1]['value'] else 'smallest'} "
+            f"value: a value beyond the grid may be better."
+            if group.get("at_edge")
+            else ""
+        )
+        lines.append(
+            f"- `{group['base']}`: `{axis}` = {group['chosen']} ({best} mean `{metric}`, "
+            f"{_mean_std(row['metric'])}; variant `{group['chosen_variant']}`).{edge}"
+        )
     return [*lines, ""]

@@ -30,9 +30,15 @@ import yaml
 from normbench.nn.norms import get_component
 from normbench.nn.placement import attention_input_norm
 from normbench.reporting.collapse import collapsed_seeds
+from normbench.reporting.stats import (
+    Interval,
+    difference_equivalence,
+    difference_interval,
+    mean_interval,
+    target_equivalence,
+    values_of,
+)
 from normbench.training.config import config_value
-from normbench.reporting.stats import (Interval, difference_equivalence, difference_interval, mean_interval,
-                                       target_equivalence, values_of)
 
 VERDICTS = ("reproduced", "direction only", "inconclusive", "not reproduced", "not run")
 OWNERS = ("paper", "normbench")
@@ -54,7 +60,9 @@ def load_protocols() -> dict[str, dict[str, Any]]:
 
     def resolve(name: str, seen: tuple[str, ...] = ()) -> dict[str, Any]:
         if name not in raw or name in seen:
-            raise ValueError(f"protocol: {name!r} is not a protocol (or extends itself); choose one of {', '.join(raw)}")
+            raise ValueError(
+                f"protocol: {name!r} is not a protocol (or extends itself); choose one of {', '.join(raw)}"
+            )
         own = raw[name]
         parent = resolve(own["extends"], (*seen, name))["settings"] if own.get("extends") else {}
         return {"name": name, "description": own["description"], "settings": {**parent, **own["settings"]}}
@@ -73,8 +81,10 @@ def load_claims(claims_id: str) -> list[dict[str, Any]]:
             source = entry["use"]
             found = [c for c in claims_file(source)["claims"] if c.get("id") == entry.get("id") and "use" not in c]
             if len(found) != 1 or set(entry) != {"id", "use"}:
-                raise ValueError(f"claim {entry.get('id')!r}: `use: {source}` must name a claim that {source}.yaml "
-                                 f"defines, with no other field")
+                raise ValueError(
+                    f"claim {entry.get('id')!r}: `use: {source}` must name a claim that {source}.yaml "
+                    f"defines, with no other field"
+                )
             entry = found[0]
         claims.append(check_claim(entry))
     return claims
@@ -90,7 +100,9 @@ def check_claim(claim: dict[str, Any]) -> dict[str, Any]:
         raise ValueError(f"claim {cid!r}: owner must be one of {', '.join(OWNERS)}")
     rule = claim.get("rule") or {}
     if rule.get("kind") not in RULE_KINDS:
-        raise ValueError(f"claim {cid!r}: rule.kind {rule.get('kind')!r} is not allowed; choose one of {', '.join(RULE_KINDS)}")
+        raise ValueError(
+            f"claim {cid!r}: rule.kind {rule.get('kind')!r} is not allowed; choose one of {', '.join(RULE_KINDS)}"
+        )
     if claim.get("protocol") is not None and claim["protocol"] not in load_protocols():
         raise ValueError(f"claim {cid!r}: protocol {claim['protocol']!r} is not in claims/protocols.yaml")
     if claim.get("evidence") not in (None, "sanity check"):
@@ -98,15 +110,23 @@ def check_claim(claim: dict[str, Any]) -> dict[str, Any]:
     if rule.get("kind") == "equivalence":
         roles = list(claim.get("variants") or {})
         if len(roles) != 2 or rule.get("reference") not in roles:
-            raise ValueError(f"claim {cid!r}: rule.reference must name one of its two roles, "
-                             f"got {rule.get('reference')!r} (roles: {', '.join(roles)})")
+            raise ValueError(
+                f"claim {cid!r}: rule.reference must name one of its two roles, "
+                f"got {rule.get('reference')!r} (roles: {', '.join(roles)})"
+            )
         if rule.get("better") not in (None, "higher", "lower"):
             raise ValueError(f"claim {cid!r}: rule.better must be higher or lower, got {rule['better']!r}")
         if not isinstance(rule.get("margin"), (int, float)) or not rule["margin"] > 0 or not rule.get("margin_why"):
             raise ValueError(f"claim {cid!r}: rule.margin must be a positive number with its reason in rule.margin_why")
-    if rule.get("kind") == "values" and "exact" not in rule and not (rule.get("tolerance") or rule.get("rel_tolerance")):
-        raise ValueError(f"claim {cid!r}: rule.tolerance (or rel_tolerance) must be positive: the equivalence margin "
-                         f"around each paper value")
+    if (
+        rule.get("kind") == "values"
+        and "exact" not in rule
+        and not (rule.get("tolerance") or rule.get("rel_tolerance"))
+    ):
+        raise ValueError(
+            f"claim {cid!r}: rule.tolerance (or rel_tolerance) must be positive: the equivalence margin "
+            f"around each paper value"
+        )
     return claim
 
 
@@ -116,8 +136,10 @@ def _fmt(x: float | str | None) -> str:
     return f"{x:.4g}" if isinstance(x, (int, float)) else str(x)
 
 
-SIGNIFICANCE = ("the ordering counts only when the 95% Welch interval of the difference of the seed means "
-                "excludes 0; otherwise inconclusive")
+SIGNIFICANCE = (
+    "the ordering counts only when the 95% Welch interval of the difference of the seed means "
+    "excludes 0; otherwise inconclusive"
+)
 
 
 def ordering_verdict(diff: Interval | None, sign: int) -> str | None:
@@ -127,8 +149,9 @@ def ordering_verdict(diff: Interval | None, sign: int) -> str | None:
     return None if (diff.estimate > 0) == (sign > 0) else "not reproduced"
 
 
-def judge_values(rule: dict[str, Any], paper: dict[str, float], per_seed: dict[str, list[float | None]]
-                 ) -> tuple[str, str, Interval | None, dict[str, Any]]:
+def judge_values(
+    rule: dict[str, Any], paper: dict[str, float], per_seed: dict[str, list[float | None]]
+) -> tuple[str, str, Interval | None, dict[str, Any]]:
     """Significant ordering, then each paper value matched: a one-sample TOST shows the role's mean
     within the tolerance m of the paper's value (its 90% interval inside paper ± m; ``tolerance``
     absolute, ``rel_tolerance`` a fraction of the paper's value); roles in ``exact`` must equal the
@@ -145,14 +168,24 @@ def judge_values(rule: dict[str, Any], paper: dict[str, float], per_seed: dict[s
         how = f"±{float(rule.get('tolerance') or 0.0):g}"
     matched = [r for r in paper if r not in exact and bound[r] > 0]
     unmatched = [r for r in paper if r not in exact and bound[r] <= 0]
-    text = (f"reproduced if {higher} > {lower} significantly"
-            + "".join(f", {r} equals the paper's {paper[r]:g} in every seed" for r in exact)
-            + (f" and a TOST shows each {'other ' if exact else ''}mean within {how} of the paper's value (its 90% "
-               f"interval inside paper {how})" if matched else "")
-            + (f" ({', '.join(unmatched)}: no tolerance declared, so the paper's value is shown beside the measured "
-               f"one, never matched)" if unmatched else "")
-            + f"; direction only if only the ordering is significant; not reproduced if significantly reversed; "
-            f"{SIGNIFICANCE}")
+    text = (
+        f"reproduced if {higher} > {lower} significantly"
+        + "".join(f", {r} equals the paper's {paper[r]:g} in every seed" for r in exact)
+        + (
+            f" and a TOST shows each {'other ' if exact else ''}mean within {how} of the paper's value (its 90% "
+            f"interval inside paper {how})"
+            if matched
+            else ""
+        )
+        + (
+            f" ({', '.join(unmatched)}: no tolerance declared, so the paper's value is shown beside the measured "
+            f"one, never matched)"
+            if unmatched
+            else ""
+        )
+        + f"; direction only if only the ordering is significant; not reproduced if significantly reversed; "
+        f"{SIGNIFICANCE}"
+    )
     samples = {r: values_of(per_seed.get(r)) for r in paper}
     gaps = {r: gap(samples[r], paper[r]) for r in paper}
     if any(not samples[r] or len(samples[r]) < len(per_seed.get(r) or []) for r in paper):
@@ -185,18 +218,26 @@ def gap(sample: list[float], target: float) -> dict[str, Any] | None:
     interval = mean_interval(sample)
     if interval is None:
         return None
-    shift = (lambda x: None if x is None else float(x) - target)
-    return {"estimate": shift(interval.estimate), "low": shift(interval.low), "high": shift(interval.high),
-            "n": interval.n[0], "paper": target}
+    shift = lambda x: None if x is None else float(x) - target
+    return {
+        "estimate": shift(interval.estimate),
+        "low": shift(interval.low),
+        "high": shift(interval.high),
+        "n": interval.n[0],
+        "paper": target,
+    }
 
 
-def judge_ratio(rule: dict[str, Any], per_seed: dict[str, list[float | None]],
-                bounds: dict[str, list[float | None]]) -> tuple[str, str, float | None, Interval | None]:
+def judge_ratio(
+    rule: dict[str, Any], per_seed: dict[str, list[float | None]], bounds: dict[str, list[float | None]]
+) -> tuple[str, str, float | None, Interval | None]:
     """Ratio of mean step counts; a seed that never reached the target counts with its last step (a
     lower bound, which can only understate a numerator > denominator)."""
     num, den, target, tol = rule["numerator"], rule["denominator"], float(rule["target"]), float(rule["tolerance"])
-    text = (f"r = {num} / {den} (mean steps); reproduced if |r - {target:g}| <= {tol:g} and the ordering is "
-            f"significant; direction only if only the ordering is; {SIGNIFICANCE}")
+    text = (
+        f"r = {num} / {den} (mean steps); reproduced if |r - {target:g}| <= {tol:g} and the ordering is "
+        f"significant; direction only if only the ordering is; {SIGNIFICANCE}"
+    )
     den_steps = values_of(per_seed.get(den))
     if not den_steps or len(den_steps) < len(per_seed.get(den) or []):
         return "not run", text + f" ({den} never reached the target within the run)", None, None
@@ -220,8 +261,9 @@ def judge_ratio(rule: dict[str, Any], per_seed: dict[str, list[float | None]],
     return ("reproduced" if abs(r - target) <= tol else "direction only"), text, r, diff
 
 
-def judge_ordering(rule: dict[str, Any], per_seed: dict[str, list[float | None]],
-                   bounds: dict[str, list[float | None]] | None = None) -> tuple[str, str, Interval | None]:
+def judge_ordering(
+    rule: dict[str, Any], per_seed: dict[str, list[float | None]], bounds: dict[str, list[float | None]] | None = None
+) -> tuple[str, str, Interval | None]:
     """``lower`` role below the other, significantly over seeds. Every seed of ``lower`` needs a value;
     the other role's seeds that never reached a threshold count with their lower bounds (which can
     only understate how much higher it is)."""
@@ -242,13 +284,16 @@ def judge_ordering(rule: dict[str, Any], per_seed: dict[str, list[float | None]]
     return (ordering_verdict(diff, -1) or "reproduced"), text, diff
 
 
-def judge_positive_zero(rule: dict[str, Any], per_seed: dict[str, list[float | None]]
-                        ) -> tuple[str, str, Interval | None]:
+def judge_positive_zero(
+    rule: dict[str, Any], per_seed: dict[str, list[float | None]]
+) -> tuple[str, str, Interval | None]:
     """``positive`` role above 0 and ``zero`` role exactly 0, in every seed of at least two."""
     pos, zero = rule["positive"], rule["zero"]
-    text = (f"reproduced if {pos} > 0 and {zero} = 0 exactly in every seed (at least 2 seeds each); "
-            f"direction only if {pos} > {zero} significantly but {zero} is not always 0; inconclusive with one "
-            f"seed or no significant difference; not reproduced otherwise")
+    text = (
+        f"reproduced if {pos} > 0 and {zero} = 0 exactly in every seed (at least 2 seeds each); "
+        f"direction only if {pos} > {zero} significantly but {zero} is not always 0; inconclusive with one "
+        f"seed or no significant difference; not reproduced otherwise"
+    )
     a, b = values_of(per_seed.get(pos)), values_of(per_seed.get(zero))
     if not a or not b:
         return "not run", text + " (a measured value is missing)", None
@@ -261,9 +306,10 @@ def judge_positive_zero(rule: dict[str, Any], per_seed: dict[str, list[float | N
     return (forced or "direction only"), text, diff
 
 
-def judge_equivalence(rule: dict[str, Any], per_seed: dict[str, list[float | None]]
-                      ) -> tuple[str, str, Interval | None, dict[str, Any] | None]:
-    """"As good as" (``better`` absent: TOST, |delta| < m) or "no worse than" (``better: higher``:
+def judge_equivalence(
+    rule: dict[str, Any], per_seed: dict[str, list[float | None]]
+) -> tuple[str, str, Interval | None, dict[str, Any] | None]:
+    """ "As good as" (``better`` absent: TOST, |delta| < m) or "no worse than" (``better: higher``:
     delta > -m; ``lower``: delta < m), delta = mean(candidate) − mean(reference), margin m = ``margin``.
 
     Reproduced when the 90% Welch interval of delta shows it (:func:`~normbench.reporting.stats.tost`);
@@ -272,11 +318,16 @@ def judge_equivalence(rule: dict[str, Any], per_seed: dict[str, list[float | Non
     ref, better, margin = rule["reference"], rule.get("better"), float(rule["margin"])
     cand = next(r for r in per_seed if r != ref)
     sides = {None: "both", "higher": "lower", "lower": "upper"}[better]
-    shown = {"both": f"-{margin:g} < delta < {margin:g}", "lower": f"delta > -{margin:g}",
-             "upper": f"delta < {margin:g}"}[sides]
-    text = (f"delta = mean({cand}) − mean({ref}); margin {margin:g} ({rule['margin_why']}); reproduced if a "
-            f"{'TOST' if sides == 'both' else 'one-sided test'} at 5% shows {shown} (the 90% Welch interval of delta "
-            f"inside the margin); not reproduced if that interval lies wholly beyond the margin; inconclusive otherwise")
+    shown = {
+        "both": f"-{margin:g} < delta < {margin:g}",
+        "lower": f"delta > -{margin:g}",
+        "upper": f"delta < {margin:g}",
+    }[sides]
+    text = (
+        f"delta = mean({cand}) − mean({ref}); margin {margin:g} ({rule['margin_why']}); reproduced if a "
+        f"{'TOST' if sides == 'both' else 'one-sided test'} at 5% shows {shown} (the 90% Welch interval of delta "
+        f"inside the margin); not reproduced if that interval lies wholly beyond the margin; inconclusive otherwise"
+    )
     a, b = values_of(per_seed.get(cand)), values_of(per_seed.get(ref))
     if not a or not b or len(a) < len(per_seed.get(cand) or []) or len(b) < len(per_seed.get(ref) or []):
         return "not run", text + " (a measured value is missing)", None, None
@@ -296,8 +347,11 @@ def protocol_check(claim: dict[str, Any], config: dict[str, Any] | None) -> dict
         return None
     protocol = load_protocols()[name]
     have = {key: config_value(config or {}, key) for key in protocol["settings"]}
-    differences = [f"{key}: {have[key]!r}, protocol {want!r}" for key, want in protocol["settings"].items()
-                   if not same_setting(have[key], want)]
+    differences = [
+        f"{key}: {have[key]!r}, protocol {want!r}"
+        for key, want in protocol["settings"].items()
+        if not same_setting(have[key], want)
+    ]
     return {"name": name, "description": protocol["description"], "met": not differences, "differences": differences}
 
 
@@ -319,7 +373,9 @@ def finished_seeds(variant: dict[str, Any], geometric: bool = False) -> tuple[li
     keep = [str(seed) not in diverged and str(seed) not in collapsed for seed in seeds]
     if not diverged and not failed and not collapsed:
         return keep, ""
-    why = [f"seed {seed} diverged" + (f" at step {step}" if step is not None else "") for seed, step in diverged.items()]
+    why = [
+        f"seed {seed} diverged" + (f" at step {step}" if step is not None else "") for seed, step in diverged.items()
+    ]
     why += [f"seed {seed} collapsed (a collapsed model feeds no geometry claim)" for seed in collapsed]
     why += [f"seed {seed} failed" for seed in failed]
     return keep, f"{sum(keep)} of {len(seeds) + len(failed)} seeds; {', '.join(why)}"
@@ -328,7 +384,7 @@ def finished_seeds(variant: dict[str, Any], geometric: bool = False) -> tuple[li
 def counted(values: list[Any], keep: list[bool]) -> list[Any]:
     """The entries of ``values`` (one per seed) whose seed counts; ``values`` as they are when they
     do not line up with the seeds (a leaderboard that names none)."""
-    return [v for v, k in zip(values, keep) if k] if len(values) == len(keep) else list(values)
+    return [v for v, k in zip(values, keep, strict=False) if k] if len(values) == len(keep) else list(values)
 
 
 def counted_note(notes: list[str]) -> str:
@@ -351,7 +407,7 @@ def judge_all_zero(claim: dict[str, Any], variants: dict[str, dict[str, Any]]) -
     template, roles = claim["metric"], claim["variants"]
     cells: list[tuple[str, list[float | None]]] = []
     notes: list[str] = []
-    for role, name in roles.items():
+    for name in roles.values():
         variant = variants.get(name) or {}
         keep, note = finished_seeds(variant, geometric=True)
         notes += [f"{name}: {note}"] if note else []
@@ -364,20 +420,38 @@ def judge_all_zero(claim: dict[str, Any], variants: dict[str, dict[str, Any]]) -
     incomplete = [c for c, v in cells if len(values_of(v)) < len(v)]
     held = [c for c, v in measured if all(x == 0 for x in v)]
     broken = [c for c, v in measured if any(x != 0 for x in v)]
-    verdict = ("not run" if not measured else "not reproduced" if broken
-               else "inconclusive" if incomplete else "reproduced")
-    text = ("reproduced if the metric is exactly 0 in every seed (and layer) of every variant named; not reproduced "
-            "if any seed measures more; a seed without a value makes a reproduced inconclusive; diverged seeds do not "
-            "count") + counted_note(notes)
-    exceptions = [f"{c}: {' / '.join(_fmt(x) if x is not None else '–' for x in v)}" for c, v in cells
-                  if c not in held or c in incomplete]
+    verdict = (
+        "not run" if not measured else "not reproduced" if broken else "inconclusive" if incomplete else "reproduced"
+    )
+    text = (
+        "reproduced if the metric is exactly 0 in every seed (and layer) of every variant named; not reproduced "
+        "if any seed measures more; a seed without a value makes a reproduced inconclusive; diverged seeds do not "
+        "count"
+    ) + counted_note(notes)
+    exceptions = [
+        f"{c}: {' / '.join(_fmt(x) if x is not None else '–' for x in v)}"
+        for c, v in cells
+        if c not in held or c in incomplete
+    ]
     entry = {
-        "id": claim["id"], "owner": claim["owner"], "source": claim["source"], "statement": claim.get("statement", ""),
-        "metric": template, "metrics": {}, "variants": roles, "paper": claim.get("paper") or {},
+        "id": claim["id"],
+        "owner": claim["owner"],
+        "source": claim["source"],
+        "statement": claim.get("statement", ""),
+        "metric": template,
+        "metrics": {},
+        "variants": roles,
+        "paper": claim.get("paper") or {},
         "measured": {"cells judged": len(cells), "zero in every seed": len(held)},
-        "per_seed": {}, "difference": None, "verdict": verdict, "rule": text, "layers": dict(cells),
-        "explanation": (f"{len(held)} of {len(cells)} cells are 0 in every seed"
-                        + (f"; the others: {'; '.join(exceptions)}" if exceptions else "")),
+        "per_seed": {},
+        "difference": None,
+        "verdict": verdict,
+        "rule": text,
+        "layers": dict(cells),
+        "explanation": (
+            f"{len(held)} of {len(cells)} cells are 0 in every seed"
+            + (f"; the others: {'; '.join(exceptions)}" if exceptions else "")
+        ),
     }
     entry.update(reasons(claim))
     return entry
@@ -389,8 +463,10 @@ def attention_feed(variant: dict[str, Any], layer: int) -> str | None:
     the raw embedding is. A one-line error for a variant that does not record its norms' roles."""
     roles = variant.get("norm_roles")
     if not roles or variant.get("placement") is None:
-        raise ValueError(f"variant {variant.get('name')!r}: its records name no norm roles or placement; "
-                         "rebuild its leaderboard from the run records")
+        raise ValueError(
+            f"variant {variant.get('name')!r}: its records name no norm roles or placement; "
+            "rebuild its leaderboard from the run records"
+        )
     components = {f"{k}_norm": spec["component"] for k, spec in (variant.get("norms") or {}).items()}
     present = {f"{k}_norm": role for k, role in roles.items() if f"{k}_norm" in components}
     # an import path names a plug-in module: never the identity, never a known scaling (and not imported here)
@@ -415,8 +491,10 @@ def judge_attention_feed(claim: dict[str, Any], variants: dict[str, dict[str, An
     """
     rule, template = claim["rule"], claim["metric"]
     if rule.get("expect") not in FEED_EXPECTATIONS:
-        raise ValueError(f"claim {claim['id']}: rule.expect must be one of {', '.join(FEED_EXPECTATIONS)}, "
-                         f"got {rule.get('expect')!r}")
+        raise ValueError(
+            f"claim {claim['id']}: rule.expect must be one of {', '.join(FEED_EXPECTATIONS)}, "
+            f"got {rule.get('expect')!r}"
+        )
     scaled = rule["expect"] == "scaled"
     cells: list[tuple[str, list[float | None]]] = []
     notes: list[str] = []
@@ -433,47 +511,68 @@ def judge_attention_feed(claim: dict[str, Any], variants: dict[str, dict[str, An
                 continue
             judged = True
             metric = (variant.get("metrics") or {}).get(template.format(layer=layer)) or {}
-            cells.append((f"{name} L{layer} ({feed or 'no norm'})", counted(list(metric.get("per_seed") or [None]), keep)))
+            cells.append(
+                (f"{name} L{layer} ({feed or 'no norm'})", counted(list(metric.get("per_seed") or [None]), keep))
+            )
         notes += [f"{name}: {note}"] if note and judged else []
     measured_cells = [(c, values_of(v)) for c, v in cells if values_of(v)]
     incomplete = [c for c, v in cells if len(values_of(v)) < len(v)]
     if scaled:
-        text = ("every (variant, layer) whose attention input a scaling norm feeds: reproduced if 0 unselectable keys "
-                "in every seed; not reproduced if any seed has one")
+        text = (
+            "every (variant, layer) whose attention input a scaling norm feeds: reproduced if 0 unselectable keys "
+            "in every seed; not reproduced if any seed has one"
+        )
         held = [c for c, v in measured_cells if all(x == 0 for x in v)]
         broken = [c for c, v in measured_cells if any(x > 0 for x in v)]
         verdict = "not reproduced" if broken else "reproduced"
     else:
-        text = ("every (variant, layer) whose attention input no scaling norm feeds: reproduced if > 0 unselectable "
-                "keys in every seed; not reproduced if a layer has none in every seed; inconclusive if seeds disagree")
+        text = (
+            "every (variant, layer) whose attention input no scaling norm feeds: reproduced if > 0 unselectable "
+            "keys in every seed; not reproduced if a layer has none in every seed; inconclusive if seeds disagree"
+        )
         held = [c for c, v in measured_cells if all(x > 0 for x in v)]
         broken = [c for c, v in measured_cells if all(x == 0 for x in v)]
-        verdict = ("reproduced" if len(held) == len(measured_cells) else "not reproduced" if broken
-                   else "inconclusive")
+        verdict = "reproduced" if len(held) == len(measured_cells) else "not reproduced" if broken else "inconclusive"
     if not measured_cells:
         verdict = "not run"
     elif verdict == "reproduced" and incomplete:
         verdict = "inconclusive"
-    text += ("; judged over the variants with finished runs (diverged seeds do not count), a seed without a value "
-             "makes a reproduced inconclusive") + counted_note(notes)
-    exceptions = [f"{c}: {' / '.join(_fmt(x) if x is not None else '–' for x in v)}" for c, v in cells
-                  if c not in held or c in incomplete]
+    text += (
+        "; judged over the variants with finished runs (diverged seeds do not count), a seed without a value "
+        "makes a reproduced inconclusive"
+    ) + counted_note(notes)
+    exceptions = [
+        f"{c}: {' / '.join(_fmt(x) if x is not None else '–' for x in v)}"
+        for c, v in cells
+        if c not in held or c in incomplete
+    ]
     entry = {
-        "id": claim["id"], "owner": claim["owner"], "source": claim["source"], "statement": claim.get("statement", ""),
-        "metric": template, "metrics": {}, "variants": {"cells": f"{'scaled' if scaled else 'unscaled'} attention inputs"},
+        "id": claim["id"],
+        "owner": claim["owner"],
+        "source": claim["source"],
+        "statement": claim.get("statement", ""),
+        "metric": template,
+        "metrics": {},
+        "variants": {"cells": f"{'scaled' if scaled else 'unscaled'} attention inputs"},
         "paper": claim.get("paper") or {},
         "measured": {"layers judged": len(cells), "as expected in every seed": len(held)},
-        "per_seed": {}, "difference": None, "verdict": verdict, "rule": text,
+        "per_seed": {},
+        "difference": None,
+        "verdict": verdict,
+        "rule": text,
         "layers": {c: v for c, v in cells},
-        "explanation": (f"{len(held)} of {len(cells)} (variant, layer) cells as expected in every seed"
-                        + (f"; the others and those missing a seed: {'; '.join(exceptions)}" if exceptions else "")),
+        "explanation": (
+            f"{len(held)} of {len(cells)} (variant, layer) cells as expected in every seed"
+            + (f"; the others and those missing a seed: {'; '.join(exceptions)}" if exceptions else "")
+        ),
     }
     entry.update(reasons(claim))
     return entry
 
 
-def judge(claim: dict[str, Any], variants: dict[str, dict[str, Any]],
-          config: dict[str, Any] | None = None) -> dict[str, Any]:
+def judge(
+    claim: dict[str, Any], variants: dict[str, dict[str, Any]], config: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """The verdict on ``claim`` from runs: the leaderboard's variants (name -> entry, per-seed values)
     and the runs' resolved ``config`` (for the protocol the claim names; ``None``: unknown, so no
     protocol is met). The one function every board calls: the same runs give the same verdict
@@ -487,8 +586,10 @@ def judge(claim: dict[str, Any], variants: dict[str, dict[str, Any]],
         if not protocol["met"]:
             if entry["verdict"] == "reproduced":
                 entry["verdict"] = "direction only"
-            entry["rule"] += (f"; judged on another protocol than the claim's ({protocol['name']}: "
-                              f"{'; '.join(protocol['differences'])}), so at most direction only")
+            entry["rule"] += (
+                f"; judged on another protocol than the claim's ({protocol['name']}: "
+                f"{'; '.join(protocol['differences'])}), so at most direction only"
+            )
     return entry
 
 
@@ -558,20 +659,38 @@ def judge_grid(claim: dict[str, Any], grid: dict[str, Any]) -> dict[str, Any]:
     reduce = {"min": np.min, "max": np.max, "mean": np.mean}[rule["reduce"]]
     text0 = f"no cell of the grid has d in {rule['d']} and n in {rule['n']}"
     if not rows.any() or not cols.any():
-        return {"id": claim["id"], "owner": claim["owner"], "source": claim["source"], "statement": claim["statement"], "paper": {},
-                "measured": {"any_fraction": None, "mean_fraction": None}, "holds_for": {"any_fraction": False, "mean_fraction": False},
-                "verdict": "not run", "rule": text0}
-    measured = {stat: float(reduce(np.asarray(values)[np.ix_(rows, cols)]))
-                for stat, values in grid["stats"][rule["keys"]].items()}
+        return {
+            "id": claim["id"],
+            "owner": claim["owner"],
+            "source": claim["source"],
+            "statement": claim["statement"],
+            "paper": {},
+            "measured": {"any_fraction": None, "mean_fraction": None},
+            "holds_for": {"any_fraction": False, "mean_fraction": False},
+            "verdict": "not run",
+            "rule": text0,
+        }
+    measured = {
+        stat: float(reduce(np.asarray(values)[np.ix_(rows, cols)]))
+        for stat, values in grid["stats"][rule["keys"]].items()
+    }
     bound = ("at_least", rule["at_least"]) if "at_least" in rule else ("at_most", rule["at_most"])
     holds = {stat: (v >= bound[1]) if bound[0] == "at_least" else (v <= bound[1]) for stat, v in measured.items()}
-    text = (f"{rule['reduce']} of {rule['stat']} over {rule['keys']} keys, d in [{rule['d'][0]}, {rule['d'][1]}], "
-            f"n in [{rule['n'][0]}, {rule['n'][1]}]; reproduced if {'>=' if bound[0] == 'at_least' else '<='} {bound[1]:g}")
+    text = (
+        f"{rule['reduce']} of {rule['stat']} over {rule['keys']} keys, d in [{rule['d'][0]}, {rule['d'][1]}], "
+        f"n in [{rule['n'][0]}, {rule['n'][1]}]; reproduced if {'>=' if bound[0] == 'at_least' else '<='} {bound[1]:g}"
+    )
     return {
-        "id": claim["id"], "owner": claim["owner"], "source": claim["source"], "statement": claim["statement"],
+        "id": claim["id"],
+        "owner": claim["owner"],
+        "source": claim["source"],
+        "statement": claim["statement"],
         **reasons(claim),
-        "paper": {bound[0]: bound[1]}, "measured": measured, "holds_for": holds,
-        "verdict": "reproduced" if holds[rule["stat"]] else "not reproduced", "rule": text,
+        "paper": {bound[0]: bound[1]},
+        "measured": measured,
+        "holds_for": holds,
+        "verdict": "reproduced" if holds[rule["stat"]] else "not reproduced",
+        "rule": text,
     }
 
 
@@ -581,8 +700,9 @@ def describe(values: dict[str, float | None]) -> str:
 
 def describe_seeds(per_seed: dict[str, list[float | None]]) -> str:
     """``role: v1 / v2 / v3`` per role (``–`` for a seed without a value)."""
-    return "; ".join(f"{role}: " + " / ".join(_fmt(v) if v is not None else "–" for v in values)
-                     for role, values in per_seed.items())
+    return "; ".join(
+        f"{role}: " + " / ".join(_fmt(v) if v is not None else "–" for v in values) for role, values in per_seed.items()
+    )
 
 
 def describe_difference(claim: dict[str, Any]) -> str:

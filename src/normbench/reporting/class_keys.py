@@ -43,8 +43,10 @@ def unselectable_class_keys(model: nn.Module, view: str = "input") -> np.ndarray
     """
     classes = getattr(getattr(model, "config", None), "num_classes", None)
     if classes is None:
-        raise ValueError("bench.class_keys: the network has no class tokens (model.arch.num_classes); "
-                         "the class-key analysis is for the majority task")
+        raise ValueError(
+            "bench.class_keys: the network has no class tokens (model.arch.num_classes); "
+            "the class-key analysis is for the majority task"
+        )
     tokens = torch.arange(classes, device=next(model.parameters()).device)[None]
     keys = attention_keys(model, tokens)["L1"]
     if view == "heads":
@@ -57,16 +59,24 @@ def class_keys_run(ckpt: Path) -> dict[str, Any]:
     record, module = load_run(ckpt)
     mask = unselectable_class_keys(module.model)
     heads = unselectable_class_keys(module.model, "heads")
-    return {"task": record["task"], "variant": record["variant"], "seed": record["seed"], "classes": len(mask),
-            "unselectable": [int(c) for c in mask.nonzero()[0]], "fraction": float(mask.mean()),
-            "unselectable_heads": [[int(c) for c in head.nonzero()[0]] for head in heads],
-            "fraction_heads": float(heads.mean())}
+    return {
+        "task": record["task"],
+        "variant": record["variant"],
+        "seed": record["seed"],
+        "classes": len(mask),
+        "unselectable": [int(c) for c in mask.nonzero()[0]],
+        "fraction": float(mask.mean()),
+        "unselectable_heads": [[int(c) for c in head.nonzero()[0]] for head in heads],
+        "fraction_heads": float(heads.mean()),
+    }
 
 
 def metrics() -> dict[str, dict[str, Any]]:
     """The leaderboard metrics of the analysis, read at the final step."""
-    return {METRIC: {"series": ANALYSIS_CLASS_KEYS, "at_step": "last"},
-            METRIC_HEADS: {"series": ANALYSIS_CLASS_KEYS_HEADS, "at_step": "last"}}
+    return {
+        METRIC: {"series": ANALYSIS_CLASS_KEYS, "at_step": "last"},
+        METRIC_HEADS: {"series": ANALYSIS_CLASS_KEYS_HEADS, "at_step": "last"},
+    }
 
 
 def with_class_keys(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -79,7 +89,8 @@ def with_class_keys(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
             continue
         result = cached_analysis(record, CLASS_KEYS_NAME, {"views": VIEWS}, class_keys_run)
         if result is not None:
-            record = with_final_values(record, {ANALYSIS_CLASS_KEYS: result["fraction"],
-                                                ANALYSIS_CLASS_KEYS_HEADS: result["fraction_heads"]})
+            record = with_final_values(
+                record, {ANALYSIS_CLASS_KEYS: result["fraction"], ANALYSIS_CLASS_KEYS_HEADS: result["fraction_heads"]}
+            )
         out.append(record)
     return out

@@ -66,11 +66,14 @@ def check_spec(spec: Any, metrics: dict[str, Any]) -> dict[str, Any] | None:
     if not isinstance(spec, dict):
         raise ValueError(f"bench.collapse: must be {{metric, baseline, within}}, got {spec!r}")
     if spec.get("metric") not in metrics:
-        raise ValueError(f"bench.collapse.metric: {spec.get('metric')!r} is not a leaderboard metric; "
-                         f"choose one of {', '.join(metrics)}")
+        raise ValueError(
+            f"bench.collapse.metric: {spec.get('metric')!r} is not a leaderboard metric; "
+            f"choose one of {', '.join(metrics)}"
+        )
     if spec.get("baseline") not in BASELINES:
-        raise ValueError(f"bench.collapse.baseline: {spec.get('baseline')!r} is not a baseline; "
-                         f"choose one of {', '.join(BASELINES)}")
+        raise ValueError(
+            f"bench.collapse.baseline: {spec.get('baseline')!r} is not a baseline; choose one of {', '.join(BASELINES)}"
+        )
     within = spec.get("within", 0.0)
     if isinstance(within, bool) or not isinstance(within, (int, float)) or not (math.isfinite(within) and within >= 0):
         raise ValueError(f"bench.collapse.within: must be a number >= 0, got {within!r}")
@@ -108,5 +111,8 @@ def collapsed_seeds(variant_entry: dict[str, Any]) -> list[str]:
     not among them (they have no values at all)."""
     if "collapsed" in variant_entry:
         return [str(s) for s in variant_entry["collapsed"]]
-    return [str(seed) for seed, why in (variant_entry.get("flagged") or {}).items()
-            if str(why).startswith((COLLAPSED, AT_CHANCE))]
+    return [
+        str(seed)
+        for seed, why in (variant_entry.get("flagged") or {}).items()
+        if str(why).startswith((COLLAPSED, AT_CHANCE))
+    ]

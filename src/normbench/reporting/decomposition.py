@@ -59,22 +59,33 @@ def decompose_run(ckpt: Path, sequences: int = 256, dtype: torch.dtype = torch.f
     if not tokens:
         raise ValueError(f"ckpt: the validation data of {record['log_dir']} yielded no tokens to decompose")
     if error > (1e-6 if dtype == torch.float64 else 1e-3):
-        raise RuntimeError(f"decomposition: i + h + f + c misses the hidden state by {error:.2e}; "
-                           f"the model has a layer the bookkeeping does not know")
-    layers = {layer: dict(zip(TERMS, (v / tokens).tolist())) for layer, v in sums.items()}
+        raise RuntimeError(
+            f"decomposition: i + h + f + c misses the hidden state by {error:.2e}; "
+            f"the model has a layer the bookkeeping does not know"
+        )
+    layers = {layer: dict(zip(TERMS, (v / tokens).tolist(), strict=False)) for layer, v in sums.items()}
     return {
-        "task": record["task"], "variant": record["variant"], "seed": record["seed"],
-        "config_hash": record["config_hash"], "run": str(run_of_checkpoint(ckpt)),
-        "checkpoint": str(Path(ckpt).resolve()), **checkpoint_stamp(Path(ckpt)),
-        "sequences": seen, "tokens": tokens, "dtype": str(dtype).removeprefix("torch."),
-        "max_abs_error": error, "output_layer": list(layers)[-1], "layers": layers,
+        "task": record["task"],
+        "variant": record["variant"],
+        "seed": record["seed"],
+        "config_hash": record["config_hash"],
+        "run": str(run_of_checkpoint(ckpt)),
+        "checkpoint": str(Path(ckpt).resolve()),
+        **checkpoint_stamp(Path(ckpt)),
+        "sequences": seen,
+        "tokens": tokens,
+        "dtype": str(dtype).removeprefix("torch."),
+        "max_abs_error": error,
+        "output_layer": list(layers)[-1],
+        "layers": layers,
     }
 
 
 def cached_decomposition(record: dict[str, Any], sequences: int) -> dict[str, Any] | None:
     """The run's ``decomposition.json``, computed first when missing or older than its checkpoint."""
-    return cached_analysis(record, DECOMPOSITION_NAME, {"sequences_requested": sequences},
-                           lambda ckpt: decompose_run(ckpt, sequences))
+    return cached_analysis(
+        record, DECOMPOSITION_NAME, {"sequences_requested": sequences}, lambda ckpt: decompose_run(ckpt, sequences)
+    )
 
 
 def as_series(decomposition: dict[str, Any], step: int) -> dict[str, list[list[float]]]:
@@ -104,15 +115,18 @@ def plot_decomposition(panels: dict[str, list[dict[str, Any]]], path: str | Path
     n = len(panels)
     cols = min(n, 3)
     rows = math.ceil(n / cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(max(6.0, 4.2 * cols), 3.4 * rows), dpi=120, squeeze=False,
-                             sharey=True)
-    for ax, (name, runs) in zip(axes.flat, panels.items()):
+    fig, axes = plt.subplots(
+        rows, cols, figsize=(max(6.0, 4.2 * cols), 3.4 * rows), dpi=120, squeeze=False, sharey=True
+    )
+    for ax, (name, runs) in zip(axes.flat, panels.items(), strict=False):
         layers = list(runs[0]["layers"])
         x = np.arange(len(layers))
         finite_runs = 0
         for term in TERMS:
-            values = np.array([[np.nan if (v := r["layers"][layer].get(term)) is None else v for layer in layers]
-                               for r in runs], dtype=float)
+            values = np.array(
+                [[np.nan if (v := r["layers"][layer].get(term)) is None else v for layer in layers] for r in runs],
+                dtype=float,
+            )
             mean, lo, hi = finite_band(values)
             finite_runs = max(finite_runs, int(np.isfinite(values).any(1).sum()))
             (line,) = ax.plot(x, mean, marker="o", ms=3, lw=1.5, label=TERM_LABELS[term])
@@ -134,9 +148,12 @@ def plot_decomposition(panels: dict[str, list[dict[str, Any]]], path: str | Path
 
 def not_shift_and_scale(record: dict[str, Any]) -> str:
     """``""``, or which norms of a run record (``attn_norm dyt``) the decomposition cannot read."""
-    found = [f"{name} {spec['component']}" for name, spec in (record.get("norms") or {}).items()
-             if ":" in spec["component"]  # an import path: a plug-in module, never of that form (nor imported here)
-             or get_component(spec["component"]).shift_and_scale is None]
+    found = [
+        f"{name} {spec['component']}"
+        for name, spec in (record.get("norms") or {}).items()
+        if ":" in spec["component"]  # an import path: a plug-in module, never of that form (nor imported here)
+        or get_component(spec["component"]).shift_and_scale is None
+    ]
     return ", ".join(found)
 
 
@@ -154,14 +171,20 @@ def with_decomposition(records: list[dict[str, Any]], sequences: int) -> list[di
         if other:
             if record["variant"] not in refused:
                 refused.add(record["variant"])
-                print(f"normbench: decomposition: variant {record['variant']!r} has {other}, not of the shift-and-scale "
-                      f"form N(x) = s(x) (x - m(x)); its decomposition columns stay empty", file=sys.stderr)
+                print(
+                    f"normbench: decomposition: variant {record['variant']!r} has {other}, not of the shift-and-scale "
+                    f"form N(x) = s(x) (x - m(x)); its decomposition columns stay empty",
+                    file=sys.stderr,
+                )
             out.append(record)
             continue
         dec = cached_decomposition(record, sequences)
         if dec is not None:
-            record = {**record, "series": {**record["series"], **as_series(dec, int(record.get("final_step") or 0))},
-                      "decomposition": dec}
+            record = {
+                **record,
+                "series": {**record["series"], **as_series(dec, int(record.get("final_step") or 0))},
+                "decomposition": dec,
+            }
         out.append(record)
     return out
 
@@ -171,6 +194,9 @@ def decompose_checkpoint(ckpt: str, sequences: int = 256, out: str | None = None
     result = {**decompose_run(Path(ckpt), sequences), "sequences_requested": sequences}
     folder = Path(out) if out else Path(result["run"])
     atomic_write_json(folder / DECOMPOSITION_NAME, result)
-    plot_decomposition({f"{result['variant']} seed {result['seed']}": [result]}, folder / "decomposition.png",
-                       title=f"{result['task']}: importance of each term per layer (Mickus et al. Fig. 3)")
+    plot_decomposition(
+        {f"{result['variant']} seed {result['seed']}": [result]},
+        folder / "decomposition.png",
+        title=f"{result['task']}: importance of each term per layer (Mickus et al. Fig. 3)",
+    )
     return folder

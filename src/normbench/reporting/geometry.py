@@ -22,11 +22,11 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from normbench.analysis.angles import attention_normals, query_angle_to_ones  # noqa: E402
+from normbench.io import atomic_write_json  # noqa: E402
+from normbench.reporting.plots import save_png  # noqa: E402
 from normbench.reporting.run_cache import load_module  # noqa: E402
 from normbench.tasks.series import QUERY_ANGLE_HISTOGRAM, layer_series  # noqa: E402
 from normbench.training.monitor import ANGLE_BINS  # noqa: E402
-from normbench.io import atomic_write_json  # noqa: E402
-from normbench.reporting.plots import save_png  # noqa: E402
 from normbench.training.records import read_record  # noqa: E402
 from normbench.training.rundir import checkpoint_of  # noqa: E402
 
@@ -43,8 +43,9 @@ def class_keys_and_queries(module: Any) -> dict[str, np.ndarray]:
     return {"keys": keys.detach().numpy(), "queries": queries.detach().numpy(), "normal": normal.detach().numpy()}
 
 
-def read_angle_histograms(log_dir: str | Path, tag: str = layer_series(QUERY_ANGLE_HISTOGRAM, 1)
-                          ) -> tuple[np.ndarray, np.ndarray]:
+def read_angle_histograms(
+    log_dir: str | Path, tag: str = layer_series(QUERY_ANGLE_HISTOGRAM, 1)
+) -> tuple[np.ndarray, np.ndarray]:
     """(steps, fractions (steps, bins)) of a run's query-angle histograms on the 2-degree bins."""
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
@@ -56,7 +57,7 @@ def read_angle_histograms(log_dir: str | Path, tag: str = layer_series(QUERY_ANG
     for event in acc.Histograms(tag):
         h = event.histogram_value
         counts = np.zeros(len(ANGLE_BINS) - 1)
-        for limit, count in zip(h.bucket_limit, h.bucket):
+        for limit, count in zip(h.bucket_limit, h.bucket, strict=False):
             index = int(np.clip(np.searchsorted(ANGLE_BINS, limit - 1e-6) - 1, 0, len(counts) - 1))
             counts[index] += count
         steps.append(event.step)
@@ -96,8 +97,9 @@ def plot_geometry_3d(views: dict[str, dict[str, np.ndarray]], path: Path) -> Pat
         ax.tick_params(labelsize=6)
         if i == 1 or not np.allclose(v["normal"], np.ones(3) / np.sqrt(3), atol=1e-6):
             ax.legend(fontsize=7, loc="upper left")
-    fig.suptitle("Majority model, d = 3: keys and queries of the trained attention (Brody et al. Fig. 1a/1b)",
-                 fontsize=10)
+    fig.suptitle(
+        "Majority model, d = 3: keys and queries of the trained attention (Brody et al. Fig. 1a/1b)", fontsize=10
+    )
     fig.tight_layout(rect=(0, 0, 1, 0.94))
     return save_png(fig, path)
 
@@ -107,9 +109,16 @@ def plot_angle_histograms(histograms: dict[str, tuple[np.ndarray, np.ndarray]], 
     n = len(histograms)
     fig, axes = plt.subplots(1, n, figsize=(3.6 * n, 3.4), dpi=120, squeeze=False, sharey=True)
     image = None
-    for ax, (name, (steps, rows)) in zip(axes[0], histograms.items()):
-        image = ax.pcolormesh(np.arange(len(steps) + 1) - 0.5, ANGLE_BINS, rows.T, cmap="viridis", vmin=0,
-                              vmax=max(0.25, float(rows.max())), shading="flat")
+    for ax, (name, (steps, rows)) in zip(axes[0], histograms.items(), strict=False):
+        image = ax.pcolormesh(
+            np.arange(len(steps) + 1) - 0.5,
+            ANGLE_BINS,
+            rows.T,
+            cmap="viridis",
+            vmin=0,
+            vmax=max(0.25, float(rows.max())),
+            shading="flat",
+        )
         ticks = np.linspace(0, len(steps) - 1, min(5, len(steps))).round().astype(int)
         ax.set_xticks(ticks, [str(steps[t]) for t in ticks], fontsize=7)
         ax.set_xlabel("training step")
@@ -132,8 +141,9 @@ def write_geometry(record_paths: dict[str, Path], out: Path) -> dict[str, Any]:
         run = Path(path).parent
         ckpt = checkpoint_of(record, run)
         if ckpt is None:
-            raise ValueError(f"runs_dir: {path} has no checkpoint (vectorized seed stacks keep none); "
-                             f"train it without --vectorize")
+            raise ValueError(
+                f"runs_dir: {path} has no checkpoint (vectorized seed stacks keep none); train it without --vectorize"
+            )
         module = load_module(ckpt, record["task"])
         view = class_keys_and_queries(module)
         angles = query_angle_to_ones(torch.from_numpy(view["queries"]), direction=torch.from_numpy(view["normal"]))
@@ -144,11 +154,15 @@ def write_geometry(record_paths: dict[str, Path], out: Path) -> dict[str, Any]:
         steps, rows = histograms[variant]
         centers = (ANGLE_BINS[:-1] + ANGLE_BINS[1:]) / 2
         summary[variant] = {
-            "run": str(run), "seed": record["seed"], "config_hash": record["config_hash"],
+            "run": str(run),
+            "seed": record["seed"],
+            "config_hash": record["config_hash"],
             "class_query_angle_to_normal_deg": view["angle_to_normal"],
             "max_abs_key_component_along_normal": float(np.abs(key_offsets).max()),
-            "normal_angle_to_ones_deg": float(query_angle_to_ones(torch.from_numpy(view["normal"])[None], fold=False)[0]),
-            "eval_query_angle_mean_deg": {int(s): float(r @ centers) for s, r in zip(steps, rows)},
+            "normal_angle_to_ones_deg": float(
+                query_angle_to_ones(torch.from_numpy(view["normal"])[None], fold=False)[0]
+            ),
+            "eval_query_angle_mean_deg": {int(s): float(r @ centers) for s, r in zip(steps, rows, strict=False)},
         }
     out.mkdir(parents=True, exist_ok=True)
     plot_geometry_3d(views, out / "geometry_3d.png")

@@ -36,8 +36,13 @@ def head_keys_run(ckpt: Path) -> dict[str, Any]:
             keys += n
     if not keys:
         raise ValueError(f"ckpt: the test data of {record['log_dir']} yielded no keys")
-    return {"task": record["task"], "variant": record["variant"], "seed": record["seed"], "keys": keys,
-            "fraction_heads": {str(i): s / keys for i, s in sums.items()}}
+    return {
+        "task": record["task"],
+        "variant": record["variant"],
+        "seed": record["seed"],
+        "keys": keys,
+        "fraction_heads": {str(i): s / keys for i, s in sums.items()},
+    }
 
 
 def with_head_keys(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -45,12 +50,16 @@ def with_head_keys(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     (a diverged run, whose weights are not finite, is left as it is)."""
     out = []
     for record in records:
-        if record.get("status") == "diverged" or any(name.startswith(ANALYSIS_UNSELECTABLE_HEADS.split("{")[0]) for name in record["series"]):
+        if record.get("status") == "diverged" or any(
+            name.startswith(ANALYSIS_UNSELECTABLE_HEADS.split("{")[0]) for name in record["series"]
+        ):
             out.append(record)
             continue
         result = cached_analysis(record, HEAD_KEYS_NAME, {}, head_keys_run)
         if result is not None:
-            record = with_final_values(record, {layer_series(ANALYSIS_UNSELECTABLE_HEADS, int(i)): v
-                                                for i, v in result["fraction_heads"].items()})
+            record = with_final_values(
+                record,
+                {layer_series(ANALYSIS_UNSELECTABLE_HEADS, int(i)): v for i, v in result["fraction_heads"].items()},
+            )
         out.append(record)
     return out

@@ -53,8 +53,10 @@ def key_sets_run(ckpt: Path, sizes: list[int], sequences: int) -> dict[str, Any]
             break
         args, padding = module.model_inputs(batch)
         if padding is not None:
-            raise ValueError(f"bench.key_sets: task {record['task']!r} pads its sequences; the key-set analysis "
-                             "needs unpadded held-out sequences (task lm)")
+            raise ValueError(
+                f"bench.key_sets: task {record['task']!r} pads its sequences; the key-set analysis "
+                "needs unpadded held-out sequences (task lm)"
+            )
         take = min(len(args[0]), sequences - seen)
         fitting = [n for n in sizes if n <= args[0].shape[1]]  # longer key sets than the sequences: not measured
         if not fitting:
@@ -67,9 +69,16 @@ def key_sets_run(ckpt: Path, sizes: list[int], sequences: int) -> dict[str, Any]
                     cell[1] += total
         seen += take
     return {
-        "task": record["task"], "variant": record["variant"], "seed": record["seed"], "sequences": seen,
-        "layers": {layer: {where: {str(n): bad / total for n, (bad, total) in by_n.items()}
-                           for where, by_n in per_where.items()} for layer, per_where in counts.items()},
+        "task": record["task"],
+        "variant": record["variant"],
+        "seed": record["seed"],
+        "sequences": seen,
+        "layers": {
+            layer: {
+                where: {str(n): bad / total for n, (bad, total) in by_n.items()} for where, by_n in per_where.items()
+            }
+            for layer, per_where in counts.items()
+        },
     }
 
 
@@ -80,8 +89,12 @@ def metric_name(where: str, n: int, layer: int | str) -> str:
 
 def metrics(sizes: list[int], n_layers: int) -> dict[str, dict[str, Any]]:
     """Leaderboard metric specs of the key-set analysis, each reading its series at the final step."""
-    return {metric_name(where, n, i): {"series": ANALYSIS_KEY_SET.format(keys=n, where=where, layer=i), "at_step": "last"}
-            for where in WHERE for n in sizes for i in range(1, n_layers + 1)}
+    return {
+        metric_name(where, n, i): {"series": ANALYSIS_KEY_SET.format(keys=n, where=where, layer=i), "at_step": "last"}
+        for where in WHERE
+        for n in sizes
+        for i in range(1, n_layers + 1)
+    }
 
 
 def with_key_sets(records: list[dict[str, Any]], spec: dict[str, Any]) -> list[dict[str, Any]]:
@@ -93,13 +106,22 @@ def with_key_sets(records: list[dict[str, Any]], spec: dict[str, Any]) -> list[d
         if record.get("status") == "diverged":
             out.append(record)
             continue
-        result = cached_analysis(record, KEY_SETS_NAME, {"sizes": sizes, "sequences_requested": sequences},
-                                 lambda ckpt: key_sets_run(ckpt, sizes, sequences))
+        result = cached_analysis(
+            record,
+            KEY_SETS_NAME,
+            {"sizes": sizes, "sequences_requested": sequences},
+            lambda ckpt: key_sets_run(ckpt, sizes, sequences),
+        )
         if result is not None:
-            record = with_final_values(record, {
-                ANALYSIS_KEY_SET.format(keys=n, where=where, layer=layer.removeprefix("L")): value
-                for layer, per_where in result["layers"].items()
-                for where, by_n in per_where.items() for n, value in by_n.items()})
+            record = with_final_values(
+                record,
+                {
+                    ANALYSIS_KEY_SET.format(keys=n, where=where, layer=layer.removeprefix("L")): value
+                    for layer, per_where in result["layers"].items()
+                    for where, by_n in per_where.items()
+                    for n, value in by_n.items()
+                },
+            )
         out.append(record)
     return out
 
@@ -112,12 +134,22 @@ def table_spec(spec: dict[str, Any], n_layers: int) -> dict[str, Any]:
     for row in spec.get("rows") or []:
         paper = row.get("paper") or [None] * n_layers
         for i in range(1, n_layers + 1):
-            rows.append({"label": f"{row['label']}, L{i}", "variant": row["variant"],
-                         "metric": f"unselectable_{row['where']}_{{column}}_L{i}",
-                         "paper": paper[i - 1]})
-    return {"title": spec.get("title", "Unselectable keys by key-set size (%)"), "note": spec.get("note", ""),
-            "columns": [f"k{n}" for n in sizes], "scale": 100, "paper_column": spec.get("paper_column", "paper"),
-            "rows": rows}
+            rows.append(
+                {
+                    "label": f"{row['label']}, L{i}",
+                    "variant": row["variant"],
+                    "metric": f"unselectable_{row['where']}_{{column}}_L{i}",
+                    "paper": paper[i - 1],
+                }
+            )
+    return {
+        "title": spec.get("title", "Unselectable keys by key-set size (%)"),
+        "note": spec.get("note", ""),
+        "columns": [f"k{n}" for n in sizes],
+        "scale": 100,
+        "paper_column": spec.get("paper_column", "paper"),
+        "rows": rows,
+    }
 
 
 def plot_key_sets(variants: dict[str, dict[str, Any]], spec: dict[str, Any], n_layers: int, path: str | Path) -> Path:
@@ -129,20 +161,38 @@ def plot_key_sets(variants: dict[str, dict[str, Any]], spec: dict[str, Any], n_l
     for i, ax in enumerate(axes[0], start=1):
         for row in spec.get("rows") or []:
             measured = (variants.get(row["variant"]) or {}).get("metrics", {})
-            points = [(n, [100 * v for v in measured.get(metric_name(row["where"], n, i), {}).get("per_seed") or []
-                           if v is not None]) for n in sizes]
+            points = [
+                (
+                    n,
+                    [
+                        100 * v
+                        for v in measured.get(metric_name(row["where"], n, i), {}).get("per_seed") or []
+                        if v is not None
+                    ],
+                )
+                for n in sizes
+            ]
             points = [(n, vals) for n, vals in points if vals]  # sizes not measured are left out
             if not points:
                 continue
             xs = [n for n, _ in points]
             (line,) = ax.plot(xs, [np.mean(v) for _, v in points], marker="o", ms=3, lw=1.5, label=row["label"])
-            ax.fill_between(xs, [min(v) for _, v in points], [max(v) for _, v in points], color=line.get_color(),
-                            alpha=0.2, lw=0)
+            ax.fill_between(
+                xs, [min(v) for _, v in points], [max(v) for _, v in points], color=line.get_color(), alpha=0.2, lw=0
+            )
             paper = (row.get("paper") or [None] * n_layers)[i - 1]
             if paper is not None:
                 mid = float(np.mean(paper_span))
-                ax.errorbar([mid], [paper], xerr=[[mid - paper_span[0]], [paper_span[1] - mid]], fmt="s",
-                            color=line.get_color(), ms=5, mfc="none", capsize=2)
+                ax.errorbar(
+                    [mid],
+                    [paper],
+                    xerr=[[mid - paper_span[0]], [paper_span[1] - mid]],
+                    fmt="s",
+                    color=line.get_color(),
+                    ms=5,
+                    mfc="none",
+                    capsize=2,
+                )
         ax.set_xscale("log", base=2)
         ax.set_xlabel("keys per set n")
         ax.set_title(f"layer {i}", fontsize=9)
@@ -150,7 +200,13 @@ def plot_key_sets(variants: dict[str, dict[str, Any]], spec: dict[str, Any], n_l
     axes[0, 0].set_ylabel("unselectable keys (%)")
     handles, labels = axes[0, 0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=max(1, len(labels)), fontsize=7.5, frameon=False)
-    fig.suptitle(spec.get("figure_title", "Unselectable keys vs key-set size (lines: measured, mean and min-max over "
-                                          "seeds; squares: the paper, 768-1024 keys)"), fontsize=9)
+    fig.suptitle(
+        spec.get(
+            "figure_title",
+            "Unselectable keys vs key-set size (lines: measured, mean and min-max over "
+            "seeds; squares: the paper, 768-1024 keys)",
+        ),
+        fontsize=9,
+    )
     fig.tight_layout(rect=(0, 0.08, 1, 1))
     return save_png(fig, path)

@@ -23,22 +23,20 @@ from typing import Any
 
 from normbench import __version__
 from normbench.io import atomic_write_json, atomic_write_text
-from normbench.reporting.claims import (describe, describe_difference, describe_seeds, judge, load_claims,
-                                        source_text)
+from normbench.reporting.chance import chance_text, with_chance
 from normbench.reporting.choice import build_choice, render_choice
+from normbench.reporting.claims import describe, describe_difference, describe_seeds, judge, load_claims, source_text
 from normbench.reporting.collapse import check_spec as check_collapse
 from normbench.reporting.collapse import collapse_text, is_collapsed, with_baselines
-from normbench.reporting.chance import chance_text, with_chance
 from normbench.reporting.matrix import UNSELECTABLE, panels
-from normbench.reporting.width import render_width
 from normbench.reporting.stats import aggregate
-from normbench.training.config import config_value
-from normbench.training.reproducibility import chaotic, tolerance, tolerance_table
+from normbench.reporting.width import render_width
 from normbench.tasks import norm_roles
 from normbench.tasks.series import expand_metric_layers, series_value
+from normbench.training.config import config_value
 from normbench.training.records import FINISHED, provenance, read_record, utc_now
+from normbench.training.reproducibility import chaotic, tolerance, tolerance_table
 from normbench.training.verify import check_record
-
 
 
 def diverged_text(seed: str | int, step: int | None) -> str:
@@ -46,8 +44,12 @@ def diverged_text(seed: str | int, step: int | None) -> str:
     return f"diverged at step {step} (seed {seed})" if step is not None else f"diverged (seed {seed})"
 
 
-def flag_seeds(entry: dict[str, Any], records: list[dict[str, Any]], chance: dict[str, Any] | None,
-               collapse: dict[str, Any] | None = None) -> None:
+def flag_seeds(
+    entry: dict[str, Any],
+    records: list[dict[str, Any]],
+    chance: dict[str, Any] | None,
+    collapse: dict[str, Any] | None = None,
+) -> None:
     """Mark seeds that failed to train: diverged (in no mean or verdict: their values are not
     finite), at chance (``bench.chance``: a leaderboard ``metric`` whose final value is ``at_most`` a
     level, e.g. dev accuracy <= 0.55 on balanced binary labels) or collapsed (``bench.collapse``: a loss
@@ -61,13 +63,13 @@ def flag_seeds(entry: dict[str, Any], records: list[dict[str, Any]], chance: dic
     collapsed: list[str] = []
     if chance:
         values = entry["metrics"].get(chance["metric"], {}).get("per_seed") or []
-        for record, value in zip(records, values):
+        for record, value in zip(records, values, strict=False):
             if value is not None and value <= float(chance["at_most"]) and str(record["seed"]) not in flags:
                 flags[str(record["seed"])] = f"at chance ({chance['metric']} {value:.3g} <= {chance['at_most']:g})"
                 collapsed.append(str(record["seed"]))
     if collapse:
         values = entry["metrics"].get(collapse["metric"], {}).get("per_seed") or []
-        for record, value in zip(records, values):
+        for record, value in zip(records, values, strict=False):
             base, seed = record.get("collapse_baseline"), str(record["seed"])
             if seed not in flags and is_collapsed(value, base, collapse["within"]):
                 flags[seed] = collapse_text(collapse["metric"], value, collapse["baseline"], base, collapse["within"])
@@ -82,13 +84,18 @@ def flag_seeds(entry: dict[str, Any], records: list[dict[str, Any]], chance: dic
         return
     keep = [str(r["seed"]) not in flags for r in records]
     for agg in entry["metrics"].values():
-        kept = [v for v, k in zip(agg["per_seed"], keep) if k]
+        kept = [v for v, k in zip(agg["per_seed"], keep, strict=False) if k]
         agg["without_flagged"] = aggregate(kept, [None] * len(kept)) if kept else None
 
 
-def variant_entry(name: str, records: list[dict[str, Any]], metrics: dict[str, dict[str, Any]],
-                  chance: dict[str, Any] | None = None, failed: list[dict[str, Any]] | None = None,
-                  collapse: dict[str, Any] | None = None) -> dict[str, Any]:
+def variant_entry(
+    name: str,
+    records: list[dict[str, Any]],
+    metrics: dict[str, dict[str, Any]],
+    chance: dict[str, Any] | None = None,
+    failed: list[dict[str, Any]] | None = None,
+    collapse: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """One variant's row: its finished ``records`` (``done`` or ``diverged``) aggregated over seeds.
 
     Only ``done`` seeds enter the statistics (mean, std, intervals, verdicts): a diverged seed has
@@ -107,14 +114,16 @@ def variant_entry(name: str, records: list[dict[str, Any]], metrics: dict[str, d
         "run_status": {str(r["seed"]): r["status"] for r in records},
         "metrics": {},
         # attention options that are not norms (QK-norm)
-        "qk_norm": bool(((records[0].get("config") or {}).get("model", {}).get("init_args", {}).get("arch") or {})
-                        .get("qk_norm")),
+        "qk_norm": bool(
+            ((records[0].get("config") or {}).get("model", {}).get("init_args", {}).get("arch") or {}).get("qk_norm")
+        ),
         "config_hash": records[0]["config_hash"],
         "final_step": max(r.get("final_step", 0) for r in records),
         "n_layers": n_layers_of(records[0].get("config") or {}),
         # each norm's role (block, final, embedding), by the names in `norms`: what feeds each attention
         "norm_roles": {k.removesuffix("_norm"): role for k, role in norm_roles(records[0]["task"]).items()}
-        if records[0].get("task") else {},
+        if records[0].get("task")
+        else {},
     }
     diverged = {str(r["seed"]): r.get("diverged_at_step") for r in records if r["status"] == "diverged"}
     if diverged:
@@ -127,15 +136,18 @@ def variant_entry(name: str, records: list[dict[str, Any]], metrics: dict[str, d
         pairs = [series_value(r["series"].get(spec["series"], []), spec) for r in records]
         agg = aggregate([p[0] for p in pairs], [p[1] for p in pairs], counted)
         if agg["mean"] is None:
-            logged = [points for r, keep in zip(records, counted) if keep and (points := r["series"].get(spec["series"]))]
+            logged = [
+                points for r, keep in zip(records, counted, strict=False) if keep and (points := r["series"].get(spec["series"]))
+            ]
             if not any(counted):
                 agg["note"] = "no seed finished without diverging"
             elif not logged:
                 agg["note"] = f"not logged by this variant (no series {spec['series']})"
             else:
                 last = max(points[-1][0] for points in logged)
-                agg["note"] = (f"not reached by step {last}" if "first_below" in spec
-                               else f"not measured: runs end at step {last}")
+                agg["note"] = (
+                    f"not reached by step {last}" if "first_below" in spec else f"not measured: runs end at step {last}"
+                )
         entry["metrics"][metric] = agg
     flag_seeds(entry, records, chance, collapse)
     prov = [r["provenance"] for r in records]
@@ -164,16 +176,21 @@ def distinct(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def unique_platforms(provenances: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The distinct ``platform`` blocks of run provenances, with their torch version (runs recorded before
     provenance named the platform contribute none)."""
-    return distinct([{"torch": p.get("torch"), **p["platform"]} for p in provenances
-                     if isinstance(p.get("platform"), dict)])
+    return distinct(
+        [{"torch": p.get("torch"), **p["platform"]} for p in provenances if isinstance(p.get("platform"), dict)]
+    )
 
 
 def reproducibility(variants: list[dict[str, Any]], bench: dict[str, Any]) -> dict[str, Any]:
     """What a re-run of this board's runs can be expected to give (see :mod:`normbench.training.reproducibility`)."""
     platforms = distinct([b for v in variants for b in v["provenance"].get("platforms", [])])
     unnamed = sum(len(v["seeds"]) for v in variants if not v["provenance"].get("platforms"))
-    return {"platforms": platforms, "runs_without_platform": unnamed, "chaotic": chaotic(bench),
-            "tolerances": tolerance_table()}
+    return {
+        "platforms": platforms,
+        "runs_without_platform": unnamed,
+        "chaotic": chaotic(bench),
+        "tolerances": tolerance_table(),
+    }
 
 
 def render_reproducibility(rep: dict[str, Any] | None) -> list[str]:
@@ -183,19 +200,27 @@ def render_reproducibility(rep: dict[str, Any] | None) -> list[str]:
     for p in rep["platforms"]:
         gpu = f", {p['gpu']} (CUDA {p['cuda']}, cuDNN {p['cudnn']})" if p.get("gpu") else ""
         flags = ", deterministic algorithms" if p.get("deterministic_algorithms") else ""
-        lines.append(f"- Trained on {p['cpu']} ({p['cpu_capability']}, {p['threads']} threads, "
-                     f"MKL_CBWR={p.get('mkl_cbwr')}){gpu}{flags}, torch {p['torch']}.")
+        lines.append(
+            f"- Trained on {p['cpu']} ({p['cpu_capability']}, {p['threads']} threads, "
+            f"MKL_CBWR={p.get('mkl_cbwr')}){gpu}{flags}, torch {p['torch']}."
+        )
     if rep["runs_without_platform"]:
-        lines.append(f"- {rep['runs_without_platform']} runs were recorded before provenance named the platform "
-                     f"(their torch and device are in the provenance table).")
-    lines.append("- The same platform and torch retrain every run bit for bit; any other platform gives every "
-                 f"metric within its declared tolerance (accuracies {tolerance('acc').abs:g}, losses "
-                 f"{tolerance('loss').rel:g} relative, angles {tolerance('angle').abs:g}°; "
-                 "`normbench.training.reproducibility.TOLERANCES`).")
+        lines.append(
+            f"- {rep['runs_without_platform']} runs were recorded before provenance named the platform "
+            f"(their torch and device are in the provenance table)."
+        )
+    lines.append(
+        "- The same platform and torch retrain every run bit for bit; any other platform gives every "
+        f"metric within its declared tolerance (accuracies {tolerance('acc').abs:g}, losses "
+        f"{tolerance('loss').rel:g} relative, angles {tolerance('angle').abs:g}°; "
+        "`normbench.training.reproducibility.TOLERANCES`)."
+    )
     if rep.get("chaotic"):
-        lines.append(f"- **Chaotic task**: {rep['chaotic']}. Per-seed values do not travel between platforms; "
-                     f"compare a re-run by its distribution over seeds (the verdicts below rest on the seeds' "
-                     f"spread), not digit by digit.")
+        lines.append(
+            f"- **Chaotic task**: {rep['chaotic']}. Per-seed values do not travel between platforms; "
+            f"compare a re-run by its distribution over seeds (the verdicts below rest on the seeds' "
+            f"spread), not digit by digit."
+        )
     return lines
 
 
@@ -207,16 +232,24 @@ def group_by_variant(records: list[dict[str, Any]]) -> dict[str, list[dict[str, 
     return dict(groups)
 
 
-def build(task: str, preset: str | None, records: list[dict[str, Any]], bench: dict[str, Any],
-          variant_order: list[str] | None = None, failed: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+def build(
+    task: str,
+    preset: str | None,
+    records: list[dict[str, Any]],
+    bench: dict[str, Any],
+    variant_order: list[str] | None = None,
+    failed: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
     """The leaderboard document for the finished ``records`` (one per variant and seed); the
     ``failed`` records are named (``failed_runs``, and in their variant's status), never averaged."""
     by_variant = group_by_variant(records)
     for name, group in by_variant.items():
         hashes = {r["config_hash"] for r in group}
         if len(hashes) > 1:
-            raise ValueError(f"variant {name!r}: records with different configs ({', '.join(sorted(hashes))}); "
-                             "remove stale runs or use a new runs_dir")
+            raise ValueError(
+                f"variant {name!r}: records with different configs ({', '.join(sorted(hashes))}); "
+                "remove stale runs or use a new runs_dir"
+            )
         seeds = [r["seed"] for r in group]
         if len(seeds) != len(set(seeds)):
             raise ValueError(f"variant {name!r}: more than one record for a seed")
@@ -225,16 +258,19 @@ def build(task: str, preset: str | None, records: list[dict[str, Any]], bench: d
     metrics = expand_metric_layers(bench.get("metrics") or {}, n_layers)
     chance = bench.get("chance")
     if chance and chance.get("metric") not in metrics:
-        raise ValueError(f"bench.chance.metric: {chance.get('metric')!r} is not a leaderboard metric; "
-                         f"choose one of {', '.join(metrics)}")
+        raise ValueError(
+            f"bench.chance.metric: {chance.get('metric')!r} is not a leaderboard metric; "
+            f"choose one of {', '.join(metrics)}"
+        )
     collapse = check_collapse(bench.get("collapse"), metrics)
     unavailable: list[str] = []
     if collapse:
         with_base, unavailable = with_baselines([r for name in order for r in by_variant[name]], collapse)
         by_variant = group_by_variant(with_base)
     failed_by_variant = group_by_variant(failed or [])
-    variants = [variant_entry(name, by_variant[name], metrics, chance, failed_by_variant.get(name), collapse)
-                for name in order]
+    variants = [
+        variant_entry(name, by_variant[name], metrics, chance, failed_by_variant.get(name), collapse) for name in order
+    ]
     if bench.get("unselectable_chance"):  # the random-key value beside every unselectable fraction
         with_chance(variants, {name: group[0]["config"] for name, group in by_variant.items()})
     by_name = {v["name"]: v for v in variants}
@@ -258,11 +294,17 @@ def build(task: str, preset: str | None, records: list[dict[str, Any]], bench: d
         "reproducibility": reproducibility(variants, bench),
         **({"collapse": {**collapse, "unavailable": unavailable}} if collapse else {}),
         **({"choice": build_choice(bench["choice"], variants, metrics)} if bench.get("choice") else {}),
-        **({"failed_runs": [{"variant": r["variant"], "seed": r["seed"], "error": r.get("error")}
-                            for r in sorted(failed, key=lambda r: (r["variant"], r["seed"]))]} if failed else {}),
+        **(
+            {
+                "failed_runs": [
+                    {"variant": r["variant"], "seed": r["seed"], "error": r.get("error")}
+                    for r in sorted(failed, key=lambda r: (r["variant"], r["seed"]))
+                ]
+            }
+            if failed
+            else {}
+        ),
     }
-
-
 
 
 def n_layers_of(config: dict[str, Any]) -> int:
@@ -282,7 +324,9 @@ def build_protocol(spec: dict[str, Any], config: dict[str, Any], variants: list[
         rows.append({"setting": row["setting"], "this_sweep": ours, "paper": row.get("paper")})
     if spec.get("paper_seeds") is not None:
         seeds = sorted({len(v["seeds"]) for v in variants})
-        rows.append({"setting": "seeds per variant", "this_sweep": "/".join(map(str, seeds)), "paper": spec["paper_seeds"]})
+        rows.append(
+            {"setting": "seeds per variant", "this_sweep": "/".join(map(str, seeds)), "paper": spec["paper_seeds"]}
+        )
     return {"settings": rows, "notes": list(spec.get("notes") or [])}
 
 
@@ -293,7 +337,9 @@ def render_protocol(protocol: dict[str, Any]) -> list[str]:
     if protocol.get("settings"):
         lines += ["| setting | this sweep | paper |", "|---|---|---|"]
         for row in protocol["settings"]:
-            lines.append(f"| {cell(row['setting'])} | {cell(row['this_sweep'])} | {cell(row['paper'] if row['paper'] is not None else '–')} |")
+            lines.append(
+                f"| {cell(row['setting'])} | {cell(row['this_sweep'])} | {cell(row['paper'] if row['paper'] is not None else '–')} |"
+            )
         lines.append("")
     lines += [f"- {note}" for note in protocol.get("notes") or []]
     return lines + [""]
@@ -314,8 +360,9 @@ def fill_note(note: str, config: dict[str, Any], variants: dict[str, dict[str, A
     return re.sub(r"\{((?:config|metric):[^{}]+)\}", value, note)
 
 
-def build_tables(tables: dict[str, dict[str, Any]], variants: dict[str, dict[str, Any]],
-                 config: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+def build_tables(
+    tables: dict[str, dict[str, Any]], variants: dict[str, dict[str, Any]], config: dict[str, Any] | None = None
+) -> list[dict[str, Any]]:
     """Paper-style tables (``bench.tables``): rows of variants x columns of metrics, next to the paper's.
 
     A row names a variant and a metric template with ``{column}``; ``paper`` lists the
@@ -330,15 +377,38 @@ def build_tables(tables: dict[str, dict[str, Any]], variants: dict[str, dict[str
         for row in spec["rows"]:
             cells = []
             for column in spec["columns"]:
-                m = (variants.get(row["variant"]) or {}).get("metrics", {}).get(row["metric"].format(column=column)) or {}
+                m = (variants.get(row["variant"]) or {}).get("metrics", {}).get(
+                    row["metric"].format(column=column)
+                ) or {}
                 mean, std = m.get("mean"), m.get("std")
                 chance = {"chance": {**m["chance"], "mean": m["chance"]["mean"] * scale}} if m.get("chance") else {}
-                cells.append({"mean": None if mean is None else mean * scale,
-                              "std": None if std is None else std * scale, **chance})
-            rows.append({"label": row["label"], "variant": row["variant"], "metric": row["metric"],
-                         "measured": cells, "paper": row.get("paper")})
-        out.append({"name": name, "title": spec.get("title", name), "columns": list(spec["columns"]),
-                    "paper_column": spec.get("paper_column"), "scale": scale, "note": fill_note(spec.get("note", ""), config or {}, variants), "rows": rows})
+                cells.append(
+                    {
+                        "mean": None if mean is None else mean * scale,
+                        "std": None if std is None else std * scale,
+                        **chance,
+                    }
+                )
+            rows.append(
+                {
+                    "label": row["label"],
+                    "variant": row["variant"],
+                    "metric": row["metric"],
+                    "measured": cells,
+                    "paper": row.get("paper"),
+                }
+            )
+        out.append(
+            {
+                "name": name,
+                "title": spec.get("title", name),
+                "columns": list(spec["columns"]),
+                "paper_column": spec.get("paper_column"),
+                "scale": scale,
+                "note": fill_note(spec.get("note", ""), config or {}, variants),
+                "rows": rows,
+            }
+        )
     return out
 
 
@@ -370,7 +440,7 @@ def render_table(table: dict[str, Any]) -> list[str]:
     for row in table["rows"]:
         paper = row["paper"] or [None] * len(table["columns"])
         cells = []
-        for m, p in zip(row["measured"], paper):
+        for m, p in zip(row["measured"], paper, strict=False):
             cells.append(measured_cell(m))
             cells.append(paper_cell(p))
         lines.append(f"| {cell(row['label'])} (`{row['variant']}`) | " + " | ".join(cells) + " |")
@@ -382,9 +452,12 @@ def render_incomplete(board: dict[str, Any]) -> list[str]:
     planned, finished = board.get("planned_runs"), board.get("finished_runs")
     if planned is None or finished is None or finished >= planned:
         return []
-    return [f"**Incomplete sweep: {planned - finished} of its {planned} planned runs have no finished record yet. "
-            f"Every value and verdict below is computed on the {finished} finished runs only; the same command "
-            f"trains the rest.**", ""]
+    return [
+        f"**Incomplete sweep: {planned - finished} of its {planned} planned runs have no finished record yet. "
+        f"Every value and verdict below is computed on the {finished} finished runs only; the same command "
+        f"trains the rest.**",
+        "",
+    ]
 
 
 def render_matrix(matrix: dict[str, Any] | None) -> list[str]:
@@ -392,15 +465,23 @@ def render_matrix(matrix: dict[str, Any] | None) -> list[str]:
     panel, each cell mean ± std over seeds with every seed's value, then the cells' status."""
     if not matrix:
         return []
-    lines = ["## Matrix: placement x component", "",
-             "Rows: where the norms sit; columns: the component of the attention norm (the variant "
-             "`<placement>/<component>`). Each cell: mean ± std over seeds, then every seed's value; "
-             "– : no such variant in this sweep.", ""]
+    lines = [
+        "## Matrix: placement x component",
+        "",
+        "Rows: where the norms sit; columns: the component of the attention norm (the variant "
+        "`<placement>/<component>`). Each cell: mean ± std over seeds, then every seed's value; "
+        "– : no such variant in this sweep.",
+        "",
+    ]
     by_cell = {(c["placement"], c["component"]): c for c in matrix["cells"]}
     for key, title in panels(matrix):
         scale = 100 if key == UNSELECTABLE else 1
-        lines += [f"**{title}{' (%)' if key == UNSELECTABLE else ''}**", "", "| placement | " + " | ".join(f"`{c}`" for c in matrix["columns"]) + " |",
-                  "|---|" + "---|" * len(matrix["columns"])]
+        lines += [
+            f"**{title}{' (%)' if key == UNSELECTABLE else ''}**",
+            "",
+            "| placement | " + " | ".join(f"`{c}`" for c in matrix["columns"]) + " |",
+            "|---|" + "---|" * len(matrix["columns"]),
+        ]
         for row in matrix["rows"]:
             cells = []
             for col in matrix["columns"]:
@@ -411,14 +492,15 @@ def render_matrix(matrix: dict[str, Any] | None) -> list[str]:
                 elif m.get("mean") is None:
                     cells.append(c["status"] if c["status"] != "done" else "not measured")
                 else:
-                    fmt = (lambda v: "–" if v is None else f"{scale * v:.1f}") if scale != 1 else fmt_value
+                    fmt = (lambda v, scale=scale: "–" if v is None else f"{scale * v:.1f}") if scale != 1 else fmt_value
                     seeds = ", ".join(fmt(v) for v in m.get("per_seed") or [])
                     flag = " ⚑" if c.get("flagged") else ""
                     n = sum(v is not None for v in m.get("per_seed") or [])
                     spread = f" ± {fmt(m.get('std') or 0.0)}" if n > 1 else " (one seed)"
                     digits = 1 if scale != 1 else 3
-                    cells.append(f"{fmt(m['mean'])}{spread}{flag}{chance_text(m.get('chance'), scale, digits)}"
-                                 f"<br>({seeds})")
+                    cells.append(
+                        f"{fmt(m['mean'])}{spread}{flag}{chance_text(m.get('chance'), scale, digits)}<br>({seeds})"
+                    )
             lines.append(f"| `{row}` | " + " | ".join(cells) + " |")
         lines.append("")
     unfinished = [c for c in matrix["cells"] if c["status"] not in ("done",)]
@@ -455,7 +537,7 @@ def fmt_metric(m: dict[str, Any]) -> str:
 VERDICT_WORDS = {
     "reproduced": "holds here",
     "direction only": "holds in direction only: the ordering is significant over seeds, the paper's values or its "
-                      "protocol are not met",
+    "protocol are not met",
     "inconclusive": "cannot be decided here: the interval over seeds leaves it open",
     "not reproduced": "does not hold here: the seeds show the opposite significantly",
     "not run": "was not measured by this sweep",
@@ -491,11 +573,16 @@ def render_superseded(old: dict[str, Any] | None, claims: list[dict[str, Any]]) 
     if not old:
         return []
     now = {c["id"]: c for c in claims}
-    lines = ["", "## The build this one replaces", "",
-             f"Built {old.get('generated_at')} at commit `{(old.get('git_commit') or 'unknown')[:12]}`, "
-             f"{old['why']}. Gap to the paper = mean − paper value, 95% interval over seeds.", "",
-             "| claim | role | then: mean (gap [95% CI]) | now: mean (gap [95% CI]) | gap closed |",
-             "|---|---|---|---|---|"]
+    lines = [
+        "",
+        "## The build this one replaces",
+        "",
+        f"Built {old.get('generated_at')} at commit `{(old.get('git_commit') or 'unknown')[:12]}`, "
+        f"{old['why']}. Gap to the paper = mean − paper value, 95% interval over seeds.",
+        "",
+        "| claim | role | then: mean (gap [95% CI]) | now: mean (gap [95% CI]) | gap closed |",
+        "|---|---|---|---|---|",
+    ]
     for then in old.get("claims") or []:
         for role, g in (then.get("gap_to_paper") or {}).items():
             g_now = ((now.get(then["id"]) or {}).get("gap_to_paper") or {}).get(role)
@@ -517,11 +604,14 @@ def closed_text(then: dict[str, Any] | None, now: dict[str, Any] | None) -> str:
         return "–"
     covers = now["low"] <= 0 <= now["high"]
     if covers:
-        return "yes: the interval now contains 0" + ("" if then.get("low") is None or not then["low"] <= 0 <= then["high"]
-                                                      else " (it did before)")
+        return "yes: the interval now contains 0" + (
+            "" if then.get("low") is None or not then["low"] <= 0 <= then["high"] else " (it did before)"
+        )
     smaller = abs(now["estimate"]) < abs(then["estimate"])
-    return f"no: {'smaller' if smaller else 'larger'} by {abs(abs(then['estimate']) - abs(now['estimate'])):.3f}, " \
-           f"interval excludes 0"
+    return (
+        f"no: {'smaller' if smaller else 'larger'} by {abs(abs(then['estimate']) - abs(now['estimate'])):.3f}, "
+        f"interval excludes 0"
+    )
 
 
 def whose(claim: dict[str, Any]) -> str:
@@ -581,81 +671,138 @@ def render_markdown(board: dict[str, Any], plots: list[str]) -> str:
     lines.append("| variant | norms | seeds | status | " + " | ".join(metric_names) + " |")
     lines.append("|---|---|---|---|" + "---|" * len(metric_names))
     for v in board["variants"]:
-        norms = ", ".join(f"{k}: {s.get('component')}{'+affine' if s.get('affine') and s.get('component') != 'none' else ''}"
-                          for k, s in v["norms"].items()) + (", QK-norm" if v.get("qk_norm") else "")
+        norms = ", ".join(
+            f"{k}: {s.get('component')}{'+affine' if s.get('affine') and s.get('component') != 'none' else ''}"
+            for k, s in v["norms"].items()
+        ) + (", QK-norm" if v.get("qk_norm") else "")
         cells = [fmt_metric(v["metrics"][m]) for m in metric_names]
         lines.append(f"| `{v['name']}` | {norms} | {seeds_cell(v)} | {status_cell(v)} | " + " | ".join(cells) + " |")
     if any("chance" in m for v in board["variants"] for m in v["metrics"].values()):
-        lines += ["", "Unselectable fractions: (chance x) is the same statistic for Gaussian random keys N(0, I_d) with the "
-                  "same width d and number of keys per set (`normbench.reporting.chance`); (0 by construction) marks keys a "
-                  "scaling norm puts on a sphere, where every key is selectable: a sanity check of the geometry, not evidence."]
+        lines += [
+            "",
+            "Unselectable fractions: (chance x) is the same statistic for Gaussian random keys N(0, I_d) with the "
+            "same width d and number of keys per set (`normbench.reporting.chance`); (0 by construction) marks keys a "
+            "scaling norm puts on a sphere, where every key is selectable: a sanity check of the geometry, not evidence.",
+        ]
     flagged = [(v["name"], seed, why) for v in board["variants"] for seed, why in (v.get("flagged") or {}).items()]
-    without = [v for v in board["variants"]
-               if v.get("flagged") and any("without_flagged" in m for m in v["metrics"].values())]
+    without = [
+        v for v in board["variants"] if v.get("flagged") and any("without_flagged" in m for m in v["metrics"].values())
+    ]
     if flagged:
-        lead = ("Flagged seeds (a seed at chance or collapsed is kept in every mean and verdict above, the means "
-                "without the flagged seeds follow; a diverged seed is in no mean or verdict):" if without else
-                "Flagged seeds (a diverged seed is in no mean or verdict):")
+        lead = (
+            "Flagged seeds (a seed at chance or collapsed is kept in every mean and verdict above, the means "
+            "without the flagged seeds follow; a diverged seed is in no mean or verdict):"
+            if without
+            else "Flagged seeds (a diverged seed is in no mean or verdict):"
+        )
         lines += ["", lead, ""]
         for name, seed, why in flagged:
             lines.append(f"- `{name}` seed {seed}: {why}")
     lines += render_collapse(board.get("collapse"), board["variants"])
     failed = [(v["name"], seed, why) for v in board["variants"] for seed, why in (v.get("failed") or {}).items()]
-    failed += [(r["variant"], str(r["seed"]), r.get("error") or "failed") for r in board.get("failed_runs") or []
-               if not any(v["name"] == r["variant"] for v in board["variants"])]
+    failed += [
+        (r["variant"], str(r["seed"]), r.get("error") or "failed")
+        for r in board.get("failed_runs") or []
+        if not any(v["name"] == r["variant"] for v in board["variants"])
+    ]
     if failed:
         lines += ["", "Failed runs (in no mean or verdict; the same command retries them):", ""]
         lines += [f"- `{name}` seed {seed}: failed ({cell(why)})" for name, seed, why in failed]
     if without:
-        lines += ["", "| variant | " + " | ".join(f"{m} without flagged" for m in metric_names) + " |",
-                  "|---|" + "---|" * len(metric_names)]
+        lines += [
+            "",
+            "| variant | " + " | ".join(f"{m} without flagged" for m in metric_names) + " |",
+            "|---|" + "---|" * len(metric_names),
+        ]
         for v in without:
-            cells = [fmt_metric(v["metrics"][m].get("without_flagged") or {"note": "no seed left"}) for m in metric_names]
+            cells = [
+                fmt_metric(v["metrics"][m].get("without_flagged") or {"note": "no seed left"}) for m in metric_names
+            ]
             lines.append(f"| `{v['name']}` | " + " | ".join(cells) + " |")
-    lines += ["", "### Per seed", "", "| variant | seed | status | " + " | ".join(metric_names) + " |",
-              "|---|---|---|" + "---|" * len(metric_names)]
+    lines += [
+        "",
+        "### Per seed",
+        "",
+        "| variant | seed | status | " + " | ".join(metric_names) + " |",
+        "|---|---|---|" + "---|" * len(metric_names),
+    ]
     for v in board["variants"]:
         for i, seed in enumerate(v["seeds"]):
             mark = " (flagged)" if str(seed) in (v.get("flagged") or {}) else ""
             cells = [fmt_value((v["metrics"][m]["per_seed"] or [None] * (i + 1))[i]) for m in metric_names]
             lines.append(f"| `{v['name']}` | {seed}{mark} | {cell(seed_status(v, seed))} | " + " | ".join(cells) + " |")
         for seed in v.get("failed") or {}:
-            lines.append(f"| `{v['name']}` | {seed} | failed (seed {seed}) | " + " | ".join("–" for _ in metric_names) + " |")
+            lines.append(
+                f"| `{v['name']}` | {seed} | failed (seed {seed}) | " + " | ".join("–" for _ in metric_names) + " |"
+            )
     others = [m for m in board["metrics"] if m not in metric_names]
     hidden = [m for m in others if measured_anywhere(board, m)]
     if hidden:
-        lines += ["", f"Also measured (in `leaderboard.json` and the tables below): {', '.join(f'`{m}`' for m in hidden)}."]
+        lines += [
+            "",
+            f"Also measured (in `leaderboard.json` and the tables below): {', '.join(f'`{m}`' for m in hidden)}.",
+        ]
     if unmeasured := [m for m in others if m not in hidden]:
         lines += ["", f"Not measured by this sweep (no run has a value): {', '.join(f'`{m}`' for m in unmeasured)}."]
     lines += ["", "Metric definitions (series of every run, then aggregated over seeds):", ""]
     for name, spec in board["metrics"].items():
-        how = (f"first step with `{spec['series']}` ≤ {spec['first_below']}" if "first_below" in spec
-               else f"`{spec['series']}` at step {spec.get('at_step', 'last')}")
+        how = (
+            f"first step with `{spec['series']}` ≤ {spec['first_below']}"
+            if "first_below" in spec
+            else f"`{spec['series']}` at step {spec.get('at_step', 'last')}"
+        )
         lines.append(f"- `{name}`: {how}")
     if board.get("tables"):
         lines += ["", "## Paper tables", ""]
         for table in board["tables"]:
             lines += render_table(table)
     if board["claims"]:
-        lines += ["", "## Claims", "",
-                  "Whose: `paper` claims carry the paper's numbers; `normbench` claims are our own targets (why in the "
-                  "statement's source). Measured: mean, then every seed; difference: 95% Welch interval over seeds.", "",
-                  "| claim | whose | source | compares | paper | measured (per seed) | difference [95% CI] | verdict | rule |",
-                  "|---|---|---|---|---|---|---|---|---|"]
+        lines += [
+            "",
+            "## Claims",
+            "",
+            "Whose: `paper` claims carry the paper's numbers; `normbench` claims are our own targets (why in the "
+            "statement's source). Measured: mean, then every seed; difference: 95% Welch interval over seeds.",
+            "",
+            "| claim | whose | source | compares | paper | measured (per seed) | difference [95% CI] | verdict | rule |",
+            "|---|---|---|---|---|---|---|---|---|",
+        ]
         for c in board["claims"]:
             roles = " vs ".join(f"{r} = `{v}`" for r, v in c["variants"].items())
             source = source_text(c)
-            lines.append("| " + " | ".join(cell(x) for x in (
-                f"`{c['id']}`: {c['statement']}", c.get("owner", "paper"), source, roles, describe(c["paper"]) or "–",
-                f"{describe(c['measured'])} ({'; '.join(filter(None, (metric_names_of(c), describe_seeds(c.get('per_seed') or {}))))})",
-                describe_difference(c) + describe_gaps(c), verdict_cell(c), c["rule"])) + " |")
+            lines.append(
+                "| "
+                + " | ".join(
+                    cell(x)
+                    for x in (
+                        f"`{c['id']}`: {c['statement']}",
+                        c.get("owner", "paper"),
+                        source,
+                        roles,
+                        describe(c["paper"]) or "–",
+                        f"{describe(c['measured'])} ({'; '.join(filter(None, (metric_names_of(c), describe_seeds(c.get('per_seed') or {}))))})",
+                        describe_difference(c) + describe_gaps(c),
+                        verdict_cell(c),
+                        c["rule"],
+                    )
+                )
+                + " |"
+            )
     lines += render_superseded(board.get("supersedes"), board["claims"])
-    lines += ["", "## Provenance per variant", "", "| variant | config hash | seeds | commits | dates | wall time (s) |", "|---|---|---|---|---|---|"]
+    lines += [
+        "",
+        "## Provenance per variant",
+        "",
+        "| variant | config hash | seeds | commits | dates | wall time (s) |",
+        "|---|---|---|---|---|---|",
+    ]
     for v in board["variants"]:
         pv = v["provenance"]
         commits = ", ".join(c[:12] for c in pv["git_commits"]) + (" (dirty)" if pv["dirty"] else "")
-        lines.append(f"| `{v['name']}` | `{v['config_hash']}` | {', '.join(map(str, v['seeds']))} | {commits} | "
-                     f"{pv['dates'][0]} – {pv['dates'][1]} | {pv['wall_time_s']:.0f} |")
+        lines.append(
+            f"| `{v['name']}` | `{v['config_hash']}` | {', '.join(map(str, v['seeds']))} | {commits} | "
+            f"{pv['dates'][0]} – {pv['dates'][1]} | {pv['wall_time_s']:.0f} |"
+        )
     lines += render_reproducibility(board.get("reproducibility"))
     if plots:
         lines += ["", "## Figures", ""] + [f"![{Path(p).stem}]({Path(p).name})" for p in plots]
@@ -668,8 +815,9 @@ def render_markdown(board: dict[str, Any], plots: list[str]) -> str:
 
 def measured_anywhere(board: dict[str, Any], metric: str) -> bool:
     """Whether any seed of any variant of ``board`` has a value of ``metric``."""
-    return any(x is not None for v in board["variants"]
-               for x in ((v["metrics"].get(metric) or {}).get("per_seed") or []))
+    return any(
+        x is not None for v in board["variants"] for x in ((v["metrics"].get(metric) or {}).get("per_seed") or [])
+    )
 
 
 def board_version(board: dict[str, Any]) -> str:
@@ -686,18 +834,23 @@ def bibtex(board: dict[str, Any], path: str, contained_in: str | None = None) ->
     short = path.removeprefix("results/").removesuffix("/leaderboard.json")
     key = re.sub(r"[^A-Za-z0-9]+", "_", f"normbench_{short}") + (f"_{contained_in[:7]}" if contained_in else "")
     built = board["provenance"].get("git_commit") or "unknown"
-    note = (f"{path} at commit {contained_in} (runs built at commit {built})" if contained_in else
-            f"{path}, built at commit {built}; `normbench cite {path}` names the commit that contains it")
+    note = (
+        f"{path} at commit {contained_in} (runs built at commit {built})"
+        if contained_in
+        else f"{path}, built at commit {built}; `normbench cite {path}` names the commit that contains it"
+    )
     version = board_version(board)
-    return "\n".join([
-        f"@misc{{{key},",
-        f"  title = {{normbench {version} leaderboard: {board['task']}, preset {board['preset']}}},",
-        "  author = {{The normbench authors}},",
-        f"  year = {{{board['generated_at'][:4]}}},",
-        f"  version = {{{version}}},",
-        f"  note = {{{note}}},",
-        "}",
-    ])
+    return "\n".join(
+        [
+            f"@misc{{{key},",
+            f"  title = {{normbench {version} leaderboard: {board['task']}, preset {board['preset']}}},",
+            "  author = {{The normbench authors}},",
+            f"  year = {{{board['generated_at'][:4]}}},",
+            f"  version = {{{version}}},",
+            f"  note = {{{note}}},",
+            "}",
+        ]
+    )
 
 
 def write(board: dict[str, Any], out_dir: str | Path, plots: list[str]) -> tuple[Path, Path]:
@@ -728,12 +881,16 @@ def render_collapse(collapse: dict[str, Any] | None, variants: list[dict[str, An
     """How collapse was judged (``bench.collapse``): the rule, the baseline values, the runs without one."""
     if not collapse:
         return []
-    values = sorted({round(v, 4) for e in variants for v in (e.get("collapse_baseline") or {}).values()
-                     if v is not None})
+    values = sorted(
+        {round(v, 4) for e in variants for v in (e.get("collapse_baseline") or {}).values() if v is not None}
+    )
     shown = ", ".join(f"{v:.4f}" for v in values) or "none computed"
-    lines = ["", f"Collapse: a seed is flagged collapsed when `{collapse['metric']}` >= {collapse['baseline']} - "
-                 f"{collapse['within']:g}, its baseline computed from the run's own training data ({shown}); "
-                 f"collapsed seeds are listed per variant in `leaderboard.json` (`collapsed`)."]
+    lines = [
+        "",
+        f"Collapse: a seed is flagged collapsed when `{collapse['metric']}` >= {collapse['baseline']} - "
+        f"{collapse['within']:g}, its baseline computed from the run's own training data ({shown}); "
+        f"collapsed seeds are listed per variant in `leaderboard.json` (`collapsed`).",
+    ]
     if collapse.get("unavailable"):
         lines += ["", "Not judged for collapse (no baseline):", ""]
         lines += [f"- {cell(why)}" for why in collapse["unavailable"]]
@@ -769,7 +926,7 @@ def load_records(paths: list[Path], config_hashes: list[str | None] | None = Non
     """
     hashes = list(config_hashes) if config_hashes is not None else [None] * len(paths)
     out = []
-    for path, wanted in zip(paths, hashes):
+    for path, wanted in zip(paths, hashes, strict=False):
         if not Path(path).exists():
             continue
         try:

@@ -33,8 +33,10 @@ def split_variant(name: str) -> tuple[str, str]:
     """``post/both_nowarmup`` -> (``post``, ``both_nowarmup``); a one-line error for a name off the grid."""
     placement, slash, component = name.partition("/")
     if not slash or placement not in PLACEMENTS or not component:
-        raise ValueError(f"bench.matrix: variant {name!r} is not named <placement>/<component> with a placement in "
-                         f"{', '.join(PLACEMENTS)}")
+        raise ValueError(
+            f"bench.matrix: variant {name!r} is not named <placement>/<component> with a placement in "
+            f"{', '.join(PLACEMENTS)}"
+        )
     return placement, component
 
 
@@ -65,9 +67,12 @@ def layer_mean(variant: dict[str, Any], template: str) -> dict[str, Any]:
     out = aggregate(per_seed, [None] * len(per_seed), [str(seed) not in diverged for seed in seeds])
     chances = [m.get("chance") for m in layers]
     if chances and all(chances):  # chance of the layer mean: the mean of the layers' chance values
-        out["chance"] = {"mean": sum(c["mean"] for c in chances) / len(chances), "sem": None,
-                         "sanity_check": all(c["sanity_check"] for c in chances),
-                         "basis": "mean over the layers of each layer's chance value"}
+        out["chance"] = {
+            "mean": sum(c["mean"] for c in chances) / len(chances),
+            "sem": None,
+            "sanity_check": all(c["sanity_check"] for c in chances),
+            "basis": "mean over the layers of each layer's chance value",
+        }
     return out
 
 
@@ -84,13 +89,23 @@ def build_matrix(spec: dict[str, Any], variants: list[dict[str, Any]], planned: 
     for name, seeds in planned.items():
         placement, component = split_variant(name)
         entry = by_name.get(name)
-        cell: dict[str, Any] = {"variant": name, "placement": placement, "component": component,
-                                "planned_seeds": list(seeds), "seeds": [], "status": "not run", "metrics": {}}
+        cell: dict[str, Any] = {
+            "variant": name,
+            "placement": placement,
+            "component": component,
+            "planned_seeds": list(seeds),
+            "seeds": [],
+            "status": "not run",
+            "metrics": {},
+        }
         if entry is not None:
             cell["seeds"] = list(entry["seeds"])
             done = len(entry["seeds"])
-            cell["status"] = ("flagged" if entry.get("flagged") else "done") if done >= len(seeds) else \
-                f"partial: {done} of {len(seeds)} seeds"
+            cell["status"] = (
+                ("flagged" if entry.get("flagged") else "done")
+                if done >= len(seeds)
+                else f"partial: {done} of {len(seeds)} seeds"
+            )
             if entry.get("flagged"):
                 cell["flagged"] = entry["flagged"]
             for metric in headline:
@@ -101,8 +116,7 @@ def build_matrix(spec: dict[str, Any], variants: list[dict[str, Any]], planned: 
     known = [c for c in component_names() if any(cell["component"] == c for cell in cells)]
     others = [c for c in dict.fromkeys(cell["component"] for cell in cells) if c not in known]
     rows = [p for p in PLACEMENTS if any(cell["placement"] == p for cell in cells)]
-    return {"rows": rows, "columns": known + others, "headline": headline, "unselectable": unselectable,
-            "cells": cells}
+    return {"rows": rows, "columns": known + others, "headline": headline, "unselectable": unselectable, "cells": cells}
 
 
 def cell_at(matrix: dict[str, Any], placement: str, component: str) -> dict[str, Any] | None:
@@ -115,7 +129,12 @@ def panels(matrix: dict[str, Any]) -> list[tuple[str, str]]:
     out = [(m, m) for m in matrix["headline"]]
     if matrix.get("unselectable"):
         what = matrix["unselectable"].replace("{layer}", "*")
-        out.append((UNSELECTABLE, f"unselectable keys (`{matrix['unselectable']}`{', mean over layers' if '*' in what else ''})"))
+        out.append(
+            (
+                UNSELECTABLE,
+                f"unselectable keys (`{matrix['unselectable']}`{', mean over layers' if '*' in what else ''})",
+            )
+        )
     return out
 
 
@@ -124,9 +143,14 @@ def plot_matrix(matrix: dict[str, Any], path: str | Path, title: str = "") -> Pa
     ± std over seeds (n = finished seeds); cells without a run are blank."""
     rows, cols = matrix["rows"], matrix["columns"]
     shown = panels(matrix)
-    fig, axes = plt.subplots(len(shown), 1, figsize=(1.6 + 1.15 * len(cols), 0.2 + (0.75 + 0.7 * len(rows)) * len(shown)),
-                             dpi=120, squeeze=False)
-    for ax, (key, label) in zip(axes[:, 0], shown):
+    fig, axes = plt.subplots(
+        len(shown),
+        1,
+        figsize=(1.6 + 1.15 * len(cols), 0.2 + (0.75 + 0.7 * len(rows)) * len(shown)),
+        dpi=120,
+        squeeze=False,
+    )
+    for ax, (key, label) in zip(axes[:, 0], shown, strict=False):
         grid = np.full((len(rows), len(cols)), np.nan)
         for i, placement in enumerate(rows):
             for j, component in enumerate(cols):

@@ -22,19 +22,19 @@ import torch
 
 from normbench.analysis.random_grid import random_grid as run_grid
 from normbench.io import check_writable
+from normbench.reporting import claims, class_keys, head_keys, key_sets, publish
 from normbench.reporting import leaderboard as lb
 from normbench.reporting.decomposition import decompose_checkpoint, plot_decomposition, with_decomposition
-from normbench.reporting import claims, class_keys, head_keys, key_sets, publish
-from normbench.reporting.width import build_width, plot_width
-from normbench.reporting.matrix import build_matrix, plot_matrix
 from normbench.reporting.geometry import write_geometry
+from normbench.reporting.matrix import build_matrix, plot_matrix
 from normbench.reporting.plots import plot_series
-from normbench.reporting.tokens import TOKEN_REPORT, published_runs, report_runs, write_token_report
 from normbench.reporting.rejudge import check_same_runs, rejudge_board
+from normbench.reporting.tokens import TOKEN_REPORT, published_runs, report_runs, write_token_report
 from normbench.reporting.unselectable import write_random_grid
+from normbench.reporting.width import build_width, plot_width
 from normbench.sweep.backends import Outcome, default_workers, execute
-from normbench.sweep.plan import Run, parse_grid, parse_seeds, plan_runs
 from normbench.sweep.device_plan import StackPlan, plan_stacks, seed_step_bytes
+from normbench.sweep.plan import Run, parse_grid, parse_seeds, plan_runs
 from normbench.sweep.stacks import execute_vectorized
 from normbench.sweep.vectorized import can_stack
 from normbench.tasks import get_task, resolve_config
@@ -75,8 +75,19 @@ def bench(
             settings (by default that is refused before anything trains or is written).
     """
     get_task(task)  # one line naming the registered tasks
-    run_sweep(task, preset, seeds=seeds, variants=variants, workers=workers, overrides=override,
-              runs_dir=runs_dir, results_dir=results_dir, progress=progress, dry_run=dry_run, force=force)
+    run_sweep(
+        task,
+        preset,
+        seeds=seeds,
+        variants=variants,
+        workers=workers,
+        overrides=override,
+        runs_dir=runs_dir,
+        results_dir=results_dir,
+        progress=progress,
+        dry_run=dry_run,
+        force=force,
+    )
 
 
 def print_plan(runs: list[Run], task: str, preset: str | None, out: Path | None, workers: int) -> None:
@@ -85,8 +96,10 @@ def print_plan(runs: list[Run], task: str, preset: str | None, out: Path | None,
     States: finished; to resume (unfinished, with a checkpoint); to restart (unfinished without a checkpoint,
     or a record that cannot be read); to train.
     """
-    print(f"normbench: dry run of {task} (preset {preset}): {len(runs)} runs, {workers} at a time; "
-          f"leaderboard: {out if out is not None else 'none'}")
+    print(
+        f"normbench: dry run of {task} (preset {preset}): {len(runs)} runs, {workers} at a time; "
+        f"leaderboard: {out if out is not None else 'none'}"
+    )
     for run in runs:
         record = run.record_path
         state = "to train"
@@ -104,15 +117,21 @@ class SweepFailed(Exception):
     """Some runs of a sweep failed (their records say so); the others finished."""
 
 
-def sweep_definition(preset: str | None, runs: list[Run], overrides: list[str] | None, grid: list[str] | None,
-                     config_file: str | None) -> dict[str, Any]:
+def sweep_definition(
+    preset: str | None, runs: list[Run], overrides: list[str] | None, grid: list[str] | None, config_file: str | None
+) -> dict[str, Any]:
     """What a sweep is, as its command says it: preset, variants, seeds, overrides, grid, config file.
 
     Independent of the code's run keys, so the same command keeps owning its folder across versions.
     """
-    return {"preset": preset, "variants": list(dict.fromkeys(r.variant for r in runs)),
-            "seeds": sorted({r.seed for r in runs}), "overrides": list(overrides or []), "grid": list(grid or []),
-            "config_file": Path(config_file).name if config_file else None}
+    return {
+        "preset": preset,
+        "variants": list(dict.fromkeys(r.variant for r in runs)),
+        "seeds": sorted({r.seed for r in runs}),
+        "overrides": list(overrides or []),
+        "grid": list(grid or []),
+        "config_file": Path(config_file).name if config_file else None,
+    }
 
 
 def sweep_key(definition: dict[str, Any]) -> str:
@@ -120,9 +139,16 @@ def sweep_key(definition: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(definition, sort_keys=True, default=str).encode()).hexdigest()[:12]
 
 
-def results_folder(config: dict[str, Any], preset: str | None, seeds: Any, variants: list[str] | None,
-                   overrides: list[str] | None, grid: list[str] | None, name: str | None,
-                   config_file: str | None = None) -> str | None:
+def results_folder(
+    config: dict[str, Any],
+    preset: str | None,
+    seeds: Any,
+    variants: list[str] | None,
+    overrides: list[str] | None,
+    grid: list[str] | None,
+    name: str | None,
+    config_file: str | None = None,
+) -> str | None:
     """The subfolder of ``results/<task>/`` a sweep's leaderboard goes to; ``None`` for the task's own bench.
 
     The task's own bench is its shipped config (``config_file`` ``None``) at its ``default_preset``
@@ -176,8 +202,10 @@ def check_results_owner(out: Path, key: str, preset: str | None, runs: list[Run]
             return
     elif owner == key:
         return
-    raise ValueError(f"name: {out} holds the leaderboard of another sweep (key {owner}, this one {key}); "
-                     f"choose another --name, or {publish.FORCE}")
+    raise ValueError(
+        f"name: {out} holds the leaderboard of another sweep (key {owner}, this one {key}); "
+        f"choose another --name, or {publish.FORCE}"
+    )
 
 
 def run_sweep(
@@ -219,7 +247,9 @@ def run_sweep(
     cfg, runs = plan_runs(None, preset, seeds, variants, overrides, runs_dir, axes, config_path=config)
     task = cfg["task"]
     own = resolve_config(config)
-    custom = None if own.read_bytes() == get_task(task).config_path.read_bytes() else str(own)  # a copy counts as the task's
+    custom = (
+        None if own.read_bytes() == get_task(task).config_path.read_bytes() else str(own)
+    )  # a copy counts as the task's
     folder = results_folder(cfg, preset, seeds, variants, overrides, grid, name, custom)
     out = Path(results_dir) / task / folder if folder else Path(results_dir) / task
     definition = sweep_definition(preset, runs, overrides, grid, custom)
@@ -227,14 +257,19 @@ def run_sweep(
     if leaderboard and shard is None:  # before training: a clash is an error, not lost compute
         if folder is not None and not force:
             check_results_owner(out, key, preset, runs)
-        publish.check_leaderboard(out, {(r.variant, r.seed): r.config_hash for r in runs},
-                                  publish.sweep_settings(task, cfg.get("preset"), definition), force, planned=True,
-                                  superseded=publish.superseded_configs(cfg.get("bench") or {}))
+        publish.check_leaderboard(
+            out,
+            {(r.variant, r.seed): r.config_hash for r in runs},
+            publish.sweep_settings(task, cfg.get("preset"), definition),
+            force,
+            planned=True,
+            superseded=publish.superseded_configs(cfg.get("bench") or {}),
+        )
     if shard is not None:
         m = re.fullmatch(r"(\d+)/(\d+)", shard)
         if not m or not int(m[1]) < int(m[2]):
             raise ValueError(f"shard: {shard!r} must be I/N with 0 <= I < N, e.g. 3/8")
-        runs = runs[int(m[1])::int(m[2])]
+        runs = runs[int(m[1]) :: int(m[2])]
     stack_plan = None
     if vectorize == "auto":
         if gpus is None and torch.cuda.is_available():  # runs would train on GPU 0: plan for it
@@ -261,18 +296,25 @@ def run_sweep(
     else:
         outcome = execute(runs, workers=workers, progress=progress, gpus=gpus, gpus_per_run=gpus_per_run)
     written = None
-    failed = (f"runs: {len(outcome.failed)} of {len(runs)} failed; their records say why, "
-              f"and the same command retries them") if outcome.failed else None
+    failed = (
+        (f"runs: {len(outcome.failed)} of {len(runs)} failed; their records say why, and the same command retries them")
+        if outcome.failed
+        else None
+    )
     if leaderboard and shard is None and (failed or outcome.busy) and not load_finished(runs):
         if failed:  # the failures are the news, not the missing leaderboard
             raise SweepFailed(failed)
-        print(f"normbench: no leaderboard: {len(outcome.busy)} runs are being trained by another process; "
-              f"the same command writes it once they are finished", file=sys.stderr)
+        print(
+            f"normbench: no leaderboard: {len(outcome.busy)} runs are being trained by another process; "
+            f"the same command writes it once they are finished",
+            file=sys.stderr,
+        )
         return None
     if leaderboard and shard is None:
         try:
-            write_results(task, cfg.get("preset"), cfg, runs, out, runs_dir, sweep=key, definition=definition,
-                          force=force)
+            write_results(
+                task, cfg.get("preset"), cfg, runs, out, runs_dir, sweep=key, definition=definition, force=force
+            )
         except publish.Refused as exc:
             if failed:  # the failures are the news; the published leaderboard stays as it is
                 raise SweepFailed(f"{failed}; {exc}") from None
@@ -295,13 +337,27 @@ def auto_stacks(runs: list[Run], gpus: list[int] | None, workers: int | None) ->
     module_path = str((config.get("model") or {}).get("class_path", ""))
     module, _, name = module_path.rpartition(".")
     cls = getattr(importlib.import_module(module), name, None) if module else None
-    return plan_stacks(max(per_variant.values()), len(per_variant), seed_step_bytes(config), gpus,
-                       batch_size=batch, cpu_workers=workers or default_workers(gpus), stackable=can_stack(cls))
+    return plan_stacks(
+        max(per_variant.values()),
+        len(per_variant),
+        seed_step_bytes(config),
+        gpus,
+        batch_size=batch,
+        cpu_workers=workers or default_workers(gpus),
+        stackable=can_stack(cls),
+    )
 
 
-def leaderboard(task: str, preset: str | None = None, seeds: list[int] | None = None,
-                variants: list[str] | None = None, runs_dir: str = "runs", results_dir: str = "results",
-                name: str | None = None, force: bool = False) -> None:
+def leaderboard(
+    task: str,
+    preset: str | None = None,
+    seeds: list[int] | None = None,
+    variants: list[str] | None = None,
+    runs_dir: str = "runs",
+    results_dir: str = "results",
+    name: str | None = None,
+    force: bool = False,
+) -> None:
     """Rebuild a sweep's leaderboard from its run records (nothing is trained).
 
     A published leaderboard is replaced only when the records cover its finished runs and settings.
@@ -316,22 +372,44 @@ def leaderboard(task: str, preset: str | None = None, seeds: list[int] | None = 
         name: the sweep's ``--name``, if it had one.
         force: replace the published leaderboard even when the records lack some of its finished runs.
     """
-    run_sweep(task, preset, seeds=seeds, variants=variants, runs_dir=runs_dir, results_dir=results_dir, name=name,
-              leaderboard=True, progress=False, train=False, force=force)
+    run_sweep(
+        task,
+        preset,
+        seeds=seeds,
+        variants=variants,
+        runs_dir=runs_dir,
+        results_dir=results_dir,
+        name=name,
+        leaderboard=True,
+        progress=False,
+        train=False,
+        force=force,
+    )
 
 
 def load_finished(runs: list[Run], statuses: tuple[str, ...] = FINISHED) -> list[dict[str, Any]]:
     """The finished records of ``runs`` (or those of other ``statuses``), each named by its planned
     variant (a run shared by two sweeps under different variant names is shown under this sweep's name)."""
     by_path = {str(r.record_path): r for r in runs}
-    records = [r for r in lb.load_records([r.record_path for r in runs], [r.config_hash for r in runs])
-               if r["status"] in statuses]
+    records = [
+        r
+        for r in lb.load_records([r.record_path for r in runs], [r.config_hash for r in runs])
+        if r["status"] in statuses
+    ]
     return [{**r, "variant": by_path[r["record_path"]].variant} for r in records]
 
 
-def write_results(task: str, preset: str | None, config: dict, runs: list[Run], out: Path,
-                  runs_dir: str = "runs", sweep: str | None = None, definition: dict[str, Any] | None = None,
-                  force: bool = False) -> None:
+def write_results(
+    task: str,
+    preset: str | None,
+    config: dict,
+    runs: list[Run],
+    out: Path,
+    runs_dir: str = "runs",
+    sweep: str | None = None,
+    definition: dict[str, Any] | None = None,
+    force: bool = False,
+) -> None:
     """Build the leaderboard of the finished records among ``runs`` into ``out``, with the task's
     extra reports where its config asks for them (``bench.token_report``: Tables 3-4).
 
@@ -341,15 +419,28 @@ def write_results(task: str, preset: str | None, config: dict, runs: list[Run], 
     records = load_finished(runs)
     missing = len(runs) - len(records)
     if not records:
-        raise ValueError(f"runs_dir: no finished run records for task {task} (preset {preset}); "
-                         f"run `normbench sweep --config {task}` first")
+        raise ValueError(
+            f"runs_dir: no finished run records for task {task} (preset {preset}); "
+            f"run `normbench sweep --config {task}` first"
+        )
     bench_cfg = config.get("bench") or {}
     superseded = publish.superseded_configs(bench_cfg)
-    publish.check_leaderboard(out, {(r["variant"], r["seed"]): r.get("config_hash") for r in records},
-                              publish.sweep_settings(task, preset, definition), force, superseded=superseded)
+    publish.check_leaderboard(
+        out,
+        {(r["variant"], r["seed"]): r.get("config_hash") for r in records},
+        publish.sweep_settings(task, preset, definition),
+        force,
+        superseded=superseded,
+    )
     if bench_cfg.get("token_report"):  # the report beside the leaderboard: checked before either is written
-        publish.check_report(out / TOKEN_REPORT, lambda doc: published_runs(doc, config),
-                             report_runs(config, runs_dir, runs), force, "--results_dir/--name", superseded=superseded)
+        publish.check_report(
+            out / TOKEN_REPORT,
+            lambda doc: published_runs(doc, config),
+            report_runs(config, runs_dir, runs),
+            force,
+            "--results_dir/--name",
+            superseded=superseded,
+        )
     decomposition = bench_cfg.get("decomposition")
     if decomposition:
         records = with_decomposition(records, int(decomposition.get("sequences", 256)))
@@ -362,9 +453,14 @@ def write_results(task: str, preset: str | None, config: dict, runs: list[Run], 
     n_layers = lb.n_layers_of(records[0]["config"])
     if key_set_spec:
         records = key_sets.with_key_sets(records, key_set_spec)
-        bench_cfg = {**bench_cfg, "metrics": {**(bench_cfg.get("metrics") or {}),
-                                              **key_sets.metrics(key_sets.check_spec(key_set_spec)[0], n_layers)},
-                     "tables": {**(bench_cfg.get("tables") or {}), "key_sets": key_sets.table_spec(key_set_spec, n_layers)}}
+        bench_cfg = {
+            **bench_cfg,
+            "metrics": {
+                **(bench_cfg.get("metrics") or {}),
+                **key_sets.metrics(key_sets.check_spec(key_set_spec)[0], n_layers),
+            },
+            "tables": {**(bench_cfg.get("tables") or {}), "key_sets": key_sets.table_spec(key_set_spec, n_layers)},
+        }
     variant_order = list(dict.fromkeys(r.variant for r in runs))
     board = lb.build(task, preset, records, bench_cfg, variant_order, failed=load_finished(runs, ("failed",)))
     if replaced := superseded_build(out / "leaderboard.json", board, bench_cfg):
@@ -377,21 +473,40 @@ def write_results(task: str, preset: str | None, config: dict, runs: list[Run], 
     if decomposition:
         panels = {v: [r["decomposition"] for r in rs if "decomposition" in r] for v, rs in by_variant.items()}
         if any(panels.values()):
-            plots.append(str(plot_decomposition({v: rs for v, rs in panels.items() if rs}, out / "decomposition.png",
-                                                decomposition.get("title", ""))))
+            plots.append(
+                str(
+                    plot_decomposition(
+                        {v: rs for v, rs in panels.items() if rs},
+                        out / "decomposition.png",
+                        decomposition.get("title", ""),
+                    )
+                )
+            )
     if key_set_spec:
         by_name = {v["name"]: v for v in board["variants"]}
         plots.append(str(key_sets.plot_key_sets(by_name, key_set_spec, n_layers, out / "key_sets.png")))
     if bench_cfg.get("matrix"):
         planned = {name: [r.seed for r in runs if r.variant == name] for name in variant_order}
         board["matrix"] = build_matrix(bench_cfg["matrix"], board["variants"], planned)
-        plots.insert(0, str(plot_matrix(board["matrix"], out / "matrix.png",
-                                        f"{task}: placement x component, preset {preset} (mean ± std over seeds)")))
+        plots.insert(
+            0,
+            str(
+                plot_matrix(
+                    board["matrix"],
+                    out / "matrix.png",
+                    f"{task}: placement x component, preset {preset} (mean ± std over seeds)",
+                )
+            ),
+        )
     if bench_cfg.get("width"):
         planned = {name: [r.seed for r in runs if r.variant == name] for name in variant_order}
         board["width"] = build_width(bench_cfg["width"], board["variants"], records, planned)
-        plots.insert(0, str(plot_width(board["width"], out / "width.png",
-                                       f"{task}: width axis, preset {preset} (head width fixed)")))
+        plots.insert(
+            0,
+            str(
+                plot_width(board["width"], out / "width.png", f"{task}: width axis, preset {preset} (head width fixed)")
+            ),
+        )
     json_path, md_path = lb.write(board, out, plots)
     note = f" ({missing} planned runs have no finished record yet)" if missing else ""
     print(f"normbench: wrote {md_path} and {json_path}{note}")
@@ -421,9 +536,16 @@ def rejudge(board: str, force: bool = False) -> None:
         raise ValueError(f"board: {path} does not exist; give a folder holding a leaderboard.json")
     sweep = doc.get("sweep") or {}
     variants = list(dict.fromkeys(v.split(",")[0] for v in sweep.get("variants") or [])) or None  # grid cells: bases
-    config, runs = plan_runs(doc["task"], sweep.get("preset"), sweep.get("seeds"), variants,
-                             sweep.get("overrides") or None, "runs", parse_grid(sweep.get("grid") or None),
-                             config_path=sweep.get("config_file"))
+    config, runs = plan_runs(
+        doc["task"],
+        sweep.get("preset"),
+        sweep.get("seeds"),
+        variants,
+        sweep.get("overrides") or None,
+        "runs",
+        parse_grid(sweep.get("grid") or None),
+        config_path=sweep.get("config_file"),
+    )
     bench_cfg = config.get("bench") or {}
     if not force:
         check_same_runs(doc, {r.variant: r.config_hash for r in runs}, publish.superseded_configs(bench_cfg))
@@ -458,16 +580,34 @@ def superseded_build(path: Path, board: dict[str, Any], bench_cfg: dict[str, Any
     if old_hashes == new_hashes or not any(superseded is True or h in superseded for h in old_hashes.values()):
         return old.get("supersedes")
     why = bench_cfg["superseded"]["why"] if isinstance(bench_cfg["superseded"], dict) else bench_cfg["superseded"]
-    return {"generated_at": old.get("generated_at"), "git_commit": (old.get("provenance") or {}).get("git_commit"),
-            "why": why, "config_hashes": old_hashes,
-            "claims": [{"id": c["id"], "verdict": c.get("verdict"), "measured": c.get("measured"),
-                        "per_seed": c.get("per_seed"), "gap_to_paper": c.get("gap_to_paper") or claims.paper_gaps(c)}
-                       for c in old.get("claims") or []]}
+    return {
+        "generated_at": old.get("generated_at"),
+        "git_commit": (old.get("provenance") or {}).get("git_commit"),
+        "why": why,
+        "config_hashes": old_hashes,
+        "claims": [
+            {
+                "id": c["id"],
+                "verdict": c.get("verdict"),
+                "measured": c.get("measured"),
+                "per_seed": c.get("per_seed"),
+                "gap_to_paper": c.get("gap_to_paper") or claims.paper_gaps(c),
+            }
+            for c in old.get("claims") or []
+        ],
+    }
 
 
 def random_grid(
-    n_min: int = 3, n_max: int = 60, d_min: int = 3, d_max: int = 15, runs: int = 100, seed: int = 0,
-    results_dir: str = "results", progress: bool = True, force: bool = False,
+    n_min: int = 3,
+    n_max: int = 60,
+    d_min: int = 3,
+    d_max: int = 15,
+    runs: int = 100,
+    seed: int = 0,
+    results_dir: str = "results",
+    progress: bool = True,
+    force: bool = False,
 ) -> None:
     """Figure 1c/1d: unselectable keys among random N(0, I) keys, raw and after LayerNorm.
 
@@ -485,7 +625,9 @@ def random_grid(
         force: replace the published grid even when this one does not cover it.
     """
     if not (1 <= n_min <= n_max and 1 <= d_min <= d_max):
-        raise ValueError(f"n_min..n_max and d_min..d_max: need 1 <= min <= max, got {n_min}..{n_max} and {d_min}..{d_max}")
+        raise ValueError(
+            f"n_min..n_max and d_min..d_max: need 1 <= min <= max, got {n_min}..{n_max} and {d_min}..{d_max}"
+        )
     if runs < 1:
         raise ValueError(f"runs: must be >= 1 random sets per cell, got {runs}")
     out = Path(results_dir) / "unselectable"
@@ -516,9 +658,15 @@ def decompose(ckpt: str | None = None, sequences: int = 256, out: str | None = N
     print(f"normbench: wrote {folder / 'decomposition.json'} and {folder / 'decomposition.png'}")
 
 
-def geometry(preset: str = "geometry", seed: int = 0, variants: list[str] | None = None,
-             override: list[str] | None = None, runs_dir: str = "runs", results_dir: str = "results",
-             force: bool = False) -> None:
+def geometry(
+    preset: str = "geometry",
+    seed: int = 0,
+    variants: list[str] | None = None,
+    override: list[str] | None = None,
+    runs_dir: str = "runs",
+    results_dir: str = "results",
+    force: bool = False,
+) -> None:
     """Figure 1a/1b of Brody et al.: 3-D keys and queries of the d = 3 majority models, and query angles over training.
 
     Reads the runs of ``normbench sweep --config tasks/majority.yaml --preset geometry`` and writes
@@ -537,18 +685,23 @@ def geometry(preset: str = "geometry", seed: int = 0, variants: list[str] | None
     config, runs = plan_runs("majority", preset, [seed], variants, override, runs_dir)
     d = config["model"]["init_args"]["arch"]["d_model"]
     if d != 3:
-        raise ValueError(f"preset: {preset!r} has model.init_args.arch.d_model={d}; the 3-D views need 3 "
-                         f"(use --preset geometry)")
+        raise ValueError(
+            f"preset: {preset!r} has model.init_args.arch.d_model={d}; the 3-D views need 3 (use --preset geometry)"
+        )
     missing = [str(r.record_path) for r in runs if r.record_path is None or not r.record_path.is_file()]
     if missing:
-        raise FileNotFoundError(f"runs_dir: no run record {missing[0]}; run `normbench sweep --config "
-                                f"majority --preset {preset} --name {preset}` first")
+        raise FileNotFoundError(
+            f"runs_dir: no run record {missing[0]}; run `normbench sweep --config "
+            f"majority --preset {preset} --name {preset}` first"
+        )
     out = Path(results_dir) / "majority"
     publish.check_geometry(out, {(r.variant, r.seed): r.config_hash for r in runs}, force)
     summary = write_geometry({r.variant: r.record_path for r in runs}, out)
-    print(f"normbench: wrote {out / 'geometry_3d.png'}, {out / 'query_angle_histograms.png'} and {out / 'geometry.json'}")
+    print(
+        f"normbench: wrote {out / 'geometry_3d.png'}, {out / 'query_angle_histograms.png'} and {out / 'geometry.json'}"
+    )
     for variant, s in summary.items():
-        print(f"  {variant}: class-query angle to the normal {s['class_query_angle_to_normal_deg']:.1f} deg, "
-              f"max |key . normal| {s['max_abs_key_component_along_normal']:.2e}")
-
-
+        print(
+            f"  {variant}: class-query angle to the normal {s['class_query_angle_to_normal_deg']:.1f} deg, "
+            f"max |key . normal| {s['max_abs_key_component_along_normal']:.2e}"
+        )

@@ -38,8 +38,12 @@ def seed_band(runs: list[list[list[float | None]]]) -> tuple[np.ndarray, np.ndar
 
 def variant_label(name: str, records: list[dict[str, Any]], plotted: int) -> str:
     """``name (n=k)``, naming the seeds left out: ``name (n=1; seed 1 diverged at step 40)``."""
-    out = [f"seed {r['seed']} diverged" + (f" at step {r['diverged_at_step']}" if r.get("diverged_at_step") is not None else "")
-           for r in records if r.get("status") == "diverged"]
+    out = [
+        f"seed {r['seed']} diverged"
+        + (f" at step {r['diverged_at_step']}" if r.get("diverged_at_step") is not None else "")
+        for r in records
+        if r.get("status") == "diverged"
+    ]
     if not plotted:
         out.append("no finite values")
     return f"{name} (n={plotted}{'; ' if out else ''}{'; '.join(out)})"
@@ -58,7 +62,7 @@ def plot_series(records_by_variant: dict[str, list[dict[str, Any]]], spec: dict[
         runs = [smooth(r["series"].get(spec["series"], []), int(spec.get("smooth", 1))) for r in records]
         if not any(runs):
             continue
-        kept = [run for run, r in zip(runs, records) if r.get("status") != "diverged"]
+        kept = [run for run, r in zip(runs, records, strict=False) if r.get("status") != "diverged"]
         if not any(len(finite_points(run)) for run in kept):
             kept = runs  # every seed diverged: what they logged before it
         if logy:

@@ -54,8 +54,10 @@ def read_board(path: Path, elsewhere: str) -> dict[str, Any] | None:
 def unreadable(path: Path, exc: Exception, elsewhere: str) -> Refused:
     """The refusal for a board that exists but cannot be read."""
     reason = one_line(str(exc))[:120]
-    return Refused(f"results_dir: {path} exists but is unreadable ({reason}); restore it, write elsewhere "
-                   f"with {elsewhere}, or {FORCE}")
+    return Refused(
+        f"results_dir: {path} exists but is unreadable ({reason}); restore it, write elsewhere "
+        f"with {elsewhere}, or {FORCE}"
+    )
 
 
 def leaderboard_runs(doc: dict[str, Any]) -> Runs:
@@ -105,8 +107,16 @@ def superseded_configs(bench: dict[str, Any]) -> bool | frozenset[str]:
     return bool(value)
 
 
-def check_runs(path: Path, old: Runs, old_settings: dict[str, Any], new: Runs, new_settings: dict[str, Any],
-               elsewhere: str, noun: str = "this build has", superseded: bool | frozenset[str] = False) -> None:
+def check_runs(
+    path: Path,
+    old: Runs,
+    old_settings: dict[str, Any],
+    new: Runs,
+    new_settings: dict[str, Any],
+    elsewhere: str,
+    noun: str = "this build has",
+    superseded: bool | frozenset[str] = False,
+) -> None:
     """Refuse (one line) unless ``new`` covers every run of ``old`` with the same config hash and the same settings.
 
     Only the settings the old board records are compared (older boards record fewer). ``superseded``: the
@@ -114,8 +124,11 @@ def check_runs(path: Path, old: Runs, old_settings: dict[str, Any], new: Runs, n
     :func:`superseded_configs`: all of them, or those of the config hashes listed), so a build of the
     same runs under today's config hashes may replace them.
     """
-    differ = [f"{key} {old_settings[key]!r}, this build {new_settings.get(key)!r}"
-              for key in old_settings if key in new_settings and new_settings[key] != old_settings[key]]
+    differ = [
+        f"{key} {old_settings[key]!r}, this build {new_settings.get(key)!r}"
+        for key in old_settings
+        if key in new_settings and new_settings[key] != old_settings[key]
+    ]
     changed = {}
     for (variant, seed), digest in old.items():
         now = new.get((variant, seed))
@@ -124,17 +137,27 @@ def check_runs(path: Path, old: Runs, old_settings: dict[str, Any], new: Runs, n
     differ += list(changed.values())
     if differ:
         shown = "; ".join(differ[:3]) + ("; ..." if len(differ) > 3 else "")
-        raise Refused(f"results_dir: {path} was built with other settings ({shown}); rebuild it with its "
-                      f"settings, write elsewhere with {elsewhere}, or {FORCE}")
+        raise Refused(
+            f"results_dir: {path} was built with other settings ({shown}); rebuild it with its "
+            f"settings, write elsewhere with {elsewhere}, or {FORCE}"
+        )
     missing = [run for run in old if run not in new]
     if missing:
-        raise Refused(f"results_dir: {path} holds {len(old)} finished runs; {noun} {len(new)} ({len(missing)} "
-                      f"missing: {describe_runs(missing)}); rebuild with every run, write elsewhere with "
-                      f"{elsewhere}, or {FORCE}")
+        raise Refused(
+            f"results_dir: {path} holds {len(old)} finished runs; {noun} {len(new)} ({len(missing)} "
+            f"missing: {describe_runs(missing)}); rebuild with every run, write elsewhere with "
+            f"{elsewhere}, or {FORCE}"
+        )
 
 
-def check_leaderboard(out: Path, runs: Runs, settings: dict[str, Any], force: bool = False,
-                      planned: bool = False, superseded: bool | frozenset[str] = False) -> None:
+def check_leaderboard(
+    out: Path,
+    runs: Runs,
+    settings: dict[str, Any],
+    force: bool = False,
+    planned: bool = False,
+    superseded: bool | frozenset[str] = False,
+) -> None:
     """May a build with ``runs`` (finished, or with ``planned`` the sweep's planned ones) and ``settings``
     (:func:`sweep_settings`) replace ``out/leaderboard.json``? Refuses with one line if not."""
     if force:
@@ -148,13 +171,27 @@ def check_leaderboard(out: Path, runs: Runs, settings: dict[str, Any], force: bo
         old = leaderboard_runs(doc)
     except (TypeError, ValueError) as exc:
         raise unreadable(path, exc, elsewhere) from exc
-    check_runs(path, old, leaderboard_settings(doc), runs, settings, elsewhere,
-               "this sweep plans" if planned else "this build has", superseded)
+    check_runs(
+        path,
+        old,
+        leaderboard_settings(doc),
+        runs,
+        settings,
+        elsewhere,
+        "this sweep plans" if planned else "this build has",
+        superseded,
+    )
 
 
-def check_report(path: Path, read_runs: Callable[[dict[str, Any]], Runs], runs: Runs, force: bool = False,
-                 elsewhere: str = "--results_dir", noun: str = "this build has",
-                 superseded: bool | frozenset[str] = False) -> None:
+def check_report(
+    path: Path,
+    read_runs: Callable[[dict[str, Any]], Runs],
+    runs: Runs,
+    force: bool = False,
+    elsewhere: str = "--results_dir",
+    noun: str = "this build has",
+    superseded: bool | frozenset[str] = False,
+) -> None:
     """May a report built from ``runs`` replace the one at ``path``, whose runs ``read_runs(doc)`` gives?"""
     if force:
         return
@@ -204,13 +241,17 @@ def check_random_grid(out: Path, ns: list[int], ds: list[int], runs: int, seed: 
         old_runs, old_seed = int(doc["runs"]), int(doc["seed"])
     except (KeyError, TypeError, ValueError) as exc:
         raise unreadable(path, ValueError(f"not a random grid: {exc!r}"), "--results_dir") from exc
-    short = [f"n = {span(sorted(set(old_ns) - set(ns)))} missing" if not set(old_ns) <= set(ns) else "",
-             f"d = {span(sorted(set(old_ds) - set(ds)))} missing" if not set(old_ds) <= set(ds) else "",
-             f"{old_runs - runs} fewer runs per cell" if runs < old_runs else "",
-             "another seed" if seed != old_seed else ""]
+    short = [
+        f"n = {span(sorted(set(old_ns) - set(ns)))} missing" if not set(old_ns) <= set(ns) else "",
+        f"d = {span(sorted(set(old_ds) - set(ds)))} missing" if not set(old_ds) <= set(ds) else "",
+        f"{old_runs - runs} fewer runs per cell" if runs < old_runs else "",
+        "another seed" if seed != old_seed else "",
+    ]
     short = [s for s in short if s]
     if short:
-        raise Refused(f"results_dir: {path} holds n = {span(old_ns)}, d = {span(old_ds)}, {old_runs} runs per cell, "
-                      f"seed {old_seed}; this build has n = {span(ns)}, d = {span(ds)}, {runs} runs per cell, "
-                      f"seed {seed} ({', '.join(short)}); run a grid that covers it, write elsewhere with "
-                      f"--results_dir, or {FORCE}")
+        raise Refused(
+            f"results_dir: {path} holds n = {span(old_ns)}, d = {span(old_ds)}, {old_runs} runs per cell, "
+            f"seed {old_seed}; this build has n = {span(ns)}, d = {span(ds)}, {runs} runs per cell, "
+            f"seed {seed} ({', '.join(short)}); run a grid that covers it, write elsewhere with "
+            f"--results_dir, or {FORCE}"
+        )

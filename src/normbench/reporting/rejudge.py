@@ -13,10 +13,10 @@ import copy
 from typing import Any
 
 from normbench import __version__
-from normbench.reporting.claims import judge, load_claims
 from normbench.reporting import key_sets
 from normbench.reporting.chance import with_chance
 from normbench.reporting.choice import build_choice
+from normbench.reporting.claims import judge, load_claims
 from normbench.reporting.collapse import check_spec as check_collapse
 from normbench.reporting.collapse import with_baselines
 from normbench.reporting.leaderboard import build_protocol, build_tables, flag_seeds, n_layers_of
@@ -32,15 +32,20 @@ def check_same_runs(board: dict[str, Any], planned: dict[str, str], superseded: 
         name, digest = variant["name"], variant.get("config_hash")
         now = planned.get(name)
         if now is None:
-            raise ValueError(f"results: variant {name!r} of the board is not in its sweep's plan today; "
-                             f"rebuild the board from its runs")
+            raise ValueError(
+                f"results: variant {name!r} of the board is not in its sweep's plan today; "
+                f"rebuild the board from its runs"
+            )
         if now != digest and not (superseded is True or digest in (superseded or ())):
-            raise ValueError(f"results: variant {name!r} was trained with config {digest}, today's plan gives "
-                             f"{now}; its claims are judged by retraining it (normbench bench), not re-judged")
+            raise ValueError(
+                f"results: variant {name!r} was trained with config {digest}, today's plan gives "
+                f"{now}; its claims are judged by retraining it (normbench bench), not re-judged"
+            )
 
 
-def rejudge_board(board: dict[str, Any], bench: dict[str, Any], configs: dict[str, dict[str, Any]],
-                  planned: dict[str, list[int]]) -> dict[str, Any]:
+def rejudge_board(
+    board: dict[str, Any], bench: dict[str, Any], configs: dict[str, dict[str, Any]], planned: dict[str, list[int]]
+) -> dict[str, Any]:
     """``board`` with its claims judged again (:func:`normbench.reporting.claims.judge`, the one function every
     board uses), its protocol table and paper tables rebuilt, the chance value beside every unselectable
     fraction (``bench.unselectable_chance``) and its matrix or width view rebuilt, all from its own per-seed
@@ -50,8 +55,10 @@ def rejudge_board(board: dict[str, Any], bench: dict[str, Any], configs: dict[st
     unavailable: list[str] = []
     if collapse or bench.get("chance"):  # flag collapsed seeds (and seeds at chance) from the per-seed values
         for variant in variants:
-            runs = [{"variant": variant["name"], "seed": seed, "task": board["task"], "config": configs[variant["name"]]}
-                    for seed in variant["seeds"]]
+            runs = [
+                {"variant": variant["name"], "seed": seed, "task": board["task"], "config": configs[variant["name"]]}
+                for seed in variant["seeds"]
+            ]
             if collapse:
                 runs, problems = with_baselines(runs, collapse)
                 unavailable += problems
@@ -59,13 +66,20 @@ def rejudge_board(board: dict[str, Any], bench: dict[str, Any], configs: dict[st
     if bench.get("unselectable_chance"):
         with_chance(variants, configs)
     by_name = {v["name"]: v for v in variants}
-    config = configs[variants[0]["name"]] if variants and variants[0]["name"] in configs else next(iter(configs.values()))
+    config = (
+        configs[variants[0]["name"]] if variants and variants[0]["name"] in configs else next(iter(configs.values()))
+    )
     claims = [judge(c, by_name, config) for c in load_claims(bench["claims"])] if bench.get("claims") else []
     tables = dict(bench.get("tables") or {})
     if bench.get("key_sets"):
         tables["key_sets"] = key_sets.table_spec(bench["key_sets"], n_layers_of(config))
-    new = {**board, "variants": variants, "protocol": build_protocol(bench.get("protocol") or {}, config, variants),
-           "tables": build_tables(tables, by_name, config) if tables else board.get("tables", []), "claims": claims}
+    new = {
+        **board,
+        "variants": variants,
+        "protocol": build_protocol(bench.get("protocol") or {}, config, variants),
+        "tables": build_tables(tables, by_name, config) if tables else board.get("tables", []),
+        "claims": claims,
+    }
     if collapse:
         new["collapse"] = {**collapse, "unavailable": unavailable}
     if bench.get("choice"):
@@ -73,11 +87,16 @@ def rejudge_board(board: dict[str, Any], bench: dict[str, Any], configs: dict[st
     if bench.get("matrix"):
         new["matrix"] = build_matrix(bench["matrix"], variants, planned)
     if bench.get("width"):
-        new["width"] = build_width(bench["width"], variants, [{"variant": n, "config": c} for n, c in configs.items()],
-                                   planned)
+        new["width"] = build_width(
+            bench["width"], variants, [{"variant": n, "config": c} for n, c in configs.items()], planned
+        )
     git = git_state()
-    new["rejudged"] = {"at": utc_now(), "git_commit": git.get("git_commit"), "dirty": git.get("dirty"),
-                       "normbench": __version__,
-                       "what": "claims, protocol and paper tables, chance values and the matrix/width views recomputed "
-                               "from the per-seed values above; values and figures are those of the original build"}
+    new["rejudged"] = {
+        "at": utc_now(),
+        "git_commit": git.get("git_commit"),
+        "dirty": git.get("dirty"),
+        "normbench": __version__,
+        "what": "claims, protocol and paper tables, chance values and the matrix/width views recomputed "
+        "from the per-seed values above; values and figures are those of the original build",
+    }
     return new

@@ -27,7 +27,9 @@ def record_for_checkpoint(ckpt: Path) -> Path:
     if not Path(ckpt).is_file():
         raise FileNotFoundError(f"ckpt: {ckpt} does not exist")
     if not path.is_file():
-        raise FileNotFoundError(f"ckpt: no run record {path} next to the checkpoint (expected <run>/checkpoints/*.ckpt)")
+        raise FileNotFoundError(
+            f"ckpt: no run record {path} next to the checkpoint (expected <run>/checkpoints/*.ckpt)"
+        )
     return path
 
 
@@ -70,8 +72,9 @@ def checkpoint_stamp(ckpt: Path) -> dict[str, int]:
     return {"checkpoint_size": stat.st_size, "checkpoint_mtime_ns": stat.st_mtime_ns}
 
 
-def cached_analysis(record: dict[str, Any], file_name: str, params: dict[str, Any],
-                    compute: Callable[[Path], dict[str, Any]]) -> dict[str, Any] | None:
+def cached_analysis(
+    record: dict[str, Any], file_name: str, params: dict[str, Any], compute: Callable[[Path], dict[str, Any]]
+) -> dict[str, Any] | None:
     """``<run>/<file_name>``: ``compute(final checkpoint)`` plus ``params``, recomputed when stale.
 
     ``None`` for a run without a final checkpoint; a final checkpoint its record names that is not

@@ -72,8 +72,9 @@ def mean_interval(sample: list[float | None], level: float = LEVEL) -> Interval 
     return Interval(mean, mean - half, mean + half, (len(sample),), df=float(len(sample) - 1))
 
 
-def difference_interval(a: list[float | None], b: list[float | None], names: tuple[str, str] = ("a", "b"),
-                        level: float = LEVEL) -> Interval | None:
+def difference_interval(
+    a: list[float | None], b: list[float | None], names: tuple[str, str] = ("a", "b"), level: float = LEVEL
+) -> Interval | None:
     """Welch interval (at ``level``) of mean(a) − mean(b) over the finite values of each side and its
     two-sided p-value (``None`` if a side has none); ``names`` label the two samples in that order."""
     a, b = values_of(a), values_of(b)
@@ -111,8 +112,14 @@ class Equivalence:
     p_value: float | None
 
     def as_dict(self) -> dict[str, Any]:
-        return {"interval": self.interval.as_dict(), "margin": self.margin, "sides": self.sides,
-                "shown": self.shown, "refuted": self.refuted, "p_value": self.p_value}
+        return {
+            "interval": self.interval.as_dict(),
+            "margin": self.margin,
+            "sides": self.sides,
+            "shown": self.shown,
+            "refuted": self.refuted,
+            "p_value": self.p_value,
+        }
 
 
 SIDES = ("both", "lower", "upper")
@@ -135,8 +142,9 @@ def tost(interval: Interval | None, margin: float, sides: str = "both") -> Equiv
         return Equivalence(interval, margin, sides, False, False, None)
     lower_ok, upper_ok = interval.low > -margin, interval.high < margin
     shown = {"both": lower_ok and upper_ok, "lower": lower_ok, "upper": upper_ok}[sides]
-    refuted = (sides in ("both", "lower") and interval.high < -margin) or \
-        (sides in ("both", "upper") and interval.low > margin)
+    refuted = (sides in ("both", "lower") and interval.high < -margin) or (
+        sides in ("both", "upper") and interval.low > margin
+    )
     return Equivalence(interval, margin, sides, bool(shown), bool(refuted), one_sided_p(interval, margin, sides))
 
 
@@ -160,9 +168,13 @@ def interval_df(interval: Interval) -> float | None:
     return interval.df
 
 
-def difference_equivalence(candidate: list[float | None], reference: list[float | None], margin: float,
-                           sides: str = "both", names: tuple[str, str] = ("candidate", "reference")
-                           ) -> Equivalence | None:
+def difference_equivalence(
+    candidate: list[float | None],
+    reference: list[float | None],
+    margin: float,
+    sides: str = "both",
+    names: tuple[str, str] = ("candidate", "reference"),
+) -> Equivalence | None:
     """TOST of mean(candidate) − mean(reference) within ``margin`` (Welch 90% interval)."""
     return tost(difference_interval(candidate, reference, names, EQUIVALENCE_LEVEL), margin, sides)
 
@@ -172,23 +184,28 @@ def target_equivalence(sample: list[float | None], target: float, margin: float)
     interval = mean_interval(sample, EQUIVALENCE_LEVEL)
     if interval is None:
         return None
-    shifted = Interval(interval.estimate - target,
-                       None if interval.low is None else interval.low - target,
-                       None if interval.high is None else interval.high - target, interval.n, df=interval.df)
+    shifted = Interval(
+        interval.estimate - target,
+        None if interval.low is None else interval.low - target,
+        None if interval.high is None else interval.high - target,
+        interval.n,
+        df=interval.df,
+    )
     return tost(shifted, margin, "both")
 
 
-def aggregate(values: list[float | None], bounds: list[float | None],
-              counted: list[bool] | None = None) -> dict[str, Any]:
+def aggregate(
+    values: list[float | None], bounds: list[float | None], counted: list[bool] | None = None
+) -> dict[str, Any]:
     """Mean x̄ = (1/n) Σ x_i ± sample std over the seeds that count (``counted``, default all: a
     diverged or failed seed does not). ``per_seed`` keeps one entry per seed, ``None`` where a seed
     has no finite value or does not count; ``n`` is the number of values the mean is over, ``seeds``
     the number of seeds. A counted seed without a value leaves no mean (a lower bound is kept
     where runs ended without reaching a threshold). Never raises on NaN, ±inf or ``None``."""
     counted = [True] * len(values) if counted is None else list(counted)
-    per_seed = [finite(v) if keep else None for v, keep in zip(values, counted)]
-    bounds = [finite(b) if keep else None for b, keep in zip(bounds, counted)]
-    sample = [v for v, keep in zip(per_seed, counted) if keep]
+    per_seed = [finite(v) if keep else None for v, keep in zip(values, counted, strict=False)]
+    bounds = [finite(b) if keep else None for b, keep in zip(bounds, counted, strict=False)]
+    sample = [v for v, keep in zip(per_seed, counted, strict=False) if keep]
     out: dict[str, Any] = {"per_seed": per_seed, "n": sum(v is not None for v in sample)}
     if len(sample) < len(values):
         out["seeds"] = len(values)
@@ -197,8 +214,8 @@ def aggregate(values: list[float | None], bounds: list[float | None],
         out["std"] = statistics.stdev(sample) if len(sample) > 1 else 0.0
     else:
         out["mean"] = out["std"] = None
-        pairs = [(v, b) for v, b, keep in zip(per_seed, bounds, counted) if keep]
+        pairs = [(v, b) for v, b, keep in zip(per_seed, bounds, counted, strict=False) if keep]
         if pairs and all(v is not None or b is not None for v, b in pairs) and any(b is not None for _, b in pairs):
             out["lower_bound"] = statistics.fmean(v if v is not None else b for v, b in pairs)
-            out["per_seed_lower_bound"] = [v if v is not None else b for v, b in zip(per_seed, bounds)]
+            out["per_seed_lower_bound"] = [v if v is not None else b for v, b in zip(per_seed, bounds, strict=False)]
     return out

@@ -11,8 +11,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from normbench.reporting.claims import judge_grid, load_claims, source_text  # noqa: E402
 from normbench.io import atomic_write, atomic_write_json, atomic_write_text  # noqa: E402
+from normbench.reporting.claims import judge_grid, load_claims, source_text  # noqa: E402
 from normbench.reporting.leaderboard import bibtex, cell, render_protocol, whose  # noqa: E402
 from normbench.training.records import provenance, utc_now  # noqa: E402
 
@@ -26,16 +26,26 @@ def heatmap(grid: dict[str, Any], keys: str, path: Path) -> Path:
     """Figure 1c/1d style: one panel per statistic, n on x, d on y, colour = value in [0, 1]."""
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.2), dpi=110, sharey=True)
     ns, ds = grid["ns"], grid["ds"]
-    for ax, (stat, title) in zip(axes, STAT_TITLES.items()):
+    for ax, (stat, title) in zip(axes, STAT_TITLES.items(), strict=False):
         values = np.asarray(grid["stats"][keys][stat])
-        im = ax.imshow(values, origin="lower", aspect="auto", cmap="viridis_r", vmin=0, vmax=1,
-                       extent=(ns[0] - 0.5, ns[-1] + 0.5, ds[0] - 0.5, ds[-1] + 0.5))
+        im = ax.imshow(
+            values,
+            origin="lower",
+            aspect="auto",
+            cmap="viridis_r",
+            vmin=0,
+            vmax=1,
+            extent=(ns[0] - 0.5, ns[-1] + 0.5, ds[0] - 0.5, ds[-1] + 0.5),
+        )
         ax.set_title(title, fontsize=10)
         ax.set_xlabel("n (keys per set)")
         fig.colorbar(im, ax=ax, fraction=0.046)
     axes[0].set_ylabel("d (dimension)")
-    label = {"raw": "raw N(0, I) keys", "layernorm": "keys after LayerNorm (eps = 0)",
-             "layernorm_eps": f"keys after LayerNorm (eps = {grid.get('eps', 1e-5):g})"}[keys]
+    label = {
+        "raw": "raw N(0, I) keys",
+        "layernorm": "keys after LayerNorm (eps = 0)",
+        "layernorm_eps": f"keys after LayerNorm (eps = {grid.get('eps', 1e-5):g})",
+    }[keys]
     fig.suptitle(f"Unselectable keys, {label}; {grid['runs']} runs per cell", fontsize=11)
     fig.tight_layout()
     try:
@@ -49,14 +59,23 @@ def write_random_grid(grid: dict[str, Any], out_dir: str | Path) -> dict[str, An
     out = Path(out_dir)
     prov = {**provenance(), "wall_time_s": grid["wall_time_s"]}
     atomic_write_json(out / "random_grid.json", {**grid, "provenance": prov})
-    plots = [heatmap(grid, "raw", out / "random_grid_raw.png"), heatmap(grid, "layernorm", out / "random_grid_layernorm.png")]
+    plots = [
+        heatmap(grid, "raw", out / "random_grid_raw.png"),
+        heatmap(grid, "layernorm", out / "random_grid_layernorm.png"),
+    ]
     if "layernorm_eps" in grid["stats"]:
         plots.append(heatmap(grid, "layernorm_eps", out / "random_grid_layernorm_eps.png"))
-    claims = [judge_grid(c, grid) for c in load_claims("brody2023-unselectable")
-              if c["rule"]["keys"] in grid["stats"]]
-    board = {"task": "unselectable", "preset": f"random grid, {grid['runs']} runs per cell", "generated_at": utc_now(),
-             "provenance": prov, "protocol": protocol(grid), "variants": [], "claims": claims,
-             "decided_by": grid["decided_by"]}
+    claims = [judge_grid(c, grid) for c in load_claims("brody2023-unselectable") if c["rule"]["keys"] in grid["stats"]]
+    board = {
+        "task": "unselectable",
+        "preset": f"random grid, {grid['runs']} runs per cell",
+        "generated_at": utc_now(),
+        "provenance": prov,
+        "protocol": protocol(grid),
+        "variants": [],
+        "claims": claims,
+        "decided_by": grid["decided_by"],
+    }
     board["citation"] = {"bibtex": bibtex(board, (out / "leaderboard.json").as_posix())}
     atomic_write_json(out / "leaderboard.json", board)
     atomic_write_text(out / "leaderboard.md", render(board, grid, plots))
@@ -66,14 +85,19 @@ def write_random_grid(grid: dict[str, Any], out_dir: str | Path) -> dict[str, An
 def protocol(grid: dict[str, Any]) -> dict[str, Any]:
     """The grid's settings beside the paper's Figure 1c/1d (the leaderboard's protocol table)."""
     ds, ns = grid["ds"], grid["ns"]
-    rows = [("keys per set n", f"{ns[0]}..{ns[-1]}", "the axis of Figure 1c/1d (range not stated in the text)"),
-            ("dimension d", f"{ds[0]}..{ds[-1]}", "the axis of Figure 1c/1d (range not stated in the text)"),
-            ("random sets per cell", grid["runs"], 100),
-            ("key distribution", "i.i.d. N(0, I)", "the normal distribution"),
-            ("LayerNorm", grid["layernorm"], "LayerNorm (eps not stated)"),
-            ("statistic", "both: fraction of runs with >= 1 unselectable key, mean fraction of unselectable keys",
-             "the caption: average fraction of unselectable keys"),
-            ("seed", grid["seed"], "not stated")]
+    rows = [
+        ("keys per set n", f"{ns[0]}..{ns[-1]}", "the axis of Figure 1c/1d (range not stated in the text)"),
+        ("dimension d", f"{ds[0]}..{ds[-1]}", "the axis of Figure 1c/1d (range not stated in the text)"),
+        ("random sets per cell", grid["runs"], 100),
+        ("key distribution", "i.i.d. N(0, I)", "the normal distribution"),
+        ("LayerNorm", grid["layernorm"], "LayerNorm (eps not stated)"),
+        (
+            "statistic",
+            "both: fraction of runs with >= 1 unselectable key, mean fraction of unselectable keys",
+            "the caption: average fraction of unselectable keys",
+        ),
+        ("seed", grid["seed"], "not stated"),
+    ]
     if "layernorm_eps" in grid["stats"]:
         rows.append(("LayerNorm with eps (normbench's own)", f"eps = {grid.get('eps', 1e-5):g}", "–"))
     return {"settings": [{"setting": a, "this_sweep": b, "paper": c} for a, b, c in rows], "notes": []}
@@ -82,7 +106,9 @@ def protocol(grid: dict[str, Any]) -> dict[str, Any]:
 def grid_finding(claim: dict[str, Any]) -> str:
     """One sentence per grid claim from its verdict and the statistic it is judged on."""
     value = claim["measured"].get("any_fraction")
-    holds = {"reproduced": "holds here", "not reproduced": "does not hold here"}.get(claim["verdict"], "was not measured")
+    holds = {"reproduced": "holds here", "not reproduced": "does not hold here"}.get(
+        claim["verdict"], "was not measured"
+    )
     measured = "" if value is None else f" (fraction of runs with an unselectable key: {value:.4f}; {claim['rule']})"
     return f"{whose(claim)} “{claim['statement'].rstrip('.')}” {holds}{measured}."
 
@@ -107,39 +133,79 @@ def render(board: dict[str, Any], grid: dict[str, Any], plots: list[Path]) -> st
         "|---|---|---|---|---|---|---|",
     ]
     for c in board["claims"]:
-        shown = [("n/a" if c["measured"][s] is None else f"{c['measured'][s]:.4f}" + (" ✓" if c["holds_for"][s] else " ✗"))
-                 for s in ("any_fraction", "mean_fraction")]
-        lines.append("| " + " | ".join(cell(x) for x in (
-            f"`{c['id']}`: {c['statement']}", c.get("owner", "paper"), source_text(c),
-            *shown, f"**{c['verdict']}**", c["rule"])) + " |")
+        shown = [
+            ("n/a" if c["measured"][s] is None else f"{c['measured'][s]:.4f}" + (" ✓" if c["holds_for"][s] else " ✗"))
+            for s in ("any_fraction", "mean_fraction")
+        ]
+        lines.append(
+            "| "
+            + " | ".join(
+                cell(x)
+                for x in (
+                    f"`{c['id']}`: {c['statement']}",
+                    c.get("owner", "paper"),
+                    source_text(c),
+                    *shown,
+                    f"**{c['verdict']}**",
+                    c["rule"],
+                )
+            )
+            + " |"
+        )
     fig1c = [c for c in board["claims"] if c["id"].startswith("brody2023.fig1c")]
     holds = {stat: all(c["holds_for"][stat] for c in fig1c) for stat in STAT_TITLES}
     if fig1c:
         matching = [STAT_TITLES[s] for s, ok in holds.items() if ok]
-        lines += ["", "Which statistic the paper's Figure 1c matches: its claims hold for "
-                  + (" and ".join(f"the *{m}*" for m in matching) if matching else "neither statistic")
-                  + "; the caption describes the mean fraction, the authors' script computed the fraction of runs."]
-    lines += ["", "## Selected cells (raw keys)", "", "| d \\ n | " + " | ".join(str(n) for n in (10, 20, 40, 60)) + " |",
-              "|---|" + "---|" * 4]
+        lines += [
+            "",
+            "Which statistic the paper's Figure 1c matches: its claims hold for "
+            + (" and ".join(f"the *{m}*" for m in matching) if matching else "neither statistic")
+            + "; the caption describes the mean fraction, the authors' script computed the fraction of runs.",
+        ]
+    lines += [
+        "",
+        "## Selected cells (raw keys)",
+        "",
+        "| d \\ n | " + " | ".join(str(n) for n in (10, 20, 40, 60)) + " |",
+        "|---|" + "---|" * 4,
+    ]
     for d in (3, 5, 8, 13, 15):
         if d in ds:
-            row = [f"{raw['any_fraction'][ds.index(d), ns.index(n)]:.2f} / {raw['mean_fraction'][ds.index(d), ns.index(n)]:.3f}"
-                   for n in (10, 20, 40, 60) if n in ns]
+            row = [
+                f"{raw['any_fraction'][ds.index(d), ns.index(n)]:.2f} / {raw['mean_fraction'][ds.index(d), ns.index(n)]:.3f}"
+                for n in (10, 20, 40, 60)
+                if n in ns
+            ]
             lines.append(f"| {d} | " + " | ".join(row) + " |")
     if "layernorm_eps" in grid["stats"]:
         eps_any = np.asarray(grid["stats"]["layernorm_eps"]["any_fraction"])
-        where = [(ds[a], ns[b], eps_any[a, b]) for a, b in zip(*np.nonzero(eps_any))]
-        lines += ["", f"## LayerNorm with eps = {grid.get('eps', 1e-5):g} (normbench's own check)", "",
-                  "A key of variance v leaves LayerNorm with norm sqrt(d v / (v + eps)) < sqrt(d): a key of low "
-                  "variance falls inside the sphere the others lie on. Cells with at least one unselectable key "
-                  "after LayerNorm with eps (d, n: fraction of runs): "
-                  + (", ".join(f"({d}, {n}): {f:.2f}" for d, n, f in where[:40]) + (" ..." if len(where) > 40 else "")
-                     if where else "none") + "."]
-    lines += ["", "Cells show *fraction of runs with ≥ 1 unselectable key* / *mean fraction of unselectable keys*.",
-              "", "Keys decided by each stage: " + ", ".join(f"{k} {v}" for k, v in board["decided_by"].items()),
-              "", "Seconds per d (all n, raw + LayerNorm (+ eps)): "
-              + ", ".join(f"d={d}: {t:.1f}" for d, t in grid.get("seconds_by_d", {}).items()), "",
-              "## Figures", ""] + [f"![{path.stem}]({path.name})" for path in plots]
+        where = [(ds[a], ns[b], eps_any[a, b]) for a, b in zip(*np.nonzero(eps_any), strict=False)]
+        lines += [
+            "",
+            f"## LayerNorm with eps = {grid.get('eps', 1e-5):g} (normbench's own check)",
+            "",
+            "A key of variance v leaves LayerNorm with norm sqrt(d v / (v + eps)) < sqrt(d): a key of low "
+            "variance falls inside the sphere the others lie on. Cells with at least one unselectable key "
+            "after LayerNorm with eps (d, n: fraction of runs): "
+            + (
+                ", ".join(f"({d}, {n}): {f:.2f}" for d, n, f in where[:40]) + (" ..." if len(where) > 40 else "")
+                if where
+                else "none"
+            )
+            + ".",
+        ]
+    lines += [
+        "",
+        "Cells show *fraction of runs with ≥ 1 unselectable key* / *mean fraction of unselectable keys*.",
+        "",
+        "Keys decided by each stage: " + ", ".join(f"{k} {v}" for k, v in board["decided_by"].items()),
+        "",
+        "Seconds per d (all n, raw + LayerNorm (+ eps)): "
+        + ", ".join(f"d={d}: {t:.1f}" for d, t in grid.get("seconds_by_d", {}).items()),
+        "",
+        "## Figures",
+        "",
+    ] + [f"![{path.stem}]({path.name})" for path in plots]
     lines += ["", "## Findings", ""] + [f"- {grid_finding(c)}" for c in board["claims"]]
     lines += ["", "## How to cite", "", "```bibtex", board["citation"]["bibtex"], "```"]
     return "\n".join(lines) + "\n"

@@ -44,8 +44,9 @@ def check_spec(spec: dict[str, Any]) -> tuple[str, str]:
     return axis, reference
 
 
-def build_width(spec: dict[str, Any], variants: list[dict[str, Any]], records: list[dict[str, Any]],
-                planned: dict[str, list[int]]) -> dict[str, Any]:
+def build_width(
+    spec: dict[str, Any], variants: list[dict[str, Any]], records: list[dict[str, Any]], planned: dict[str, list[int]]
+) -> dict[str, Any]:
     """The width document: one row per planned (base variant, width), sorted by base then width."""
     axis, reference = check_spec(spec)
     width_of = {r["variant"]: config_value(r["config"], axis) for r in records}
@@ -56,16 +57,33 @@ def build_width(spec: dict[str, Any], variants: list[dict[str, Any]], records: l
         entry = by_name.get(name)
         width = width_of.get(name)
         if width is None:  # planned but never finished: read the width from the variant's name
-            width = next((int(p.split("=")[1]) for p in name.split(",")[1:]
-                          if p.split("=")[0].endswith(axis.rsplit(".", 1)[-1])), None)
-        row: dict[str, Any] = {"variant": name, "base": base, "width": width, "planned_seeds": list(seeds),
-                               "seeds": list((entry or {}).get("seeds") or []), "metrics": {}}
+            width = next(
+                (
+                    int(p.split("=")[1])
+                    for p in name.split(",")[1:]
+                    if p.split("=")[0].endswith(axis.rsplit(".", 1)[-1])
+                ),
+                None,
+            )
+        row: dict[str, Any] = {
+            "variant": name,
+            "base": base,
+            "width": width,
+            "planned_seeds": list(seeds),
+            "seeds": list((entry or {}).get("seeds") or []),
+            "metrics": {},
+        }
         if entry is not None:
             row["n_layers"] = int(entry.get("n_layers") or 1)
-            row["metrics"] = {LOSS: (entry.get("metrics") or {}).get(LOSS) or {},
-                              "unselectable": layer_mean(entry, INPUT), "unselectable_heads": layer_mean(entry, HEADS),
-                              **{f"unselectable_L{i}": (entry.get("metrics") or {}).get(INPUT.format(layer=i)) or {}
-                                 for i in range(1, row["n_layers"] + 1)}}
+            row["metrics"] = {
+                LOSS: (entry.get("metrics") or {}).get(LOSS) or {},
+                "unselectable": layer_mean(entry, INPUT),
+                "unselectable_heads": layer_mean(entry, HEADS),
+                **{
+                    f"unselectable_L{i}": (entry.get("metrics") or {}).get(INPUT.format(layer=i)) or {}
+                    for i in range(1, row["n_layers"] + 1)
+                },
+            }
         rows.append(row)
     by_key = {(r["base"], r["width"]): r for r in rows}
     for row in rows:
@@ -88,13 +106,19 @@ def render_width(width: dict[str, Any] | None) -> list[str]:
     if not width:
         return []
     ref = width["reference"]
-    lines = ["## Width axis", "",
-             f"Each row: a base variant at width d (`{width['axis']}`), mean ± std over seeds. Unselectable: "
-             f"percent of keys at the attention input (input space), averaged over layers, then per layer; per head: "
-             f"the same in each head's key space. Gap: validation loss minus `{ref}`'s at the same width, "
-             f"mean [95% interval].", "",
-             "| variant | d | seeds | val loss | gap to " + f"`{ref}`" + " | unselectable (%) | per layer (%) | per head (%) |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "## Width axis",
+        "",
+        f"Each row: a base variant at width d (`{width['axis']}`), mean ± std over seeds. Unselectable: "
+        f"percent of keys at the attention input (input space), averaged over layers, then per layer; per head: "
+        f"the same in each head's key space. Gap: validation loss minus `{ref}`'s at the same width, "
+        f"mean [95% interval].",
+        "",
+        "| variant | d | seeds | val loss | gap to "
+        + f"`{ref}`"
+        + " | unselectable (%) | per layer (%) | per head (%) |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for r in width["rows"]:
         m = r["metrics"]
         if not m:
@@ -102,14 +126,24 @@ def render_width(width: dict[str, Any] | None) -> list[str]:
             continue
         loss, uns, heads = m.get(LOSS) or {}, m["unselectable"], m["unselectable_heads"]
         gap = r.get("loss_gap")
-        gap_text = "–" if not gap else (f"{gap['estimate']:+.3f}" + (
-            f" [{gap['low']:+.3f}, {gap['high']:+.3f}]" if gap.get("low") is not None else ""))
-        layers = " / ".join(_fmt(m.get(f"unselectable_L{i}", {}).get("mean"), 100, 1) for i in range(1, r["n_layers"] + 1))
-        lines.append(f"| `{r['base']}` | {r['width']} | {len(r['seeds'])} of {len(r['planned_seeds'])} | "
-                     f"{_fmt(loss.get('mean'))} ± {_fmt(loss.get('std'))} | {gap_text} | "
-                     f"{_fmt(uns.get('mean'), 100, 1)} ± {_fmt(uns.get('std'), 100, 1)}"
-                     f"{chance_text(uns.get('chance'), 100, 1)} | {layers} | "
-                     f"{_fmt(heads.get('mean'), 100, 1)}{chance_text(heads.get('chance'), 100, 1)} |")
+        gap_text = (
+            "–"
+            if not gap
+            else (
+                f"{gap['estimate']:+.3f}"
+                + (f" [{gap['low']:+.3f}, {gap['high']:+.3f}]" if gap.get("low") is not None else "")
+            )
+        )
+        layers = " / ".join(
+            _fmt(m.get(f"unselectable_L{i}", {}).get("mean"), 100, 1) for i in range(1, r["n_layers"] + 1)
+        )
+        lines.append(
+            f"| `{r['base']}` | {r['width']} | {len(r['seeds'])} of {len(r['planned_seeds'])} | "
+            f"{_fmt(loss.get('mean'))} ± {_fmt(loss.get('std'))} | {gap_text} | "
+            f"{_fmt(uns.get('mean'), 100, 1)} ± {_fmt(uns.get('std'), 100, 1)}"
+            f"{chance_text(uns.get('chance'), 100, 1)} | {layers} | "
+            f"{_fmt(heads.get('mean'), 100, 1)}{chance_text(heads.get('chance'), 100, 1)} |"
+        )
     return [*lines, ""]
 
 
@@ -122,8 +156,13 @@ def plot_width(width: dict[str, Any], path: str | Path, title: str = "") -> Path
         color = f"C{k}"
         xs = [r["width"] for r in rows]
         means = [r["metrics"]["unselectable"].get("mean") for r in rows]
-        ax_u.plot([x for x, m in zip(xs, means) if m is not None], [100 * m for m in means if m is not None],
-                  "-o", color=color, label=base)
+        ax_u.plot(
+            [x for x, m in zip(xs, means, strict=False) if m is not None],
+            [100 * m for m in means if m is not None],
+            "-o",
+            color=color,
+            label=base,
+        )
         for r in rows:
             seeds = values_of(r["metrics"]["unselectable"].get("per_seed"))
             ax_u.scatter([r["width"]] * len(seeds), [100 * v for v in seeds], color=color, s=10, alpha=0.5)
@@ -132,8 +171,15 @@ def plot_width(width: dict[str, Any], path: str | Path, title: str = "") -> Path
             est = [g["estimate"] for _, g in gaps]
             low = [g["estimate"] - (g["low"] if g.get("low") is not None else g["estimate"]) for _, g in gaps]
             high = [(g["high"] if g.get("high") is not None else g["estimate"]) - g["estimate"] for _, g in gaps]
-            ax_g.errorbar([w for w, _ in gaps], est, yerr=[low, high], fmt="-o", color=color, capsize=3,
-                          label=f"{base} − {width['reference']}")
+            ax_g.errorbar(
+                [w for w, _ in gaps],
+                est,
+                yerr=[low, high],
+                fmt="-o",
+                color=color,
+                capsize=3,
+                label=f"{base} − {width['reference']}",
+            )
     for ax in (ax_u, ax_g):
         ax.set_xscale("log", base=2)
         ax.set_xlabel("d_model (head width fixed)")

@@ -38,8 +38,8 @@ from normbench.io import show_bars
 from normbench.sweep.plan import Run
 from normbench.training.cli import train
 from normbench.training.progress import latest_progress, progress_interval
-from normbench.training.runlock import BUSY_STATUS, RunBusy, is_locked
 from normbench.training.rundir import SWEEP_LOG
+from normbench.training.runlock import BUSY_STATUS, RunBusy, is_locked
 from normbench.training.verify import finished_status
 
 INTERRUPTED_STATUSES = (130, -signal.SIGINT)  # `normbench fit` after Ctrl-C; a child killed by SIGINT itself
@@ -71,8 +71,11 @@ def needs_subprocess(runs: list[Run]) -> bool:
     for run in runs:
         t = run.trainer
         devices = t.get("devices", "auto")
-        if (str(t.get("strategy", "auto")) not in ("auto", "single_device")
-                or str(devices) not in ("1", "auto", "[0]") or int(t.get("num_nodes") or 1) > 1):
+        if (
+            str(t.get("strategy", "auto")) not in ("auto", "single_device")
+            or str(devices) not in ("1", "auto", "[0]")
+            or int(t.get("num_nodes") or 1) > 1
+        ):
             return True
     return torch.cuda.device_count() > 1
 
@@ -93,8 +96,9 @@ def fit_command(run: Run) -> list[str]:
     return [sys.executable, "-m", "normbench", "fit", *run.args, "--trainer.enable_progress_bar=false"]
 
 
-def run_subprocess(run: Run, env: dict[str, str], relay: float | None = None,
-                   stop: threading.Event | None = None) -> int:
+def run_subprocess(
+    run: Run, env: dict[str, str], relay: float | None = None, stop: threading.Event | None = None
+) -> int:
     """``normbench fit <run args>`` in a child process; its output goes to ``<run dir>/sweep.log``.
 
     With ``relay`` (seconds), the child's latest progress line is shown here at most that often
@@ -107,8 +111,9 @@ def run_subprocess(run: Run, env: dict[str, str], relay: float | None = None,
     return run_command(fit_command(run), run.record_path.parent / SWEEP_LOG, env, relay, stop)
 
 
-def run_command(cmd: list[str], log_path: Path, env: dict[str, str], relay: float | None = None,
-                stop: threading.Event | None = None) -> int:
+def run_command(
+    cmd: list[str], log_path: Path, env: dict[str, str], relay: float | None = None, stop: threading.Event | None = None
+) -> int:
     """``cmd`` in a child process with ``env`` added, its output appended to ``log_path``; returns its exit
     status. Progress relay, Ctrl-C and cleanup as :func:`run_subprocess` describes."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -116,8 +121,14 @@ def run_command(cmd: list[str], log_path: Path, env: dict[str, str], relay: floa
         start = log.tell()
         preexec = _die_with_parent if sys.platform.startswith("linux") else None
         # a session of its own: a Ctrl-C in the terminal reaches the sweep alone, which passes it on once
-        child = subprocess.Popen(cmd, env={**os.environ, **env}, stdout=log, stderr=subprocess.STDOUT,
-                                 preexec_fn=preexec, start_new_session=True)
+        child = subprocess.Popen(
+            cmd,
+            env={**os.environ, **env},
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            preexec_fn=preexec,
+            start_new_session=True,
+        )
         shown, shown_at, stopped_at = None, 0.0, None
         try:
             while True:
@@ -132,7 +143,11 @@ def run_command(cmd: list[str], log_path: Path, env: dict[str, str], relay: floa
                     elif time.monotonic() - stopped_at > STOP_GRACE_S:
                         child.kill()
                 line = latest_progress(log_path, since=start) if relay else None
-                if line and line != shown and (code is not None or shown is None or time.monotonic() - shown_at >= relay):
+                if (
+                    line
+                    and line != shown
+                    and (code is not None or shown is None or time.monotonic() - shown_at >= relay)
+                ):
                     tqdm.write(line, file=sys.stderr)  # the run's last line too, when it ends
                     shown, shown_at = line, time.monotonic()
                 if code is not None:
@@ -179,7 +194,7 @@ def device_slots(workers: int, gpus: list[int] | None, gpus_per_run: int) -> lis
     if gpus:
         if gpus_per_run < 1 or len(gpus) % gpus_per_run:
             raise ValueError(f"gpus_per_run: must divide the {len(gpus)} GPUs given, got {gpus_per_run}")
-        groups = [gpus[i:i + gpus_per_run] for i in range(0, len(gpus), gpus_per_run)]
+        groups = [gpus[i : i + gpus_per_run] for i in range(0, len(gpus), gpus_per_run)]
         threads = max(1, available_cpus() // len(groups))
         return [{"CUDA_VISIBLE_DEVICES": ",".join(map(str, g)), "OMP_NUM_THREADS": str(threads)} for g in groups]
     threads = max(1, available_cpus() // workers)
@@ -196,8 +211,15 @@ class Outcome:
     busy: list[Run] = field(default_factory=list)  # being trained by another process: skipped
 
 
-def execute(runs: list[Run], workers: int = 1, progress: bool = True, gpus: list[int] | None = None,
-            gpus_per_run: int = 1, subprocesses: bool | None = None, relay: float | None = None) -> Outcome:
+def execute(
+    runs: list[Run],
+    workers: int = 1,
+    progress: bool = True,
+    gpus: list[int] | None = None,
+    gpus_per_run: int = 1,
+    subprocesses: bool | None = None,
+    relay: float | None = None,
+) -> Outcome:
     """Train the unfinished ``runs``; a failing run is recorded and reported, the others go on.
 
     Their data is checked first (:func:`check_data_of`): bad data raises one ``ValueError`` before any
@@ -260,8 +282,9 @@ def exit_reason(code: int | None, log_path: Path) -> str:
     return f"exit status {code}, see {log_path}"
 
 
-def run_in_subprocesses(todo: list[Run], outcome: Outcome, bar: tqdm, slots_env: list[dict[str, str]],
-                        relay: float | None) -> None:
+def run_in_subprocesses(
+    todo: list[Run], outcome: Outcome, bar: tqdm, slots_env: list[dict[str, str]], relay: float | None
+) -> None:
     """Each run of ``todo`` as a ``normbench fit`` subprocess, as many at once as there are ``slots_env``.
 
     A run another process holds is skipped with one line (before its subprocess starts, or reported by
@@ -291,9 +314,12 @@ def run_in_subprocesses(todo: list[Run], outcome: Outcome, bar: tqdm, slots_env:
 Job = TypeVar("Job")
 
 
-def run_in_slots(jobs: list[Job], slots_env: list[dict[str, str]],
-                 launch: Callable[[Job, dict[str, str], threading.Event], int | None],
-                 done: Callable[[Job, int | None], None]) -> None:
+def run_in_slots(
+    jobs: list[Job],
+    slots_env: list[dict[str, str]],
+    launch: Callable[[Job, dict[str, str], threading.Event], int | None],
+    done: Callable[[Job, int | None], None],
+) -> None:
     """``launch(job, slot env, stop)`` of each job in a thread of its own, as many at once as there are
     ``slots_env`` (a slot is held while its job runs); ``done(job, exit status)`` here as each one ends.
 

@@ -37,10 +37,18 @@ class StackPlan:
     stacks: int
 
     def describe(self) -> str:
-        where = (f"{len(self.gpus)} GPU(s) of {min(self.gpu_bytes) / 2**30:.0f} GiB, "
-                 f"{math.ceil(self.workers / len(self.gpus))} stack(s) per GPU") if self.gpus else "the CPU"
-        return (f"{self.stacks} stack(s) of up to {self.stack_size} seeds, {self.workers} at a time on {where}; "
-                f"about {self.seed_bytes / 2**20:.0f} MiB per seed's step (estimated from the config)")
+        where = (
+            (
+                f"{len(self.gpus)} GPU(s) of {min(self.gpu_bytes) / 2**30:.0f} GiB, "
+                f"{math.ceil(self.workers / len(self.gpus))} stack(s) per GPU"
+            )
+            if self.gpus
+            else "the CPU"
+        )
+        return (
+            f"{self.stacks} stack(s) of up to {self.stack_size} seeds, {self.workers} at a time on {where}; "
+            f"about {self.seed_bytes / 2**20:.0f} MiB per seed's step (estimated from the config)"
+        )
 
 
 def seed_step_bytes(config: dict[str, Any]) -> int:
@@ -49,7 +57,11 @@ def seed_step_bytes(config: dict[str, Any]) -> int:
     layer, the logits), times tokens per step, times ``SAFETY``; plus parameters, gradients and Adam state."""
     arch = ((config.get("model") or {}).get("init_args") or {}).get("arch") or {}
     data = (config.get("data") or {}).get("init_args") or {}
-    d, f, heads = int(arch.get("d_model", 8)), int(arch.get("ffn_width", 4 * arch.get("d_model", 8))), int(arch.get("n_heads", 1))
+    d, f, heads = (
+        int(arch.get("d_model", 8)),
+        int(arch.get("ffn_width", 4 * arch.get("d_model", 8))),
+        int(arch.get("n_heads", 1)),
+    )
     layers, classes = int(arch.get("n_layers", 1)), int(arch.get("num_classes", arch.get("vocab_size", 2)))
     seq = int(data.get("seq_len") or data.get("context") or data.get("max_length") or 1)  # majority, lm, sst2
     batch = int(data.get("batch_size", 1))
@@ -63,9 +75,16 @@ def gpu_memory(gpus: list[int]) -> list[int]:
     return [torch.cuda.get_device_properties(g).total_memory for g in gpus]
 
 
-def plan_stacks(seeds_per_variant: int, variants: int, seed_bytes: int, gpus: list[int] | None = None,
-                gpu_bytes: list[int] | None = None, batch_size: int = 1, cpu_workers: int = 1,
-                stackable: bool = True) -> StackPlan:
+def plan_stacks(
+    seeds_per_variant: int,
+    variants: int,
+    seed_bytes: int,
+    gpus: list[int] | None = None,
+    gpu_bytes: list[int] | None = None,
+    batch_size: int = 1,
+    cpu_workers: int = 1,
+    stackable: bool = True,
+) -> StackPlan:
     """The stack size and concurrency for ``variants`` x ``seeds_per_variant`` runs.
 
     GPUs: K = all seeds of a variant if K x ``seed_bytes`` fits ``GPU_MEMORY_SHARE`` of the smallest GPU (else

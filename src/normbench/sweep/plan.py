@@ -94,15 +94,18 @@ def parse_grid(items: list[str] | None) -> dict[str, list[Any]]:
         axis, eq, values = item.partition("=")
         axis = axis.strip().removeprefix("--")
         if not eq or not axis or not values.strip():
-            raise ValueError(f"grid: {item!r} must look like key=value1,value2 (e.g. model.attn_norm.component=both,scale)")
+            raise ValueError(
+                f"grid: {item!r} must look like key=value1,value2 (e.g. model.attn_norm.component=both,scale)"
+            )
         if "," in axis:  # keys that move together: values are lists, e.g. a,b=[8,4],[16,8]
             try:
                 points = yaml.safe_load(f"[{values}]")
             except yaml.YAMLError:
                 points = None
             if not isinstance(points, list) or not all(isinstance(p, list) for p in points):
-                raise ValueError(f"grid: {item!r}: an axis of several keys takes lists of values, "
-                                 f"e.g. {axis}=[8,4],[16,8]")
+                raise ValueError(
+                    f"grid: {item!r}: an axis of several keys takes lists of values, e.g. {axis}=[8,4],[16,8]"
+                )
             grid[axis] = points
         else:
             grid[axis] = [scalar(v.strip()) for v in values.split(",")]
@@ -153,21 +156,29 @@ def check_option(config: dict[str, Any], key: str, what: str) -> None:
     elif section == "trainer":
         owner, label = L.Trainer, "Trainer"
     else:
-        raise ValueError(f"{what}: {key.split('=')[0]!r} is not an option of a sweep; give model.*, data.* or trainer.* "
-                         f"keys (seeds: --seeds)")
+        raise ValueError(
+            f"{what}: {key.split('=')[0]!r} is not an option of a sweep; give model.*, data.* or trainer.* "
+            f"keys (seeds: --seeds)"
+        )
     if owner is None or name in ("class_path", "init_args"):
         return
-    params = {n: p for n, p in inspect.signature(owner.__init__).parameters.items() if n not in ("self", "args", "kwargs")}
+    params = {
+        n: p for n, p in inspect.signature(owner.__init__).parameters.items() if n not in ("self", "args", "kwargs")
+    }
     if name not in params:
-        raise ValueError(f"{what}: {key.split('=')[0]!r} is not an option: {label} has no argument {name!r}; "
-                         f"its arguments are {', '.join(params)}")
+        raise ValueError(
+            f"{what}: {key.split('=')[0]!r} is not an option: {label} has no argument {name!r}; "
+            f"its arguments are {', '.join(params)}"
+        )
     hints = typing.get_type_hints(owner.__init__) if len(parts) > 2 else {}
     kind = hints.get(name)
     if len(parts) > 2 and dataclasses.is_dataclass(kind):
         names = [f.name for f in dataclasses.fields(kind)]
         if parts[2] not in names:
-            raise ValueError(f"{what}: {key.split('=')[0]!r} is not an option: {kind.__name__} has no field "
-                             f"{parts[2]!r}; its fields are {', '.join(names)}")
+            raise ValueError(
+                f"{what}: {key.split('=')[0]!r} is not an option: {kind.__name__} has no field "
+                f"{parts[2]!r}; its fields are {', '.join(names)}"
+            )
 
 
 def check_metrics(config: dict[str, Any], task: str) -> None:
@@ -183,19 +194,25 @@ def check_metrics(config: dict[str, Any], task: str) -> None:
     n_layers = int(arch.get("n_layers", 1))
     module = get_task(task).module
     roles = norm_roles(task)
-    norm_points = [f"L{i}.{n}" for i in range(1, n_layers + 1) for n, r in roles.items() if r == "block"] + \
-        [n for n, r in roles.items() if r != "block"]
-    known = set(module.SERIES.expand(n_layers)) | set(monitor_series(norm_points, n_layers)) | \
-        set(decomposition_series(n_layers))
+    norm_points = [f"L{i}.{n}" for i in range(1, n_layers + 1) for n, r in roles.items() if r == "block"] + [
+        n for n, r in roles.items() if r != "block"
+    ]
+    known = (
+        set(module.SERIES.expand(n_layers))
+        | set(monitor_series(norm_points, n_layers))
+        | set(decomposition_series(n_layers))
+    )
     for name, spec in expand_metric_layers(metrics, n_layers).items():
         if spec.get("series") not in known:
-            raise ValueError(f"bench.metrics.{name}.series: {spec.get('series')!r} is not logged by task {task}; "
-                             f"see normbench.tasks.series")
+            raise ValueError(
+                f"bench.metrics.{name}.series: {spec.get('series')!r} is not logged by task {task}; "
+                f"see normbench.tasks.series"
+            )
 
 
-
-def variant_grid(config: dict[str, Any], variants: list[str] | None, grid: dict[str, list[Any]],
-                 task: str) -> list[tuple[str, list[str]]]:
+def variant_grid(
+    config: dict[str, Any], variants: list[str] | None, grid: dict[str, list[Any]], task: str
+) -> list[tuple[str, list[str]]]:
     """``(name, overrides)`` of every variant: the named variants crossed with the grid axes.
 
     A ``grid`` from the command line replaces the YAML's named variants unless ``variants`` names
@@ -209,8 +226,10 @@ def variant_grid(config: dict[str, Any], variants: list[str] | None, grid: dict[
     if variants:
         unknown = [v for v in variants if v not in named]
         if unknown:
-            raise ValueError(f"variants: {', '.join(map(repr, unknown))} not defined for task {task}; "
-                             f"choose from {', '.join(named) or '(none)'}")
+            raise ValueError(
+                f"variants: {', '.join(map(repr, unknown))} not defined for task {task}; "
+                f"choose from {', '.join(named) or '(none)'}"
+            )
         chosen = variants
     elif grid:
         chosen = []
@@ -225,8 +244,12 @@ def variant_grid(config: dict[str, Any], variants: list[str] | None, grid: dict[
             raise ValueError(f"grid: axis {axis!r} needs a non-empty list of values")
         if len(keys) > 1 and not all(isinstance(v, list) and len(v) == len(keys) for v in values):
             raise ValueError(f"grid: axis {axis!r} joins {len(keys)} keys; each value must be a list of {len(keys)}")
-        clash = [(v, k) for v in chosen for k in keys if k.replace("init_args.", "") in
-                 {o.replace("init_args.", "") for o in (named[v] or {})}]
+        clash = [
+            (v, k)
+            for v in chosen
+            for k in keys
+            if k.replace("init_args.", "") in {o.replace("init_args.", "") for o in (named[v] or {})}
+        ]
         if clash:
             raise ValueError(f"grid: axis {clash[0][1]!r} is also set by variant {clash[0][0]!r}; drop one of them")
     short = grid_labels(bench, axes)
@@ -235,17 +258,19 @@ def variant_grid(config: dict[str, Any], variants: list[str] | None, grid: dict[
     for (base, base_args), point in itertools.product(bases, itertools.product(*axes.values())):
         settings: list[tuple[str, Any]] = []
         labels: list[str] = []
-        for axis, v in zip(axes, point):
+        for axis, v in zip(axes, point, strict=False):
             keys = axis_keys(axis)
             values = v if len(keys) > 1 else [v]
-            settings += zip(keys, values)
+            settings += zip(keys, values, strict=False)
             if axis in short:
                 labels.append(f"{short[axis]}={labelled_value(values)}")
             else:
-                labels += [axis_label(k, x) for k, x in zip(keys, values)]
+                labels += [axis_label(k, x) for k, x in zip(keys, values, strict=False)]
         name = ",".join(filter(None, [base, *labels])) or "default"
-        args = base_args + [f"--{k}={yaml.safe_dump(v, default_flow_style=True).strip().removesuffix('...').strip()}"
-                            for k, v in settings]
+        args = base_args + [
+            f"--{k}={yaml.safe_dump(v, default_flow_style=True).strip().removesuffix('...').strip()}"
+            for k, v in settings
+        ]
         out.append((name, args))
     return out
 
@@ -258,8 +283,9 @@ def grid_labels(bench: dict[str, Any], axes: dict[str, list[Any]]) -> dict[str, 
         raise ValueError(f"bench.grid_labels: must map grid axes to names, got {labels!r}")
     for axis, label in labels.items():
         if axis not in axes:
-            raise ValueError(f"bench.grid_labels: {axis!r} is not an axis of the grid "
-                             f"({', '.join(map(repr, axes)) or 'none'})")
+            raise ValueError(
+                f"bench.grid_labels: {axis!r} is not an axis of the grid ({', '.join(map(repr, axes)) or 'none'})"
+            )
         if not isinstance(label, str) or not re.fullmatch(r"[A-Za-z0-9_.+-]+", label):
             raise ValueError(f"bench.grid_labels.{axis}: {label!r} must be a short name (letters, digits, _ . + -)")
     return dict(labels)
@@ -317,14 +343,18 @@ def plan_runs(
             resolved = cli.resolved_config()
             trainer, data = resolved.get("trainer") or {}, resolved.get("data") or {}
             if config_hash in planned:  # e.g. a grid's placement-none cells: one network, planned once
-                print(f"normbench: variant {name!r} builds the same model as {planned[config_hash]!r} "
-                      f"(config {config_hash}); it is planned once", file=sys.stderr)
+                print(
+                    f"normbench: variant {name!r} builds the same model as {planned[config_hash]!r} "
+                    f"(config {config_hash}); it is planned once",
+                    file=sys.stderr,
+                )
                 continue
             planned[config_hash] = name
             for seed in seeds:
                 path = record_path(run_dir(runs_dir, task, label, config_hash, seed))
-                runs.append(Run(name, seed, [*args, f"--seed_everything={seed}"], path, config_hash, trainer, data,
-                                resolved))
+                runs.append(
+                    Run(name, seed, [*args, f"--seed_everything={seed}"], path, config_hash, trainer, data, resolved)
+                )
     return config, runs
 
 
@@ -338,7 +368,5 @@ def quiet_lightning() -> Iterator[None]:
     try:
         yield
     finally:
-        for lg, level in zip(loggers, levels):
+        for lg, level in zip(loggers, levels, strict=False):
             lg.setLevel(level)
-
-

@@ -18,8 +18,16 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from normbench.io import atomic_write_json, quiet_third_party, show_bars
-from normbench.sweep.backends import (Outcome, device_slots, exit_reason, is_finished, report_failed, run_command,
-                                      run_in_slots, unfinished)
+from normbench.sweep.backends import (
+    Outcome,
+    device_slots,
+    exit_reason,
+    is_finished,
+    report_failed,
+    run_command,
+    run_in_slots,
+    unfinished,
+)
 from normbench.sweep.plan import Run
 from normbench.training.progress import progress_interval
 from normbench.training.rundir import SWEEP_LOG
@@ -32,7 +40,7 @@ def stacks_of(runs: list[Run], stack_size: int) -> list[list[Run]]:
     by_variant: dict[str, list[Run]] = {}
     for run in runs:
         by_variant.setdefault(run.variant, []).append(run)
-    return [group[i:i + stack_size] for group in by_variant.values() for i in range(0, len(group), stack_size)]
+    return [group[i : i + stack_size] for group in by_variant.values() for i in range(0, len(group), stack_size)]
 
 
 STACK_ARGS = "stack.json"
@@ -45,8 +53,9 @@ def stack_command(stack: list[Run]) -> list[str]:
     return [sys.executable, "-m", "normbench.sweep.stacks", str(path)]
 
 
-def execute_vectorized(runs: list[Run], stack_size: int, progress: bool = True, workers: int = 1,
-                       gpus: list[int] | None = None) -> Outcome:
+def execute_vectorized(
+    runs: list[Run], stack_size: int, progress: bool = True, workers: int = 1, gpus: list[int] | None = None
+) -> Outcome:
     """Train the unfinished ``runs`` in stacks of up to ``stack_size`` seeds of one variant.
 
     ``workers == 1`` without ``gpus``: the stacks one after another in this process. Otherwise each stack
@@ -92,7 +101,9 @@ def first_log(stack: list[Run]) -> Path:
     return stack[0].record_path.parent / SWEEP_LOG
 
 
-def stacks_in_subprocesses(stacks: list[list[Run]], outcome: Outcome, bar: tqdm, slots_env: list[dict[str, str]]) -> None:
+def stacks_in_subprocesses(
+    stacks: list[list[Run]], outcome: Outcome, bar: tqdm, slots_env: list[dict[str, str]]
+) -> None:
     """Each stack as a subprocess, as many at once as there are ``slots_env``; Ctrl-C as
     :func:`~normbench.sweep.backends.run_in_slots` says."""
     relay = progress_interval()

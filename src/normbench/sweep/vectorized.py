@@ -42,17 +42,16 @@ from torch import nn
 from torch.func import functional_call, vmap
 from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.utils.data import DataLoader, IterableDataset
-
 from tqdm.auto import tqdm
 
 from normbench.data.batching import EpochBatchSampler, ResumableLoader, draw_epoch_seed
-from normbench.tasks.base import NormbenchModule, first_nonfinite_step, host_reads_are_free
 from normbench.io import atomic_write
+from normbench.tasks.base import NormbenchModule, first_nonfinite_step, host_reads_are_free
 from normbench.tasks.series import LEARNING_RATE
 from normbench.training.checkpointing import STATE_KEY, RunState, clear_run_dir
 from normbench.training.cli import NormbenchCLI, finished_record
-from normbench.training.rundir import LAST_CHECKPOINT
 from normbench.training.interrupts import sigint_restored, was_interrupted
+from normbench.training.rundir import LAST_CHECKPOINT
 from normbench.training.runlock import RunBusy, run_lock
 
 
@@ -81,17 +80,26 @@ class StackedBatches(IterableDataset):
     same number of steps per epoch; a shorter batch is padded with ``padding`` (one value per tensor).
     """
 
-    def __init__(self, datasets: list[Any], batch_size: int, generators: list[torch.Generator],
-                 padding: tuple[int, ...] | None = None) -> None:
+    def __init__(
+        self,
+        datasets: list[Any],
+        batch_size: int,
+        generators: list[torch.Generator],
+        padding: tuple[int, ...] | None = None,
+    ) -> None:
         self.datasets, self.generators, self.padding = datasets, generators, padding
         # batches indexed where each data set lives (index tensors there, as a lone run's loader yields)
-        self.samplers = [EpochBatchSampler(len(d), batch_size, True, g, device=getattr(d, "device", None))
-                         for d, g in zip(datasets, generators)]
+        self.samplers = [
+            EpochBatchSampler(len(d), batch_size, True, g, device=getattr(d, "device", None))
+            for d, g in zip(datasets, generators, strict=False)
+        ]
         steps = {len(s) for s in self.samplers}
         if len(steps) != 1:
-            raise ValueError(f"vectorize: the seeds' training sets ({', '.join(str(len(d)) for d in datasets)} rows) "
-                             f"give {sorted(steps)} batches of {batch_size} per epoch; stack seeds with as many "
-                             f"steps per epoch, or use --vectorize 1")
+            raise ValueError(
+                f"vectorize: the seeds' training sets ({', '.join(str(len(d)) for d in datasets)} rows) "
+                f"give {sorted(steps)} batches of {batch_size} per epoch; stack seeds with as many "
+                f"steps per epoch, or use --vectorize 1"
+            )
 
     def __len__(self) -> int:
         return len(self.samplers[0])
@@ -102,28 +110,35 @@ class StackedBatches(IterableDataset):
         return self._batches([iter(s) for s in self.samplers])
 
     def _batches(self, iterators: list[Iterator[list[int]]]) -> Iterator[tuple[tuple[torch.Tensor, ...], list[int]]]:
-        for indices in zip(*iterators):
-            parts = [d.__getitems__(idx) for d, idx in zip(self.datasets, indices)]
+        for indices in zip(*iterators, strict=False):
+            parts = [d.__getitems__(idx) for d, idx in zip(self.datasets, indices, strict=False)]
             rows = [len(idx) for idx in indices]
             if len(set(rows)) > 1:
                 parts = [self._padded(part, max(rows)) for part in parts]
-            yield tuple(torch.stack(column) for column in zip(*parts)), rows
+            yield tuple(torch.stack(column) for column in zip(*parts, strict=False)), rows
 
     def _padded(self, part: tuple[torch.Tensor, ...], rows: int) -> tuple[torch.Tensor, ...]:
         """``part`` with rows of ``padding`` appended up to ``rows``."""
         if self.padding is None or len(self.padding) != len(part):
-            raise ValueError("vectorize: these seeds' batches differ in size and the task module declares no "
-                             "STACK_PADDING for its batch tensors; use --vectorize 1")
-        return tuple(torch.cat([t, t.new_full((rows - len(t), *t.shape[1:]), value)])
-                     for t, value in zip(part, self.padding))
+            raise ValueError(
+                "vectorize: these seeds' batches differ in size and the task module declares no "
+                "STACK_PADDING for its batch tensors; use --vectorize 1"
+            )
+        return tuple(
+            torch.cat([t, t.new_full((rows - len(t), *t.shape[1:]), value)]) for t, value in zip(part, self.padding, strict=False)
+        )
 
 
 class StackedData(L.LightningDataModule):
     """The seeds' data modules as one: training batches from :class:`StackedBatches`; for validation
     the one shared loader, or (each seed with its own data) one loader per seed, seed k's at index k."""
 
-    def __init__(self, inners: list[L.LightningDataModule], generators: list[torch.Generator],
-                 padding: tuple[int, ...] | None = None) -> None:
+    def __init__(
+        self,
+        inners: list[L.LightningDataModule],
+        generators: list[torch.Generator],
+        padding: tuple[int, ...] | None = None,
+    ) -> None:
         super().__init__()
         self.inners, self.generators, self.padding = inners, generators, padding
 
@@ -143,8 +158,10 @@ class StackedData(L.LightningDataModule):
         datasets = [loader.dataset for loader in loaders]
         if len(loaders) == 1:
             datasets = datasets * len(self.generators)
-        return DataLoader(StackedBatches(datasets, loaders[0].batch_sampler.batch_size, self.generators, self.padding),
-                          batch_size=None)
+        return DataLoader(
+            StackedBatches(datasets, loaders[0].batch_sampler.batch_size, self.generators, self.padding),
+            batch_size=None,
+        )
 
     def val_dataloader(self) -> DataLoader | list[DataLoader]:
         if len(self.inners) == 1:
@@ -185,14 +202,17 @@ class SeedStack(NormbenchModule):
         # Adam is elementwise: one AdamW over the stacked tensors is K independent AdamWs.
         optimizer = torch.optim.AdamW(self.stacked.parameters(), lr=self.lr, weight_decay=self.weight_decay)
         schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, self.lr_factor)
-        return {"optimizer": optimizer, "lr_scheduler": {"scheduler": schedule, "interval": "step", "name": LEARNING_RATE}}
+        return {
+            "optimizer": optimizer,
+            "lr_scheduler": {"scheduler": schedule, "interval": "step", "name": LEARNING_RATE},
+        }
 
     def seed_losses(self, batch: tuple[torch.Tensor, ...]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """``loss_and_targets`` of every seed on its own batch, vmapped: shapes (K,), (K, ...), (K, ...)."""
         (loss_of,) = self._loss_of
 
         def one(params: tuple[torch.Tensor, ...], seed_batch: tuple[torch.Tensor, ...]) -> Any:
-            return functional_call(loss_of, {f"module.{n}": p for n, p in zip(self.names, params)}, (seed_batch,))
+            return functional_call(loss_of, {f"module.{n}": p for n, p in zip(self.names, params, strict=False)}, (seed_batch,))
 
         with vmappable_attention(self.stacked[0].device):
             return vmap(one, randomness="different")(tuple(self.stacked), batch)
@@ -217,7 +237,6 @@ class SeedStack(NormbenchModule):
         # a seed whose loss went bad since the last read adds nothing (nor any gradient) from that step on
         return torch.where(self.first_nonfinite < 0, losses, 0.0).sum()
 
-
     def on_validation_start(self) -> None:
         for g in self.generators:  # a lone run's validation loader draws a base seed too
             draw_epoch_seed(g)
@@ -230,13 +249,12 @@ class SeedStack(NormbenchModule):
         if self.first_nonfinite is not None:
             self.diverged_at = [None if s < 0 else s for s in self.first_nonfinite.tolist()]
 
-
     def to_members(self) -> None:
         """Copy each seed's slice of the stacked parameters into its own module."""
         with torch.no_grad():
             for k, member in enumerate(self.members):
                 params = dict(member.named_parameters())
-                for name, stacked in zip(self.names, self.stacked):
+                for name, stacked in zip(self.names, self.stacked, strict=False):
                     params[name].copy_(stacked[k])
 
     def validation_step(self, batch: Any, batch_idx: int, dataloader_idx: int | None = None) -> None:
@@ -319,7 +337,7 @@ def train_stack(arg_lists: list[list[str]]) -> list[Path]:
         generators.append(generator)
     with ExitStack() as locks:
         kept = []
-        for cli, generator in zip(clis, generators):
+        for cli, generator in zip(clis, generators, strict=False):
             try:
                 locks.enter_context(run_lock(cli.run_dir))
             except RunBusy as exc:
@@ -343,8 +361,10 @@ def fit_stack(clis: list[NormbenchCLI], generators: list[torch.Generator]) -> li
     """The body of :func:`train_stack`: the seeds' CLIs (their run directories locked) and data-order generators."""
     members = [cli.model for cli in clis]
     if not all(map(can_stack, members)):
-        raise ValueError(f"vectorize: task module {type(members[0]).__name__} does not support vectorized seeds "
-                         f"(needs loss_and_targets and log_train_metrics); use --vectorize 1")
+        raise ValueError(
+            f"vectorize: task module {type(members[0]).__name__} does not support vectorized seeds "
+            f"(needs loss_and_targets and log_train_metrics); use --vectorize 1"
+        )
     if any(getattr(m, "_compiled", ()) for m in members):
         raise ValueError("compile: stacked seeds train uncompiled; drop --compile or use --vectorize 1")
     hashes = {cli.recorder.meta["config_hash"] for cli in clis}
@@ -353,8 +373,10 @@ def fit_stack(clis: list[NormbenchCLI], generators: list[torch.Generator]) -> li
     shared = len({repr(getattr(cli.datamodule, "spec", None)) for cli in clis}) == 1
     padding = getattr(members[0], "STACK_PADDING", None)
     if padding is not None and IGNORE_INDEX not in padding:
-        raise ValueError(f"vectorize: {type(members[0]).__name__}.STACK_PADDING must pad its labels with "
-                         f"{IGNORE_INDEX}, the target the loss ignores, got {padding}")
+        raise ValueError(
+            f"vectorize: {type(members[0]).__name__}.STACK_PADDING must pad its labels with "
+            f"{IGNORE_INDEX}, the target the loss ignores, got {padding}"
+        )
     stack = SeedStack(members, generators)
     data = StackedData([clis[0].datamodule] if shared else [cli.datamodule for cli in clis], generators, padding)
     if not shared:  # seeds that cannot share a stack (other steps per epoch) fail here, before a record is touched
@@ -406,10 +428,15 @@ def save_seed_checkpoint(cli: NormbenchCLI, trainer: L.Trainer) -> Path:
     optimizer or loop state (a stack restarts from its first step; it is never resumed from here).
     """
     member = cli.model
-    checkpoint = {"epoch": trainer.current_epoch, "global_step": trainer.global_step,
-                  "pytorch-lightning_version": L.__version__, "state_dict": member.state_dict(),
-                  "hparams_name": "kwargs", "hyper_parameters": dict(member.hparams),
-                  STATE_KEY: {"config_hash": cli.recorder.meta["config_hash"], "stacked": True}}
+    checkpoint = {
+        "epoch": trainer.current_epoch,
+        "global_step": trainer.global_step,
+        "pytorch-lightning_version": L.__version__,
+        "state_dict": member.state_dict(),
+        "hparams_name": "kwargs",
+        "hyper_parameters": dict(member.hparams),
+        STATE_KEY: {"config_hash": cli.recorder.meta["config_hash"], "stacked": True},
+    }
     path = cli.run_dir / LAST_CHECKPOINT
     atomic_write(path, lambda tmp: torch.save(checkpoint, tmp))
     return path

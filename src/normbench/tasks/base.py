@@ -42,8 +42,10 @@ class OptimConfig:
         if not (self.lr > 0 and math.isfinite(self.lr)):
             raise ValueError(f"model.optim.lr: must be a positive number, got {self.lr!r}")
         if self.lr_decay_steps <= 0 or self.warmup_steps < 0:
-            raise ValueError(f"model.optim.lr_decay_steps must be positive and model.optim.warmup_steps >= 0, "
-                             f"got {self.lr_decay_steps} and {self.warmup_steps}")
+            raise ValueError(
+                f"model.optim.lr_decay_steps must be positive and model.optim.warmup_steps >= 0, "
+                f"got {self.lr_decay_steps} and {self.warmup_steps}"
+            )
         if not (self.weight_decay >= 0 and math.isfinite(self.weight_decay)):
             raise ValueError(f"model.optim.weight_decay: must be a finite number >= 0, got {self.weight_decay!r}")
 
@@ -93,8 +95,15 @@ class NormbenchModule(L.LightningModule):
         """Log the loss as ``train/loss_step`` and its epoch mean (weighted by batch size) as ``train/loss_epoch``."""
         # sync_dist: under DDP the logged step loss is the mean over all ranks' batches
         # prog_bar: Lightning then converts the kept value at every step's end (a host read): on the CPU only
-        self.log_training(TRAIN_LOSS_STEP, loss, on_step=True, on_epoch=False, prog_bar=host_reads_are_free(loss.device),
-                          batch_size=batch_size, sync_dist=True)
+        self.log_training(
+            TRAIN_LOSS_STEP,
+            loss,
+            on_step=True,
+            on_epoch=False,
+            prog_bar=host_reads_are_free(loss.device),
+            batch_size=batch_size,
+            sync_dist=True,
+        )
         self.train_loss_mean.update(loss.detach(), weight=batch_size)  # epoch only: no per-batch value
         self.log_training(TRAIN_LOSS_EPOCH, self.train_loss_mean, on_step=False, on_epoch=True, batch_size=batch_size)
 
@@ -151,22 +160,30 @@ class NormbenchModule(L.LightningModule):
         params: Any = self.parameters()
         if self.weight_decay:
             exempt = {id(p) for p in undecayed_parameters(self)}
-            params = [{"params": [p for p in self.parameters() if id(p) not in exempt]},
-                      {"params": [p for p in self.parameters() if id(p) in exempt], "weight_decay": 0.0}]
+            params = [
+                {"params": [p for p in self.parameters() if id(p) not in exempt]},
+                {"params": [p for p in self.parameters() if id(p) in exempt], "weight_decay": 0.0},
+            ]
         optimizer = torch.optim.AdamW(params, lr=self.lr, weight_decay=self.weight_decay)
         schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, self.lr_factor)
-        return {"optimizer": optimizer, "lr_scheduler": {"scheduler": schedule, "interval": "step",
-                                                              "name": LEARNING_RATE}}
+        return {
+            "optimizer": optimizer,
+            "lr_scheduler": {"scheduler": schedule, "interval": "step", "name": LEARNING_RATE},
+        }
 
     def check_data_fits(self, tokenizer_vocab: int, longest: int, length_field: str) -> None:
         """One-line errors when the data's tokens or sequences do not fit the embeddings
         (``arch.vocab_size`` rows, ``arch.max_positions`` positions)."""
         if tokenizer_vocab > self.arch.vocab_size:
-            raise ValueError(f"model.init_args.arch.vocab_size: {self.arch.vocab_size} is smaller than the "
-                             f"tokenizer's {tokenizer_vocab} tokens (data.init_args.vocab_size)")
+            raise ValueError(
+                f"model.init_args.arch.vocab_size: {self.arch.vocab_size} is smaller than the "
+                f"tokenizer's {tokenizer_vocab} tokens (data.init_args.vocab_size)"
+            )
         if longest > self.arch.max_positions:
-            raise ValueError(f"model.init_args.arch.max_positions: {self.arch.max_positions} is shorter than "
-                             f"{length_field}={longest}")
+            raise ValueError(
+                f"model.init_args.arch.max_positions: {self.arch.max_positions} is shorter than "
+                f"{length_field}={longest}"
+            )
 
     def model_inputs(self, batch: Any) -> tuple[tuple[torch.Tensor, ...], torch.Tensor | None]:
         """(arguments of ``self.model`` for an evaluation batch, padding mask (B, T) True at padding or None).
@@ -231,8 +248,11 @@ class RunningMean(MeanMetric):
 
     def update(self, value: torch.Tensor, weight: float | torch.Tensor = 1.0) -> None:  # type: ignore[override]
         value = torch.as_tensor(value, dtype=self.dtype, device=self.device)
-        weights = (torch.full_like(value, weight) if not isinstance(weight, torch.Tensor)
-                   else torch.broadcast_to(weight.to(self.dtype), value.shape))
+        weights = (
+            torch.full_like(value, weight)
+            if not isinstance(weight, torch.Tensor)
+            else torch.broadcast_to(weight.to(self.dtype), value.shape)
+        )
         keep = ~(value.isnan() | weights.isnan())
         self.mean_value += torch.where(keep, value * weights, 0.0).sum()
         self.weight += torch.where(keep, weights, 0.0).sum()

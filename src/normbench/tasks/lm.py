@@ -13,10 +13,10 @@ import torch.nn.functional as F
 from torchmetrics import MeanMetric, SumMetric
 from torchmetrics.text import Perplexity
 
+import normbench.tasks.series as S
 from normbench.analysis.model_keys import unselectable_per_layer
 from normbench.data.lm import LMDataModule
 from normbench.nn.gpt import GPTConfig, GPTDecoder
-import normbench.tasks.series as S
 from normbench.tasks.base import NormbenchModule, OptimConfig
 from normbench.tasks.registry import Task
 from normbench.tasks.series import TaskSeries, layer_series
@@ -32,12 +32,24 @@ class LMModule(NormbenchModule):
         optim: optimizer and schedule (:class:`~normbench.tasks.base.OptimConfig`).
     """
 
-    SERIES = TaskSeries((S.TRAIN_LOSS_STEP, S.TRAIN_LOSS_EPOCH, S.TRAIN_PPL, S.VAL_LOSS, S.VAL_PPL, S.TEST_LOSS,
-                         S.ANALYSIS_SEQUENCES, S.ANALYSIS_UNSELECTABLE_BEFORE, S.ANALYSIS_UNSELECTABLE_AFTER,
-                         S.ANALYSIS_UNSELECTABLE_HEADS))
+    SERIES = TaskSeries(
+        (
+            S.TRAIN_LOSS_STEP,
+            S.TRAIN_LOSS_EPOCH,
+            S.TRAIN_PPL,
+            S.VAL_LOSS,
+            S.VAL_PPL,
+            S.TEST_LOSS,
+            S.ANALYSIS_SEQUENCES,
+            S.ANALYSIS_UNSELECTABLE_BEFORE,
+            S.ANALYSIS_UNSELECTABLE_AFTER,
+            S.ANALYSIS_UNSELECTABLE_HEADS,
+        )
+    )
 
-    def __init__(self, arch: GPTConfig = GPTConfig(),
-                 optim: OptimConfig = OptimConfig(lr=5e-5, lr_decay_steps=50_000)) -> None:
+    def __init__(
+        self, arch: GPTConfig = GPTConfig(), optim: OptimConfig = OptimConfig(lr=5e-5, lr_decay_steps=50_000)
+    ) -> None:
         super().__init__(arch, optim)
         self.save_hyperparameters()
         self.model = GPTDecoder(arch)
@@ -52,9 +64,14 @@ class LMModule(NormbenchModule):
     def setup(self, stage: str) -> None:
         datamodule = getattr(self.trainer, "datamodule", None)
         if isinstance(datamodule, LMDataModule):
-            field = "data.init_args.context" if datamodule.context >= datamodule.analysis_length else "data.init_args.analysis_length"
-            self.check_data_fits(datamodule.tokenizer.get_vocab_size(),
-                                 max(datamodule.context, datamodule.analysis_length), field)
+            field = (
+                "data.init_args.context"
+                if datamodule.context >= datamodule.analysis_length
+                else "data.init_args.analysis_length"
+            )
+            self.check_data_fits(
+                datamodule.tokenizer.get_vocab_size(), max(datamodule.context, datamodule.analysis_length), field
+            )
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
         return self.network()(tokens)
@@ -102,8 +119,11 @@ class LMModule(NormbenchModule):
         self.analysed(tokens.shape[0])
         self.log(S.ANALYSIS_SEQUENCES, self.analysed)
         for i, layer in enumerate(unselectable_per_layer(self.model, tokens)):
-            for where, template in (("before", S.ANALYSIS_UNSELECTABLE_BEFORE), ("after", S.ANALYSIS_UNSELECTABLE_AFTER),
-                                    ("heads", S.ANALYSIS_UNSELECTABLE_HEADS)):
+            for where, template in (
+                ("before", S.ANALYSIS_UNSELECTABLE_BEFORE),
+                ("after", S.ANALYSIS_UNSELECTABLE_AFTER),
+                ("heads", S.ANALYSIS_UNSELECTABLE_HEADS),
+            ):
                 metric = self.unselectable[f"{where}_L{i + 1}"]
                 metric(layer[f"fraction_{where}"], weight=tokens.numel())
                 self.log(layer_series(template, i + 1), metric)

@@ -11,11 +11,11 @@ import torch.nn.functional as F
 from torchmetrics import MeanMetric
 from torchmetrics.classification import MulticlassAccuracy
 
+import normbench.tasks.series as S
 from normbench.analysis.angles import query_angle_to_ones
 from normbench.analysis.hooks import attention_modules, capture_attention_inputs
 from normbench.data.majority import MajorityDataModule
 from normbench.nn.majority import MajorityConfig, MajorityEncoder
-import normbench.tasks.series as S
 from normbench.tasks.base import NormbenchModule, OptimConfig
 from normbench.tasks.registry import Task
 from normbench.tasks.series import TaskSeries
@@ -29,7 +29,9 @@ class MajorityModule(NormbenchModule):
         optim: optimizer and schedule (:class:`~normbench.tasks.base.OptimConfig`).
     """
 
-    SERIES = TaskSeries((S.TRAIN_LOSS_STEP, S.TRAIN_LOSS_EPOCH, S.TRAIN_ACC, S.TEST_ACC, S.TEST_LOSS, S.TEST_QUERY_ANGLE))
+    SERIES = TaskSeries(
+        (S.TRAIN_LOSS_STEP, S.TRAIN_LOSS_EPOCH, S.TRAIN_ACC, S.TEST_ACC, S.TEST_LOSS, S.TEST_QUERY_ANGLE)
+    )
     # stacked seeds with their own data (normbench.sweep.vectorized): a short batch's padded rows are
     # token 0 with label -100, the target F.cross_entropy ignores, so the loss is that of the real rows
     STACK_PADDING = (0, -100)
@@ -47,7 +49,9 @@ class MajorityModule(NormbenchModule):
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
         return self.network()(tokens)
 
-    def loss_and_targets(self, batch: tuple[torch.Tensor, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    def loss_and_targets(
+        self, batch: tuple[torch.Tensor, torch.Tensor]
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         tokens, labels = batch
         logits = self(tokens).flatten(0, 1)
         targets = labels[:, None].expand_as(tokens).flatten()
@@ -59,7 +63,9 @@ class MajorityModule(NormbenchModule):
         self.log_train_metrics(loss, logits, targets, batch_size=len(batch[0]))
         return loss
 
-    def log_train_metrics(self, loss: torch.Tensor, logits: torch.Tensor, targets: torch.Tensor, batch_size: int) -> None:
+    def log_train_metrics(
+        self, loss: torch.Tensor, logits: torch.Tensor, targets: torch.Tensor, batch_size: int
+    ) -> None:
         """Training loss (step and epoch mean) and accuracy; also used per seed by :mod:`normbench.sweep.vectorized`."""
         # logged per epoch: no per-batch value needed. Predictions = the first maximal logit, as the
         # metric's own argmax picks, but ``max`` is about 40% faster than ``argmax`` over 20 classes

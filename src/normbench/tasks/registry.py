@@ -42,7 +42,9 @@ class Task:
 
     @property
     def config_path(self) -> Path | Traversable:
-        return self.config if self.config is not None else resources.files("normbench.task_configs") / f"{self.name}.yaml"
+        return (
+            self.config if self.config is not None else resources.files("normbench.task_configs") / f"{self.name}.yaml"
+        )
 
 
 _REGISTRY: Registry[Task] = Registry("task", ENTRY_POINT_GROUP, Task)
@@ -80,5 +82,6 @@ def resolve_config(config: str | Path) -> Path | Traversable:
     task = _REGISTRY.get(str(config))
     if task is not None:
         return task.config_path
-    raise ValueError(f"config: {str(config)!r} is neither a file nor a registered task; "
-                     f"tasks: {', '.join(task_names())}")
+    raise ValueError(
+        f"config: {str(config)!r} is neither a file nor a registered task; tasks: {', '.join(task_names())}"
+    )

@@ -18,7 +18,9 @@ TRAIN_LOSS_STEP = "train/loss_step"
 TRAIN_LOSS_EPOCH = "train/loss_epoch"
 TRAIN_ACC = "train/acc"
 TRAIN_PPL = "train/ppl"
-LEARNING_RATE = "lr"  # Lightning's LearningRateMonitor, per step (lr/pg1, lr/pg2 when weight decay splits the parameters)
+LEARNING_RATE = (
+    "lr"  # Lightning's LearningRateMonitor, per step (lr/pg1, lr/pg2 when weight decay splits the parameters)
+)
 VAL_LOSS, VAL_ACC, VAL_F1, VAL_PPL = "val/loss", "val/acc", "val/f1", "val/ppl"
 TEST_LOSS, TEST_ACC, TEST_QUERY_ANGLE = "test/loss", "test/acc", "test/query_angle"
 ANALYSIS_SEQUENCES = "analysis/sequences"
@@ -93,8 +95,9 @@ def expand_metric_layers(metrics: dict[str, dict[str, Any]], n_layers: int) -> d
             out[name] = spec
             continue
         for layer in range(1, n_layers + 1):
-            out[name.format(layer=layer)] = {k: v.format(layer=layer) if isinstance(v, str) else v
-                                             for k, v in spec.items()}
+            out[name.format(layer=layer)] = {
+                k: v.format(layer=layer) if isinstance(v, str) else v for k, v in spec.items()
+            }
     return out
 
 

@@ -13,10 +13,10 @@ import torch.nn.functional as F
 from torchmetrics import MeanMetric
 from torchmetrics.classification import BinaryAccuracy, BinaryF1Score
 
+import normbench.tasks.series as S
 from normbench.analysis.model_keys import unselectable_per_layer
 from normbench.data.sst2 import SST2DataModule
 from normbench.nn.bert import BertConfig, BertEncoder
-import normbench.tasks.series as S
 from normbench.tasks.base import NormbenchModule, OptimConfig
 from normbench.tasks.registry import Task
 from normbench.tasks.series import TaskSeries, layer_series
@@ -42,24 +42,39 @@ class SST2Module(NormbenchModule):
         optim: optimizer and schedule (:class:`~normbench.tasks.base.OptimConfig`).
     """
 
-    SERIES = TaskSeries((S.TRAIN_LOSS_STEP, S.TRAIN_LOSS_EPOCH, S.TRAIN_ACC, S.VAL_LOSS, S.VAL_ACC, S.VAL_F1,
-                         S.ANALYSIS_UNSELECTABLE, S.ANALYSIS_UNSELECTABLE_TOKENS, S.ANALYSIS_UNSELECTABLE_HEADS))
+    SERIES = TaskSeries(
+        (
+            S.TRAIN_LOSS_STEP,
+            S.TRAIN_LOSS_EPOCH,
+            S.TRAIN_ACC,
+            S.VAL_LOSS,
+            S.VAL_ACC,
+            S.VAL_F1,
+            S.ANALYSIS_UNSELECTABLE,
+            S.ANALYSIS_UNSELECTABLE_TOKENS,
+            S.ANALYSIS_UNSELECTABLE_HEADS,
+        )
+    )
 
-    def __init__(self, arch: BertConfig = BertConfig(),
-                 optim: OptimConfig = OptimConfig(lr=5e-5, lr_decay_steps=50_000)) -> None:
+    def __init__(
+        self, arch: BertConfig = BertConfig(), optim: OptimConfig = OptimConfig(lr=5e-5, lr_decay_steps=50_000)
+    ) -> None:
         super().__init__(arch, optim)
         self.save_hyperparameters()
         self.model = BertEncoder(arch)
         self.train_acc = BinaryAccuracy(validate_args=False)  # our own labels: no per-step check on the host
         self.val_acc, self.val_f1, self.val_loss = BinaryAccuracy(), BinaryF1Score(), MeanMetric()
-        self.unselectable = torch.nn.ModuleDict({f"{view}L{i + 1}": MeanMetric() for view in ("", "heads_")
-                                                 for i in range(arch.n_layers)})
+        self.unselectable = torch.nn.ModuleDict(
+            {f"{view}L{i + 1}": MeanMetric() for view in ("", "heads_") for i in range(arch.n_layers)}
+        )
         self.unselectable_tokens = MeanMetric()
 
     def setup(self, stage: str) -> None:
         datamodule = getattr(self.trainer, "datamodule", None)
         if isinstance(datamodule, SST2DataModule):
-            self.check_data_fits(datamodule.tokenizer.get_vocab_size(), datamodule.max_length, "data.init_args.max_length")
+            self.check_data_fits(
+                datamodule.tokenizer.get_vocab_size(), datamodule.max_length, "data.init_args.max_length"
+            )
 
     def forward(self, input_ids: torch.Tensor, padding_mask: torch.Tensor | None = None) -> torch.Tensor:
         return self.network()(input_ids, padding_mask)
@@ -95,10 +110,11 @@ class SST2Module(NormbenchModule):
     def test_step(self, batch: Batch, batch_idx: int) -> None:
         """Per-layer unselectable fraction over all keys (input space and per head), and over sentence tokens in any layer."""
         keys = ~batch["padding_mask"]
-        layers = unselectable_per_layer(self.model, batch["input_ids"], batch["padding_mask"],
-                                        key_padding_mask=batch["padding_mask"])
+        layers = unselectable_per_layer(
+            self.model, batch["input_ids"], batch["padding_mask"], key_padding_mask=batch["padding_mask"]
+        )
         positions = [layer["positions_after"] for layer in layers]
-        for i, (p, layer) in enumerate(zip(positions, layers)):
+        for i, (p, layer) in enumerate(zip(positions, layers, strict=False)):
             metric = self.unselectable[f"L{i + 1}"]
             metric(p[keys].float().mean(), weight=int(keys.sum()))
             self.log(layer_series(S.ANALYSIS_UNSELECTABLE, i + 1), metric, batch_size=len(p))

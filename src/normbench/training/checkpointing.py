@@ -95,7 +95,9 @@ class RunState(L.Callback):
                 add_points(series, private.pending_epoch_metrics(trainer), step)
         self.saved_step = trainer.global_step
         checkpoint[STATE_KEY] = {
-            "config_hash": self.recorder.meta["config_hash"], "rng": rng_states(), "series": series,
+            "config_hash": self.recorder.meta["config_hash"],
+            "rng": rng_states(),
+            "series": series,
             "validation_pending": self._at_batch_end and private.validation_follows(trainer),
             # every torchmetrics accumulator, so epoch means survive a mid-epoch resume; at an epoch's
             # last step none: the resumed run starts the next epoch with fresh accumulators
@@ -160,8 +162,10 @@ def resume_checkpoint(run_dir: Path, config_hash: str) -> Path | None:
         print(f"normbench: {exc}; the run starts afresh", file=sys.stderr)
         return None
     if found != config_hash:
-        print(f"normbench: checkpoint {path} belongs to config {found}, not {config_hash}; the run starts afresh",
-              file=sys.stderr)
+        print(
+            f"normbench: checkpoint {path} belongs to config {found}, not {config_hash}; the run starts afresh",
+            file=sys.stderr,
+        )
         return None
     return path
 

@@ -28,18 +28,26 @@ from normbench.io import check_writable, show_bars
 from normbench.rng import rng_states
 from normbench.tasks.base import NormbenchModule
 from normbench.training.checkpointing import AtomicCheckpointIO, RunState, clear_run_dir, resume_checkpoint
-from normbench.training.reproducibility import gpu_determinism_wanted, use_deterministic_gpu_algorithms
 from normbench.training.config import check_shared_hparams, check_trainer, preset_args
 from normbench.training.interrupts import InterruptFlag, sigint_restored, was_interrupted
 from normbench.training.monitor import GeometryMonitor
 from normbench.training.progress import ProgressLines, progress_interval
 from normbench.training.records import RESUMABLE, RunRecordLogger, provenance, read_record
-from normbench.training.rundir import (checkpoint_path, config_hash, override_items, record_config_hash, record_path,
-                                      reported_norms, run_dir, run_identity, run_label)
-from normbench.training.runlock import RunBusy, run_lock
+from normbench.training.reproducibility import gpu_determinism_wanted, use_deterministic_gpu_algorithms
+from normbench.training.rundir import (
+    checkpoint_path,
+    config_hash,
+    override_items,
+    record_config_hash,
+    record_path,
+    reported_norms,
+    run_dir,
+    run_identity,
+    run_label,
+)
+from normbench.training.runlock import run_lock
 from normbench.training.tensorboard import headline_metrics, metric_values, run_hparams, write_hparams, write_layout
 from normbench.training.verify import finished_status
-
 
 COMPILE_MODES = ("none", "default", "reduce-overhead", "max-autotune")  # torch.compile's modes, and eager
 
@@ -81,9 +89,13 @@ class NormbenchCLI(LightningCLI):
         parser.add_argument("--bench", type=dict, default={}, help="what `normbench bench` sweeps and reports")
         parser.add_argument("--variant", type=str | None, default=None, help="leaderboard row name of this run")
         parser.add_argument("--runs_dir", type=str, default="runs", help="root of logs, checkpoints and records")
-        parser.add_argument("--compile", type=str, default="none",
-                            help=f"train the network through torch.compile: one of {', '.join(COMPILE_MODES)} "
-                                 "(reduce-overhead: CUDA graphs); recorded in the run's provenance")
+        parser.add_argument(
+            "--compile",
+            type=str,
+            default="none",
+            help=f"train the network through torch.compile: one of {', '.join(COMPILE_MODES)} "
+            "(reduce-overhead: CUDA graphs); recorded in the run's provenance",
+        )
         # normbench's loaders shard every global batch themselves (EpochBatchSampler): N processes
         # then see the batches one process sees at N x the batch size.
         parser.set_defaults({"trainer.use_distributed_sampler": False})
@@ -104,8 +116,10 @@ class NormbenchCLI(LightningCLI):
         check_trainer(config.get("trainer") or {})
         check_shared_hparams(config)
         if self.config.trainer.logger not in (None, True, False):
-            raise ValueError("trainer.logger: normbench sets the loggers itself (TensorBoard + run record); "
-                             "leave it unset, or use --runs_dir to choose where they write")
+            raise ValueError(
+                "trainer.logger: normbench sets the loggers itself (TensorBoard + run record); "
+                "leave it unset, or use --runs_dir to choose where they write"
+            )
         task = config.get("task") or "run"
         arch_config = getattr(self.model, "arch", None)
         arch = arch_config.effective() if hasattr(arch_config, "effective") else None
@@ -125,8 +139,9 @@ class NormbenchCLI(LightningCLI):
         self.config_hash = config_hash(identity)
         self.run_label = label = run_label(arch, self.overrides)
         self.run_dir = run_dir(self.config.runs_dir, task, label, self.config_hash, config.get("seed_everything"))
-        tensorboard = TensorBoardLogger(self.run_dir.parent, name="", version=self.run_dir.name,
-                                        default_hp_metric=False)
+        tensorboard = TensorBoardLogger(
+            self.run_dir.parent, name="", version=self.run_dir.name, default_hp_metric=False
+        )
         meta = {
             "task": task,
             "variant": config.get("variant") or label,
@@ -139,10 +154,13 @@ class NormbenchCLI(LightningCLI):
             "world_size": identity["world_size"],
             "global_batch_size": identity["global_batch_size"],
             "log_dir": tensorboard.log_dir,
-            "provenance": provenance(device=device_name(trainer), torch_device=trainer.strategy.root_device,
-                                     world_size=identity["world_size"],
-                                     global_batch_size=identity["global_batch_size"],
-                                     **({"compile": mode} if mode != "none" else {})),
+            "provenance": provenance(
+                device=device_name(trainer),
+                torch_device=trainer.strategy.root_device,
+                world_size=identity["world_size"],
+                global_batch_size=identity["global_batch_size"],
+                **({"compile": mode} if mode != "none" else {}),
+            ),
         }
         self.recorder = RunRecordLogger(record_path(self.run_dir), meta)
         self.tensorboard = tensorboard
@@ -153,7 +171,9 @@ class NormbenchCLI(LightningCLI):
         trainer.callbacks.append(self.interrupt_flag)
         trainer.callbacks.append(GeometryMonitor())
         if not (config.get("trainer") or {}).get("enable_progress_bar", True):  # no bar: a line every 30 s
-            trainer.callbacks.append(ProgressLines(f"{meta['variant']} seed {meta['seed']}", interval=progress_interval()))
+            trainer.callbacks.append(
+                ProgressLines(f"{meta['variant']} seed {meta['seed']}", interval=progress_interval())
+            )
         if not any(isinstance(c, LearningRateMonitor) for c in trainer.callbacks):
             trainer.callbacks.append(LearningRateMonitor(logging_interval="step"))
         self.headline = headline_metrics(config.get("bench") or {}, int(getattr(arch_config, "n_layers", 1)))
@@ -171,10 +191,16 @@ class NormbenchCLI(LightningCLI):
         meta = self.recorder.meta
         arch = getattr(self.model, "arch", None)
         names = list(getattr(arch, "NORM_ROLES", None) or meta.get("norms") or {})
-        values = run_hparams(meta["config"], arch, names, meta["variant"],
-                             meta["seed"], meta["preset"], meta["config_hash"])
-        write_hparams(self.tensorboard.experiment, values, list(self.headline),
-                      metric_values(self.recorder.series, self.headline), step)
+        values = run_hparams(
+            meta["config"], arch, names, meta["variant"], meta["seed"], meta["preset"], meta["config_hash"]
+        )
+        write_hparams(
+            self.tensorboard.experiment,
+            values,
+            list(self.headline),
+            metric_values(self.recorder.series, self.headline),
+            step,
+        )
 
 
 def start_point(recorder: RunRecordLogger) -> Path | None:
@@ -198,10 +224,15 @@ def start_point(recorder: RunRecordLogger) -> Path | None:
             previous = None
         else:
             if found != wanted and previous.get("config_hash") == found:
-                raise ValueError(f"runs_dir: {run_dir} holds a run of config {found}, not {wanted}; nothing was changed")
+                raise ValueError(
+                    f"runs_dir: {run_dir} holds a run of config {found}, not {wanted}; nothing was changed"
+                )
             if found != wanted or previous.get("config_hash") != found:
-                print(f"normbench: run record {recorder.path}: config_hash {previous.get('config_hash')!r} is not the "
-                      f"hash of its config ({found}); the run is redone from the start", file=sys.stderr)
+                print(
+                    f"normbench: run record {recorder.path}: config_hash {previous.get('config_hash')!r} is not the "
+                    f"hash of its config ({found}); the run is redone from the start",
+                    file=sys.stderr,
+                )
                 previous = None
     checkpoint = None
     if previous and previous.get("status") in RESUMABLE:
@@ -259,8 +290,11 @@ def train(args: list[str] | dict[str, Any]) -> Path:
     check_writable(cli.config.runs_dir, "runs_dir")
     done = finished_record(recorder)
     if done is not None:
-        print(f"normbench: {recorder.path.parent} already holds a finished run of this configuration "
-              f"({done}); nothing to train", file=sys.stderr)
+        print(
+            f"normbench: {recorder.path.parent} already holds a finished run of this configuration "
+            f"({done}); nothing to train",
+            file=sys.stderr,
+        )
         return recorder.path
     if rank_zero_only.rank != 0:  # rank 0 checked the data, holds the lock and writes the record
         return fit_run(cli)
@@ -268,8 +302,10 @@ def train(args: list[str] | dict[str, Any]) -> Path:
     with run_lock(recorder.path.parent):
         done = finished_record(recorder, report=False)  # finished by another process meanwhile
         if done is not None:
-            print(f"normbench: {recorder.path.parent} was finished by another process ({done}); nothing to train",
-                  file=sys.stderr)
+            print(
+                f"normbench: {recorder.path.parent} was finished by another process ({done}); nothing to train",
+                file=sys.stderr,
+            )
             return recorder.path
         return fit_run(cli)
 

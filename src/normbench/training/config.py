@@ -62,7 +62,9 @@ def preset_patch(config: dict[str, Any], preset: str, where: str = "the config")
             field = f"presets.{chain[-1]}.extends" if chain else "preset"
             raise ValueError(f"{field}: {preset!r} is not defined in {where}; choose one of {known}")
         if preset in chain:
-            raise ValueError(f"presets.{chain[-1]}.extends: {preset!r} extends itself ({' -> '.join([*chain, preset])})")
+            raise ValueError(
+                f"presets.{chain[-1]}.extends: {preset!r} extends itself ({' -> '.join([*chain, preset])})"
+            )
         chain.append(preset)
         own = dict(presets[preset] or {})
         parent = own.pop("extends", None)
@@ -71,7 +73,6 @@ def preset_patch(config: dict[str, Any], preset: str, where: str = "the config")
         patch = deep_merge(own, patch)
         preset = parent
     return patch
-
 
 
 def config_names_to_files(args: list[str]) -> list[str]:
@@ -135,8 +136,10 @@ def check_shared_hparams(config: dict[str, Any]) -> None:
     data = (config.get("data") or {}).get("init_args") or {}
     for key in sorted(set(model) & set(data)):
         if model[key] != data[key]:
-            raise ValueError(f"model.init_args.arch.{key}={model[key]!r} and data.init_args.{key}={data[key]!r} must be "
-                             f"equal; set both")
+            raise ValueError(
+                f"model.init_args.arch.{key}={model[key]!r} and data.init_args.{key}={data[key]!r} must be "
+                f"equal; set both"
+            )
 
 
 def check_trainer(trainer: dict[str, Any]) -> None:
@@ -148,5 +151,3 @@ def check_trainer(trainer: dict[str, Any]) -> None:
     interval = trainer.get("val_check_interval")
     if interval is not None and not (isinstance(interval, (int, float)) and interval > 0):
         raise ValueError(f"trainer.val_check_interval: must be positive, got {interval!r}")
-
-

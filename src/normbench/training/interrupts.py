@@ -32,8 +32,7 @@ class InterruptFlag(L.Callback):
 def was_interrupted(exc: BaseException, flag: InterruptFlag | None) -> bool:
     """True when ``exc`` ends a run because of Ctrl-C: a ``KeyboardInterrupt``, or the ``SystemExit``
     Lightning raises after handling one."""
-    return isinstance(exc, KeyboardInterrupt) or (isinstance(exc, SystemExit) and flag is not None
-                                                  and flag.interrupted)
+    return isinstance(exc, KeyboardInterrupt) or (isinstance(exc, SystemExit) and flag is not None and flag.interrupted)
 
 
 @contextmanager

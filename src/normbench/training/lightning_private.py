@@ -20,10 +20,15 @@ from torchmetrics import Metric
 PRIVATE_ATTRIBUTES: dict[str, tuple[str, ...]] = {
     "lightning.Trainer": ("_logger_connector", "_results"),
     "lightning.pytorch.trainer.connectors.logger_connector.logger_connector._LoggerConnector": (
-        "should_update_logs", "metrics"),
+        "should_update_logs",
+        "metrics",
+    ),
     "lightning.pytorch.loops.fit_loop._FitLoop": ("_should_accumulate", "_data_fetcher"),
     "lightning.pytorch.loops.training_epoch_loop._TrainingEpochLoop": (
-        "_batches_that_stepped", "_skip_next_val", "_should_check_val_fx"),
+        "_batches_that_stepped",
+        "_skip_next_val",
+        "_should_check_val_fx",
+    ),
     "checkpoint['loops']['fit_loop']": ("epoch_loop.val_loop.batch_progress", "epoch_loop.state_dict"),
     "torchmetrics.Metric": ("_update_count", "_computed"),
 }
@@ -86,8 +91,11 @@ def rewind_validation(checkpoint: dict[str, Any]) -> None:
 
 def metric_states(module: nn.Module) -> dict[str, dict[str, Any]]:
     """The state of every torchmetrics accumulator of ``module`` that has seen data, by module name."""
-    return {name: {"state": dict(m.metric_state), "updates": m._update_count}
-            for name, m in module.named_modules() if isinstance(m, Metric) and m._update_count}
+    return {
+        name: {"state": dict(m.metric_state), "updates": m._update_count}
+        for name, m in module.named_modules()
+        if isinstance(m, Metric) and m._update_count
+    }
 
 
 def load_metric_states(module: nn.Module, states: dict[str, dict[str, Any]]) -> None:

@@ -31,12 +31,12 @@ import numpy as np
 import torch
 from torch import nn
 
+import normbench.tasks.series as S
 from normbench.analysis.angles import attention_normals, query_angle_to_ones
 from normbench.analysis.hooks import Capture
 from normbench.analysis.unselectable import unselectable_mask
 from normbench.nn.blocks import Attention, hook_points
 from normbench.nn.norms import Norm
-import normbench.tasks.series as S
 
 ANGLE_BINS = np.linspace(0.0, 90.0, 46)  # 2-degree bins of the folded query angle
 
@@ -58,8 +58,9 @@ class GeometryMonitor(L.Callback):
             self._capture.remove()
         self._capture = None
 
-    def on_validation_batch_start(self, trainer: L.Trainer, pl_module: L.LightningModule, batch: Any,
-                                  batch_idx: int, dataloader_idx: int = 0) -> None:
+    def on_validation_batch_start(
+        self, trainer: L.Trainer, pl_module: L.LightningModule, batch: Any, batch_idx: int, dataloader_idx: int = 0
+    ) -> None:
         self.remove_hooks()
         network = getattr(pl_module, "model", None)  # the task's network (vectorized seed stacks have none)
         if trainer.sanity_checking or not isinstance(network, nn.Module):
@@ -67,8 +68,15 @@ class GeometryMonitor(L.Callback):
         points = {name: m for name, m in hook_points(network).items() if isinstance(m, (Norm, Attention))}
         self._capture = Capture(points)
 
-    def on_validation_batch_end(self, trainer: L.Trainer, pl_module: L.LightningModule, outputs: Any, batch: Any,
-                                batch_idx: int, dataloader_idx: int = 0) -> None:
+    def on_validation_batch_end(
+        self,
+        trainer: L.Trainer,
+        pl_module: L.LightningModule,
+        outputs: Any,
+        batch: Any,
+        batch_idx: int,
+        dataloader_idx: int = 0,
+    ) -> None:
         seen = self._capture.seen if self._capture is not None else {}
         attention = {name: slot for name, slot in seen.items() if name.endswith(".attn") and "input" in slot}
         if trainer.sanity_checking or not attention:
@@ -80,8 +88,11 @@ class GeometryMonitor(L.Callback):
                 continue
             x = slot["input"].float()
             mean, std = x.mean(-1), x.std(-1, correction=0)
-            valid = ~padding if padding is not None and padding.shape == mean.shape else \
-                torch.ones_like(mean, dtype=torch.bool)
+            valid = (
+                ~padding
+                if padding is not None and padding.shape == mean.shape
+                else torch.ones_like(mean, dtype=torch.bool)
+            )
             n = int(valid.sum())
             if n:
                 pl_module.log(S.NORM_INPUT_MEAN.format(point=name), mean[valid].mean(), batch_size=n, sync_dist=True)
@@ -99,8 +110,9 @@ class GeometryMonitor(L.Callback):
     def teardown(self, trainer: L.Trainer, pl_module: L.LightningModule, stage: str) -> None:
         self.remove_hooks()
 
-    def log_first_batch(self, trainer: L.Trainer, pl_module: L.LightningModule,
-                        attention: dict[str, dict[str, Any]]) -> None:
+    def log_first_batch(
+        self, trainer: L.Trainer, pl_module: L.LightningModule, attention: dict[str, dict[str, Any]]
+    ) -> None:
         """Unselectable keys and query angles on the first ``key_sets`` sequences."""
         network = pl_module.model
         points = hook_points(network)
@@ -116,25 +128,32 @@ class GeometryMonitor(L.Callback):
             total = int(valid.sum())
             if total:
                 fraction = sum(int(f.sum()) for f in flags) / total
-                pl_module.log(S.layer_series(S.UNSELECTABLE_KEYS, layer), float(fraction), batch_size=total,
-                              rank_zero_only=True)
+                pl_module.log(
+                    S.layer_series(S.UNSELECTABLE_KEYS, layer), float(fraction), batch_size=total, rank_zero_only=True
+                )
             normal = normals.get(name)
             # under QK-norm the scores are not q Q K^T k: the effective queries describe no score attention computes
             if tensorboard is not None and normal is not None and total and points[name].qk_norm_scale is None:
                 queries = points[name].effective_queries(keys)  # (B, H, T, d)
                 angles = query_angle_to_ones(queries, direction=normal.to(queries))
                 angles = angles.transpose(1, 2)[torch.as_tensor(valid, device=angles.device)].flatten()
-                tensorboard.experiment.add_histogram(S.layer_series(S.QUERY_ANGLE_HISTOGRAM, layer), angles.cpu(),
-                                                     trainer.global_step, bins=ANGLE_BINS)
+                tensorboard.experiment.add_histogram(
+                    S.layer_series(S.QUERY_ANGLE_HISTOGRAM, layer), angles.cpu(), trainer.global_step, bins=ANGLE_BINS
+                )
         for name, module in points.items():
             if isinstance(module, Norm):
                 for parameter in module.own_parameters:
                     value = float(getattr(module, parameter).detach())
-                    pl_module.log(S.NORM_SCALAR.format(point=name, parameter=parameter), value, batch_size=1,
-                                  rank_zero_only=True)
+                    pl_module.log(
+                        S.NORM_SCALAR.format(point=name, parameter=parameter), value, batch_size=1, rank_zero_only=True
+                    )
             if isinstance(module, Attention) and module.qk_norm_scale is not None:
-                pl_module.log(S.QK_TEMPERATURE.format(point=name), float(module.qk_norm_scale.detach().mean()),
-                              batch_size=1, rank_zero_only=True)
+                pl_module.log(
+                    S.QK_TEMPERATURE.format(point=name),
+                    float(module.qk_norm_scale.detach().mean()),
+                    batch_size=1,
+                    rank_zero_only=True,
+                )
             if isinstance(module, Norm) and module.direction is not None:
                 u = module.unit_direction().detach()
                 angle = query_angle_to_ones(u[None], fold=False)[0]  # in [0, 180]: u starts at 0

@@ -85,10 +85,15 @@ class ProgressLines(Callback):
         step = trainer.global_step
         total = trainer.max_steps if trainer.max_steps and trainer.max_steps > 0 else None
         loss = trainer.callback_metrics.get(TRAIN_LOSS_STEP)
-        rate = (step - self.start_step) / (now - self.started) if now > self.started and step > self.start_step else None
+        rate = (
+            (step - self.start_step) / (now - self.started) if now > self.started and step > self.start_step else None
+        )
         stream = self.stream or sys.stderr
-        print(progress_line(self.name, step, total, float(loss) if loss is not None else None, rate), file=stream,
-              flush=True)
+        print(
+            progress_line(self.name, step, total, float(loss) if loss is not None else None, rate),
+            file=stream,
+            flush=True,
+        )
 
 
 def latest_progress(log: Path, since: int = 0, tail_bytes: int = 8192) -> str | None:

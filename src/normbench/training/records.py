@@ -23,8 +23,8 @@ import torch
 from lightning.pytorch.loggers.logger import Logger, rank_zero_experiment
 from lightning.pytorch.utilities import rank_zero_only
 
-from normbench.training.reproducibility import platform_info
 from normbench.io import atomic_write_json, strict_json
+from normbench.training.reproducibility import platform_info
 
 STATUSES = ("running", "done", "diverged", "failed", "interrupted")
 FINISHED = ("done", "diverged")
@@ -45,18 +45,24 @@ def git_state(cwd: str | Path | None = None) -> dict[str, Any]:
     """
     cwd = Path(cwd or Path(__file__).resolve().parent)
     try:
-        sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True, check=True).stdout.strip()
+        sha = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True, check=True
+        ).stdout.strip()
         status = subprocess.run(
             ["git", "status", "--porcelain", "--untracked-files=no", "--", ":(top)", ":(top,exclude)results"],
-            cwd=cwd, capture_output=True, text=True, check=True
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            check=True,
         ).stdout
         return {"git_commit": sha, "dirty": bool(status.strip())}
     except (OSError, subprocess.CalledProcessError):
         return {"git_commit": None, "dirty": None}
 
 
-def provenance(device: str | None = None, torch_device: torch.device | str | None = None,
-               **extra: Any) -> dict[str, Any]:
+def provenance(
+    device: str | None = None, torch_device: torch.device | str | None = None, **extra: Any
+) -> dict[str, Any]:
     """Where and with what a result was produced (``extra``: e.g. world size and global batch size).
 
     ``platform`` names what decides the last bits (:func:`normbench.training.reproducibility.platform_info`):
@@ -132,7 +138,14 @@ class RunRecordLogger(Logger):
         if status not in STATUSES:
             raise ValueError(f"status: {status!r} is not one of {', '.join(STATUSES)}")
         wall = (datetime.now(timezone.utc) - self.started).total_seconds()
-        return {**self.meta, "status": status, **extra, "wall_time_s": round(wall, 3), "updated_at": utc_now(), "series": self.series}
+        return {
+            **self.meta,
+            "status": status,
+            **extra,
+            "wall_time_s": round(wall, 3),
+            "updated_at": utc_now(),
+            "series": self.series,
+        }
 
     @rank_zero_only
     def write(self, status: str, **extra: Any) -> None:
@@ -167,7 +180,11 @@ def series_problem(series: Any) -> str | None:
         if not isinstance(points, list):
             return f"series {name!r} is {'null' if points is None else type(points).__name__}, not a list of points"
         for point in points:
-            if not (isinstance(point, list) and len(point) == 2 and type(point[0]) is int
-                    and (point[1] is None or type(point[1]) in (int, float))):
+            if not (
+                isinstance(point, list)
+                and len(point) == 2
+                and type(point[0]) is int
+                and (point[1] is None or type(point[1]) in (int, float))
+            ):
                 return f"series {name!r} has the point {point!r}, not [step, value]"
     return None

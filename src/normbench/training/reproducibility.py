@@ -65,8 +65,18 @@ def platform_info(device: torch.device | str | None = None) -> dict[str, Any]:
 
 
 # What must be equal for two runs to be bit-identical: the platform, and the library doing the arithmetic.
-SAME_PLATFORM_KEYS = ("cpu", "cpu_capability", "machine", "threads", "mkl_cbwr", "gpu", "cuda", "cudnn",
-                      "deterministic_algorithms", "cudnn_deterministic")
+SAME_PLATFORM_KEYS = (
+    "cpu",
+    "cpu_capability",
+    "machine",
+    "threads",
+    "mkl_cbwr",
+    "gpu",
+    "cuda",
+    "cudnn",
+    "deterministic_algorithms",
+    "cudnn_deterministic",
+)
 
 
 def platform_key(provenance: dict[str, Any]) -> tuple[Any, ...] | None:
@@ -116,8 +126,10 @@ TOLERANCES: tuple[tuple[str, Tolerance], ...] = (
     ("lr", Tolerance(0.0, 1e-6, "a function of the step alone")),
     ("*steps_to_*", Tolerance(50.0, 0.0, "a step read off a logged series: one logging interval (quantized)")),
     ("*angle*", Tolerance(0.05, 0.0, "degrees")),
-    ("*unselectable*", Tolerance(1e-4, 0.0, "a fraction of keys (counted): a key within rounding of its hull's "
-                                             "boundary may flip")),
+    (
+        "*unselectable*",
+        Tolerance(1e-4, 0.0, "a fraction of keys (counted): a key within rounding of its hull's boundary may flip"),
+    ),
     ("*acc*", Tolerance(1e-4, 0.0, "a fraction of examples")),
     ("*f1*", Tolerance(1e-4, 0.0, "a fraction of examples")),
     ("mu_*", Tolerance(1e-5, 0.0, "a share of the hidden state")),
@@ -201,8 +213,12 @@ def mismatches(actual: dict[str, float | None], expected: dict[str, float | None
 GPU_TOLERATED_SERIES = ("geometry/",)
 
 
-def series_mismatches(got: dict[str, list[list[float]]], want: dict[str, list[list[float]]],
-                      on_gpu: bool, tolerated: tuple[str, ...] = GPU_TOLERATED_SERIES) -> list[str]:
+def series_mismatches(
+    got: dict[str, list[list[float]]],
+    want: dict[str, list[list[float]]],
+    on_gpu: bool,
+    tolerated: tuple[str, ...] = GPU_TOLERATED_SERIES,
+) -> list[str]:
     """How two records of the same run on the same platform differ (empty: they agree).
 
     Every series must have the same steps and values bit for bit; on a GPU the series named by a prefix
@@ -216,7 +232,7 @@ def series_mismatches(got: dict[str, list[list[float]]], want: dict[str, list[li
             out.append(f"{name}: steps differ")
             continue
         bitwise = not (on_gpu and name.startswith(tolerated))
-        off = [(s, a, b) for (s, a), (_, b) in zip(got[name], points) if not agrees(name, a, b, bitwise)]
+        off = [(s, a, b) for (s, a), (_, b) in zip(got[name], points, strict=False) if not agrees(name, a, b, bitwise)]
         if off:
             out.append(f"{name}: {len(off)} of {len(points)} points differ, first {off[0]}")
     return out

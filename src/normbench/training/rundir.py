@@ -37,21 +37,42 @@ CLASS_KEYS_NAME = "class_keys.json"
 HEAD_KEYS_NAME = "head_keys.json"
 SWEEP_LOG = "sweep.log"
 # Config keys that do not change what is trained: output locations, logging, bookkeeping.
-NON_SEMANTIC_KEYS = ("seed_everything", "preset", "presets", "default_preset", "bench", "variant", "runs_dir",
-                     "task", "config", "compile")  # compile: how the same arithmetic is run (the provenance says)
+NON_SEMANTIC_KEYS = (
+    "seed_everything",
+    "preset",
+    "presets",
+    "default_preset",
+    "bench",
+    "variant",
+    "runs_dir",
+    "task",
+    "config",
+    "compile",
+)  # compile: how the same arithmetic is run (the provenance says)
 NON_SEMANTIC_TRAINER_KEYS = ("logger", "callbacks", "enable_progress_bar", "default_root_dir", "enable_model_summary")
 # Callbacks that only save, show or log; any other callback (early stopping, SWA, ...) changes what
 # is trained and is part of the run's identity.
-NON_SEMANTIC_CALLBACKS = ("ModelCheckpoint", "TQDMProgressBar", "RichProgressBar", "ModelSummary",
-                          "RichModelSummary", "LearningRateMonitor", "DeviceStatsMonitor", "Timer")
+NON_SEMANTIC_CALLBACKS = (
+    "ModelCheckpoint",
+    "TQDMProgressBar",
+    "RichProgressBar",
+    "ModelSummary",
+    "RichModelSummary",
+    "LearningRateMonitor",
+    "DeviceStatsMonitor",
+    "Timer",
+)
 
 
 def semantic_callbacks(callbacks: Any) -> list[Any]:
     """The configured callbacks that change training (see ``NON_SEMANTIC_CALLBACKS``)."""
     if not isinstance(callbacks, list):
         callbacks = [callbacks] if callbacks else []
-    return [c for c in callbacks
-            if not (isinstance(c, dict) and str(c.get("class_path", "")).rpartition(".")[2] in NON_SEMANTIC_CALLBACKS)]
+    return [
+        c
+        for c in callbacks
+        if not (isinstance(c, dict) and str(c.get("class_path", "")).rpartition(".")[2] in NON_SEMANTIC_CALLBACKS)
+    ]
 
 
 def run_identity(config: dict[str, Any], arch: dict[str, Any] | None, world_size: int) -> dict[str, Any]:
@@ -70,8 +91,9 @@ def run_identity(config: dict[str, Any], arch: dict[str, Any] | None, world_size
     batch = ((config.get("data") or {}).get("init_args") or {}).get("batch_size")
     accumulate = (trainer or {}).get("accumulate_grad_batches") or 1
     out["world_size"] = world_size
-    out["global_batch_size"] = batch * world_size * accumulate if isinstance(batch, int) and isinstance(accumulate, int) \
-        else None
+    out["global_batch_size"] = (
+        batch * world_size * accumulate if isinstance(batch, int) and isinstance(accumulate, int) else None
+    )
     return out
 
 
@@ -97,8 +119,9 @@ def effective_arch(config: dict[str, Any]) -> dict[str, Any] | None:
         cls = getattr(importlib.import_module(module), name)
         arch_type = typing.get_type_hints(cls.__init__).get("arch")
     except (ImportError, AttributeError, ValueError, NameError, TypeError) as exc:
-        raise ValueError(f"config: model.class_path {model['class_path']!r} cannot be imported "
-                         f"({type(exc).__name__}: {exc})") from None
+        raise ValueError(
+            f"config: model.class_path {model['class_path']!r} cannot be imported ({type(exc).__name__}: {exc})"
+        ) from None
     if not dataclasses.is_dataclass(arch_type):
         return None
     arch = build_dataclass(arch_type, (model.get("init_args") or {}).get("arch") or {}, "model.init_args.arch")
@@ -116,7 +139,9 @@ def build_dataclass(cls: type, values: Any, field: str) -> Any:
         raise ValueError(f"config: {field} has no field {unknown[0]!r}")
     kwargs = {}
     for key, value in values.items():
-        kind = next((t for t in (hints.get(key), *typing.get_args(hints.get(key))) if dataclasses.is_dataclass(t)), None)
+        kind = next(
+            (t for t in (hints.get(key), *typing.get_args(hints.get(key))) if dataclasses.is_dataclass(t)), None
+        )
         kwargs[key] = build_dataclass(kind, value, f"{field}.{key}") if kind and isinstance(value, dict) else value
     try:
         return cls(**kwargs)
@@ -144,8 +169,17 @@ def reported_norms(arch: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
 
 
 # Command-line keys a run's label leaves out: bookkeeping, and what the label already names (norms, placement).
-UNLABELLED_KEYS = ("config", "print_config", "seed_everything", "preset", "variant", "runs_dir", "task", "compile",
-                   *(f"trainer.{k}" for k in NON_SEMANTIC_TRAINER_KEYS))
+UNLABELLED_KEYS = (
+    "config",
+    "print_config",
+    "seed_everything",
+    "preset",
+    "variant",
+    "runs_dir",
+    "task",
+    "compile",
+    *(f"trainer.{k}" for k in NON_SEMANTIC_TRAINER_KEYS),
+)
 MAX_LABEL = 160  # a run folder's name stays well inside the file system's 255 bytes
 LABELLED_ARCH = re.compile(r"model\.arch\.(placement|qk_norm|\w+_norm)(\.|$)")
 
@@ -190,8 +224,9 @@ def _base_config(args: list[str]) -> dict[str, Any]:
     if text is None:
         return {}
     try:
-        loaded = yaml.safe_load(Path(text).read_text(encoding="utf-8") if "\n" not in text and Path(text).is_file()
-                                else text)
+        loaded = yaml.safe_load(
+            Path(text).read_text(encoding="utf-8") if "\n" not in text and Path(text).is_file() else text
+        )
     except (OSError, yaml.YAMLError):
         return {}
     return loaded if isinstance(loaded, dict) else {}

@@ -43,15 +43,26 @@ def norm_text(spec: dict[str, Any] | None) -> str:
     return f"{spec.get('component')}{f'({options})' if options else ''}{'+affine' if spec.get('affine') else ''}"
 
 
-def run_hparams(config: dict[str, Any], arch: Any, norm_names: list[str], variant: str, seed: Any,
-                preset: str | None, config_hash: str) -> dict[str, Scalar]:
+def run_hparams(
+    config: dict[str, Any],
+    arch: Any,
+    norm_names: list[str],
+    variant: str,
+    seed: Any,
+    preset: str | None,
+    config_hash: str,
+) -> dict[str, Scalar]:
     """The hyperparameters of a run, flat, with the same keys for every run of a task.
 
     ``arch`` is the network's config dataclass; ``norm_names`` every norm slot of the task
     (``attn_norm``, ``ffn_norm``, ...), each shown as its effective spec or ``absent``.
     """
-    out: dict[str, Scalar] = {"variant": variant, "seed": _scalar(seed), "preset": _scalar(preset),
-                              "config_hash": config_hash}
+    out: dict[str, Scalar] = {
+        "variant": variant,
+        "seed": _scalar(seed),
+        "preset": _scalar(preset),
+        "config_hash": config_hash,
+    }
     effective = arch.effective() if hasattr(arch, "effective") else {}
     if is_dataclass(arch):
         for f in fields(arch):
@@ -91,8 +102,9 @@ def metric_values(series: dict[str, list[list[float]]], metrics: dict[str, dict[
     return out
 
 
-def write_hparams(writer: Any, hparam_values: dict[str, Scalar], metrics: list[str], values: dict[str, float],
-                  step: int) -> None:
+def write_hparams(
+    writer: Any, hparam_values: dict[str, Scalar], metrics: list[str], values: dict[str, float], step: int
+) -> None:
     """HParams summaries of one run: its hyperparameters, the metric names every run of its task
     declares, and this run's values of them as ``hparams/<metric>`` scalars at ``step``."""
     tags = {f"{HPARAM_PREFIX}{m}": 0.0 for m in metrics}

@@ -25,8 +25,9 @@ def check_record(record: dict[str, Any], path: str | Path, config_hash: str | No
     except ValueError as exc:
         raise ValueError(f"run record {path}: {exc}") from None
     if record.get("config_hash") != found:
-        raise ValueError(f"run record {path}: config_hash {record.get('config_hash')!r} is not the hash of its "
-                         f"config ({found})")
+        raise ValueError(
+            f"run record {path}: config_hash {record.get('config_hash')!r} is not the hash of its config ({found})"
+        )
     if config_hash is not None and found != config_hash:
         raise ValueError(f"run record {path}: holds a run of config {found}, not {config_hash}")
     if record.get("status") == "done" and record.get("checkpoint"):
