@@ -25,7 +25,8 @@ from conftest import RESULTS, not_measured
 from reference_majority import reference_train
 
 from normbench.data.majority import MajoritySpec, load_majority
-from normbench.reporting.pipeline import run_sweep
+from normbench.sweep.options import SweepOptions
+from normbench.sweep.run import run_sweep
 from normbench.sweep.vectorized import train_stack
 from normbench.tasks import get_task
 from normbench.training.cli import train
@@ -122,18 +123,19 @@ def test_gpu_memory_per_stacked_seed(record_figure, tmp_path: Path) -> None:  # 
 def test_full_protocol_wall(record_figure, tmp_path: Path) -> None:  # noqa: ANN001
     gpus = list(range(torch.cuda.device_count()))
     start = time.perf_counter()
-    run_sweep(
+    options = SweepOptions(
         "majority",
         "paper",
         seeds="0-9",
-        variants=["pre/both", "pre/paper_no_projection", "pre/scale"],
-        gpus=gpus,
+        variants="pre/both,pre/paper_no_projection,pre/scale",
+        gpus=",".join(map(str, gpus)),
         vectorize="auto",
         runs_dir=str(tmp_path / "runs"),
         results_dir=str(tmp_path / "results"),
         leaderboard=False,
         progress=False,
     )
+    run_sweep(options)
     record_figure(
         "full_protocol_30_runs_wall_s",
         time.perf_counter() - start,

@@ -81,14 +81,15 @@ def normbench_in_process(
 def tiny_sweep(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A folder with ``tiny.yaml`` (:mod:`tests.tiny_runs`) and ``runs/``: its one run trained and finished,
     trained once per session in this process; tests copy it (``tiny_runs.copy_of``), never change it."""
-    from normbench.reporting.pipeline import run_sweep
+    from normbench.sweep.options import SweepOptions
+    from normbench.sweep.run import run_sweep
     from tests.tiny_runs import tiny_config
 
     root = tmp_path_factory.mktemp("tiny_sweep")
     environ, rng = dict(os.environ), (random.getstate(), np.random.get_state(), torch.get_rng_state())
     os.environ["NORMBENCH_CACHE"] = str(tmp_path_factory.getbasetemp() / "cache")
     try:
-        run_sweep(str(tiny_config(root)), workers=1, progress=False, leaderboard=False, runs_dir=str(root / "runs"))
+        run_sweep(SweepOptions(str(tiny_config(root)), workers=1, progress=False, leaderboard=False, runs_dir=str(root / "runs")))
     finally:
         os.environ.clear()
         os.environ.update(environ)

@@ -20,11 +20,11 @@ LAYERS: list[set[str]] = [
     {"nn"},  # norms, blocks, placement, one config per architecture
     {"data", "analysis"},  # data modules | pure functions on tensors and models
     {"tasks"},  # LightningModules, metric series, the registry
-    {"training"},  # LightningCLI glue, run directories, records, checkpoints, monitor
-    {"sweep"},  # planning and backends
-    {"reporting"},  # leaderboards, claims, figures, per-experiment reports
-    {"results"},  # the published leaderboards as DataFrames, comparisons
-    {"cli"},  # the command: parse and dispatch
+    {"training"},  # LightningCLI glue, run directories, records, checkpoints, monitor, prediction
+    {"reporting"},  # reads run records, writes leaderboards: claims, figures, per-experiment reports
+    {"sweep", "results"},  # plans and runs sweeps (then has their board written) | published boards as DataFrames
+    {"commands"},  # what each command does, as library functions
+    {"cli"},  # the command line: parse and dispatch
     {"__main__"},  # python -m normbench
 ]
 
@@ -137,3 +137,31 @@ def test_the_checker_sees_imports_inside_functions(tmp_path: Path) -> None:
         "normbench.sweep.plan",
         "normbench.nn.norms",
     }
+
+
+def test_reporting_reads_runs_and_never_makes_them() -> None:
+    """Leaderboards are written from records: reporting/ neither plans nor trains (no sweep/, no LightningCLI)."""
+    wrong = [
+        f"{src} -> {dst}"
+        for src, dsts in graph().items()
+        if unit(src) == "reporting"
+        for dst in dsts
+        if unit(dst) == "sweep" or dst == "normbench.training.cli"
+    ]
+    assert not wrong, "reporting/ imports what makes runs:\n" + "\n".join(sorted(wrong))
+
+
+def test_one_command_line_parser() -> None:
+    """Every command parses with jsonargparse (LightningCLI's parser for runs): the standard library's
+    argparse is imported nowhere."""
+    users = [
+        str(path.relative_to(PACKAGE))
+        for path in PACKAGE.rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, (ast.Import, ast.ImportFrom))
+        and any(
+            name.split(".")[0] == "argparse"
+            for name in ([a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""])
+        )
+    ]
+    assert not users, users

@@ -94,9 +94,11 @@ def test_bench_writes_leaderboard_and_resumes(tmp_path: Path) -> None:
         "[0, 1]",
         "--variants",
         "[pre/both, pre/paper_no_projection]",
-        "--override",
-        "[data.init_args.num_sequences=600, data.init_args.batch_size=64, "
-        "data.init_args.eval_batch_size=300, trainer.max_steps=20, trainer.val_check_interval=10]",
+        "--data.init_args.num_sequences=600",
+        "--data.init_args.batch_size=64",
+        "--data.init_args.eval_batch_size=300",
+        "--trainer.max_steps=20",
+        "--trainer.val_check_interval=10",
     )
     assert second.returncode == 0, second.stderr[-3000:]
     assert "4 of 4 runs already finished" in second.stderr + second.stdout  # the same runs, found by their config

@@ -42,8 +42,24 @@ def arch_fields(cls: type) -> set[str]:
     return {f.name for f in dataclasses.fields(arch)} if dataclasses.is_dataclass(arch) else set()
 
 
+INIT_ARGS = re.compile(r"(?<=[\w\]])\.init_args\.")
+
+
+def short_key(key: str) -> str:
+    """A config key as users write it: ``model.init_args.arch.d_model`` -> ``model.arch.d_model``.
+
+    Every command line accepts both spellings (jsonargparse resolves ``init_args``); messages, run labels
+    and grid axes use this one, so the spelling is normalised here and nowhere else.
+    """
+    return INIT_ARGS.sub(".", key)
+
+
 def one_line(message: str) -> str:
-    """Condense a (possibly nested, multi-line) parser error into ``field: problem``."""
+    """Condense a (possibly nested, multi-line) parser error into ``field: problem`` (keys as :func:`short_key`)."""
+    return short_key(_condense(message))
+
+
+def _condense(message: str) -> str:
     keys = [k for k in KEY.findall(message)]
     field = ".".join(dict.fromkeys(keys))
     if m := ALLOWED.search(message):

@@ -82,10 +82,10 @@ def test_missing_data_dir_is_one_line(tmp_path: Path) -> None:
 
 
 def test_bad_sizes_name_the_field(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match="data.init_args.context"):
+    with pytest.raises(ValueError, match="data.context"):
         module(tmp_path, context=0)
     write_corpus(tmp_path / "wt")
-    with pytest.raises(ValueError, match="data.init_args.context"):
+    with pytest.raises(ValueError, match="data.context"):
         module(tmp_path / "wt", context=10**6).setup("fit")
 
 

@@ -19,7 +19,7 @@ from tests.sst2_corpus import write_sst2
 def test_a_missing_lm_folder_is_one_line(tmp_path: Path) -> None:
     with pytest.raises(ValueError) as err:
         check_data(LMDataModule(source="local", data_dir=str(tmp_path / "absent")))
-    assert str(err.value).startswith(f"data.init_args.data_dir: '{tmp_path / 'absent'}' does not exist; point")
+    assert str(err.value).startswith(f"data.data_dir: '{tmp_path / 'absent'}' does not exist; point")
 
 
 def test_a_malformed_sst2_file_is_one_line_naming_file_and_line(tmp_path: Path) -> None:
@@ -64,7 +64,7 @@ def test_auto_reads_the_folder_and_picks_the_hub_only_when_it_is_missing(
     assert resolve_source("local", tmp_path / "absent") == "local"
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # offline: the missing folder is what is reported
     assert resolve_source("auto", tmp_path / "absent") == "local"
-    with pytest.raises(ValueError, match="data.init_args.source: 'web' is not allowed; choose one of auto, local, hub"):
+    with pytest.raises(ValueError, match="data.source: 'web' is not allowed; choose one of auto, local, hub"):
         resolve_source("web", tmp_path)
     lm = LMDataModule(data_dir=str(tmp_path / "wt"))
     assert lm.source == "local" and lm.identity_args() == {"source": "local"}

@@ -267,7 +267,7 @@ def test_datamodule_truncates_and_batches(tmp_path: Path) -> None:
 
 
 def test_bad_max_length_names_the_field() -> None:
-    with pytest.raises(ValueError, match="data.init_args.max_length"):
+    with pytest.raises(ValueError, match="data.max_length"):
         SST2DataModule(max_length=2)
 
 
@@ -374,14 +374,14 @@ def test_predict_sentences_are_normalized_too(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("bad", ["PTB", "nfkc", ""])
 def test_bad_text_normalization_names_the_field(bad: str) -> None:
-    with pytest.raises(ValueError, match=r"^data.init_args.text_normalization: choose one of ptb, none, got "):
+    with pytest.raises(ValueError, match=r"^data.text_normalization: choose one of ptb, none, got "):
         SST2DataModule(text_normalization=bad)  # type: ignore[arg-type]
 
 
 def test_the_normalization_is_part_of_the_run_identity(tmp_path: Path) -> None:
     """tasks/sst2.yaml declares it; ptb, none and a config written before the option each hash differently,
     and a record without it is rebuilt on the text as read (what its run trained on)."""
-    from normbench.reporting.run_cache import build_datamodule
+    from normbench.training.loading import build_datamodule
     from normbench.tasks import get_task
     from normbench.training.cli import NormbenchCLI
     from normbench.training.rundir import config_hash, run_identity

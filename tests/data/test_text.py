@@ -73,7 +73,7 @@ def test_split_depends_on_the_seed() -> None:
 
 
 def test_split_fraction_out_of_range_names_the_field() -> None:
-    with pytest.raises(ValueError, match="data.init_args.validation_fraction"):
+    with pytest.raises(ValueError, match="data.validation_fraction"):
         split_articles(10, {"validation": 1.5}, 0)
 
 
@@ -106,6 +106,6 @@ def test_unreachable_hub_is_a_one_line_error(monkeypatch: pytest.MonkeyPatch) ->
         raise ConnectionError("Couldn't reach 'wikitext' on the Hub\\n(details)")
 
     monkeypatch.setattr(datasets, "load_dataset", offline)
-    with pytest.raises(ValueError, match="data.init_args.hub_name: could not load 'wikitext'") as err:
+    with pytest.raises(ValueError, match="data.hub_name: could not load 'wikitext'") as err:
         load_articles("hub", None, "wikitext", None, ["train"], "wikitext")
     assert "\n" not in str(err.value)

@@ -47,5 +47,5 @@ def test_save_and_load(tmp_path: Path) -> None:
 
 
 def test_too_small_vocabulary_names_the_field() -> None:
-    with pytest.raises(ValueError, match="data.init_args.vocab_size"):
+    with pytest.raises(ValueError, match="data.vocab_size"):
         train_bpe(["abc"], 100)

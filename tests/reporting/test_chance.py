@@ -15,7 +15,7 @@ from scipy import integrate, stats
 
 import normbench.reporting.chance as chance
 from normbench.reporting.chance import chance_for_metric, chance_fraction, set_sizes_from_data
-from normbench.reporting.run_cache import build_datamodule
+from normbench.training.loading import build_datamodule
 from tests.sst2_corpus import write_sst2
 
 

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from normbench.reporting.pipeline import run_sweep
+from normbench.sweep.options import SweepOptions
+from normbench.sweep.run import run_sweep
 from tests.sweep.test_backends import FAULTS, break_run
 from tests.tiny_runs import copy_of
 
@@ -17,7 +18,7 @@ def test_a_broken_run_is_named_with_its_fix(tiny_sweep: Path, tmp_path: Path, fa
     config, run = copy_of(tiny_sweep, tmp_path)
     broken = break_run(run, fault)
     with pytest.raises(ValueError) as err:  # `normbench leaderboard`: the records only, nothing trained
-        run_sweep(str(config), train=False, runs_dir=str(tmp_path / "runs"), results_dir=str(tmp_path / "results"))
+        run_sweep(SweepOptions(str(config), runs_dir=str(tmp_path / "runs"), results_dir=str(tmp_path / "results")), train=False)
     message = str(err.value)
     assert "\n" not in message and str(broken) in message
     assert message.endswith("; the sweep's own `normbench sweep` (or `bench`) command redoes that run")
@@ -26,7 +27,7 @@ def test_a_broken_run_is_named_with_its_fix(tiny_sweep: Path, tmp_path: Path, fa
 
 def test_the_intact_run_builds_its_leaderboard(tiny_sweep: Path, tmp_path: Path) -> None:
     config, _ = copy_of(tiny_sweep, tmp_path)
-    out = run_sweep(str(config), train=False, runs_dir=str(tmp_path / "runs"), results_dir=str(tmp_path / "results"))
+    out = run_sweep(SweepOptions(str(config), runs_dir=str(tmp_path / "runs"), results_dir=str(tmp_path / "results")), train=False)
     assert out is not None and (out / "leaderboard.json").is_file()
 
 
@@ -43,5 +44,5 @@ def test_a_read_only_results_dir_is_found_before_the_leaderboard_is_built(
     with pytest.raises(
         ValueError, match=f"results_dir: {results} is not writable; make it writable or choose another results_dir"
     ):
-        run_sweep(str(config), train=False, runs_dir=str(tmp_path / "runs"), results_dir=str(results))
+        run_sweep(SweepOptions(str(config), runs_dir=str(tmp_path / "runs"), results_dir=str(results)), train=False)
     assert list(results.iterdir()) == []

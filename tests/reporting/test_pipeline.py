@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from normbench.reporting.pipeline import results_folder
+from normbench.sweep.run import results_folder
 
 CONFIG = {"default_preset": "quick", "bench": {"seeds": [0, 1, 2], "variants": {"pre/both": {}, "pre/scale": {}}}}
 
@@ -46,7 +46,7 @@ def test_a_folder_stays_with_the_command_that_wrote_it_across_code_versions(tmp_
 
     import pytest
 
-    from normbench.reporting.pipeline import check_results_owner, sweep_definition, sweep_key
+    from normbench.sweep.run import check_results_owner, sweep_definition, sweep_key
     from normbench.sweep.plan import Run
 
     runs = [Run("pre/both", 0, [], config_hash="new-code-hash"), Run("pre/none", 0, [], config_hash="x")]
@@ -89,7 +89,7 @@ def test_a_folder_stays_with_the_command_that_wrote_it_across_code_versions(tmp_
 def test_the_published_leaderboard_is_still_the_default_bench(task: str) -> None:
     """Other sweeps (the matrix, presets) add variants to a task's YAML; the task's own bench must keep its
     sweep and its runs, or `results/<task>/` would no longer be what its command trains."""
-    from normbench.reporting.pipeline import sweep_definition, sweep_key
+    from normbench.sweep.run import sweep_definition, sweep_key
     from normbench.sweep.plan import plan_runs
 
     board = json.loads((Path(__file__).resolve().parents[2] / "results" / task / "leaderboard.json").read_text())
@@ -105,7 +105,7 @@ def test_the_published_leaderboard_is_still_the_default_bench(task: str) -> None
 
 def test_a_dry_run_says_which_runs_resume_and_which_restart(tmp_path, capsys) -> None:
     """An unfinished run resumes only from a checkpoint; without one it is trained again from the start."""
-    from normbench.reporting.pipeline import print_plan
+    from normbench.sweep.run import print_plan
     from normbench.sweep.plan import Run
     from normbench.training.rundir import LAST_CHECKPOINT
 

@@ -195,7 +195,8 @@ def finish(run) -> None:  # noqa: ANN001 - a normbench.sweep.plan.Run
 
 def test_a_sweep_whose_runs_fail_keeps_the_board_it_would_shrink(tmp_path: Path, monkeypatch) -> None:
     """Refused before training when the plan differs from the board; after training when runs failed."""
-    from normbench.reporting import pipeline
+    from normbench.sweep import run as pipeline
+    from normbench.sweep.options import SweepOptions
     from normbench.sweep.backends import Outcome
     from normbench.sweep.plan import plan_runs
 
@@ -231,14 +232,14 @@ def test_a_sweep_whose_runs_fail_keeps_the_board_it_would_shrink(tmp_path: Path,
         match=r"^runs: 1 of 2 failed; .*; results_dir: .* holds 2 finished runs; "
         r"this build has 1 \(1 missing: pre/both seed 1\);.*--force",
     ):
-        pipeline.run_sweep("majority", "quick", **kw)
+        pipeline.run_sweep(SweepOptions("majority", "quick", **kw))
     assert trained == [2] and (out / "leaderboard.json").read_bytes() == published
 
     mine = json.loads(published)
     mine["variants"][0]["config_hash"] = "000000000000"  # built from other configs: refused before training
     (out / "leaderboard.json").write_text(json.dumps(mine))
     with pytest.raises(Refused, match="built with other settings \\(config of pre/both 000000000000"):
-        pipeline.run_sweep("majority", "quick", **kw)
+        pipeline.run_sweep(SweepOptions("majority", "quick", **kw))
     assert trained == [2]
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from normbench.reporting.decomposition import with_decomposition
-from normbench.reporting.run_cache import load_run
+from normbench.training.loading import load_run
 from normbench.training.records import read_record
 from tests.tiny_runs import copy_of
 

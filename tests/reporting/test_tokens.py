@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from normbench.sweep.run import planner
 from normbench.reporting.tokens import finish, lm_seeds, render_bold, seed_table, summarize, word_spans
 
 
@@ -68,5 +69,5 @@ def test_table3_lists_each_seed_and_marks_missing_ones() -> None:
 
 
 def test_table3_reads_every_seed_of_the_lm_bench(tmp_path: Path) -> None:
-    assert lm_seeds({"preset": "quick", "variant": "pre/project"}, str(tmp_path)) == [0, 1, 2]
-    assert lm_seeds({"preset": "quick", "variant": "pre/project", "seeds": [4]}, str(tmp_path)) == [4]
+    assert lm_seeds({"preset": "quick", "variant": "pre/project"}, planner(str(tmp_path))) == [0, 1, 2]
+    assert lm_seeds({"preset": "quick", "variant": "pre/project", "seeds": [4]}, planner(str(tmp_path))) == [4]

@@ -104,7 +104,7 @@ def test_missing_data_stops_the_sweep_before_any_run(tmp_path: Path, normbench_i
     assert (
         out.stderr.strip()
         .splitlines()[-1]
-        .startswith(f"normbench: error: data.init_args.data_dir: train.tsv, dev.tsv not found in '{missing}'")
+        .startswith(f"normbench: error: data.data_dir: train.tsv, dev.tsv not found in '{missing}'")
     )
     assert sorted(p.name for p in tmp_path.iterdir()) == []  # no runs, no results, no logs
 

@@ -184,23 +184,24 @@ def test_a_board_from_stacked_runs_equals_the_board_from_lone_runs(tmp_path: Pat
     claim gets the same verdict (about two minutes on 2 CPU cores)."""
     import json
 
-    from normbench.reporting.pipeline import run_sweep
+    from normbench.sweep.options import SweepOptions
+    from normbench.sweep.run import run_sweep
     from tests.tiny_runs import tiny_config
 
     config = str(tiny_config(tmp_path, seeds=[0, 1, 2]))
     boards = {}
     for how, vectorize in (("alone", 1), ("stacked", 3)):
-        out = run_sweep(
+        options = SweepOptions(
             config,
             seeds="0-2",
-            variants=["pre/both", "pre/paper_no_projection", "pre/scale"],
-            vectorize=vectorize,
+            variants="pre/both,pre/paper_no_projection,pre/scale",
+            vectorize=str(vectorize),
             workers=1,
             runs_dir=str(tmp_path / how / "runs"),
             results_dir=str(tmp_path / how / "results"),
             progress=False,
-            overrides=["trainer.max_steps=60", "trainer.val_check_interval=20"],
         )
+        out = run_sweep(options, ["trainer.max_steps=60", "trainer.val_check_interval=20"])
         boards[how] = json.loads((out / "leaderboard.json").read_text())
     alone, stacked = boards["alone"], boards["stacked"]
     assert [c["verdict"] for c in stacked["claims"]] == [c["verdict"] for c in alone["claims"]]

@@ -81,7 +81,7 @@ def test_model_and_tokenizer_vocabularies_must_agree(corpus: Path, tmp_path: Pat
         "--model.init_args.arch.vocab_size=100",
         f"--runs_dir={tmp_path}",
     ]
-    with pytest.raises(ValueError, match="model.init_args.arch.vocab_size=100 and data.init_args.vocab_size=300"):
+    with pytest.raises(ValueError, match="model.arch.vocab_size=100 and data.vocab_size=300"):
         train(args)
 
 
@@ -101,14 +101,14 @@ def test_missing_corpus_exits_2_with_one_line(tmp_path: Path) -> None:
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert out.returncode == 2
     last = out.stderr.strip().splitlines()[-1]
-    assert last.startswith("normbench: error: data.init_args.data_dir:") and "nothing" in last
+    assert last.startswith("normbench: error: data.data_dir:") and "nothing" in last
 
 
 @pytest.mark.slow  # end to end, about a minute: the default run keeps its cheaper twins
 def test_bench_lm_writes_tables_and_claims(corpus: Path, tmp_path: Path) -> None:
     # 64-token held-out sequences: the key-set analysis measures its first size (64) and leaves 128, 256 n/a
     longer = ["data.init_args.analysis_length=64", "model.init_args.arch.max_positions=64"]
-    override = "[" + ", ".join(tiny(corpus) + longer) + "]"
+    overrides = [f"--{o}" for o in tiny(corpus) + longer]
     cmd = [
         sys.executable,
         "-m",
@@ -119,8 +119,7 @@ def test_bench_lm_writes_tables_and_claims(corpus: Path, tmp_path: Path) -> None
         "quick",
         "--seeds",
         "[0]",
-        "--override",
-        override,
+        *overrides,
         f"--runs_dir={tmp_path / 'runs'}",
         f"--results_dir={tmp_path / 'results'}",
         "--progress",

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from normbench.reporting.pipeline import run_sweep
+from normbench.sweep.options import SweepOptions
+from normbench.sweep.run import run_sweep
 from normbench.tasks import get_task
 from normbench.training.config import load_config
 from tests.tasks.test_series import overrides
@@ -20,16 +21,16 @@ from tests.tasks.test_series import overrides
 )
 def test_every_matrix_cell_trains_with_the_norms_its_name_says(task: str, tmp_path: Path) -> None:
     cells = load_config(get_task(task).config_path, "matrix")["bench"]["default_variants"]
-    out = run_sweep(
+    options = SweepOptions(
         task,
         "matrix",
         seeds="0",
-        overrides=[*overrides(task, tmp_path), "trainer.max_steps=4"],
         runs_dir=str(tmp_path / "runs"),
         results_dir=str(tmp_path / "results"),
         progress=False,
         workers=1,
     )
+    out = run_sweep(options, [*overrides(task, tmp_path), "trainer.max_steps=4"])
     assert out.parent == tmp_path / "results" / task and out.name.startswith("matrix")  # never the task's own folder
     assert not (tmp_path / "results" / task / "leaderboard.json").exists()
     board = json.loads((out / "leaderboard.json").read_text())

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from normbench.reporting.pipeline import run_sweep
+from normbench.sweep.options import SweepOptions
+from normbench.sweep.run import run_sweep
 from normbench.tasks import get_task
 from normbench.tasks.series import expand_layers, expand_metric_layers, series_value, smooth
 from normbench.training.config import load_config
@@ -51,16 +52,16 @@ def test_every_column_and_claim_metric_is_logged(task: str, tmp_path: Path) -> N
     )
     bench = config["bench"]
     variants = list(bench.get("default_variants") or bench["variants"])  # the matrix cells: test_matrix_cells
-    out = run_sweep(
+    options = SweepOptions(
         task,
         seeds="0",
         variants=variants,
-        overrides=overrides(task, tmp_path),
         runs_dir=str(tmp_path / "runs"),
         results_dir=str(tmp_path / "results"),
         progress=False,
         workers=1,
     )
+    out = run_sweep(options, overrides(task, tmp_path))
     board = json.loads((out / "leaderboard.json").read_text())
     rows = {v["name"]: v for v in board["variants"]}
     assert set(rows) == set(variants)

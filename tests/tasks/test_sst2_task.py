@@ -68,7 +68,7 @@ def test_different_vocab_sizes_are_refused_before_training(corpus: Path, tmp_pat
         f"--runs_dir={tmp_path}",
     ]
     with pytest.raises(
-        ValueError, match="model.init_args.arch.vocab_size=300 and data.init_args.vocab_size=200 must be equal"
+        ValueError, match="model.arch.vocab_size=300 and data.vocab_size=200 must be equal"
     ):
         train(args)
     assert not list(tmp_path.rglob("record.json"))
@@ -76,7 +76,7 @@ def test_different_vocab_sizes_are_refused_before_training(corpus: Path, tmp_pat
 
 @pytest.mark.slow  # end to end, about a minute: the default run keeps its cheaper twins
 def test_bench_writes_leaderboard_and_token_report(corpus: Path, tmp_path: Path) -> None:
-    override = "[" + ", ".join(tiny(corpus)) + "]"
+    overrides = [f"--{o}" for o in tiny(corpus)]
     cmd = [
         sys.executable,
         "-m",
@@ -89,8 +89,7 @@ def test_bench_writes_leaderboard_and_token_report(corpus: Path, tmp_path: Path)
         "[0]",
         "--variants",
         "[post/both, none/none]",
-        "--override",
-        override,
+        *overrides,
         f"--runs_dir={tmp_path / 'runs'}",
         f"--results_dir={tmp_path / 'results'}",
         "--progress",

@@ -103,9 +103,8 @@ def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
         (["--preset=huge"], "preset: 'huge' is not defined"),
         (
             ["--model.init_args.attn_norm.component=project"],
-            "model.init_args.attn_norm.component: not an option of normbench.tasks.majority.MajorityModule (`--print_config` "
-            "lists the options); the architecture's options are under model.init_args.arch: "
-            "--model.init_args.arch.attn_norm.component",
+            "model.attn_norm.component: not an option of normbench.tasks.majority.MajorityModule (`--print_config` "
+            "lists the options); the architecture's options are under model.arch: --model.arch.attn_norm.component",
         ),
         (
             [
@@ -130,9 +129,9 @@ def test_fit_bad_input_is_one_line(tmp_path: Path, args: list[str], message: str
         (
             "sst2",
             ["--data.init_args.data_dir={missing}"],
-            "data.init_args.data_dir: train.tsv, dev.tsv not found in '{missing}'; point data.init_args.data_dir",
+            "data.data_dir: train.tsv, dev.tsv not found in '{missing}'; point data.data_dir",
         ),
-        ("lm", ["--data.init_args.data_dir={missing}"], "data.init_args.data_dir: '{missing}' does not exist; point"),
+        ("lm", ["--data.init_args.data_dir={missing}"], "data.data_dir: '{missing}' does not exist; point"),
         ("majority", ["--data.init_args.cache_dir={file}"], "data: MajorityDataModule could not load its data"),
         (
             "majority",
@@ -164,7 +163,7 @@ def test_fit_finds_bad_data_and_outputs_before_it_writes(
         (["bench", "majority", "--preset", "huge"], "preset: 'huge' is not defined"),
         (["bench", "majority", "--variants", "[pre/layer]"], "variants: 'pre/layer' not defined"),
         (
-            ["bench", "majority", "--override", "[model.arch.attn_norm.component=bad]"],
+            ["bench", "majority", "--model.arch.attn_norm.component", "bad"],
             "model.arch.attn_norm.component: 'bad' is not allowed",
         ),
     ],

@@ -23,7 +23,7 @@ from normbench.analysis.decompose import decompose
 from normbench.analysis.hooks import attention_modules, capture_attention_inputs
 from normbench.analysis.model_keys import unselectable_per_layer
 from normbench.nn.norms import NotShiftAndScale
-from normbench.reporting.run_cache import build_datamodule
+from normbench.training.loading import build_datamodule
 from normbench.tasks import get_task
 from normbench.training.cli import train
 from normbench.training.records import read_record

@@ -99,7 +99,7 @@ class LMDataModule(L.LightningDataModule):
             "analysis_length": analysis_length,
         }.items():
             if not isinstance(value, int) or value <= 0:
-                raise ValueError(f"data.init_args.{name}: must be a positive integer, got {value!r}")
+                raise ValueError(f"data.{name}: must be a positive integer, got {value!r}")
         self.save_hyperparameters()
         self.data_dir, self.layout = data_dir, layout
         self.auto = source == "auto"
@@ -172,7 +172,7 @@ class LMDataModule(L.LightningDataModule):
             too_short = [s for s in ("train", "validation") if len(self.streams[s]) < self.context]
             if too_short:
                 raise ValueError(
-                    f"data.init_args.context: {self.context} tokens is longer than the {', '.join(too_short)} split"
+                    f"data.context: {self.context} tokens is longer than the {', '.join(too_short)} split"
                 )
         trainer = getattr(self, "trainer", None)
         save_next_to_run(self.tokenizer_path, trainer)
@@ -182,7 +182,7 @@ class LMDataModule(L.LightningDataModule):
             if epochs > 20:
                 rank_zero_warn(
                     f"data: {trainer.max_steps} steps of {self.batch_size} blocks repeat the {blocks} training "
-                    f"blocks {epochs:.0f} times; expect overfitting (a larger corpus: --data.init_args.source hub)"
+                    f"blocks {epochs:.0f} times; expect overfitting (a larger corpus: --data.source hub)"
                 )
 
     @property
@@ -210,7 +210,7 @@ class LMDataModule(L.LightningDataModule):
         rows = self.blocks("analysis", self.analysis_length)
         if len(rows) == 0:
             raise ValueError(
-                f"data.init_args.analysis_length: {self.analysis_length} tokens is longer than the analysis split"
+                f"data.analysis_length: {self.analysis_length} tokens is longer than the analysis split"
             )
         pick = np.random.default_rng(self.split_seed).permutation(len(rows))[: self.analysis_sequences]
         return rows[np.sort(pick)]

@@ -124,12 +124,12 @@ def load_local(data_dir: str | Path) -> dict[str, dict[str, list]]:
     """``{split: {"sentence": [...], "label": [...]}}`` from ``train.tsv`` and ``dev.tsv`` (either column order)."""
     folder = Path(data_dir)
     hint = (
-        f"point data.init_args.data_dir (or ${DATA_ENV}) at a folder with GLUE's SST-2 train.tsv and dev.tsv, "
-        "or use --data.init_args.source hub to download stanfordnlp/sst2 from the Hugging Face hub"
+        f"point data.data_dir (or ${DATA_ENV}) at a folder with GLUE's SST-2 train.tsv and dev.tsv, "
+        "or use --data.source hub to download stanfordnlp/sst2 from the Hugging Face hub"
     )
     missing = [name for name in FILES.values() if not (folder / name).is_file()]
     if missing:
-        raise ValueError(f"data.init_args.data_dir: {', '.join(missing)} not found in {str(folder)!r}; {hint}")
+        raise ValueError(f"data.data_dir: {', '.join(missing)} not found in {str(folder)!r}; {hint}")
     for name in FILES.values():
         check_tsv(folder / name)
     splits = {}
@@ -145,7 +145,7 @@ def load_unlabelled(path: str | Path) -> dict[str, list]:
     if not path.is_file():
         raise ValueError(
             f"{path}: not found; prediction needs GLUE's unlabelled {PREDICT_FILE} "
-            f"({show(UNLABELLED_HEADER)}) in data.init_args.data_dir"
+            f"({show(UNLABELLED_HEADER)}) in data.data_dir"
         )
     check_tsv(path, labelled=False)
     rows = read_tsv(path, UNLABELLED_HEADER)
@@ -159,7 +159,7 @@ def load_hub(name: str) -> dict[str, dict[str, list]]:
         ds = load_dataset(name)
     except Exception as exc:  # network, unknown name, ...
         raise ValueError(
-            f"data.init_args.hub_name: could not load {name!r} from the hub: {type(exc).__name__}: "
+            f"data.hub_name: could not load {name!r} from the hub: {type(exc).__name__}: "
             f"{str(exc).splitlines()[0] if str(exc) else ''}"
         ) from exc
     return {split: {"sentence": list(ds[split]["sentence"]), "label": list(ds[split]["label"])} for split in FILES}
@@ -169,7 +169,7 @@ def train_wordpiece(sentences: list[str], vocab_size: int) -> Tokenizer:
     """BERT-style uncased WordPiece; encodings are ``[CLS] tokens [SEP]``. The same sentences always give
     the same vocabulary (:func:`subword_alphabet`)."""
     if vocab_size < 100:
-        raise ValueError(f"data.init_args.vocab_size: must be >= 100, got {vocab_size}")
+        raise ValueError(f"data.vocab_size: must be >= 100, got {vocab_size}")
     tokenizer = Tokenizer(models.WordPiece(unk_token="[UNK]"))
     tokenizer.normalizer = normalizers.BertNormalizer(lowercase=True)
     tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
@@ -277,14 +277,14 @@ class SST2DataModule(L.LightningDataModule):
             "eval_batch_size": eval_batch_size,
         }.items():
             if not isinstance(value, int) or value <= 0:
-                raise ValueError(f"data.init_args.{name}: must be a positive integer, got {value!r}")
+                raise ValueError(f"data.{name}: must be a positive integer, got {value!r}")
         if max_length < 3:
-            raise ValueError(f"data.init_args.max_length: must be >= 3 ([CLS], a token, [SEP]), got {max_length}")
+            raise ValueError(f"data.max_length: must be >= 3 ([CLS], a token, [SEP]), got {max_length}")
         if source not in SOURCES:
-            raise ValueError(f"data.init_args.source: {source!r} is not allowed; choose one of {', '.join(SOURCES)}")
+            raise ValueError(f"data.source: {source!r} is not allowed; choose one of {', '.join(SOURCES)}")
         if text_normalization not in TEXT_NORMALIZATIONS:
             raise ValueError(
-                f"data.init_args.text_normalization: choose one of {', '.join(TEXT_NORMALIZATIONS)}, "
+                f"data.text_normalization: choose one of {', '.join(TEXT_NORMALIZATIONS)}, "
                 f"got {text_normalization!r}"
             )
         self.save_hyperparameters()
@@ -330,8 +330,8 @@ class SST2DataModule(L.LightningDataModule):
             if not self.auto:
                 raise
             raise ValueError(
-                f"data.init_args.data_dir: {str(self.folder)!r} does not exist, and source auto could not "
-                f"use the hub instead ({exc}); point data.init_args.data_dir (or ${DATA_ENV}) at a folder "
+                f"data.data_dir: {str(self.folder)!r} does not exist, and source auto could not "
+                f"use the hub instead ({exc}); point data.data_dir (or ${DATA_ENV}) at a folder "
                 f"with GLUE's SST-2 train.tsv and dev.tsv"
             ) from None
 
@@ -415,9 +415,9 @@ class SST2DataModule(L.LightningDataModule):
         """
         if self.predict_file is None:
             where = (
-                f"data.init_args.data_dir {str(self.folder)!r}"
+                f"data.data_dir {str(self.folder)!r}"
                 if self.source == "local"
-                else "data.init_args.source hub (prediction reads local files only)"
+                else "data.source hub (prediction reads local files only)"
             )
             raise ValueError(
                 f"no predict split: {PREDICT_FILE} (GLUE's unlabelled {show(UNLABELLED_HEADER)}) not found in {where}"

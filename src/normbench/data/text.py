@@ -42,7 +42,7 @@ def resolve_source(source: str, folder: str | Path) -> str:
     exists, and the hub only when it is missing and the machine is not offline (so a missing folder
     offline is reported as missing)."""
     if source not in SOURCES:
-        raise ValueError(f"data.init_args.source: {source!r} is not allowed; choose one of {', '.join(SOURCES)}")
+        raise ValueError(f"data.source: {source!r} is not allowed; choose one of {', '.join(SOURCES)}")
     if source != "auto":
         return source
     return "hub" if not Path(folder).is_dir() and not offline() else "local"
@@ -65,14 +65,14 @@ def group_articles(lines: Iterable[str]) -> list[str]:
     return ["".join(a) for a in articles]
 
 
-def load_local_lines(data_dir: str | Path, field: str = "data.init_args.data_dir") -> list[str]:
+def load_local_lines(data_dir: str | Path, field: str = "data.data_dir") -> list[str]:
     """All lines of the ``*.txt`` files of ``data_dir`` (sorted by file name), read with ``datasets``."""
     from datasets import load_dataset
 
     path = Path(data_dir)
     hint = (
         f"point {field} (or ${DATA_ENV}) at a folder of WikiText-style *.txt files, "
-        "or use --data.init_args.source hub to download from the Hugging Face hub"
+        "or use --data.source hub to download from the Hugging Face hub"
     )
     if not path.is_dir():
         raise ValueError(f"{field}: {str(path)!r} does not exist; {hint}")
@@ -91,7 +91,7 @@ def load_hub_rows(name: str, config: str | None, splits: Sequence[str], column: 
         parts = [load_dataset(name, config, split=s) for s in splits]
     except Exception as exc:  # network, unknown name, ...: one line, with the cause
         raise ValueError(
-            f"data.init_args.hub_name: could not load {name!r} ({config}) from the hub: "
+            f"data.hub_name: could not load {name!r} ({config}) from the hub: "
             f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
         ) from exc
     return [text for part in parts for text in part[column]]
@@ -116,8 +116,8 @@ def load_articles(
             return load_articles("hub", data_dir, hub_name, hub_config, hub_splits, layout)
         except ValueError as exc:
             raise ValueError(
-                f"data.init_args.data_dir: {str(data_dir)!r} does not exist, and source auto could not "
-                f"use the hub instead ({exc}); point data.init_args.data_dir (or ${DATA_ENV}) at "
+                f"data.data_dir: {str(data_dir)!r} does not exist, and source auto could not "
+                f"use the hub instead ({exc}); point data.data_dir (or ${DATA_ENV}) at "
                 f"a folder of WikiText-style *.txt files"
             ) from None
     source = resolved
@@ -126,7 +126,7 @@ def load_articles(
     elif source == "hub":
         rows = load_hub_rows(hub_name, hub_config, hub_splits)
     else:
-        raise ValueError(f"data.init_args.source: {source!r} is not allowed; choose one of local, hub")
+        raise ValueError(f"data.source: {source!r} is not allowed; choose one of local, hub")
     articles = group_articles(rows) if layout == "wikitext" else [r for r in rows if r.strip()]
     if not articles:
         where = data_dir if source == "local" else f"{hub_name} ({hub_config})"
@@ -141,7 +141,7 @@ def split_articles(n: int, fractions: dict[str, float], seed: int) -> dict[str, 
     """
     for name, frac in fractions.items():
         if not 0.0 < frac < 1.0:
-            raise ValueError(f"data.init_args.{name}_fraction: must be in (0, 1), got {frac!r}")
+            raise ValueError(f"data.{name}_fraction: must be in (0, 1), got {frac!r}")
     sizes = {name: max(1, round(frac * n)) for name, frac in fractions.items()}
     if sum(sizes.values()) >= n:
         raise ValueError(

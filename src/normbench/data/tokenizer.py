@@ -24,7 +24,7 @@ def train_bpe(texts: Iterable[str], vocab_size: int, min_frequency: int = 2) -> 
     alphabet = pre_tokenizers.ByteLevel.alphabet()
     if vocab_size < len(alphabet) + 1:
         raise ValueError(
-            f"data.init_args.vocab_size: must be >= {len(alphabet) + 1} (all bytes + {EOS}), got {vocab_size}"
+            f"data.vocab_size: must be >= {len(alphabet) + 1} (all bytes + {EOS}), got {vocab_size}"
         )
     tokenizer = Tokenizer(models.BPE())
     tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
@@ -50,6 +50,14 @@ def load_tokenizer(path: str | Path) -> Tokenizer:
 
 
 def save_next_to_run(tokenizer_path: Path, trainer: object | None) -> None:
-    """Copy the cached ``tokenizer.json`` into the run's log directory (global rank 0 only)."""
-    if trainer is not None and getattr(trainer, "log_dir", None) and trainer.is_global_zero:
+    """Copy the cached ``tokenizer.json`` into the run's log directory (global rank 0 only).
+
+    A trainer without a logger (e.g. one that only predicts) has no run directory: nothing is copied (its
+    ``log_dir`` would be the working directory)."""
+    if (
+        trainer is not None
+        and getattr(trainer, "loggers", None)
+        and getattr(trainer, "log_dir", None)
+        and trainer.is_global_zero
+    ):
         atomic_write(Path(trainer.log_dir) / TOKENIZER_FILE, lambda p: shutil.copyfile(tokenizer_path, p))

@@ -45,5 +45,5 @@ def normalize_texts(texts: list[str], normalization: TextNormalization) -> list[
     if normalization == "ptb":
         return [ptb_unescape(t) for t in texts]
     raise ValueError(
-        f"data.init_args.text_normalization: choose one of {', '.join(TEXT_NORMALIZATIONS)}, got {normalization!r}"
+        f"data.text_normalization: choose one of {', '.join(TEXT_NORMALIZATIONS)}, got {normalization!r}"
     )

@@ -242,7 +242,7 @@ def chance_for_metric(
       assumption gives; ``if_layers_identical`` is the one-layer value, the other extreme).
     * ``class_keys_unselectable`` (majority): the C class keys at layer 1's attention input, n = C.
 
-    n: LM, ``data.init_args.analysis_length`` (each analysis sequence is one key set); SST-2, the
+    n: LM, ``data.analysis_length`` (each analysis sequence is one key set); SST-2, the
     token count of every dev sentence, ``[CLS]`` and ``[SEP]`` included, read from the data module
     the config builds (``set_sizes`` gives them instead, e.g. for runs whose data cannot be rebuilt).
     """
@@ -366,14 +366,14 @@ class _Arch:
         try:
             self.raw = dict(config["model"]["init_args"]["arch"])
         except (KeyError, TypeError):
-            raise ValueError("config: no model.init_args.arch section (a run's resolved config is needed)") from None
+            raise ValueError("config: no model.arch section (a run's resolved config is needed)") from None
 
     def value(self, name: str) -> Any:
         if name in self.raw:
             return self.raw[name]
         default = getattr(self.cls, name, None)
         if default is None:
-            raise ValueError(f"config: model.init_args.arch.{name} is missing")
+            raise ValueError(f"config: model.arch.{name} is missing")
         return default
 
     def component(self, name: str) -> str:
@@ -428,7 +428,7 @@ def _set_sizes(task: str, config: dict[str, Any], given: Sequence[int] | None) -
     data = (config.get("data") or {}).get("init_args") or {}
     if task == "lm":
         if "analysis_length" not in data:
-            raise ValueError("config: data.init_args.analysis_length is missing (the LM's keys per set)")
+            raise ValueError("config: data.analysis_length is missing (the LM's keys per set)")
         return int(data["analysis_length"])
     return set_sizes_from_data(config)
 
@@ -448,7 +448,7 @@ def set_sizes_from_data(config: dict[str, Any]) -> list[int]:
 
     Cached under ``<cache root>/chance/`` by the ``data`` section: building the module can train a tokenizer.
     """
-    from normbench.reporting.run_cache import build_datamodule  # loads the training stack: only when needed
+    from normbench.training.loading import build_datamodule  # loads the training stack: only when needed
 
     data = config.get("data") or {}
     params: dict[str, Any] = {"version": VERSION, "sizes_of": data}

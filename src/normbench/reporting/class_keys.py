@@ -25,8 +25,9 @@ from torch import nn
 
 from normbench.analysis.model_keys import attention_keys, head_unselectable
 from normbench.analysis.unselectable import unselectable_mask
-from normbench.reporting.run_cache import cached_analysis, load_run, with_final_values
+from normbench.reporting.run_cache import cached_analysis, with_final_values
 from normbench.tasks.series import ANALYSIS_CLASS_KEYS, ANALYSIS_CLASS_KEYS_HEADS
+from normbench.training.loading import load_run
 from normbench.training.rundir import CLASS_KEYS_NAME
 
 METRIC = "class_keys_unselectable"

@@ -24,7 +24,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from normbench.reporting.run_cache import build_datamodule
+from normbench.training.loading import build_datamodule
 
 COLLAPSED = "collapsed"
 AT_CHANCE = "at chance"

@@ -25,8 +25,9 @@ from normbench.analysis.decompose import TERMS, decompose, importance  # noqa: E
 from normbench.io import atomic_write_json  # noqa: E402
 from normbench.nn.norms import get_component  # noqa: E402
 from normbench.reporting.plots import save_png  # noqa: E402
-from normbench.reporting.run_cache import build_datamodule, cached_analysis, checkpoint_stamp, load_run  # noqa: E402
+from normbench.reporting.run_cache import cached_analysis, checkpoint_stamp  # noqa: E402
 from normbench.tasks.series import DECOMPOSITION  # noqa: E402
+from normbench.training.loading import build_datamodule, load_run  # noqa: E402
 from normbench.training.rundir import DECOMPOSITION_NAME, run_of_checkpoint  # noqa: E402
 
 TERM_LABELS = {"i": "input i", "h": "attention h", "f": "feed-forward f", "c": "biases + norm shifts c"}

@@ -24,8 +24,8 @@ import torch  # noqa: E402
 from normbench.analysis.angles import attention_normals, query_angle_to_ones  # noqa: E402
 from normbench.io import atomic_write_json  # noqa: E402
 from normbench.reporting.plots import save_png  # noqa: E402
-from normbench.reporting.run_cache import load_module  # noqa: E402
 from normbench.tasks.series import QUERY_ANGLE_HISTOGRAM, layer_series  # noqa: E402
+from normbench.training.loading import load_module  # noqa: E402
 from normbench.training.monitor import ANGLE_BINS  # noqa: E402
 from normbench.training.records import read_record  # noqa: E402
 from normbench.training.rundir import checkpoint_of  # noqa: E402

@@ -17,8 +17,9 @@ from typing import Any
 import torch
 
 from normbench.analysis.model_keys import unselectable_per_layer
-from normbench.reporting.run_cache import build_datamodule, cached_analysis, load_run, with_final_values
+from normbench.reporting.run_cache import cached_analysis, with_final_values
 from normbench.tasks.series import ANALYSIS_UNSELECTABLE_HEADS, layer_series
+from normbench.training.loading import build_datamodule, load_run
 from normbench.training.rundir import HEAD_KEYS_NAME
 
 

@@ -25,8 +25,9 @@ import numpy as np  # noqa: E402
 
 from normbench.analysis.model_keys import attention_keys, prefix_unselectable  # noqa: E402
 from normbench.reporting.plots import save_png  # noqa: E402
-from normbench.reporting.run_cache import build_datamodule, cached_analysis, load_run, with_final_values  # noqa: E402
+from normbench.reporting.run_cache import cached_analysis, with_final_values  # noqa: E402
 from normbench.tasks.series import ANALYSIS_KEY_SET  # noqa: E402
+from normbench.training.loading import build_datamodule, load_run  # noqa: E402
 from normbench.training.rundir import KEY_SETS_NAME  # noqa: E402
 
 WHERE = ("before", "after")

@@ -137,7 +137,9 @@ def variant_entry(
         agg = aggregate([p[0] for p in pairs], [p[1] for p in pairs], counted)
         if agg["mean"] is None:
             logged = [
-                points for r, keep in zip(records, counted, strict=False) if keep and (points := r["series"].get(spec["series"]))
+                points
+                for r, keep in zip(records, counted, strict=False)
+                if keep and (points := r["series"].get(spec["series"]))
             ]
             if not any(counted):
                 agg["note"] = "no seed finished without diverging"

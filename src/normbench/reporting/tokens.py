@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +19,7 @@ from normbench.analysis.model_keys import unselectable_per_layer
 from normbench.data.tokenizer import load_tokenizer
 from normbench.io import atomic_write_json, atomic_write_text
 from normbench.reporting.claims import describe, describe_difference, describe_seeds, judge, load_claims
-from normbench.reporting.run_cache import load_run
-from normbench.sweep.plan import Run, plan_runs, quiet_lightning
+from normbench.training.loading import load_run
 from normbench.training.records import provenance, read_record
 from normbench.training.rundir import checkpoint_of, tokenizer_path
 
@@ -86,7 +85,8 @@ def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
     n_layers = len(results[0]["per_layer"]) if results else 0
     total = sum(sum(r["content"]) for r in results)
     per_layer = [
-        sum(sum(u and c for u, c in zip(r["per_layer"][i], r["content"], strict=False)) for r in results) for i in range(n_layers)
+        sum(sum(u and c for u, c in zip(r["per_layer"][i], r["content"], strict=False)) for r in results)
+        for i in range(n_layers)
     ]
     any_layer = sum(
         sum(c and any(layer[j] for layer in r["per_layer"]) for j, c in enumerate(r["content"])) for r in results
@@ -168,9 +168,9 @@ def section(
     return lines + [""]
 
 
-def find_record(task: str, preset: str, variant: str, seed: int, runs_dir: str) -> Path | None:
-    with quiet_lightning():
-        _, runs = plan_runs(task, preset, [seed], [variant], None, runs_dir)
+def find_record(plan: Any, task: str, preset: str, variant: str, seed: int) -> Path | None:
+    """The finished record of one run that ``plan`` (a :data:`normbench.reporting.write.RunPlanner`) finds."""
+    _, runs = plan(task, preset, [seed], [variant])
     path = runs[0].record_path
     return path if finished(path) else None  # unfinished: reported as not run
 
@@ -192,15 +192,16 @@ def dev_sentences(run_config: dict[str, Any]) -> list[str]:
 def write_token_report(
     config: dict[str, Any],
     preset: str,
-    runs_dir: str,
     out_dir: Path,
-    runs: list[Run],
+    runs: Sequence[Any],
+    plan: Any,
     load_sentences: Callable[[dict[str, Any]], list[str]] = dev_sentences,
 ) -> dict[str, Any]:
     """Write ``unselectable_tokens.md`` / ``.json`` from the trained runs named by ``bench.token_report``.
 
     Table 4 reads this sweep's run (``runs``) of the named variant and seed; Table 3 reads the
-    ``lm`` task's own bench. ``load_sentences(config)`` gives the dev sentences of an sst2 config.
+    ``lm`` task's own bench, whose runs ``plan`` (a :data:`normbench.reporting.write.RunPlanner`) finds.
+    ``load_sentences(config)`` gives the dev sentences of an sst2 config.
     """
     spec = config["bench"]["token_report"]
     shown = int(spec.get("sentences", 40))
@@ -251,10 +252,10 @@ def write_token_report(
     lm = spec.get("lm")
     lm_summaries: dict[str, dict[int, dict[str, Any]]] = {}
     if lm:
-        seeds = lm_seeds(lm, runs_dir)
+        seeds = lm_seeds(lm, plan)
         for variant in filter(None, (lm["variant"], lm.get("reference"))):
             for seed in seeds:
-                path = find_record("lm", lm["preset"], variant, seed, runs_dir)
+                path = find_record(plan, "lm", lm["preset"], variant, seed)
                 if path is None:
                     continue
                 record, enc, res = lm_model_tokens(path, sentences)
@@ -287,7 +288,7 @@ def write_token_report(
     return finish(doc, lines, lm_summaries, out_dir)
 
 
-def report_runs(config: dict[str, Any], runs_dir: str, runs: list[Run]) -> dict[tuple[str, int], str | None]:
+def report_runs(config: dict[str, Any], runs: Sequence[Any], plan: Any) -> dict[tuple[str, int], str | None]:
     """The runs :func:`write_token_report` would read, as ``("sst2 <variant>", seed)`` (Table 4, from
     ``runs``) and ``("lm <variant>", seed)`` (Table 3) -> ``None``; nothing is loaded but the records."""
     spec = config["bench"]["token_report"]
@@ -298,10 +299,9 @@ def report_runs(config: dict[str, Any], runs_dir: str, runs: list[Run]) -> dict[
     }
     lm = spec.get("lm")
     if lm:
-        seeds = lm_seeds(lm, runs_dir)
+        seeds = lm_seeds(lm, plan)
         for variant in filter(None, (lm["variant"], lm.get("reference"))):
-            with quiet_lightning():  # the runs find_record finds, planned once for every seed
-                _, planned = plan_runs("lm", lm["preset"], seeds, [variant], None, runs_dir)
+            _, planned = plan("lm", lm["preset"], seeds, [variant])  # the runs find_record finds, all seeds
             found.update({(f"lm {variant}", r.seed): None for r in planned if finished(r.record_path)})
     return found
 
@@ -319,12 +319,11 @@ def published_runs(doc: dict[str, Any], config: dict[str, Any]) -> dict[tuple[st
     return found
 
 
-def lm_seeds(lm: dict[str, Any], runs_dir: str) -> list[int]:
+def lm_seeds(lm: dict[str, Any], plan: Any) -> list[int]:
     """The ``lm`` seeds Table 3 reads: ``bench.token_report.lm.seeds``, else every seed of the lm preset's bench."""
     if lm.get("seeds") is not None:
         return [int(s) for s in lm["seeds"]]
-    with quiet_lightning():
-        config, _ = plan_runs("lm", lm["preset"], None, [lm["variant"]], None, runs_dir)
+    config, _ = plan("lm", lm["preset"], None, [lm["variant"]])
     return [int(s) for s in (config.get("bench") or {}).get("seeds") or [0]]
 
 

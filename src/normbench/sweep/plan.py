@@ -33,7 +33,7 @@ from typing import Any
 import lightning as L
 import yaml
 
-from normbench.errors import one_line
+from normbench.errors import one_line, short_key
 from normbench.tasks import get_task, norm_roles
 from normbench.tasks.series import decomposition_series, expand_metric_layers, monitor_series
 from normbench.training.cli import NormbenchCLI
@@ -125,12 +125,13 @@ def scalar(text: str) -> Any:
 
 def axis_label(axis: str, value: Any) -> str:
     """Short name of one grid coordinate: ``model.init_args.lr=0.01`` -> ``lr=0.01``."""
-    short = axis.replace("init_args.", "").removeprefix("model.")
+    short = short_key(axis).removeprefix("model.")
     return f"{short}={value}"
 
 
 def overrides_to_args(overrides: list[str] | None) -> list[str]:
-    """``["trainer.max_steps=100", "--data.batch_size", "64"]`` -> ``["--trainer.max_steps=100", "--data.batch_size=64"]``."""
+    """``["trainer.max_steps=100", "--data.batch_size", "64"]`` ->
+    ``["--trainer.max_steps=100", "--data.batch_size=64"]``."""
     out, tokens = [], list(overrides or [])
     while tokens:
         token = tokens.pop(0)
@@ -146,7 +147,7 @@ def overrides_to_args(overrides: list[str] | None) -> list[str]:
 def check_option(config: dict[str, Any], key: str, what: str) -> None:
     """One-line error unless ``key`` (e.g. ``model.arch.attn_norm.component``) names an argument of the
     config's model/data class (or a field of a dataclass argument) or of the Lightning ``Trainer``."""
-    parts = key.removeprefix("--").split("=")[0].replace("init_args.", "").split(".")
+    parts = short_key(key.removeprefix("--").split("=")[0]).split(".")
     section, name = parts[0], parts[1] if len(parts) > 1 else ""
     if section in ("model", "data"):
         class_path = (config.get(section) or {}).get("class_path", "")
@@ -248,7 +249,7 @@ def variant_grid(
             (v, k)
             for v in chosen
             for k in keys
-            if k.replace("init_args.", "") in {o.replace("init_args.", "") for o in (named[v] or {})}
+            if short_key(k) in {short_key(o) for o in (named[v] or {})}
         ]
         if clash:
             raise ValueError(f"grid: axis {clash[0][1]!r} is also set by variant {clash[0][0]!r}; drop one of them")

@@ -176,12 +176,12 @@ class NormbenchModule(L.LightningModule):
         (``arch.vocab_size`` rows, ``arch.max_positions`` positions)."""
         if tokenizer_vocab > self.arch.vocab_size:
             raise ValueError(
-                f"model.init_args.arch.vocab_size: {self.arch.vocab_size} is smaller than the "
-                f"tokenizer's {tokenizer_vocab} tokens (data.init_args.vocab_size)"
+                f"model.arch.vocab_size: {self.arch.vocab_size} is smaller than the "
+                f"tokenizer's {tokenizer_vocab} tokens (data.vocab_size)"
             )
         if longest > self.arch.max_positions:
             raise ValueError(
-                f"model.init_args.arch.max_positions: {self.arch.max_positions} is shorter than "
+                f"model.arch.max_positions: {self.arch.max_positions} is shorter than "
                 f"{length_field}={longest}"
             )
 

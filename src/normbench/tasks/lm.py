@@ -65,9 +65,9 @@ class LMModule(NormbenchModule):
         datamodule = getattr(self.trainer, "datamodule", None)
         if isinstance(datamodule, LMDataModule):
             field = (
-                "data.init_args.context"
+                "data.context"
                 if datamodule.context >= datamodule.analysis_length
-                else "data.init_args.analysis_length"
+                else "data.analysis_length"
             )
             self.check_data_fits(
                 datamodule.tokenizer.get_vocab_size(), max(datamodule.context, datamodule.analysis_length), field

@@ -73,7 +73,7 @@ class SST2Module(NormbenchModule):
         datamodule = getattr(self.trainer, "datamodule", None)
         if isinstance(datamodule, SST2DataModule):
             self.check_data_fits(
-                datamodule.tokenizer.get_vocab_size(), datamodule.max_length, "data.init_args.max_length"
+                datamodule.tokenizer.get_vocab_size(), datamodule.max_length, "data.max_length"
             )
 
     def forward(self, input_ids: torch.Tensor, padding_mask: torch.Tensor | None = None) -> torch.Tensor:

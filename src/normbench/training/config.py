@@ -137,7 +137,7 @@ def check_shared_hparams(config: dict[str, Any]) -> None:
     for key in sorted(set(model) & set(data)):
         if model[key] != data[key]:
             raise ValueError(
-                f"model.init_args.arch.{key}={model[key]!r} and data.init_args.{key}={data[key]!r} must be "
+                f"model.arch.{key}={model[key]!r} and data.{key}={data[key]!r} must be "
                 f"equal; set both"
             )
 

@@ -27,6 +27,7 @@ from typing import Any
 import yaml
 
 from normbench.data.tokenizer import TOKENIZER_FILE
+from normbench.errors import short_key
 
 RECORD_NAME = "record.json"
 CHECKPOINT_DIR = "checkpoints"
@@ -124,7 +125,7 @@ def effective_arch(config: dict[str, Any]) -> dict[str, Any] | None:
         ) from None
     if not dataclasses.is_dataclass(arch_type):
         return None
-    arch = build_dataclass(arch_type, (model.get("init_args") or {}).get("arch") or {}, "model.init_args.arch")
+    arch = build_dataclass(arch_type, (model.get("init_args") or {}).get("arch") or {}, "model.arch")
     return arch.effective() if hasattr(arch, "effective") else None
 
 
@@ -202,7 +203,7 @@ def override_items(args: list[str] | None) -> list[tuple[str, str]]:
         key, eq, value = token[2:].partition("=")
         if not eq:
             value = tokens.pop(0) if tokens and not tokens[0].startswith("--") else "true"
-        key = key.replace("init_args.", "")
+        key = short_key(key)
         if key in UNLABELLED_KEYS or LABELLED_ARCH.match(key) or key.endswith(("_dir", "_path", "_file")):
             continue
         if _same_as_base(base, key, value):  # e.g. d_model=8 on a config whose d_model is 8: not an override

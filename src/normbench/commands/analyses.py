@@ -1,0 +1,123 @@
+"""Commands that analyse trained runs or random keys: the decomposition, the d = 3 geometry, the random grid."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from normbench.analysis.random_grid import random_grid as run_grid
+from normbench.reporting import publish
+from normbench.reporting.decomposition import decompose_checkpoint
+from normbench.reporting.geometry import write_geometry
+from normbench.reporting.unselectable import write_random_grid
+from normbench.sweep.plan import plan_runs
+
+
+def decompose(ckpt: str | None = None, sequences: int = 256, out: str | None = None) -> None:
+    """Additive decomposition e = i + h + f + c of a trained run's hidden states (Mickus et al. 2022).
+
+    Writes ``decomposition.json`` (mean importance of each term per layer over held-out sequences,
+    float64) and ``decomposition.png`` (like Mickus et al. Figure 3).
+
+    Args:
+        ckpt: a run's checkpoint, ``<runs_dir>/<task>/<label>-<hash>/seed<k>/checkpoints/last.ckpt``.
+        sequences: validation sequences to decompose.
+        out: output directory (default: the run's directory).
+    """
+    if not ckpt:
+        raise ValueError("ckpt: --ckpt <run>/checkpoints/last.ckpt is required")
+    if sequences < 1:
+        raise ValueError(f"sequences: must be >= 1, got {sequences}")
+    folder = decompose_checkpoint(ckpt, sequences, out)
+    print(f"normbench: wrote {folder / 'decomposition.json'} and {folder / 'decomposition.png'}")
+
+
+def geometry(
+    preset: str = "geometry",
+    seed: int = 0,
+    variants: list[str] | None = None,
+    runs_dir: str = "runs",
+    results_dir: str = "results",
+    force: bool = False,
+    overrides: Sequence[str] = (),
+) -> None:
+    """Figure 1a/1b of Brody et al.: 3-D keys and queries of the d = 3 majority models, and query angles over training.
+
+    Reads the runs of ``normbench sweep --config tasks/majority.yaml --preset geometry`` and writes
+    ``geometry_3d.png``, ``query_angle_histograms.png`` and ``geometry.json`` into ``<results_dir>/majority/``.
+
+    Args:
+        preset: preset of tasks/majority.yaml whose runs are drawn (its d_model must be 3).
+        seed: which seed of each variant to draw.
+        variants: variants to draw (default: the preset's).
+        runs_dir: root of the run records.
+        results_dir: the figures go to ``<results_dir>/majority/``.
+        force: replace the published pictures even when these do not draw every (variant, seed) they drew,
+            from runs of the same config.
+        overrides: the config overrides the runs were trained with (``--section.key VALUE`` on the command
+            line; they are part of the runs' keys).
+    """
+    config, runs = plan_runs("majority", preset, [seed], variants, list(overrides) or None, runs_dir)
+    d = config["model"]["init_args"]["arch"]["d_model"]
+    if d != 3:
+        raise ValueError(
+            f"preset: {preset!r} has model.arch.d_model={d}; the 3-D views need 3 (use --preset geometry)"
+        )
+    missing = [str(r.record_path) for r in runs if r.record_path is None or not r.record_path.is_file()]
+    if missing:
+        raise FileNotFoundError(
+            f"runs_dir: no run record {missing[0]}; run `normbench sweep --config "
+            f"majority --preset {preset} --name {preset}` first"
+        )
+    out = Path(results_dir) / "majority"
+    publish.check_geometry(out, {(r.variant, r.seed): r.config_hash for r in runs}, force)
+    summary = write_geometry({r.variant: r.record_path for r in runs}, out)
+    print(
+        f"normbench: wrote {out / 'geometry_3d.png'}, {out / 'query_angle_histograms.png'} and {out / 'geometry.json'}"
+    )
+    for variant, s in summary.items():
+        print(
+            f"  {variant}: class-query angle to the normal {s['class_query_angle_to_normal_deg']:.1f} deg, "
+            f"max |key . normal| {s['max_abs_key_component_along_normal']:.2e}"
+        )
+
+
+def random_grid(
+    n_min: int = 3,
+    n_max: int = 60,
+    d_min: int = 3,
+    d_max: int = 15,
+    runs: int = 100,
+    seed: int = 0,
+    results_dir: str = "results",
+    progress: bool = True,
+    force: bool = False,
+) -> None:
+    """Figure 1c/1d: unselectable keys among random N(0, I) keys, raw and after LayerNorm.
+
+    Writes ``<results_dir>/unselectable/``: random_grid.json, two heatmaps and a leaderboard. A published
+    grid is replaced only by one that contains its n and d ranges, with as many runs per cell and its seed
+    (checked before the grid is computed).
+
+    Args:
+        n_min, n_max: range of keys per set (inclusive).
+        d_min, d_max: range of dimensions (inclusive).
+        runs: random sets per (d, n) cell.
+        seed: seed of the keys.
+        results_dir: root of the results.
+        progress: show a progress bar.
+        force: replace the published grid even when this one does not cover it.
+    """
+    if not (1 <= n_min <= n_max and 1 <= d_min <= d_max):
+        raise ValueError(
+            f"n_min..n_max and d_min..d_max: need 1 <= min <= max, got {n_min}..{n_max} and {d_min}..{d_max}"
+        )
+    if runs < 1:
+        raise ValueError(f"runs: must be >= 1 random sets per cell, got {runs}")
+    out = Path(results_dir) / "unselectable"
+    publish.check_random_grid(out, list(range(n_min, n_max + 1)), list(range(d_min, d_max + 1)), runs, seed, force)
+    grid = run_grid(range(n_min, n_max + 1), range(d_min, d_max + 1), runs, seed, progress)
+    board = write_random_grid(grid, out)
+    print(f"normbench: random grid in {grid['wall_time_s']:.1f} s; wrote {Path(results_dir) / 'unselectable'}")
+    for claim in board["claims"]:
+        print(f"  {claim['id']}: {claim['verdict']} (measured {claim['measured']})")

@@ -1,0 +1,142 @@
+"""Commands on sweeps and their leaderboards: run a task's bench, rebuild, re-judge, compare, cite."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from pathlib import Path
+
+from normbench import results
+from normbench.reporting import leaderboard as lb
+from normbench.reporting import publish
+from normbench.reporting.rejudge import check_same_runs, rejudge_board
+from normbench.reporting.write import order_plots
+from normbench.sweep.options import SweepOptions
+from normbench.sweep.plan import parse_grid, plan_runs
+from normbench.sweep.run import run_sweep
+from normbench.tasks import get_task, task_names
+
+
+def bench(
+    task: str, options: SweepOptions | None = None, overrides: Sequence[str] = (), dry_run: bool = False
+) -> Path | None:
+    """A task's own sweep: ``normbench sweep --config <task>`` with ``options`` (its config set to ``task``)."""
+    get_task(task)  # one line naming the registered tasks
+    return run_sweep(dataclasses.replace(options or SweepOptions(), config=task), overrides, dry_run=dry_run)
+
+
+def leaderboard(
+    task: str,
+    preset: str | None = None,
+    seeds: str | None = None,
+    variants: str | None = None,
+    runs_dir: str = "runs",
+    results_dir: str = "results",
+    name: str | None = None,
+    force: bool = False,
+    dry_run: bool = False,
+) -> None:
+    """Rebuild a sweep's leaderboard from its run records (nothing is trained).
+
+    A published leaderboard is replaced only when the records cover its finished runs and settings.
+
+    Args:
+        task: registered task name.
+        preset: preset of the sweep (default: the task's ``default_preset``).
+        seeds: seeds to include, e.g. ``0-9`` (default: the preset's).
+        variants: variants to include, ``a,b`` (default: the preset's ``bench.default_variants``, else all).
+        runs_dir: root of the run records.
+        results_dir: root of the results; the folder is chosen as for ``normbench sweep``.
+        name: the sweep's ``--name``, if it had one.
+        force: replace the published leaderboard even when the records lack some of its finished runs.
+        dry_run: plan and check, write nothing.
+    """
+    options = SweepOptions(
+        config=task,
+        preset=preset,
+        seeds=seeds,
+        variants=variants,
+        runs_dir=runs_dir,
+        results_dir=results_dir,
+        name=name,
+        progress=False,
+        force=force,
+    )
+    run_sweep(options, train=False, dry_run=dry_run)
+
+
+def rejudge(board: str, force: bool = False) -> None:
+    """Judge a published leaderboard's claims again from the per-seed values it holds (nothing is trained).
+
+    Today's claims, margins and protocols and today's protocol table are applied; the board's sweep is
+    planned again to read its runs' settings, and every variant must plan to the config it was trained
+    with. Use it after a change to a claim or its rule; values change only by retraining.
+
+    Args:
+        board: a leaderboard's folder (``results/<task>[/<name>]``) or its ``leaderboard.json``.
+        force: write even if the board's variants plan to other configs today.
+    """
+    path = Path(board)
+    path = path / "leaderboard.json" if path.is_dir() or path.suffix != ".json" else path
+    doc = publish.read_board(path, "a leaderboard folder")
+    if doc is None:
+        raise ValueError(f"board: {path} does not exist; give a folder holding a leaderboard.json")
+    sweep = doc.get("sweep") or {}
+    variants = list(dict.fromkeys(v.split(",")[0] for v in sweep.get("variants") or [])) or None  # grid cells: bases
+    config, runs = plan_runs(
+        doc["task"],
+        sweep.get("preset"),
+        sweep.get("seeds"),
+        variants,
+        sweep.get("overrides") or None,
+        "runs",
+        parse_grid(sweep.get("grid") or None),
+        config_path=sweep.get("config_file"),
+    )
+    bench_cfg = config.get("bench") or {}
+    if not force:
+        check_same_runs(doc, {r.variant: r.config_hash for r in runs}, publish.superseded_configs(bench_cfg))
+    configs = {r.variant: r.config for r in runs}
+    planned = {name: [r.seed for r in runs if r.variant == name] for name in configs}
+    new = rejudge_board(doc, bench_cfg, configs, planned)
+    plots = [str(p) for p in sorted(path.parent.glob("*.png"))]
+    json_path, md_path = lb.write(new, path.parent, order_plots(plots, path.parent))
+    print(f"normbench: re-judged {md_path} and {json_path}")
+    for claim in new["claims"]:
+        print(f"  {claim['id']}: {claim['verdict']}")
+
+
+def compare(
+    task: str, a: str, b: str, name: str | None = None, results_dir: str = "results", metrics: list[str] | None = None
+) -> None:
+    """Two variants of a leaderboard side by side: each metric's mean ± std over seeds, the difference b - a,
+    its 95% Welch interval and p-value (e.g. `normbench compare majority pre/both pre/scale`).
+
+    Args:
+        task: a task (its own bench), a <task>/<name> key, or a path to a leaderboard.json or its folder.
+        a: the reference variant.
+        b: the variant compared with it.
+        name: a sub-leaderboard of the task (e.g. modern for results/majority/modern/).
+        results_dir: the folder holding <task>/leaderboard.json.
+        metrics: only these metrics (default: all).
+    """
+    table = results.compare(task, a, b, name=name, results_dir=results_dir, metrics=metrics)
+    print(results.format_comparison(table, a, b))
+
+
+def cite(task: str, name: str | None = None, results_dir: str = "results") -> None:
+    """BibTeX for one leaderboard, naming the commit that contains it (e.g. `normbench cite majority`).
+
+    Args:
+        task: a task (its own bench), a <task>/<name> key, or a path to a leaderboard.json or its folder.
+        name: a sub-leaderboard of the task (e.g. width for results/lm/width/).
+        results_dir: the folder holding <task>/leaderboard.json.
+    """
+    print(results.citation(task, name=name, results_dir=results_dir))
+
+
+def tasks() -> None:
+    """List the registered tasks and their config files."""
+    for name in task_names():
+        t = get_task(name)
+        print(f"{name}\t{t.config_path}\t{t.description}")

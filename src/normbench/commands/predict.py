@@ -1,0 +1,23 @@
+"""``normbench predict``: a trained sst2 run's predictions of a GLUE-layout file."""
+
+from __future__ import annotations
+
+from normbench.training.predict import predict_file
+
+
+def predict(run: str, tsv: str, out: str = "SST-2.tsv", batch_size: int = 256, accelerator: str = "auto") -> None:
+    """Predict the sentences of a GLUE-layout file with a trained sst2 run; write GLUE's submission format.
+
+    The file is GLUE's unlabelled ``test.tsv`` (``index<TAB>sentence``) or a labelled file
+    (``sentence<TAB>label``); with labels, the accuracy is printed too.
+
+    Args:
+        run: the run's folder (``runs/sst2/<label>-<hash>/seed<k>``) or one of its checkpoints.
+        tsv: the sentences, a GLUE-layout TSV file.
+        out: the predictions file (``index<TAB>prediction``; GLUE names SST-2's ``SST-2.tsv``).
+        batch_size: sentences per batch.
+        accelerator: Lightning's accelerator (``auto``, ``cpu``, ``gpu``, ...).
+    """
+    found = predict_file(run, tsv, out, batch_size=batch_size, accelerator=accelerator)
+    accuracy = f"; accuracy {found.accuracy:.4f}" if found.accuracy is not None else ""
+    print(f"normbench: wrote {found.rows} predictions to {found.path}{accuracy}")

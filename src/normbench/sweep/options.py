@@ -1,0 +1,115 @@
+"""What a sweep is asked to do: the options of ``normbench sweep`` and ``normbench bench``, in one dataclass.
+
+Every other ``--section.key VALUE`` on their command line is an override of every run's config (the
+syntax of ``normbench fit``); :func:`split_overrides` tells the two apart.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass
+
+
+@dataclass
+class SweepOptions:
+    """Options of a sweep: which runs, where they train, where their leaderboard goes.
+
+    Args:
+        config: a registered task's name (e.g. ``majority``) or a task config file.
+        preset: preset of the config (e.g. ``quick``, ``paper``; default: its ``default_preset``).
+        grid: grid axes ``AXIS=V1,V2``, e.g. ``model.arch.attn_norm.component=both,project,scale,none``.
+        seeds: e.g. ``0-9`` or ``0,3,5`` (default: the preset's ``bench.seeds``).
+        variants: named variants of the config, ``a,b`` (default: ``bench.default_variants``, else all).
+        workers: concurrent runs on the CPU, threads split between them (default: one per available CPU
+            core; with ``gpus`` one per GPU group; with ``vectorize`` 1).
+        gpus: comma-separated GPU ids, e.g. ``0,1,2,3``: one concurrent run per GPU (or per ``gpus_per_run``).
+        gpus_per_run: GPUs given to each run (for DDP inside a run).
+        shard: ``I/N``: every N-th planned run from the I-th (job arrays); writes no leaderboard.
+        vectorize: ``K``: K seeds of a variant trained as one stacked model, ``workers`` (or one per GPU of
+            ``gpus``) stacks at a time; ``auto``: K and the stacks per GPU from the devices' memory and the
+            model (``--dry_run`` prints the plan).
+        runs_dir: root of logs, checkpoints and run records.
+        results_dir: leaderboards go to ``RESULTS_DIR/<task>/[NAME]``.
+        name: leaderboard subfolder (default: none for the task's own bench, the preset's name when only the
+            preset differs, else ``<preset>-<hash of what differs>``).
+        leaderboard: write the leaderboard.
+        progress: progress bars (on a terminal).
+        force: replace the published leaderboard even when this sweep lacks some of its finished runs or
+            settings (refused by default, before anything trains).
+    """
+
+    config: str | None = None
+    preset: str | None = None
+    grid: list[str] | None = None
+    seeds: str | None = None
+    variants: str | None = None
+    workers: int | None = None
+    gpus: str | None = None
+    gpus_per_run: int = 1
+    shard: str | None = None
+    vectorize: str = "1"
+    runs_dir: str = "runs"
+    results_dir: str = "results"
+    name: str | None = None
+    leaderboard: bool = True
+    progress: bool = True
+    force: bool = False
+
+    def gpu_ids(self) -> list[int] | None:
+        """``gpus`` as a list of ids, or a one-line error."""
+        if self.gpus is None or self.gpus == "":
+            return None
+        text = str(self.gpus).strip("[] ").replace(" ", "")
+        if not re.fullmatch(r"\d+(,\d+)*", text):
+            raise ValueError(f"gpus: {self.gpus!r} must be comma-separated GPU ids, e.g. 0,1,2,3")
+        return [int(g) for g in text.split(",")]
+
+    def stack_size(self) -> int | str:
+        """``vectorize`` as K >= 1 or ``"auto"``, or a one-line error."""
+        text = str(self.vectorize)
+        if text == "auto":
+            return text
+        if not re.fullmatch(r"\d+", text) or int(text) < 1:
+            raise ValueError(f"vectorize: {text!r} is not allowed; give K >= 1 seeds per stacked model, or auto")
+        return int(text)
+
+    def check(self, overrides: list[str]) -> None:
+        """One-line error for options that cannot go together (before anything is planned)."""
+        if not self.config:
+            raise ValueError("config: --config <task or file> is required (e.g. --config majority)")
+        self.gpu_ids()
+        vectorize = self.stack_size()
+        if self.workers is not None and self.workers < 1:
+            raise ValueError(f"workers: must be >= 1, got {self.workers}")
+        if self.gpus_per_run < 1:
+            raise ValueError(f"gpus_per_run: must be >= 1, got {self.gpus_per_run}")
+        if vectorize != 1 and any(a == "--compile" or a.startswith("--compile=") for a in overrides):
+            raise ValueError("compile: stacked seeds train uncompiled; drop --compile or use --vectorize 1")
+        if vectorize != 1 and self.gpus_per_run != 1:
+            raise ValueError("gpus_per_run: a stack of seeds trains on one GPU; drop --gpus_per_run with --vectorize")
+
+
+OPTION_NAMES = frozenset(f.name for f in dataclasses.fields(SweepOptions))
+
+
+def split_overrides(argv: list[str], own: frozenset[str] = OPTION_NAMES) -> tuple[list[str], list[str]]:
+    """``argv`` -> (the command's own options, every run's config overrides).
+
+    An option is the command's own when its name (``--name`` or ``--name=value``, before any dot) is in
+    ``own``, or is ``-h``/``--help``; everything else (``--trainer.max_steps 100``, ``--compile default``)
+    is an override, with the value that follows it. A bare token before any option is the command's own
+    (e.g. the task of ``normbench bench majority``).
+    """
+    mine: list[str] = []
+    rest: list[str] = []
+    tokens = list(argv)
+    target = mine
+    while tokens:
+        token = tokens.pop(0)
+        if token.startswith("--") or token == "-h":
+            name = token[2:].partition("=")[0].split(".")[0].removesuffix("+").replace("-", "_")
+            own_option = name in own or (name.startswith("no_") and name[3:] in own)
+            target = mine if own_option or token in ("-h", "--help") else rest
+        target.append(token)
+    return mine, rest
