@@ -1,21 +1,23 @@
 """nox sessions for normbench.
 
 Every session runs in one shared virtual environment, ``.venv`` at the repository root, so the
-large torch install happens once, not once per session (with uv where it is installed, else pip). The environment is (re)installed from
-``pyproject.toml`` only when that file changes. Set ``NORMBENCH_VENV`` to use another location
-(and ``NORMBENCH_NO_INSTALL=1`` to use it as it is).
+large torch install happens once, not once per session (with uv where it is installed, else pip). The
+environment is (re)installed from ``pyproject.toml`` only when that file changes. Set ``NORMBENCH_VENV``
+to use another location (and ``NORMBENCH_NO_INSTALL=1`` to use it as it is).
 
     nox -s tests                    # default test suite (< 10 minutes on 2 CPU cores)
     nox -s tests -- -m slow         # the long tests (e.g. a published run retrained bit for bit)
-    nox -s bench-majority           # quick preset and the d = 3 geometry views; `-- --preset paper` for the paper protocol
-                                    # (any `normbench sweep` option after `--`: --seeds, --gpus, --shard, ...)
+    nox -s bench-majority           # quick preset and the d = 3 geometry views; `-- --preset paper` for the
+                                    # paper protocol (any `normbench sweep` option after `--`: --seeds, --gpus, ...)
     nox -s bench-lm                 # GPT-2-style LM, Tables 1-2 and Figure 4 (quick preset)
     nox -s bench-sst2               # BERT-style encoder on SST-2, Tables 3-4 (after bench-lm for Table 3)
-    nox -s bench-matrix -- majority # placement x component matrix of a task (majority, lm, sst2): results/<task>/matrix/
-    nox -s bench-modern -- majority # DyT, ScaleNorm, QK-norm, peri-norm beside LayerNorm (majority, lm): results/<task>/modern/
+    nox -s bench-matrix -- majority # placement x component matrix (majority, lm, sst2): results/<task>/matrix/
+    nox -s bench-modern -- majority # DyT, ScaleNorm, QK-norm, peri-norm beside LayerNorm (majority, lm)
     nox -s bench-width              # the LM at d_model 8-64, head width fixed: results/lm/width/
     nox -s bench-unselectable       # Figure 1c/1d: unselectable keys among random vectors
     nox -s bench-perf               # pytest-benchmark: speed ratios against the baselines
+    nox -s docs                     # the documentation site (mkdocs build --strict) into build/site/
+    nox -s lint                     # ruff check and ruff format --check
 """
 
 from __future__ import annotations
@@ -178,3 +180,17 @@ def bench_perf(session: nox.Session) -> None:
         "--benchmark-columns=min,median,mean,rounds",
         *session.posargs,
     )
+
+
+@nox.session
+def docs(session: nox.Session) -> None:
+    """Build the documentation site with ``mkdocs build --strict`` (any warning fails) into build/site/; the
+    results pages are filled from the leaderboards at build time (docs/hooks.py). posargs are passed on."""
+    tool(session, "mkdocs", "build", "--strict", *session.posargs)
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """``ruff check .`` and ``ruff format --check .`` (configured in pyproject.toml); nothing is rewritten."""
+    tool(session, "ruff", "check", ".")
+    tool(session, "ruff", "format", "--check", ".")

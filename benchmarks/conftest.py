@@ -157,7 +157,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # no
         "",
         "Rows of benchmarks that were not run again keep the commit and date they were measured at.",
         "",
-        "| benchmark | candidate | candidate (ms) | baseline (ms) | ratio | tokens/s (candidate vs baseline) | goal | platform | commit, date |",
+        "| benchmark | candidate | candidate (ms) | baseline (ms) | ratio "
+        "| tokens/s (candidate vs baseline) | goal | platform | commit, date |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:

@@ -89,7 +89,11 @@ def tiny_sweep(tmp_path_factory: pytest.TempPathFactory) -> Path:
     environ, rng = dict(os.environ), (random.getstate(), np.random.get_state(), torch.get_rng_state())
     os.environ["NORMBENCH_CACHE"] = str(tmp_path_factory.getbasetemp() / "cache")
     try:
-        run_sweep(SweepOptions(str(tiny_config(root)), workers=1, progress=False, leaderboard=False, runs_dir=str(root / "runs")))
+        run_sweep(
+            SweepOptions(
+                str(tiny_config(root)), workers=1, progress=False, leaderboard=False, runs_dir=str(root / "runs")
+            )
+        )
     finally:
         os.environ.clear()
         os.environ.update(environ)

@@ -1,11 +1,12 @@
-"""Every documented command works: those in the README's code blocks, the noxfile's list and the
-``--help`` texts of ``normbench`` and ``normbench sweep``.
+"""Every documented command works: those in the code blocks of the README and of the documentation
+(``docs/**/*.md``), the noxfile's list and the ``--help`` texts of ``normbench`` and ``normbench sweep``.
 
 Each command runs as documented with ``NORMBENCH_DRY_RUN=1`` (arguments parsed, configs built, a
 sweep's runs planned; nothing trained or written; ``compare``, ``cite`` and ``tasks`` run, they write
 nothing), or, for the pytest-based sessions, with ``--collect-only``. A nox command runs its session
-from the noxfile with the documented arguments, recording what it would run, and then runs that;
-one runs through nox's own command line as well.
+from the noxfile with the documented arguments, recording what it would run, and then runs that (the
+``docs`` session's ``mkdocs build`` into a temporary folder, the ``lint`` session's read-only ruff
+checks as they are); one runs through nox's own command line as well.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import re
 import shlex
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -81,8 +83,13 @@ def help_commands(text: str) -> list[str]:
     return out
 
 
+def documentation_pages() -> list[Path]:
+    """The README and every page of the documentation site."""
+    return [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
+
+
 def documented() -> list[str]:
-    readme = commands_in(shell_lines((REPO / "README.md").read_text(encoding="utf-8")))
+    readme = [c for page in documentation_pages() for c in commands_in(shell_lines(page.read_text(encoding="utf-8")))]
     noxfile = commands_in([line.strip() for line in (REPO / "noxfile.py").read_text().split('"""')[1].splitlines()])
     helps = help_commands(usage()) + help_commands(sweep_parser().format_help())
     commands = [
@@ -98,7 +105,19 @@ COMMANDS = documented()
 def test_the_documentation_names_every_command() -> None:
     assert len(COMMANDS) >= 25
     text = " ".join(COMMANDS)
-    for word in ("fit", "sweep", "bench", "leaderboard", "compare", "cite", "analyze", "random_grid", "tasks"):
+    for word in (
+        "fit",
+        "sweep",
+        "bench",
+        "leaderboard",
+        "rejudge",
+        "compare",
+        "cite",
+        "analyze",
+        "random_grid",
+        "predict",
+        "tasks",
+    ):
         assert f"normbench {word}" in text, word
     for session in (
         "tests",
@@ -110,6 +129,8 @@ def test_the_documentation_names_every_command() -> None:
         "bench-width",
         "bench-unselectable",
         "bench-perf",
+        "docs",
+        "lint",
     ):
         assert f"-s {session}" in text, session
 
@@ -172,6 +193,8 @@ def run_nox(command: str, monkeypatch: pytest.MonkeyPatch) -> str:
     for program, *args in session.commands:
         if program.endswith("normbench"):
             out += run_normbench(" ".join(["normbench", *map(shlex.quote, args)]), monkeypatch)
+        elif program.endswith(("mkdocs", "ruff")):
+            out += run_tool(Path(program).name, args, command)
         else:
             assert args[:2] == ["-m", "pytest"], program
             env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST")}  # not an xdist worker
@@ -186,6 +209,20 @@ def run_nox(command: str, monkeypatch: pytest.MonkeyPatch) -> str:
             assert done.returncode == 0, f"`{command}` exits {done.returncode}: {done.stdout[-1500:]}"
             out += done.stdout
     return out
+
+
+def run_tool(name: str, args: list[str], command: str) -> str:
+    """A session's ``mkdocs`` (its site built into a temporary folder) or ``ruff`` (read-only checks) command,
+    run with this interpreter's module of that name."""
+    assert name == "ruff" or args[:1] == ["build"], f"`{command}` runs {name} {args}"
+    assert name == "mkdocs" or "--check" in args or args[:1] == ["check"], f"`{command}` would rewrite files"
+    with tempfile.TemporaryDirectory() as site:
+        extra = ["--site-dir", site] if name == "mkdocs" else []
+        done = subprocess.run(
+            [sys.executable, "-m", name, *args, *extra], cwd=REPO, capture_output=True, text=True, timeout=600
+        )
+    assert done.returncode == 0, f"`{command}` exits {done.returncode}: {(done.stdout + done.stderr)[-1500:]}"
+    return done.stdout
 
 
 def test_nox_itself_runs_a_documented_session_and_the_slow_tests_exist() -> None:

@@ -17,9 +17,7 @@ def nested(detail: str, given: str, module: str = "normbench.tasks.lm.LMModule")
 
 def test_an_option_the_model_does_not_take_is_named_with_its_full_key() -> None:
     line = one_line(nested("Option 'bogus' is not accepted", "NestedArg(key='bogus', val='3')"))
-    assert line == (
-        "model.bogus: not an option of normbench.tasks.lm.LMModule (`--print_config` lists the options)"
-    )
+    assert line == ("model.bogus: not an option of normbench.tasks.lm.LMModule (`--print_config` lists the options)")
     assert ";" not in line  # not an architecture field: no hint
 
 
@@ -28,9 +26,7 @@ def test_an_architecture_field_given_to_the_model_says_where_it_belongs() -> Non
         nested("unrecognized arguments: --attn_norm.component=both", "NestedArg(key='attn_norm.component', val='both')")
     )
     assert line.startswith("model.attn_norm.component: not an option of normbench.tasks.lm.LMModule")
-    assert line.endswith(
-        "the architecture's options are under model.arch: --model.arch.attn_norm.component"
-    )
+    assert line.endswith("the architecture's options are under model.arch: --model.arch.attn_norm.component")
     assert "\n" not in line
 
 

@@ -361,7 +361,9 @@ def format_comparison(df: pd.DataFrame, a: str, b: str) -> str:
         )
     widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
     lines = [
-        "  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths, strict=False))).rstrip()
+        "  ".join(
+            cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths, strict=False))
+        ).rstrip()
         for row in table
     ]
     lines.insert(1, "  ".join("-" * w for w in widths))

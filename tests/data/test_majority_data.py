@@ -33,7 +33,10 @@ def test_paper_dataset_sizes_and_stratification() -> None:
     test_share = np.bincount(data["test_y"], minlength=20) / n_test
     np.testing.assert_allclose(train_share, test_share, atol=2e-3)
     # sequences are shuffled: the majority class is not always at the front
-    assert len({int(row[0] == label) for row, label in zip(data["train_x"][:100], data["train_y"][:100], strict=False)}) == 2
+    assert (
+        len({int(row[0] == label) for row, label in zip(data["train_x"][:100], data["train_y"][:100], strict=False)})
+        == 2
+    )
 
 
 def test_deterministic_by_seed_and_cached(tmp_path) -> None:

@@ -381,9 +381,9 @@ def test_bad_text_normalization_names_the_field(bad: str) -> None:
 def test_the_normalization_is_part_of_the_run_identity(tmp_path: Path) -> None:
     """tasks/sst2.yaml declares it; ptb, none and a config written before the option each hash differently,
     and a record without it is rebuilt on the text as read (what its run trained on)."""
-    from normbench.training.loading import build_datamodule
     from normbench.tasks import get_task
     from normbench.training.cli import NormbenchCLI
+    from normbench.training.loading import build_datamodule
     from normbench.training.rundir import config_hash, run_identity
 
     folder = write_sst2(tmp_path / "sst2", train=80, dev=10)

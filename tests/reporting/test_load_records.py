@@ -18,7 +18,10 @@ def test_a_broken_run_is_named_with_its_fix(tiny_sweep: Path, tmp_path: Path, fa
     config, run = copy_of(tiny_sweep, tmp_path)
     broken = break_run(run, fault)
     with pytest.raises(ValueError) as err:  # `normbench leaderboard`: the records only, nothing trained
-        run_sweep(SweepOptions(str(config), runs_dir=str(tmp_path / "runs"), results_dir=str(tmp_path / "results")), train=False)
+        run_sweep(
+            SweepOptions(str(config), runs_dir=str(tmp_path / "runs"), results_dir=str(tmp_path / "results")),
+            train=False,
+        )
     message = str(err.value)
     assert "\n" not in message and str(broken) in message
     assert message.endswith("; the sweep's own `normbench sweep` (or `bench`) command redoes that run")
@@ -27,7 +30,9 @@ def test_a_broken_run_is_named_with_its_fix(tiny_sweep: Path, tmp_path: Path, fa
 
 def test_the_intact_run_builds_its_leaderboard(tiny_sweep: Path, tmp_path: Path) -> None:
     config, _ = copy_of(tiny_sweep, tmp_path)
-    out = run_sweep(SweepOptions(str(config), runs_dir=str(tmp_path / "runs"), results_dir=str(tmp_path / "results")), train=False)
+    out = run_sweep(
+        SweepOptions(str(config), runs_dir=str(tmp_path / "runs"), results_dir=str(tmp_path / "results")), train=False
+    )
     assert out is not None and (out / "leaderboard.json").is_file()
 
 

@@ -46,8 +46,8 @@ def test_a_folder_stays_with_the_command_that_wrote_it_across_code_versions(tmp_
 
     import pytest
 
-    from normbench.sweep.run import check_results_owner, sweep_definition, sweep_key
     from normbench.sweep.plan import Run
+    from normbench.sweep.run import check_results_owner, sweep_definition, sweep_key
 
     runs = [Run("pre/both", 0, [], config_hash="new-code-hash"), Run("pre/none", 0, [], config_hash="x")]
     key = sweep_key(sweep_definition("geometry", runs, None, None, None))
@@ -89,8 +89,8 @@ def test_a_folder_stays_with_the_command_that_wrote_it_across_code_versions(tmp_
 def test_the_published_leaderboard_is_still_the_default_bench(task: str) -> None:
     """Other sweeps (the matrix, presets) add variants to a task's YAML; the task's own bench must keep its
     sweep and its runs, or `results/<task>/` would no longer be what its command trains."""
-    from normbench.sweep.run import sweep_definition, sweep_key
     from normbench.sweep.plan import plan_runs
+    from normbench.sweep.run import sweep_definition, sweep_key
 
     board = json.loads((Path(__file__).resolve().parents[2] / "results" / task / "leaderboard.json").read_text())
     config, runs = plan_runs(task, board["preset"])
@@ -105,8 +105,8 @@ def test_the_published_leaderboard_is_still_the_default_bench(task: str) -> None
 
 def test_a_dry_run_says_which_runs_resume_and_which_restart(tmp_path, capsys) -> None:
     """An unfinished run resumes only from a checkpoint; without one it is trained again from the start."""
-    from normbench.sweep.run import print_plan
     from normbench.sweep.plan import Run
+    from normbench.sweep.run import print_plan
     from normbench.training.rundir import LAST_CHECKPOINT
 
     states = {

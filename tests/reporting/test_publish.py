@@ -196,8 +196,8 @@ def finish(run) -> None:  # noqa: ANN001 - a normbench.sweep.plan.Run
 def test_a_sweep_whose_runs_fail_keeps_the_board_it_would_shrink(tmp_path: Path, monkeypatch) -> None:
     """Refused before training when the plan differs from the board; after training when runs failed."""
     from normbench.sweep import run as pipeline
-    from normbench.sweep.options import SweepOptions
     from normbench.sweep.backends import Outcome
+    from normbench.sweep.options import SweepOptions
     from normbench.sweep.plan import plan_runs
 
     _, runs = plan_runs("majority", "quick", "0-1", ["pre/both"], None, str(tmp_path / "runs"))

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from normbench.reporting import leaderboard as lb
-from normbench.reporting import pipeline, publish
+from normbench.reporting import publish, write
 from normbench.reporting.rejudge import check_same_runs, rejudge_board
 from tests.reporting.test_leaderboard import record
 
@@ -84,12 +84,12 @@ def test_a_superseding_build_keeps_what_the_old_board_said(tmp_path: Path) -> No
         **BENCH,
         "superseded": {"why": "other initialisers", "configs": [v["config_hash"] for v in old["variants"]]},
     }
-    kept = pipeline.superseded_build(tmp_path / "leaderboard.json", new, bench)
+    kept = write.superseded_build(tmp_path / "leaderboard.json", new, bench)
     assert kept["why"] == "other initialisers" and kept["claims"][0]["id"] == "brody2023.fig3.acc@1000"
     assert kept["claims"][0]["gap_to_paper"]["with_projection"]["estimate"] == pytest.approx(0.05)
     new["supersedes"] = kept
     md = lb.render_markdown(new, [])
     assert "## The build this one replaces" in md and "yes: the interval now contains 0" in md
     assert json.loads(json.dumps(new))  # strict JSON
-    same = pipeline.superseded_build(tmp_path / "leaderboard.json", old, bench)
+    same = write.superseded_build(tmp_path / "leaderboard.json", old, bench)
     assert same is None  # a rebuild of the same runs replaces nothing

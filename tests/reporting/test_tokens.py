@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from normbench.sweep.run import planner
 from normbench.reporting.tokens import finish, lm_seeds, render_bold, seed_table, summarize, word_spans
+from normbench.sweep.run import planner
 
 
 def test_word_spans() -> None:

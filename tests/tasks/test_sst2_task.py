@@ -67,9 +67,7 @@ def test_different_vocab_sizes_are_refused_before_training(corpus: Path, tmp_pat
         "--model.init_args.arch.vocab_size=300",
         f"--runs_dir={tmp_path}",
     ]
-    with pytest.raises(
-        ValueError, match="model.arch.vocab_size=300 and data.vocab_size=200 must be equal"
-    ):
+    with pytest.raises(ValueError, match="model.arch.vocab_size=300 and data.vocab_size=200 must be equal"):
         train(args)
     assert not list(tmp_path.rglob("record.json"))
 

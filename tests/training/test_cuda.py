@@ -23,9 +23,9 @@ from normbench.analysis.decompose import decompose
 from normbench.analysis.hooks import attention_modules, capture_attention_inputs
 from normbench.analysis.model_keys import unselectable_per_layer
 from normbench.nn.norms import NotShiftAndScale
-from normbench.training.loading import build_datamodule
 from normbench.tasks import get_task
 from normbench.training.cli import train
+from normbench.training.loading import build_datamodule
 from normbench.training.records import read_record
 from normbench.training.reproducibility import agrees
 from tests.lm_corpus import write_corpus

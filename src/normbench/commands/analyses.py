@@ -60,9 +60,7 @@ def geometry(
     config, runs = plan_runs("majority", preset, [seed], variants, list(overrides) or None, runs_dir)
     d = config["model"]["init_args"]["arch"]["d_model"]
     if d != 3:
-        raise ValueError(
-            f"preset: {preset!r} has model.arch.d_model={d}; the 3-D views need 3 (use --preset geometry)"
-        )
+        raise ValueError(f"preset: {preset!r} has model.arch.d_model={d}; the 3-D views need 3 (use --preset geometry)")
     missing = [str(r.record_path) for r in runs if r.record_path is None or not r.record_path.is_file()]
     if missing:
         raise FileNotFoundError(

@@ -171,9 +171,7 @@ class LMDataModule(L.LightningDataModule):
             self.tokenizer_path = folder / "tokenizer.json"
             too_short = [s for s in ("train", "validation") if len(self.streams[s]) < self.context]
             if too_short:
-                raise ValueError(
-                    f"data.context: {self.context} tokens is longer than the {', '.join(too_short)} split"
-                )
+                raise ValueError(f"data.context: {self.context} tokens is longer than the {', '.join(too_short)} split")
         trainer = getattr(self, "trainer", None)
         save_next_to_run(self.tokenizer_path, trainer)
         if trainer is not None and stage == "fit" and trainer.max_steps > 0:
@@ -209,9 +207,7 @@ class LMDataModule(L.LightningDataModule):
         """``analysis_sequences`` held-out blocks of ``analysis_length`` tokens (fewer if the split is short)."""
         rows = self.blocks("analysis", self.analysis_length)
         if len(rows) == 0:
-            raise ValueError(
-                f"data.analysis_length: {self.analysis_length} tokens is longer than the analysis split"
-            )
+            raise ValueError(f"data.analysis_length: {self.analysis_length} tokens is longer than the analysis split")
         pick = np.random.default_rng(self.split_seed).permutation(len(rows))[: self.analysis_sequences]
         return rows[np.sort(pick)]
 

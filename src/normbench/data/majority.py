@@ -248,7 +248,8 @@ class MajorityDataModule(L.LightningDataModule):
         load_majority(self.spec, self.cache_dir)
 
     def setup(self, stage: str | None = None) -> None:
-        """Load the data set onto the trainer's device (80K x 50 tokens of the paper: 32 MB), where batches are indexed."""
+        """Load the data set onto the trainer's device (80K x 50 tokens of the paper: 32 MB), where batches are
+        indexed."""
         if self.train_set is None:
             arrays = {k: torch.from_numpy(v) for k, v in load_majority(self.spec, self.cache_dir).items()}
             self.train_set = IndexedTensors(arrays["train_x"], arrays["train_y"])

@@ -284,8 +284,7 @@ class SST2DataModule(L.LightningDataModule):
             raise ValueError(f"data.source: {source!r} is not allowed; choose one of {', '.join(SOURCES)}")
         if text_normalization not in TEXT_NORMALIZATIONS:
             raise ValueError(
-                f"data.text_normalization: choose one of {', '.join(TEXT_NORMALIZATIONS)}, "
-                f"got {text_normalization!r}"
+                f"data.text_normalization: choose one of {', '.join(TEXT_NORMALIZATIONS)}, got {text_normalization!r}"
             )
         self.save_hyperparameters()
         self.data_dir, self.hub_name = data_dir, hub_name

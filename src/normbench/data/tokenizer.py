@@ -23,9 +23,7 @@ def train_bpe(texts: Iterable[str], vocab_size: int, min_frequency: int = 2) -> 
     """A byte-level BPE tokenizer with at most ``vocab_size`` entries (256 bytes + EOS + merges)."""
     alphabet = pre_tokenizers.ByteLevel.alphabet()
     if vocab_size < len(alphabet) + 1:
-        raise ValueError(
-            f"data.vocab_size: must be >= {len(alphabet) + 1} (all bytes + {EOS}), got {vocab_size}"
-        )
+        raise ValueError(f"data.vocab_size: must be >= {len(alphabet) + 1} (all bytes + {EOS}), got {vocab_size}")
     tokenizer = Tokenizer(models.BPE())
     tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tokenizer.decoder = decoders.ByteLevel()

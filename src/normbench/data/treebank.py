@@ -39,11 +39,10 @@ def ptb_unescape(text: str) -> str:
 
 
 def normalize_texts(texts: list[str], normalization: TextNormalization) -> list[str]:
-    """``texts`` as a data module trains on them: ``ptb`` unescapes (:func:`ptb_unescape`), ``none`` keeps them as read."""
+    """``texts`` as a data module trains on them: ``ptb`` unescapes (:func:`ptb_unescape`), ``none`` keeps them as
+    read."""
     if normalization == "none":
         return list(texts)
     if normalization == "ptb":
         return [ptb_unescape(t) for t in texts]
-    raise ValueError(
-        f"data.text_normalization: choose one of {', '.join(TEXT_NORMALIZATIONS)}, got {normalization!r}"
-    )
+    raise ValueError(f"data.text_normalization: choose one of {', '.join(TEXT_NORMALIZATIONS)}, got {normalization!r}")

@@ -492,7 +492,8 @@ def with_chance(variants: list[dict[str, Any]], configs: dict[str, dict[str, Any
 
 
 def chance_text(chance: dict[str, Any] | None, scale: float = 1.0, digits: int = 3) -> str:
-    """`` (chance 0.963)`` beside a measured fraction, `` (0 by construction)`` for keys on a sphere (a sanity check)."""
+    """`` (chance 0.963)`` beside a measured fraction, `` (0 by construction)`` for keys on a sphere (a sanity
+    check)."""
     if not chance:
         return ""
     if chance.get("sanity_check"):

@@ -4,8 +4,8 @@ A claim names a leaderboard metric, the variants it compares (role -> variant na
 numbers and a rule (``values``, ``ratio``, ``ordering``, ``positive_zero``, ``equivalence``,
 ``all_zero`` or ``attention_feed``,
 documented in each claims file). A claim may read a different metric per role (``metrics: {role:
-metric}``), e.g. one model's keys before and after its norm. Every claim says whose it is (``owner``: ``paper`` for a number the
-paper reports, ``normbench`` for a target of our own, with ``why``). :func:`judge` returns one of
+metric}``), e.g. one model's keys before and after its norm. Every claim says whose it is (``owner``: ``paper``
+for a number the paper reports, ``normbench`` for a target of our own, with ``why``). :func:`judge` returns one of
 ``reproduced``, ``direction only``, ``inconclusive``, ``not reproduced`` or ``not run``; an
 ordering counts only when it is significant over seeds, an equivalence ("as good as", "no worse
 than") only when a TOST shows it within its declared margin (:mod:`normbench.reporting.stats`).
@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import statistics
+from collections.abc import Callable
 from importlib import resources
 from typing import Any
 
@@ -88,9 +89,6 @@ def load_claims(claims_id: str) -> list[dict[str, Any]]:
             entry = found[0]
         claims.append(check_claim(entry))
     return claims
-
-
-RULE_KINDS = ("values", "ratio", "ordering", "positive_zero", "equivalence", "all_zero", "attention_feed", "grid")
 
 
 def check_claim(claim: dict[str, Any]) -> dict[str, Any]:
@@ -207,7 +205,8 @@ def judge_values(
 
 
 def paper_gaps(entry: dict[str, Any]) -> dict[str, Any]:
-    """Each role's :func:`gap` to the paper's value, from a judged claim's per-seed values (``{}`` without paper values)."""
+    """Each role's :func:`gap` to the paper's value, from a judged claim's per-seed values (``{}`` without paper
+    values)."""
     roles = entry.get("variants") or {}
     paper = {r: v for r, v in (entry.get("paper") or {}).items() if isinstance(v, (int, float)) and r in roles}
     return {r: gap(values_of((entry.get("per_seed") or {}).get(r)), float(v)) for r, v in paper.items()}
@@ -595,10 +594,8 @@ def judge(
 
 def judge_runs(claim: dict[str, Any], variants: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """The rule of ``claim`` applied to the variants' per-seed values (see :func:`judge`)."""
-    if claim["rule"]["kind"] == "attention_feed":
-        return judge_attention_feed(claim, variants)
-    if claim["rule"]["kind"] == "all_zero":
-        return judge_all_zero(claim, variants)
+    if claim["rule"]["kind"] in CLAIM_RULES:
+        return CLAIM_RULES[claim["rule"]["kind"]](claim, variants)
     roles: dict[str, str] = claim["variants"]
     role_metrics: dict[str, str] = {role: (claim.get("metrics") or {}).get(role, claim["metric"]) for role in roles}
     measured: dict[str, float | None] = {}
@@ -628,22 +625,11 @@ def judge_runs(claim: dict[str, Any], variants: dict[str, dict[str, Any]]) -> di
         "per_seed": per_seed,
     }
     entry.update(reasons(claim))
-    if rule["kind"] == "values":
-        verdict, text, diff, gaps = judge_values(rule, claim["paper"], per_seed)
-        entry["gap_to_paper"] = gaps
-    elif rule["kind"] == "ratio":
-        verdict, text, ratio, diff = judge_ratio(rule, per_seed, bounds)
-        entry["measured"] = {**measured, "ratio": ratio}
-    elif rule["kind"] == "ordering":
-        verdict, text, diff = judge_ordering(rule, per_seed, bounds)
-    elif rule["kind"] == "positive_zero":
-        verdict, text, diff = judge_positive_zero(rule, per_seed)
-    elif rule["kind"] == "equivalence":
-        verdict, text, diff, test = judge_equivalence(rule, per_seed)
-        entry["margin"] = float(rule["margin"])
-        entry["equivalence"] = test
-    else:
+    judge_seeds = SEED_RULES.get(rule["kind"])
+    if judge_seeds is None:
         raise ValueError(f"claim {claim['id']}: unknown rule kind {rule['kind']!r}")
+    verdict, text, diff, extra = judge_seeds(rule, claim, per_seed, bounds, measured)
+    entry.update(extra)
     entry["difference"] = None if diff is None else diff.as_dict()
     if notes:
         entry["counted"] = notes
@@ -715,3 +701,50 @@ def describe_difference(claim: dict[str, Any]) -> str:
         return f"{a} − {b} = {_fmt(diff['estimate'])} (no interval: seeds {'/'.join(map(str, diff['n']))})"
     p = "" if diff.get("p_value") is None else f", p = {diff['p_value']:.2g}"
     return f"{a} − {b} = {_fmt(diff['estimate'])} [{_fmt(diff['low'])}, {_fmt(diff['high'])}]{p}"
+
+
+# -- the rules, by kind: a new rule is one function and one entry --
+
+Rule = dict[str, Any]
+PerSeed = dict[str, list[float | None]]  # role -> per-seed values
+Judged = tuple[str, str, Any, dict[str, Any]]  # verdict, rule text, Difference or None, extra fields of the entry
+SeedRule = Callable[[Rule, Rule, PerSeed, PerSeed, Rule], Judged]
+
+
+def _values(rule: Rule, claim: Rule, per_seed: PerSeed, bounds: PerSeed, measured: Rule) -> Judged:
+    verdict, text, diff, gaps = judge_values(rule, claim["paper"], per_seed)
+    return verdict, text, diff, {"gap_to_paper": gaps}
+
+
+def _ratio(rule: Rule, claim: Rule, per_seed: PerSeed, bounds: PerSeed, measured: Rule) -> Judged:
+    verdict, text, ratio, diff = judge_ratio(rule, per_seed, bounds)
+    return verdict, text, diff, {"measured": {**measured, "ratio": ratio}}
+
+
+def _ordering(rule: Rule, claim: Rule, per_seed: PerSeed, bounds: PerSeed, measured: Rule) -> Judged:
+    return (*judge_ordering(rule, per_seed, bounds), {})
+
+
+def _positive_zero(rule: Rule, claim: Rule, per_seed: PerSeed, bounds: PerSeed, measured: Rule) -> Judged:
+    return (*judge_positive_zero(rule, per_seed), {})
+
+
+def _equivalence(rule: Rule, claim: Rule, per_seed: PerSeed, bounds: PerSeed, measured: Rule) -> Judged:
+    verdict, text, diff, test = judge_equivalence(rule, per_seed)
+    return verdict, text, diff, {"margin": float(rule["margin"]), "equivalence": test}
+
+
+# rules judged on the roles' per-seed values: (rule, claim, per_seed, bounds, measured) -> Judged
+SEED_RULES: dict[str, SeedRule] = {
+    "values": _values,
+    "ratio": _ratio,
+    "ordering": _ordering,
+    "positive_zero": _positive_zero,
+    "equivalence": _equivalence,
+}
+# rules that read the variants themselves: (claim, variants) -> judged entry
+CLAIM_RULES: dict[str, Callable[[dict[str, Any], dict[str, dict[str, Any]]], dict[str, Any]]] = {
+    "all_zero": judge_all_zero,
+    "attention_feed": judge_attention_feed,
+}
+RULE_KINDS = (*SEED_RULES, *CLAIM_RULES, "grid")  # grid: a random-grid board's rule (:func:`judge_grid`)

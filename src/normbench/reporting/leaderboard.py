@@ -339,9 +339,8 @@ def render_protocol(protocol: dict[str, Any]) -> list[str]:
     if protocol.get("settings"):
         lines += ["| setting | this sweep | paper |", "|---|---|---|"]
         for row in protocol["settings"]:
-            lines.append(
-                f"| {cell(row['setting'])} | {cell(row['this_sweep'])} | {cell(row['paper'] if row['paper'] is not None else '–')} |"
-            )
+            paper = row["paper"] if row["paper"] is not None else "–"
+            lines.append(f"| {cell(row['setting'])} | {cell(row['this_sweep'])} | {cell(paper)} |")
         lines.append("")
     lines += [f"- {note}" for note in protocol.get("notes") or []]
     return lines + [""]
@@ -684,7 +683,8 @@ def render_markdown(board: dict[str, Any], plots: list[str]) -> str:
             "",
             "Unselectable fractions: (chance x) is the same statistic for Gaussian random keys N(0, I_d) with the "
             "same width d and number of keys per set (`normbench.reporting.chance`); (0 by construction) marks keys a "
-            "scaling norm puts on a sphere, where every key is selectable: a sanity check of the geometry, not evidence.",
+            "scaling norm puts on a sphere, where every key is selectable: a sanity check of the geometry, "
+            "not evidence.",
         ]
     flagged = [(v["name"], seed, why) for v in board["variants"] for seed, why in (v.get("flagged") or {}).items()]
     without = [
@@ -766,7 +766,8 @@ def render_markdown(board: dict[str, Any], plots: list[str]) -> str:
             "Whose: `paper` claims carry the paper's numbers; `normbench` claims are our own targets (why in the "
             "statement's source). Measured: mean, then every seed; difference: 95% Welch interval over seeds.",
             "",
-            "| claim | whose | source | compares | paper | measured (per seed) | difference [95% CI] | verdict | rule |",
+            "| claim | whose | source | compares | paper | measured (per seed) "
+            "| difference [95% CI] | verdict | rule |",
             "|---|---|---|---|---|---|---|---|---|",
         ]
         for c in board["claims"]:
@@ -782,7 +783,8 @@ def render_markdown(board: dict[str, Any], plots: list[str]) -> str:
                         source,
                         roles,
                         describe(c["paper"]) or "–",
-                        f"{describe(c['measured'])} ({'; '.join(filter(None, (metric_names_of(c), describe_seeds(c.get('per_seed') or {}))))})",
+                        f"{describe(c['measured'])} "
+                        f"({'; '.join(filter(None, (metric_names_of(c), describe_seeds(c.get('per_seed') or {}))))})",
                         describe_difference(c) + describe_gaps(c),
                         verdict_cell(c),
                         c["rule"],

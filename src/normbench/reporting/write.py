@@ -13,13 +13,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from normbench.reporting import claims, class_keys, head_keys, key_sets, publish
+from normbench.reporting import claims, publish, report_kinds
 from normbench.reporting import leaderboard as lb
-from normbench.reporting.decomposition import plot_decomposition, with_decomposition
-from normbench.reporting.matrix import build_matrix, plot_matrix
 from normbench.reporting.plots import plot_series
 from normbench.reporting.tokens import TOKEN_REPORT, published_runs, report_runs, write_token_report
-from normbench.reporting.width import build_width, plot_width
 from normbench.training.records import FINISHED
 
 
@@ -95,27 +92,10 @@ def write_results(
             "--results_dir/--name",
             superseded=superseded,
         )
-    decomposition = bench_cfg.get("decomposition")
-    if decomposition:
-        records = with_decomposition(records, int(decomposition.get("sequences", 256)))
-    if bench_cfg.get("head_keys"):
-        records = head_keys.with_head_keys(records)
-    if bench_cfg.get("class_keys"):
-        records = class_keys.with_class_keys(records)
-        bench_cfg = {**bench_cfg, "metrics": {**(bench_cfg.get("metrics") or {}), **class_keys.metrics()}}
-    key_set_spec = bench_cfg.get("key_sets")
-    n_layers = lb.n_layers_of(records[0]["config"])
-    if key_set_spec:
-        records = key_sets.with_key_sets(records, key_set_spec)
-        bench_cfg = {
-            **bench_cfg,
-            "metrics": {
-                **(bench_cfg.get("metrics") or {}),
-                **key_sets.metrics(key_sets.check_spec(key_set_spec)[0], n_layers),
-            },
-            "tables": {**(bench_cfg.get("tables") or {}), "key_sets": key_sets.table_spec(key_set_spec, n_layers)},
-        }
     variant_order = list(dict.fromkeys(r.variant for r in runs))
+    planned = {name: [r.seed for r in runs if r.variant == name] for name in variant_order}
+    sweep_of = report_kinds.Sweep(task, preset, out, lb.n_layers_of(records[0]["config"]), planned)
+    records, bench_cfg = report_kinds.enrich(records, bench_cfg, sweep_of)
     board = lb.build(task, preset, records, bench_cfg, variant_order, failed=load_finished(runs, ("failed",)))
     if replaced := superseded_build(out / "leaderboard.json", board, bench_cfg):
         board["supersedes"] = replaced
@@ -124,43 +104,7 @@ def write_results(
     board["planned_runs"], board["finished_runs"] = len(runs), len(records)
     by_variant = lb.group_by_variant(records)
     plots = [str(plot_series(by_variant, spec, out / name)) for name, spec in (bench_cfg.get("plots") or {}).items()]
-    if decomposition:
-        panels = {v: [r["decomposition"] for r in rs if "decomposition" in r] for v, rs in by_variant.items()}
-        if any(panels.values()):
-            plots.append(
-                str(
-                    plot_decomposition(
-                        {v: rs for v, rs in panels.items() if rs},
-                        out / "decomposition.png",
-                        decomposition.get("title", ""),
-                    )
-                )
-            )
-    if key_set_spec:
-        by_name = {v["name"]: v for v in board["variants"]}
-        plots.append(str(key_sets.plot_key_sets(by_name, key_set_spec, n_layers, out / "key_sets.png")))
-    if bench_cfg.get("matrix"):
-        planned = {name: [r.seed for r in runs if r.variant == name] for name in variant_order}
-        board["matrix"] = build_matrix(bench_cfg["matrix"], board["variants"], planned)
-        plots.insert(
-            0,
-            str(
-                plot_matrix(
-                    board["matrix"],
-                    out / "matrix.png",
-                    f"{task}: placement x component, preset {preset} (mean ± std over seeds)",
-                )
-            ),
-        )
-    if bench_cfg.get("width"):
-        planned = {name: [r.seed for r in runs if r.variant == name] for name in variant_order}
-        board["width"] = build_width(bench_cfg["width"], board["variants"], records, planned)
-        plots.insert(
-            0,
-            str(
-                plot_width(board["width"], out / "width.png", f"{task}: width axis, preset {preset} (head width fixed)")
-            ),
-        )
+    plots = report_kinds.draw(board, bench_cfg, records, sweep_of, plots)
     json_path, md_path = lb.write(board, out, plots)
     note = f" ({missing} planned runs have no finished record yet)" if missing else ""
     print(f"normbench: wrote {md_path} and {json_path}{note}")

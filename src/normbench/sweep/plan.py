@@ -245,12 +245,7 @@ def variant_grid(
             raise ValueError(f"grid: axis {axis!r} needs a non-empty list of values")
         if len(keys) > 1 and not all(isinstance(v, list) and len(v) == len(keys) for v in values):
             raise ValueError(f"grid: axis {axis!r} joins {len(keys)} keys; each value must be a list of {len(keys)}")
-        clash = [
-            (v, k)
-            for v in chosen
-            for k in keys
-            if short_key(k) in {short_key(o) for o in (named[v] or {})}
-        ]
+        clash = [(v, k) for v in chosen for k in keys if short_key(k) in {short_key(o) for o in (named[v] or {})}]
         if clash:
             raise ValueError(f"grid: axis {clash[0][1]!r} is also set by variant {clash[0][0]!r}; drop one of them")
     short = grid_labels(bench, axes)

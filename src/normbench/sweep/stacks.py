@@ -3,8 +3,8 @@ or as concurrent subprocesses over CPU thread slots or GPUs, like lone runs (:mo
 
 A stack's subprocess is ``python -m normbench.sweep.stacks <first seed's run dir>/stack.json``, the file
 holding the seeds' fit arguments (each seed's carries its whole config: too long for one command-line
-argument at 10 seeds); its output goes to the first seed's ``sweep.log``. Ctrl-C stops it as it stops a lone run's subprocess: its
-seeds are recorded ``interrupted`` and the same command trains them again.
+argument at 10 seeds); its output goes to the first seed's ``sweep.log``. Ctrl-C stops it as it stops a lone run's
+subprocess: its seeds are recorded ``interrupted`` and the same command trains them again.
 """
 
 from __future__ import annotations

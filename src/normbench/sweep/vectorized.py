@@ -125,7 +125,8 @@ class StackedBatches(IterableDataset):
                 "STACK_PADDING for its batch tensors; use --vectorize 1"
             )
         return tuple(
-            torch.cat([t, t.new_full((rows - len(t), *t.shape[1:]), value)]) for t, value in zip(part, self.padding, strict=False)
+            torch.cat([t, t.new_full((rows - len(t), *t.shape[1:]), value)])
+            for t, value in zip(part, self.padding, strict=False)
         )
 
 
@@ -212,7 +213,9 @@ class SeedStack(NormbenchModule):
         (loss_of,) = self._loss_of
 
         def one(params: tuple[torch.Tensor, ...], seed_batch: tuple[torch.Tensor, ...]) -> Any:
-            return functional_call(loss_of, {f"module.{n}": p for n, p in zip(self.names, params, strict=False)}, (seed_batch,))
+            return functional_call(
+                loss_of, {f"module.{n}": p for n, p in zip(self.names, params, strict=False)}, (seed_batch,)
+            )
 
         with vmappable_attention(self.stacked[0].device):
             return vmap(one, randomness="different")(tuple(self.stacked), batch)

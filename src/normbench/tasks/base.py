@@ -181,8 +181,7 @@ class NormbenchModule(L.LightningModule):
             )
         if longest > self.arch.max_positions:
             raise ValueError(
-                f"model.arch.max_positions: {self.arch.max_positions} is shorter than "
-                f"{length_field}={longest}"
+                f"model.arch.max_positions: {self.arch.max_positions} is shorter than {length_field}={longest}"
             )
 
     def model_inputs(self, batch: Any) -> tuple[tuple[torch.Tensor, ...], torch.Tensor | None]:

@@ -64,11 +64,7 @@ class LMModule(NormbenchModule):
     def setup(self, stage: str) -> None:
         datamodule = getattr(self.trainer, "datamodule", None)
         if isinstance(datamodule, LMDataModule):
-            field = (
-                "data.context"
-                if datamodule.context >= datamodule.analysis_length
-                else "data.analysis_length"
-            )
+            field = "data.context" if datamodule.context >= datamodule.analysis_length else "data.analysis_length"
             self.check_data_fits(
                 datamodule.tokenizer.get_vocab_size(), max(datamodule.context, datamodule.analysis_length), field
             )

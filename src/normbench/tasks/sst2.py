@@ -72,9 +72,7 @@ class SST2Module(NormbenchModule):
     def setup(self, stage: str) -> None:
         datamodule = getattr(self.trainer, "datamodule", None)
         if isinstance(datamodule, SST2DataModule):
-            self.check_data_fits(
-                datamodule.tokenizer.get_vocab_size(), datamodule.max_length, "data.max_length"
-            )
+            self.check_data_fits(datamodule.tokenizer.get_vocab_size(), datamodule.max_length, "data.max_length")
 
     def forward(self, input_ids: torch.Tensor, padding_mask: torch.Tensor | None = None) -> torch.Tensor:
         return self.network()(input_ids, padding_mask)
@@ -108,7 +106,8 @@ class SST2Module(NormbenchModule):
         self.log(S.VAL_F1, self.val_f1, batch_size=len(labels))
 
     def test_step(self, batch: Batch, batch_idx: int) -> None:
-        """Per-layer unselectable fraction over all keys (input space and per head), and over sentence tokens in any layer."""
+        """Per-layer unselectable fraction over all keys (input space and per head), and over sentence tokens in any
+        layer."""
         keys = ~batch["padding_mask"]
         layers = unselectable_per_layer(
             self.model, batch["input_ids"], batch["padding_mask"], key_padding_mask=batch["padding_mask"]

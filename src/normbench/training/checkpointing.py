@@ -52,8 +52,8 @@ class RunState(L.Callback):
     Lightning hands that step's metrics to the loggers; those metrics are added to the stored
     series, so a resumed run's record has every step exactly once. They are also written before
     the validation that may follow the step; Lightning, resuming from such a checkpoint, would
-    skip that validation, so it is marked pending and :func:`~normbench.training.lightning_private.rewind_validation` makes the
-    resumed run start with it.
+    skip that validation, so it is marked pending and
+    :func:`~normbench.training.lightning_private.rewind_validation` makes the resumed run start with it.
     """
 
     def __init__(self, recorder: RunRecordLogger, start_rng: dict[str, Any] | None = None) -> None:

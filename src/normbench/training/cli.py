@@ -134,7 +134,8 @@ class NormbenchCLI(LightningCLI):
         if mode != "none":
             self.model.compile_network(mode)
         if trainer.strategy.root_device.type == "cuda" and gpu_determinism_wanted():
-            use_deterministic_gpu_algorithms()  # same GPU, same seed -> same run (trainer.deterministic: true is strict)
+            # same GPU, same seed -> same run (trainer.deterministic: true is strict)
+            use_deterministic_gpu_algorithms()
         identity = run_identity(config, arch, world_size(trainer))
         self.config_hash = config_hash(identity)
         self.run_label = label = run_label(arch, self.overrides)

@@ -17,7 +17,8 @@ from normbench.tasks import resolve_config
 
 
 def config_value(config: dict[str, Any], key: str) -> Any:
-    """``config["a"]["b"]["c"]`` for the dotted ``key`` ``a.b.c`` of a resolved config (``None`` where a key is missing)."""
+    """``config["a"]["b"]["c"]`` for the dotted ``key`` ``a.b.c`` of a resolved config (``None`` where a key is
+    missing)."""
     node: Any = config
     for part in key.split("."):
         node = node.get(part) if isinstance(node, dict) else None
@@ -136,10 +137,7 @@ def check_shared_hparams(config: dict[str, Any]) -> None:
     data = (config.get("data") or {}).get("init_args") or {}
     for key in sorted(set(model) & set(data)):
         if model[key] != data[key]:
-            raise ValueError(
-                f"model.arch.{key}={model[key]!r} and data.{key}={data[key]!r} must be "
-                f"equal; set both"
-            )
+            raise ValueError(f"model.arch.{key}={model[key]!r} and data.{key}={data[key]!r} must be equal; set both")
 
 
 def check_trainer(trainer: dict[str, Any]) -> None:

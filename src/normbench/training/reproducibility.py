@@ -1,8 +1,8 @@
 """The reproducibility contract: which platform produced a number, and how closely another must agree.
 
 * **Same platform** (CPU model and vector capability, threads, GPU, CUDA and cuDNN, torch, the
-  deterministic flags, the ``torch.compile`` mode if any): a run retrained with the same configuration and seed gives the same
-  metrics bit for bit.
+  deterministic flags, the ``torch.compile`` mode if any): a run retrained with the same configuration and seed gives
+  the same metrics bit for bit.
 * **Another platform** (another CPU vendor or vector width, a GPU, another torch, compiled or not): every metric
   agrees within the tolerance declared for its kind below, ``|a - b| <= abs + rel * |b|``. The
   tolerances sit one to two orders of magnitude below the spread over seeds of the published

@@ -1,0 +1,326 @@
+"""The documentation: the site builds without a warning, the README stays a front page, and no result is
+typed by hand.
+
+Results reach the documentation only through generation: the results pages include the leaderboards
+when the site is built (``docs/hooks.py``, :mod:`normbench.reporting.docs_pages`), and the README's
+teaser is written by :func:`normbench.reporting.docs_pages.teaser`. The number check below is what keeps
+it so: every number in ``README.md`` and ``docs/**/*.md`` that reads like a measured result must be one
+the leaderboards print.
+
+**The number check.** A *result-like* number is one with a decimal point or an exponent (``0.93``,
+``6e-8``), one with a unit of results (``12%``, ``35°``, ``2.4x``, ``17 min``, ``3450 s``), or either side
+of a ``±``. Plain integers (steps, seeds, widths, counts of runs) are not checked. Excluded are
+command lines (the code of ``bash``/``toml``/``yaml``/``python`` blocks, whose comments are checked as
+prose), BibTeX blocks, HTML comments (the generation markers), and the contexts of :data:`ALLOWED`, each
+with its reason (versions, section numbers, hyperparameters and declared constants). Everything else
+must appear in a generated results file: ``a ± b`` verbatim, a decimal as printed (sign aside), an
+integer with its unit as printed with that unit. The declared cross-platform tolerances
+(:data:`normbench.training.reproducibility.TOLERANCES`) count as generated too, and a test holds the
+documentation's table of them to the code.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import normbench
+from normbench.reporting import docs_pages
+
+REPO = Path(normbench.__file__).resolve().parents[2]
+DOCS = REPO / "docs"
+RESULTS = REPO / "results"
+README = REPO / "README.md"
+README_MAX_LINES = 300
+
+# --------------------------------------------------------------------------------------------- number check
+
+NUMBER = r"[-+−]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+−]?\d+)?"
+UNIT = r"\s?(?:%|°|×|x\b|ms\b|s\b|min\b|minutes?\b|h\b|hours?\b|nats?\b|(?:steps|tokens|sequences)/s\b)"
+CANDIDATE = re.compile(rf"(?<![\w.])(?P<num>{NUMBER})(?P<unit>{UNIT})?(?![\w])")
+PLUS_MINUS = re.compile(rf"(?<![\w.]){NUMBER}(?:{UNIT})?\s*±\s*{NUMBER}(?:{UNIT})?")
+FENCE = re.compile(r"^\s*(```+|~~~+)\s*([\w+-]*)")
+HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
+CODE_LANGUAGES = {"bash", "sh", "shell", "console", "toml", "yaml", "yml", "python", "py"}
+SKIPPED_LANGUAGES = {"bibtex"}
+
+#: contexts whose numbers are not results: (pattern, why)
+ALLOWED: tuple[tuple[str, str], ...] = (
+    (r"Python\s?(?:≥|>=)?\s?\d+\.\d+", "the Python version required"),
+    (r"§\s?\d+(?:\.\d+)*", "section numbers of the papers"),
+    (r"(?:Section|Sec\.|App\.|Appendix)\s[A-Z]?\.?\d+(?:\.\d+)*", "section and appendix numbers of the papers"),
+    (r"every 30 s\b", "the interval of the progress lines (NORMBENCH_PROGRESS_SECONDS)"),
+    (r"alpha: \d+\.\d+", "DyT's initial alpha in a config value"),
+    (r"tol`? \(default 1e-13", "the unselectable-key analyzer's declared tolerance"),
+    (r"goal is that\s+normbench's metrics and logging cost at most 15%", "the declared goal of a speed benchmark"),
+    (r"\b9[05]% (?:Welch )?(?:interval|CI|t-interval)", "confidence levels of the statistics"),
+    (r"Welch tests at 5%", "the significance level of the equivalence tests"),
+)
+
+BOARD_TEXT_GLOBS = ("**/leaderboard.json", "**/*.md")
+
+
+def generated_texts(results_dir: Path = RESULTS) -> list[str]:
+    """Every file of results that a command wrote: the leaderboards (Markdown and JSON) and the generated
+    reports beside them (``results/README.md``, written by hand, is not one)."""
+    paths = {p for pattern in BOARD_TEXT_GLOBS for p in results_dir.glob(pattern)} - {results_dir / "README.md"}
+    return [p.read_text(encoding="utf-8") for p in sorted(paths)]
+
+
+def declared_constants() -> set[str]:
+    """The declared cross-platform tolerances, as the documentation prints them."""
+    from normbench.training.reproducibility import tolerance_table
+
+    return {f"{row[k]:g}" for row in tolerance_table() for k in ("abs", "rel")}
+
+
+def canonical(number: str) -> str:
+    """A number as compared: no sign, no thousands separator, a lower-case exponent with an ASCII minus."""
+    return number.replace("−", "-").lstrip("+-").replace(",", "").lower()
+
+
+def canonical_unit(unit: str | None) -> str:
+    return (unit or "").strip().replace("×", "x")
+
+
+def spaced(text: str) -> str:
+    return " ".join(text.replace("−", "-").split())
+
+
+class Sources:
+    """What the generated files print: ``±`` expressions, numbers, and numbers with their units."""
+
+    def __init__(self, texts: list[str], extra: set[str] = frozenset()) -> None:
+        self.text = spaced("\n".join(texts))
+        self.numbers = {canonical(m["num"]) for t in texts for m in CANDIDATE.finditer(t)} | set(extra)
+        self.with_units = {
+            canonical(m["num"]) + canonical_unit(m["unit"]) for t in texts for m in CANDIDATE.finditer(t) if m["unit"]
+        }
+
+    def has_plus_minus(self, expression: str) -> bool:
+        a, b = (spaced(side) for side in expression.split("±"))
+        return f"{a} ± {b}" in self.text or f"{a.lstrip('+')} ± {b}" in self.text
+
+    def has(self, number: str, unit: str | None) -> bool:
+        if "." in number or "e" in number.lower():
+            return canonical(number) in self.numbers
+        return canonical(number) + canonical_unit(unit) in self.with_units
+
+
+def checked_text(markdown: str) -> str:
+    """The parts of a Markdown text that the number check reads: prose, tables, inline code, the comments of
+    code blocks and whole blocks of other languages; not command lines, BibTeX or HTML comments."""
+    out, language = [], None
+    for line in HTML_COMMENT.sub(" ", markdown).splitlines():
+        fence = FENCE.match(line)
+        if fence:
+            language = None if language is not None else (fence[2] or "text").lower()
+            out.append("")
+            continue
+        if language is None or language not in CODE_LANGUAGES | SKIPPED_LANGUAGES:
+            out.append(line)
+        elif language in CODE_LANGUAGES and " #" in f" {line}":
+            out.append(f" {line}".split(" #", 1)[1])
+        else:
+            out.append("")
+    return "\n".join(out)
+
+
+def hand_typed_results(markdown: str, sources: Sources) -> list[str]:
+    """The result-like numbers of ``markdown`` that no generated file prints, each with its context."""
+    text = checked_text(markdown)
+    for pattern, _why in ALLOWED:
+        text = re.sub(pattern, lambda m: " " * len(m[0]), text)
+    found = []
+
+    def context(start: int, end: int) -> str:
+        return " ".join(text[max(0, start - 40) : end + 40].split())
+
+    for m in PLUS_MINUS.finditer(text):
+        if not sources.has_plus_minus(m[0]):
+            found.append(f"{m[0]!r} in “…{context(m.start(), m.end())}…”")
+    text = PLUS_MINUS.sub(lambda m: " " * len(m[0]), text)
+    for m in CANDIDATE.finditer(text):
+        number, unit = m["num"], m["unit"]
+        result_like = "." in number or "e" in number.lower() or unit
+        if result_like and not sources.has(number, unit):
+            found.append(f"{m[0]!r} in “…{context(m.start(), m.end())}…”")
+    return found
+
+
+def documentation_texts() -> dict[str, str]:
+    pages = [README, *sorted(DOCS.rglob("*.md"))]
+    return {p.relative_to(REPO).as_posix(): p.read_text(encoding="utf-8") for p in pages}
+
+
+@pytest.fixture(scope="module")
+def sources() -> Sources:
+    return Sources(generated_texts(), declared_constants())
+
+
+def test_no_result_in_the_documentation_is_typed_by_hand(sources: Sources) -> None:
+    found = {page: hand_typed_results(text, sources) for page, text in documentation_texts().items()}
+    found = {page: numbers for page, numbers in found.items() if numbers}
+    assert not found, "numbers that read like results but that no leaderboard prints:\n" + "\n".join(
+        f"{page}: {n}" for page, numbers in found.items() for n in numbers
+    )
+
+
+def test_the_number_check_catches_a_hand_typed_result() -> None:
+    board = "| `pre/both` | 0.877 ± 0.003 | 0.682 | 3450 s | 22.4% |"
+    sources = Sources([board])
+    typed = (
+        "LayerNorm reaches 0.4242 ± 0.0123 and RMSNorm 97.31% after 12.5 min; DyT is 3.7x slower, "
+        "its queries turn 35° and a run takes 17 min."
+    )
+    found = " ".join(hand_typed_results(typed, sources))
+    for number in ("0.4242 ± 0.0123", "97.31%", "12.5 min", "3.7x", "35°", "17 min"):
+        assert repr(number) in found, number
+    # what the board prints passes, as printed; a changed digit or spread does not
+    assert hand_typed_results("LayerNorm: 0.877 ± 0.003 (0.682 at step 1000), 3450 s, 22.4% of the keys", sources) == []
+    assert hand_typed_results("LayerNorm: 0.877 ± 0.004", sources) and hand_typed_results("0.878", sources)
+    assert hand_typed_results("a share of 22.5%", sources) and hand_typed_results("it took 3451 s", sources)
+
+
+def test_the_number_check_reads_code_comments_and_text_blocks_but_not_commands() -> None:
+    sources = Sources(["nothing"])
+    commands = "```bash\nnormbench sweep --config majority --trainer.max_steps 100 --model.optim.lr 2.5e-3\n```\n"
+    assert hand_typed_results(commands, sources) == []
+    assert hand_typed_results("```bash\nnormbench bench majority  # reaches 0.9312\n```\n", sources)
+    assert hand_typed_results("```text\nval_loss 5.1234\n```\n", sources)
+    assert hand_typed_results("```python\nx = 1  # 0.9312 accuracy\n```\n", sources)
+    assert hand_typed_results("<!-- board: majority 0.9312 -->\nPython ≥ 3.10, §4.1, App. E.1", sources) == []
+    assert hand_typed_results("accuracy `0.9312`", sources)  # inline code is read
+
+
+def test_the_tolerance_table_is_the_declared_one() -> None:
+    from normbench.training.reproducibility import tolerance_table
+
+    text = (DOCS / "concepts" / "reproducibility.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| `([^`]+)` \| ([^|]+) \| ([^|]+) \| ([^|]+) \|$", text, re.M)
+    declared = [(r["metrics"], f"{r['abs']:g}", f"{r['rel']:g}", r["why"]) for r in tolerance_table()]
+    assert [tuple(cell.strip() for cell in row) for row in rows] == declared
+
+
+DOTTED = re.compile(r"\bnormbench(?:\.\w+)+")
+
+
+def resolve(dotted: str) -> bool:
+    """Whether ``normbench.a.b.C`` names a module or an attribute of one."""
+    parts = dotted.split(".")
+    for i in range(len(parts), 1, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:i]))
+        except ImportError:
+            continue
+        for part in parts[i:]:
+            if not hasattr(obj, part):
+                return False
+            obj = getattr(obj, part)
+        return True
+    return False
+
+
+def test_the_documentation_names_what_exists() -> None:
+    """Every ``normbench.<module>...`` the pages name imports (claim ids such as ``normbench.majority...`` and the
+    entry-point group ``normbench.norms`` are names of another kind)."""
+    units = {p.stem for p in Path(normbench.__file__).parent.iterdir() if p.suffix == ".py" or p.is_dir()}
+    named = {m[0] for text in documentation_texts().values() for m in DOTTED.finditer(text)}
+    checked = sorted(n for n in named if n.split(".")[1] in units - {"__init__", "__pycache__"})
+    assert len(checked) >= 20
+    missing = [n for n in checked if not resolve(n)]
+    assert not missing, f"the documentation names what does not exist: {missing}"
+
+
+# --------------------------------------------------------------------------------------------- README
+
+
+def test_the_readme_is_a_front_page() -> None:
+    lines = README.read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= README_MAX_LINES, f"README.md has {len(lines)} lines; move the manual into docs/"
+
+
+def test_the_readme_teaser_is_generated_from_the_boards_as_they_are() -> None:
+    text = README.read_text(encoding="utf-8")
+    block = docs_pages.teaser_block(text)
+    assert block is not None, f"README.md has no {docs_pages.TEASER_START} ... {docs_pages.TEASER_END} block"
+    assert block == docs_pages.teaser(RESULTS), (
+        "the README's results teaser is stale: run `python -m normbench.reporting.docs_pages --readme README.md`"
+    )
+
+
+def test_the_teaser_prints_the_boards_numbers() -> None:
+    assert hand_typed_results(docs_pages.teaser(RESULTS), Sources(generated_texts())) == []
+
+
+def test_the_readme_links_resolve() -> None:
+    text = README.read_text(encoding="utf-8")
+    targets = re.findall(r"\]\((?![a-z]+:|#)([^)\s#]+)", text)
+    assert targets
+    missing = [t for t in targets if not (REPO / t).exists()]
+    assert not missing, f"README.md links to missing files: {missing}"
+
+
+def test_the_teaser_command_rewrites_only_the_block(tmp_path: Path) -> None:
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# x\n\nbefore\n{docs_pages.TEASER_START}\nold\n{docs_pages.TEASER_END}\nafter\n")
+    assert docs_pages.main(["--readme", str(readme), "--results_dir", str(RESULTS), "--check"]) == 1
+    assert docs_pages.main(["--readme", str(readme), "--results_dir", str(RESULTS)]) == 0
+    text = readme.read_text()
+    assert text.startswith("# x\n\nbefore\n") and text.endswith(f"{docs_pages.TEASER_END}\nafter\n")
+    assert docs_pages.teaser_block(text) == docs_pages.teaser(RESULTS)
+    assert docs_pages.main(["--readme", str(readme), "--results_dir", str(RESULTS), "--check"]) == 0
+    assert docs_pages.main(["--readme"]) == 2 and docs_pages.main(["--bogus"]) == 2
+
+
+# --------------------------------------------------------------------------------------------- the site
+
+
+def test_every_board_has_a_results_page() -> None:
+    shown = {
+        key: page.relative_to(DOCS).as_posix()
+        for page in DOCS.rglob("*.md")
+        for key in docs_pages.board_markers(page.read_text(encoding="utf-8"))
+    }
+    boards = docs_pages.boards(RESULTS)
+    assert boards and sorted(shown) == boards
+    assert all(shown[key] == docs_pages.page_of(key) for key in boards)
+
+
+def test_a_board_is_included_with_its_figures_and_headings_one_level_down() -> None:
+    page = docs_pages.page_of("majority")
+    text = docs_pages.render_page("# Majority\n\n<!-- board: majority -->\n", page, RESULTS, REPO)
+    board = (RESULTS / "majority" / "leaderboard.md").read_text(encoding="utf-8")
+    assert "\n## normbench leaderboard: `majority`" in text and "\n### Variants" in text
+    assert "![loss](figures/majority/loss.png)" in text
+    figures = dict(docs_pages.figures(RESULTS))
+    assert figures["results/figures/majority/loss.png"] == RESULTS / "majority" / "loss.png"
+    # every line of the board's tables is there as it is
+    assert all(line in text for line in board.splitlines() if line.startswith("|"))
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("mkdocs") is None, reason="mkdocs is not installed (pip install -e .[dev])"
+)
+def test_the_site_builds_strictly(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    site = tmp_path / "site"
+    majority = (site / "results" / "majority" / "index.html").read_text(encoding="utf-8")
+    assert "test_acc@5000" in majority and 'src="../figures/majority/loss.png"' in majority
+    assert (site / "results" / "figures" / "majority" / "loss.png").is_file()
+    assert "normbench.nn.norms.NormSpec" in (site / "api" / "norms" / "index.html").read_text(encoding="utf-8")
+    assert not (DOCS / "results" / "figures").exists(), "figures are copied into the site, never into docs/"
