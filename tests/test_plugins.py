@@ -30,7 +30,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from normbench.data.majority import MajorityDataModule
-from normbench.nn.norms import Component
+from normbench.nn.norms import Norm
 from normbench.tasks.majority import MajorityModule
 from normbench.tasks.registry import Task
 
@@ -39,15 +39,17 @@ class TinyModule(MajorityModule):
     """The majority module under another name: a task defined outside normbench."""
 
 
-def _half_rms(norm, x):
-    return F.rms_norm(x, norm.shape, eps=norm.spec.eps) / 2
+class HalfRMS(Norm):
+    """A plug-in norm written as the built-ins are: RMSNorm halved, of the shift-and-scale form."""
 
+    name = "half_rms"
+    uses_eps = True
 
-def _half_rms_shift_and_scale(norm, x):
-    return x * 0, (x.pow(2).mean(-1, keepdim=True) + norm.spec.eps).rsqrt() / 2
+    def normalize(self, x):
+        return F.rms_norm(x, self.shape, eps=self.eps) / 2
 
-
-HALF_RMS = Component("half_rms", _half_rms, _half_rms_shift_and_scale, uses_eps=True)
+    def shift_and_scale(self, x):
+        return x * 0, (x.pow(2).mean(-1, keepdim=True) + self.eps).rsqrt() / 2
 
 
 class Halve(nn.Module):
@@ -68,9 +70,27 @@ ENTRY_POINTS = """
 tinytask = nbplugin:TASK
 
 [normbench.norms]
-half_rms = nbplugin:HALF_RMS
+half_rms = nbplugin:HalfRMS
 halve = nbplugin:Halve
 """
+
+
+OLD_STYLE_NORM = '''
+from torch import nn
+
+
+class Halve(nn.Module):
+    """A plug-in norm written without normbench: x * factor, any constructor taking d."""
+
+    def __init__(self, d, factor=0.5):
+        super().__init__()
+        if factor <= 0:
+            raise ValueError(f"options.factor: must be > 0, got {factor}")
+        self.factor = factor
+
+    def forward(self, x):
+        return x * self.factor
+'''
 
 
 def install_plugin(root: Path) -> dict[str, str]:
@@ -178,14 +198,19 @@ def test_a_module_class_entry_point_is_a_component(tmp_path: Path) -> None:
         (
             "pnorm_example:PNorm",
             "{q: 3}",
-            "pnorm_example:PNorm must accept (d, **options) with options {'q': 3}: "
-            "got an unexpected keyword argument 'q'",
+            "model.arch.attn_norm.options: 'q' not allowed for component pnorm_example:PNorm; allowed: p",
+        ),
+        ("pnorm_example:PNorm", "{p: 0}", "model.arch.attn_norm.options.p: must be >= 1, got 0"),
+        (
+            "old_norm:Halve",
+            "{q: 3}",
+            "old_norm:Halve must accept (d, **options) with options {'q': 3}: got an unexpected keyword argument 'q'",
         ),
         (
-            "pnorm_example:PNorm",
-            "{p: 0}",
-            "model.arch.attn_norm.component: pnorm_example:PNorm(d=8, **{'p': 0}) failed: "
-            "ValueError: options.p: must be >= 1, got 0",
+            "old_norm:Halve",
+            "{factor: 0}",
+            "model.arch.attn_norm.component: old_norm:Halve(d=8, **{'factor': 0}) failed: "
+            "ValueError: options.factor: must be > 0, got 0",
         ),
         ("broken_norm:Norm", None, "cannot import 'broken_norm:Norm' (RuntimeError: this plug-in fails on import)"),
     ],
@@ -199,6 +224,7 @@ def test_a_bad_import_path_or_signature_is_one_line_exit_2(
     normbench_in_process,
 ) -> None:  # noqa: ANN001
     (tmp_path / "broken_norm.py").write_text("raise RuntimeError('this plug-in fails\\non import')\n")
+    (tmp_path / "old_norm.py").write_text(OLD_STYLE_NORM)
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.syspath_prepend(str(EXAMPLES))
     args = ["--model.arch.attn_norm.options", options] if options else []

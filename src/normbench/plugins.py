@@ -19,9 +19,9 @@ class Registry(Generic[T]):
     Args:
         kind: what the entries are, for messages (e.g. ``task``, ``component``).
         group: the entry-point group whose objects are registered on first need.
-        cls: the type every entry must have.
+        cls: the type every entry must have (``type`` for a registry of classes, such as the norm components).
         convert: ``(entry point name, loaded object) -> entry``, for groups whose entry points may
-            name something else than a ``cls`` (e.g. an ``nn.Module`` class for a norm component).
+            name something else than a ``cls`` (e.g. a plain ``nn.Module`` class, wrapped as a norm component).
     """
 
     def __init__(self, kind: str, group: str, cls: type[T], convert: Callable[[str, Any], T] | None = None) -> None:

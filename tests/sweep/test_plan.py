@@ -98,7 +98,7 @@ def test_grid_crosses_named_variants_or_replaces_them() -> None:
         "pre/none,optim.lr=0.1",
         "pre/none,optim.lr=0.2",
     ]
-    assert crossed[1][1] == ["--model.arch.attn_norm.component=both", "--model.optim.lr=0.2"]
+    assert crossed[1][1] == ["--model.init_args.arch.attn_norm.component=both", "--model.optim.lr=0.2"]
     with pytest.raises(ValueError, match="also set by variant 'pre/both'"):
         variant_grid(config, ["pre/both"], {"model.arch.attn_norm.component": ["scale"]}, "majority")
 

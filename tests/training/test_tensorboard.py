@@ -81,7 +81,7 @@ def test_run_names_carry_the_overrides_that_change_the_run() -> None:
     arch = {"placement": "pre", "attn_norm": {"component": "scale", "affine": False}}
     assert run_label(arch, items) == "pre-attn_scale-d_model=16-max_steps=200"
     assert run_label(arch) == "pre-attn_scale"  # no overrides: the name runs have always had
-    assert override_items(["--data.data_dir=/a/b", "--data.cache_dir", "/c"]) == []  # locations
+    assert override_items(["--data.init_args.data_dir=/a/b", "--data.cache_dir", "/c"]) == []  # locations
     many = run_label(arch, [(f"key{i}", "1234567890") for i in range(40)])
     assert len(many) <= 160 and many.endswith("_more") and "key0=1234567890" in many
 

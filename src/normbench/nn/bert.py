@@ -17,7 +17,7 @@ from torch import nn
 
 from normbench.nn.blocks import TransformerBlock
 from normbench.nn.config import Activation, ArchConfig, check_positive
-from normbench.nn.norms import Norm, NormSpec
+from normbench.nn.norms import NormSpec, create_norm
 from normbench.nn.placement import NormRole, Placement
 
 BERT_NORM = NormSpec("both", affine=True, eps=1e-12)
@@ -76,6 +76,10 @@ class BertConfig(ArchConfig):
             if getattr(self, name) < 2:
                 raise ValueError(f"model.arch.{name}: must be >= 2, got {getattr(self, name)}")
 
+    def block_kwargs(self) -> dict[str, Any]:
+        """As :meth:`ArchConfig.block_kwargs`, with BERT's q/k/v biases."""
+        return {**super().block_kwargs(), "qkv_bias": True}
+
 
 class BertEncoder(nn.Module):
     """(input_ids (B, T), padding_mask (B, T) True at padding) -> class logits (B, num_labels).
@@ -90,26 +94,9 @@ class BertEncoder(nn.Module):
         self.token_embedding = nn.Embedding(c.vocab_size, c.d_model)
         self.position_embedding = nn.Embedding(c.max_positions, c.d_model)
         self.segment_embedding = nn.Embedding(c.type_vocab_size, c.d_model)
-        self.embed_norm = Norm(c.d_model, c.embed_norm)
+        self.embed_norm = create_norm(c.d_model, c.embed_norm)
         self.drop = nn.Dropout(c.dropout)
-        self.blocks = nn.ModuleList(
-            TransformerBlock(
-                c.d_model,
-                c.n_heads,
-                c.ffn_width,
-                c.placement,
-                attn_norm=c.attn_norm,
-                ffn_norm=c.ffn_norm,
-                attn_out_norm=c.attn_out_norm,
-                ffn_out_norm=c.ffn_out_norm,
-                qk_norm=c.qk_norm,
-                activation=c.activation,
-                dropout=c.dropout,
-                qkv_bias=True,
-                out_bias=True,
-            )
-            for _ in range(c.n_layers)
-        )
+        self.blocks = nn.ModuleList(TransformerBlock(**c.block_kwargs()) for _ in range(c.n_layers))
         self.pooler = nn.Linear(c.d_model, c.d_model)
         self.classifier = nn.Linear(c.d_model, c.num_labels)
         for name, p in self.named_parameters():

@@ -8,26 +8,16 @@ forward pass.
 
 from __future__ import annotations
 
-from typing import Literal
-
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from normbench.nn.norms import Norm, NormSpec
+from normbench.nn.config import Activation, check_heads
+from normbench.nn.norms import Norm, NormSpec, create_norm
 from normbench.nn.placement import PLACEMENTS, Placement, check_placement, norm_exists
 
 __all__ = ["PLACEMENTS", "Placement", "Attention", "FeedForward", "TransformerBlock", "hook_points"]
-Activation = Literal["relu", "gelu", "gelu_tanh"]
 ACTIVATIONS = {"relu": nn.ReLU, "gelu": nn.GELU, "gelu_tanh": lambda: nn.GELU(approximate="tanh")}  # gelu_tanh: GPT-2's
-
-
-def check_heads(d_model: int, n_heads: int) -> None:
-    """Raise a one-line error unless ``n_heads`` divides ``d_model``."""
-    if d_model <= 0 or n_heads <= 0:
-        raise ValueError(f"model.arch.d_model and model.arch.n_heads must be positive, got {d_model} and {n_heads}")
-    if d_model % n_heads:
-        raise ValueError(f"model.arch.d_model={d_model} is not divisible by model.arch.n_heads={n_heads}")
 
 
 class Attention(nn.Module):
@@ -114,7 +104,11 @@ class FeedForward(nn.Sequential):
 
 
 class TransformerBlock(nn.Module):
-    """One attention + feed-forward block; see the module docstring for the placement equations."""
+    """One attention + feed-forward block; see the module docstring for the placement equations.
+
+    A network builds each of its blocks from its config: ``TransformerBlock(**config.block_kwargs())``
+    (:meth:`normbench.nn.config.ArchConfig.block_kwargs`).
+    """
 
     def __init__(
         self,
@@ -139,10 +133,10 @@ class TransformerBlock(nn.Module):
         self.attn = Attention(d_model, n_heads, qkv_bias, out_bias, dropout, causal, qk_norm)
         self.ffn = FeedForward(d_model, ffn_width, activation)
         with_norms, with_out_norms = norm_exists("block", placement), norm_exists("output", placement)
-        self.attn_norm = Norm(d_model, attn_norm) if with_norms else nn.Identity()
-        self.ffn_norm = Norm(d_model, ffn_norm) if with_norms else nn.Identity()
-        self.attn_out_norm = Norm(d_model, attn_out_norm) if with_out_norms else nn.Identity()
-        self.ffn_out_norm = Norm(d_model, ffn_out_norm) if with_out_norms else nn.Identity()
+        self.attn_norm = create_norm(d_model, attn_norm) if with_norms else nn.Identity()
+        self.ffn_norm = create_norm(d_model, ffn_norm) if with_norms else nn.Identity()
+        self.attn_out_norm = create_norm(d_model, attn_out_norm) if with_out_norms else nn.Identity()
+        self.ffn_out_norm = create_norm(d_model, ffn_out_norm) if with_out_norms else nn.Identity()
         self.drop = nn.Dropout(dropout)
 
     def forward(self, x: torch.Tensor, key_padding_mask: torch.Tensor | None = None) -> torch.Tensor:

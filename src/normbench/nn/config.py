@@ -8,12 +8,14 @@ keyed by :meth:`ArchConfig.effective`: two configs that build the same network s
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from normbench.nn.norms import NormSpec
 from normbench.nn.placement import NormRole, Placement, check_placement, present_norms
 
-Activation = str  # one of normbench.nn.blocks.ACTIVATIONS; checked when the network is built
+Activation = str
+"""The feed-forward activation, a key of :data:`normbench.nn.blocks.ACTIVATIONS` (``relu``, ``gelu``, ``gelu_tanh``):
+any string on the command line, a wrong one refused in one line when the network is built."""
 
 
 def check_positive(config: Any, *names: str) -> None:
@@ -24,34 +26,77 @@ def check_positive(config: Any, *names: str) -> None:
             raise ValueError(f"model.arch.{name}: must be a positive integer, got {value!r}")
 
 
+def check_heads(d_model: int, n_heads: int) -> None:
+    """One-line error unless ``n_heads`` divides ``d_model`` (both positive)."""
+    if d_model <= 0 or n_heads <= 0:
+        raise ValueError(f"model.arch.d_model and model.arch.n_heads must be positive, got {d_model} and {n_heads}")
+    if d_model % n_heads:
+        raise ValueError(f"model.arch.d_model={d_model} is not divisible by model.arch.n_heads={n_heads}")
+
+
 @dataclass(frozen=True)
 class ArchConfig:
-    """Base of the architecture configs: ``placement`` plus norms named in ``NORM_ROLES``."""
+    """Base of the architecture configs.
+
+    Every architecture is ``n_layers`` Transformer blocks of width ``d_model`` with ``n_heads`` heads, a
+    feed-forward layer of width ``ffn_width`` with its ``activation``, ``dropout``, the block norms placed by
+    ``placement`` (``attn_norm``, ``ffn_norm``; under ``peri`` also ``attn_out_norm``, ``ffn_out_norm``) and
+    ``qk_norm``; each block is built from :meth:`block_kwargs`. Each config declares those fields itself, with
+    its own defaults and in its own order, the order of its keys on the command line and in run records (a
+    field of this base class would come first), so they are declared here for type checkers only.
+    ``NORM_ROLES`` names every norm of the config with its role.
+    """
 
     NORM_ROLES: ClassVar[dict[str, NormRole]] = {}
     OPTIONAL: ClassVar[dict[str, Any]] = {"qk_norm": False}
     """Fields left out of :meth:`effective` at these values (absent norms: whenever absent): fields added
     after runs were published, so a network without them keeps its identity (its config hash)."""
+    if TYPE_CHECKING:
+        d_model: int
+        n_heads: int
+        n_layers: int
+        ffn_width: int | None
+        attn_norm: NormSpec
+        ffn_norm: NormSpec
+        attn_out_norm: NormSpec
+        ffn_out_norm: NormSpec
+        activation: Activation
+        dropout: float
     placement: Placement = "pre"
     qk_norm: bool = False
 
     def __post_init__(self) -> None:
         check_placement(self.placement)
         check_positive(self, "d_model", "n_heads", "n_layers")
-        if self.d_model % self.n_heads:  # type: ignore[attr-defined]
-            raise ValueError(
-                f"model.arch.d_model={self.d_model} is not divisible by "  # type: ignore[attr-defined]
-                f"model.arch.n_heads={self.n_heads}"
-            )  # type: ignore[attr-defined]
+        check_heads(self.d_model, self.n_heads)
         for name in self.NORM_ROLES:
             spec = getattr(self, name)
             if not isinstance(spec, NormSpec):
                 raise ValueError(f"model.arch.{name}: must be a norm spec {{component, affine, eps}}, got {spec!r}")
-            spec.check(f"model.arch.{name}", self.d_model)  # type: ignore[attr-defined]
+            spec.check(f"model.arch.{name}", self.d_model)
         if not isinstance(self.qk_norm, bool):
             raise ValueError(f"model.arch.qk_norm: must be true or false, got {self.qk_norm!r}")
-        if not 0.0 <= self.dropout < 1.0:  # type: ignore[attr-defined]
-            raise ValueError(f"model.arch.dropout: must be in [0, 1), got {self.dropout!r}")  # type: ignore[attr-defined]
+        if not 0.0 <= self.dropout < 1.0:
+            raise ValueError(f"model.arch.dropout: must be in [0, 1), got {self.dropout!r}")
+
+    def block_kwargs(self) -> dict[str, Any]:
+        """The keyword arguments of each of the network's blocks (:class:`~normbench.nn.blocks.TransformerBlock`).
+
+        An architecture whose blocks differ in more (biases, causal attention) adds those.
+        """
+        return {
+            "d_model": self.d_model,
+            "n_heads": self.n_heads,
+            "ffn_width": self.ffn_width,
+            "placement": self.placement,
+            "attn_norm": self.attn_norm,
+            "ffn_norm": self.ffn_norm,
+            "attn_out_norm": self.attn_out_norm,
+            "ffn_out_norm": self.ffn_out_norm,
+            "qk_norm": self.qk_norm,
+            "activation": self.activation,
+            "dropout": self.dropout,
+        }
 
     def norms(self) -> dict[str, NormSpec]:
         """The norms the network has under its placement, by name, with canonical specs."""

@@ -21,8 +21,8 @@ from torch import nn
 
 from normbench.nn.blocks import TransformerBlock
 from normbench.nn.config import Activation, ArchConfig, check_positive
-from normbench.nn.norms import Norm, NormSpec
-from normbench.nn.placement import NormRole, Placement, norm_exists
+from normbench.nn.norms import NormSpec, create_norm
+from normbench.nn.placement import NormRole, norm_exists
 
 GPT2_NORM = NormSpec("both", affine=True, eps=1e-5)
 EmbeddingScale = float | Literal["none", "sqrt_d"]
@@ -74,7 +74,6 @@ class GPTConfig(ArchConfig):
     n_heads: int = 4
     n_layers: int = 4
     ffn_width: int | None = None
-    placement: Placement = "pre"
     attn_norm: NormSpec = GPT2_NORM
     ffn_norm: NormSpec = GPT2_NORM
     attn_out_norm: NormSpec = GPT2_NORM
@@ -102,6 +101,12 @@ class GPTConfig(ArchConfig):
             raise ValueError(
                 f"model.arch.learn_embedding_scale: must be true or false, got {self.learn_embedding_scale!r}"
             )
+
+    def block_kwargs(self) -> dict[str, Any]:
+        """As :meth:`ArchConfig.block_kwargs`, with causal attention, the q/k/v biases of ``qkv_bias`` and the
+        feed-forward width 4 d_model unless ``ffn_width`` is set."""
+        ffn_width = self.ffn_width or 4 * self.d_model
+        return {**super().block_kwargs(), "ffn_width": ffn_width, "qkv_bias": self.qkv_bias, "causal": True}
 
     def embedding_multiplier(self) -> float:
         """s in h_0 = s E[x_t] + P[t] (its initial value when learned): 1, sqrt(d_model) or the number given."""
@@ -138,26 +143,8 @@ class GPTDecoder(nn.Module):
             nn.Parameter(torch.tensor(scale)) if c.learn_embedding_scale else None if scale == 1.0 else scale
         )
         self.drop = nn.Dropout(c.dropout)
-        self.blocks = nn.ModuleList(
-            TransformerBlock(
-                c.d_model,
-                c.n_heads,
-                c.ffn_width or 4 * c.d_model,
-                c.placement,
-                attn_norm=c.attn_norm,
-                ffn_norm=c.ffn_norm,
-                attn_out_norm=c.attn_out_norm,
-                ffn_out_norm=c.ffn_out_norm,
-                qk_norm=c.qk_norm,
-                activation=c.activation,
-                dropout=c.dropout,
-                qkv_bias=c.qkv_bias,
-                out_bias=True,
-                causal=True,
-            )
-            for _ in range(c.n_layers)
-        )
-        self.final_norm = Norm(c.d_model, c.final_norm) if norm_exists("final", c.placement) else nn.Identity()
+        self.blocks = nn.ModuleList(TransformerBlock(**c.block_kwargs()) for _ in range(c.n_layers))
+        self.final_norm = create_norm(c.d_model, c.final_norm) if norm_exists("final", c.placement) else nn.Identity()
         self.init_weights(c.init_std)
 
     def init_weights(self, std: float) -> None:

@@ -16,7 +16,7 @@ from torch import nn
 from normbench.nn.blocks import TransformerBlock
 from normbench.nn.config import Activation, ArchConfig, check_positive
 from normbench.nn.norms import NormSpec
-from normbench.nn.placement import NormRole, Placement
+from normbench.nn.placement import NormRole
 
 INITS = ("linear", "encoder_layer")
 
@@ -57,7 +57,6 @@ class MajorityConfig(ArchConfig):
     n_heads: int = 1
     ffn_width: int = 8
     n_layers: int = 1
-    placement: Placement = "pre"
     attn_norm: NormSpec = NormSpec("both", affine=False, eps=0.0)
     ffn_norm: NormSpec = NormSpec("both", affine=True, eps=0.0)
     attn_out_norm: NormSpec = NormSpec("both", affine=True, eps=0.0)
@@ -86,22 +85,7 @@ class MajorityEncoder(nn.Module):
         self.config = c = replace(config or MajorityConfig(), **changes)
         rng_state = torch.random.get_rng_state()
         self.embedding = nn.Embedding(c.num_classes, c.d_model, device="cpu")
-        self.blocks = nn.ModuleList(
-            TransformerBlock(
-                c.d_model,
-                c.n_heads,
-                c.ffn_width,
-                c.placement,
-                attn_norm=c.attn_norm,
-                ffn_norm=c.ffn_norm,
-                attn_out_norm=c.attn_out_norm,
-                ffn_out_norm=c.ffn_out_norm,
-                qk_norm=c.qk_norm,
-                activation=c.activation,
-                dropout=c.dropout,
-            )
-            for _ in range(c.n_layers)
-        )
+        self.blocks = nn.ModuleList(TransformerBlock(**c.block_kwargs()) for _ in range(c.n_layers))
         if c.init == "encoder_layer":
             torch.random.set_rng_state(rng_state)  # draw again, in the authors' modules' order
             encoder_layer_init(self)
