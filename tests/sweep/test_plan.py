@@ -360,3 +360,9 @@ def test_the_dyt_alpha_preset_sweeps_every_dyts_initial_alpha(tmp_path: Path) ->
     model = cli.model.model
     alphas = [model.blocks[0].attn_norm.alpha, model.blocks[3].ffn_norm.alpha, model.final_norm.alpha]
     assert [a.item() for a in alphas] == [5.0, 5.0, 5.0] and model.embedding_scale is None
+
+
+def test_a_sweep_passes_compile_to_its_runs(tmp_path: Path) -> None:
+    """``--compile`` is an option of every run (``normbench fit``), so a sweep accepts it as an override."""
+    _, runs = plan_runs("majority", "quick", "0", ["pre/both"], ["--compile", "default"], str(tmp_path))
+    assert "--compile=default" in runs[0].args

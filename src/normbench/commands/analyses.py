@@ -10,7 +10,7 @@ from normbench.reporting import publish
 from normbench.reporting.decomposition import decompose_checkpoint
 from normbench.reporting.geometry import write_geometry
 from normbench.reporting.unselectable import write_random_grid
-from normbench.sweep.plan import plan_runs
+from normbench.sweep.plan import parse_names, plan_runs
 
 
 def decompose(ckpt: str | None = None, sequences: int = 256, out: str | None = None) -> None:
@@ -35,7 +35,7 @@ def decompose(ckpt: str | None = None, sequences: int = 256, out: str | None = N
 def geometry(
     preset: str = "geometry",
     seed: int = 0,
-    variants: list[str] | None = None,
+    variants: str | None = None,
     runs_dir: str = "runs",
     results_dir: str = "results",
     force: bool = False,
@@ -49,7 +49,7 @@ def geometry(
     Args:
         preset: preset of tasks/majority.yaml whose runs are drawn (its d_model must be 3).
         seed: which seed of each variant to draw.
-        variants: variants to draw (default: the preset's).
+        variants: variants to draw, ``a,b`` (default: the preset's).
         runs_dir: root of the run records.
         results_dir: the figures go to ``<results_dir>/majority/``.
         force: replace the published pictures even when these do not draw every (variant, seed) they drew,
@@ -57,7 +57,9 @@ def geometry(
         overrides: the config overrides the runs were trained with (``--section.key VALUE`` on the command
             line; they are part of the runs' keys).
     """
-    config, runs = plan_runs("majority", preset, [seed], variants, list(overrides) or None, runs_dir)
+    config, runs = plan_runs(
+        "majority", preset, [seed], parse_names(variants, "variants"), list(overrides) or None, runs_dir
+    )
     d = config["model"]["init_args"]["arch"]["d_model"]
     if d != 3:
         raise ValueError(f"preset: {preset!r} has model.arch.d_model={d}; the 3-D views need 3 (use --preset geometry)")

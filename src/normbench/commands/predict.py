@@ -9,7 +9,7 @@ def predict(run: str, tsv: str, out: str = "SST-2.tsv", batch_size: int = 256, a
     """Predict the sentences of a GLUE-layout file with a trained sst2 run; write GLUE's submission format.
 
     The file is GLUE's unlabelled ``test.tsv`` (``index<TAB>sentence``) or a labelled file
-    (``sentence<TAB>label``); with labels, the accuracy is printed too.
+    (``sentence<TAB>label`` or ``label<TAB>sentence``); with labels, the accuracy is printed too.
 
     Args:
         run: the run's folder (``runs/sst2/<label>-<hash>/seed<k>``) or one of its checkpoints.

@@ -85,7 +85,7 @@ def parse_names(text: str | list[str] | None, field: str) -> list[str] | None:
 
 
 def parse_grid(items: list[str] | None) -> dict[str, list[Any]]:
-    """``["model.attn_norm.component=both,project", ...]`` -> ``{axis: [values]}`` (values read as YAML).
+    """``["model.arch.attn_norm.component=both,project", ...]`` -> ``{axis: [values]}`` (values read as YAML).
 
     An axis of several keys joined by commas takes lists: ``a,b=[8,4],[16,8]`` -> ``{"a,b": [[8, 4], [16, 8]]}``.
     """
@@ -95,7 +95,7 @@ def parse_grid(items: list[str] | None) -> dict[str, list[Any]]:
         axis = axis.strip().removeprefix("--")
         if not eq or not axis or not values.strip():
             raise ValueError(
-                f"grid: {item!r} must look like key=value1,value2 (e.g. model.attn_norm.component=both,scale)"
+                f"grid: {item!r} must look like key=value1,value2 (e.g. model.arch.attn_norm.component=both,scale)"
             )
         if "," in axis:  # keys that move together: values are lists, e.g. a,b=[8,4],[16,8]
             try:
@@ -156,10 +156,12 @@ def check_option(config: dict[str, Any], key: str, what: str) -> None:
         label = cls_name
     elif section == "trainer":
         owner, label = L.Trainer, "Trainer"
+    elif section == "compile" and len(parts) == 1:  # normbench fit's own option (checked when each run is parsed)
+        return
     else:
         raise ValueError(
             f"{what}: {key.split('=')[0]!r} is not an option of a sweep; give model.*, data.* or trainer.* "
-            f"keys (seeds: --seeds)"
+            f"keys, or --compile (seeds: --seeds)"
         )
     if owner is None or name in ("class_path", "init_args"):
         return
