@@ -65,6 +65,7 @@ COMMANDS: dict[str, str] = {
     "random_grid": "Figure 1c/1d: unselectable keys among random keys, raw and after LayerNorm",
     "predict": "predict a GLUE-layout TSV file with a trained sst2 run (GLUE's submission format)",
     "tasks": "list the registered tasks and their config files",
+    "bake": "train the bake queue's runs within a time budget, into the run archive (`normbench bake --budget 60`)",
 }
 # the function behind each command parsed from its signature (sweep, bench and fit are parsed apart)
 FUNCTIONS: dict[str, Callable[..., Any]] = {
@@ -75,6 +76,7 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "random_grid": commands.random_grid,
     "predict": commands.predict,
     "tasks": commands.tasks,
+    "bake": commands.bake,
 }
 ANALYSES: dict[str, Callable[..., Any]] = {"decompose": commands.decompose, "geometry": commands.geometry}
 TAKES_OVERRIDES = ("sweep", "bench", "geometry")  # commands whose other --section.key VALUE configure the runs
@@ -214,7 +216,7 @@ def dispatch(parsed: Namespace, overrides: list[str], dry: bool) -> None:
         ANALYSES[name](**kwargs)
         return
     kwargs = dict(vars(args))
-    if command == "leaderboard":
+    if command in ("leaderboard", "bake"):
         kwargs["dry_run"] = dry
     elif dry and command not in READ_ONLY:
         print(f"normbench: dry run: `normbench {command}` is valid")

@@ -29,6 +29,7 @@ from normbench.reporting.claims import describe, describe_difference, describe_s
 from normbench.reporting.collapse import check_spec as check_collapse
 from normbench.reporting.collapse import collapse_text, is_collapsed, with_baselines
 from normbench.reporting.matrix import UNSELECTABLE, panels
+from normbench.reporting.progress import render_progress
 from normbench.reporting.stats import aggregate
 from normbench.reporting.width import render_width
 from normbench.tasks import norm_roles
@@ -241,9 +242,11 @@ def build(
     bench: dict[str, Any],
     variant_order: list[str] | None = None,
     failed: list[dict[str, Any]] | None = None,
+    config: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The leaderboard document for the finished ``records`` (one per variant and seed); the
-    ``failed`` records are named (``failed_runs``, and in their variant's status), never averaged."""
+    ``failed`` records are named (``failed_runs``, and in their variant's status), never averaged.
+    ``config``: the sweep's resolved config, for a board with no finished record yet (its runs in progress)."""
     by_variant = group_by_variant(records)
     for name, group in by_variant.items():
         hashes = {r["config_hash"] for r in group}
@@ -256,7 +259,8 @@ def build(
         if len(seeds) != len(set(seeds)):
             raise ValueError(f"variant {name!r}: more than one record for a seed")
     order = [v for v in (variant_order or []) if v in by_variant] + sorted(set(by_variant) - set(variant_order or []))
-    n_layers = n_layers_of(records[0]["config"])
+    config = records[0]["config"] if records else (config or {})
+    n_layers = n_layers_of(config)
     metrics = expand_metric_layers(bench.get("metrics") or {}, n_layers)
     chance = bench.get("chance")
     if chance and chance.get("metric") not in metrics:
@@ -276,7 +280,6 @@ def build(
     if bench.get("unselectable_chance"):  # the random-key value beside every unselectable fraction
         with_chance(variants, {name: group[0]["config"] for name, group in by_variant.items()})
     by_name = {v["name"]: v for v in variants}
-    config = records[0]["config"] if records else {}
     claims = [judge(c, by_name, config) for c in load_claims(bench["claims"])] if bench.get("claims") else []
     tables = build_tables(bench.get("tables") or {}, by_name, config)
     prov = provenance()
@@ -661,6 +664,7 @@ def render_markdown(board: dict[str, Any], plots: list[str]) -> str:
         f"training wall time summed over runs {p['wall_time_s']:.0f} s.",
         "",
         *render_incomplete(board),
+        *render_progress(board.get("in_progress")),
         *render_protocol(board.get("protocol") or {}),
         *render_matrix(board.get("matrix")),
         *render_width(board.get("width")),

@@ -31,6 +31,8 @@ def cached_analysis(
     there is one ``ValueError`` naming it (never an empty cell that reads "not logged").
     """
     run = run_of_record(record)
+    if record.get("archived"):  # the run archive keeps the analysis, not the weights: read it as it is
+        return read_cached(run / file_name, params)
     ckpt = checkpoint_of(record, run)
     if ckpt is None:
         return None
@@ -48,6 +50,17 @@ def cached_analysis(
     result = {**compute(ckpt), **key}
     atomic_write_json(path, result)
     return result
+
+
+def read_cached(path: Path, params: dict[str, Any]) -> dict[str, Any] | None:
+    """An analysis kept beside an archived record, when it was computed with ``params`` (``None`` otherwise)."""
+    if not path.is_file():
+        return None
+    try:
+        old = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise ValueError(f"{path}: unreadable ({exc}); restore it from git") from None
+    return old if all(old.get(k) == v for k, v in params.items()) else None
 
 
 def with_final_values(record: dict[str, Any], values: dict[str, float]) -> dict[str, Any]:

@@ -9,14 +9,19 @@ finished runs and its settings, else nothing is written (``force`` replaces it).
 
 from __future__ import annotations
 
+import json
+
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from normbench.archive.store import Archive
 from normbench.reporting import claims, publish, report_kinds
 from normbench.reporting import leaderboard as lb
 from normbench.reporting.plots import plot_series
 from normbench.reporting.tokens import TOKEN_REPORT, published_runs, report_runs, write_token_report
+from normbench.reporting.progress import in_progress
 from normbench.training.records import FINISHED
 
 
@@ -35,6 +40,31 @@ class PlannedRun(Protocol):
 RunPlanner = Callable[
     [str, "str | None", "list[int] | None", "list[str] | None"], tuple[dict[str, Any], Sequence[PlannedRun]]
 ]
+
+
+@dataclass(frozen=True)
+class ShownRun:
+    """A planned run with the record a board shows for it (the archive's canonical replicate, or the local one)."""
+
+    variant: str
+    seed: int
+    record_path: Path | None
+    config_hash: str | None
+    config: dict[str, Any]
+
+
+def shown_runs(task: str, runs: Sequence[PlannedRun], archive: Archive | None) -> list[PlannedRun]:
+    """``runs`` with each record path pointing at what the board shows: the canonical replicate where the run
+    archive has a finished one (so published numbers change only when the canonical runs do), else the local
+    record."""
+    if archive is None:
+        return list(runs)
+    out: list[PlannedRun] = []
+    for r in runs:
+        rep = archive.canonical(task, r.config_hash, r.seed) if r.config_hash else None
+        path = rep.record_path if rep is not None else r.record_path
+        out.append(ShownRun(r.variant, r.seed, path, r.config_hash, r.config))
+    return out
 
 
 def load_finished(runs: Sequence[PlannedRun], statuses: tuple[str, ...] = FINISHED) -> list[dict[str, Any]]:
@@ -59,6 +89,7 @@ def write_results(
     sweep: str | None = None,
     definition: dict[str, Any] | None = None,
     force: bool = False,
+    archive: Archive | None = None,
 ) -> None:
     """Build the leaderboard of the finished records among ``runs`` into ``out``, with the task's
     extra reports where its config asks for them (``bench.token_report``: Tables 3-4, whose Table 3 reads
@@ -66,10 +97,15 @@ def write_results(
 
     Nothing is written when ``out`` holds a leaderboard with finished runs or settings this build lacks
     (:func:`normbench.reporting.publish.check_leaderboard`; ``force`` replaces it anyway).
+    ``archive``: the run archive; a run it holds a canonical replicate of is shown from there, and an unfinished
+    run (local or archived) is a row of the board's ``in_progress`` table ("step k of N").
     """
+    local = list(runs)
+    runs = shown_runs(task, runs, archive)
     records = load_finished(runs)
     missing = len(runs) - len(records)
-    if not records:
+    progress = in_progress(task, local, archive, {(r["variant"], r["seed"]) for r in records})
+    if not records and not progress:
         raise ValueError(
             f"runs_dir: no finished run records for task {task} (preset {preset}); "
             f"run `normbench sweep --config {task}` first"
@@ -94,14 +130,34 @@ def write_results(
         )
     variant_order = list(dict.fromkeys(r.variant for r in runs))
     planned = {name: [r.seed for r in runs if r.variant == name] for name in variant_order}
-    sweep_of = report_kinds.Sweep(task, preset, out, lb.n_layers_of(records[0]["config"]), planned)
-    records, bench_cfg = report_kinds.enrich(records, bench_cfg, sweep_of)
-    board = lb.build(task, preset, records, bench_cfg, variant_order, failed=load_finished(runs, ("failed",)))
+    first_config = records[0]["config"] if records else local[0].config
+    sweep_of = report_kinds.Sweep(task, preset, out, lb.n_layers_of(first_config), planned)
+    if records:
+        records, bench_cfg = report_kinds.enrich(records, bench_cfg, sweep_of)
+    board = lb.build(
+        task, preset, records, bench_cfg, variant_order, failed=load_finished(runs, ("failed",)), config=first_config
+    )
+    if progress:
+        board["in_progress"] = progress
     if replaced := superseded_build(out / "leaderboard.json", board, bench_cfg):
         board["supersedes"] = replaced
     board["sweep_key"] = sweep
     board["sweep"] = definition
     board["planned_runs"], board["finished_runs"] = len(runs), len(records)
+    published = publish.read_board(out / "leaderboard.json", "--results_dir/--name")
+    if published is not None and not force:
+        if same_content(published, board):
+            print(f"normbench: {out / 'leaderboard.json'} is unchanged (same runs, values and verdicts)")
+            return
+        if drift := replicate_drift(published, board):
+            variant, metric, seed, was, now = max(drift, key=lambda d: abs(d[4] - d[3]))
+            print(
+                f"normbench: {out / 'leaderboard.json'} kept: {len(drift)} per-seed values of its runs differ in this "
+                f"build (runs trained again on another platform or commit; largest: {variant} seed {seed} {metric} "
+                f"{was:.6g} published, {now:.6g} here). Published values change only with their canonical runs; "
+                f"{publish.FORCE}"
+            )
+            return
     by_variant = lb.group_by_variant(records)
     plots = [str(plot_series(by_variant, spec, out / name)) for name, spec in (bench_cfg.get("plots") or {}).items()]
     plots = report_kinds.draw(board, bench_cfg, records, sweep_of, plots)
@@ -114,6 +170,35 @@ def write_results(
         doc = write_token_report(config, preset, out, runs, plan)
         for claim in doc.get("claims", []):
             print(f"  {claim['id']}: {claim['verdict']}")
+
+
+VOLATILE = ("generated_at", "provenance")  # when and where a board was built: not what it says
+
+
+def same_content(old: dict[str, Any], new: dict[str, Any]) -> bool:
+    """Whether two builds of a board say the same (everything but when and where they were built)."""
+    strip = lambda doc: {k: v for k, v in doc.items() if k not in VOLATILE}  # noqa: E731
+    return json.loads(json.dumps(strip(old), default=str)) == json.loads(json.dumps(strip(new), default=str))
+
+
+def replicate_drift(old: dict[str, Any], new: dict[str, Any]) -> list[tuple[str, str, int, float, float]]:
+    """Per-seed values of one run (same variant, seed and config hash) that differ between the published board
+    ``old`` and the build ``new``: ``(variant, metric, seed, published, new)``."""
+    out = []
+    olds = {v.get("name"): v for v in old.get("variants") or [] if isinstance(v, dict)}
+    for v in new.get("variants") or []:
+        o = olds.get(v["name"])
+        if o is None or o.get("config_hash") != v.get("config_hash"):
+            continue
+        seeds_old, seeds_new = list(o.get("seeds") or []), list(v.get("seeds") or [])
+        for metric, m in (v.get("metrics") or {}).items():
+            om = (o.get("metrics") or {}).get(metric) or {}
+            for seed, now in zip(seeds_new, m.get("per_seed") or [], strict=False):
+                if seed in seeds_old and isinstance(now, int | float):
+                    was = (om.get("per_seed") or [None] * len(seeds_old))[seeds_old.index(seed)]
+                    if isinstance(was, int | float) and was != now:
+                        out.append((v["name"], metric, int(seed), float(was), float(now)))
+    return out
 
 
 def order_plots(plots: list[str], folder: Path) -> list[str]:

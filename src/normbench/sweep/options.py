@@ -36,7 +36,9 @@ class SweepOptions:
         leaderboard: write the leaderboard.
         progress: progress bars (on a terminal).
         force: replace the published leaderboard even when this sweep lacks some of its finished runs or
-            settings (refused by default, before anything trains).
+            settings (refused by default, before anything trains), and archive runs trained from uncommitted code.
+        archive: add the finished runs to the run archive (``RESULTS_DIR/archive``: one replicate per platform,
+            never replacing one) and show on the board each run's canonical replicate where it has one.
     """
 
     config: str | None = None
@@ -55,6 +57,7 @@ class SweepOptions:
     leaderboard: bool = True
     progress: bool = True
     force: bool = False
+    archive: bool = True
 
     def gpu_ids(self) -> list[int] | None:
         """``gpus`` as a list of ids, or a one-line error."""

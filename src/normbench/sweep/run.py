@@ -20,7 +20,9 @@ from typing import Any
 
 import torch
 
+from normbench.archive.store import Archive
 from normbench.io import check_writable
+from normbench.sweep.archiving import archive_runs
 from normbench.reporting import publish
 from normbench.reporting.write import RunPlanner, load_finished, write_results
 from normbench.sweep.backends import Outcome, default_workers, execute
@@ -243,6 +245,9 @@ def run_sweep(
         outcome = execute_vectorized(runs, vectorize, progress=progress, workers=workers, gpus=gpus)
     else:
         outcome = execute(runs, workers=workers, progress=progress, gpus=gpus, gpus_per_run=gpus_per_run)
+    archive = Archive(results_dir) if options.archive else None
+    if archive is not None and train and shard is None:
+        archive_runs(archive, runs, force=force)
     written = None
     failed = (
         (f"runs: {len(outcome.failed)} of {len(runs)} failed; their records say why, and the same command retries them")
@@ -270,6 +275,7 @@ def run_sweep(
                 sweep=key,
                 definition=definition,
                 force=force,
+                archive=archive,
             )
         except publish.Refused as exc:
             if failed:  # the failures are the news; the published leaderboard stays as it is

@@ -29,6 +29,7 @@ from normbench.rng import rng_states
 from normbench.tasks.base import NormbenchModule
 from normbench.training.checkpointing import AtomicCheckpointIO, RunState, clear_run_dir, resume_checkpoint
 from normbench.training.config import check_shared_hparams, check_trainer, preset_args
+from normbench.training.deadline import Deadline, deadline_from_env
 from normbench.training.interrupts import InterruptFlag, sigint_restored, was_interrupted
 from normbench.training.monitor import GeometryMonitor
 from normbench.training.progress import ProgressLines, progress_interval
@@ -177,6 +178,8 @@ class NormbenchCLI(LightningCLI):
             )
         if not any(isinstance(c, LearningRateMonitor) for c in trainer.callbacks):
             trainer.callbacks.append(LearningRateMonitor(logging_interval="step"))
+        if (stop_at := deadline_from_env()) is not None:  # a bake's time budget
+            trainer.callbacks.append(Deadline(stop_at, checkpoint_path(self.run_dir)))
         self.headline = headline_metrics(config.get("bench") or {}, int(getattr(arch_config, "n_layers", 1)))
         return trainer
 

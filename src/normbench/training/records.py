@@ -8,6 +8,7 @@ that is not finite), and provenance. Leaderboards are built from records only.
 
 from __future__ import annotations
 
+import gzip
 import json
 import math
 import os
@@ -161,12 +162,16 @@ def read_record(path: str | os.PathLike) -> dict[str, Any]:
     status, or ``series`` that is not a mapping of metric names to lists of ``[step, value]`` points
     (step an integer, value a number or ``null``).
     """
+    archived = str(path).endswith(".gz")  # the run archive's records (normbench.archive.store) are gzipped
     try:
-        record = strict_json(json.loads(Path(path).read_text(encoding="utf-8")))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raw = Path(path).read_bytes()
+        record = strict_json(json.loads((gzip.decompress(raw) if archived else raw).decode("utf-8")))
+    except (OSError, EOFError, gzip.BadGzipFile, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ValueError(f"run record {path}: unreadable ({exc})") from exc
     if not isinstance(record, dict) or record.get("status") not in STATUSES:
         raise ValueError(f"run record {path}: missing or unknown status")
+    if archived:  # its checkpoint stayed where it trained; its analyses lie beside it
+        record["archived"] = True
     problem = series_problem(record.get("series"))
     if problem:
         raise ValueError(f"run record {path}: {problem}")

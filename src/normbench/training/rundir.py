@@ -316,8 +316,9 @@ def run_of_record(record: dict[str, Any]) -> Path:
 
 
 def checkpoint_of(record: dict[str, Any], run: Path | None = None) -> Path | None:
-    """The final checkpoint of a loaded record inside its run directory (``None`` if it has none)."""
-    if not record.get("checkpoint"):
+    """The final checkpoint of a loaded record inside its run directory (``None`` if it has none, or when the
+    record was read from the run archive, which keeps a finished run's analyses but not its weights)."""
+    if not record.get("checkpoint") or record.get("archived"):
         return None
     return (run or run_of_record(record)) / CHECKPOINT_DIR / Path(record["checkpoint"]).name
 

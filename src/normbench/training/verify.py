@@ -30,7 +30,7 @@ def check_record(record: dict[str, Any], path: str | Path, config_hash: str | No
         )
     if config_hash is not None and found != config_hash:
         raise ValueError(f"run record {path}: holds a run of config {found}, not {config_hash}")
-    if record.get("status") == "done" and record.get("checkpoint"):
+    if record.get("status") == "done" and record.get("checkpoint") and not record.get("archived"):
         checkpoint_config_hash(checkpoint_of(record, Path(path).parent))
 
 

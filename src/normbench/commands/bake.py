@@ -1,0 +1,34 @@
+"""``normbench bake``: train the bake queue's runs under a time budget (:mod:`normbench.sweep.bake`)."""
+
+from __future__ import annotations
+
+from normbench.sweep.bake import QUEUE
+from normbench.sweep.bake import bake as bake_queue
+
+
+def bake(
+    queue: str = QUEUE,
+    budget: float | None = None,
+    gpus: str | None = None,
+    workers: int | None = None,
+    nice: int = 10,
+    runs_dir: str = "runs",
+    results_dir: str = "results",
+    force: bool = False,
+    dry_run: bool = False,
+) -> None:
+    """Train the queued runs the published boards want, in priority order, within a time budget; add them to the run
+    archive (finished, or unfinished with their checkpoints) and rebuild the boards whose runs changed.
+
+    Args:
+        queue: the queue file (``results/bake.yaml``: a list of board, task, preset, variants, seeds).
+        budget: minutes of training (default: until the queue is done); every run started is checkpointed at the end.
+        gpus: comma-separated GPU ids; ``workers`` runs per GPU (default 4 per GPU).
+        workers: concurrent runs (default: one per CPU core, 4 per GPU with ``gpus``).
+        nice: CPU priority increment of the bake and its runs (default 10: trains in the background; 0: normal).
+        runs_dir: where the runs train.
+        results_dir: the results root: the run archive (``archive/``) and the boards.
+        force: archive runs trained from uncommitted code (the boards then say so).
+        dry_run: print where each queued run stands; train nothing.
+    """
+    bake_queue(queue, budget, gpus, workers, nice, runs_dir, results_dir, force, dry_run)

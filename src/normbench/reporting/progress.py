@@ -1,0 +1,98 @@
+"""Runs in progress on a board: an unfinished run is a row ("step k of N"), never a value.
+
+A long protocol (the paper's 14,000 steps at batch 6000) finishes across machines: a bake trains what its budget
+allows and leaves each unfinished run's checkpoint in the run archive. The board names each such run with the
+steps it has done, the steps its protocol plans, and the platforms that trained it; its values and verdicts use the
+finished runs only.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+from normbench.archive.store import Archive, platform_slug, steps_done
+from normbench.training.records import FINISHED, read_record
+
+
+class PlannedRun(Protocol):
+    variant: str
+    seed: int
+    record_path: Path | None
+    config_hash: str | None
+    config: dict[str, Any]
+
+
+def planned_steps(config: dict[str, Any]) -> int | None:
+    """The optimizer steps a run's config plans: ``trainer.max_steps``, else ``max_epochs`` times the steps of an
+    epoch where the data config says them (sequences x (1 - test fraction) / batch size); ``None`` when unknown."""
+    trainer = config.get("trainer") or {}
+    if int(trainer.get("max_steps") or -1) > 0:
+        return int(trainer["max_steps"])
+    data = (config.get("data") or {}).get("init_args") or {}
+    epochs = int(trainer.get("max_epochs") or -1)
+    if epochs > 0 and data.get("num_sequences") and data.get("batch_size"):
+        train = int(data["num_sequences"]) - round(int(data["num_sequences"]) * float(data.get("test_fraction") or 0))
+        return epochs * math.ceil(train / int(data["batch_size"]))
+    return None
+
+
+def in_progress(
+    task: str, runs: Sequence[PlannedRun], archive: Archive | None, finished: set[tuple[str, int]]
+) -> list[dict[str, Any]]:
+    """One row per planned run that is not finished but has trained steps (locally or in the archive): the
+    further of the two. Runs in ``finished`` (variant, seed) are left out."""
+    rows = []
+    for run in runs:
+        if (run.variant, run.seed) in finished:
+            continue
+        candidates = []
+        if run.record_path is not None and Path(run.record_path).is_file():
+            try:
+                candidates.append(read_record(run.record_path))
+            except ValueError:
+                pass  # a broken local record: the archive's, if any, is shown
+        rep = archive.in_progress(task, run.config_hash, run.seed) if archive and run.config_hash else None
+        if rep is not None:
+            candidates.append(rep.record())
+        candidates = [r for r in candidates if r.get("status") not in FINISHED and steps_done(r) > 0]
+        if not candidates:
+            continue
+        record = max(candidates, key=steps_done)
+        segments = record.get("segments") or [{"platform": platform_slug(record.get("provenance") or {})}]
+        rows.append(
+            {
+                "variant": run.variant,
+                "seed": run.seed,
+                "config_hash": run.config_hash,
+                "status": record.get("status"),
+                "step": steps_done(record),
+                "of": planned_steps(run.config),
+                "platforms": list(dict.fromkeys(s["platform"] for s in segments)),
+                "checkpoint_archived": rep is not None and rep.checkpoint.is_file(),
+            }
+        )
+    return rows
+
+
+def render_progress(rows: list[dict[str, Any]] | None) -> list[str]:
+    """The Markdown table of runs in progress (nothing when there are none)."""
+    if not rows:
+        return []
+    lines = [
+        "## Runs in progress",
+        "",
+        "These runs have not finished their protocol; no value or verdict below uses them. "
+        "`normbench bake` continues each from its checkpoint in the run archive, on any machine.",
+        "",
+        "| variant | seed | progress | trained on | checkpoint |",
+        "|---|---|---|---|---|",
+    ]
+    for r in rows:
+        of = f" of {r['of']:,}" if r.get("of") else ""
+        where = ", then ".join(f"`{p}`" for p in r["platforms"])
+        ckpt = "archived" if r.get("checkpoint_archived") else "local only"
+        lines.append(f"| `{r['variant']}` | {r['seed']} | step {r['step']:,}{of} | {where} | {ckpt} |")
+    return [*lines, ""]

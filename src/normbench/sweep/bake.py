@@ -1,0 +1,332 @@
+"""Bakes: work through a queue of wanted runs under a time budget, on whatever machine this is.
+
+The queue (``results/bake.yaml``) lists, in priority order, the runs the published boards want: a board
+(``results/<board>/``), its task, preset, variants and seeds. :func:`bake` skips what the run archive already holds
+finished, continues unfinished runs from their archived checkpoints, trains the rest in order, and at the deadline
+stops every run it started: each saves its checkpoint (:mod:`normbench.training.deadline`) and goes into the archive
+unfinished, so the next bake, on this machine or another, continues it. Finished runs go into the archive as
+replicates of this platform. Then the boards whose runs changed are rebuilt from the archive (an unfinished run is a
+row, "step k of N"). A bake runs at low CPU priority by default (``nice``), so it can train in the background.
+
+Each run is its own ``normbench sweep`` subprocess of one run, with its own share of the CPU cores (its affinity), or
+of the GPUs; a new run starts only while at least ``MIN_SLOT_S`` seconds of the budget are left.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from normbench.archive.store import Archive, checkpoint_step, steps_done
+from normbench.reporting.progress import planned_steps
+from normbench.sweep.archiving import archive_runs
+from normbench.sweep.backends import available_cpus
+from normbench.sweep.options import SweepOptions
+from normbench.sweep.plan import Run, parse_seeds, plan_runs
+from normbench.training.deadline import STOP_AT
+from normbench.training.records import FINISHED, read_record
+
+QUEUE = "results/bake.yaml"
+MIN_SLOT_S = 60.0  # a run is started only with this much of the budget left (loading data, a few steps, a checkpoint)
+REBUILD_RESERVE_S = 60.0  # of the budget, kept for stopping the runs, archiving them and rebuilding the boards
+ITEM_KEYS = ("board", "task", "preset", "variants", "seeds")
+
+
+@dataclass(frozen=True)
+class QueueItem:
+    """Runs wanted by one board: ``variants`` x ``seeds`` of ``task`` at ``preset``, shown on ``results/<board>/``."""
+
+    board: str
+    task: str
+    preset: str
+    variants: tuple[str, ...]
+    seeds: tuple[int, ...]
+
+    @property
+    def folder(self) -> str | None:
+        """The board's subfolder of ``results/<task>/`` (``None``: the task's own board)."""
+        rest = self.board.split("/", 1)
+        return rest[1] if len(rest) == 2 else None
+
+
+@dataclass
+class BakeReport:
+    """What a bake did and what is left."""
+
+    finished_before: int = 0
+    finished_now: int = 0
+    in_progress: list[tuple[str, int, int, int | None]] = field(default_factory=list)  # variant, seed, step, of
+    not_started: int = 0
+    archived: Counter = field(default_factory=Counter)
+    boards: list[str] = field(default_factory=list)
+
+    def line(self) -> str:
+        """The one line a bake ends with."""
+        total = self.finished_before + self.finished_now + len(self.in_progress) + self.not_started
+        parts = [f"{self.finished_before + self.finished_now} of {total} queued runs finished ({self.finished_now} now)"]
+        if self.in_progress:
+            shown = ", ".join(
+                f"{v} seed {s} step {k:,}" + (f" of {n:,}" if n else "") for v, s, k, n in self.in_progress[:4]
+            )
+            more = f" and {len(self.in_progress) - 4} more" if len(self.in_progress) > 4 else ""
+            parts.append(f"{len(self.in_progress)} in progress ({shown}{more})")
+        if self.not_started:
+            parts.append(f"{self.not_started} not started")
+        left = self.not_started + len(self.in_progress)
+        tail = "; `normbench bake` continues them" if left else "; the queue is done"
+        return "normbench: bake: " + ", ".join(parts) + tail
+
+
+def load_queue(path: str | Path) -> list[QueueItem]:
+    """The queue file's items in order; a one-line error naming the file, the item and the field."""
+    path = Path(path)
+    try:
+        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ValueError(f"queue: {path} cannot be read ({exc.strerror or exc})") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 1}" if mark is not None else ""
+        raise ValueError(f"queue: {path}{where} is not valid YAML") from None
+    items = (doc or {}).get("queue") if isinstance(doc, dict) else None
+    if not isinstance(items, list) or not items:
+        raise ValueError(f"queue: {path} needs a non-empty list `queue:` of items ({', '.join(ITEM_KEYS)})")
+    out = []
+    for i, item in enumerate(items):
+        where = f"queue: {path} item {i + 1}"
+        if not isinstance(item, dict):
+            raise ValueError(f"{where} must be a mapping with {', '.join(ITEM_KEYS)}")
+        unknown = sorted(set(item) - set(ITEM_KEYS))
+        if unknown:
+            raise ValueError(f"{where}: unknown field {unknown[0]!r}; allowed: {', '.join(ITEM_KEYS)}")
+        missing = [k for k in ITEM_KEYS if item.get(k) in (None, "", [])]
+        if missing:
+            raise ValueError(f"{where}: field {missing[0]!r} is required")
+        board, task = str(item["board"]), str(item["task"])
+        if not re.fullmatch(r"[A-Za-z0-9_.+=-]+(/[A-Za-z0-9_.+=-]+)?", board) or board.split("/")[0] != task:
+            raise ValueError(f"{where}: board {board!r} must be <task> or <task>/<name> of task {task!r}")
+        variants = item["variants"]
+        if isinstance(variants, str):
+            variants = [v for v in variants.split(",") if v]
+        if not isinstance(variants, list) or not all(isinstance(v, str) for v in variants):
+            raise ValueError(f"{where}: variants must be a list of variant names")
+        try:
+            seeds = tuple(parse_seeds(str(item["seeds"])))
+        except ValueError as exc:
+            raise ValueError(f"{where}: seeds {item['seeds']!r}: {exc}") from None
+        out.append(QueueItem(board, task, str(item["preset"]), tuple(variants), seeds))
+    return out
+
+
+@dataclass
+class Slot:
+    """One run of the queue, where it stands."""
+
+    item: QueueItem
+    run: Run
+    state: str  # finished | in progress | not started
+    step: int = 0
+
+
+def survey(items: list[QueueItem], archive: Archive, runs_dir: str, restore: bool = True) -> list[Slot]:
+    """Every queued run in priority order (items in order; in each, seed by seed across the variants), with
+    unfinished archived runs restored into ``runs_dir`` where they are further than the local ones."""
+    slots: list[Slot] = []
+    seen: set[tuple[str, str, int]] = set()
+    for item in items:
+        seeds = ",".join(map(str, item.seeds))
+        _, runs = plan_runs(item.task, item.preset, seeds, list(item.variants), None, runs_dir)
+        order = {v: i for i, v in enumerate(item.variants)}
+        for run in sorted(runs, key=lambda r: (r.seed, order.get(r.variant, len(order)))):
+            key = (item.task, str(run.config_hash), run.seed)
+            if key in seen:
+                continue
+            seen.add(key)
+            slots.append(stand(item, run, archive, restore))
+    return slots
+
+
+def local_steps(run: Run, record: dict[str, Any]) -> int:
+    """The steps a local unfinished run continues from: its checkpoint's (0 without one)."""
+    ckpt = Path(run.record_path).parent / "checkpoints" / "last.ckpt"
+    return checkpoint_step(ckpt) if ckpt.is_file() else 0
+
+
+def stand(item: QueueItem, run: Run, archive: Archive, restore: bool = True) -> Slot:
+    """Where one queued run stands; an archived unfinished replicate further than the local run is restored
+    (``restore``)."""
+    if archive.canonical(item.task, str(run.config_hash), run.seed) is not None:
+        return Slot(item, run, "finished")
+    local = read_record(run.record_path) if run.record_path and Path(run.record_path).is_file() else None
+    if local is not None and local.get("status") in FINISHED:
+        return Slot(item, run, "finished")
+    step = local_steps(run, local) if local is not None else 0
+    rep = archive.in_progress(item.task, str(run.config_hash), run.seed)
+    if rep is not None and steps_done(rep.record()) > step:
+        step = steps_done(rep.record())
+        if restore:
+            archive.restore(rep, Path(run.record_path).parent)
+    return Slot(item, run, "in progress" if step else "not started", step)
+
+
+def run_command(slot: Slot, runs_dir: str, results_dir: str, gpus: str | None) -> list[str]:
+    """The ``normbench sweep`` of one queued run: no board, no archiving (the bake does both)."""
+    command = [sys.executable, "-m", "normbench", "sweep", "--config", slot.item.task, "--preset", slot.item.preset]
+    command += ["--variants", slot.run.variant, "--seeds", str(slot.run.seed), "--runs_dir", runs_dir]
+    command += ["--results_dir", results_dir, "--leaderboard", "false", "--archive", "false", "--progress", "false"]
+    return command + (["--gpus", gpus] if gpus else [])
+
+
+def cpu_shares(workers: int) -> list[set[int]]:
+    """The CPU cores of this process split into ``workers`` disjoint shares (one per concurrent run)."""
+    try:
+        cores = sorted(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - macOS, Windows: no affinity
+        return [set() for _ in range(workers)]
+    cores = cores[: max(available_cpus(), 1)]
+    workers = max(1, min(workers, len(cores)))
+    return [set(cores[i::workers]) for i in range(workers)]
+
+
+def launch(command: list[str], cores: set[int], deadline: float | None, log: Path) -> subprocess.Popen:
+    """Start one run's subprocess on ``cores``, with the deadline in its environment."""
+    env = {**os.environ, "OMP_NUM_THREADS": str(max(1, len(cores)))}
+    if deadline is not None:
+        env[STOP_AT] = f"{deadline:.3f}"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    out = log.open("a", encoding="utf-8")
+
+    def pin() -> None:  # pragma: no cover - runs in the child
+        if cores and hasattr(os, "sched_setaffinity"):
+            os.sched_setaffinity(0, cores)
+
+    return subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT, preexec_fn=pin)
+
+
+def bake(
+    queue: str = QUEUE,
+    budget: float | None = None,
+    gpus: str | None = None,
+    workers: int | None = None,
+    nice: int = 10,
+    runs_dir: str = "runs",
+    results_dir: str = "results",
+    force: bool = False,
+    dry_run: bool = False,
+) -> BakeReport:
+    """Train the queue's runs in priority order within ``budget`` minutes (``None``: until the queue is done).
+
+    Args:
+        queue: the queue file (YAML: ``queue:`` a list of ``board``, ``task``, ``preset``, ``variants``, ``seeds``).
+        budget: minutes of wall-clock time for training; at the end every started run is checkpointed, archived
+            unfinished, and the boards are rebuilt.
+        gpus: comma-separated GPU ids: the runs train there, ``workers`` per GPU (default 4 per GPU).
+        workers: concurrent runs (default: one per CPU core, or 4 per GPU with ``gpus``).
+        nice: CPU priority increment of the bake and its runs (0: normal priority).
+        runs_dir: where runs train (their logs, checkpoints and records).
+        results_dir: the results root: the run archive (``archive/``) and the boards.
+        force: archive runs trained from uncommitted code.
+        dry_run: print where each queued run stands and what would train; train nothing.
+    """
+    if budget is not None and budget <= 0:
+        raise ValueError(f"budget: {budget} must be a positive number of minutes")
+    if nice < 0:
+        raise ValueError(f"nice: {nice} must be >= 0 (a bake never raises its priority)")
+    start = time.time()
+    items = load_queue(queue)
+    archive = Archive(results_dir)
+    slots = survey(items, archive, runs_dir, restore=not dry_run)
+    report = BakeReport(finished_before=sum(s.state == "finished" for s in slots))
+    todo = [s for s in slots if s.state != "finished"]
+    # stable: the runs nearest their end first (what is started finishes first), then the queue's order
+    todo.sort(key=lambda s: (s.state != "in progress", -s.step))
+    gpu_ids = [g for g in (gpus or "").replace(" ", "").split(",") if g]
+    workers = workers or (4 * len(gpu_ids) if gpu_ids else available_cpus())
+    if dry_run:
+        for s in slots:
+            step = f" (step {s.step:,})" if s.state == "in progress" else ""
+            print(f"  {s.item.board}\t{s.run.variant}\tseed {s.run.seed}\t{s.state}{step}")
+        print(f"normbench: dry run: {len(todo)} runs to train, {workers} at a time; nothing trained")
+        return report
+    if nice:
+        os.nice(nice)
+    # the budget covers the end too: each run's last checkpoint, the archive and the boards' rebuild
+    deadline = start + budget * 60 - min(REBUILD_RESERVE_S, 0.2 * budget * 60) if budget is not None else None
+    shares = cpu_shares(workers)
+    running: dict[int, tuple[subprocess.Popen, Slot]] = {}
+    queue_left = list(todo)
+    changed: set[str] = set()
+    while queue_left or running:
+        free = [i for i in range(len(shares)) if i not in running]
+        time_left = None if deadline is None else deadline - time.time()
+        while free and queue_left and (time_left is None or time_left > MIN_SLOT_S):
+            i, slot = free.pop(0), queue_left.pop(0)
+            log = Path(slot.run.record_path).parent / "bake.log"
+            gpu = gpu_ids[i % len(gpu_ids)] if gpu_ids else None
+            running[i] = (launch(run_command(slot, runs_dir, results_dir, gpu), shares[i], deadline, log), slot)
+        if not running:
+            break
+        time.sleep(1.0)
+        for i, (proc, slot) in list(running.items()):
+            if proc.poll() is None:
+                continue
+            del running[i]
+            outcome = archive_runs(archive, [slot.run], force=force, checkpoint=True, quiet=True)
+            report.archived.update(outcome)
+            if outcome.get("added") or outcome.get("continued"):
+                changed.add(slot.item.board)
+    for slot in todo:
+        record = read_record(slot.run.record_path) if Path(slot.run.record_path).is_file() else None
+        if record is not None and record.get("status") in FINISHED:
+            report.finished_now += 1
+        elif record is not None and (step := local_steps(slot.run, record)) > 0:
+            report.in_progress.append((slot.run.variant, slot.run.seed, step, planned_steps(slot.run.config)))
+        else:
+            report.not_started += 1
+    for item in boards_of(items, changed):
+        rebuild(item, items, runs_dir, results_dir)
+        report.boards.append(item.board)
+    if report.archived:
+        said = ", ".join(f"{n} {what}" for what, n in sorted(report.archived.items()))
+        print(f"normbench: run archive {archive.root}: {said}")
+    print(report.line())
+    return report
+
+
+def boards_of(items: list[QueueItem], changed: set[str]) -> list[QueueItem]:
+    """One item per changed board (the first that names it)."""
+    out, seen = [], set()
+    for item in items:
+        if item.board in changed and item.board not in seen:
+            seen.add(item.board)
+            out.append(item)
+    return out
+
+
+def rebuild(item: QueueItem, items: list[QueueItem], runs_dir: str, results_dir: str) -> Any:
+    """Rebuild one board from the archive and the local runs: every variant and seed the queue names for it."""
+    from normbench.sweep.run import run_sweep  # the sweep layer's writer; imported here, where it is needed
+
+    same = [i for i in items if i.board == item.board]
+    variants = list(dict.fromkeys(v for i in same for v in i.variants))
+    seeds = sorted({s for i in same for s in i.seeds})
+    options = SweepOptions(
+        config=item.task,
+        preset=item.preset,
+        seeds=",".join(map(str, seeds)),
+        variants=",".join(variants),
+        runs_dir=runs_dir,
+        results_dir=results_dir,
+        name=item.folder,
+        progress=False,
+    )
+    return run_sweep(options, train=False)
