@@ -39,6 +39,7 @@ QUEUE = "results/bake.yaml"
 MIN_SLOT_S = 60.0  # a run is started only with this much of the budget left (loading data, a few steps, a checkpoint)
 REBUILD_RESERVE_S = 60.0  # of the budget, kept for stopping the runs, archiving them and rebuilding the boards
 ITEM_KEYS = ("board", "task", "preset", "variants", "seeds")
+OPTIONAL_KEYS = ("config",)  # a config file of the task's (default: its shipped config)
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,12 @@ class QueueItem:
     preset: str
     variants: tuple[str, ...]
     seeds: tuple[int, ...]
+    config: str | None = None
+
+    @property
+    def config_arg(self) -> str:
+        """What ``--config`` names: the item's config file, else the task."""
+        return self.config or self.task
 
     @property
     def folder(self) -> str | None:
@@ -72,7 +79,9 @@ class BakeReport:
     def line(self) -> str:
         """The one line a bake ends with."""
         total = self.finished_before + self.finished_now + len(self.in_progress) + self.not_started
-        parts = [f"{self.finished_before + self.finished_now} of {total} queued runs finished ({self.finished_now} now)"]
+        parts = [
+            f"{self.finished_before + self.finished_now} of {total} queued runs finished ({self.finished_now} now)"
+        ]
         if self.in_progress:
             shown = ", ".join(
                 f"{v} seed {s} step {k:,}" + (f" of {n:,}" if n else "") for v, s, k, n in self.in_progress[:4]
@@ -105,9 +114,9 @@ def load_queue(path: str | Path) -> list[QueueItem]:
         where = f"queue: {path} item {i + 1}"
         if not isinstance(item, dict):
             raise ValueError(f"{where} must be a mapping with {', '.join(ITEM_KEYS)}")
-        unknown = sorted(set(item) - set(ITEM_KEYS))
+        unknown = sorted(set(item) - set(ITEM_KEYS) - set(OPTIONAL_KEYS))
         if unknown:
-            raise ValueError(f"{where}: unknown field {unknown[0]!r}; allowed: {', '.join(ITEM_KEYS)}")
+            raise ValueError(f"{where}: unknown field {unknown[0]!r}; allowed: {', '.join(ITEM_KEYS + OPTIONAL_KEYS)}")
         missing = [k for k in ITEM_KEYS if item.get(k) in (None, "", [])]
         if missing:
             raise ValueError(f"{where}: field {missing[0]!r} is required")
@@ -123,7 +132,12 @@ def load_queue(path: str | Path) -> list[QueueItem]:
             seeds = tuple(parse_seeds(str(item["seeds"])))
         except ValueError as exc:
             raise ValueError(f"{where}: seeds {item['seeds']!r}: {exc}") from None
-        out.append(QueueItem(board, task, str(item["preset"]), tuple(variants), seeds))
+        config = item.get("config")
+        if config is not None and not (path.parent / str(config)).is_file() and not Path(str(config)).is_file():
+            raise ValueError(f"{where}: config {config!r} is not a file")
+        if config is not None and not Path(str(config)).is_file():
+            config = str(path.parent / str(config))  # relative to the queue file
+        out.append(QueueItem(board, task, str(item["preset"]), tuple(variants), seeds, config))
     return out
 
 
@@ -144,7 +158,15 @@ def survey(items: list[QueueItem], archive: Archive, runs_dir: str, restore: boo
     seen: set[tuple[str, str, int]] = set()
     for item in items:
         seeds = ",".join(map(str, item.seeds))
-        _, runs = plan_runs(item.task, item.preset, seeds, list(item.variants), None, runs_dir)
+        _, runs = plan_runs(
+            None if item.config else item.task,
+            item.preset,
+            seeds,
+            list(item.variants),
+            None,
+            runs_dir,
+            config_path=item.config,
+        )
         order = {v: i for i, v in enumerate(item.variants)}
         for run in sorted(runs, key=lambda r: (r.seed, order.get(r.variant, len(order)))):
             key = (item.task, str(run.config_hash), run.seed)
@@ -180,7 +202,8 @@ def stand(item: QueueItem, run: Run, archive: Archive, restore: bool = True) -> 
 
 def run_command(slot: Slot, runs_dir: str, results_dir: str, gpus: str | None) -> list[str]:
     """The ``normbench sweep`` of one queued run: no board, no archiving (the bake does both)."""
-    command = [sys.executable, "-m", "normbench", "sweep", "--config", slot.item.task, "--preset", slot.item.preset]
+    command = [sys.executable, "-m", "normbench", "sweep", "--config", slot.item.config_arg]
+    command += ["--preset", slot.item.preset]
     command += ["--variants", slot.run.variant, "--seeds", str(slot.run.seed), "--runs_dir", runs_dir]
     command += ["--results_dir", results_dir, "--leaderboard", "false", "--archive", "false", "--progress", "false"]
     return command + (["--gpus", gpus] if gpus else [])
@@ -320,7 +343,7 @@ def rebuild(item: QueueItem, items: list[QueueItem], runs_dir: str, results_dir:
     variants = list(dict.fromkeys(v for i in same for v in i.variants))
     seeds = sorted({s for i in same for s in i.seeds})
     options = SweepOptions(
-        config=item.task,
+        config=item.config_arg,
         preset=item.preset,
         seeds=",".join(map(str, seeds)),
         variants=",".join(variants),

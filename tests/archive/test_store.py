@@ -1,0 +1,108 @@
+"""The run archive: replicates per platform, append-only, a canonical replicate, unfinished runs continued."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from normbench.archive.store import Archive, ArchiveError, platform_slug, steps_done
+from normbench.training.records import read_record
+
+CPU = {"cpu": "AMD EPYC", "cpu_capability": "AVX2", "threads": 1, "gpu": None}
+INTEL = {"cpu": "Intel(R) Xeon(R) Processor", "cpu_capability": "AVX512", "threads": 1, "gpu": None}
+GPU = {"cpu": "Intel(R) Xeon(R) Processor", "cpu_capability": "AVX512", "threads": 4, "gpu": "NVIDIA H200"}
+
+
+def run_dir(tmp_path: Path, name: str, platform: dict, loss: float = 0.5, status: str = "done", step: int = 10) -> Path:
+    """A run directory holding a minimal record of run (majority, abc123, seed 0)."""
+    folder = tmp_path / name
+    folder.mkdir(parents=True)
+    record = {
+        "task": "majority",
+        "variant": "pre/both",
+        "seed": 0,
+        "config_hash": "abc123",
+        "status": status,
+        "provenance": {"git_commit": "f" * 40, "dirty": False, "threads": platform["threads"], "platform": platform},
+        "series": {"train/loss_step": [[step, loss]]},
+    }
+    if status == "done":
+        record["final_step"] = step
+    (folder / "record.json").write_text(json.dumps(record))
+    return folder
+
+
+def test_platform_slugs_name_the_gpu_or_the_cpu_with_its_threads() -> None:
+    assert platform_slug({"platform": GPU}) == "gpu-nvidia-h200"
+    assert platform_slug({"platform": CPU}) == "cpu-amd-epyc-avx2-t1"
+    assert platform_slug({"platform": INTEL}) == "cpu-intel-r-xeon-r-processor-avx512-t1"
+
+
+def test_the_first_finished_replicate_is_canonical_and_another_platform_adds_one_beside_it(tmp_path: Path) -> None:
+    archive = Archive(tmp_path / "results")
+    first, outcome = archive.add(run_dir(tmp_path, "a", CPU, 0.5))
+    assert outcome == "added"
+    second, outcome = archive.add(run_dir(tmp_path, "b", INTEL, 0.51))
+    assert outcome == "added" and second.name != first.name
+    assert archive.canonical("majority", "abc123", 0) == first
+    assert [r.name for r in archive.replicates("majority", "abc123", 0)] == sorted([first.name, second.name])
+    # a maintainer may choose another canonical replicate
+    (archive.seed_dir("majority", "abc123", 0) / "canonical").write_text(second.name + "\n")
+    assert archive.canonical("majority", "abc123", 0) == second
+
+
+def test_the_same_numbers_again_add_nothing_and_other_numbers_never_replace_a_replicate(tmp_path: Path) -> None:
+    archive = Archive(tmp_path / "results")
+    first, _ = archive.add(run_dir(tmp_path, "a", CPU, 0.5))
+    before = first.record_path.read_bytes()
+    assert archive.add(run_dir(tmp_path, "b", CPU, 0.5))[1] == "same"
+    kept, outcome = archive.add(run_dir(tmp_path, "c", CPU, 0.25))
+    assert outcome == "kept" and kept.name == f"{first.name}-2"
+    assert first.record_path.read_bytes() == before
+    assert archive.canonical("majority", "abc123", 0) == first
+
+
+def test_records_are_gzipped_deterministically_and_read_as_archived(tmp_path: Path) -> None:
+    one, _ = Archive(tmp_path / "r1").add(run_dir(tmp_path, "a", CPU))
+    two, _ = Archive(tmp_path / "r2").add(run_dir(tmp_path, "b", CPU))
+    assert one.record_path.read_bytes() == two.record_path.read_bytes()
+    assert json.loads(gzip.decompress(one.record_path.read_bytes()))["seed"] == 0
+    assert read_record(one.record_path)["archived"] is True
+
+
+def test_a_record_without_its_identity_is_refused_in_one_line(tmp_path: Path) -> None:
+    folder = run_dir(tmp_path, "a", CPU)
+    record = json.loads((folder / "record.json").read_text())
+    del record["config_hash"]
+    (folder / "record.json").write_text(json.dumps(record))
+    with pytest.raises(ArchiveError, match="lacks config_hash"):
+        Archive(tmp_path / "results").add(folder)
+
+
+def test_an_unfinished_run_continued_elsewhere_names_both_platforms(tmp_path: Path) -> None:
+    import torch
+
+    archive = Archive(tmp_path / "results")
+    started = run_dir(tmp_path, "gpu", GPU, status="interrupted", step=120)
+    (started / "checkpoints").mkdir()
+    torch.save({"global_step": 100}, started / "checkpoints" / "last.ckpt")
+    rep, outcome = archive.add(started, checkpoint=True)
+    assert outcome == "added" and rep.checkpoint.is_file()
+    assert steps_done(rep.record()) == 100  # where it continues from: its checkpoint, not its last logged point
+    assert archive.in_progress("majority", "abc123", 0) == rep and archive.canonical("majority", "abc123", 0) is None
+    here = tmp_path / "here"
+    archive.restore(rep, here)
+    assert (here / "checkpoints" / "last.ckpt").is_file()
+    # the run finishes on a CPU: its record replaces the unfinished one, naming both platforms
+    record = json.loads((here / "record.json").read_text())
+    record.update(status="done", final_step=200, provenance={**record["provenance"], "threads": 1, "platform": CPU})
+    record.pop("checkpoint_step")
+    (here / "record.json").write_text(json.dumps(record))
+    done, outcome = archive.add(here, checkpoint=True)
+    assert outcome == "continued" and done.name == rep.name
+    assert [s["platform"] for s in done.record()["segments"]] == ["gpu-nvidia-h200", "cpu-amd-epyc-avx2-t1"]
+    assert not done.checkpoint.is_file()  # finished: no checkpoint kept
+    assert archive.canonical("majority", "abc123", 0) == done

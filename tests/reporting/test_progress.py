@@ -1,0 +1,33 @@
+"""Runs in progress on a board: the steps planned by a protocol, and the rows."""
+
+from __future__ import annotations
+
+from normbench.reporting.progress import planned_steps, render_progress
+
+
+def test_planned_steps_of_the_paper_protocol_and_of_a_step_budget() -> None:
+    paper = {
+        "trainer": {"max_steps": -1, "max_epochs": 1000},
+        "data": {"init_args": {"num_sequences": 100000, "test_fraction": 0.2, "batch_size": 6000}},
+    }
+    assert planned_steps(paper) == 14000  # 1000 epochs of ceil(80,000 / 6000) = 14 steps
+    assert planned_steps({"trainer": {"max_steps": 5000}}) == 5000
+    assert planned_steps({"trainer": {"max_epochs": 3}, "data": {"init_args": {}}}) is None
+
+
+def test_a_run_in_progress_is_a_row_with_its_step_and_platforms() -> None:
+    rows = [
+        {
+            "variant": "pre/both",
+            "seed": 0,
+            "step": 8500,
+            "of": 14000,
+            "platforms": ["gpu-nvidia-h200", "cpu-amd-epyc-avx2-t1"],
+            "checkpoint_archived": True,
+        }
+    ]
+    text = "\n".join(render_progress(rows))
+    assert (
+        "| `pre/both` | 0 | step 8,500 of 14,000 | `gpu-nvidia-h200`, then `cpu-amd-epyc-avx2-t1` | archived |" in text
+    )
+    assert render_progress([]) == []

@@ -1,0 +1,100 @@
+"""Bakes: the queue file, a budget, runs stopped at the deadline with their checkpoint, the archive and the board."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from normbench.archive.store import Archive
+from normbench.sweep.bake import bake, load_queue
+from normbench.training.deadline import STOP_AT
+from normbench.training.records import read_record
+from tests.tiny_runs import sweep_args, tiny_config
+
+
+def queue_file(folder: Path, config: Path, seeds: str = "0-1", board: str = "majority/tiny") -> Path:
+    path = folder / "bake.yaml"
+    path.write_text(
+        f"queue:\n  - board: {board}\n    task: majority\n    config: {config}\n    preset: quick\n"
+        f"    variants: [pre/both]\n    seeds: {seeds}\n"
+    )
+    return path
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("queue: []\n", "needs a non-empty list"),
+        ("queue:\n  - {board: majority, task: majority, preset: quick, variants: [pre/both]}\n", "field 'seeds'"),
+        ("queue:\n  - {board: lm/x, task: majority, preset: q, variants: [a], seeds: 0}\n", "board 'lm/x'"),
+        ("queue:\n  - {board: majority, task: majority, preset: q, variants: [a], seeds: 0, gpu: 1}\n", "'gpu'"),
+        ("queue:\n  - {board: majority, task: majority, preset: q, variants: [a], seeds: x}\n", "seeds 'x'"),
+        ("queue: [\n", "line 2 is not valid YAML"),
+    ],
+)
+def test_a_bad_queue_is_one_line_naming_the_item_and_field(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "bake.yaml"
+    path.write_text(text)
+    with pytest.raises(ValueError, match=message) as info:
+        load_queue(path)
+    assert "\n" not in str(info.value) and str(path) in str(info.value)
+
+
+def test_the_shipped_queue_is_the_paper_protocol() -> None:
+    items = load_queue(Path(__file__).parents[2] / "results" / "bake.yaml")
+    assert {i.board for i in items} == {"majority/paper"}
+    assert [i.seeds for i in items] == [(0, 1, 2), tuple(range(3, 10))]
+
+
+def test_a_bake_trains_the_queue_into_the_archive_and_builds_the_board_once(tmp_path: Path, capsys) -> None:
+    config = tiny_config(tmp_path)
+    queue = queue_file(tmp_path, config)
+    runs, results = str(tmp_path / "runs"), str(tmp_path / "results")
+    report = bake(str(queue), workers=1, nice=0, runs_dir=runs, results_dir=results, force=True)
+    assert (report.finished_now, report.not_started, report.in_progress) == (2, 0, [])
+    archive = Archive(results)
+    reps = list(archive.runs("majority"))
+    assert len(reps) == 2 and all(r.finished for r in reps)
+    board = json.loads((Path(results) / "majority" / "tiny" / "leaderboard.json").read_text())
+    assert board["variants"][0]["seeds"] == [0, 1]
+    assert "2 of 2 queued runs finished (2 now); the queue is done" in capsys.readouterr().out
+    # again: nothing trains, the board is not rewritten
+    stamp = (Path(results) / "majority" / "tiny" / "leaderboard.json").stat().st_mtime_ns
+    report = bake(str(queue), workers=1, nice=0, runs_dir=str(tmp_path / "elsewhere"), results_dir=results, force=True)
+    assert (report.finished_before, report.finished_now) == (2, 0)
+    assert (Path(results) / "majority" / "tiny" / "leaderboard.json").stat().st_mtime_ns == stamp
+    assert not (tmp_path / "elsewhere").exists() or not any((tmp_path / "elsewhere").rglob("record.json"))
+
+
+def test_a_budget_too_small_for_a_run_starts_none(tmp_path: Path, capsys) -> None:
+    queue = queue_file(tmp_path, tiny_config(tmp_path))
+    report = bake(str(queue), budget=0.01, workers=1, nice=0, runs_dir=str(tmp_path / "runs"),
+                  results_dir=str(tmp_path / "results"), force=True)  # fmt: skip
+    assert (report.finished_now, report.not_started) == (0, 2)
+    assert "2 not started; `normbench bake` continues them" in capsys.readouterr().out
+
+
+def test_a_run_stopped_at_its_deadline_resumes_to_the_same_numbers(tmp_path: Path, monkeypatch) -> None:
+    """NORMBENCH_STOP_AT in the past: the run checkpoints after its first step and stops as interrupted; run again
+    without it, it finishes with the series of a run never stopped."""
+    from normbench.cli import main
+
+    config = tiny_config(tmp_path)
+    monkeypatch.setenv(STOP_AT, "0")
+    with pytest.raises(SystemExit) as info:
+        main(sweep_args(config, tmp_path / "a"))
+    assert info.value.code == 130
+    (record_path,) = (tmp_path / "a" / "runs").rglob("record.json")
+    stopped = read_record(record_path)
+    assert stopped["status"] == "interrupted"
+    assert (record_path.parent / "checkpoints" / "last.ckpt").is_file()
+    monkeypatch.delenv(STOP_AT)
+    main(sweep_args(config, tmp_path / "a"))
+    main(sweep_args(config, tmp_path / "b"))
+    resumed = read_record(record_path)
+    (fresh_path,) = (tmp_path / "b" / "runs").rglob("record.json")
+    fresh = read_record(fresh_path)
+    assert resumed["status"] == fresh["status"] == "done"
+    assert resumed["series"] == fresh["series"]
