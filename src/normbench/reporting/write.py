@@ -10,7 +10,6 @@ finished runs and its settings, else nothing is written (``force`` replaces it).
 from __future__ import annotations
 
 import json
-
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,8 +19,8 @@ from normbench.archive.store import Archive
 from normbench.reporting import claims, publish, report_kinds
 from normbench.reporting import leaderboard as lb
 from normbench.reporting.plots import plot_series
-from normbench.reporting.tokens import TOKEN_REPORT, published_runs, report_runs, write_token_report
 from normbench.reporting.progress import in_progress
+from normbench.reporting.tokens import TOKEN_REPORT, published_runs, report_runs, write_token_report
 from normbench.training.records import FINISHED
 
 

@@ -22,9 +22,9 @@ import torch
 
 from normbench.archive.store import Archive
 from normbench.io import check_writable
-from normbench.sweep.archiving import archive_runs
 from normbench.reporting import publish
 from normbench.reporting.write import RunPlanner, load_finished, write_results
+from normbench.sweep.archiving import archive_runs
 from normbench.sweep.backends import Outcome, default_workers, execute
 from normbench.sweep.device_plan import StackPlan, plan_stacks, seed_step_bytes
 from normbench.sweep.options import SweepOptions
