@@ -451,6 +451,17 @@ def render_table(table: dict[str, Any]) -> list[str]:
     return lines + [""]
 
 
+def render_uncommitted(board: dict[str, Any]) -> list[str]:
+    """A warning line when some runs were trained from code that no commit holds (published with ``--force``)."""
+    if not board.get("uncommitted_code"):
+        return []
+    return [
+        "**Trained from uncommitted code: some runs of this board name a commit whose tree had changes, so no "
+        "commit retrains them exactly; their values are shown but not reproducible from the repository.**",
+        "",
+    ]
+
+
 def render_incomplete(board: dict[str, Any]) -> list[str]:
     """A warning line when some planned runs of the sweep have no finished record."""
     planned, finished = board.get("planned_runs"), board.get("finished_runs")
@@ -663,6 +674,7 @@ def render_markdown(board: dict[str, Any], plots: list[str]) -> str:
         f"torch {p['torch']}, lightning {p['lightning']}, {p['device']}, {p['threads']} threads; "
         f"training wall time summed over runs {p['wall_time_s']:.0f} s.",
         "",
+        *render_uncommitted(board),
         *render_incomplete(board),
         *render_progress(board.get("in_progress")),
         *render_protocol(board.get("protocol") or {}),

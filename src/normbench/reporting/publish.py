@@ -21,6 +21,7 @@ shape its writer gives it) is not replaced silently: the refusal names it, and `
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -181,6 +182,45 @@ def check_leaderboard(
         "this sweep plans" if planned else "this build has",
         superseded,
     )
+
+
+UNCOMMITTED = "trained from uncommitted code"
+
+
+def repository_root() -> Path | None:
+    """The root of the git checkout normbench runs from (``None`` when it is not one: an installed package)."""
+    here = Path(__file__).resolve().parent
+    try:
+        top = subprocess.run(
+            ["git", "rev-parse", "--show-toplevel"], cwd=here, capture_output=True, text=True, check=True
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return Path(top).resolve() if top else None
+
+
+def publishes(out: Path) -> bool:
+    """Whether a board written to ``out`` is published: inside the checkout's own ``results/``, which is committed."""
+    root = repository_root()
+    return root is not None and Path(out).resolve().is_relative_to(root / "results")
+
+
+def check_committed(out: Path, records: list[dict[str, Any]], force: bool = False) -> bool:
+    """May these runs be published at ``out``? A run trained from uncommitted code (a dirty tree, or one whose
+    state is unknown) names code that no commit holds: refused with one line unless ``force``, which publishes the
+    board marked as trained from uncommitted code. Returns whether the board must carry that mark."""
+    dirty = [r for r in records if (r.get("provenance") or {}).get("dirty") is not False]
+    if not dirty:
+        return False
+    if not publishes(out):
+        return True
+    if not force:
+        runs = describe_runs(sorted({(r["variant"], int(r["seed"])) for r in dirty}))
+        raise Refused(
+            f"results_dir: {len(dirty)} runs of {out} were {UNCOMMITTED} ({runs}); commit and train them again, "
+            f"or {FORCE} marked as {UNCOMMITTED}"
+        )
+    return True
 
 
 def check_report(

@@ -143,6 +143,8 @@ def write_results(
     board["sweep_key"] = sweep
     board["sweep"] = definition
     board["planned_runs"], board["finished_runs"] = len(runs), len(records)
+    if publish.check_committed(out, records, force):
+        board["uncommitted_code"] = True
     published = publish.read_board(out / "leaderboard.json", "--results_dir/--name")
     if published is not None and not force:
         if same_content(published, board):

@@ -33,7 +33,7 @@ from normbench.sweep.stacks import execute_vectorized
 from normbench.sweep.vectorized import can_stack
 from normbench.tasks import get_task, resolve_config
 from normbench.training.config import load_config
-from normbench.training.records import FINISHED, RESUMABLE, read_record
+from normbench.training.records import FINISHED, RESUMABLE, git_state, read_record
 from normbench.training.rundir import LAST_CHECKPOINT
 
 
@@ -228,6 +228,12 @@ def run_sweep(
         vectorize, workers = stack_plan.stack_size, stack_plan.workers
     if workers is None:  # follow the machine: one run per CPU core, or per GPU group
         workers = 1 if vectorize > 1 and not gpus else default_workers(gpus, gpus_per_run)
+    if train and leaderboard and shard is None and not dry_run and not force and publish.publishes(out):
+        if git_state().get("dirty") is not False:  # its runs could not be published: say so before training them
+            raise publish.Refused(
+                f"results_dir: this checkout has uncommitted changes, so runs trained now cannot be published in "
+                f"{out}; commit first, or {publish.FORCE} marked as {publish.UNCOMMITTED}"
+            )
     if train:  # before training: an output folder found unwritable at the end loses the compute
         check_writable(runs_dir, "runs_dir")
     if leaderboard and shard is None:
