@@ -29,6 +29,14 @@ import yaml
 from normbench.data.tokenizer import TOKENIZER_FILE
 from normbench.errors import short_key
 
+# The numerics version of the training code: bumped by any change that moves a number of a run whose
+# configuration is unchanged (an op order, an initialiser, the data order, a dtype, a reduction), so that such a
+# change gives every run a new identity instead of a second result under one config hash. Version 1 is implicit
+# (absent from the identity, so every hash published before the version existed stays as it is); from 2 on it is
+# part of every run's identity. tests/test_numerics.py retrains short runs of every task and compares them bit for
+# bit with the archived references of this platform class (results/archive/numerics/): a change of numbers fails
+# it unless the version is bumped and the references are written again.
+NUMERICS_VERSION = 1
 RECORD_NAME = "record.json"
 CHECKPOINT_DIR = "checkpoints"
 LAST_CHECKPOINT = Path(CHECKPOINT_DIR) / "last.ckpt"
@@ -95,6 +103,8 @@ def run_identity(config: dict[str, Any], arch: dict[str, Any] | None, world_size
     out["global_batch_size"] = (
         batch * world_size * accumulate if isinstance(batch, int) and isinstance(accumulate, int) else None
     )
+    if NUMERICS_VERSION > 1:
+        out["numerics"] = NUMERICS_VERSION
     return out
 
 

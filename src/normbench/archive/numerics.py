@@ -1,0 +1,53 @@
+"""Numerics references: short runs of every task as this platform class trains them, to catch a change of numbers.
+
+A change of the training code that moves a number under an unchanged configuration must bump
+:data:`normbench.training.rundir.NUMERICS_VERSION` (the run identity then changes with it). To catch one that does
+not, ``tests/test_numerics.py`` trains a few short runs ("probes") and compares their series bit for bit with the
+references kept here for the platform class it runs on (CPU model, vector width, threads and torch version: what
+decides the last bits). ``NORMBENCH_WRITE_NUMERICS=1`` writes this platform's references instead (once per platform
+class, and after each bump).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from normbench.archive.store import ARCHIVE, platform_slug
+from normbench.io import atomic_write_json
+
+NUMERICS = "numerics"
+WRITE_ENV = "NORMBENCH_WRITE_NUMERICS"
+
+
+def platform_class(provenance: dict[str, Any]) -> str:
+    """The platform and torch version of a run, as a file name: ``cpu-amd-epyc-avx2-t1-torch2.15.0``."""
+    return f"{platform_slug(provenance)}-torch{str(provenance.get('torch', 'unknown')).split('+')[0]}"
+
+
+def reference_path(results_dir: str | Path, provenance: dict[str, Any]) -> Path:
+    return Path(results_dir) / ARCHIVE / NUMERICS / f"{platform_class(provenance)}.json"
+
+
+def probe_series(record: dict[str, Any]) -> dict[str, list[list[float]]]:
+    """What a probe compares: every logged series but those of wall-clock time."""
+    return {k: v for k, v in sorted((record.get("series") or {}).items()) if "time" not in k and "per_s" not in k}
+
+
+def load_references(path: Path) -> dict[str, Any]:
+    """``{"numerics_version": N, "probes": {name: series}}`` (empty when there are none yet)."""
+    if not path.is_file():
+        return {}
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def save_reference(path: Path, version: int, probe: str, series: dict[str, Any], provenance: dict[str, Any]) -> None:
+    """Add (or replace, at a new version) one probe's series to this platform's references."""
+    doc = load_references(path)
+    if doc.get("numerics_version") != version:
+        doc = {"numerics_version": version, "platform": provenance.get("platform"), "probes": {}}
+    doc["torch"] = provenance.get("torch")
+    doc["probes"][probe] = series
+    doc["probes"] = dict(sorted(doc["probes"].items()))
+    atomic_write_json(path, doc)
