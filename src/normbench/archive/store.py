@@ -94,7 +94,7 @@ def platform_slug(provenance: dict[str, Any]) -> str:
     else:
         threads = plat.get("threads", provenance.get("threads"))
         name = f"cpu-{plat.get('cpu') or 'unknown'}-{plat.get('cpu_capability') or 'unknown'}-t{threads}"
-    return re.sub(r"[^a-z0-9.+-]+", "-", name.lower()).strip("-")
+    return re.sub(r"-{2,}", "-", re.sub(r"[^a-z0-9.+-]+", "-", name.lower())).strip("-")
 
 
 def steps_done(record: dict[str, Any]) -> int:

@@ -28,6 +28,7 @@ import yaml
 
 from normbench.archive.store import Archive, checkpoint_step, steps_done
 from normbench.reporting.progress import planned_steps
+from normbench.reporting.replicates import write_report
 from normbench.sweep.archiving import archive_runs
 from normbench.sweep.backends import available_cpus
 from normbench.sweep.options import SweepOptions
@@ -318,6 +319,8 @@ def bake(
     for item in boards_of(items, changed):
         rebuild(item, items, runs_dir, results_dir)
         report.boards.append(item.board)
+    if report.archived.get("added") or report.archived.get("continued"):
+        write_report(results_dir)
     if report.archived:
         said = ", ".join(f"{n} {what}" for what, n in sorted(report.archived.items()))
         print(f"normbench: run archive {archive.root}: {said}")

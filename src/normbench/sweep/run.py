@@ -23,6 +23,7 @@ import torch
 from normbench.archive.store import Archive
 from normbench.io import check_writable
 from normbench.reporting import publish
+from normbench.reporting.replicates import write_report
 from normbench.reporting.write import RunPlanner, load_finished, write_results
 from normbench.sweep.archiving import archive_runs
 from normbench.sweep.backends import Outcome, default_workers, execute
@@ -252,8 +253,8 @@ def run_sweep(
     else:
         outcome = execute(runs, workers=workers, progress=progress, gpus=gpus, gpus_per_run=gpus_per_run)
     archive = Archive(results_dir) if options.archive else None
-    if archive is not None and train and shard is None:
-        archive_runs(archive, runs, force=force)
+    if archive is not None and train and shard is None and archive_runs(archive, runs, force=force).get("added"):
+        write_report(results_dir)  # the drift between this machine's replicates and the published values
     written = None
     failed = (
         (f"runs: {len(outcome.failed)} of {len(runs)} failed; their records say why, and the same command retries them")

@@ -1,0 +1,73 @@
+"""results/reproducibility.md: the drift between archived replicates and the published per-seed values."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from normbench.archive.store import Archive
+from normbench.reporting.replicates import comparisons, render, summary, write_report
+
+RESULTS = Path(__file__).parents[2] / "results"
+
+
+def board(folder: Path, per_seed: list[float]) -> None:
+    folder.mkdir(parents=True)
+    doc = {
+        "task": "majority",
+        "metrics": {"final_train_loss": {"series": "train/loss_epoch", "at_step": "last"}},
+        "reproducibility": {"platforms": [{"cpu": "AMD EPYC", "cpu_capability": "AVX2", "threads": 1}]},
+        "variants": [
+            {
+                "name": "pre/both",
+                "config_hash": "abc123",
+                "seeds": [0, 1],
+                "metrics": {"final_train_loss": {"per_seed": per_seed, "std": 0.1}},
+            }
+        ],
+    }
+    (folder / "leaderboard.json").write_text(json.dumps(doc))
+
+
+def replicate(tmp_path: Path, results: Path, seed: int, loss: float) -> None:
+    run = tmp_path / f"run{seed}"
+    run.mkdir()
+    platform = {"cpu": "Intel(R) Xeon(R)", "cpu_capability": "AVX512", "threads": 1, "gpu": None}
+    record = {
+        "task": "majority",
+        "variant": "pre/both",
+        "seed": seed,
+        "config_hash": "abc123",
+        "status": "done",
+        "final_step": 10,
+        "provenance": {"dirty": False, "threads": 1, "platform": platform},
+        "series": {"train/loss_epoch": [[10, loss]]},
+    }
+    (run / "record.json").write_text(json.dumps(record))
+    Archive(results).add(run)
+
+
+def test_the_drift_of_each_metric_in_tolerances_and_seed_stds(tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    board(results / "majority", [0.5, 0.6])
+    replicate(tmp_path, results, 0, 0.5)
+    replicate(tmp_path, results, 1, 0.6 + 3e-6)
+    rows = comparisons(results)
+    assert [(r["seed"], r["replicate_platform"]) for r in rows] == [(0, "cpu-intel-r-xeon-r-avx512-t1")] * 1 + [
+        (1, "cpu-intel-r-xeon-r-avx512-t1")
+    ]
+    (row,) = summary(rows)
+    assert row["compared"] == 2 and row["bit_identical"] == 1
+    assert abs(row["max_drift"] - 3e-6) < 1e-12
+    assert abs(row["drift_in_tolerances"] - 3e-6 / (1e-5 * 0.6)) < 1e-6  # losses: 1e-5 relative
+    assert row["rule_holds"] is False  # 6e-6 allowed is not 3x a drift of 3e-6
+    assert "| `final_train_loss` | 2 | 1 |" in render(rows, [row])
+
+
+def test_the_committed_report_is_generated_from_the_archive(tmp_path: Path) -> None:
+    import shutil
+
+    shutil.copytree(RESULTS, tmp_path / "results")
+    write_report(tmp_path / "results")
+    for name in ("reproducibility.md", "reproducibility.json"):
+        assert (tmp_path / "results" / name).read_text() == (RESULTS / name).read_text(), name
