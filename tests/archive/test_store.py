@@ -106,3 +106,25 @@ def test_an_unfinished_run_continued_elsewhere_names_both_platforms(tmp_path: Pa
     assert [s["platform"] for s in done.record()["segments"]] == ["gpu-nvidia-h200", "cpu-amd-epyc-avx2-t1"]
     assert not done.checkpoint.is_file()  # finished: no checkpoint kept
     assert archive.canonical("majority", "abc123", 0) == done
+
+
+def test_a_run_published_before_the_archive_keeps_its_board_values_canonical(tmp_path: Path) -> None:
+    archive = Archive(tmp_path / "results")
+    (archive.root / "majority").mkdir(parents=True)
+    (archive.root / "majority" / "published.json").write_text(json.dumps({"runs": {"abc123": [0]}}))
+    rep, _ = archive.add(run_dir(tmp_path, "a", CPU))
+    assert archive.published_elsewhere("majority", "abc123", 0)
+    assert archive.canonical("majority", "abc123", 0) is None  # a replicate beside the published values
+    (archive.seed_dir("majority", "abc123", 0) / "canonical").write_text(rep.name)
+    assert archive.canonical("majority", "abc123", 0) == rep  # unless a maintainer names it
+
+
+def test_every_published_run_is_listed_or_archived() -> None:
+    results = Path(__file__).parents[2] / "results"
+    archive = Archive(results)
+    for path in results.rglob("leaderboard.json"):
+        board = json.loads(path.read_text())
+        for v in board.get("variants") or []:
+            for seed in v.get("seeds") or []:
+                known = archive.published_elsewhere(board["task"], v["config_hash"], seed)
+                assert known or archive.canonical(board["task"], v["config_hash"], seed), (path, v["name"], seed)

@@ -6,6 +6,8 @@ Layout (under ``results/archive/``)::
                                             /<analysis>.json   what the boards read beside it (decomposition, key sets)
                                             /last.ckpt         an unfinished run's checkpoint (small models only)
     <task>/<config hash>/seed<k>/canonical                     the replicate the boards show (one line)
+    <task>/published.json                                      runs published before the archive: their board's
+                                                               values are canonical
 
 A *replicate* is one training of a ``(config hash, seed)`` on one platform: its name says the platform class
 (:func:`platform_slug`: CPU vendor and vector width with threads, or the GPU). The same run trained on another
@@ -34,6 +36,7 @@ RUN_RECORD = "record.json"  # in a run directory
 CHECKPOINT = "last.ckpt"
 RESTORED = "archive_replicate"  # in a run directory restored from the archive: the replicate it continues
 CANONICAL = "canonical"
+PUBLISHED = "published.json"  # per task: runs whose canonical values are their board's (records not kept)
 FINISHED = ("done", "diverged")
 # the analyses a board reads beside a record (normbench.training.rundir names them)
 ANALYSES = ("decomposition.json", "key_sets.json", "class_keys.json", "head_keys.json")
@@ -127,8 +130,18 @@ class Archive:
             if p.is_dir() and (p / RECORD).is_file()
         ]
 
+    def published_elsewhere(self, task: str, config_hash: str, seed: int) -> bool:
+        """Whether the run's canonical values are those its board published before the archive existed (its record
+        was not kept): ``<task>/published.json`` lists such runs, and no replicate added later replaces them."""
+        path = self.root / task / PUBLISHED
+        if not path.is_file():
+            return False
+        runs = json.loads(path.read_text(encoding="utf-8")).get("runs") or {}
+        return int(seed) in (runs.get(config_hash) or [])
+
     def canonical(self, task: str, config_hash: str, seed: int) -> Replicate | None:
-        """The replicate the boards show: the one ``canonical`` names, else the first finished one."""
+        """The replicate the boards show: the one ``canonical`` names, else the first finished one; ``None`` for a
+        run whose published board values are canonical (:meth:`published_elsewhere`) unless ``canonical`` names one."""
         folder = self.seed_dir(task, config_hash, seed)
         reps = self.replicates(task, config_hash, seed)
         chosen = folder / CANONICAL
@@ -138,6 +151,8 @@ class Archive:
                 if rep.name == name:
                     return rep
             raise ArchiveError(f"archive: {chosen} names replicate {name!r}, which is not in {folder}")
+        if self.published_elsewhere(task, config_hash, seed):
+            return None
         finished = [r for r in reps if r.finished]
         return finished[0] if finished else None
 
