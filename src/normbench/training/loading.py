@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 from typing import Any
 
 from normbench.tasks import get_task
+from normbench.tasks.trust import record_class, untrusted_norms
 from normbench.training.checkpointing import checkpoint_config_hash
 from normbench.training.records import read_record
 from normbench.training.rundir import record_path, run_of_checkpoint
@@ -30,10 +30,10 @@ def build_datamodule(config: dict[str, Any], stage: str = "validate") -> Any:
     """The run's LightningDataModule from the ``data`` section of its resolved config, set up for ``stage``.
 
     An init argument the config leaves out because it did not exist when the run trained takes the
-    value the class names for such configs (``LEGACY_INIT_ARGS``), not today's default."""
+    value the class names for such configs (``LEGACY_INIT_ARGS``), not today's default. The config is a
+    run record's, so its class must be registered (:func:`normbench.tasks.trust.record_class`)."""
     data = config["data"]
-    module_name, _, cls_name = data["class_path"].rpartition(".")
-    cls = getattr(importlib.import_module(module_name), cls_name)
+    cls = record_class(data.get("class_path"), "data")  # the config is a record's: registered classes only
     dm = cls(**{**getattr(cls, "LEGACY_INIT_ARGS", {}), **(data.get("init_args") or {})})
     dm.prepare_data()
     dm.setup(stage)
@@ -51,7 +51,8 @@ def load_module(ckpt: Path, task: str) -> Any:
     foreign file is one ``ValueError`` naming it and the fix."""
     try:
         checkpoint_config_hash(Path(ckpt))
-        return get_task(task).module.load_from_checkpoint(ckpt, map_location="cpu").eval()
+        with untrusted_norms():  # its hyperparameters name the norms: registered ones only
+            return get_task(task).module.load_from_checkpoint(ckpt, map_location="cpu").eval()
     except ValueError as exc:
         raise ValueError(f"{exc}; {REDO}") from None
     except Exception as exc:  # noqa: BLE001 - weights that do not fit the module: the file is not this run's
