@@ -32,7 +32,9 @@ Every command that writes under ``results/`` (sweep, bench, leaderboard, random_
 replaces a published board only with a build that covers its finished runs and its settings; otherwise
 it writes nothing and says so in one line, and ``--force`` replaces the board anyway.
 
-Bad input ends with one line ``normbench: error: <field>: <what is allowed>`` and exit status 2.
+Bad input ends with one line ``normbench: error: <field>: <what is allowed>`` and exit status 2. Ctrl-C
+ends with ``normbench: interrupted ...`` and exit status 130, SIGTERM (SLURM, ``timeout``, ``docker stop``)
+with ``normbench: terminated ...`` and 143; the runs they stop are recorded as ``interrupted`` and resume.
 """
 
 from __future__ import annotations
@@ -55,6 +57,7 @@ from normbench.sweep.run import SweepFailed, run_sweep
 from normbench.tasks.trust import TRUST_ENV, TRUST_OPTION, trust_record_code
 from normbench.training.cli import NormbenchCLI, train
 from normbench.training.config import preset_args
+from normbench.training.interrupts import TERMINATED_STATUS, Terminated, sigterm_interrupts, sigterm_received
 from normbench.training.runlock import BUSY_STATUS, RunBusy
 
 # every subcommand, with the one line `normbench --help` shows for it
@@ -277,6 +280,12 @@ def main(argv: list[str] | None = None) -> None:
     quiet_third_party()
     dry = DRY_RUN in argv or os.environ.get(DRY_RUN_ENV) == "1"
     argv = [a for a in argv if a != DRY_RUN]
+    with sigterm_interrupts():
+        run_command(argv, dry)
+
+
+def run_command(argv: list[str], dry: bool) -> None:
+    """Run ``normbench <argv>``; every error a user can fix ends as one ``normbench:`` line and an exit status."""
     try:
         argv = trust_option(argv)
         if not argv or argv[0] in ("-h", "--help"):
@@ -295,7 +304,14 @@ def main(argv: list[str] | None = None) -> None:
     except SweepFailed as exc:
         print(f"normbench: error: {exc}", file=sys.stderr)
         raise SystemExit(1) from None
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
+        if isinstance(exc, Terminated) or sigterm_received():
+            print(
+                "normbench: terminated (SIGTERM); running runs are recorded as interrupted, and the same command "
+                "resumes where this one stopped",
+                file=sys.stderr,
+            )
+            raise SystemExit(TERMINATED_STATUS) from None
         print("normbench: interrupted; the same command resumes where this one stopped", file=sys.stderr)
         raise SystemExit(130) from None
     except BrokenPipeError:  # e.g. `normbench --help | head`: the reader left; no traceback
