@@ -317,6 +317,11 @@ def run_command(argv: list[str], dry: bool) -> None:
     except BrokenPipeError:  # e.g. `normbench --help | head`: the reader left; no traceback
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         raise SystemExit(1) from None
+    except OSError as exc:  # e.g. the disk filled up during a write (checked before the work): atomic writes
+        # left every file as it was; one line, naming the file
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"normbench: error: {where}{exc.strerror or exc} (that file is left as it was)", file=sys.stderr)
+        raise SystemExit(1) from None
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ import json
 import logging
 import math
 import os
+import shutil
 import sys
 import tempfile
 import warnings
@@ -93,11 +94,15 @@ def cache_root() -> Path:
     return Path(os.environ.get("NORMBENCH_CACHE", Path.home() / ".cache" / "normbench"))
 
 
-def check_writable(path: str | os.PathLike, field: str) -> None:
+MIN_FREE_BYTES = 16 << 20  # what a command's outputs (records, boards, figures) need at least
+
+
+def check_writable(path: str | os.PathLike, field: str, min_free: int = MIN_FREE_BYTES) -> None:
     """One-line ``ValueError`` naming ``field`` unless the folder ``path`` is, or can be created, writable.
 
     Nothing is created: the nearest existing folder on the way to ``path`` must be a folder this process
-    may write into (checked before work whose outputs would otherwise be lost at its end).
+    may write into, on a device with at least ``min_free`` bytes free (checked before work whose outputs
+    would otherwise be lost at its end).
     """
     target = Path(path).absolute()
     existing = target
@@ -107,6 +112,12 @@ def check_writable(path: str | os.PathLike, field: str) -> None:
         raise ValueError(f"{field}: {str(path)!r} cannot be a folder: {existing} is a file; choose another {field}")
     if not os.access(existing, os.W_OK | os.X_OK):
         raise ValueError(f"{field}: {existing} is not writable; make it writable or choose another {field}")
+    free = shutil.disk_usage(existing).free
+    if free < min_free:
+        raise ValueError(
+            f"{field}: the disk of {existing} is full ({free >> 20} MiB free, {min_free >> 20} MiB needed); "
+            f"free some space or choose another {field}"
+        )
 
 
 VERBOSE_ENV = "NORMBENCH_VERBOSE"
