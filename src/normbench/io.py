@@ -94,6 +94,27 @@ def cache_root() -> Path:
     return Path(os.environ.get("NORMBENCH_CACHE", Path.home() / ".cache" / "normbench"))
 
 
+def read_yaml(path: Any, field: str = "config") -> Any:
+    """The YAML file ``path`` (a path, or a package resource) parsed; a file that is not UTF-8 or not valid
+    YAML is one ``ValueError`` naming ``field``, the file and the line (``config: tiny.yaml:3:5: ...``)."""
+    import yaml
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{field}: {path}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f":{mark.line + 1}:{mark.column + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or (str(exc).strip().splitlines() or ["unreadable"])[0]
+        context = getattr(exc, "context", None)
+        raise ValueError(
+            f"{field}: {path}{where}: not valid YAML ({problem}{f', {context}' if context else ''})"
+        ) from None
+
+
 MIN_FREE_BYTES = 16 << 20  # what a command's outputs (records, boards, figures) need at least
 
 
