@@ -39,6 +39,22 @@ def test_malformed_row_names_file_and_line(tmp_path: Path, bad: str, line: int) 
     assert str(err.value).startswith(f"{path}:{line}:") and "\n" not in str(err.value)
 
 
+@pytest.mark.parametrize("name", ["dev.tsv", "test.tsv"])
+def test_invalid_utf8_names_file_and_line(tmp_path: Path, name: str) -> None:
+    """A byte that is not UTF-8 (a Latin-1 file, say) in a training or a test file: file and line, one line."""
+    write_sst2(tmp_path, train=5, dev=5, crlf=False)
+    path = tmp_path / name
+    if name == "test.tsv":
+        path.write_text("index\tsentence\n0\ta fine film\n")
+    path.write_bytes(path.read_bytes() + "1\tun film tr\xe8s dr\xf4le\n".encode("latin-1"))
+    line = len(path.read_bytes().splitlines())
+    with pytest.raises(ValueError) as err:
+        load_local(tmp_path) if name == "dev.tsv" else load_unlabelled(path)
+    assert str(err.value).startswith(f"{path}:{line}: not UTF-8 text (byte 0xe8 at column 13") and "\n" not in str(
+        err.value
+    )
+
+
 def test_missing_header_is_reported(tmp_path: Path) -> None:
     (tmp_path / "x.tsv").write_text("1\tgood\n")
     with pytest.raises(ValueError, match=r"x.tsv:1: expected the header"):

@@ -79,7 +79,10 @@ def test_the_command_reads_glue_test_tsv_and_writes_nothing_else(
 def test_bad_input_is_one_line(run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bad = tmp_path / "bad.tsv"
     bad.write_text("text\tscore\nhello\t3\n")
+    latin = tmp_path / "latin.tsv"
+    latin.write_bytes("index\tsentence\n0\tfine\n1\tun film tr\xe8s dr\xf4le\n".encode("latin-1"))
     for args, message in (
+        ([str(run), str(latin)], f"{latin}:3: not UTF-8 text (byte 0xe8 at column 13"),
         ([str(tmp_path / "nowhere"), str(bad)], "run: "),
         ([str(run), str(tmp_path / "absent.tsv")], "tsv: "),
         ([str(run), str(bad)], f"{bad}:1: expected the header"),

@@ -49,12 +49,28 @@ def show(columns: tuple[str, ...]) -> str:
     return "'" + "<TAB>".join(columns) + "'"
 
 
+def check_utf8(path: Path) -> None:
+    """One-line ``ValueError`` naming the file and line of the first byte of ``path`` that is not UTF-8."""
+    data = Path(path).read_bytes()
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise ValueError(
+            f"{path}:{line}: not UTF-8 text (byte 0x{data[exc.start]:02x} at column {column}: {exc.reason}); "
+            f"GLUE's files are UTF-8: save it as UTF-8"
+        ) from None
+
+
 def tsv_columns(path: Path, labelled: bool = True) -> tuple[str, str]:
     """The columns named by the header of ``path``, checked against the allowed headers.
 
     ``labelled``: a training/validation file (``label<TAB>sentence`` or ``sentence<TAB>label``),
-    else an unlabelled prediction file (``index<TAB>sentence``). Raises a one-line ``ValueError``.
+    else an unlabelled prediction file (``index<TAB>sentence``). Raises a one-line ``ValueError``,
+    also for a file that is not UTF-8 (:func:`check_utf8`).
     """
+    check_utf8(path)
     with open(path, encoding="utf-8", newline="") as f:
         line = f.readline()
     columns = tuple(line.rstrip("\r\n").split("\t"))

@@ -17,7 +17,7 @@ import torch
 from torch.utils.data import DataLoader
 from torchmetrics.functional.classification import binary_accuracy
 
-from normbench.data.sst2 import UNLABELLED_HEADER, check_tsv, pad_unlabelled, read_tsv, tsv_columns
+from normbench.data.sst2 import UNLABELLED_HEADER, check_tsv, check_utf8, pad_unlabelled, read_tsv, tsv_columns
 from normbench.data.tokenizer import load_tokenizer
 from normbench.data.treebank import normalize_texts
 from normbench.io import atomic_write_text, check_writable, show_bars
@@ -55,6 +55,7 @@ def read_sentences(path: Path) -> tuple[list[int], list[str], list[int] | None]:
     """(indices, sentences, labels or ``None``) of a GLUE-layout file, checked row by row."""
     if not path.is_file():
         raise ValueError(f"tsv: {path} does not exist")
+    check_utf8(path)
     with open(path, encoding="utf-8", newline="") as f:
         header = tuple(f.readline().rstrip("\r\n").split("\t"))
     labelled = header != UNLABELLED_HEADER
