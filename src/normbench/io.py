@@ -115,6 +115,14 @@ def read_yaml(path: Any, field: str = "config") -> Any:
         ) from None
 
 
+def discard_corrupt_cache(path: str | os.PathLike, exc: BaseException) -> None:
+    """Say in one line that the cached file ``path`` cannot be read (and why), and remove it: the caller
+    builds it again. Caches are written atomically, so this is a file cut or damaged outside normbench."""
+    why = (str(exc).strip().splitlines() or [""])[0][:200]
+    print(f"normbench: data cache {path} is corrupt ({type(exc).__name__}: {why}); rebuilding it", file=sys.stderr)
+    Path(path).unlink(missing_ok=True)
+
+
 MIN_FREE_BYTES = 16 << 20  # what a command's outputs (records, boards, figures) need at least
 
 
