@@ -36,8 +36,8 @@ def no_checkpoint_note(series: str, records: list[dict[str, Any]]) -> str | None
     if not seeds:
         return None
     return (
-        f"not measured: the run record of seed {', '.join(seeds)} names no final checkpoint (no `checkpoint` field; "
-        f"runs trained with --vectorize keep none)"
+        f"not measured: the run record of seed {', '.join(seeds)} names no final checkpoint (no `checkpoint` "
+        f"field: trained without checkpointing, or the record was edited)"
     )
 
 
