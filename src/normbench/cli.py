@@ -21,6 +21,10 @@ and ``analyze geometry`` alike; ``init_args`` may be spelled out (``--model.init
 use the short form (:func:`normbench.errors.short_key`). ``fit`` and the overrides of a sweep are parsed by
 LightningCLI's parser (jsonargparse too), which knows every model, data and trainer option.
 
+Run records and checkpoints are data: reading one imports only registered tasks, data modules and norms
+(:mod:`normbench.tasks.trust`); ``--trust_record_code true``, which every command takes, lets them import
+what they name.
+
 Every command takes ``--dry_run``: arguments checked (a sweep's runs planned), nothing trained or written,
 and ``--verbose``: Lightning's device banners and tips too (normbench prints only its own lines otherwise).
 
@@ -28,7 +32,9 @@ Every command that writes under ``results/`` (sweep, bench, leaderboard, random_
 replaces a published board only with a build that covers its finished runs and its settings; otherwise
 it writes nothing and says so in one line, and ``--force`` replaces the board anyway.
 
-Bad input ends with one line ``normbench: error: <field>: <what is allowed>`` and exit status 2.
+Bad input ends with one line ``normbench: error: <field>: <what is allowed>`` and exit status 2. Ctrl-C
+ends with ``normbench: interrupted ...`` and exit status 130, SIGTERM (SLURM, ``timeout``, ``docker stop``)
+with ``normbench: terminated ...`` and 143; the runs they stop are recorded as ``interrupted`` and resume.
 """
 
 from __future__ import annotations
@@ -48,8 +54,10 @@ from normbench.errors import one_line
 from normbench.io import VERBOSE_ENV, quiet_third_party
 from normbench.sweep.options import OPTION_NAMES, SweepOptions, split_overrides
 from normbench.sweep.run import SweepFailed, run_sweep
+from normbench.tasks.trust import TRUST_ENV, TRUST_OPTION, trust_record_code
 from normbench.training.cli import NormbenchCLI, train
 from normbench.training.config import preset_args
+from normbench.training.interrupts import TERMINATED_STATUS, Terminated, sigterm_interrupts, sigterm_received
 from normbench.training.runlock import BUSY_STATUS, RunBusy
 
 # every subcommand, with the one line `normbench --help` shows for it
@@ -106,6 +114,8 @@ def usage() -> str:
         f"Any command takes {DRY_RUN} (or {DRY_RUN_ENV}=1 in the environment): check the arguments (and plan",
         "a sweep's runs), train and write nothing; compare, cite and tasks, which write nothing, run.",
         f"Any command takes {VERBOSE} (or {VERBOSE_ENV}=1): Lightning's device banners and tips as well.",
+        f"Any command takes {TRUST_OPTION} true (or {TRUST_ENV}=1): let run records and checkpoints import",
+        "the classes and norms they name; without it they may name registered ones only (records are data).",
         "Bad input ends with one line `normbench: error: <field>: <what is allowed>` and exit status 2.",
     ]
     return "\n".join(lines)
@@ -245,6 +255,25 @@ def fit(args: list[str], dry: bool) -> None:
         raise SystemExit(BUSY_STATUS) from None
 
 
+def trust_option(argv: list[str]) -> list[str]:
+    """``argv`` without ``--trust_record_code [true|false]`` (any command's option), which sets
+    :func:`normbench.tasks.trust.trust_record_code` for this process and its subprocesses."""
+    out, i = [], 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == TRUST_OPTION or arg.startswith(f"{TRUST_OPTION}="):
+            value = arg.partition("=")[2] if "=" in arg else None
+            if value is None and i + 1 < len(argv) and argv[i + 1] in ("true", "false"):
+                value, i = argv[i + 1], i + 1
+            if value not in (None, "true", "false"):
+                raise ValueError(f"trust_record_code: must be true or false, got {value!r}")
+            trust_record_code(value != "false")
+        else:
+            out.append(arg)
+        i += 1
+    return out
+
+
 def main(argv: list[str] | None = None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
     if VERBOSE in argv:  # third-party banners and tips too, here and in every subprocess
@@ -253,7 +282,14 @@ def main(argv: list[str] | None = None) -> None:
     quiet_third_party()
     dry = DRY_RUN in argv or os.environ.get(DRY_RUN_ENV) == "1"
     argv = [a for a in argv if a != DRY_RUN]
+    with sigterm_interrupts():
+        run_command(argv, dry)
+
+
+def run_command(argv: list[str], dry: bool) -> None:
+    """Run ``normbench <argv>``; every error a user can fix ends as one ``normbench:`` line and an exit status."""
     try:
+        argv = trust_option(argv)
         if not argv or argv[0] in ("-h", "--help"):
             print(usage())
         elif argv[0] == "fit":
@@ -270,11 +306,23 @@ def main(argv: list[str] | None = None) -> None:
     except SweepFailed as exc:
         print(f"normbench: error: {exc}", file=sys.stderr)
         raise SystemExit(1) from None
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
+        if isinstance(exc, Terminated) or sigterm_received():
+            print(
+                "normbench: terminated (SIGTERM); running runs are recorded as interrupted, and the same command "
+                "resumes where this one stopped",
+                file=sys.stderr,
+            )
+            raise SystemExit(TERMINATED_STATUS) from None
         print("normbench: interrupted; the same command resumes where this one stopped", file=sys.stderr)
         raise SystemExit(130) from None
     except BrokenPipeError:  # e.g. `normbench --help | head`: the reader left; no traceback
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise SystemExit(1) from None
+    except OSError as exc:  # e.g. the disk filled up during a write (checked before the work): atomic writes
+        # left every file as it was; one line, naming the file
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"normbench: error: {where}{exc.strerror or exc} (that file is left as it was)", file=sys.stderr)
         raise SystemExit(1) from None
 
 

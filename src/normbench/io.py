@@ -16,6 +16,7 @@ import json
 import logging
 import math
 import os
+import shutil
 import sys
 import tempfile
 import warnings
@@ -93,11 +94,44 @@ def cache_root() -> Path:
     return Path(os.environ.get("NORMBENCH_CACHE", Path.home() / ".cache" / "normbench"))
 
 
-def check_writable(path: str | os.PathLike, field: str) -> None:
+def read_yaml(path: Any, field: str = "config") -> Any:
+    """The YAML file ``path`` (a path, or a package resource) parsed; a file that is not UTF-8 or not valid
+    YAML is one ``ValueError`` naming ``field``, the file and the line (``config: tiny.yaml:3:5: ...``)."""
+    import yaml
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{field}: {path}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f":{mark.line + 1}:{mark.column + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or (str(exc).strip().splitlines() or ["unreadable"])[0]
+        context = getattr(exc, "context", None)
+        raise ValueError(
+            f"{field}: {path}{where}: not valid YAML ({problem}{f', {context}' if context else ''})"
+        ) from None
+
+
+def discard_corrupt_cache(path: str | os.PathLike, exc: BaseException) -> None:
+    """Say in one line that the cached file ``path`` cannot be read (and why), and remove it: the caller
+    builds it again. Caches are written atomically, so this is a file cut or damaged outside normbench."""
+    why = (str(exc).strip().splitlines() or [""])[0][:200]
+    print(f"normbench: data cache {path} is corrupt ({type(exc).__name__}: {why}); rebuilding it", file=sys.stderr)
+    Path(path).unlink(missing_ok=True)
+
+
+MIN_FREE_BYTES = 16 << 20  # what a command's outputs (records, boards, figures) need at least
+
+
+def check_writable(path: str | os.PathLike, field: str, min_free: int = MIN_FREE_BYTES) -> None:
     """One-line ``ValueError`` naming ``field`` unless the folder ``path`` is, or can be created, writable.
 
     Nothing is created: the nearest existing folder on the way to ``path`` must be a folder this process
-    may write into (checked before work whose outputs would otherwise be lost at its end).
+    may write into, on a device with at least ``min_free`` bytes free (checked before work whose outputs
+    would otherwise be lost at its end).
     """
     target = Path(path).absolute()
     existing = target
@@ -107,6 +141,12 @@ def check_writable(path: str | os.PathLike, field: str) -> None:
         raise ValueError(f"{field}: {str(path)!r} cannot be a folder: {existing} is a file; choose another {field}")
     if not os.access(existing, os.W_OK | os.X_OK):
         raise ValueError(f"{field}: {existing} is not writable; make it writable or choose another {field}")
+    free = shutil.disk_usage(existing).free
+    if free < min_free:
+        raise ValueError(
+            f"{field}: the disk of {existing} is full ({free >> 20} MiB free, {min_free >> 20} MiB needed); "
+            f"free some space or choose another {field}"
+        )
 
 
 VERBOSE_ENV = "NORMBENCH_VERBOSE"

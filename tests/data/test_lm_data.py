@@ -111,3 +111,22 @@ def test_the_modules_unigram_entropy_is_a_direct_count_of_its_training_stream(tm
     direct = -sum(c / len(tokens) * math.log(c / len(tokens)) for c in counts.values())
     assert dm.unigram_entropy() == pytest.approx(direct, rel=1e-12)
     assert 0.0 < direct < math.log(len(counts)) and dm.unigram_entropy("validation") > 0.0
+
+
+@pytest.mark.parametrize("name", ["train.npy", "analysis.npy", "tokenizer.json"])
+def test_a_corrupt_cached_file_is_named_and_the_cache_built_again(
+    tmp_path: Path, name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_corpus(tmp_path / "wt")
+    first = module(tmp_path / "wt", cache_dir=str(tmp_path / "cache"))
+    first.setup("fit")
+    path = first.folder / name
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 3])
+    capsys.readouterr()
+    again = module(tmp_path / "wt", cache_dir=str(tmp_path / "cache"))
+    again.setup("fit")
+    err = capsys.readouterr().err.strip().splitlines()
+    assert any(line.startswith(f"normbench: data cache {path} is corrupt (") for line in err), err
+    assert path.read_bytes() == data  # the same cache, rebuilt
+    assert all((again.streams[k] == first.streams[k]).all() for k in first.streams)

@@ -165,3 +165,19 @@ def test_data_seed_seed_needs_a_training_seed(monkeypatch: pytest.MonkeyPatch) -
         MajorityDataModule(data_seed="seed")
     with pytest.raises(ValueError, match=r"^data.data_seed: 'one' is not allowed; give an integer or `seed`"):
         MajorityDataModule(data_seed="one")
+
+
+@pytest.mark.parametrize("cut", ["truncated", "empty", "garbage"])
+def test_a_corrupt_cached_file_is_named_and_generated_again(tmp_path, cut: str, capsys) -> None:  # noqa: ANN001
+    spec = MajoritySpec(num_sequences=500, seed=3)
+    a = load_majority(spec, tmp_path)
+    (path,) = tmp_path.glob("*.npz")
+    data = path.read_bytes()
+    path.write_bytes({"truncated": data[: len(data) // 2], "empty": b"", "garbage": b"not numpy " * 50}[cut])
+    b = load_majority(spec, tmp_path)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"normbench: data cache {path} is corrupt (")
+    assert err[0].endswith("; rebuilding it")
+    assert path.read_bytes() == data or all(np.array_equal(a[k], b[k]) for k in a)
+    with np.load(path) as f:  # the rebuilt file reads
+        assert all(np.array_equal(f[k], a[k]) for k in a)

@@ -39,6 +39,22 @@ def test_malformed_row_names_file_and_line(tmp_path: Path, bad: str, line: int) 
     assert str(err.value).startswith(f"{path}:{line}:") and "\n" not in str(err.value)
 
 
+@pytest.mark.parametrize("name", ["dev.tsv", "test.tsv"])
+def test_invalid_utf8_names_file_and_line(tmp_path: Path, name: str) -> None:
+    """A byte that is not UTF-8 (a Latin-1 file, say) in a training or a test file: file and line, one line."""
+    write_sst2(tmp_path, train=5, dev=5, crlf=False)
+    path = tmp_path / name
+    if name == "test.tsv":
+        path.write_text("index\tsentence\n0\ta fine film\n")
+    path.write_bytes(path.read_bytes() + "1\tun film tr\xe8s dr\xf4le\n".encode("latin-1"))
+    line = len(path.read_bytes().splitlines())
+    with pytest.raises(ValueError) as err:
+        load_local(tmp_path) if name == "dev.tsv" else load_unlabelled(path)
+    assert str(err.value).startswith(f"{path}:{line}: not UTF-8 text (byte 0xe8 at column 13") and "\n" not in str(
+        err.value
+    )
+
+
 def test_missing_header_is_reported(tmp_path: Path) -> None:
     (tmp_path / "x.tsv").write_text("1\tgood\n")
     with pytest.raises(ValueError, match=r"x.tsv:1: expected the header"):
@@ -437,3 +453,40 @@ def test_wordpiece_training_gives_the_same_vocabulary_every_time() -> None:
         "[MASK]",
     }
     assert "##u" in tokenizer.get_vocab() and tokenizer.encode("##u").tokens != ["[CLS]", "##u", "[SEP]"]
+
+
+def test_a_corrupt_cached_tokenizer_is_named_and_trained_again(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_sst2(tmp_path / "sst2", train=60, dev=10)
+    kwargs = {"data_dir": str(tmp_path / "sst2"), "cache_dir": str(tmp_path / "cache"), "vocab_size": 200}
+    path = SST2DataModule(**kwargs).build_tokenizer()
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+    capsys.readouterr()
+    assert SST2DataModule(**kwargs).build_tokenizer() == path
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith(f"normbench: data cache {path} is corrupt (") and line.endswith("; rebuilding it")
+    assert path.read_bytes() == data
+
+
+def test_a_damaged_datasets_cache_is_rebuilt(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The datasets library's own (arrow) cache of a checked file fails to read once: named, and rebuilt."""
+    import datasets
+
+    write_sst2(tmp_path, train=5, dev=5)
+    real, calls = datasets.load_dataset, []
+
+    def damaged_once(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        calls.append(kwargs.get("download_mode"))
+        if len(calls) == 1:
+            raise datasets.exceptions.DatasetGenerationError("An error occurred while generating the dataset")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(datasets, "load_dataset", damaged_once)
+    data = load_local(tmp_path)
+    assert len(data["train"]["sentence"]) == 5 and calls[:2] == [None, "force_redownload"]
+    (line,) = [x for x in capsys.readouterr().err.splitlines() if x.startswith("normbench:")]
+    assert line.startswith(f"normbench: the datasets cache of {tmp_path / 'train.tsv'} is unreadable (")

@@ -34,3 +34,22 @@ def test_a_broken_checkpoint_is_one_line(tiny_sweep: Path, tmp_path: Path, conte
         load_run(ckpt)
     assert str(err.value).startswith(f"checkpoint {ckpt}: unreadable") and "\n" not in str(err.value)
     assert json.loads((run / "record.json").read_text())["status"] == "done"
+
+
+def test_a_record_without_its_checkpoint_field_says_so_on_the_board(tiny_sweep: Path, tmp_path: Path) -> None:
+    """A finished run whose record names no final checkpoint: its checkpoint analyses read "no final checkpoint",
+    not "not logged by this variant"; a series of another kind keeps that note."""
+    from normbench.reporting.leaderboard import variant_entry
+
+    _, run = copy_of(tiny_sweep, tmp_path)
+    record = {**read_record(run / "record.json"), "record_path": str(run / "record.json")}
+    del record["checkpoint"]
+    metrics = {
+        "dec": {"series": "decomposition/output/i", "at_step": "last"},
+        "other": {"series": "val/nothing", "at_step": "last"},
+    }
+    entry = variant_entry("pre/both", with_decomposition([record], 8), metrics)
+    assert entry["metrics"]["dec"]["note"].startswith(
+        "not measured: the run record of seed 0 names no final checkpoint"
+    )
+    assert entry["metrics"]["other"]["note"] == "not logged by this variant (no series val/nothing)"

@@ -263,3 +263,34 @@ def test_ctrl_c_of_a_sweep_with_subprocess_workers(tmp_path: Path) -> None:
     records = [read_record(p) for p in (tmp_path / "runs").rglob("record.json")]
     assert sorted(r["status"] for r in records) == ["interrupted", "interrupted"]
     assert all((Path(r["log_dir"]) / "checkpoints" / "last.ckpt").is_file() for r in records)
+
+
+@pytest.mark.parametrize("workers", [1, pytest.param(2, marks=pytest.mark.slow)])
+def test_sigterm_of_a_sweep_exits_143_and_records_interrupted_runs(tmp_path: Path, workers: int) -> None:
+    """SIGTERM to the sweep alone, as ``timeout``, ``docker stop`` or SLURM's time limit send it: the running runs
+    are recorded as ``interrupted`` (resumable), and the sweep says so in one line and exits 143, in this process
+    (one worker) as with subprocess workers (two)."""
+    config = tiny_config(tmp_path, seeds=list(range(workers)))
+    cmd = [
+        sys.executable,
+        "-m",
+        "normbench",
+        *sweep_args(config, tmp_path),
+        f"--workers={workers}",
+        "--trainer.max_steps=5000",
+        "--trainer.val_check_interval=1000",
+        EVERY_2.replace('"every_n_train_steps": 2', '"every_n_train_steps": 5'),
+    ]
+    proc = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 300
+    while len(list((tmp_path / "runs").rglob("last.ckpt"))) < workers:
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()[1][-3000:]
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 143, err[-3000:]
+    assert err.strip().splitlines()[-1].startswith("normbench: terminated (SIGTERM)"), err[-3000:]
+    assert "Traceback" not in err
+    records = [read_record(p) for p in (tmp_path / "runs").rglob("record.json")]
+    assert [r["status"] for r in records] == ["interrupted"] * workers
+    assert all("error" not in r for r in records)

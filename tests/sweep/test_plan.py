@@ -64,6 +64,8 @@ def test_seed_and_grid_syntax() -> None:
     }
     with pytest.raises(ValueError, match="grid: 'model.optim.lr' must look like key=value1,value2"):
         parse_grid(["model.optim.lr"])
+    with pytest.raises(ValueError, match=r"^grid: 'model.arch.d_model=\[1': a value is not valid YAML \("):
+        parse_grid(["model.arch.d_model=[1"])
 
 
 def test_variant_lists_with_or_without_brackets() -> None:

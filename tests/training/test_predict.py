@@ -79,7 +79,10 @@ def test_the_command_reads_glue_test_tsv_and_writes_nothing_else(
 def test_bad_input_is_one_line(run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bad = tmp_path / "bad.tsv"
     bad.write_text("text\tscore\nhello\t3\n")
+    latin = tmp_path / "latin.tsv"
+    latin.write_bytes("index\tsentence\n0\tfine\n1\tun film tr\xe8s dr\xf4le\n".encode("latin-1"))
     for args, message in (
+        ([str(run), str(latin)], f"{latin}:3: not UTF-8 text (byte 0xe8 at column 13"),
         ([str(tmp_path / "nowhere"), str(bad)], "run: "),
         ([str(run), str(tmp_path / "absent.tsv")], "tsv: "),
         ([str(run), str(bad)], f"{bad}:1: expected the header"),
@@ -89,3 +92,49 @@ def test_bad_input_is_one_line(run: Path, tmp_path: Path, capsys: pytest.Capture
         err = capsys.readouterr().err.strip().splitlines()
         assert exc.value.code == 2 and len(err) == 1 and err[0].startswith(f"normbench: error: {message}"), err
     assert not (tmp_path / "p.tsv").exists()
+
+
+def test_the_output_is_checked_before_anything_is_predicted(
+    run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import shutil
+    from collections import namedtuple
+
+    import normbench.training.predict as predict_module
+
+    test = tmp_path / "test.tsv"
+    test.write_text("index\tsentence\n0\ta great warm film\n")
+    board = tmp_path / "results" / "sst2" / "leaderboard.md"
+    board.parent.mkdir(parents=True)
+    board.write_text(f"{SUBMISSION_HEADER}\n")  # even one that looks like predictions: results/ is committed
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes\n")
+    locked, full = tmp_path / "locked", tmp_path / "full"
+    locked.mkdir()
+    full.mkdir()
+    real_access, real_usage = os.access, shutil.disk_usage
+    monkeypatch.setattr(os, "access", lambda p, mode: False if Path(p) == locked else real_access(p, mode))
+    usage = namedtuple("usage", "total used free")
+    monkeypatch.setattr(shutil, "disk_usage", lambda p: usage(1, 1, 0) if Path(p) == full else real_usage(p))
+    real_load = predict_module.load_run
+    monkeypatch.setattr(predict_module, "load_run", lambda ckpt: pytest.fail("the run was loaded before the check"))
+    monkeypatch.chdir(tmp_path)
+    for out, message in (
+        (notes, f"out: {notes} exists and is not a predictions file (index<TAB>prediction); choose another --out"),
+        (Path("results/sst2/leaderboard.md"), "out: results/sst2/leaderboard.md exists and lies under results/"),
+        (tmp_path, f"out: {tmp_path} is a folder"),
+        (locked / "p.tsv", f"out: {locked} is not writable"),
+        (full / "p.tsv", f"out: the disk of {full} is full (0 MiB free"),
+    ):
+        with pytest.raises(SystemExit) as exc:
+            main(["predict", str(run), str(test), "--out", str(out)])
+        err = capsys.readouterr().err.strip().splitlines()
+        assert exc.value.code == 2 and len(err) == 1 and err[0].startswith(f"normbench: error: {message}"), err
+    assert notes.read_text() == "my notes\n" and board.read_text() == f"{SUBMISSION_HEADER}\n"
+    assert list(locked.iterdir()) == [] and list(full.iterdir()) == []
+
+    monkeypatch.setattr(predict_module, "load_run", real_load)
+    main(["predict", str(run), str(test), "--out", str(notes), "--force", "true"])  # asked for: replaced
+    assert notes.read_text().splitlines()[0] == SUBMISSION_HEADER
+    main(["predict", str(run), str(test), "--out", str(notes)])  # earlier predictions: replaced without --force
+    assert len(notes.read_text().splitlines()) == 2

@@ -114,3 +114,44 @@ def test_a_finished_runs_broken_checkpoint_is_named(tiny_sweep: Path, tmp_path: 
     assert "\n" not in str(err.value)
     with pytest.raises(ValueError):
         checkpoint_config_hash(ckpt)
+
+
+def rewrite_checkpoint(ckpt: Path, change: str) -> None:
+    """``other``: it claims another config; ``old``: no stored hash (as written before hashes were stored);
+    ``old+other``: no stored hash and another network (its saved d_model differs)."""
+    import torch
+
+    data = torch.load(ckpt, map_location="cpu", weights_only=False)
+    if change == "other":
+        data["normbench"]["config_hash"] = "0123456789ab"
+    else:
+        del data["normbench"]
+        if change == "old+other":
+            data["hyper_parameters"]["arch"]["d_model"] += 4
+    torch.save(data, ckpt)
+
+
+@pytest.mark.parametrize("change", ["other", "old", "old+other"])
+def test_a_checkpoint_is_matched_to_its_record(
+    tiny_sweep: Path, tmp_path: Path, change: str, normbench_in_process
+) -> None:  # noqa: ANN001
+    """A finished run whose checkpoint holds another config's network is refused by the sweep's check, the
+    leaderboard's and every analysis (one line); an older checkpoint without a stored hash is matched by its
+    saved model arguments."""
+    _, run = copy_of(tiny_sweep, tmp_path)
+    ckpt = run / "checkpoints" / "last.ckpt"
+    rewrite_checkpoint(ckpt, change)
+    record = read_record(run / "record.json")
+    args = ("analyze", "decompose", "--ckpt", str(ckpt), "--sequences", "4", "--out", str(tmp_path / "out"))
+    if change == "old":
+        assert finished_status(run / "record.json", record["config_hash"]) == "done"
+        assert normbench_in_process(*args, cwd=tmp_path).returncode == 0
+        return
+    with pytest.raises(ValueError) as err:
+        finished_status(run / "record.json", record["config_hash"])
+    assert str(err.value).startswith(f"checkpoint {ckpt} does not match the run: ")
+    assert str(err.value).endswith(f"one of config {record['config_hash']}") and "\n" not in str(err.value)
+    out = normbench_in_process(*args, cwd=tmp_path)
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert out.stderr.strip().splitlines()[-1].startswith(f"normbench: error: checkpoint {ckpt} does not match the run")
+    assert not (tmp_path / "out").exists()

@@ -6,11 +6,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from normbench.analysis.random_grid import random_grid as run_grid
+from normbench.io import check_writable
 from normbench.reporting import publish
 from normbench.reporting.decomposition import decompose_checkpoint
 from normbench.reporting.geometry import write_geometry
 from normbench.reporting.unselectable import write_random_grid
 from normbench.sweep.plan import parse_names, plan_runs
+from normbench.training.loading import record_for_checkpoint
+from normbench.training.rundir import run_of_checkpoint
 
 
 def decompose(ckpt: str | None = None, sequences: int = 256, out: str | None = None) -> None:
@@ -28,6 +31,8 @@ def decompose(ckpt: str | None = None, sequences: int = 256, out: str | None = N
         raise ValueError("ckpt: --ckpt <run>/checkpoints/last.ckpt is required")
     if sequences < 1:
         raise ValueError(f"sequences: must be >= 1, got {sequences}")
+    record_for_checkpoint(Path(ckpt))  # the checkpoint and its record are there
+    check_writable(out or run_of_checkpoint(ckpt), "out")  # before the work, not after it
     folder = decompose_checkpoint(ckpt, sequences, out)
     print(f"normbench: wrote {folder / 'decomposition.json'} and {folder / 'decomposition.png'}")
 
@@ -115,6 +120,7 @@ def random_grid(
     if runs < 1:
         raise ValueError(f"runs: must be >= 1 random sets per cell, got {runs}")
     out = Path(results_dir) / "unselectable"
+    check_writable(out, "results_dir")  # before the grid is computed, not after it
     publish.check_random_grid(out, list(range(n_min, n_max + 1)), list(range(d_min, d_max + 1)), runs, seed, force)
     grid = run_grid(range(n_min, n_max + 1), range(d_min, d_max + 1), runs, seed, progress)
     board = write_random_grid(grid, out)

@@ -22,7 +22,7 @@ from torch.utils.data import DataLoader
 from normbench.data.batching import IndexedTensors, tensor_loader, trainer_progress, training_device
 from normbench.data.text import Layout, Source, default_data_dir, load_articles, resolve_source, split_articles
 from normbench.data.tokenizer import EOS, load_tokenizer, save_next_to_run, save_tokenizer, train_bpe
-from normbench.io import atomic_write, cache_root, texts_digest
+from normbench.io import atomic_write, cache_root, discard_corrupt_cache, texts_digest
 
 SPLITS = ("train", "validation", "analysis")
 PIPELINE_VERSION = 1
@@ -47,6 +47,21 @@ def pack(stream: np.ndarray, block: int) -> torch.Tensor:
     """Cut a token stream into ``len(stream) // block`` rows of ``block`` tokens (the tail is dropped)."""
     n = len(stream) // block
     return torch.from_numpy(stream[: n * block].astype(np.int64).reshape(n, block))
+
+
+def readable_cache(folder: Path) -> bool:
+    """Whether every file of a complete cache folder reads; the first one that does not is named and removed
+    (:func:`normbench.io.discard_corrupt_cache`), and the folder is then built again."""
+    for path in [folder / f"{s}.npy" for s in SPLITS] + [folder / "tokenizer.json"]:
+        try:
+            if path.suffix == ".npy":
+                np.load(path, mmap_mode="r")  # the header and the file's length, not the tokens
+            else:
+                load_tokenizer(path)
+        except Exception as exc:  # noqa: BLE001 - a cut or damaged file: any reader's error
+            discard_corrupt_cache(path, exc)
+            return False
+    return True
 
 
 class LMDataModule(L.LightningDataModule):
@@ -141,8 +156,9 @@ class LMDataModule(L.LightningDataModule):
         articles = self._articles()
         folder = self.cache_dir / self.digest(articles)
         if all((folder / f"{s}.npy").is_file() for s in SPLITS) and (folder / "tokenizer.json").is_file():
-            self.folder = folder
-            return folder
+            if readable_cache(folder):
+                self.folder = folder
+                return folder
         parts = split_articles(len(articles), self.fractions, self.split_seed)
         texts = {name: [articles[i] for i in idx] for name, idx in parts.items()}
         tokenizer = train_bpe(texts["train"], self.vocab_size)

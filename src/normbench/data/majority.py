@@ -28,7 +28,7 @@ import torch
 from torch.utils.data import DataLoader
 
 from normbench.data.batching import IndexedTensors, tensor_loader, trainer_progress, training_device
-from normbench.io import atomic_write, cache_root
+from normbench.io import atomic_write, cache_root, discard_corrupt_cache
 
 GENERATOR_VERSION = 1
 GENERATORS = ("uniform", "paper")
@@ -170,11 +170,15 @@ def generate_majority(spec: MajoritySpec) -> dict[str, np.ndarray]:
 
 
 def load_majority(spec: MajoritySpec, cache_dir: str | Path | None = None) -> dict[str, np.ndarray]:
-    """Generate the data set for ``spec`` once and reuse the cached ``.npz`` afterwards."""
+    """Generate the data set for ``spec`` once and reuse the cached ``.npz`` afterwards (a cached file that
+    cannot be read is named and generated again)."""
     path = Path(cache_dir or cache_root() / "majority") / f"majority-{spec.digest()}.npz"
     if path.exists():
-        with np.load(path) as f:
-            return {key: f[key] for key in f.files}
+        try:
+            with np.load(path) as f:
+                return {key: f[key] for key in f.files}
+        except Exception as exc:  # noqa: BLE001 - a cut or damaged file (BadZipFile, EOFError, ValueError, ...)
+            discard_corrupt_cache(path, exc)
     arrays = generate_majority(spec)
 
     def write(tmp: Path) -> None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import csv
 import json
+import sys
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -33,7 +34,7 @@ from normbench.data.batching import batch_loader, trainer_progress
 from normbench.data.text import DATA_ENV, SOURCES, default_data_dir, resolve_source
 from normbench.data.tokenizer import load_tokenizer, save_next_to_run, save_tokenizer
 from normbench.data.treebank import TEXT_NORMALIZATIONS, TextNormalization, normalize_texts
-from normbench.io import cache_root, texts_digest
+from normbench.io import cache_root, discard_corrupt_cache, texts_digest
 
 Source = Literal["auto", "local", "hub"]
 SPECIALS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")  # [PAD] = 0
@@ -49,12 +50,28 @@ def show(columns: tuple[str, ...]) -> str:
     return "'" + "<TAB>".join(columns) + "'"
 
 
+def check_utf8(path: Path) -> None:
+    """One-line ``ValueError`` naming the file and line of the first byte of ``path`` that is not UTF-8."""
+    data = Path(path).read_bytes()
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise ValueError(
+            f"{path}:{line}: not UTF-8 text (byte 0x{data[exc.start]:02x} at column {column}: {exc.reason}); "
+            f"GLUE's files are UTF-8: save it as UTF-8"
+        ) from None
+
+
 def tsv_columns(path: Path, labelled: bool = True) -> tuple[str, str]:
     """The columns named by the header of ``path``, checked against the allowed headers.
 
     ``labelled``: a training/validation file (``label<TAB>sentence`` or ``sentence<TAB>label``),
-    else an unlabelled prediction file (``index<TAB>sentence``). Raises a one-line ``ValueError``.
+    else an unlabelled prediction file (``index<TAB>sentence``). Raises a one-line ``ValueError``,
+    also for a file that is not UTF-8 (:func:`check_utf8`).
     """
+    check_utf8(path)
     with open(path, encoding="utf-8", newline="") as f:
         line = f.readline()
     columns = tuple(line.rstrip("\r\n").split("\t"))
@@ -109,14 +126,18 @@ def read_tsv(path: Path, columns: tuple[str, str]) -> dict[str, list]:
 
     types = {"label": Value("int64"), "index": Value("int64"), "sentence": Value("string")}
     features = Features({name: types[name] for name in columns})  # in the header's order
-    ds = load_dataset(
-        "csv",
-        data_files={"rows": str(path)},
-        delimiter="\t",
-        quoting=csv.QUOTE_NONE,
-        keep_default_na=False,
-        features=features,
-    )["rows"]
+    options: dict[str, Any] = {"delimiter": "\t", "quoting": csv.QUOTE_NONE, "keep_default_na": False}
+    try:
+        ds = load_dataset("csv", data_files={"rows": str(path)}, features=features, **options)["rows"]
+    except Exception as exc:  # noqa: BLE001 - the file is checked: a damaged datasets (arrow) cache of it
+        why = f"{type(exc).__name__}: {(str(exc).strip().splitlines() or [''])[0][:200]}"
+        print(f"normbench: the datasets cache of {path} is unreadable ({why}); rebuilding it", file=sys.stderr)
+        try:
+            ds = load_dataset(
+                "csv", data_files={"rows": str(path)}, features=features, download_mode="force_redownload", **options
+            )["rows"]
+        except Exception as again:  # noqa: BLE001 - one line naming the file, not the reader's traceback
+            raise ValueError(f"{path}: cannot be read ({type(again).__name__}: {again})") from None
     return {name: list(ds[name]) for name in columns}
 
 
@@ -352,6 +373,11 @@ class SST2DataModule(L.LightningDataModule):
         path = self.cache_dir / digest / "tokenizer.json"
         path.parent.mkdir(parents=True, exist_ok=True)
         with FileLock(path.parent / "tokenizer.lock"):  # concurrent runs: one trains, the others read its file
+            if path.is_file():
+                try:
+                    load_tokenizer(path)
+                except Exception as exc:  # noqa: BLE001 - a cut or damaged file: trained again
+                    discard_corrupt_cache(path, exc)
             if not path.is_file():
                 save_tokenizer(train_wordpiece(train, self.vocab_size), path)
         return path

@@ -48,7 +48,9 @@ import importlib
 import inspect
 import json
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, ClassVar
@@ -59,6 +61,8 @@ from torch import nn
 
 from normbench.plugins import Registry
 
+# why an import path may not be imported now (:func:`import_paths_refused`); ``None``: it may
+_IMPORTS_REFUSED: ContextVar[str | None] = ContextVar("normbench_norm_imports_refused", default=None)
 PAPER_NORMALIZE_EPS = 1e-12  # F.normalize's default clamp, as in the authors' code
 ENTRY_POINT_GROUP = "normbench.norms"
 
@@ -393,6 +397,19 @@ def component_names() -> tuple[str, ...]:
     return tuple(_COMPONENTS.names())
 
 
+@contextmanager
+def import_paths_refused(why: str) -> Iterator[None]:
+    """Inside, a component named by an import path that this process has not imported yet is refused with
+    a one-line error ending in ``why`` (how to allow it): a norm named by a file from elsewhere (a run
+    record, a checkpoint) never imports code. Registered components, and import paths already used
+    (e.g. by the config this process was given), stay allowed."""
+    token = _IMPORTS_REFUSED.set(why)
+    try:
+        yield
+    finally:
+        _IMPORTS_REFUSED.reset(token)
+
+
 def import_component(path: str) -> type[Norm]:
     """The component of an import path ``package.module:ClassName``, registered under that path; or a one-line error."""
     module_name, _, attr = path.partition(":")
@@ -400,6 +417,9 @@ def import_component(path: str) -> type[Norm]:
         raise ValueError(
             f"component: {path!r} is not allowed; give a registered name or an import path package.module:ClassName"
         )
+    refused = _IMPORTS_REFUSED.get()
+    if refused is not None:
+        raise ValueError(f"component: {path!r} is an import path, not a registered norm; {refused}")
     try:
         obj: Any = importlib.import_module(module_name)
         for part in attr.split("."):

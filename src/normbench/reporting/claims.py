@@ -26,8 +26,8 @@ from importlib import resources
 from typing import Any
 
 import numpy as np
-import yaml
 
+from normbench.io import read_yaml
 from normbench.nn.norms import get_component
 from normbench.nn.placement import attention_input_norm
 from normbench.reporting.collapse import collapsed_seeds
@@ -49,7 +49,7 @@ def claims_file(claims_id: str) -> Any:
     path = resources.files("normbench.reporting") / "claims" / f"{claims_id}.yaml"
     if not path.is_file():
         raise ValueError(f"bench.claims: no claims file named {claims_id!r}")
-    return yaml.safe_load(path.read_text(encoding="utf-8"))
+    return read_yaml(path, "bench.claims")
 
 
 @functools.cache

@@ -194,10 +194,10 @@ def decompose_checkpoint(ckpt: str, sequences: int = 256, out: str | None = None
     """Write ``decomposition.json`` and ``decomposition.png`` for one checkpoint into ``out`` (default: its run)."""
     result = {**decompose_run(Path(ckpt), sequences), "sequences_requested": sequences}
     folder = Path(out) if out else Path(result["run"])
-    atomic_write_json(folder / DECOMPOSITION_NAME, result)
     plot_decomposition(
         {f"{result['variant']} seed {result['seed']}": [result]},
         folder / "decomposition.png",
         title=f"{result['task']}: importance of each term per layer (Mickus et al. Fig. 3)",
     )
+    atomic_write_json(folder / DECOMPOSITION_NAME, result)  # last: the cache the leaderboard reads
     return folder

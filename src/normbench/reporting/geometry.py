@@ -144,7 +144,7 @@ def write_geometry(record_paths: dict[str, Path], out: Path) -> dict[str, Any]:
             raise ValueError(
                 f"runs_dir: {path} has no checkpoint (vectorized seed stacks keep none); train it without --vectorize"
             )
-        module = load_module(ckpt, record["task"])
+        module = load_module(ckpt, record["task"], record, Path(path))
         view = class_keys_and_queries(module)
         angles = query_angle_to_ones(torch.from_numpy(view["queries"]), direction=torch.from_numpy(view["normal"]))
         view["angle_to_normal"] = float(angles.mean())

@@ -30,6 +30,7 @@ from normbench.reporting.collapse import check_spec as check_collapse
 from normbench.reporting.collapse import collapse_text, is_collapsed, with_baselines
 from normbench.reporting.matrix import UNSELECTABLE, panels
 from normbench.reporting.progress import render_progress
+from normbench.reporting.run_cache import no_checkpoint_note
 from normbench.reporting.stats import aggregate
 from normbench.reporting.width import render_width
 from normbench.tasks import norm_roles
@@ -145,7 +146,9 @@ def variant_entry(
             if not any(counted):
                 agg["note"] = "no seed finished without diverging"
             elif not logged:
-                agg["note"] = f"not logged by this variant (no series {spec['series']})"
+                agg["note"] = no_checkpoint_note(spec["series"], records) or (
+                    f"not logged by this variant (no series {spec['series']})"
+                )
             else:
                 last = max(points[-1][0] for points in logged)
                 agg["note"] = (

@@ -12,8 +12,33 @@ from pathlib import Path
 from typing import Any
 
 from normbench.io import atomic_write_json
+from normbench.tasks.series import (
+    ANALYSIS_CLASS_KEYS,
+    ANALYSIS_KEY_SET,
+    ANALYSIS_UNSELECTABLE_HEADS,
+    DECOMPOSITION,
+)
 from normbench.training.loading import REDO
 from normbench.training.rundir import checkpoint_of, record_path, run_of_record
+
+# the series the analyses of a run's final checkpoint add (their prefixes)
+FROM_CHECKPOINT = tuple(
+    p.split("{")[0] for p in (DECOMPOSITION, ANALYSIS_KEY_SET, ANALYSIS_CLASS_KEYS, ANALYSIS_UNSELECTABLE_HEADS)
+)
+
+
+def no_checkpoint_note(series: str, records: list[dict[str, Any]]) -> str | None:
+    """Why the checkpoint analysis behind ``series`` has no value: finished runs whose records name no final
+    checkpoint (no ``checkpoint`` field); ``None`` when that is not why (e.g. another kind of series)."""
+    if not series.startswith(FROM_CHECKPOINT):
+        return None
+    seeds = [str(r.get("seed")) for r in records if r.get("status") == "done" and not r.get("checkpoint")]
+    if not seeds:
+        return None
+    return (
+        f"not measured: the run record of seed {', '.join(seeds)} names no final checkpoint (no `checkpoint` "
+        f"field: trained without checkpointing, or the record was edited)"
+    )
 
 
 def checkpoint_stamp(ckpt: Path) -> dict[str, int]:

@@ -7,7 +7,6 @@ offsets, so a word is bold when any of its pieces is unselectable, whatever the 
 
 from __future__ import annotations
 
-import importlib
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -19,6 +18,7 @@ from normbench.analysis.model_keys import unselectable_per_layer
 from normbench.data.tokenizer import load_tokenizer
 from normbench.io import atomic_write_json, atomic_write_text
 from normbench.reporting.claims import describe, describe_difference, describe_seeds, judge, load_claims
+from normbench.tasks.trust import record_class
 from normbench.training.loading import load_run
 from normbench.training.records import provenance, read_record
 from normbench.training.rundir import checkpoint_of, tokenizer_path
@@ -183,8 +183,7 @@ def finished(path: Path | None) -> bool:
 def dev_sentences(run_config: dict[str, Any]) -> list[str]:
     """The dev sentences of the data module of a resolved ``sst2`` config (its ``raw()`` validation split)."""
     data = run_config["data"]
-    module_name, _, cls_name = data["class_path"].rpartition(".")
-    cls = getattr(importlib.import_module(module_name), cls_name)
+    cls = record_class(data.get("class_path"), "data")  # a record's config: registered classes only
     init_args = {**getattr(cls, "LEGACY_INIT_ARGS", {}), **(data.get("init_args") or {})}  # as the run trained
     return cls(**init_args).raw()["validation"]["sentence"]
 

@@ -11,6 +11,8 @@ with the CPU threads split between them; one subprocess per GPU (or per group of
 GPUs, e.g. for DDP inside a run); and any slice ``shard=(i, n)`` of the runs, for job arrays on a
 cluster. Ctrl-C stops every backend the same way: running runs are recorded as ``interrupted`` (their
 subprocesses get the SIGINT too), no further run starts, and ``KeyboardInterrupt`` reaches the caller.
+SIGTERM does the same under ``normbench`` (:func:`normbench.training.interrupts.sigterm_interrupts`), with
+``Terminated``, a kind of ``KeyboardInterrupt``.
 """
 
 from __future__ import annotations
@@ -37,12 +39,14 @@ from normbench.data.preflight import check_data_configs
 from normbench.io import show_bars
 from normbench.sweep.plan import Run
 from normbench.training.cli import train
+from normbench.training.interrupts import TERMINATED_STATUS
 from normbench.training.progress import latest_progress, progress_interval
 from normbench.training.rundir import SWEEP_LOG
 from normbench.training.runlock import BUSY_STATUS, RunBusy, is_locked
 from normbench.training.verify import finished_status
 
-INTERRUPTED_STATUSES = (130, -signal.SIGINT)  # `normbench fit` after Ctrl-C; a child killed by SIGINT itself
+# `normbench fit` after Ctrl-C or SIGTERM; a child killed by SIGINT or SIGTERM itself
+INTERRUPTED_STATUSES = (130, TERMINATED_STATUS, -signal.SIGINT, -signal.SIGTERM)
 LAUNCH_FAILED = 127  # a job whose process could not be started (the shell's status for a command not run)
 STOP_GRACE_S = 60.0  # how long a stopped subprocess may take to record its interruption before it is killed
 

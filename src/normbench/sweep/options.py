@@ -7,6 +7,7 @@ syntax of ``normbench fit``); :func:`split_overrides` tells the two apart.
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 from dataclasses import dataclass
 
@@ -60,13 +61,23 @@ class SweepOptions:
     archive: bool = True
 
     def gpu_ids(self) -> list[int] | None:
-        """``gpus`` as a list of ids, or a one-line error."""
+        """``gpus`` as a list of ids, each a GPU visible here (:func:`visible_gpus`), or a one-line error."""
         if self.gpus is None or self.gpus == "":
             return None
         text = str(self.gpus).strip("[] ").replace(" ", "")
         if not re.fullmatch(r"\d+(,\d+)*", text):
             raise ValueError(f"gpus: {self.gpus!r} must be comma-separated GPU ids, e.g. 0,1,2,3")
-        return [int(g) for g in text.split(",")]
+        ids = [int(g) for g in text.split(",")]
+        visible = visible_gpus()
+        absent = [g for g in ids if g not in visible]
+        if absent:
+            seen = f"{len(visible)} GPU{'s' if len(visible) != 1 else ''} visible here"
+            seen += f" (ids {', '.join(map(str, visible))})" if visible else " (CUDA finds none)"
+            raise ValueError(
+                f"gpus: --gpus {text} asks for GPU {absent[0]}, but {seen}; "
+                f"{'drop --gpus to train on the CPU' if not visible else 'give ids of visible GPUs'}"
+            )
+        return ids
 
     def stack_size(self) -> int | str:
         """``vectorize`` as K >= 1 or ``"auto"``, or a one-line error."""
@@ -91,6 +102,20 @@ class SweepOptions:
             raise ValueError("compile: stacked seeds train uncompiled; drop --compile or use --vectorize 1")
         if vectorize != 1 and self.gpus_per_run != 1:
             raise ValueError("gpus_per_run: a stack of seeds trains on one GPU; drop --gpus_per_run with --vectorize")
+
+
+def visible_gpus() -> list[int]:
+    """The GPU ids ``--gpus`` may name: those ``CUDA_VISIBLE_DEVICES`` lists (when it lists numbers), else
+    ``0 .. n-1`` for the n GPUs CUDA finds; none when it finds none."""
+    import torch
+
+    count = torch.cuda.device_count()
+    if count == 0:
+        return []
+    listed = os.environ.get("CUDA_VISIBLE_DEVICES", "").replace(" ", "")
+    if re.fullmatch(r"\d+(,\d+)*", listed):
+        return [int(g) for g in listed.split(",")][:count]
+    return list(range(count))
 
 
 OPTION_NAMES = frozenset(f.name for f in dataclasses.fields(SweepOptions))

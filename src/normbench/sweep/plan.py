@@ -108,7 +108,11 @@ def parse_grid(items: list[str] | None) -> dict[str, list[Any]]:
                 )
             grid[axis] = points
         else:
-            grid[axis] = [scalar(v.strip()) for v in values.split(",")]
+            try:
+                grid[axis] = [scalar(v.strip()) for v in values.split(",")]
+            except yaml.YAMLError as exc:
+                problem = getattr(exc, "problem", None) or "not valid YAML"
+                raise ValueError(f"grid: {item!r}: a value is not valid YAML ({problem})") from None
     return grid
 
 

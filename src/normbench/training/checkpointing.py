@@ -124,6 +124,18 @@ def checkpoint_config_hash(path: Path) -> str | None:
     The tensors are memory-mapped, not read: a truncated, empty or foreign file fails on its archive
     and its pickle, at the cost of reading those alone.
     """
+    return (read_checkpoint(path).get(STATE_KEY) or {}).get("config_hash")
+
+
+def checkpoint_model_args(path: Path) -> dict[str, Any]:
+    """The model's init arguments saved in checkpoint ``path`` (Lightning's ``hyper_parameters``), what
+    identifies an older checkpoint that stores no config hash; ``_class_path`` is the model's class."""
+    return dict(read_checkpoint(path).get("hyper_parameters") or {})
+
+
+def read_checkpoint(path: Path) -> dict[str, Any]:
+    """Checkpoint ``path`` with its tensors memory-mapped (see :func:`checkpoint_config_hash`); a missing,
+    empty, truncated or foreign file is one ``ValueError`` naming it."""
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"checkpoint {path}: missing")
@@ -140,7 +152,7 @@ def checkpoint_config_hash(path: Path) -> str | None:
         raise ValueError(f"checkpoint {path}: unreadable ({type(exc).__name__}: {one_line_text(exc)})") from exc
     if not isinstance(checkpoint, dict) or "state_dict" not in checkpoint:
         raise ValueError(f"checkpoint {path}: unreadable (not a Lightning checkpoint)")
-    return (checkpoint.get(STATE_KEY) or {}).get("config_hash")
+    return checkpoint
 
 
 def one_line_text(exc: BaseException) -> str:

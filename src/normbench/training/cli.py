@@ -30,7 +30,7 @@ from normbench.tasks.base import NormbenchModule
 from normbench.training.checkpointing import AtomicCheckpointIO, RunState, clear_run_dir, resume_checkpoint
 from normbench.training.config import check_shared_hparams, check_trainer, preset_args
 from normbench.training.deadline import Deadline, deadline_from_env
-from normbench.training.interrupts import InterruptFlag, sigint_restored, was_interrupted
+from normbench.training.interrupts import InterruptFlag, interruption, sigint_restored, was_interrupted
 from normbench.training.monitor import GeometryMonitor
 from normbench.training.progress import ProgressLines, progress_interval
 from normbench.training.records import RESUMABLE, RunRecordLogger, provenance, read_record
@@ -283,9 +283,9 @@ def train(args: list[str] | dict[str, Any]) -> Path:
     another process is training raises :class:`~normbench.training.runlock.RunBusy`.
 
     The record's status is ``done``, ``diverged`` (non-finite loss; training stopped),
-    ``interrupted`` (Ctrl-C; ``KeyboardInterrupt`` is raised again, and the same command resumes the
-    run from its last checkpoint) or ``failed`` (an exception, re-raised after the record is
-    written). An interrupted run of the same config resumes from its last checkpoint
+    ``interrupted`` (Ctrl-C or SIGTERM; ``KeyboardInterrupt``, or its kind ``Terminated``, is raised
+    again, and the same command resumes the run from its last checkpoint) or ``failed`` (an exception,
+    re-raised after the record is written). An interrupted run of the same config resumes from its last checkpoint
     (:func:`start_point`); a finished one is left as it is. A task whose module has a
     ``test_step`` (its analysis of the trained model) gets a test pass after a finished fit.
     """
@@ -372,9 +372,10 @@ def fit_run(cli: NormbenchCLI) -> Path:
 
 
 def stopped(cli: NormbenchCLI, exc: BaseException, prefix: str = "", **extra: Any) -> None:
-    """Record why the run stopped: ``interrupted`` for Ctrl-C (then ``KeyboardInterrupt`` is raised, in place of
-    Lightning's ``SystemExit``), else ``failed`` with the error (the caller re-raises it)."""
+    """Record why the run stopped: ``interrupted`` for Ctrl-C or SIGTERM (then ``KeyboardInterrupt``, or
+    :class:`~normbench.training.interrupts.Terminated` after a SIGTERM, is raised in place of Lightning's
+    ``SystemExit``), else ``failed`` with the error (the caller re-raises it)."""
     if was_interrupted(exc, cli.interrupt_flag):
         cli.recorder.write("interrupted", **extra)
-        raise KeyboardInterrupt from None
+        raise interruption(exc) from None
     cli.recorder.write("failed", error=f"{prefix}{type(exc).__name__}: {exc}", **extra)

@@ -13,6 +13,7 @@ from typing import Any
 
 import yaml
 
+from normbench.io import read_yaml
 from normbench.tasks import resolve_config
 
 
@@ -42,7 +43,11 @@ def load_config(path: str | Path, preset: str | None = None) -> dict[str, Any]:
     path = resolve_config(path)
     if not path.is_file():
         raise ValueError(f"config: no such file {str(path)!r}")
-    config = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    config = read_yaml(path) or {}
+    if not isinstance(config, dict):
+        raise ValueError(
+            f"config: {path} holds a {type(config).__name__}, not a mapping of sections (model, data, ...)"
+        )
     if preset is None:
         return config
     return {**deep_merge(config, preset_patch(config, preset, str(path))), "preset": preset}
@@ -91,7 +96,10 @@ def config_names_to_files(args: list[str]) -> list[str]:
 
 def resolve_yaml_arg(value: str) -> str:
     """A ``--config`` value that is a registered task's name becomes its file; YAML text and files stay."""
-    if "\n" in value or Path(value).is_file():
+    if "\n" in value:
+        return value
+    if Path(value).is_file():
+        read_yaml(Path(value))  # a syntax error: one line naming the file and line (not the parser's text)
         return value
     try:
         return str(resolve_config(value))

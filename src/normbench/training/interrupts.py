@@ -1,10 +1,16 @@
-"""Ctrl-C during training: the run is recorded as ``interrupted`` (resumable) and the command exits 130.
+"""Ctrl-C or SIGTERM during training: the run is recorded as ``interrupted`` (resumable) and the command exits
+130 (Ctrl-C) or 143 (SIGTERM: SLURM at the time limit, ``timeout``, ``docker stop``).
 
 Lightning catches a ``KeyboardInterrupt`` inside ``Trainer.fit`` / ``validate`` / ``test`` itself: it
 tells the callbacks (``on_exception``), tears down, ignores SIGINT from then on and calls
 ``sys.exit(1)``. :class:`InterruptFlag` notes the ``KeyboardInterrupt`` it is told of, so the caller
 tells that exit apart from a failure (:func:`was_interrupted`) and raises ``KeyboardInterrupt`` again;
 :func:`sigint_restored` puts back the SIGINT handler Lightning replaced.
+
+SIGTERM is made a Ctrl-C of its own kind: :func:`sigterm_interrupts` installs a handler raising
+:class:`Terminated` (a ``KeyboardInterrupt``), so it stops a run, a sweep and its subprocesses the way
+Ctrl-C does. Lightning keeps that handler when it adds its own during a fit; without it (the library
+used directly) Lightning's ``SIGTERMException``, a ``SystemExit``, is recognised too.
 """
 
 from __future__ import annotations
@@ -16,6 +22,42 @@ from contextlib import contextmanager
 from typing import Any
 
 import lightning as L
+from lightning.pytorch.utilities.exceptions import SIGTERMException
+
+TERMINATED_STATUS = 128 + signal.SIGTERM  # 143: the shell's status of a command ended by SIGTERM
+
+
+class Terminated(KeyboardInterrupt):  # noqa: N818 - a signal, named like KeyboardInterrupt
+    """SIGTERM received: the run stops as for Ctrl-C, and the command exits ``TERMINATED_STATUS``."""
+
+
+_received: list[int] = []  # the SIGTERMs this process has received
+
+
+def sigterm_received() -> bool:
+    """Whether this process has received SIGTERM (once it has, it is stopping)."""
+    return bool(_received)
+
+
+def _raise_terminated(signum: int, frame: Any) -> None:
+    if _received:  # the first one stops the command; later ones must not interrupt its clean-up
+        return
+    _received.append(signum)
+    raise Terminated
+
+
+@contextmanager
+def sigterm_interrupts() -> Iterator[None]:
+    """Inside (in the main thread), SIGTERM raises :class:`Terminated`; the previous handler is put back on leaving."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        _received.clear()
 
 
 class InterruptFlag(L.Callback):
@@ -25,14 +67,23 @@ class InterruptFlag(L.Callback):
         self.interrupted = False
 
     def on_exception(self, trainer: L.Trainer, pl_module: L.LightningModule, exception: BaseException) -> None:
-        if isinstance(exception, KeyboardInterrupt):
+        if isinstance(exception, (KeyboardInterrupt, SIGTERMException)):
             self.interrupted = True
 
 
 def was_interrupted(exc: BaseException, flag: InterruptFlag | None) -> bool:
-    """True when ``exc`` ends a run because of Ctrl-C: a ``KeyboardInterrupt``, or the ``SystemExit``
-    Lightning raises after handling one."""
-    return isinstance(exc, KeyboardInterrupt) or (isinstance(exc, SystemExit) and flag is not None and flag.interrupted)
+    """True when ``exc`` ends a run because of Ctrl-C or SIGTERM: a ``KeyboardInterrupt`` (:class:`Terminated`
+    too), Lightning's ``SIGTERMException``, or the ``SystemExit`` Lightning raises after handling either."""
+    return isinstance(exc, (KeyboardInterrupt, SIGTERMException)) or (
+        isinstance(exc, SystemExit) and flag is not None and flag.interrupted
+    )
+
+
+def interruption(exc: BaseException) -> KeyboardInterrupt:
+    """What to raise for an interrupted run: :class:`Terminated` after a SIGTERM, else ``KeyboardInterrupt``."""
+    if isinstance(exc, (Terminated, SIGTERMException)) or sigterm_received():
+        return Terminated()
+    return KeyboardInterrupt()
 
 
 @contextmanager

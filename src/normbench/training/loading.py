@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 from typing import Any
 
 from normbench.tasks import get_task
+from normbench.tasks.trust import record_class, untrusted_norms
 from normbench.training.checkpointing import checkpoint_config_hash
 from normbench.training.records import read_record
 from normbench.training.rundir import record_path, run_of_checkpoint
+from normbench.training.verify import check_checkpoint
 
 REDO = "the sweep that trained the run redoes it (the same `normbench sweep` command)"
 
@@ -30,10 +31,10 @@ def build_datamodule(config: dict[str, Any], stage: str = "validate") -> Any:
     """The run's LightningDataModule from the ``data`` section of its resolved config, set up for ``stage``.
 
     An init argument the config leaves out because it did not exist when the run trained takes the
-    value the class names for such configs (``LEGACY_INIT_ARGS``), not today's default."""
+    value the class names for such configs (``LEGACY_INIT_ARGS``), not today's default. The config is a
+    run record's, so its class must be registered (:func:`normbench.tasks.trust.record_class`)."""
     data = config["data"]
-    module_name, _, cls_name = data["class_path"].rpartition(".")
-    cls = getattr(importlib.import_module(module_name), cls_name)
+    cls = record_class(data.get("class_path"), "data")  # the config is a record's: registered classes only
     dm = cls(**{**getattr(cls, "LEGACY_INIT_ARGS", {}), **(data.get("init_args") or {})})
     dm.prepare_data()
     dm.setup(stage)
@@ -41,17 +42,23 @@ def build_datamodule(config: dict[str, Any], stage: str = "validate") -> Any:
 
 
 def load_run(ckpt: Path) -> tuple[dict[str, Any], Any]:
-    """(run record, task module in eval mode on the CPU) of a run's checkpoint."""
-    record = read_record(record_for_checkpoint(ckpt))
-    return record, load_module(ckpt, record["task"])
+    """(run record, task module in eval mode on the CPU) of a run's checkpoint, which must be the run's."""
+    path = record_for_checkpoint(ckpt)
+    record = read_record(path)
+    return record, load_module(ckpt, record["task"], record, path)
 
 
-def load_module(ckpt: Path, task: str) -> Any:
+def load_module(ckpt: Path, task: str, record: dict[str, Any] | None = None, path: Path | None = None) -> Any:
     """Task ``task``'s module from checkpoint ``ckpt``, in eval mode on the CPU; a missing, truncated, empty or
-    foreign file is one ``ValueError`` naming it and the fix."""
+    foreign file is one ``ValueError`` naming it and the fix, and so is a checkpoint that is not the run of
+    ``record`` (read from ``path``), when given (:func:`normbench.training.verify.check_checkpoint`)."""
     try:
-        checkpoint_config_hash(Path(ckpt))
-        return get_task(task).module.load_from_checkpoint(ckpt, map_location="cpu").eval()
+        if record is not None:
+            check_checkpoint(Path(ckpt), record, path or record_path(run_of_checkpoint(ckpt)))
+        else:
+            checkpoint_config_hash(Path(ckpt))
+        with untrusted_norms():  # its hyperparameters name the norms: registered ones only
+            return get_task(task).module.load_from_checkpoint(ckpt, map_location="cpu").eval()
     except ValueError as exc:
         raise ValueError(f"{exc}; {REDO}") from None
     except Exception as exc:  # noqa: BLE001 - weights that do not fit the module: the file is not this run's

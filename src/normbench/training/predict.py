@@ -17,10 +17,10 @@ import torch
 from torch.utils.data import DataLoader
 from torchmetrics.functional.classification import binary_accuracy
 
-from normbench.data.sst2 import UNLABELLED_HEADER, check_tsv, pad_unlabelled, read_tsv, tsv_columns
+from normbench.data.sst2 import UNLABELLED_HEADER, check_tsv, check_utf8, pad_unlabelled, read_tsv, tsv_columns
 from normbench.data.tokenizer import load_tokenizer
 from normbench.data.treebank import normalize_texts
-from normbench.io import atomic_write_text, show_bars
+from normbench.io import atomic_write_text, check_writable, show_bars
 from normbench.training.loading import load_run
 from normbench.training.records import read_record
 from normbench.training.rundir import checkpoint_of, record_path, run_of_checkpoint, tokenizer_path
@@ -55,6 +55,7 @@ def read_sentences(path: Path) -> tuple[list[int], list[str], list[int] | None]:
     """(indices, sentences, labels or ``None``) of a GLUE-layout file, checked row by row."""
     if not path.is_file():
         raise ValueError(f"tsv: {path} does not exist")
+    check_utf8(path)
     with open(path, encoding="utf-8", newline="") as f:
         header = tuple(f.readline().rstrip("\r\n").split("\t"))
     labelled = header != UNLABELLED_HEADER
@@ -65,15 +66,48 @@ def read_sentences(path: Path) -> tuple[list[int], list[str], list[int] | None]:
     return rows["index"], rows["sentence"], None
 
 
+def check_out(out: str | Path, force: bool = False) -> Path:
+    """``out`` as a path the predictions may be written to, checked before any work: a writable folder
+    with room, and no existing file that is not an earlier predictions file (``index<TAB>prediction``
+    header) or lies under ``results/`` (committed boards), unless ``force``. Else a one-line ``ValueError``."""
+    path = Path(out)
+    if path.is_dir():
+        raise ValueError(f"out: {path} is a folder; give the predictions file's name (e.g. {path / 'SST-2.tsv'})")
+    if path.exists() and not force:
+        under_results = (Path.cwd() / "results").resolve() in path.resolve().parents
+        if under_results or not is_predictions_file(path):
+            what = "lies under results/" if under_results else "is not a predictions file (index<TAB>prediction)"
+            raise ValueError(f"out: {path} exists and {what}; choose another --out, or --force true to replace it")
+    check_writable(path.parent, "out")
+    return path
+
+
+def is_predictions_file(path: Path) -> bool:
+    """Whether ``path`` starts with GLUE's submission header (a file :func:`predict_file` wrote)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.readline().rstrip("\r\n") == SUBMISSION_HEADER
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
 def predict_file(
-    run: str | Path, tsv: str | Path, out: str | Path, batch_size: int = 256, accelerator: str = "auto"
+    run: str | Path,
+    tsv: str | Path,
+    out: str | Path,
+    batch_size: int = 256,
+    accelerator: str = "auto",
+    force: bool = False,
 ) -> Predictions:
     """Predict every sentence of ``tsv`` with the trained run ``run`` (a run folder or its checkpoint).
 
     Writes ``out`` atomically: ``index<TAB>prediction`` (0 negative, 1 positive), GLUE's submission format.
+    ``out`` is checked first (:func:`check_out`): an existing file other than earlier predictions is
+    replaced only with ``force``.
     """
     if batch_size < 1:
         raise ValueError(f"batch_size: must be >= 1, got {batch_size}")
+    check_out(out, force)
     ckpt = final_checkpoint(run)
     record, module = load_run(ckpt)
     if not hasattr(module, "predict_step") or type(module).predict_step is L.LightningModule.predict_step:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import importlib
 import json
 import re
 import typing
@@ -28,6 +27,7 @@ import yaml
 
 from normbench.data.tokenizer import TOKENIZER_FILE
 from normbench.errors import short_key
+from normbench.tasks.trust import record_class, untrusted_norms
 
 # The numerics version of the training code: bumped by any change that moves a number of a run whose
 # configuration is unchanged (an op order, an initialiser, the data order, a dtype, a reduction), so that such a
@@ -120,23 +120,22 @@ def effective_arch(config: dict[str, Any]) -> dict[str, Any] | None:
     The task module (``model.class_path``) names its architecture config class (its ``arch`` argument),
     which is built from ``model.init_args.arch`` (nested norm specs included) and asked for
     :meth:`~normbench.nn.config.ArchConfig.effective`; ``None`` for a module without one. A config that
-    does not build raises ``ValueError``.
+    does not build raises ``ValueError``; so does a class or norm that is not registered
+    (:mod:`normbench.tasks.trust`: the config may come from a run record).
     """
     model = config.get("model") if isinstance(config, dict) else None
     if not isinstance(model, dict) or not isinstance(model.get("class_path"), str):
         raise ValueError("config: model.class_path is missing")
-    module, _, name = model["class_path"].rpartition(".")
+    cls = record_class(model["class_path"], "model")  # a record is untrusted: registered classes only
     try:
-        cls = getattr(importlib.import_module(module), name)
         arch_type = typing.get_type_hints(cls.__init__).get("arch")
-    except (ImportError, AttributeError, ValueError, NameError, TypeError) as exc:
-        raise ValueError(
-            f"config: model.class_path {model['class_path']!r} cannot be imported ({type(exc).__name__}: {exc})"
-        ) from None
+    except (AttributeError, NameError, TypeError) as exc:
+        raise ValueError(f"config: model.class_path {model['class_path']!r}: {type(exc).__name__}: {exc}") from None
     if not dataclasses.is_dataclass(arch_type):
         return None
-    arch = build_dataclass(arch_type, (model.get("init_args") or {}).get("arch") or {}, "model.arch")
-    return arch.effective() if hasattr(arch, "effective") else None
+    with untrusted_norms():
+        arch = build_dataclass(arch_type, (model.get("init_args") or {}).get("arch") or {}, "model.arch")
+        return arch.effective() if hasattr(arch, "effective") else None
 
 
 def build_dataclass(cls: type, values: Any, field: str) -> Any:

@@ -3,8 +3,9 @@
 A record belongs to a run by the config hash recomputed from the record's own config
 (:func:`normbench.training.rundir.record_config_hash`), the hash the planner gives that run; a
 ``config_hash`` field that says otherwise was edited. A finished (``done``) run's final checkpoint,
-the one its record names, must be there and readable: every analysis of the run reads it. A sweep
-redoes a run whose files fail these checks; a leaderboard names the file and the fix.
+the one its record names, must be there, readable and the run's (:func:`check_checkpoint`: the config
+hash stored in it is the record's): every analysis of the run reads it. A sweep redoes a run whose files
+fail these checks; a leaderboard and every analysis name the file and the fix.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from normbench.training.checkpointing import checkpoint_config_hash
+from normbench.training.checkpointing import checkpoint_config_hash, checkpoint_model_args
 from normbench.training.records import FINISHED, read_record
 from normbench.training.rundir import checkpoint_of, record_config_hash
 
@@ -31,7 +32,34 @@ def check_record(record: dict[str, Any], path: str | Path, config_hash: str | No
     if config_hash is not None and found != config_hash:
         raise ValueError(f"run record {path}: holds a run of config {found}, not {config_hash}")
     if record.get("status") == "done" and record.get("checkpoint") and not record.get("archived"):
-        checkpoint_config_hash(checkpoint_of(record, Path(path).parent))
+        check_checkpoint(checkpoint_of(record, Path(path).parent), record, path)
+
+
+def check_checkpoint(ckpt: Path, record: dict[str, Any], path: str | Path) -> None:
+    """One-line ``ValueError`` unless checkpoint ``ckpt`` is readable and holds the run of ``record`` (read
+    from ``path``): the config hash stored in it is the record's; an older checkpoint without one is
+    matched by its saved model arguments (the record's config with the checkpoint's model, hashed)."""
+    stored = checkpoint_config_hash(Path(ckpt))
+    expected = record.get("config_hash")
+    if stored is None:
+        saved = checkpoint_model_args(Path(ckpt))
+        model = (record.get("config") or {}).get("model") or {}
+        config = {
+            **record["config"],
+            "model": {
+                "class_path": saved.get("_class_path", model.get("class_path")),
+                "init_args": {k: v for k, v in saved.items() if not k.startswith("_")},
+            },
+        }
+        try:
+            stored = record_config_hash({**record, "config": config})
+        except ValueError as exc:
+            raise ValueError(f"checkpoint {ckpt} does not match the run of {path}: its saved model {exc}") from None
+    if stored != expected:
+        raise ValueError(
+            f"checkpoint {ckpt} does not match the run: it holds a model of config {stored}, its run record "
+            f"{path} one of config {expected}"
+        )
 
 
 def finished_status(path: str | Path, config_hash: str) -> str | None:
