@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from normbench.training.predict import predict_file
-
 
 def predict(run: str, tsv: str, out: str = "SST-2.tsv", batch_size: int = 256, accelerator: str = "auto") -> None:
     """Predict the sentences of a GLUE-layout file with a trained sst2 run; write GLUE's submission format.
@@ -18,6 +16,8 @@ def predict(run: str, tsv: str, out: str = "SST-2.tsv", batch_size: int = 256, a
         batch_size: sentences per batch.
         accelerator: Lightning's accelerator (``auto``, ``cpu``, ``gpu``, ...).
     """
+    from normbench.training.predict import predict_file  # torch: not needed by `normbench predict --help`
+
     found = predict_file(run, tsv, out, batch_size=batch_size, accelerator=accelerator)
     accuracy = f"; accuracy {found.accuracy:.4f}" if found.accuracy is not None else ""
     print(f"normbench: wrote {found.rows} predictions to {found.path}{accuracy}")
