@@ -238,6 +238,99 @@ def test_the_documentation_names_what_exists() -> None:
     assert not missing, f"the documentation names what does not exist: {missing}"
 
 
+# --------------------------------------------------------------------------------------------- commands
+
+COMMAND_SECTION = re.compile(r"^## `normbench (\w+)`\s*$", re.M)
+# an option as the pages write it: --name, --name VALUE, --name=VALUE, --no-name; not --section.key overrides
+OPTION = re.compile(r"(?<![\w-])--([a-z][\w-]*)(?![\w.-])")
+ANALYSIS = re.compile(r"analyze (\w+)")
+COMMAND_LINE = re.compile(r"^\s*(?:\.venv/bin/)?normbench ((?:analyze )?\w+)(.*)$")
+
+
+def option_names(text: str) -> set[str]:
+    """The options ``text`` names, as their commands' help prints them (``--no-x`` is the flag ``--x``)."""
+    return {re.sub(r"^no_", "", m[1].replace("-", "_")) for m in OPTION.finditer(text)}
+
+
+def help_text(command: str) -> str:
+    """What ``normbench <command> --help`` prints (``command`` may be ``analyze geometry``)."""
+    import contextlib
+    import io
+
+    from normbench.cli import main
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        try:
+            main([*command.split(), "--help"])
+        except SystemExit as exc:
+            assert exc.code in (0, None), f"normbench {command} --help exited with {exc.code}"
+    return out.getvalue()
+
+
+def in_usage(option: str, help_output: str) -> bool:
+    """Whether a command's help declares ``--option``: its usage lines list it (text that merely mentions an
+    option elsewhere in the help does not count); ``--help`` is every command's."""
+    usage = help_output.split("\n\n")[0]
+    return option == "help" or re.search(rf"\[--{option}(?![\w.-])", usage) is not None
+
+
+def documented_options() -> dict[str, set[str]]:
+    """The options docs/commands.md lists for each command (``analyze <name>`` for each analysis): those of its
+    section, and those that the page's introduction says every command takes."""
+    parts = COMMAND_SECTION.split((DOCS / "commands.md").read_text(encoding="utf-8"))
+    every = option_names(parts[0])
+    found: dict[str, set[str]] = {}
+    for command, section in zip(parts[1::2], parts[2::2], strict=True):
+        current = command
+        for line in section.splitlines():
+            if command == "analyze" and (named := ANALYSIS.findall(line)):
+                current = f"analyze {named[-1]}"
+            found.setdefault(current, set(every)).update(option_names(line))
+    return found
+
+
+def shown_command_lines() -> list[tuple[str, str, str]]:
+    """Every ``normbench <command> ...`` line of the code blocks of README.md and docs/: (page, command, line)."""
+    lines = []
+    for page, text in documentation_texts().items():
+        fenced = False
+        for line in text.splitlines():
+            if FENCE.match(line):
+                fenced = not fenced
+            elif fenced and (m := COMMAND_LINE.match(line.split(" #")[0])):
+                lines.append((page, m[1], m[0]))
+    return lines
+
+
+def test_every_option_the_docs_list_is_in_its_commands_help() -> None:
+    from normbench.cli import ANALYSES, COMMANDS
+
+    documented = documented_options()
+    expected = (set(COMMANDS) - {"analyze"}) | {f"analyze {a}" for a in ANALYSES}
+    assert expected <= set(documented), f"docs/commands.md has no section for {sorted(expected - set(documented))}"
+    assert {"dry_run", "verbose"} <= documented["sweep"] and {"grid", "leaderboard"} <= documented["sweep"]
+    assert {"compile", "dry_run"} <= documented["fit"] and "sequences" in documented["analyze decompose"]
+    helps = {command: help_text(command) for command in documented}
+    missing = {
+        command: sorted(o for o in options if not in_usage(o, helps[command]))
+        for command, options in documented.items()
+    }
+    missing = {command: options for command, options in missing.items() if options}
+    assert not missing, f"options docs/commands.md lists that the command's --help does not: {missing}"
+
+
+def test_every_option_of_a_command_shown_in_the_docs_is_in_its_help() -> None:
+    lines = shown_command_lines()
+    assert len(lines) >= 30 and any(command == "analyze geometry" for _, command, _ in lines)
+    helps: dict[str, str] = {}
+    missing = []
+    for page, command, line in lines:
+        text = helps.setdefault(command, help_text(command))
+        missing += [f"{page}: --{o} in `{line.strip()}`" for o in option_names(line) if not in_usage(o, text)]
+    assert not missing, "options shown in the docs that the command's --help does not list:\n" + "\n".join(missing)
+
+
 # --------------------------------------------------------------------------------------------- README
 
 
