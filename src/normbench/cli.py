@@ -242,7 +242,7 @@ def overrides_of(argv: list[str]) -> tuple[list[str], list[str]]:
 
 def arguments(args: Namespace) -> dict[str, Any]:
     """A parsed command's arguments, less the options of every command (main() has read those)."""
-    return {k: v for k, v in vars(args).items() if k not in COMMON_OPTIONS and k != "compile"}
+    return {k: v for k, v in vars(args).items() if k not in COMMON_OPTIONS}
 
 
 def dispatch(parsed: Namespace, overrides: list[str], dry: bool) -> None:
