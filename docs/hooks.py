@@ -1,8 +1,10 @@
-"""MkDocs hooks: the results pages are filled from the leaderboards when the site is built.
+"""MkDocs hooks: the generated blocks of the pages are rendered anew from the leaderboards when the site is built.
 
-A page asks for generated content with markers (``<!-- board: majority -->`` and the others that
-:mod:`normbench.reporting.docs_pages` lists); the figures next to the leaderboards are copied into the
-site at build time (never into ``docs/``).
+A page holds generated content between markers (``<!-- board: majority -->`` ... ``<!-- /board: majority -->``
+and the others that :mod:`normbench.reporting.docs_pages` lists), committed as
+``python -m normbench.reporting.docs_pages --docs docs`` wrote it, with links that work in a repository
+browser. For the site each block is rendered again with the site's links: the figures next to the leaderboards
+are copied into the site at build time (never into ``docs/``), and only pages that exist are linked.
 """
 
 from __future__ import annotations
@@ -24,4 +26,4 @@ def on_files(files: Files, config) -> Files:
 
 
 def on_page_markdown(markdown: str, page, config, files) -> str:
-    return docs_pages.render_page(markdown, page.file.src_uri, RESULTS, ROOT)
+    return docs_pages.render_page(markdown, page.file.src_uri, RESULTS, ROOT, docs_dir=config["docs_dir"], site=True)

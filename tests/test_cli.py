@@ -170,3 +170,51 @@ def test_a_smoke_test_sweep_never_touches_published_runs_or_results(tmp_path: Pa
     )
     assert fit.returncode == 0 and "already holds a finished run" in fit.stderr
     assert snapshot(runs) == after
+
+
+# --------------------------------------------------------------------------------------------- --help
+
+HEAVY = ("torch", "lightning", "pytorch_lightning")
+
+
+def help_commands() -> list[list[str]]:
+    """Every command line whose ``--help`` a user may ask for: normbench itself and each (sub)command."""
+    from normbench.cli import ANALYSES, COMMANDS
+
+    return [[], *([c] for c in COMMANDS), *(["analyze", a] for a in ANALYSES)]
+
+
+def test_help_imports_no_torch_or_lightning() -> None:
+    """``normbench --help`` and every ``normbench <command> --help`` answer without importing torch or Lightning
+    (checked in a fresh interpreter: what it imported, not how long it took)."""
+    script = f"""
+import sys
+from normbench.cli import main
+for args in {help_commands()!r}:
+    try:
+        main([*args, "--help"])
+    except SystemExit as exc:
+        assert exc.code in (0, None), (args, exc.code)
+print("HEAVY", sorted(m for m in {HEAVY!r} if m in sys.modules))
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "HEAVY []" in done.stdout.splitlines()
+    assert "options of every command" in done.stdout and "normbench fit" in done.stdout
+
+
+def test_the_short_fit_help_names_options_that_fit_takes(normbench_in_process) -> None:  # noqa: ANN001
+    """``normbench fit --help`` (no torch) names only options of LightningCLI's own parser for fit, which
+    ``normbench fit --config <task> --help`` prints in full."""
+    import re
+
+    from normbench.cli import COMMON_OPTIONS, fit_help_parser
+    from normbench.training.cli import COMPILE_MODES
+
+    short = fit_help_parser().format_help()
+    full = normbench_in_process("fit", "--config", "majority", "--help", cwd=Path.cwd())
+    assert full.returncode == 0 and "--trainer.max_steps" in full.stdout
+    named = set(re.findall(r"(?<![\w-])(--[a-z][\w]*)(?![\w.-])", short)) - {f"--{o}" for o in COMMON_OPTIONS}
+    assert {"--config", "--preset", "--compile", "--seed_everything"} <= named
+    assert all(re.search(rf"{o}(?![\w.-])", full.stdout) for o in named), named
+    assert all(mode in short for mode in COMPILE_MODES)

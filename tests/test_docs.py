@@ -165,7 +165,10 @@ def sources() -> Sources:
 
 
 def test_no_result_in_the_documentation_is_typed_by_hand(sources: Sources) -> None:
-    found = {page: hand_typed_results(text, sources) for page, text in documentation_texts().items()}
+    """What the pages hold between generation markers is generated (a test below holds it to a fresh generation);
+    the rest is typed, and checked."""
+    texts = {page: docs_pages.without_generated(text) for page, text in documentation_texts().items()}
+    found = {page: hand_typed_results(text, sources) for page, text in texts.items()}
     found = {page: numbers for page, numbers in found.items() if numbers}
     assert not found, "numbers that read like results but that no leaderboard prints:\n" + "\n".join(
         f"{page}: {n}" for page, numbers in found.items() for n in numbers
@@ -238,6 +241,99 @@ def test_the_documentation_names_what_exists() -> None:
     assert not missing, f"the documentation names what does not exist: {missing}"
 
 
+# --------------------------------------------------------------------------------------------- commands
+
+COMMAND_SECTION = re.compile(r"^## `normbench (\w+)`\s*$", re.M)
+# an option as the pages write it: --name, --name VALUE, --name=VALUE, --no-name; not --section.key overrides
+OPTION = re.compile(r"(?<![\w-])--([a-z][\w-]*)(?![\w.-])")
+ANALYSIS = re.compile(r"analyze (\w+)")
+COMMAND_LINE = re.compile(r"^\s*(?:\.venv/bin/)?normbench ((?:analyze )?\w+)(.*)$")
+
+
+def option_names(text: str) -> set[str]:
+    """The options ``text`` names, as their commands' help prints them (``--no-x`` is the flag ``--x``)."""
+    return {re.sub(r"^no_", "", m[1].replace("-", "_")) for m in OPTION.finditer(text)}
+
+
+def help_text(command: str) -> str:
+    """What ``normbench <command> --help`` prints (``command`` may be ``analyze geometry``)."""
+    import contextlib
+    import io
+
+    from normbench.cli import main
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        try:
+            main([*command.split(), "--help"])
+        except SystemExit as exc:
+            assert exc.code in (0, None), f"normbench {command} --help exited with {exc.code}"
+    return out.getvalue()
+
+
+def in_usage(option: str, help_output: str) -> bool:
+    """Whether a command's help declares ``--option``: its usage lines list it (text that merely mentions an
+    option elsewhere in the help does not count); ``--help`` is every command's."""
+    usage = help_output.split("\n\n")[0]
+    return option == "help" or re.search(rf"\[--{option}(?![\w.-])", usage) is not None
+
+
+def documented_options() -> dict[str, set[str]]:
+    """The options docs/commands.md lists for each command (``analyze <name>`` for each analysis): those of its
+    section, and those that the page's introduction says every command takes."""
+    parts = COMMAND_SECTION.split((DOCS / "commands.md").read_text(encoding="utf-8"))
+    every = option_names(parts[0])
+    found: dict[str, set[str]] = {}
+    for command, section in zip(parts[1::2], parts[2::2], strict=True):
+        current = command
+        for line in section.splitlines():
+            if command == "analyze" and (named := ANALYSIS.findall(line)):
+                current = f"analyze {named[-1]}"
+            found.setdefault(current, set(every)).update(option_names(line))
+    return found
+
+
+def shown_command_lines() -> list[tuple[str, str, str]]:
+    """Every ``normbench <command> ...`` line of the code blocks of README.md and docs/: (page, command, line)."""
+    lines = []
+    for page, text in documentation_texts().items():
+        fenced = False
+        for line in text.splitlines():
+            if FENCE.match(line):
+                fenced = not fenced
+            elif fenced and (m := COMMAND_LINE.match(line.split(" #")[0])):
+                lines.append((page, m[1], m[0]))
+    return lines
+
+
+def test_every_option_the_docs_list_is_in_its_commands_help() -> None:
+    from normbench.cli import ANALYSES, COMMANDS
+
+    documented = documented_options()
+    expected = (set(COMMANDS) - {"analyze"}) | {f"analyze {a}" for a in ANALYSES}
+    assert expected <= set(documented), f"docs/commands.md has no section for {sorted(expected - set(documented))}"
+    assert {"dry_run", "verbose"} <= documented["sweep"] and {"grid", "leaderboard"} <= documented["sweep"]
+    assert {"compile", "dry_run"} <= documented["fit"] and "sequences" in documented["analyze decompose"]
+    helps = {command: help_text(command) for command in documented}
+    missing = {
+        command: sorted(o for o in options if not in_usage(o, helps[command]))
+        for command, options in documented.items()
+    }
+    missing = {command: options for command, options in missing.items() if options}
+    assert not missing, f"options docs/commands.md lists that the command's --help does not: {missing}"
+
+
+def test_every_option_of_a_command_shown_in_the_docs_is_in_its_help() -> None:
+    lines = shown_command_lines()
+    assert len(lines) >= 30 and any(command == "analyze geometry" for _, command, _ in lines)
+    helps: dict[str, str] = {}
+    missing = []
+    for page, command, line in lines:
+        text = helps.setdefault(command, help_text(command))
+        missing += [f"{page}: --{o} in `{line.strip()}`" for o in option_names(line) if not in_usage(o, text)]
+    assert not missing, "options shown in the docs that the command's --help does not list:\n" + "\n".join(missing)
+
+
 # --------------------------------------------------------------------------------------------- README
 
 
@@ -282,15 +378,108 @@ def test_the_teaser_command_rewrites_only_the_block(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------------------------- the site
 
 
+def committed_boards() -> list[str]:
+    """The boards of the repository: those git tracks (a board of one's own sweep is not one), or every board
+    under results/ where there is no git checkout."""
+    try:
+        tracked = subprocess.run(
+            ["git", "ls-files", "--", "results"], cwd=REPO, capture_output=True, text=True, timeout=60, check=True
+        ).stdout.split()
+    except (OSError, subprocess.SubprocessError):
+        return docs_pages.boards(RESULTS)
+    suffix = f"/{docs_pages.BOARD_FILE}"
+    keys = [p.removeprefix("results/").removesuffix(suffix) for p in tracked if p.endswith(suffix)]
+    return sorted(keys) or docs_pages.boards(RESULTS)
+
+
 def test_every_board_has_a_results_page() -> None:
     shown = {
         key: page.relative_to(DOCS).as_posix()
         for page in DOCS.rglob("*.md")
         for key in docs_pages.board_markers(page.read_text(encoding="utf-8"))
     }
-    boards = docs_pages.boards(RESULTS)
+    boards = committed_boards()
     assert boards and sorted(shown) == boards
     assert all(shown[key] == docs_pages.page_of(key) for key in boards)
+    assert docs_pages.published(RESULTS, DOCS) == boards
+
+
+def test_the_committed_pages_hold_what_the_boards_generate() -> None:
+    """The pages hold their generated blocks as committed, so that they read whole in a repository browser."""
+    stale = docs_pages.write_pages(DOCS, RESULTS, REPO, check=True)
+    assert not stale, (
+        f"stale generated blocks in {[p.relative_to(REPO).as_posix() for p in stale]}: run "
+        "`python -m normbench.reporting.docs_pages --docs docs`"
+    )
+    majority = (DOCS / docs_pages.page_of("majority")).read_text(encoding="utf-8")
+    assert "| `pre/both` |" in majority and "![loss](../../results/majority/loss.png)" in majority
+    assert (DOCS / "results" / "../../results/majority/loss.png").resolve() == RESULTS / "majority" / "loss.png"
+
+
+def relative_links(markdown: str) -> list[str]:
+    """The relative link targets of a Markdown text (anchors dropped)."""
+    return [m[3].split("#")[0] for m in docs_pages.LINK.finditer(markdown) if m[3].split("#")[0]]
+
+
+def test_a_board_of_ones_own_sweep_adds_no_link_to_a_missing_page(tmp_path: Path) -> None:
+    """A user's sweep adds a board in a named subfolder (results/majority/quick-5e097699/), which has no page:
+    no generated page links to a page that does not exist, in the site or in the committed pages, and the
+    committed pages stay as they are."""
+    import shutil
+
+    docs, results = tmp_path / "docs", tmp_path / "results"
+    shutil.copytree(DOCS, docs)
+    shutil.copytree(RESULTS, results)
+    own = results / "majority" / "quick-5e097699"
+    own.mkdir()
+    for name in ("leaderboard.json", "leaderboard.md", "loss.png"):
+        shutil.copy(RESULTS / "majority" / name, own / name)
+    assert "majority/quick-5e097699" in docs_pages.boards(results)
+    assert docs_pages.published(results, docs) == docs_pages.published(RESULTS, DOCS)
+    figures = {src for src, _ in docs_pages.figures(results)}  # the site's figures: copies made at build time
+    pages = [p for p in sorted(docs.rglob("*.md")) if docs_pages.blocks(p.read_text(encoding="utf-8").splitlines())]
+    assert docs / "results" / "index.md" in pages and docs / "benches.md" in pages
+    for path in pages:
+        page = path.relative_to(docs).as_posix()
+        for site in (True, False):
+            text = docs_pages.render_page(path.read_text(encoding="utf-8"), page, results, REPO, docs, site=site)
+            links = relative_links(text)
+            missing = [
+                t for t in links if not (path.parent / t).exists() and not (site and site_path(page, t) in figures)
+            ]
+            assert not missing, f"{page} (site={site}) links to what does not exist: {missing}"
+            assert "quick-5e097699" not in " ".join(links)
+    assert docs_pages.write_pages(docs, results, REPO, check=True) == []
+
+
+def site_path(page: str, target: str) -> str:
+    """Where a link ``target`` of docs page ``page`` points in the site (relative to its root)."""
+    import posixpath
+
+    return posixpath.normpath(posixpath.join(posixpath.dirname(page), target))
+
+
+def test_a_generated_block_is_replaced_and_what_is_typed_stays(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    (docs / "results").mkdir(parents=True)
+    page = docs / "results" / "majority.md"
+    typed = "# Majority\n\nSome words.\n\n<!-- board: majority -->\n\nAfter the board.\n"
+    page.write_text(typed)
+    assert docs_pages.main(["--docs", str(docs), "--results_dir", str(RESULTS), "--check"]) == 1
+    assert docs_pages.main(["--docs", str(docs), "--results_dir", str(RESULTS)]) == 0
+    text = page.read_text()
+    assert text.startswith("# Majority\n\nSome words.\n\n<!-- board: majority -->\n\n## normbench leaderboard")
+    assert text.endswith("\n<!-- /board: majority -->\n\nAfter the board.\n")
+    assert docs_pages.without_generated(text) == typed.replace(
+        "<!-- board: majority -->\n", "<!-- board: majority -->\n<!-- /board: majority -->\n"
+    )
+    assert docs_pages.main(["--docs", str(docs), "--results_dir", str(RESULTS), "--check"]) == 0
+    # a stale block is replaced, not added to; the site shows the content without the markers
+    page.write_text(text.replace("| `pre/both` |", "| `pre/both` | stale |"))
+    assert docs_pages.write_pages(docs, RESULTS, REPO) == [page] and page.read_text() == text
+    site = docs_pages.render_page(text, "results/majority.md", RESULTS, REPO, docs, site=True)
+    assert "<!--" not in site and site.count("## normbench leaderboard") == 1
+    assert "![loss](figures/majority/loss.png)" in site and "After the board." in site
 
 
 def test_a_board_is_included_with_its_figures_and_headings_one_level_down() -> None:

@@ -21,10 +21,6 @@ and ``analyze geometry`` alike; ``init_args`` may be spelled out (``--model.init
 use the short form (:func:`normbench.errors.short_key`). ``fit`` and the overrides of a sweep are parsed by
 LightningCLI's parser (jsonargparse too), which knows every model, data and trainer option.
 
-Run records and checkpoints are data: reading one imports only registered tasks, data modules and norms
-(:mod:`normbench.tasks.trust`); ``--trust_record_code true``, which every command takes, lets them import
-what they name.
-
 Every command takes ``--dry_run``: arguments checked (a sweep's runs planned), nothing trained or written,
 and ``--verbose``: Lightning's device banners and tips too (normbench prints only its own lines otherwise).
 
@@ -32,9 +28,17 @@ Every command that writes under ``results/`` (sweep, bench, leaderboard, random_
 replaces a published board only with a build that covers its finished runs and its settings; otherwise
 it writes nothing and says so in one line, and ``--force`` replaces the board anyway.
 
+Run records and checkpoints are data: reading one imports only registered tasks, data modules and norms
+(:mod:`normbench.tasks.trust`); ``--trust_record_code true``, which every command takes, lets them import
+what they name.
+
 Bad input ends with one line ``normbench: error: <field>: <what is allowed>`` and exit status 2. Ctrl-C
 ends with ``normbench: interrupted ...`` and exit status 130, SIGTERM (SLURM, ``timeout``, ``docker stop``)
 with ``normbench: terminated ...`` and 143; the runs they stop are recorded as ``interrupted`` and resume.
+
+``normbench --help`` and ``normbench <command> --help`` import no torch or Lightning (the commands import what
+they run when they run); ``normbench fit --config <task> --help`` lists every option of that task's model, data
+and trainer, and so imports them.
 """
 
 from __future__ import annotations
@@ -43,21 +47,15 @@ import dataclasses
 import inspect
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
 from jsonargparse import ArgumentError, ArgumentParser, Namespace
-from lightning.fabric.utilities.exceptions import MisconfigurationException
 
 from normbench import commands
 from normbench.errors import one_line
 from normbench.io import VERBOSE_ENV, quiet_third_party
 from normbench.sweep.options import OPTION_NAMES, SweepOptions, split_overrides
-from normbench.sweep.run import SweepFailed, run_sweep
-from normbench.tasks.trust import TRUST_ENV, TRUST_OPTION, trust_record_code
-from normbench.training.cli import NormbenchCLI, train
-from normbench.training.config import preset_args
-from normbench.training.interrupts import TERMINATED_STATUS, Terminated, sigterm_interrupts, sigterm_received
 from normbench.training.runlock import BUSY_STATUS, RunBusy
 
 # every subcommand, with the one line `normbench --help` shows for it
@@ -87,6 +85,8 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "bake": commands.bake,
 }
 ANALYSES: dict[str, Callable[..., Any]] = {"decompose": commands.decompose, "geometry": commands.geometry}
+TRUST_OPTION = "--trust_record_code"  # as normbench.tasks.trust names them (imported only when a command runs)
+TRUST_ENV = "NORMBENCH_TRUST_RECORD_CODE"
 TAKES_OVERRIDES = ("sweep", "bench", "geometry")  # commands whose other --section.key VALUE configure the runs
 DRY_RUN = "--dry_run"
 VERBOSE = "--verbose"
@@ -95,6 +95,16 @@ READ_ONLY = ("compare", "cite", "tasks")  # they write nothing: a dry run runs t
 OVERRIDES_HELP = (
     "Any other --section.key VALUE (e.g. --trainer.max_steps 100, --model.arch.attn_norm.component scale, "
     "--trainer.strategy ddp --trainer.devices 4) overrides the config of every run, as for normbench fit."
+)
+#: the options every command takes (main() reads them before a command's parser; its --help lists them)
+COMMON_OPTIONS = {
+    "dry_run": f"check the arguments (and plan a sweep's runs), train and write nothing (or {DRY_RUN_ENV}=1); "
+    "compare, cite and tasks, which write nothing, run",
+    "verbose": f"Lightning's device banners, tips and model summary as well (or {VERBOSE_ENV}=1)",
+}
+COMPILE_HELP = (
+    "train the network through torch.compile: none (eager, the default), default, reduce-overhead (CUDA graphs) "
+    "or max-autotune"
 )
 
 
@@ -121,6 +131,20 @@ def usage() -> str:
     return "\n".join(lines)
 
 
+def with_common_options(
+    parser: ArgumentParser, compile_option: bool = False, has: Collection[str] = ()
+) -> ArgumentParser:
+    """``parser`` with the options of every command in its help (and ``--compile``, an option of every run), but
+    those it ``has`` already (e.g. ``leaderboard``'s own ``dry_run``)."""
+    group = parser.add_argument_group("options of every command")
+    for name, text in COMMON_OPTIONS.items():
+        if name not in has:
+            group.add_argument(f"--{name}", action="store_true", help=text)
+    if compile_option:
+        group.add_argument("--compile", metavar="MODE", type=str | None, default=None, help=COMPILE_HELP)
+    return parser
+
+
 def first_line(function: Callable[..., Any]) -> str:
     """The first line of a function's docstring (its one-line help)."""
     return (function.__doc__ or "").strip().splitlines()[0] if function.__doc__ else ""
@@ -130,7 +154,7 @@ def function_parser(function: Callable[..., Any], skip: set[str] | None = None) 
     """A subcommand's parser from a function's signature and docstring: required arguments positional."""
     parser = ArgumentParser(description=(function.__doc__ or "").split("\n\n")[0], exit_on_error=False)
     parser.add_function_arguments(function, as_group=False, as_positional=True, skip=skip)
-    return parser
+    return with_common_options(parser, has=inspect.signature(function).parameters)
 
 
 def sweep_parser(positional_task: bool = False) -> ArgumentParser:
@@ -144,7 +168,7 @@ def sweep_parser(positional_task: bool = False) -> ArgumentParser:
     if positional_task:
         parser.add_argument("task", type=str, help="registered task name (see `normbench tasks`)")
     parser.add_class_arguments(SweepOptions, as_group=False, skip={"config"} if positional_task else None)
-    return parser
+    return with_common_options(parser, compile_option=True)
 
 
 def build_parser() -> ArgumentParser:
@@ -155,12 +179,37 @@ def build_parser() -> ArgumentParser:
     sub.add_subcommand("bench", sweep_parser(positional_task=True), help=COMMANDS["bench"])
     for name, function in FUNCTIONS.items():
         sub.add_subcommand(name, function_parser(function), help=COMMANDS[name])
-    analyze = ArgumentParser(description=COMMANDS["analyze"], exit_on_error=False)
+    analyze = with_common_options(ArgumentParser(description=COMMANDS["analyze"], exit_on_error=False))
     sub.add_subcommand("analyze", analyze, help=COMMANDS["analyze"])
     analyses = analyze.add_subcommands(dest="analysis")
     for name, function in ANALYSES.items():
         analyses.add_subcommand(name, function_parser(function, skip={"overrides"}), help=first_line(function))
     return parser
+
+
+def fit_help_parser() -> ArgumentParser:
+    """What ``normbench fit --help`` shows without a config: the options of every run, no torch imported.
+    ``normbench fit --config <task> --help`` is LightningCLI's own help, with every model, data and trainer option."""
+    parser = ArgumentParser(
+        prog="normbench fit",
+        description="Train one run (LightningCLI). `normbench fit --config <task or file> --help` lists every "
+        "option of that config's model, data and trainer, and --print_config the resolved config. Any "
+        "--section.key VALUE (e.g. --trainer.max_steps 200, --model.arch.attn_norm.component project, "
+        "--trainer.strategy ddp --trainer.devices 2) overrides the config.",
+        exit_on_error=False,
+    )
+    parser.add_argument("--config", "-c", type=str, help="a registered task's name (e.g. majority) or a config file")
+    parser.add_argument("--preset", type=str | None, default=None, help="a preset of the config (e.g. quick)")
+    parser.add_argument("--seed_everything", type=int | None, default=None, help="the run's seed")
+    parser.add_argument("--runs_dir", type=str, default="runs", help="root of logs, checkpoints and run records")
+    parser.add_argument("--print_config", action="store_true", help="print the resolved config and exit")
+    return with_common_options(parser, compile_option=True)
+
+
+def asks_fit_help(args: list[str]) -> bool:
+    """Whether ``normbench fit <args>`` asks for help without naming a config (the short help answers)."""
+    helps = any(a in ("-h", "--help") for a in args)
+    return helps and not any(a in ("-c", "--config") or a.startswith("--config=") for a in args)
 
 
 def flag_forms(argv: list[str], flags: set[str]) -> list[str]:
@@ -203,6 +252,11 @@ def overrides_of(argv: list[str]) -> tuple[list[str], list[str]]:
     return argv, []
 
 
+def arguments(args: Namespace) -> dict[str, Any]:
+    """A parsed command's arguments, less the options of every command (main() has read those)."""
+    return {k: v for k, v in vars(args).items() if k not in COMMON_OPTIONS}
+
+
 def dispatch(parsed: Namespace, overrides: list[str], dry: bool) -> None:
     """Call the function of the parsed command."""
     command = parsed.command
@@ -213,11 +267,13 @@ def dispatch(parsed: Namespace, overrides: list[str], dry: bool) -> None:
         if command == "bench":
             commands.bench(args.task, options, overrides, dry_run=dry)
         else:
+            from normbench.sweep.run import run_sweep
+
             run_sweep(options, overrides, dry_run=dry)
         return
     if command == "analyze":
         name = args.analysis
-        kwargs = dict(vars(args[name]))
+        kwargs = arguments(args[name])
         if name == "geometry":
             kwargs["overrides"] = overrides
         if dry:
@@ -225,7 +281,7 @@ def dispatch(parsed: Namespace, overrides: list[str], dry: bool) -> None:
             return
         ANALYSES[name](**kwargs)
         return
-    kwargs = dict(vars(args))
+    kwargs = arguments(args)
     if command in ("leaderboard", "bake"):
         kwargs["dry_run"] = dry
     elif dry and command not in READ_ONLY:
@@ -236,6 +292,9 @@ def dispatch(parsed: Namespace, overrides: list[str], dry: bool) -> None:
 
 def dry_fit(args: list[str]) -> None:
     """``normbench fit ... --dry_run``: parse and build the run (model, data module, trainer), print where it goes."""
+    from normbench.training.cli import NormbenchCLI
+    from normbench.training.config import preset_args
+
     cli = NormbenchCLI(args=preset_args(args))
     print(
         f"normbench: dry run: {cli.recorder.meta['variant']} seed {cli.recorder.meta['seed']} -> {cli.run_dir} "
@@ -245,6 +304,11 @@ def dry_fit(args: list[str]) -> None:
 
 def fit(args: list[str], dry: bool) -> None:
     """``normbench fit``: LightningCLI's parser (sys.argv stays as it is: DDP re-launches this very command)."""
+    if asks_fit_help(args):
+        fit_help_parser().parse_args(["--help"])
+        return
+    from normbench.training.cli import train
+
     if dry:
         dry_fit(args)
         return
@@ -258,6 +322,8 @@ def fit(args: list[str], dry: bool) -> None:
 def trust_option(argv: list[str]) -> list[str]:
     """``argv`` without ``--trust_record_code [true|false]`` (any command's option), which sets
     :func:`normbench.tasks.trust.trust_record_code` for this process and its subprocesses."""
+    from normbench.tasks.trust import trust_record_code  # Lightning: only when a command runs
+
     out, i = [], 0
     while i < len(argv):
         arg = argv[i]
@@ -274,6 +340,13 @@ def trust_option(argv: list[str]) -> list[str]:
     return out
 
 
+def raised_by(module: str, name: str) -> tuple[type[BaseException], ...]:
+    """The exception class ``module.name`` when ``module`` is imported, else none: an exception of a module
+    that no command imported cannot have been raised (so ``--help`` need not import Lightning to catch it)."""
+    loaded = sys.modules.get(module)
+    return (getattr(loaded, name),) if loaded is not None else ()
+
+
 def main(argv: list[str] | None = None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
     if VERBOSE in argv:  # third-party banners and tips too, here and in every subprocess
@@ -282,6 +355,11 @@ def main(argv: list[str] | None = None) -> None:
     quiet_third_party()
     dry = DRY_RUN in argv or os.environ.get(DRY_RUN_ENV) == "1"
     argv = [a for a in argv if a != DRY_RUN]
+    if not argv or any(a in ("-h", "--help") for a in argv):  # help imports no torch or Lightning
+        run_command(argv, dry)
+        return
+    from normbench.training.interrupts import sigterm_interrupts
+
     with sigterm_interrupts():
         run_command(argv, dry)
 
@@ -289,7 +367,7 @@ def main(argv: list[str] | None = None) -> None:
 def run_command(argv: list[str], dry: bool) -> None:
     """Run ``normbench <argv>``; every error a user can fix ends as one ``normbench:`` line and an exit status."""
     try:
-        argv = trust_option(argv)
+        argv = trust_option(argv) if any(a.startswith(TRUST_OPTION) for a in argv) else argv
         if not argv or argv[0] in ("-h", "--help"):
             print(usage())
         elif argv[0] == "fit":
@@ -300,20 +378,26 @@ def run_command(argv: list[str], dry: bool) -> None:
             own, overrides = overrides_of(argv)
             parsed = build_parser().parse_args(flag_forms(own, BOOLEAN_OPTIONS))
             dispatch(parsed, overrides, dry)
-    except (ArgumentError, ValueError, FileNotFoundError, MisconfigurationException) as exc:
+    except (
+        ArgumentError,
+        ValueError,
+        FileNotFoundError,
+        *raised_by("lightning.fabric.utilities.exceptions", "MisconfigurationException"),
+    ) as exc:
         print(f"normbench: error: {one_line(str(exc))}", file=sys.stderr)
         raise SystemExit(2) from None
-    except SweepFailed as exc:
+    except raised_by("normbench.sweep.run", "SweepFailed") as exc:
         print(f"normbench: error: {exc}", file=sys.stderr)
         raise SystemExit(1) from None
     except KeyboardInterrupt as exc:
-        if isinstance(exc, Terminated) or sigterm_received():
+        interrupts = sys.modules.get("normbench.training.interrupts")
+        if interrupts is not None and (isinstance(exc, interrupts.Terminated) or interrupts.sigterm_received()):
             print(
                 "normbench: terminated (SIGTERM); running runs are recorded as interrupted, and the same command "
                 "resumes where this one stopped",
                 file=sys.stderr,
             )
-            raise SystemExit(TERMINATED_STATUS) from None
+            raise SystemExit(interrupts.TERMINATED_STATUS) from None
         print("normbench: interrupted; the same command resumes where this one stopped", file=sys.stderr)
         raise SystemExit(130) from None
     except BrokenPipeError:  # e.g. `normbench --help | head`: the reader left; no traceback

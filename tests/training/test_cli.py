@@ -71,6 +71,25 @@ def test_divergence_is_recorded(tmp_path: Path) -> None:
     assert rec["diverged_at_step"] < 12
 
 
+@pytest.mark.parametrize("verbose", [False, True], ids=["quiet", "verbose"])
+def test_the_model_summary_only_with_verbose(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, verbose: bool) -> None:
+    """Lightning's model summary table ("Total FLOPs: 0") is printed by its ModelSummary callback: a run has one
+    only with --verbose (NORMBENCH_VERBOSE=1), and an explicit --trainer.enable_model_summary wins."""
+    from lightning.pytorch.callbacks import ModelSummary
+
+    from normbench.training.cli import NormbenchCLI
+
+    monkeypatch.setenv("NORMBENCH_VERBOSE", "1" if verbose else "0")
+    base = ["--config", CONFIG, f"--runs_dir={tmp_path / 'runs'}"]
+
+    def summaries(*extra: str) -> int:
+        return sum(isinstance(c, ModelSummary) for c in NormbenchCLI(args=[*base, *extra]).trainer.callbacks)
+
+    assert summaries() == int(verbose)
+    assert summaries(f"--trainer.enable_model_summary={'false' if verbose else 'true'}") == int(not verbose)
+    assert not (tmp_path / "runs").exists()
+
+
 def test_preset_is_merged_and_overrides_win() -> None:
     quick = load_config(CONFIG, "quick")
     assert quick["preset"] == "quick" and quick["trainer"]["max_steps"] == 5000

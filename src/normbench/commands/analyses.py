@@ -1,19 +1,15 @@
-"""Commands that analyse trained runs or random keys: the decomposition, the d = 3 geometry, the random grid."""
+"""Commands that analyse trained runs or random keys: the decomposition, the d = 3 geometry, the random grid.
+
+As in :mod:`normbench.commands.boards`, each function imports what it runs, so that the command line's
+parsers (built from these signatures) and ``--help`` need no torch.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
 
-from normbench.analysis.random_grid import random_grid as run_grid
-from normbench.io import check_writable
 from normbench.reporting import publish
-from normbench.reporting.decomposition import decompose_checkpoint
-from normbench.reporting.geometry import write_geometry
-from normbench.reporting.unselectable import write_random_grid
-from normbench.sweep.plan import parse_names, plan_runs
-from normbench.training.loading import record_for_checkpoint
-from normbench.training.rundir import run_of_checkpoint
 
 
 def decompose(ckpt: str | None = None, sequences: int = 256, out: str | None = None) -> None:
@@ -31,8 +27,8 @@ def decompose(ckpt: str | None = None, sequences: int = 256, out: str | None = N
         raise ValueError("ckpt: --ckpt <run>/checkpoints/last.ckpt is required")
     if sequences < 1:
         raise ValueError(f"sequences: must be >= 1, got {sequences}")
-    record_for_checkpoint(Path(ckpt))  # the checkpoint and its record are there
-    check_writable(out or run_of_checkpoint(ckpt), "out")  # before the work, not after it
+    from normbench.reporting.decomposition import decompose_checkpoint
+
     folder = decompose_checkpoint(ckpt, sequences, out)
     print(f"normbench: wrote {folder / 'decomposition.json'} and {folder / 'decomposition.png'}")
 
@@ -62,6 +58,9 @@ def geometry(
         overrides: the config overrides the runs were trained with (``--section.key VALUE`` on the command
             line; they are part of the runs' keys).
     """
+    from normbench.reporting.geometry import write_geometry
+    from normbench.sweep.plan import parse_names, plan_runs
+
     config, runs = plan_runs(
         "majority", preset, [seed], parse_names(variants, "variants"), list(overrides) or None, runs_dir
     )
@@ -120,8 +119,12 @@ def random_grid(
     if runs < 1:
         raise ValueError(f"runs: must be >= 1 random sets per cell, got {runs}")
     out = Path(results_dir) / "unselectable"
-    check_writable(out, "results_dir")  # before the grid is computed, not after it
+    from normbench.analysis.random_grid import random_grid as run_grid
+    from normbench.io import check_writable
+    from normbench.reporting.unselectable import write_random_grid
+
     publish.check_random_grid(out, list(range(n_min, n_max + 1)), list(range(d_min, d_max + 1)), runs, seed, force)
+    check_writable(out, "results_dir")  # before the grid is computed, not after it
     grid = run_grid(range(n_min, n_max + 1), range(d_min, d_max + 1), runs, seed, progress)
     board = write_random_grid(grid, out)
     print(f"normbench: random grid in {grid['wall_time_s']:.1f} s; wrote {Path(results_dir) / 'unselectable'}")

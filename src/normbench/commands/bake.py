@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from normbench.sweep.bake import QUEUE
-from normbench.sweep.bake import bake as bake_queue
+QUEUE = "results/bake.yaml"  # normbench.sweep.bake.QUEUE (imported when the bake runs: torch)
 
 
 def bake(
@@ -31,4 +30,6 @@ def bake(
         force: archive runs trained from uncommitted code (the boards then say so).
         dry_run: print where each queued run stands; train nothing.
     """
+    from normbench.sweep.bake import bake as bake_queue
+
     bake_queue(queue, budget, gpus, workers, nice, runs_dir, results_dir, force, dry_run)

@@ -1,4 +1,9 @@
-"""Commands on sweeps and their leaderboards: run a task's bench, rebuild, re-judge, compare, cite."""
+"""Commands on sweeps and their leaderboards: run a task's bench, rebuild, re-judge, compare, cite.
+
+The command line builds its parsers from these functions' signatures, so this module imports nothing heavy
+at its top: each function imports what it runs (torch and Lightning come with the tasks, sweeps and
+leaderboards), and ``normbench <command> --help`` answers without them.
+"""
 
 from __future__ import annotations
 
@@ -6,21 +11,17 @@ import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 
-from normbench import results
-from normbench.reporting import leaderboard as lb
 from normbench.reporting import publish
-from normbench.reporting.rejudge import check_same_runs, rejudge_board
-from normbench.reporting.write import order_plots
 from normbench.sweep.options import SweepOptions
-from normbench.sweep.plan import parse_grid, plan_runs
-from normbench.sweep.run import run_sweep
-from normbench.tasks import get_task, task_names
 
 
 def bench(
     task: str, options: SweepOptions | None = None, overrides: Sequence[str] = (), dry_run: bool = False
 ) -> Path | None:
     """A task's own sweep: ``normbench sweep --config <task>`` with ``options`` (its config set to ``task``)."""
+    from normbench.sweep.run import run_sweep
+    from normbench.tasks import get_task
+
     get_task(task)  # one line naming the registered tasks
     return run_sweep(dataclasses.replace(options or SweepOptions(), config=task), overrides, dry_run=dry_run)
 
@@ -51,6 +52,8 @@ def leaderboard(
         force: replace the published leaderboard even when the records lack some of its finished runs.
         dry_run: plan and check, write nothing.
     """
+    from normbench.sweep.run import run_sweep
+
     options = SweepOptions(
         config=task,
         preset=preset,
@@ -76,6 +79,11 @@ def rejudge(board: str, force: bool = False) -> None:
         board: a leaderboard's folder (``results/<task>[/<name>]``) or its ``leaderboard.json``.
         force: write even if the board's variants plan to other configs today.
     """
+    from normbench.reporting import leaderboard as lb
+    from normbench.reporting.rejudge import check_same_runs, rejudge_board
+    from normbench.reporting.write import order_plots
+    from normbench.sweep.plan import parse_grid, plan_runs
+
     path = Path(board)
     path = path / "leaderboard.json" if path.is_dir() or path.suffix != ".json" else path
     doc = publish.read_board(path, "a leaderboard folder")
@@ -120,6 +128,8 @@ def compare(
         results_dir: the folder holding <task>/leaderboard.json.
         metrics: only these metrics (default: all).
     """
+    from normbench import results
+
     table = results.compare(task, a, b, name=name, results_dir=results_dir, metrics=metrics)
     print(results.format_comparison(table, a, b))
 
@@ -132,11 +142,15 @@ def cite(task: str, name: str | None = None, results_dir: str = "results") -> No
         name: a sub-leaderboard of the task (e.g. width for results/lm/width/).
         results_dir: the folder holding <task>/leaderboard.json.
     """
+    from normbench import results
+
     print(results.citation(task, name=name, results_dir=results_dir))
 
 
 def tasks() -> None:
     """List the registered tasks and their config files."""
+    from normbench.tasks import get_task, task_names
+
     for name in task_names():
         t = get_task(name)
         print(f"{name}\t{t.config_path}\t{t.description}")

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from normbench.training.predict import predict_file
-
 
 def predict(
     run: str,
@@ -27,6 +25,8 @@ def predict(
         force: replace ``out`` even when it exists and is not an earlier predictions file, or lies under
             ``results/`` (refused otherwise, before anything is predicted).
     """
+    from normbench.training.predict import predict_file  # torch: not needed by `normbench predict --help`
+
     found = predict_file(run, tsv, out, batch_size=batch_size, accelerator=accelerator, force=force)
     accuracy = f"; accuracy {found.accuracy:.4f}" if found.accuracy is not None else ""
     print(f"normbench: wrote {found.rows} predictions to {found.path}{accuracy}")

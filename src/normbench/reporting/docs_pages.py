@@ -2,15 +2,28 @@
 
 Nothing here measures or rounds a result of its own: every number shown comes from a file under
 ``results/`` that ``normbench leaderboard`` (or another generating command) wrote. A hand-written
-Markdown page asks for generated content with markers, each on a line of its own, which
-:func:`render_page` replaces when the site is built (the MkDocs hook ``docs/hooks.py`` calls it):
+Markdown page asks for generated content with a marker on a line of its own; the content follows it, up to
+the matching end marker (``<!-- /board: majority -->``):
 
 * ``<!-- board: majority/modern -->``: ``results/majority/modern/leaderboard.md``, its headings one
-  level down, its figures linked to the copies :func:`figures` lists (copied into the site at build time);
+  level down, its figures linked;
 * ``<!-- include: sst2/unselectable_tokens.md -->``: another generated Markdown file under ``results/``;
 * ``<!-- file: examples/slurm_sweep.sh -->``: a file of the repository as a code block;
-* ``<!-- generated: costs -->``: every board's runs and training time, from its provenance;
-* ``<!-- generated: verdicts -->``: every board's verdicts, counted.
+* ``<!-- generated: costs -->``: every published board's runs and training time, from its provenance;
+* ``<!-- generated: verdicts -->``: every published board's verdicts, counted.
+
+A board is *published* when the documentation has its page, :func:`page_of` (``docs/results/lm-width.md``
+for ``results/lm/width/``): the tables list those boards, and a link to a board goes to its page only when
+that page exists, so a board of one's own sweep (``results/majority/quick-5e097699/``) adds no link to a
+missing page. The committed pages hold their generated content, so that they read as they are in a
+repository browser (figures and files linked into ``results/``); :func:`write_pages` writes it::
+
+    python -m normbench.reporting.docs_pages --docs docs           # rewrite the generated blocks of docs/
+    python -m normbench.reporting.docs_pages --docs docs --check   # exit 1 if a page is stale
+
+When the site is built, the MkDocs hook ``docs/hooks.py`` renders each block again for the site
+(:func:`render_page` with ``site=True``: figures linked to the copies :func:`figures` lists, which the site
+gets at build time, never ``docs/``).
 
 The README's results teaser is the block between ``<!-- results-teaser:start -->`` and
 ``<!-- results-teaser:end -->``; :func:`teaser` writes it from ``results/majority/leaderboard.json``::
@@ -24,6 +37,7 @@ This module imports nothing heavy (no torch), so the site builds in seconds.
 from __future__ import annotations
 
 import json
+import os
 import posixpath
 import re
 import sys
@@ -57,6 +71,7 @@ COMPONENT_NAMES = {
 }
 
 MARKER = re.compile(r"^<!--\s*(board|include|file|generated):\s*(\S+)\s*-->\s*$")
+END_MARKER = re.compile(r"^<!--\s*/(board|include|file|generated):\s*(\S+)\s*-->\s*$")
 HEADING = re.compile(r"^(#{1,5}) ")
 FENCE = re.compile(r"^\s*(```|~~~)")
 # ![alt](target) and [text](target) with a relative target (no scheme, no anchor-only, no absolute path)
@@ -77,6 +92,21 @@ def boards(results_dir: str | Path = "results") -> list[str]:
 def page_of(key: str) -> str:
     """The docs page (relative to the docs root) that shows board ``key``: ``results/lm-width.md``."""
     return f"{PAGES}/{key.replace('/', '-')}.md"
+
+
+def docs_root(results_dir: str | Path = "results", docs_dir: str | Path | None = None) -> Path:
+    """The documentation's root: ``docs_dir``, by default ``docs/`` beside ``results_dir``."""
+    return Path(docs_dir) if docs_dir is not None else Path(results_dir).resolve().parent / "docs"
+
+
+def has_page(key: str, results_dir: str | Path = "results", docs_dir: str | Path | None = None) -> bool:
+    """Whether board ``key`` is published: the documentation has its page :func:`page_of`."""
+    return (docs_root(results_dir, docs_dir) / page_of(key)).is_file()
+
+
+def published(results_dir: str | Path = "results", docs_dir: str | Path | None = None) -> list[str]:
+    """The boards under ``results_dir`` that have a page (a board of one's own sweep has none), sorted."""
+    return [key for key in boards(results_dir) if has_page(key, results_dir, docs_dir)]
 
 
 def figures(results_dir: str | Path = "results") -> list[tuple[str, Path]]:
@@ -101,27 +131,45 @@ def shift_headings(markdown: str, by: int = 1) -> str:
     return "\n".join(out)
 
 
-def rewrite_links(markdown: str, source_dir: str, page: str) -> str:
+def rewrite_links(
+    markdown: str,
+    source_dir: str,
+    page: str,
+    results_dir: str | Path = "results",
+    docs_dir: str | Path | None = None,
+    site: bool = True,
+) -> str:
     """Relative links of a generated file under ``results/<source_dir>`` as seen from docs page ``page``.
 
-    Figures point at their copies under :data:`FIGURES`; a link to another board's ``leaderboard.md`` points at
-    that board's page; any other relative link becomes its text and the file's path (it lies outside the site).
+    A link to another board's ``leaderboard.md`` points at that board's page where it has one. In the site,
+    figures point at their copies under :data:`FIGURES`, and any other relative link becomes its text and the
+    file's path (it lies outside the site); in the committed page (``site=False``) both link to the file
+    under ``results/``, as a repository browser shows it.
     """
     here = posixpath.dirname(page)
+    docs = docs_root(results_dir, docs_dir)
+    results = Path(os.path.relpath(Path(results_dir).resolve(), (docs / here).resolve())).as_posix()
 
     def replace(match: re.Match[str]) -> str:
         bang, text, target = match[1], match[2], match[3]
         path = posixpath.normpath(posixpath.join(source_dir, target))
-        if target.lower().endswith(IMAGE_SUFFIXES):
+        if target.lower().endswith(IMAGE_SUFFIXES) and site:
             return f"{bang}[{text}]({posixpath.relpath(f'{FIGURES}/{path}', here or '.')})"
-        if posixpath.basename(path) == BOARD_FILE:
-            return f"[{text}]({posixpath.relpath(page_of(posixpath.dirname(path)), here or '.')})"
-        return f"{text} (`results/{path}`)"
+        key = posixpath.dirname(path)
+        if posixpath.basename(path) == BOARD_FILE and has_page(key, results_dir, docs):
+            return f"[{text}]({posixpath.relpath(page_of(key), here or '.')})"
+        return f"{text} (`results/{path}`)" if site else f"{bang}[{text}]({results}/{path})"
 
     return LINK.sub(replace, markdown)
 
 
-def generated_file(relpath: str, page: str, results_dir: str | Path = "results") -> str:
+def generated_file(
+    relpath: str,
+    page: str,
+    results_dir: str | Path = "results",
+    docs_dir: str | Path | None = None,
+    site: bool = True,
+) -> str:
     """A generated Markdown file ``results/<relpath>`` as it appears in docs page ``page``."""
     root = Path(results_dir).resolve()
     path = (root / relpath).resolve()
@@ -129,13 +177,17 @@ def generated_file(relpath: str, page: str, results_dir: str | Path = "results")
         raise ValueError(f"include: {relpath!r} is not a Markdown file under {results_dir}")
     if not path.is_file():
         raise FileNotFoundError(f"include: {path} does not exist")
-    text = path.read_text(encoding="utf-8")
-    return shift_headings(rewrite_links(text, posixpath.dirname(relpath), page)).rstrip() + "\n"
+    text = rewrite_links(
+        path.read_text(encoding="utf-8"), posixpath.dirname(relpath), page, results_dir, docs_dir, site
+    )
+    return shift_headings(text).rstrip() + "\n"
 
 
-def board_markdown(key: str, page: str, results_dir: str | Path = "results") -> str:
+def board_markdown(
+    key: str, page: str, results_dir: str | Path = "results", docs_dir: str | Path | None = None, site: bool = True
+) -> str:
     """Board ``key`` (``results/<key>/leaderboard.md``) as it appears in docs page ``page``."""
-    return generated_file(f"{key}/{BOARD_FILE}", page, results_dir)
+    return generated_file(f"{key}/{BOARD_FILE}", page, results_dir, docs_dir, site)
 
 
 def repository_file(relpath: str, root: str | Path) -> str:
@@ -188,14 +240,15 @@ def trained_on(board: dict[str, Any]) -> str:
     return f"{where}, {per_run} thread{'s' if threads != [1] else ''} per run"
 
 
-def costs_table(results_dir: str | Path = "results", page: str = "index.md") -> str:
-    """One row per board: preset, variants, finished runs, training time (summed, and per run), where it ran."""
+def costs_table(results_dir: str | Path = "results", page: str = "index.md", docs_dir: str | Path | None = None) -> str:
+    """One row per published board: preset, variants, finished runs, training time (summed, and per run), where
+    it ran."""
     here = posixpath.dirname(page) or "."
     lines = [
         "| board | preset | variants | runs | training time, summed over runs | per run | trained on |",
         "|---|---|---|---|---|---|---|",
     ]
-    for key in boards(results_dir):
+    for key in published(results_dir, docs_dir):
         board = load_board(key, results_dir)
         variants = board.get("variants") or []
         runs = sum(len(v.get("seeds") or []) for v in variants)
@@ -208,14 +261,17 @@ def costs_table(results_dir: str | Path = "results", page: str = "index.md") -> 
     return "\n".join(lines) + "\n"
 
 
-def verdicts_table(results_dir: str | Path = "results", page: str = "index.md") -> str:
-    """One row per board with claims: how many of its claims got each verdict, the paper's and normbench's."""
+def verdicts_table(
+    results_dir: str | Path = "results", page: str = "index.md", docs_dir: str | Path | None = None
+) -> str:
+    """One row per published board with claims: how many of its claims got each verdict, the paper's and
+    normbench's."""
     here = posixpath.dirname(page) or "."
     lines = [
         "| board | claims (paper / normbench) | " + " | ".join(VERDICT_ORDER) + " |",
         "|---|---|" + "---|" * len(VERDICT_ORDER),
     ]
-    for key in boards(results_dir):
+    for key in published(results_dir, docs_dir):
         claims = load_board(key, results_dir).get("claims") or []
         if not claims:
             continue
@@ -236,33 +292,111 @@ GENERATED = {"costs": costs_table, "verdicts": verdicts_table}
 # ---------------------------------------------------------------------------------------------------- pages
 
 
-def render_page(markdown: str, page: str, results_dir: str | Path = "results", root: str | Path | None = None) -> str:
-    """A docs page's Markdown with its markers replaced by generated content (see the module's docstring).
+def end_marker(kind: str, arg: str) -> str:
+    """The line that ends the generated block of marker ``<!-- kind: arg -->``."""
+    return f"<!-- /{kind}: {arg} -->"
 
-    ``page`` is the page's path relative to the docs root (it decides the relative links), ``root`` the
-    repository (for ``file:`` markers; default: the parent of ``results_dir``).
-    """
-    root = Path(results_dir).resolve().parent if root is None else Path(root)
-    out, fenced = [], False
-    for line in markdown.splitlines():
-        if FENCE.match(line):
+
+def blocks(lines: list[str]) -> list[tuple[int, int | None, str, str]]:
+    """The generated blocks of a page's lines: (marker line, end marker line or ``None``, kind, arg). A marker
+    with no end marker before the next marker (a page not yet generated) has an empty block."""
+    found, fenced, i = [], False, 0
+    while i < len(lines):
+        if FENCE.match(lines[i]):
             fenced = not fenced
-        match = None if fenced else MARKER.match(line)
-        if not match:
-            out.append(line)
-            continue
-        kind, arg = match[1], match[2]
-        if kind == "board":
-            out.append(board_markdown(arg, page, results_dir))
-        elif kind == "include":
-            out.append(generated_file(arg, page, results_dir))
-        elif kind == "file":
-            out.append(repository_file(arg, root))
-        elif arg in GENERATED:
-            out.append(GENERATED[arg](results_dir, page))
-        else:
-            raise ValueError(f"generated: {arg!r} is not one of {', '.join(GENERATED)}")
+        match = None if fenced else MARKER.match(lines[i])
+        if match:
+            end = None
+            for j in range(i + 1, len(lines)):
+                if MARKER.match(lines[j]):
+                    break
+                if (m := END_MARKER.match(lines[j])) and (m[1], m[2]) == (match[1], match[2]):
+                    end = j
+                    break
+            found.append((i, end, match[1], match[2]))
+            i = end if end is not None else i
+        i += 1
+    return found
+
+
+def generated(
+    kind: str,
+    arg: str,
+    page: str,
+    results_dir: str | Path = "results",
+    root: str | Path | None = None,
+    docs_dir: str | Path | None = None,
+    site: bool = True,
+) -> str:
+    """The content of marker ``<!-- kind: arg -->`` in docs page ``page`` (see :func:`render_page`)."""
+    root = Path(results_dir).resolve().parent if root is None else Path(root)
+    if kind == "board":
+        return board_markdown(arg, page, results_dir, docs_dir, site)
+    if kind == "include":
+        return generated_file(arg, page, results_dir, docs_dir, site)
+    if kind == "file":
+        return repository_file(arg, root)
+    if arg in GENERATED:
+        return GENERATED[arg](results_dir, page, docs_dir)
+    raise ValueError(f"generated: {arg!r} is not one of {', '.join(GENERATED)}")
+
+
+def render_page(
+    markdown: str,
+    page: str,
+    results_dir: str | Path = "results",
+    root: str | Path | None = None,
+    docs_dir: str | Path | None = None,
+    site: bool = True,
+) -> str:
+    """A docs page's Markdown with the content of each marker generated anew (see the module's docstring).
+
+    ``page`` is the page's path relative to the docs root ``docs_dir`` (it decides the relative links;
+    default: ``docs/`` beside ``results_dir``), ``root`` the repository (for ``file:`` markers; default: the
+    parent of ``results_dir``). For the site (``site``) the markers give way to the content; for the committed
+    page each block stays between its marker and end marker, with its links into ``results/``.
+    """
+    lines = markdown.splitlines()
+    out, start = [], 0
+    for begin, end, kind, arg in blocks(lines):
+        out += lines[start:begin] if site else lines[start : begin + 1]
+        content = generated(kind, arg, page, results_dir, root, docs_dir, site).rstrip("\n")
+        out += [content] if site else ["", content, "", end_marker(kind, arg)]
+        start = begin + 1 if end is None else end + 1
+    out += lines[start:]
     return "\n".join(out) + "\n"
+
+
+def without_generated(markdown: str) -> str:
+    """A page's Markdown with the content of its generated blocks left out (its markers kept): what was typed."""
+    lines = markdown.splitlines()
+    out, start = [], 0
+    for begin, end, _kind, _arg in blocks(lines):
+        out += lines[start : begin + 1]
+        start = begin + 1 if end is None else end
+    out += lines[start:]
+    return "\n".join(out) + "\n"
+
+
+def write_pages(
+    docs_dir: str | Path = "docs",
+    results_dir: str | Path = "results",
+    root: str | Path | None = None,
+    check: bool = False,
+) -> list[Path]:
+    """Generate the blocks of every Markdown page under ``docs_dir`` (``check``: only compare); the stale pages."""
+    docs = Path(docs_dir)
+    stale = []
+    for path in sorted(docs.rglob("*.md")):
+        text = path.read_text(encoding="utf-8")
+        if not blocks(text.splitlines()):
+            continue
+        new = render_page(text, path.relative_to(docs).as_posix(), results_dir, root, docs, site=False)
+        if new != text:
+            stale.append(path)
+            if not check:
+                atomic_write_text(path, new)
+    return stale
 
 
 def board_markers(markdown: str) -> list[str]:
@@ -344,17 +478,21 @@ def update_readme(path: str | Path, results_dir: str | Path = "results", check: 
     return new != text
 
 
-USAGE = """usage: python -m normbench.reporting.docs_pages [--readme README.md] [--results_dir results] [--check]
+USAGE = """usage: python -m normbench.reporting.docs_pages [--readme PATH] [--docs PATH] [--results_dir PATH] [--check]
 
-Write the README's results teaser (the block between the teaser markers) from the leaderboards.
-  --readme PATH       the README whose teaser block is rewritten (default: README.md)
+Write what the documentation shows from the leaderboards: the README's results teaser (the block between the
+teaser markers) and the generated blocks of the documentation's pages (each marker's content).
+  --readme PATH       the README whose teaser block is rewritten
+  --docs PATH         the documentation's root, whose pages' generated blocks are rewritten
+                      (neither --readme nor --docs: both, README.md and docs)
   --results_dir PATH  the folder holding the leaderboards (default: results)
-  --check             write nothing; exit 1 if the block is stale"""
+  --check             write nothing; exit 1 if something is stale"""
 
 
 def parse_args(argv: list[str]) -> dict[str, Any]:
-    """``--readme PATH``, ``--results_dir PATH`` (also ``--opt=PATH``) and ``--check``; a one-line error otherwise."""
-    args: dict[str, Any] = {"readme": "README.md", "results_dir": "results", "check": False, "help": False}
+    """``--readme PATH``, ``--docs PATH``, ``--results_dir PATH`` (also ``--opt=PATH``) and ``--check``; a one-line
+    error otherwise."""
+    args: dict[str, Any] = {"readme": None, "docs": None, "results_dir": "results", "check": False, "help": False}
     words = list(argv)
     while words:
         word = words.pop(0)
@@ -363,7 +501,7 @@ def parse_args(argv: list[str]) -> dict[str, Any]:
             args["help"] = True
         elif word == "--check":
             args["check"] = True
-        elif name in ("--readme", "--results_dir"):
+        elif name in ("--readme", "--docs", "--results_dir"):
             if not eq:
                 if not words:
                     raise ValueError(f"{name}: needs a path")
@@ -371,6 +509,8 @@ def parse_args(argv: list[str]) -> dict[str, Any]:
             args[name[2:]] = value
         else:
             raise ValueError(f"{word!r} is not an option ({USAGE.splitlines()[0].removeprefix('usage: ')})")
+    if args["readme"] is None and args["docs"] is None:
+        args["readme"], args["docs"] = "README.md", "docs"
     return args
 
 
@@ -380,14 +520,19 @@ def main(argv: list[str] | None = None) -> int:
         if args["help"]:
             print(USAGE)
             return 0
-        stale = update_readme(args["readme"], args["results_dir"], check=args["check"])
+        stale = []
+        if args["readme"] is not None and update_readme(args["readme"], args["results_dir"], check=args["check"]):
+            stale.append(Path(args["readme"]))
+        if args["docs"] is not None:
+            stale += write_pages(args["docs"], args["results_dir"], check=args["check"])
     except (ValueError, OSError) as exc:
         print(f"docs_pages: error: {exc}", file=sys.stderr)
         return 2
     if args["check"] and stale:
-        print(f"{args['readme']}: the results teaser is stale; run without --check to rewrite it", file=sys.stderr)
+        names = ", ".join(map(str, stale))
+        print(f"docs_pages: stale: {names}; run without --check to rewrite them", file=sys.stderr)
         return 1
-    print(f"{args['readme']}: results teaser {'rewritten' if stale else 'up to date'}")
+    print(f"docs_pages: {'rewrote ' + ', '.join(map(str, stale)) if stale else 'everything up to date'}")
     return 0
 
 

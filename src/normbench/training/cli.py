@@ -24,7 +24,7 @@ from lightning.pytorch.utilities import rank_zero_only
 from lightning.pytorch.utilities.model_helpers import is_overridden
 
 from normbench.data.preflight import check_data
-from normbench.io import check_writable, show_bars
+from normbench.io import check_writable, show_bars, verbose
 from normbench.rng import rng_states
 from normbench.tasks.base import NormbenchModule
 from normbench.training.checkpointing import AtomicCheckpointIO, RunState, clear_run_dir, resume_checkpoint
@@ -102,6 +102,9 @@ class NormbenchCLI(LightningCLI):
         parser.set_defaults({"trainer.use_distributed_sampler": False})
         # a bar on a terminal; in a log file a line every 30 s instead (ProgressLines), no \r-joined redraws
         parser.set_defaults({"trainer.enable_progress_bar": show_bars()})
+        # Lightning's model summary table (parameters, "Total FLOPs: 0") only with --verbose, for one run and
+        # for every run of a sweep, stacked seeds included
+        parser.set_defaults({"trainer.enable_model_summary": verbose()})
 
     def resolved_config(self) -> dict[str, Any]:
         """The resolved config, with the data module's init arguments as it trains on them (``identity_args``:
