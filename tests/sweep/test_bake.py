@@ -66,6 +66,13 @@ def test_a_bake_trains_the_queue_into_the_archive_and_builds_the_board_once(tmp_
     assert (report.finished_before, report.finished_now) == (2, 0)
     assert (Path(results) / "majority" / "tiny" / "leaderboard.json").stat().st_mtime_ns == stamp
     assert not (tmp_path / "elsewhere").exists() or not any((tmp_path / "elsewhere").rglob("record.json"))
+    # a board is a view of the archive: rebuilt with no runs at all, it says the same, and is not rewritten
+    assert all((r.path / "decomposition.json").is_file() for r in reps)  # analyses kept beside the records
+    from normbench.sweep.bake import rebuild
+
+    rebuild(load_queue(queue)[0], load_queue(queue), str(tmp_path / "no-runs"), results)
+    assert (Path(results) / "majority" / "tiny" / "leaderboard.json").stat().st_mtime_ns == stamp
+    assert "is unchanged" in capsys.readouterr().out
 
 
 def test_a_budget_too_small_for_a_run_starts_none(tmp_path: Path, capsys) -> None:

@@ -215,6 +215,17 @@ class Archive:
         write_replicate(target, run_dir, record, checkpoint=checkpoint)
         return Replicate(task, config_hash, seed, target_name, target), outcome
 
+    def attach_analyses(self, run_dir: str | Path, rep: Replicate) -> list[str]:
+        """Copy the analyses of a run (computed from its checkpoint) that its replicate lacks; returns their names.
+        An analysis already archived is never replaced."""
+        added = []
+        for name in ANALYSES:
+            src, dst = Path(run_dir) / name, rep.path / name
+            if src.is_file() and not dst.exists():
+                atomic_write(dst, lambda tmp, src=src: shutil.copyfile(src, tmp))
+                added.append(name)
+        return added
+
     def restore(self, rep: Replicate, run_dir: str | Path) -> Path:
         """Put an unfinished archived replicate where a sweep resumes it: ``<run_dir>/record.json`` and
         ``<run_dir>/checkpoints/last.ckpt``. Returns the run directory."""

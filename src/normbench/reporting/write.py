@@ -15,13 +15,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from normbench.archive.store import Archive
+from normbench.archive.store import Archive, Replicate, same_numbers
 from normbench.reporting import claims, publish, report_kinds
 from normbench.reporting import leaderboard as lb
 from normbench.reporting.plots import plot_series
 from normbench.reporting.progress import in_progress
 from normbench.reporting.tokens import TOKEN_REPORT, published_runs, report_runs, write_token_report
-from normbench.training.records import FINISHED
+from normbench.training.records import FINISHED, read_record
 
 
 class PlannedRun(Protocol):
@@ -62,8 +62,31 @@ def shown_runs(task: str, runs: Sequence[PlannedRun], archive: Archive | None) -
     for r in runs:
         rep = archive.canonical(task, r.config_hash, r.seed) if r.config_hash else None
         path = rep.record_path if rep is not None else r.record_path
+        if rep is not None and r.record_path is not None and is_replicate_here(r.record_path, rep):
+            path = r.record_path  # the canonical run itself, with its checkpoint: its analyses are computed here
         out.append(ShownRun(r.variant, r.seed, path, r.config_hash, r.config))
     return out
+
+
+def is_replicate_here(local: Path, rep: Replicate) -> bool:
+    """Whether the local record at ``local`` is the run of the archived replicate ``rep`` (same numbers)."""
+    if not Path(local).is_file():
+        return False
+    try:
+        return same_numbers(read_record(local), rep.record())
+    except ValueError:
+        return False
+
+
+def keep_analyses(task: str, runs: Sequence[PlannedRun], archive: Archive | None) -> None:
+    """Copy the analyses computed from local checkpoints (decomposition, key sets) beside their canonical
+    replicates in the archive, which keeps no weights: a rebuild from the archive then reads them."""
+    if archive is None:
+        return
+    for r in runs:
+        rep = archive.canonical(task, r.config_hash, r.seed) if r.config_hash else None
+        if rep is not None and r.record_path is not None and is_replicate_here(r.record_path, rep):
+            archive.attach_analyses(Path(r.record_path).parent, rep)
 
 
 def load_finished(runs: Sequence[PlannedRun], statuses: tuple[str, ...] = FINISHED) -> list[dict[str, Any]]:
@@ -143,6 +166,7 @@ def write_results(
     sweep_of = report_kinds.Sweep(task, preset, out, lb.n_layers_of(first_config), planned)
     if records:
         records, bench_cfg = report_kinds.enrich(records, bench_cfg, sweep_of)
+        keep_analyses(task, runs, archive)
     board = lb.build(
         task, preset, records, bench_cfg, variant_order, failed=load_finished(runs, ("failed",)), config=first_config
     )
@@ -183,7 +207,7 @@ def write_results(
             print(f"  {claim['id']}: {claim['verdict']}")
 
 
-VOLATILE = ("generated_at", "provenance")  # when and where a board was built: not what it says
+VOLATILE = ("generated_at", "provenance", "citation")  # when and where a board was built (the citation names it)
 
 
 def same_content(old: dict[str, Any], new: dict[str, Any]) -> bool:
