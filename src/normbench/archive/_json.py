@@ -137,6 +137,11 @@ class JsonObject:
         extra = {k: v for k, v in data.items() if k not in names}
         return cls(**kwargs, extra=extra, keys=tuple(data))
 
+    def with_keys(self: T, **changes: Any) -> T:
+        """This object with ``changes``, each written where the document's keys end (``None`` as ``null``)."""
+        keys = self.keys + tuple(k for k in changes if k not in self.keys)
+        return dataclasses.replace(self, **changes, keys=keys)
+
     def to_json(self) -> dict[str, Any]:
         """The JSON object: keys in the order they were read, fields set since in declaration order, then
         unknown keys; an optional field that is ``None`` and was not in the document is left out."""

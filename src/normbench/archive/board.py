@@ -40,7 +40,8 @@ class Metric(JsonObject):
 
     Attributes:
         per_seed: each seed's value, in the variant's seed order (``None``: no value, e.g. diverged).
-        n: the number of seeds in the mean; ``mean``, ``std``: their mean and sample std (``None`` when no
+        n: the number of seeds in the mean (``seeds``: how many there are, when some do not count, e.g.
+            diverged); ``mean``, ``std``: their mean and sample std (``None`` when no
             seed, resp. fewer than two, has a value).
         note: why some seeds have no value (e.g. ``not reached by step 1000``).
         lower_bound, per_seed_lower_bound: for a "first step below" metric that some seed never reached,
@@ -51,6 +52,7 @@ class Metric(JsonObject):
 
     per_seed: tuple[float | None, ...] = required(list, decode=as_tuple)
     n: int = required(int)
+    seeds: int | None = optional(int)
     mean: float | None = required(*NUMBER, type(None))
     std: float | None = required(*NUMBER, type(None))
     note: str | None = optional(str)

@@ -13,6 +13,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
+from normbench.archive import Board, BoardError, load_board, parse_board
+from normbench.io import atomic_files
 from normbench.reporting import claims, publish, report_kinds
 from normbench.reporting import leaderboard as lb
 from normbench.reporting.plots import plot_series
@@ -94,22 +96,33 @@ def write_results(
         )
     variant_order = list(dict.fromkeys(r.variant for r in runs))
     planned = {name: [r.seed for r in runs if r.variant == name] for name in variant_order}
-    sweep_of = report_kinds.Sweep(task, preset, out, lb.n_layers_of(records[0]["config"]), planned)
-    records, bench_cfg = report_kinds.enrich(records, bench_cfg, sweep_of)
+    n_layers = lb.n_layers_of(records[0]["config"])
+    records, bench_cfg = report_kinds.enrich(
+        records, bench_cfg, report_kinds.Sweep(task, preset, out, n_layers, planned)
+    )
     board = lb.build(task, preset, records, bench_cfg, variant_order, failed=load_finished(runs, ("failed",)))
     if replaced := superseded_build(out / "leaderboard.json", board, bench_cfg):
-        board["supersedes"] = replaced
-    board["sweep_key"] = sweep
-    board["sweep"] = definition
-    board["planned_runs"], board["finished_runs"] = len(runs), len(records)
+        board = board.with_keys(supersedes=replaced)
+    board = board.with_keys(
+        sweep_key=sweep,
+        sweep=definition,
+        planned_runs=len(runs),
+        finished_runs=len(records),
+    )
     by_variant = lb.group_by_variant(records)
-    plots = [str(plot_series(by_variant, spec, out / name)) for name, spec in (bench_cfg.get("plots") or {}).items()]
-    plots = report_kinds.draw(board, bench_cfg, records, sweep_of, plots)
-    json_path, md_path = lb.write(board, out, plots)
+    with atomic_files(out) as stage:  # the board and its figures: one unit, or nothing changes
+        sweep_of = report_kinds.Sweep(task, preset, stage, n_layers, planned)
+        plots = [
+            str(plot_series(by_variant, spec, stage / name)) for name, spec in (bench_cfg.get("plots") or {}).items()
+        ]
+        doc = board.to_json()  # the kinds add their views (matrix, width) to the document
+        plots = report_kinds.draw(doc, bench_cfg, records, sweep_of, plots)
+        board = parse_board(doc)
+        json_path, md_path = lb.write(board, out, plots, stage)
     note = f" ({missing} planned runs have no finished record yet)" if missing else ""
     print(f"normbench: wrote {md_path} and {json_path}{note}")
-    for claim in board["claims"]:
-        print(f"  {claim['id']}: {claim['verdict']}")
+    for claim in board.claims:
+        print(f"  {claim.id}: {claim.verdict}")
     if bench_cfg.get("token_report"):
         doc = write_token_report(config, preset, out, runs, plan)
         for claim in doc.get("claims", []):
@@ -123,33 +136,36 @@ def order_plots(plots: list[str], folder: Path) -> list[str]:
     return sorted(plots, key=lambda p: (text.find(f"({Path(p).name})") if f"({Path(p).name})" in text else 1 << 30, p))
 
 
-def superseded_build(path: Path, board: dict[str, Any], bench_cfg: dict[str, Any]) -> dict[str, Any] | None:
+def superseded_build(path: Path, board: Board, bench_cfg: dict[str, Any]) -> dict[str, Any] | None:
     """What the published board at ``path`` said, when ``board`` replaces it as a build of superseded configs
     (``bench.superseded``): its date, commit, configs and claims with their gaps to the paper, kept so
     the new board shows whether the change closed them. A board that already carries such a block
     for the same runs passes it on."""
-    old = publish.read_board(path, "--results_dir/--name")
     superseded = publish.superseded_configs(bench_cfg)
-    if old is None or not superseded:
+    if not superseded or not path.is_file():
         return None
-    old_hashes = {v["name"]: v.get("config_hash") for v in old.get("variants") or []}
-    new_hashes = {v["name"]: v.get("config_hash") for v in board["variants"]}
+    try:
+        old = load_board(path)
+    except BoardError as exc:
+        raise publish.unreadable(path, exc, "--results_dir/--name") from None
+    old_hashes = {v.name: v.config_hash for v in old.variants}
+    new_hashes = {v.name: v.config_hash for v in board.variants}
     if old_hashes == new_hashes or not any(superseded is True or h in superseded for h in old_hashes.values()):
-        return old.get("supersedes")
+        return old.supersedes
     why = bench_cfg["superseded"]["why"] if isinstance(bench_cfg["superseded"], dict) else bench_cfg["superseded"]
     return {
-        "generated_at": old.get("generated_at"),
-        "git_commit": (old.get("provenance") or {}).get("git_commit"),
+        "generated_at": old.generated_at,
+        "git_commit": old.provenance.get("git_commit"),
         "why": why,
         "config_hashes": old_hashes,
         "claims": [
             {
-                "id": c["id"],
-                "verdict": c.get("verdict"),
-                "measured": c.get("measured"),
-                "per_seed": c.get("per_seed"),
-                "gap_to_paper": c.get("gap_to_paper") or claims.paper_gaps(c),
+                "id": c.id,
+                "verdict": c.verdict,
+                "measured": c.measured,
+                "per_seed": c.per_seed,
+                "gap_to_paper": c.gap_to_paper or claims.paper_gaps(c.to_json()),
             }
-            for c in old.get("claims") or []
+            for c in old.claims
         ],
     }
