@@ -175,9 +175,9 @@ def dumps_board(board: Board) -> str:
 
 
 def board_path(path: str | os.PathLike) -> Path:
-    """``path`` itself for a ``.json`` file, else ``path/leaderboard.json``."""
+    """``path/leaderboard.json`` for a folder, else ``path`` itself."""
     path = Path(path)
-    return path if path.suffix == ".json" and not path.is_dir() else path / FILENAME
+    return path / FILENAME if path.is_dir() else path
 
 
 def load_board(path: str | os.PathLike) -> Board:

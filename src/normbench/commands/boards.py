@@ -10,7 +10,7 @@ from normbench import results
 from normbench.archive.board import board_path, load_board
 from normbench.reporting import leaderboard as lb
 from normbench.reporting import publish
-from normbench.reporting.rejudge import changed_verdicts, check_same_runs, rejudge_board, unchanged
+from normbench.reporting.rejudge import changed_verdicts, check_same_runs, rejudge_board
 from normbench.reporting.write import order_plots
 from normbench.sweep.options import SweepOptions
 from normbench.sweep.plan import parse_grid, plan_runs
@@ -71,7 +71,8 @@ def rejudge(board: str, force: bool = False) -> None:
 
     Today's claims, margins and protocols and today's protocol table are applied; the board's sweep is
     planned again to read its runs' settings, and every variant must plan to the config it was trained
-    with. Use it after a change to a claim or its rule; values change only by retraining.
+    with. Use it after a change to a claim or its rule; values change only by retraining. The board is
+    rewritten only when some verdict changed; a board that is not JSON or not a leaderboard is one line.
 
     Args:
         board: a leaderboard's folder (``results/<task>[/<name>]``) or its ``leaderboard.json``.
@@ -100,14 +101,13 @@ def rejudge(board: str, force: bool = False) -> None:
     configs = {r.variant: r.config for r in runs}
     planned = {name: [r.seed for r in runs if r.variant == name] for name in configs}
     new = rejudge_board(doc, bench_cfg, configs, planned)
-    if unchanged(doc, new):
-        print(f"normbench: {path}: no verdict or view changed; left as it is")
+    changed = changed_verdicts(doc, new)
+    if not changed:
+        print(f"normbench: {path}: no verdict changed; left as it is")
         return
     figures = doc.figures or order_plots([str(p) for p in sorted(path.parent.glob("*.png"))], path.parent)
     json_path, md_path = lb.write(new, path.parent, figures)
-    print(f"normbench: re-judged {md_path} and {json_path}")
-    changed = changed_verdicts(doc, new)
-    print(f"  verdicts changed: {'; '.join(changed)}" if changed else "  no verdict changed")
+    print(f"normbench: re-judged {md_path} and {json_path}; verdicts changed: {'; '.join(changed)}")
     for claim in new.claims:
         print(f"  {claim.id}: {claim.verdict}")
 

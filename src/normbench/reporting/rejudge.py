@@ -114,11 +114,3 @@ def changed_verdicts(old: Board, new: Board) -> list[str]:
         for cid in dict.fromkeys([*before, *after])
         if before.get(cid) != after.get(cid)
     ]
-
-
-def unchanged(old: Board, new: Board) -> bool:
-    """Whether re-judging changed nothing but the ``rejudged`` stamp (then the board is left as it is)."""
-    before, after = old.to_json(), new.to_json()
-    before.pop("rejudged", None)
-    after.pop("rejudged", None)
-    return before == after

@@ -20,6 +20,7 @@ from typing import Any
 
 import torch
 
+from normbench.archive import load_board
 from normbench.io import check_writable
 from normbench.reporting import publish
 from normbench.reporting.write import RunPlanner, load_finished, write_results
@@ -148,8 +149,8 @@ def check_results_owner(out: Path, key: str, preset: str | None, runs: list[Run]
     if not board.is_file():
         return
     try:
-        doc = json.loads(board.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
+        doc = load_board(board).to_json()
+    except (OSError, ValueError) as exc:
         raise ValueError(f"name: {board} is unreadable ({exc}); choose another --name, or {publish.FORCE}") from exc
     owner = doc.get("sweep_key")
     if "sweep" not in doc:
