@@ -48,3 +48,35 @@ def make_record(
     }
     record.update(extra)
     return record
+
+
+def make_variant(name: str, seeds: list[int], config_hash: str | None = None, **extra: Any) -> dict[str, Any]:
+    """A board's variant entry (:class:`normbench.archive.VariantEntry`'s shape) with no metrics unless given."""
+    entry: dict[str, Any] = {
+        "name": name,
+        "placement": name.split("/")[0] if "/" in name else None,
+        "norms": {},
+        "seeds": list(seeds),
+        "status": "done",
+        "metrics": {},
+        "config_hash": config_hash,
+    }
+    entry.update(extra)
+    return entry
+
+
+def make_board(
+    variants: list[dict[str, Any]] | None = None, *, task: str = "majority", preset: str | None = "quick", **extra: Any
+) -> dict[str, Any]:
+    """A leaderboard (:class:`normbench.archive.Board`'s shape): ``variants`` (:func:`make_variant`), no claims;
+    ``extra`` adds or replaces any key (e.g. ``sweep``, ``sweep_key``)."""
+    board: dict[str, Any] = {
+        "task": task,
+        "preset": preset,
+        "generated_at": "2026-01-01T00:00:00Z",
+        "provenance": dict(PROVENANCE, wall_time_s=0.0),
+        "variants": list(variants or []),
+        "claims": [],
+    }
+    board.update(extra)
+    return board

@@ -31,7 +31,14 @@ FILENAME = "leaderboard.json"
 
 
 class BoardError(ValueError):
-    """A ``leaderboard.json`` that cannot be read or is not the shape of a :class:`Board` (one line)."""
+    """A ``leaderboard.json`` that cannot be read or is not the shape of a :class:`Board` (one line).
+
+    ``reason``: what is wrong, without the file's name (e.g. ``board.variants[0]: missing key 'name'``).
+    """
+
+    def __init__(self, path: str | os.PathLike, reason: str) -> None:
+        super().__init__(f"board: {os.fspath(path)!r} is not a leaderboard ({reason})")
+        self.reason = reason
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -192,15 +199,13 @@ def load_board(path: str | os.PathLike) -> Board:
     except FileNotFoundError:
         raise FileNotFoundError(f"board: {os.fspath(path)!r} does not exist") from None
     except UnicodeDecodeError:
-        raise BoardError(f"board: {os.fspath(path)!r} is not a leaderboard (not a UTF-8 text file)") from None
+        raise BoardError(path, "not a UTF-8 text file") from None
     except OSError as exc:
-        raise BoardError(f"board: {os.fspath(path)!r} is unreadable ({exc.strerror or exc})") from None
+        raise BoardError(path, f"unreadable: {exc.strerror or exc}") from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise BoardError(
-            f"board: {os.fspath(path)!r} is not a leaderboard (not JSON: {exc.msg} at line {exc.lineno})"
-        ) from None
+        raise BoardError(path, f"not JSON: {exc.msg} at line {exc.lineno}") from None
     return parse_board(data, path)
 
 
@@ -209,4 +214,4 @@ def parse_board(data: Any, path: str | os.PathLike = "leaderboard.json") -> Boar
     try:
         return Board.from_json(data, "board")
     except SchemaError as exc:
-        raise BoardError(f"board: {os.fspath(path)!r} is not a leaderboard ({exc})") from None
+        raise BoardError(path, str(exc)) from None

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from normbench.archive import load_board
+from normbench.archive import BoardError, load_board
 from normbench.errors import one_line
 
 Runs = dict[tuple[str, int], str | None]
@@ -170,7 +170,9 @@ def check_leaderboard(
     try:
         doc = load_board(path).to_json()
         old = leaderboard_runs(doc)
-    except (TypeError, ValueError) as exc:  # BoardError: not JSON, or not the shape of a board
+    except BoardError as exc:  # not JSON, or not the shape of a board
+        raise unreadable(path, ValueError(exc.reason), elsewhere) from exc
+    except (TypeError, ValueError) as exc:
         raise unreadable(path, exc, elsewhere) from exc
     check_runs(
         path,

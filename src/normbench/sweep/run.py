@@ -20,7 +20,7 @@ from typing import Any
 
 import torch
 
-from normbench.archive import load_board
+from normbench.archive import BoardError, load_board
 from normbench.io import check_writable
 from normbench.reporting import publish
 from normbench.reporting.write import RunPlanner, load_finished, write_results
@@ -150,8 +150,9 @@ def check_results_owner(out: Path, key: str, preset: str | None, runs: list[Run]
         return
     try:
         doc = load_board(board).to_json()
-    except (OSError, ValueError) as exc:
-        raise ValueError(f"name: {board} is unreadable ({exc}); choose another --name, or {publish.FORCE}") from exc
+    except (OSError, BoardError) as exc:
+        why = getattr(exc, "reason", exc)
+        raise ValueError(f"name: {board} is unreadable ({why}); choose another --name, or {publish.FORCE}") from exc
     owner = doc.get("sweep_key")
     if "sweep" not in doc:
         planned = {(r.variant, r.seed) for r in runs}
