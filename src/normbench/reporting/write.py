@@ -13,13 +13,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from normbench.archive import Board, BoardError, load_board, parse_board
+from normbench.archive import FINISHED, Board, BoardError, load_board, parse_board
 from normbench.io import atomic_files
 from normbench.reporting import claims, publish, report_kinds
 from normbench.reporting import leaderboard as lb
 from normbench.reporting.plots import plot_series
 from normbench.reporting.tokens import TOKEN_REPORT, published_runs, report_runs, write_token_report
-from normbench.training.records import FINISHED
 
 
 class PlannedRun(Protocol):
