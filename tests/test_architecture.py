@@ -20,6 +20,7 @@ LAYERS: list[set[str]] = [
     {"nn"},  # norms, blocks, placement, one config per architecture
     {"data", "analysis"},  # data modules | pure functions on tensors and models
     {"tasks"},  # LightningModules, metric series, the registry
+    {"archive"},  # typed run records, boards and claims: written by training, read by reporting
     {"training"},  # LightningCLI glue, run directories, records, checkpoints, monitor, prediction
     {"reporting"},  # reads run records, writes leaderboards: claims, figures, per-experiment reports
     {"sweep", "results"},  # plans and runs sweeps (then has their board written) | published boards as DataFrames

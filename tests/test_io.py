@@ -50,3 +50,26 @@ def test_an_output_folder_is_checked_writable_without_creating_it(tmp_path: Path
     monkeypatch.setattr(os, "access", lambda path, mode: False)  # a read-only folder (root may write anywhere)
     with pytest.raises(ValueError, match=f"runs_dir: {tmp_path} is not writable; make it writable or choose another"):
         check_writable(tmp_path / "runs", "runs_dir")
+
+
+def test_a_unit_of_files_lands_whole_or_not_at_all(tmp_path: Path) -> None:
+    from normbench.io import atomic_files
+
+    out = tmp_path / "board"
+    out.mkdir()
+    (out / "leaderboard.json").write_text("old")
+    (out / "loss.png").write_bytes(b"old")
+    (out / "other.txt").write_text("kept")
+    try:
+        with atomic_files(out) as stage:
+            (stage / "loss.png").write_bytes(b"new")
+            raise RuntimeError("the render failed")
+    except RuntimeError:
+        pass
+    assert (out / "loss.png").read_bytes() == b"old" and (out / "leaderboard.json").read_text() == "old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["board"]  # no staging folder left
+    with atomic_files(out) as stage:
+        (stage / "loss.png").write_bytes(b"new")
+        (stage / "leaderboard.json").write_text("new")
+    assert (out / "loss.png").read_bytes() == b"new" and (out / "leaderboard.json").read_text() == "new"
+    assert (out / "other.txt").read_text() == "kept" and sorted(p.name for p in tmp_path.iterdir()) == ["board"]

@@ -118,17 +118,20 @@ def test_status_and_flags_come_from_the_seed(tmp_path: Path) -> None:
         "variants": [
             {
                 "name": "pre/x",
+                "placement": "pre",
+                "norms": {},
                 "seeds": [3, 7],
                 "status": "mixed",
                 "run_status": {"3": "done", "7": "diverged"},
                 "flagged": {"7": "diverged at step 40"},
                 "metrics": {
-                    "acc": {"per_seed": [0.5, None]},
-                    "loss": {"per_seed": [1.0, 2.0]},
-                    "extra": {"per_seed": [9.0, 8.0]},
+                    "acc": {"per_seed": [0.5, None], "n": 1, "mean": 0.5, "std": None},
+                    "loss": {"per_seed": [1.0, 2.0], "n": 2, "mean": 1.5, "std": 0.7},
+                    "extra": {"per_seed": [9.0, 8.0], "n": 2, "mean": 8.5, "std": 0.7},
                 },
             }
         ],
+        "claims": [],
     }
     (tmp_path / "leaderboard.json").write_text(json.dumps(b))
     df = results.load(tmp_path)

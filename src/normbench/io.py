@@ -20,7 +20,8 @@ import shutil
 import sys
 import tempfile
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -42,6 +43,33 @@ def atomic_write(path: str | os.PathLike, write: Callable[[Path], None]) -> Path
         tmp_path.unlink(missing_ok=True)
         raise
     return path
+
+
+@contextmanager
+def atomic_files(
+    folder: str | os.PathLike, last: tuple[str, ...] = ("leaderboard.md", "leaderboard.json")
+) -> Iterator[Path]:
+    """A temporary folder beside ``folder`` to write a unit of files into (a board and its figures).
+
+    When the block ends without an error, every file in it is renamed into ``folder`` (those named in
+    ``last`` last, in that order: a reader that finds the new board finds its new figures); on an
+    error nothing in ``folder`` changes. The temporary folder is removed either way.
+    """
+    folder = Path(folder)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    stage = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f".{folder.name}.", suffix=".tmp"))
+    try:
+        yield stage
+        files = sorted(
+            (p for p in stage.rglob("*") if p.is_file()),
+            key=lambda p: (last.index(p.name) + 1 if p.name in last and p.parent == stage else 0, str(p)),
+        )
+        for path in files:
+            target = folder / path.relative_to(stage)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(path, target)
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
 
 
 def current_umask() -> int:

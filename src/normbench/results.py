@@ -16,7 +16,6 @@ use, :func:`normbench.reporting.stats.difference_interval`, over the same per-se
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import statistics
@@ -27,6 +26,7 @@ from typing import Any
 
 import pandas as pd
 
+from normbench.archive import Board, BoardError, load_board
 from normbench.reporting.leaderboard import bibtex
 from normbench.reporting.stats import LEVEL, difference_interval
 
@@ -134,43 +134,21 @@ def resolve(source: Source, name: str | None = None, results_dir: str | os.PathL
     return path
 
 
-def _read(path: Path) -> dict[str, Any]:
+def _read(path: Path) -> Board:
     try:
-        board = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as e:
-        raise ValueError(
-            f"source: {os.fspath(path)!r} is not a leaderboard (not JSON: {e.msg} at line {e.lineno})"
-        ) from None
-    except UnicodeDecodeError:
-        raise ValueError(f"source: {os.fspath(path)!r} is not a leaderboard (not a UTF-8 text file)") from None
-    if not isinstance(board, dict) or not isinstance(board.get("variants"), list):
-        raise ValueError(
-            f"source: {os.fspath(path)!r} is not a leaderboard (a leaderboard.json is an object with "
-            f"'task', 'preset' and a 'variants' list)"
-        )
-    for i, v in enumerate(board["variants"]):
-        if (
-            not isinstance(v, dict)
-            or not isinstance(v.get("name"), str)
-            or not isinstance(v.get("seeds"), list)
-            or not isinstance(v.get("metrics", {}), dict)
-        ):
-            raise ValueError(
-                f"source: {os.fspath(path)!r} is not a leaderboard (variants[{i}] lacks a 'name', "
-                f"a 'seeds' list or a 'metrics' object)"
-            )
-    return board
+        return load_board(path)
+    except BoardError as exc:  # one line: "source: '<path>' is not a leaderboard (<the field and what is wrong>)"
+        raise ValueError("source: " + str(exc).removeprefix("board: ")) from None
 
 
 # ---------------------------------------------------------------------------------------------------------------
 # load
 
 
-def _metric_order(board: dict[str, Any]) -> list[str]:
-    declared = board.get("metrics")
-    order = list(declared) if isinstance(declared, dict) else []
-    for v in board["variants"]:
-        order += [m for m in v.get("metrics", {}) if m not in order]
+def _metric_order(board: Board) -> list[str]:
+    order = list(board.metrics or {})
+    for v in board.variants:
+        order += [m for m in v.metrics if m not in order]
     return order
 
 
@@ -203,39 +181,36 @@ def load(source: Source, name: str | None = None, results_dir: str | os.PathLike
     board = _read(path)
     metrics = _metric_order(board)
     columns: dict[str, list[Any]] = {c: [] for c in (*ID_COLUMNS, *metrics)}
-    for v in board["variants"]:
-        run_status = v.get("run_status") or {}
-        flags = v.get("flagged") or {}
-        for i, seed in enumerate(v["seeds"]):
-            columns["task"].append(board.get("task"))
-            columns["preset"].append(board.get("preset"))
-            columns["variant"].append(v["name"])
+    for v in board.variants:
+        run_status = v.run_status or {}
+        flags = v.flagged or {}
+        for i, seed in enumerate(v.seeds):
+            columns["task"].append(board.task)
+            columns["preset"].append(board.preset)
+            columns["variant"].append(v.name)
             columns["seed"].append(seed)
-            columns["status"].append(run_status.get(str(seed), v.get("status")))
+            columns["status"].append(run_status.get(str(seed), v.status))
             columns["flagged"].append(flags.get(str(seed)) or None)
             for m in metrics:
-                entry = v.get("metrics", {}).get(m)
-                per_seed = entry.get("per_seed") if isinstance(entry, dict) else None
-                columns[m].append(
-                    _number(per_seed[i]) if isinstance(per_seed, list) and i < len(per_seed) else math.nan
-                )
+                per_seed = v.metrics[m].per_seed if m in v.metrics else ()
+                columns[m].append(_number(per_seed[i]) if i < len(per_seed) else math.nan)
     df = pd.DataFrame(
         {
             c: pd.Series(vals, dtype=("float64" if c in metrics else "int64" if c == "seed" else object))
             for c, vals in columns.items()
         }
     )
-    prov = board.get("provenance") if isinstance(board.get("provenance"), dict) else {}
+    prov = board.provenance
     df.attrs.update(
         {
-            "task": board.get("task"),
-            "preset": board.get("preset"),
-            "generated_at": board.get("generated_at"),
+            "task": board.task,
+            "preset": board.preset,
+            "generated_at": board.generated_at,
             "git_commit": prov.get("git_commit"),
             "dirty": prov.get("dirty"),
             "source": os.fspath(path),
             "metrics": metrics,
-            "variants": [v["name"] for v in board["variants"]],
+            "variants": [v.name for v in board.variants],
         }
     )
     return df

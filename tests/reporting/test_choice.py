@@ -6,6 +6,7 @@ import pytest
 
 from normbench.reporting import leaderboard as lb
 from normbench.reporting.choice import build_choice, split_name
+from tests.factories import make_record
 
 METRICS = {
     "final_val_loss": {"series": "val/loss", "at_step": "last"},
@@ -15,26 +16,9 @@ SPEC = {"axis": "alpha0", "metric": "final_val_loss", "goal": "min", "report": [
 
 
 def record(variant: str, seed: int, val: float, test: float) -> dict:
-    return {
-        "task": "lm",
-        "variant": variant,
-        "seed": seed,
-        "status": "done",
-        "config_hash": f"h-{variant}",
-        "final_step": 10,
-        "config": {"model": {"init_args": {"arch": {"n_layers": 1}}}},
-        "series": {"val/loss": [[10, val]], "test/loss": [[10, test]]},
-        "provenance": {
-            "git_commit": "abc",
-            "dirty": False,
-            "torch": "2",
-            "lightning": "2",
-            "device": "cpu",
-            "threads": 1,
-            "date": "2026-01-01T00:00:00Z",
-        },
-        "wall_time_s": 1.0,
-    }
+    config = {"model": {"init_args": {"arch": {"n_layers": 1}}}}
+    series = {"val/loss": [[10, val]], "test/loss": [[10, test]]}
+    return make_record(variant, seed, task="lm", series=series, config=config)
 
 
 def grid_records() -> list[dict]:
@@ -50,7 +34,7 @@ def test_split_name_reads_the_axis_out_of_a_variant_name() -> None:
 
 def test_the_choice_is_the_value_with_the_lowest_mean() -> None:
     board = lb.build("lm", "dyt-alpha", grid_records(), {"metrics": METRICS, "choice": SPEC})
-    choice = board["choice"]
+    choice = board.choice
     (group,) = choice["groups"]
     assert group["base"] == "pre/dyt" and [r["value"] for r in group["rows"]] == ["0.5", "2.0", "5.0", "10.0"]
     assert group["chosen"] == "5.0" and group["chosen_variant"] == "pre/dyt,alpha0=5.0"
@@ -61,30 +45,31 @@ def test_the_choice_is_the_value_with_the_lowest_mean() -> None:
     assert "| `pre/dyt` | 5.0 | 2 | 6.010 ± 0.014 | 6.110 ± 0.014 | – | **chosen** |" in md
     assert "- `pre/dyt`: `alpha0` = 5.0 (lowest mean `final_val_loss`" in md
     assert group["at_edge"] is False and "beyond the grid" not in md
-    maximum = build_choice({**SPEC, "goal": "max"}, board["variants"], METRICS)
+    maximum = build_choice({**SPEC, "goal": "max"}, board.to_json()["variants"], METRICS)
     assert maximum["groups"][0]["chosen"] == "0.5" and maximum["groups"][0]["at_edge"] is True
 
 
 def test_a_choice_at_the_end_of_the_grid_says_so() -> None:
     records = [r for r in grid_records() if "alpha0=5.0" not in r["variant"]]  # 10.0 is now the best and the largest
     board = lb.build("lm", "dyt-alpha", records, {"metrics": METRICS, "choice": SPEC})
-    (group,) = board["choice"]["groups"]
+    (group,) = board.choice["groups"]
     assert group["chosen"] == "10.0" and group["at_edge"] is True
     assert "It is the grid's largest value: a value beyond the grid may be better." in lb.render_markdown(board, [])
 
 
 def test_collapsed_seeds_are_shown_beside_their_value() -> None:
     board = lb.build("lm", "dyt-alpha", grid_records(), {"metrics": METRICS, "choice": SPEC})
-    entry = next(v for v in board["variants"] if v["name"] == "pre/dyt,alpha0=0.5")
+    variants = board.to_json()["variants"]
+    entry = next(v for v in variants if v["name"] == "pre/dyt,alpha0=0.5")
     entry["collapsed"] = ["0", "1"]
-    choice = build_choice(SPEC, board["variants"], METRICS)
+    choice = build_choice(SPEC, variants, METRICS)
     assert choice["groups"][0]["rows"][0]["collapsed"] == ["0", "1"]
 
 
 def test_each_base_variant_gets_its_own_choice() -> None:
     recs = grid_records() + [record(f"pre/dyt+embscale,alpha0={a}", 0, v, v) for a, v in (("1.0", 5.9), ("5.0", 6.3))]
     recs.append(record("pre/both", 0, 5.3, 5.4))  # not on the grid: not in the choice
-    choice = lb.build("lm", "dyt-alpha", recs, {"metrics": METRICS, "choice": SPEC})["choice"]
+    choice = lb.build("lm", "dyt-alpha", recs, {"metrics": METRICS, "choice": SPEC}).choice
     assert {g["base"]: g["chosen"] for g in choice["groups"]} == {"pre/dyt": "5.0", "pre/dyt+embscale": "1.0"}
 
 
@@ -107,6 +92,6 @@ def test_one_measured_value_is_no_choice() -> None:
     board = lb.build(
         "lm", "dyt-alpha", [record("pre/dyt,alpha0=5.0", 0, 5.86, 5.9)], {"metrics": METRICS, "choice": SPEC}
     )
-    (group,) = board["choice"]["groups"]
+    (group,) = board.choice["groups"]
     assert group["chosen"] is None and group["measured"] == 1
     assert "no `alpha0` chosen (only one value has a mean `final_val_loss`" in lb.render_markdown(board, [])

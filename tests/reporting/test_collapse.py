@@ -9,6 +9,7 @@ import pytest
 from normbench.data.lm import LMDataModule
 from normbench.reporting import collapse
 from normbench.reporting import leaderboard as lb
+from tests.factories import make_record
 from tests.lm_corpus import write_corpus
 
 METRICS = {"final_val_loss": {"series": "val/loss", "at_step": "last"}}
@@ -17,26 +18,8 @@ DATA = {"vocab_size": 300, "context": 32, "validation_fraction": 0.2, "analysis_
 
 
 def lm_record(variant: str, seed: int, val_loss: float, data: dict | None) -> dict:
-    return {
-        "task": "lm",
-        "variant": variant,
-        "seed": seed,
-        "status": "done",
-        "config_hash": f"h-{variant}",
-        "final_step": 10,
-        "config": {"model": {"init_args": {"arch": {"n_layers": 1}}}, **({"data": data} if data else {})},
-        "series": {"val/loss": [[10, val_loss]]},
-        "provenance": {
-            "git_commit": "abc",
-            "dirty": False,
-            "torch": "2",
-            "lightning": "2",
-            "device": "cpu",
-            "threads": 1,
-            "date": "2026-01-01T00:00:00Z",
-        },
-        "wall_time_s": 1.0,
-    }
+    config = {"model": {"init_args": {"arch": {"n_layers": 1}}}, **({"data": data} if data else {})}
+    return make_record(variant, seed, task="lm", series={"val/loss": [[10, val_loss]]}, config=config)
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +53,7 @@ def test_a_seed_at_the_unigram_entropy_is_flagged_collapsed_and_kept_in_the_mean
     recs = [lm_record("pre/dyt", s, v, data) for s, v in enumerate([h + 0.0007, h - 0.5, h + 0.2])]
     recs += [lm_record("pre/both", s, h - 1.0, data) for s in range(3)]
     board = lb.build("lm", "quick", recs, {"metrics": METRICS, "collapse": SPEC}, ["pre/both", "pre/dyt"])
-    both, dyt = board["variants"]
+    both, dyt = board.to_json()["variants"]
     assert both["collapsed"] == [] and "flagged" not in both
     assert dyt["collapsed"] == ["0", "2"] and collapse.collapsed_seeds(dyt) == ["0", "2"]
     assert dyt["flagged"]["0"] == f"collapsed (final_val_loss {h + 0.0007:.4f} >= unigram_entropy {h:.4f} - 0.01)"
@@ -78,7 +61,7 @@ def test_a_seed_at_the_unigram_entropy_is_flagged_collapsed_and_kept_in_the_mean
     loss = dyt["metrics"]["final_val_loss"]
     assert loss["mean"] == pytest.approx(h + (0.0007 - 0.5 + 0.2) / 3)  # collapsed seeds stay in the mean
     assert loss["without_flagged"]["mean"] == pytest.approx(h - 0.5) and loss["without_flagged"]["n"] == 1
-    assert board["collapse"] == {**SPEC, "unavailable": []}
+    assert board.collapse == {**SPEC, "unavailable": []}
     md = lb.render_markdown(board, [])
     assert "| `pre/dyt` | 0 (flagged) | done, collapsed (final_val_loss" in md
     assert "done; collapsed (seeds 0, 2)" in md and "without flagged" in md
@@ -91,9 +74,9 @@ def test_a_seed_at_the_unigram_entropy_is_flagged_collapsed_and_kept_in_the_mean
 def test_a_run_without_a_baseline_is_named_not_flagged() -> None:
     recs = [lm_record("pre/dyt", 0, 6.44, None)]
     board = lb.build("lm", "quick", recs, {"metrics": METRICS, "collapse": SPEC})
-    (v,) = board["variants"]
+    (v,) = board.to_json()["variants"]
     assert v["collapsed"] == [] and "flagged" not in v and v["collapse_baseline"] == {"0": None}
-    assert board["collapse"]["unavailable"] == ["`pre/dyt` seed 0: no unigram_entropy (its record has no data config)"]
+    assert board.collapse["unavailable"] == ["`pre/dyt` seed 0: no unigram_entropy (its record has no data config)"]
     assert "Not judged for collapse (no baseline):" in lb.render_markdown(board, [])
 
 

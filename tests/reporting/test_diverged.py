@@ -9,9 +9,11 @@ from typing import Any
 
 import pytest
 
+from normbench.archive import load_board
 from normbench.reporting import leaderboard as lb
 from normbench.reporting.claims import judge
 from normbench.training.records import read_record
+from tests.factories import make_record
 
 NAN = float("nan")
 METRICS = {
@@ -32,27 +34,8 @@ def strict(text: str) -> Any:
 def record(
     variant: str, seed: int, acc: float | None, loss: list[list[Any]], status: str = "done", **extra: Any
 ) -> dict:
-    return {
-        "task": "majority",
-        "variant": variant,
-        "seed": seed,
-        "status": status,
-        "config_hash": f"h-{variant}",
-        "final_step": int(loss[-1][0]),
-        "config": {},
-        "series": {"test/acc": [[loss[-1][0], acc]], "train/loss_epoch": loss},
-        "provenance": {
-            "git_commit": "abc",
-            "dirty": False,
-            "torch": "2",
-            "lightning": "2",
-            "device": "cpu",
-            "threads": 1,
-            "date": "2026-01-01T00:00:00Z",
-        },
-        "wall_time_s": 1.0,
-        **extra,
-    }
+    series = {"test/acc": [[loss[-1][0], acc]], "train/loss_epoch": loss}
+    return make_record(variant, seed, status=status, series=series, final_step=int(loss[-1][0]), **extra)
 
 
 def board_with_a_diverged_and_a_failed_seed() -> dict[str, Any]:
@@ -71,8 +54,8 @@ def board_with_a_diverged_and_a_failed_seed() -> dict[str, Any]:
 
 def test_a_diverged_seed_is_named_and_in_no_mean(tmp_path: Path) -> None:
     board = board_with_a_diverged_and_a_failed_seed()
-    both = board["variants"][0]
-    assert lb.status_cell(both) == "diverged at step 40 (seed 1); failed (seed 3); 2 done"
+    assert lb.status_cell(board.variants[0]) == "diverged at step 40 (seed 1); failed (seed 3); 2 done"
+    both = board.to_json()["variants"][0]
     assert both["failed"] == {"3": "RuntimeError: boom"} and both["diverged_at_step"] == {"1": 40}
     final = both["metrics"]["final"]
     assert final["per_seed"] == [0.8, None, 0.6] and final["n"] == 2 and final["seeds"] == 3
@@ -96,7 +79,7 @@ def test_a_diverged_seed_is_named_and_in_no_mean(tmp_path: Path) -> None:
 
 def test_claims_count_the_seeds_that_finished_and_say_which_did_not() -> None:
     board = board_with_a_diverged_and_a_failed_seed()
-    variants = {v["name"]: v for v in board["variants"]}
+    variants = {v["name"]: v for v in board.to_json()["variants"]}
     claim = {
         "id": "c",
         "owner": "normbench",
@@ -145,10 +128,10 @@ def test_a_sweep_with_a_diverged_variant_finishes_with_its_leaderboard(tmp_path:
     (diverged,) = [r for r in map(read_record, (tmp_path / "runs").rglob("record.json")) if r["status"] == "diverged"]
     step = diverged["diverged_at_step"]
     folder = tmp_path / "results" / "majority" / "lr"
-    board = strict((folder / "leaderboard.json").read_text())
-    rows = {v["name"]: v for v in board["variants"]}
+    strict((folder / "leaderboard.json").read_text())
+    rows = load_board(folder).by_name
     assert lb.status_cell(rows["optim.lr=1000000.0"]) == f"diverged at step {step} (seed 0)"
-    assert rows["optim.lr=0.001"]["status"] == "done"
+    assert rows["optim.lr=0.001"].status == "done"
     assert f"| diverged at step {step} (seed 0) |" in (folder / "leaderboard.md").read_text()
     for path in (tmp_path / "runs").rglob("*.json"):  # records and cached analyses: strict JSON too
         strict(path.read_text())

@@ -6,38 +6,25 @@ import json
 
 import pytest
 
+from normbench.archive import JudgedClaim
 from normbench.reporting import leaderboard as lb
 from normbench.reporting.claims import judge, judge_ratio, judge_values, load_claims
+from tests.factories import make_record
 
 
 def record(variant: str, seed: int, acc: list[list[float]], loss: list[list[float]], status: str = "done") -> dict:
-    return {
-        "task": "majority",
-        "variant": variant,
-        "seed": seed,
-        "status": status,
-        "config_hash": f"h-{variant}",
-        "final_step": int(acc[-1][0]),
-        "config": {
-            "model": {
-                "init_args": {
-                    "placement": "pre",
-                    "attn_norm": {"component": variant.split("/")[1], "affine": False, "eps": 0.0},
-                }
+    config = {
+        "model": {
+            "init_args": {
+                "placement": "pre",
+                "attn_norm": {"component": variant.split("/")[1], "affine": False, "eps": 0.0},
             }
-        },
-        "series": {"test/acc": acc, "train/loss_epoch": loss},
-        "provenance": {
-            "git_commit": "abc",
-            "dirty": False,
-            "torch": "2",
-            "lightning": "2",
-            "device": "cpu",
-            "threads": 1,
-            "date": "2026-01-01T00:00:00Z",
-        },
-        "wall_time_s": 10.0,
+        }
     }
+    series = {"test/acc": acc, "train/loss_epoch": loss}
+    return make_record(
+        variant, seed, status=status, series=series, config=config, final_step=int(acc[-1][0]), wall_time_s=10.0
+    )
 
 
 METRICS = {
@@ -62,19 +49,21 @@ def test_build_and_render(tmp_path) -> None:
         record("pre/none", 0, [[2, 0.2], [4, 0.3]], [[2, 2.0], [4, 1.5]], status="diverged"),
     ]
     board = lb.build("majority", "quick", records, {"metrics": METRICS}, ["pre/none", "pre/both"])
-    assert [v["name"] for v in board["variants"]] == ["pre/none", "pre/both"]
-    both = board["variants"][1]
-    assert both["seeds"] == [0, 1] and both["status"] == "done"
-    assert both["metrics"]["acc@2"]["mean"] == pytest.approx(0.6)
-    assert both["metrics"]["acc@9"]["mean"] is None
-    assert both["metrics"]["to_0.5"]["per_seed"] == [4.0, 2.0]
-    assert board["variants"][0]["status"] == "diverged"
+    assert [v.name for v in board.variants] == ["pre/none", "pre/both"]
+    both = board.variants[1]
+    assert both.seeds == (0, 1) and both.status == "done"
+    assert both.metrics["acc@2"].mean == pytest.approx(0.6)
+    assert both.metrics["acc@9"].mean is None
+    assert both.metrics["to_0.5"].per_seed == (4.0, 2.0)
+    assert board.variants[0].status == "diverged"
     for key in ("task", "preset", "generated_at", "provenance", "variants", "claims"):
-        assert key in board
+        assert key in board.to_json()
     for key in ("git_commit", "dirty", "torch", "lightning", "device", "threads", "wall_time_s"):
-        assert key in board["provenance"]
+        assert key in board.provenance
     json_path, md_path = lb.write(board, tmp_path, ["loss.png"])
-    assert json.loads(json_path.read_text())["task"] == "majority"
+    written = json.loads(json_path.read_text())
+    assert written["task"] == "majority" and written["figures"] == ["loss.png"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["leaderboard.json", "leaderboard.md"]  # no staging left
     md = md_path.read_text()
     assert "| `pre/both` |" in md and "0.600 ± 0.141" in md and "![loss](loss.png)" in md
     assert "no seed finished without diverging" in md  # pre/none's only seed diverged: in no mean
@@ -330,11 +319,11 @@ def test_a_seed_at_chance_is_flagged_counted_and_shown_with_and_without() -> Non
     recs = [record("post/both", seed, [[5, acc]], [[5, 0.4]]) for seed, acc in enumerate([0.80, 0.509, 0.74])]
     bench = {"metrics": METRICS, "chance": {"metric": "final", "at_most": 0.55}}
     board = lb.build("sst2", "quick", recs, bench)
-    (v,) = board["variants"]
-    assert v["flagged"] == {"1": "at chance (final 0.509 <= 0.55)"}
-    acc = v["metrics"]["final"]
-    assert acc["per_seed"] == [0.80, 0.509, 0.74] and acc["mean"] == pytest.approx((0.80 + 0.509 + 0.74) / 3)
-    assert acc["without_flagged"]["mean"] == pytest.approx(0.77) and acc["without_flagged"]["n"] == 2
+    (v,) = board.variants
+    assert v.flagged == {"1": "at chance (final 0.509 <= 0.55)"}
+    acc = v.metrics["final"]
+    assert acc.per_seed == (0.80, 0.509, 0.74) and acc.mean == pytest.approx((0.80 + 0.509 + 0.74) / 3)
+    assert acc.without_flagged.mean == pytest.approx(0.77) and acc.without_flagged.n == 2
     md = lb.render_markdown(board, [])
     assert "seed 1: at chance" in md and "| `post/both` | 1 (flagged) |" in md and "0.770 ± 0.042" in md
     with pytest.raises(ValueError, match="bench.chance.metric: 'nope'"):
@@ -358,7 +347,7 @@ def test_the_protocol_table_reads_the_runs_config() -> None:
         },
     }
     board = lb.build("majority", "quick", recs, bench)
-    assert board["protocol"]["settings"] == [
+    assert board.protocol["settings"] == [
         {"setting": "batch size", "this_sweep": 256, "paper": 6000},
         {"setting": "data generator", "this_sweep": "uniform", "paper": "paper"},
         {"setting": "frozen", "this_sweep": "none", "paper": "none"},
@@ -374,7 +363,7 @@ def test_each_leaderboard_carries_a_bibtex_entry_naming_its_commit(tmp_path) -> 
     out = tmp_path / "results" / "majority" / "paper-1000"
     json_path, md_path = lb.write(board, out, [])
     entry = json.loads(json_path.read_text())["citation"]["bibtex"]
-    assert entry.startswith("@misc{") and board["provenance"]["git_commit"] in entry
+    assert entry.startswith("@misc{") and board.provenance["git_commit"] in entry
     assert "leaderboard.json" in entry and "normbench cite" in entry
     assert "## How to cite" in md_path.read_text() and entry in md_path.read_text()
 
@@ -386,13 +375,15 @@ def test_findings_are_generated_from_the_verdicts() -> None:
         "statement": "LayerNorm is faster",
         "verdict": "inconclusive",
         "difference": {"of": ["a", "b"], "estimate": 0.1, "low": -0.2, "high": 0.4, "n": [3, 3], "p_value": 0.4},
+        "paper": {},
+        "measured": {},
+        "rule": "r",
     }
-    text = lb.finding(claim)
+    text = lb.finding(JudgedClaim.from_json(claim))
     assert text.startswith("Our claim “LayerNorm is faster” cannot be decided here")
     assert "a − b = 0.1 [-0.2, 0.4], p = 0.4" in text
-    assert lb.finding({**claim, "owner": "paper", "verdict": "not reproduced", "difference": None}).startswith(
-        "The paper's claim “LayerNorm is faster” does not hold here"
-    )
+    other = JudgedClaim.from_json({**claim, "owner": "paper", "verdict": "not reproduced", "difference": None})
+    assert lb.finding(other).startswith("The paper's claim “LayerNorm is faster” does not hold here")
 
 
 def test_the_difference_is_labelled_in_the_order_it_is_computed() -> None:
@@ -434,17 +425,13 @@ def test_missing_seeds_are_never_dropped_silently() -> None:
 def test_a_qk_norm_variant_says_so_in_its_row() -> None:
     from normbench.reporting.leaderboard import variant_entry
 
-    prov = {"git_commit": "x", "torch": "2", "lightning": "2", "device": "cpu", "threads": 1, "date": "2026"}
-    record = {
-        "seed": 0,
-        "status": "done",
-        "config_hash": "x",
-        "placement": "pre",
-        "series": {},
-        "provenance": prov,
-        "norms": {"attn_norm": {"component": "none", "affine": False, "eps": 0.0}},
-        "config": {"model": {"init_args": {"arch": {"qk_norm": True}}}},
-    }
+    record = make_record(
+        "pre/none+qknorm",
+        0,
+        config={"model": {"init_args": {"arch": {"qk_norm": True}}}},
+        placement="pre",
+        norms={"attn_norm": {"component": "none", "affine": False, "eps": 0.0}},
+    )
     assert variant_entry("pre/none+qknorm", [record], {})["qk_norm"] is True
     assert variant_entry("pre/none", [{**record, "config": {}}], {})["qk_norm"] is False
 
@@ -490,11 +477,11 @@ def test_the_board_names_its_runs_platforms_and_whether_its_task_is_chaotic() ->
     recs = [record("pre/both", s, [[5, 0.7]], [[5, 0.4]]) for s in (0, 1)]
     recs[0]["provenance"] = {**recs[0]["provenance"], "torch": here["torch"], "platform": here["platform"]}
     board = lb.build("sst2", "quick", recs, {"metrics": METRICS, "reproducibility": {"chaotic": "a plateau escape"}})
-    rep = board["reproducibility"]
+    rep = board.reproducibility
     assert rep["platforms"] == [{"torch": here["torch"], **here["platform"]}] and rep["runs_without_platform"] == 0
-    assert board["variants"][0]["provenance"]["platforms"] == rep["platforms"]
+    assert board.variants[0].provenance["platforms"] == rep["platforms"]
     text = lb.render_markdown(board, [])
     assert "## Reproducibility" in text and f"Trained on {here['platform']['cpu']}" in text
     assert "**Chaotic task**: a plateau escape" in text
     plain = lb.build("majority", "quick", [record("pre/both", 0, [[5, 0.7]], [[5, 0.4]])], {"metrics": METRICS})
-    assert plain["reproducibility"]["chaotic"] is None and plain["reproducibility"]["runs_without_platform"] == 1
+    assert plain.reproducibility["chaotic"] is None and plain.reproducibility["runs_without_platform"] == 1

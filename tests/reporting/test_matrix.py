@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from normbench.archive import JudgedClaim
 from normbench.reporting import leaderboard as lb
 from normbench.reporting.claims import attention_feed, judge
 from normbench.reporting.matrix import build_matrix, layer_mean, plot_matrix, split_variant
@@ -147,7 +148,7 @@ def test_the_geometry_claim_judges_every_layer_by_what_feeds_it() -> None:
     variants["pre/both"]["metrics"]["u_L2"] = lb.aggregate([0.0, 0.01], [None, None])
     assert judge(geometry_claim("scaled"), variants)["verdict"] == "not reproduced"
     assert judge(geometry_claim("scaled"), {})["verdict"] == "not run"
-    assert "**not run**" in lb.finding(judge(geometry_claim("scaled"), {}))
+    assert "**not run**" in lb.finding(JudgedClaim.from_json(judge(geometry_claim("scaled"), {})))
 
 
 def test_a_missing_seed_leaves_the_geometry_claim_inconclusive() -> None:
@@ -159,7 +160,7 @@ def test_a_missing_seed_leaves_the_geometry_claim_inconclusive() -> None:
 
 
 def test_an_incomplete_sweep_says_so_above_everything() -> None:
-    assert lb.render_incomplete({"planned_runs": 27, "finished_runs": 27}) == []
-    assert lb.render_incomplete({}) == []  # leaderboards written before sweeps counted their runs
-    line = lb.render_incomplete({"planned_runs": 27, "finished_runs": 9})[0]
+    assert lb.render_incomplete(27, 27) == []
+    assert lb.render_incomplete(None, None) == []  # leaderboards written before sweeps counted their runs
+    line = lb.render_incomplete(27, 9)[0]
     assert "18 of its 27 planned runs have no finished record" in line and "on the 9 finished runs only" in line

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from normbench.sweep.run import results_folder
+from tests.factories import make_board, make_variant
 
 CONFIG = {"default_preset": "quick", "bench": {"seeds": [0, 1, 2], "variants": {"pre/both": {}, "pre/scale": {}}}}
 
@@ -54,18 +55,18 @@ def test_a_folder_stays_with_the_command_that_wrote_it_across_code_versions(tmp_
     # written by an older version (run keys differed, no `sweep` block): the same preset, variants and seeds own it
     (tmp_path / "leaderboard.json").write_text(
         json.dumps(
-            {
-                "preset": "geometry",
-                "sweep_key": "old-hash-key",
-                "variants": [{"name": "pre/both", "seeds": [0]}, {"name": "pre/none", "seeds": [0]}],
-            }
+            make_board(
+                [make_variant("pre/both", [0]), make_variant("pre/none", [0])],
+                preset="geometry",
+                sweep_key="old-hash-key",
+            )
         )
     )
     check_results_owner(tmp_path, key, "geometry", runs)
     with pytest.raises(ValueError, match="holds the leaderboard of another sweep"):
         check_results_owner(tmp_path, key, "geometry", runs[:1])
     # written with a definition: only the same definition owns it, whatever the code's run keys
-    (tmp_path / "leaderboard.json").write_text(json.dumps({"sweep_key": key, "sweep": {}}))
+    (tmp_path / "leaderboard.json").write_text(json.dumps(make_board(sweep_key=key, sweep={})))
     check_results_owner(
         tmp_path,
         sweep_key(

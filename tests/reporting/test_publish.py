@@ -12,6 +12,7 @@ import pytest
 
 from normbench.reporting import publish
 from normbench.reporting.publish import Refused
+from tests.factories import make_board, make_variant
 
 ROOT = Path(__file__).resolve().parents[2]
 SETTINGS = {"task": "majority", "preset": "quick", "overrides": [], "grid": [], "config_file": None}
@@ -21,14 +22,14 @@ def board(tmp_path: Path, runs: dict[tuple[str, int], str], **settings) -> Path:
     """A leaderboard.json in ``tmp_path`` showing ``runs`` (variant, seed -> config hash)."""
     variants: dict[str, dict] = {}
     for (name, seed), digest in runs.items():
-        variants.setdefault(name, {"name": name, "seeds": [], "config_hash": digest})["seeds"].append(seed)
+        variants.setdefault(name, make_variant(name, [], digest))["seeds"].append(seed)
     s = {**SETTINGS, **settings}
-    doc = {
-        "task": s["task"],
-        "preset": s["preset"],
-        "variants": list(variants.values()),
-        "sweep": {k: s[k] for k in ("overrides", "grid", "config_file")},
-    }
+    doc = make_board(
+        list(variants.values()),
+        task=s["task"],
+        preset=s["preset"],
+        sweep={k: s[k] for k in ("overrides", "grid", "config_file")},
+    )
     (tmp_path / "leaderboard.json").write_text(json.dumps(doc))
     return tmp_path
 
@@ -69,7 +70,7 @@ def test_a_build_with_other_settings_is_refused(tmp_path: Path) -> None:
         publish.check_leaderboard(out, {**FULL, ("pre/scale", 1): "other"}, dict(SETTINGS))
     publish.check_leaderboard(out, dict(FULL), {**SETTINGS, "preset": "paper"}, force=True)
     # a board from before sweeps were recorded: its task and preset are its settings
-    (out / "leaderboard.json").write_text(json.dumps({"task": "majority", "preset": "quick", "variants": []}))
+    (out / "leaderboard.json").write_text(json.dumps(make_board([])))
     publish.check_leaderboard(out, {}, {**SETTINGS, "overrides": ["x"]})
 
 
@@ -336,13 +337,7 @@ def test_a_superseded_board_is_replaced_by_the_same_runs_under_todays_hashes(tmp
     out = tmp_path / "board"
     out.mkdir()
     (out / "leaderboard.json").write_text(
-        json.dumps(
-            {
-                "task": "sst2",
-                "preset": "quick",
-                "variants": [{"name": "post/both", "seeds": [0, 1], "config_hash": "old", "metrics": {}}],
-            }
-        )
+        json.dumps(make_board([make_variant("post/both", [0, 1], "old")], task="sst2", preset="quick"))
     )
     today = {("post/both", 0): "new", ("post/both", 1): "new"}
     with pytest.raises(publish.Refused, match="other settings"):

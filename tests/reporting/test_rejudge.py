@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
 import pytest
 
+from normbench.archive import parse_board
 from normbench.reporting import leaderboard as lb
 from normbench.reporting import publish, write
-from normbench.reporting.rejudge import check_same_runs, rejudge_board
+from normbench.reporting.rejudge import changed_verdicts, check_same_runs, rejudge_board
 from tests.reporting.test_leaderboard import record
 
 METRICS = {"test_acc@1000": {"series": "test/acc", "at_step": 1000}}
@@ -37,18 +39,37 @@ def records() -> list[dict]:
 
 def test_rejudging_a_board_gives_the_verdicts_of_a_build_from_its_runs() -> None:
     built = lb.build("majority", "paper-1000", records(), BENCH)
-    stale = {**built, "claims": [{**c, "verdict": "reproduced"} for c in built["claims"]]}
-    configs = {v["name"]: QUICK for v in built["variants"]}
+    stale = built.replace(claims=tuple(dataclasses.replace(c, verdict="reproduced") for c in built.claims))
+    configs = {v.name: QUICK for v in built.variants}
     new = rejudge_board(stale, BENCH, configs, {name: [0, 1, 2] for name in configs})
-    assert [(c["id"], c["verdict"], c["rule"]) for c in new["claims"]] == [
-        (c["id"], c["verdict"], c["rule"]) for c in built["claims"]
-    ]
-    assert new["variants"] == built["variants"] and new["rejudged"]["what"]
-    assert new["protocol"]["settings"][0] == {"setting": "batch size", "this_sweep": 256, "paper": 6000}
+    assert [(c.id, c.verdict, c.rule) for c in new.claims] == [(c.id, c.verdict, c.rule) for c in built.claims]
+    assert new.variants == built.variants and new.rejudged["what"]
+    assert new.protocol["settings"][0] == {"setting": "batch size", "this_sweep": 256, "paper": 6000}
+    assert changed_verdicts(stale, new) and not changed_verdicts(built, new)
+    assert all(" -> " in line for line in changed_verdicts(stale, new))
 
 
 def test_a_board_is_rejudged_only_for_the_runs_it_holds() -> None:
-    board = {"variants": [{"name": "pre/both", "config_hash": "aaa"}]}
+    board = parse_board(
+        {
+            "task": "t",
+            "preset": None,
+            "generated_at": "now",
+            "provenance": {},
+            "claims": [],
+            "variants": [
+                {
+                    "name": "pre/both",
+                    "placement": "pre",
+                    "norms": {},
+                    "seeds": [0],
+                    "status": "done",
+                    "metrics": {},
+                    "config_hash": "aaa",
+                }
+            ],
+        }
+    )
     check_same_runs(board, {"pre/both": "aaa"}, False)
     with pytest.raises(
         ValueError, match=r"^results: variant 'pre/both' was trained with config aaa, today's plan gives bbb"
@@ -82,14 +103,63 @@ def test_a_superseding_build_keeps_what_the_old_board_said(tmp_path: Path) -> No
     new = lb.build("majority", "paper-1000", moved, BENCH)
     bench = {
         **BENCH,
-        "superseded": {"why": "other initialisers", "configs": [v["config_hash"] for v in old["variants"]]},
+        "superseded": {"why": "other initialisers", "configs": [v.config_hash for v in old.variants]},
     }
     kept = write.superseded_build(tmp_path / "leaderboard.json", new, bench)
     assert kept["why"] == "other initialisers" and kept["claims"][0]["id"] == "brody2023.fig3.acc@1000"
     assert kept["claims"][0]["gap_to_paper"]["with_projection"]["estimate"] == pytest.approx(0.05)
-    new["supersedes"] = kept
+    new = new.with_keys(supersedes=kept)
     md = lb.render_markdown(new, [])
     assert "## The build this one replaces" in md and "yes: the interval now contains 0" in md
-    assert json.loads(json.dumps(new))  # strict JSON
+    assert json.loads(json.dumps(new.to_json()))  # strict JSON
     same = write.superseded_build(tmp_path / "leaderboard.json", old, bench)
     assert same is None  # a rebuild of the same runs replaces nothing
+
+
+def test_a_failing_render_leaves_the_published_board_and_its_figures(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    board = lb.build("majority", "paper-1000", records(), BENCH)
+    lb.write(board, tmp_path, ["loss.png"])
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+
+    def broken(board: object) -> str:
+        raise RuntimeError("render failed")
+
+    monkeypatch.setattr(lb, "render", broken)
+    with pytest.raises(RuntimeError, match="render failed"):
+        lb.write(board.replace(generated_at="later"), tmp_path, ["loss.png", "accuracy.png"])
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("{", r"not JSON: Expecting property name"),
+        ('{"task": "majority"}', r"board: missing key 'preset'"),
+        (
+            '{"task": "majority", "preset": null, "generated_at": "x", "provenance": {}, "variants": {}, "claims": []}',
+            r"board\.variants: an object, not a list",
+        ),
+    ],
+)
+def test_rejudge_names_a_malformed_board_in_one_line(tmp_path: Path, text: str, message: str) -> None:
+    from normbench.commands.boards import rejudge
+
+    (tmp_path / "leaderboard.json").write_text(text, encoding="utf-8")
+    with pytest.raises(ValueError, match=message) as info:
+        rejudge(str(tmp_path))
+    assert "\n" not in str(info.value) and "is not a leaderboard" in str(info.value)
+    with pytest.raises(ValueError, match=r"^board: .* does not exist; give a folder holding a leaderboard.json$"):
+        rejudge(str(tmp_path / "missing"))
+
+
+def test_rejudging_a_committed_board_that_nothing_changed_leaves_it_as_it_is(tmp_path: Path, capsys) -> None:  # noqa: ANN001
+    from normbench.commands.boards import rejudge
+
+    published = Path(__file__).resolve().parents[2] / "results" / "majority"
+    for name in ("leaderboard.json", "leaderboard.md"):
+        (tmp_path / name).write_bytes((published / name).read_bytes())
+    stamp = (tmp_path / "leaderboard.json").stat().st_mtime_ns
+    rejudge(str(tmp_path))
+    assert "no verdict changed; left as it is" in capsys.readouterr().out
+    assert (tmp_path / "leaderboard.json").stat().st_mtime_ns == stamp
+    assert (tmp_path / "leaderboard.json").read_bytes() == (published / "leaderboard.json").read_bytes()

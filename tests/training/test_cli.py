@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from normbench.archive import load_record
 from normbench.tasks import get_task
 from normbench.training.cli import train
 from normbench.training.config import load_config, preset_args
@@ -48,6 +49,8 @@ def test_fit_writes_record_tensorboard_and_checkpoint(tmp_path: Path) -> None:
     assert list(log_dir.glob("events.out.tfevents.*")) and (log_dir / "config.yaml").exists()
     assert Path(rec["checkpoint"]).exists()
     assert rec["provenance"]["torch"] and "git_commit" in rec["provenance"]
+    typed = load_record(log_dir / "record.json")  # every key the trainer writes is a declared RunRecord field
+    assert typed.extra == {} and typed.to_json() == rec and typed.finished
 
 
 def test_same_seed_gives_identical_metrics(tmp_path: Path) -> None:

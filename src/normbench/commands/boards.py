@@ -73,26 +73,28 @@ def rejudge(board: str, force: bool = False) -> None:
 
     Today's claims, margins and protocols and today's protocol table are applied; the board's sweep is
     planned again to read its runs' settings, and every variant must plan to the config it was trained
-    with. Use it after a change to a claim or its rule; values change only by retraining.
+    with. Use it after a change to a claim or its rule; values change only by retraining. The board is
+    rewritten only when some verdict changed; a board that is not JSON or not a leaderboard is one line.
 
     Args:
         board: a leaderboard's folder (``results/<task>[/<name>]``) or its ``leaderboard.json``.
         force: write even if the board's variants plan to other configs today.
     """
+    from normbench.archive.board import board_path, load_board
     from normbench.reporting import leaderboard as lb
-    from normbench.reporting.rejudge import check_same_runs, rejudge_board
+    from normbench.reporting.rejudge import changed_verdicts, check_same_runs, rejudge_board
     from normbench.reporting.write import order_plots
     from normbench.sweep.plan import parse_grid, plan_runs
 
-    path = Path(board)
-    path = path / "leaderboard.json" if path.is_dir() or path.suffix != ".json" else path
-    doc = publish.read_board(path, "a leaderboard folder")
-    if doc is None:
-        raise ValueError(f"board: {path} does not exist; give a folder holding a leaderboard.json")
-    sweep = doc.get("sweep") or {}
+    path = board_path(board)
+    try:
+        doc = load_board(path)
+    except FileNotFoundError:
+        raise ValueError(f"board: {path} does not exist; give a folder holding a leaderboard.json") from None
+    sweep = doc.sweep or {}
     variants = list(dict.fromkeys(v.split(",")[0] for v in sweep.get("variants") or [])) or None  # grid cells: bases
     config, runs = plan_runs(
-        doc["task"],
+        doc.task,
         sweep.get("preset"),
         sweep.get("seeds"),
         variants,
@@ -107,11 +109,15 @@ def rejudge(board: str, force: bool = False) -> None:
     configs = {r.variant: r.config for r in runs}
     planned = {name: [r.seed for r in runs if r.variant == name] for name in configs}
     new = rejudge_board(doc, bench_cfg, configs, planned)
-    plots = [str(p) for p in sorted(path.parent.glob("*.png"))]
-    json_path, md_path = lb.write(new, path.parent, order_plots(plots, path.parent))
-    print(f"normbench: re-judged {md_path} and {json_path}")
-    for claim in new["claims"]:
-        print(f"  {claim['id']}: {claim['verdict']}")
+    changed = changed_verdicts(doc, new)
+    if not changed:
+        print(f"normbench: {path}: no verdict changed; left as it is")
+        return
+    figures = doc.figures or order_plots([str(p) for p in sorted(path.parent.glob("*.png"))], path.parent)
+    json_path, md_path = lb.write(new, path.parent, figures)
+    print(f"normbench: re-judged {md_path} and {json_path}; verdicts changed: {'; '.join(changed)}")
+    for claim in new.claims:
+        print(f"  {claim.id}: {claim.verdict}")
 
 
 def compare(

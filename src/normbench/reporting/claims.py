@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from normbench.archive.claim import OWNERS, VERDICTS, ClaimSpec  # noqa: F401 - VERDICTS re-exported
 from normbench.io import read_yaml
 from normbench.nn.norms import get_component
 from normbench.nn.placement import attention_input_norm
@@ -40,9 +41,6 @@ from normbench.reporting.stats import (
     values_of,
 )
 from normbench.training.config import config_value
-
-VERDICTS = ("reproduced", "direction only", "inconclusive", "not reproduced", "not run")
-OWNERS = ("paper", "normbench")
 
 
 def claims_file(claims_id: str) -> Any:
@@ -92,10 +90,12 @@ def load_claims(claims_id: str) -> list[dict[str, Any]]:
 
 
 def check_claim(claim: dict[str, Any]) -> dict[str, Any]:
-    """One-line errors for a claim that cannot be judged as written; the claim otherwise."""
+    """One-line errors for a claim that cannot be judged as written (a key a claim may not hold, a value of the
+    wrong type: :class:`normbench.archive.ClaimSpec`; then the rule's own needs); the claim otherwise."""
     cid = claim.get("id")
     if claim.get("owner") not in OWNERS:
         raise ValueError(f"claim {cid!r}: owner must be one of {', '.join(OWNERS)}")
+    ClaimSpec.from_json(claim)
     rule = claim.get("rule") or {}
     if rule.get("kind") not in RULE_KINDS:
         raise ValueError(

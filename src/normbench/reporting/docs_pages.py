@@ -36,7 +36,6 @@ This module imports nothing heavy (no torch), so the site builds in seconds.
 
 from __future__ import annotations
 
-import json
 import os
 import posixpath
 import re
@@ -45,6 +44,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from normbench import archive
+from normbench.archive import Board, Metric
 from normbench.io import atomic_write_text
 
 BOARD_FILE = "leaderboard.md"
@@ -200,8 +201,9 @@ def repository_file(relpath: str, root: str | Path) -> str:
     return f"```{language}\n{path.read_text(encoding='utf-8').rstrip()}\n```\n"
 
 
-def load_board(key: str, results_dir: str | Path = "results") -> dict[str, Any]:
-    return json.loads((Path(results_dir) / key / "leaderboard.json").read_text(encoding="utf-8"))
+def load_board(key: str, results_dir: str | Path = "results") -> Board:
+    """Board ``key`` (``results/<key>/leaderboard.json``), read by :func:`normbench.archive.load_board`."""
+    return archive.load_board(Path(results_dir) / key / "leaderboard.json")
 
 
 # ---------------------------------------------------------------------------------------------------- tables
@@ -216,11 +218,11 @@ def duration(seconds: float | None) -> str:
     return f"{seconds / 60:.0f} min" if seconds < 5400 else f"{seconds / 3600:.1f} h"
 
 
-def trained_on(board: dict[str, Any]) -> str:
+def trained_on(board: Board) -> str:
     """Where a board's runs trained: devices, CPU or GPU models where recorded, threads per run."""
-    provenances = [v.get("provenance") or {} for v in board.get("variants") or []]
+    provenances = [v.provenance or {} for v in board.variants]
     if not provenances:
-        p = board.get("provenance") or {}
+        p = board.provenance
         return f"{p.get('device')}, {p.get('threads')} threads"
     devices = sorted({d for p in provenances for d in p.get("devices") or []})
     threads = sorted({t for p in provenances for t in p.get("threads") or []})
@@ -250,12 +252,12 @@ def costs_table(results_dir: str | Path = "results", page: str = "index.md", doc
     ]
     for key in published(results_dir, docs_dir):
         board = load_board(key, results_dir)
-        variants = board.get("variants") or []
-        runs = sum(len(v.get("seeds") or []) for v in variants)
-        wall = (board.get("provenance") or {}).get("wall_time_s")
+        variants = board.variants
+        runs = sum(len(v.seeds) for v in variants)
+        wall = board.provenance.get("wall_time_s")
         link = posixpath.relpath(page_of(key), here)
         lines.append(
-            f"| [`{key}`]({link}) | `{board.get('preset')}` | {len(variants) or '–'} | {runs or '–'} | "
+            f"| [`{key}`]({link}) | `{board.preset}` | {len(variants) or '–'} | {runs or '–'} | "
             f"{duration(wall)} | {duration(wall / runs) if wall is not None and runs else '–'} | {trained_on(board)} |"
         )
     return "\n".join(lines) + "\n"
@@ -272,11 +274,11 @@ def verdicts_table(
         "|---|---|" + "---|" * len(VERDICT_ORDER),
     ]
     for key in published(results_dir, docs_dir):
-        claims = load_board(key, results_dir).get("claims") or []
+        claims = load_board(key, results_dir).claims
         if not claims:
             continue
-        counts = Counter(c.get("verdict") for c in claims)
-        owners = Counter(c.get("owner") for c in claims)
+        counts = Counter(c.verdict for c in claims)
+        owners = Counter(c.owner for c in claims)
         link = posixpath.relpath(page_of(key), here)
         lines.append(
             f"| [`{key}`]({link}) | {len(claims)} ({owners['paper']} / {owners['normbench']}) | "
@@ -407,13 +409,13 @@ def board_markers(markdown: str) -> list[str]:
 # ---------------------------------------------------------------------------------------------------- teaser
 
 
-def fmt_mean_std(metric: dict[str, Any]) -> str:
-    """``mean ± std`` as the leaderboard prints it (3 decimals, whole numbers from 100 up)."""
-    if metric.get("mean") is None:
-        return metric.get("note", "–")
-    mean, std = metric["mean"], metric["std"]
-    digits = 0 if abs(mean) >= 100 else 3
-    return f"{mean:.{digits}f} ± {std:.{digits}f}"
+def fmt_mean_std(metric: Metric) -> str:
+    """``mean ± std`` as the leaderboard prints it (3 decimals, whole numbers from 100 up; ``± –`` for one seed)."""
+    if metric.mean is None:
+        return metric.note or "–"
+    digits = 0 if abs(metric.mean) >= 100 else 3
+    std = "–" if metric.std is None or metric.n < 2 else f"{metric.std:.{digits}f}"
+    return f"{metric.mean:.{digits}f} ± {std}"
 
 
 def teaser(
@@ -422,10 +424,10 @@ def teaser(
     """The README's results teaser: board ``key``'s headline columns per variant, then each claim, whose it is, and
     its verdict; the numbers formatted as the board prints them."""
     board = load_board(key, results_dir)
-    seeds = sorted({len(v.get("seeds") or []) for v in board["variants"]})
-    p = board["provenance"]
+    seeds = sorted({len(v.seeds) for v in board.variants})
+    p = board.provenance
     lines = [
-        f"From [`results/{key}/leaderboard.md`](results/{key}/leaderboard.md) (preset `{board['preset']}`, "
+        f"From [`results/{key}/leaderboard.md`](results/{key}/leaderboard.md) (preset `{board.preset}`, "
         f"{' or '.join(map(str, seeds))} seeds per variant, mean ± std over seeds; runs built at commit "
         f"`{(p.get('git_commit') or 'unknown')[:12]}`); [its page](docs/{page_of(key)}) in the documentation shows "
         "the whole board.",
@@ -433,12 +435,12 @@ def teaser(
         "| variant | norm in front of attention | " + " | ".join(f"`{c}`" for c in columns) + " |",
         "|---|---|" + "---|" * len(columns),
     ]
-    for v in board["variants"]:
-        component = (v.get("norms") or {}).get("attn", {}).get("component", "")
+    for v in board.variants:
+        component = v.norms.get("attn", {}).get("component", "")
         name = COMPONENT_NAMES.get(component, f"`{component}`")
-        cells = [fmt_mean_std(v["metrics"][c]) for c in columns]
-        lines.append(f"| `{v['name']}` | {name} | " + " | ".join(cells) + " |")
-    claims = board.get("claims") or []
+        cells = [fmt_mean_std(v.metrics[c]) for c in columns]
+        lines.append(f"| `{v.name}` | {name} | " + " | ".join(cells) + " |")
+    claims = board.claims
     if claims:
         lines += [
             "",
@@ -446,9 +448,9 @@ def teaser(
             "",
         ]
         for c in claims:
-            protocol = c.get("protocol") or {}
+            protocol = c.protocol or {}
             why = "; not the paper's protocol" if protocol and not protocol.get("met", True) else ""
-            lines.append(f"- {c['owner']}: {c['statement']}: **{c['verdict']}**{why}")
+            lines.append(f"- {c.owner}: {c.statement}: **{c.verdict}**{why}")
     return "\n".join(lines) + "\n"
 
 

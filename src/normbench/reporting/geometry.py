@@ -22,12 +22,12 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from normbench.analysis.angles import attention_normals, query_angle_to_ones  # noqa: E402
+from normbench.archive import load_record  # noqa: E402
 from normbench.io import atomic_write_json  # noqa: E402
 from normbench.reporting.plots import save_png  # noqa: E402
 from normbench.tasks.series import QUERY_ANGLE_HISTOGRAM, layer_series  # noqa: E402
 from normbench.training.loading import load_module  # noqa: E402
 from normbench.training.monitor import ANGLE_BINS  # noqa: E402
-from normbench.training.records import read_record  # noqa: E402
 from normbench.training.rundir import checkpoint_of  # noqa: E402
 
 
@@ -135,9 +135,9 @@ def write_geometry(record_paths: dict[str, Path], out: Path) -> dict[str, Any]:
     """Draw both figures from the runs ``{variant: record path}`` and write ``geometry.json`` beside them."""
     views, histograms, summary = {}, {}, {}
     for variant, path in record_paths.items():
-        record = read_record(path)
-        if record.get("status") != "done":
-            raise ValueError(f"runs_dir: {path} is {record.get('status')!r}; train it first")
+        record = load_record(path).to_json()
+        if record["status"] != "done":
+            raise ValueError(f"runs_dir: {path} is {record['status']!r}; train it first")
         run = Path(path).parent
         ckpt = checkpoint_of(record, run)
         if ckpt is None:

@@ -26,6 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from normbench.archive import BoardError, load_board
 from normbench.errors import one_line
 
 Runs = dict[tuple[str, int], str | None]
@@ -165,11 +166,13 @@ def check_leaderboard(
         return
     path = Path(out) / "leaderboard.json"
     elsewhere = "--results_dir/--name"
-    doc = read_board(path, elsewhere)
-    if doc is None:
+    if not path.exists():
         return
     try:
+        doc = load_board(path).to_json()
         old = leaderboard_runs(doc)
+    except BoardError as exc:  # not JSON, or not the shape of a board
+        raise unreadable(path, ValueError(exc.reason), elsewhere) from exc
     except (TypeError, ValueError) as exc:
         raise unreadable(path, exc, elsewhere) from exc
     check_runs(

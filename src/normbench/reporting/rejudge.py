@@ -13,23 +13,25 @@ import copy
 from typing import Any
 
 from normbench import __version__
+from normbench.archive import Board, parse_board
+from normbench.io import strict_json
 from normbench.reporting import key_sets
+from normbench.reporting.build import build_protocol, build_tables, flag_seeds, n_layers_of
 from normbench.reporting.chance import with_chance
 from normbench.reporting.choice import build_choice
 from normbench.reporting.claims import judge, load_claims
 from normbench.reporting.collapse import check_spec as check_collapse
 from normbench.reporting.collapse import with_baselines
-from normbench.reporting.leaderboard import build_protocol, build_tables, flag_seeds, n_layers_of
 from normbench.reporting.matrix import build_matrix
 from normbench.reporting.width import build_width
 from normbench.training.records import git_state, utc_now
 
 
-def check_same_runs(board: dict[str, Any], planned: dict[str, str], superseded: bool | frozenset[str]) -> None:
+def check_same_runs(board: Board, planned: dict[str, str], superseded: bool | frozenset[str]) -> None:
     """One-line error unless every variant of ``board`` is planned today with the config hash it was trained
     with (``planned``: variant -> config hash); a variant of a config hash declared superseded passes."""
-    for variant in board.get("variants") or []:
-        name, digest = variant["name"], variant.get("config_hash")
+    for variant in board.variants:
+        name, digest = variant.name, variant.config_hash
         now = planned.get(name)
         if now is None:
             raise ValueError(
@@ -44,12 +46,13 @@ def check_same_runs(board: dict[str, Any], planned: dict[str, str], superseded: 
 
 
 def rejudge_board(
-    board: dict[str, Any], bench: dict[str, Any], configs: dict[str, dict[str, Any]], planned: dict[str, list[int]]
-) -> dict[str, Any]:
+    board: Board, bench: dict[str, Any], configs: dict[str, dict[str, Any]], planned: dict[str, list[int]]
+) -> Board:
     """``board`` with its claims judged again (:func:`normbench.reporting.claims.judge`, the one function every
     board uses), its protocol table and paper tables rebuilt, the chance value beside every unselectable
     fraction (``bench.unselectable_chance``) and its matrix or width view rebuilt, all from its own per-seed
     values, the runs' resolved ``configs`` (per variant) and the ``planned`` seeds of each variant."""
+    board = board.to_json()  # the views are rebuilt as JSON objects, as a build makes them
     variants = copy.deepcopy(board["variants"])
     collapse = check_collapse(bench.get("collapse"), board.get("metrics") or {})
     unavailable: list[str] = []
@@ -99,4 +102,15 @@ def rejudge_board(
         "what": "claims, protocol and paper tables, chance values and the matrix/width views recomputed "
         "from the per-seed values above; values and figures are those of the original build",
     }
-    return new
+    return parse_board(strict_json(new))
+
+
+def changed_verdicts(old: Board, new: Board) -> list[str]:
+    """``id: old -> new`` for each claim whose verdict differs (a claim only one board has counts too)."""
+    before = {c.id: c.verdict for c in old.claims}
+    after = {c.id: c.verdict for c in new.claims}
+    return [
+        f"{cid}: {before.get(cid, 'absent')} -> {after.get(cid, 'absent')}"
+        for cid in dict.fromkeys([*before, *after])
+        if before.get(cid) != after.get(cid)
+    ]

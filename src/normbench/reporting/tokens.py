@@ -15,12 +15,13 @@ from typing import Any
 import torch
 
 from normbench.analysis.model_keys import unselectable_per_layer
+from normbench.archive import load_record
 from normbench.data.tokenizer import load_tokenizer
 from normbench.io import atomic_write_json, atomic_write_text
 from normbench.reporting.claims import describe, describe_difference, describe_seeds, judge, load_claims
 from normbench.tasks.trust import record_class
 from normbench.training.loading import load_run
-from normbench.training.records import provenance, read_record
+from normbench.training.records import provenance
 from normbench.training.rundir import checkpoint_of, tokenizer_path
 
 TOKEN_REPORT = "unselectable_tokens.json"  # beside it: unselectable_tokens.md
@@ -106,11 +107,11 @@ def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
 
 def load_trained(record_path: Path) -> tuple[dict[str, Any], Any, Any]:
     """(record, trained LightningModule in eval mode, tokenizer saved next to the run) of a finished run."""
-    record = read_record(record_path)
+    record = load_record(record_path).to_json()
     run = Path(record_path).parent
     ckpt = checkpoint_of(record, run)
-    if record.get("status") != "done" or ckpt is None:
-        raise ValueError(f"{record_path}: the run is {record.get('status')!r} without a final checkpoint")
+    if record["status"] != "done" or ckpt is None:
+        raise ValueError(f"{record_path}: the run is {record['status']!r} without a final checkpoint")
     _, module = load_run(ckpt)
     return record, module, load_tokenizer(tokenizer_path(run))
 
@@ -177,7 +178,7 @@ def find_record(plan: Any, task: str, preset: str, variant: str, seed: int) -> P
 
 def finished(path: Path | None) -> bool:
     """Whether ``path`` is the record of a run that is done (and so has its final checkpoint)."""
-    return path is not None and path.is_file() and read_record(path).get("status") == "done"
+    return path is not None and path.is_file() and load_record(path).status == "done"
 
 
 def dev_sentences(run_config: dict[str, Any]) -> list[str]:
@@ -223,7 +224,7 @@ def write_token_report(
         key=lambda t: t[:2],
     )
     shown_seed, sst2_path = (done[0][1], done[0][2]) if done else (spec["seed"], None)
-    sentences = load_sentences(read_record(sst2_path)["config"] if sst2_path is not None else config)
+    sentences = load_sentences(load_record(sst2_path).config if sst2_path is not None else config)
     if sst2_path is None:
         lines += ["## Table 4", "", f"Not run: no finished `sst2` run of `{spec['variant']}`.", ""]
     else:

@@ -11,7 +11,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from normbench.io import atomic_write, atomic_write_json, atomic_write_text  # noqa: E402
+from normbench.archive import JudgedClaim, dumps_board, parse_board  # noqa: E402
+from normbench.io import atomic_files, atomic_write, atomic_write_json, atomic_write_text  # noqa: E402
 from normbench.reporting.claims import judge_grid, load_claims, source_text  # noqa: E402
 from normbench.reporting.leaderboard import bibtex, cell, render_protocol, whose  # noqa: E402
 from normbench.training.records import provenance, utc_now  # noqa: E402
@@ -58,13 +59,6 @@ def write_random_grid(grid: dict[str, Any], out_dir: str | Path) -> dict[str, An
     """Write random_grid.json, the two heatmaps and leaderboard.json/.md; returns the leaderboard."""
     out = Path(out_dir)
     prov = {**provenance(), "wall_time_s": grid["wall_time_s"]}
-    atomic_write_json(out / "random_grid.json", {**grid, "provenance": prov})
-    plots = [
-        heatmap(grid, "raw", out / "random_grid_raw.png"),
-        heatmap(grid, "layernorm", out / "random_grid_layernorm.png"),
-    ]
-    if "layernorm_eps" in grid["stats"]:
-        plots.append(heatmap(grid, "layernorm_eps", out / "random_grid_layernorm_eps.png"))
     claims = [judge_grid(c, grid) for c in load_claims("brody2023-unselectable") if c["rule"]["keys"] in grid["stats"]]
     board = {
         "task": "unselectable",
@@ -76,9 +70,17 @@ def write_random_grid(grid: dict[str, Any], out_dir: str | Path) -> dict[str, An
         "claims": claims,
         "decided_by": grid["decided_by"],
     }
-    board["citation"] = {"bibtex": bibtex(board, (out / "leaderboard.json").as_posix())}
-    atomic_write_json(out / "leaderboard.json", board)
-    atomic_write_text(out / "leaderboard.md", render(board, grid, plots))
+    board["citation"] = {"bibtex": bibtex(parse_board(board), (out / "leaderboard.json").as_posix())}
+    with atomic_files(out) as stage:  # the grid, its figures and the board: one unit
+        atomic_write_json(stage / "random_grid.json", {**grid, "provenance": prov})
+        plots = [
+            heatmap(grid, "raw", stage / "random_grid_raw.png"),
+            heatmap(grid, "layernorm", stage / "random_grid_layernorm.png"),
+        ]
+        if "layernorm_eps" in grid["stats"]:
+            plots.append(heatmap(grid, "layernorm_eps", stage / "random_grid_layernorm_eps.png"))
+        atomic_write_text(stage / "leaderboard.json", dumps_board(parse_board(board)))
+        atomic_write_text(stage / "leaderboard.md", render(board, grid, plots))
     return board
 
 
@@ -110,7 +112,7 @@ def grid_finding(claim: dict[str, Any]) -> str:
         claim["verdict"], "was not measured"
     )
     measured = "" if value is None else f" (fraction of runs with an unselectable key: {value:.4f}; {claim['rule']})"
-    return f"{whose(claim)} “{claim['statement'].rstrip('.')}” {holds}{measured}."
+    return f"{whose(JudgedClaim.from_json(claim))} “{claim['statement'].rstrip('.')}” {holds}{measured}."
 
 
 def render(board: dict[str, Any], grid: dict[str, Any], plots: list[Path]) -> str:

@@ -15,13 +15,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from normbench.archive import FINISHED, Board, BoardError, load_board, parse_board
 from normbench.archive.store import Archive, Replicate, same_numbers
+from normbench.io import atomic_files
 from normbench.reporting import claims, publish, report_kinds
 from normbench.reporting import leaderboard as lb
 from normbench.reporting.plots import plot_series
 from normbench.reporting.progress import in_progress
 from normbench.reporting.tokens import TOKEN_REPORT, published_runs, report_runs, write_token_report
-from normbench.training.records import FINISHED, read_record
+from normbench.training.records import read_record
 
 
 class PlannedRun(Protocol):
@@ -163,51 +165,84 @@ def write_results(
     variant_order = list(dict.fromkeys(r.variant for r in runs))
     planned = {name: [r.seed for r in runs if r.variant == name] for name in variant_order}
     first_config = records[0]["config"] if records else local[0].config
-    sweep_of = report_kinds.Sweep(task, preset, out, lb.n_layers_of(first_config), planned)
+    n_layers = lb.n_layers_of(first_config)
     if records:
-        records, bench_cfg = report_kinds.enrich(records, bench_cfg, sweep_of)
+        records, bench_cfg = report_kinds.enrich(
+            records, bench_cfg, report_kinds.Sweep(task, preset, out, n_layers, planned)
+        )
         keep_analyses(task, runs, archive)
     board = lb.build(
         task, preset, records, bench_cfg, variant_order, failed=load_finished(runs, ("failed",)), config=first_config
     )
-    if progress:
-        board["in_progress"] = progress
     if replaced := superseded_build(out / "leaderboard.json", board, bench_cfg):
-        board["supersedes"] = replaced
-    board["sweep_key"] = sweep
-    board["sweep"] = definition
-    board["planned_runs"], board["finished_runs"] = len(runs), len(records)
-    if publish.check_committed(out, records, force):
-        board["uncommitted_code"] = True
-    published = publish.read_board(out / "leaderboard.json", "--results_dir/--name")
-    if published is not None and not force:
-        if same_content(published, board):
-            print(f"normbench: {out / 'leaderboard.json'} is unchanged (same runs, values and verdicts)")
-            return
-        if drift := replicate_drift(published, board):
-            variant, metric, seed, was, now = max(drift, key=lambda d: abs(d[4] - d[3]))
-            print(
-                f"normbench: {out / 'leaderboard.json'} kept: {len(drift)} per-seed values of its runs differ in this "
-                f"build (runs trained again on another platform or commit; largest: {variant} seed {seed} {metric} "
-                f"{was:.6g} published, {now:.6g} here). Published values change only with their canonical runs; "
-                f"{publish.FORCE}"
-            )
-            return
+        board = board.with_keys(supersedes=replaced)
+    board = board.with_keys(
+        sweep_key=sweep,
+        sweep=definition,
+        planned_runs=len(runs),
+        finished_runs=len(records),
+    )
+    extra = {
+        **({"in_progress": progress} if progress else {}),
+        **({"uncommitted_code": True} if publish.check_committed(out, records, force) else {}),
+    }
+    if extra:
+        board = parse_board({**board.to_json(), **extra})
     by_variant = lb.group_by_variant(records)
-    plots = [str(plot_series(by_variant, spec, out / name)) for name, spec in (bench_cfg.get("plots") or {}).items()]
-    plots = report_kinds.draw(board, bench_cfg, records, sweep_of, plots)
-    json_path, md_path = lb.write(board, out, plots)
+    try:
+        with atomic_files(out) as stage:  # the board and its figures: one unit, or nothing changes
+            sweep_of = report_kinds.Sweep(task, preset, stage, n_layers, planned)
+            plots = [
+                str(plot_series(by_variant, spec, stage / name))
+                for name, spec in (bench_cfg.get("plots") or {}).items()
+            ]
+            doc = board.to_json()  # the kinds add their views (matrix, width) to the document
+            plots = report_kinds.draw(doc, bench_cfg, records, sweep_of, plots)
+            if (kept := kept_as_published(out, doc, force)) is not None:
+                raise KeptAsPublished(kept)  # the unit is not written: nothing under out changes
+            board = parse_board(doc)
+            json_path, md_path = lb.write(board, out, plots, stage)
+    except KeptAsPublished as kept:
+        print(kept)
+        return
     note = f" ({missing} planned runs have no finished record yet)" if missing else ""
     print(f"normbench: wrote {md_path} and {json_path}{note}")
-    for claim in board["claims"]:
-        print(f"  {claim['id']}: {claim['verdict']}")
+    for claim in board.claims:
+        print(f"  {claim.id}: {claim.verdict}")
     if bench_cfg.get("token_report"):
         doc = write_token_report(config, preset, out, runs, plan)
         for claim in doc.get("claims", []):
             print(f"  {claim['id']}: {claim['verdict']}")
 
 
-VOLATILE = ("generated_at", "provenance", "citation")  # when and where a board was built (the citation names it)
+# when and where a board was built (its citation names the commit), and the figure files it lists
+VOLATILE = ("generated_at", "provenance", "citation", "figures")
+
+
+class KeptAsPublished(Exception):
+    """A build that leaves the published board as it is (its message says why)."""
+
+
+def kept_as_published(out: Path, doc: dict[str, Any], force: bool) -> str | None:
+    """Why the published board at ``out`` stays as it is (a line to print), or ``None`` to write this build:
+    a build that says the same is not written again (``git status`` stays clean), and one whose per-seed values
+    differ for the same runs (replicates trained on another platform or commit) does not replace the published
+    values unless ``force``."""
+    published = publish.read_board(out / "leaderboard.json", "--results_dir/--name")
+    if published is None or force:
+        return None
+    old = published.to_json() if isinstance(published, Board) else published
+    if same_content(old, doc):
+        return f"normbench: {out / 'leaderboard.json'} is unchanged (same runs, values and verdicts)"
+    if drift := replicate_drift(old, doc):
+        variant, metric, seed, was, now = max(drift, key=lambda d: abs(d[4] - d[3]))
+        return (
+            f"normbench: {out / 'leaderboard.json'} kept: {len(drift)} per-seed values of its runs differ in this "
+            f"build (runs trained again on another platform or commit; largest: {variant} seed {seed} {metric} "
+            f"{was:.6g} published, {now:.6g} here). Published values change only with their canonical runs; "
+            f"{publish.FORCE}"
+        )
+    return None
 
 
 def same_content(old: dict[str, Any], new: dict[str, Any]) -> bool:
@@ -243,33 +278,36 @@ def order_plots(plots: list[str], folder: Path) -> list[str]:
     return sorted(plots, key=lambda p: (text.find(f"({Path(p).name})") if f"({Path(p).name})" in text else 1 << 30, p))
 
 
-def superseded_build(path: Path, board: dict[str, Any], bench_cfg: dict[str, Any]) -> dict[str, Any] | None:
+def superseded_build(path: Path, board: Board, bench_cfg: dict[str, Any]) -> dict[str, Any] | None:
     """What the published board at ``path`` said, when ``board`` replaces it as a build of superseded configs
     (``bench.superseded``): its date, commit, configs and claims with their gaps to the paper, kept so
     the new board shows whether the change closed them. A board that already carries such a block
     for the same runs passes it on."""
-    old = publish.read_board(path, "--results_dir/--name")
     superseded = publish.superseded_configs(bench_cfg)
-    if old is None or not superseded:
+    if not superseded or not path.is_file():
         return None
-    old_hashes = {v["name"]: v.get("config_hash") for v in old.get("variants") or []}
-    new_hashes = {v["name"]: v.get("config_hash") for v in board["variants"]}
+    try:
+        old = load_board(path)
+    except BoardError as exc:
+        raise publish.unreadable(path, exc, "--results_dir/--name") from None
+    old_hashes = {v.name: v.config_hash for v in old.variants}
+    new_hashes = {v.name: v.config_hash for v in board.variants}
     if old_hashes == new_hashes or not any(superseded is True or h in superseded for h in old_hashes.values()):
-        return old.get("supersedes")
+        return old.supersedes
     why = bench_cfg["superseded"]["why"] if isinstance(bench_cfg["superseded"], dict) else bench_cfg["superseded"]
     return {
-        "generated_at": old.get("generated_at"),
-        "git_commit": (old.get("provenance") or {}).get("git_commit"),
+        "generated_at": old.generated_at,
+        "git_commit": old.provenance.get("git_commit"),
         "why": why,
         "config_hashes": old_hashes,
         "claims": [
             {
-                "id": c["id"],
-                "verdict": c.get("verdict"),
-                "measured": c.get("measured"),
-                "per_seed": c.get("per_seed"),
-                "gap_to_paper": c.get("gap_to_paper") or claims.paper_gaps(c),
+                "id": c.id,
+                "verdict": c.verdict,
+                "measured": c.measured,
+                "per_seed": c.per_seed,
+                "gap_to_paper": c.gap_to_paper or claims.paper_gaps(c.to_json()),
             }
-            for c in old.get("claims") or []
+            for c in old.claims
         ],
     }

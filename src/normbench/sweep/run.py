@@ -20,6 +20,7 @@ from typing import Any
 
 import torch
 
+from normbench.archive import BoardError, load_board
 from normbench.archive.store import Archive
 from normbench.io import check_writable
 from normbench.reporting import publish
@@ -151,9 +152,10 @@ def check_results_owner(out: Path, key: str, preset: str | None, runs: list[Run]
     if not board.is_file():
         return
     try:
-        doc = json.loads(board.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ValueError(f"name: {board} is unreadable ({exc}); choose another --name, or {publish.FORCE}") from exc
+        doc = load_board(board).to_json()
+    except (OSError, BoardError) as exc:
+        why = getattr(exc, "reason", exc)
+        raise ValueError(f"name: {board} is unreadable ({why}); choose another --name, or {publish.FORCE}") from exc
     owner = doc.get("sweep_key")
     if "sweep" not in doc:
         planned = {(r.variant, r.seed) for r in runs}

@@ -8,8 +8,6 @@ that is not finite), and provenance. Leaderboards are built from records only.
 
 from __future__ import annotations
 
-import gzip
-import json
 import math
 import os
 import platform
@@ -25,13 +23,15 @@ import torch
 from lightning.pytorch.loggers.logger import Logger, rank_zero_experiment
 from lightning.pytorch.utilities import rank_zero_only
 
-from normbench.io import atomic_write_json, strict_json
+from normbench.archive.record import (  # noqa: F401 - re-exported: the statuses and series check live in the archive
+    FINISHED,
+    RESUMABLE,
+    STATUSES,
+    load_record,
+    series_problem,
+)
+from normbench.io import atomic_write_json
 from normbench.training.reproducibility import platform_info
-
-STATUSES = ("running", "done", "diverged", "failed", "interrupted")
-FINISHED = ("done", "diverged")
-# an unfinished run that resumes from its last checkpoint, when it has one (``interrupted``: Ctrl-C)
-RESUMABLE = ("running", "failed", "interrupted")
 
 
 def utc_now() -> str:
@@ -155,42 +155,6 @@ class RunRecordLogger(Logger):
 
 
 def read_record(path: str | os.PathLike) -> dict[str, Any]:
-    """Load a run record; a truncated or malformed file raises ``ValueError`` naming it.
-
-    Records are strict JSON (a value that is not finite is ``null``); an older record's bare
-    ``NaN``/``Infinity`` reads as ``None`` too. Malformed: not a JSON object, a missing or unknown
-    status, or ``series`` that is not a mapping of metric names to lists of ``[step, value]`` points
-    (step an integer, value a number or ``null``).
-    """
-    archived = str(path).endswith(".gz")  # the run archive's records (normbench.archive.store) are gzipped
-    try:
-        raw = Path(path).read_bytes()
-        record = strict_json(json.loads((gzip.decompress(raw) if archived else raw).decode("utf-8")))
-    except (OSError, EOFError, gzip.BadGzipFile, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(f"run record {path}: unreadable ({exc})") from exc
-    if not isinstance(record, dict) or record.get("status") not in STATUSES:
-        raise ValueError(f"run record {path}: missing or unknown status")
-    if archived:  # its checkpoint stayed where it trained; its analyses lie beside it
-        record["archived"] = True
-    problem = series_problem(record.get("series"))
-    if problem:
-        raise ValueError(f"run record {path}: {problem}")
-    return record
-
-
-def series_problem(series: Any) -> str | None:
-    """What is wrong with a record's ``series`` (see :func:`read_record`), or ``None``."""
-    if not isinstance(series, dict):
-        return "series missing" if series is None else f"series is {type(series).__name__}, not a mapping"
-    for name, points in series.items():
-        if not isinstance(points, list):
-            return f"series {name!r} is {'null' if points is None else type(points).__name__}, not a list of points"
-        for point in points:
-            if not (
-                isinstance(point, list)
-                and len(point) == 2
-                and type(point[0]) is int
-                and (point[1] is None or type(point[1]) in (int, float))
-            ):
-                return f"series {name!r} has the point {point!r}, not [step, value]"
-    return None
+    """The run record at ``path`` as a JSON object (:func:`normbench.archive.record.load_record` reads it:
+    a truncated or malformed file raises ``ValueError`` naming it)."""
+    return load_record(path).to_json()

@@ -1,0 +1,217 @@
+"""A leaderboard (``results/<task>/[<name>/]leaderboard.json``): :class:`Board`, :class:`VariantEntry`, :class:`Metric`.
+
+The contract is the design notes' (task, preset, generated_at, provenance, variants, claims); the views a
+sweep adds (matrix, width, choice, collapse...) are kept as the objects their builders give. :func:`load_board`
+is the one reader of a ``leaderboard.json``; :func:`dumps_board` the text the writer stores, so a board read
+and written again is the same file byte for byte (keys in their order, unknown keys kept).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from normbench.archive._json import (
+    NUMBER,
+    JsonObject,
+    SchemaError,
+    as_tuple,
+    items,
+    optional,
+    required,
+    values,
+)
+from normbench.archive.claim import JudgedClaim
+from normbench.io import dumps_json
+
+FILENAME = "leaderboard.json"
+
+
+class BoardError(ValueError):
+    """A ``leaderboard.json`` that cannot be read or is not the shape of a :class:`Board` (one line).
+
+    ``reason``: what is wrong, without the file's name (e.g. ``board.variants[0]: missing key 'name'``).
+    """
+
+    def __init__(self, path: str | os.PathLike, reason: str) -> None:
+        super().__init__(f"board: {os.fspath(path)!r} is not a leaderboard ({reason})")
+        self.reason = reason
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Metric(JsonObject):
+    """One metric of one variant, aggregated over its seeds (:func:`normbench.reporting.stats.aggregate`).
+
+    Attributes:
+        per_seed: each seed's value, in the variant's seed order (``None``: no value, e.g. diverged).
+        n: the number of seeds in the mean (``seeds``: how many there are, when some do not count, e.g.
+            diverged); ``mean``, ``std``: their mean and sample std (``None`` when no
+            seed, resp. fewer than two, has a value).
+        note: why some seeds have no value (e.g. ``not reached by step 1000``).
+        lower_bound, per_seed_lower_bound: for a "first step below" metric that some seed never reached,
+            the bound its last step gives (mean and per seed).
+        without_flagged: the same aggregate without the flagged seeds (``None``: no seed left).
+        chance: the same statistic for random keys, beside an unselectable fraction.
+    """
+
+    per_seed: tuple[float | None, ...] = required(list, decode=as_tuple)
+    n: int = required(int)
+    seeds: int | None = optional(int)
+    mean: float | None = required(*NUMBER, type(None))
+    std: float | None = required(*NUMBER, type(None))
+    note: str | None = optional(str)
+    lower_bound: float | None = optional(*NUMBER)
+    per_seed_lower_bound: tuple[float | None, ...] | None = optional(list, decode=as_tuple)
+    without_flagged: Metric | None = optional(dict, decode=lambda v, where: Metric.from_json(v, where))
+    chance: dict[str, Any] | None = optional(dict)
+
+    WHAT = "metric"
+
+    @property
+    def seeds_with_value(self) -> int:
+        """How many seeds have a value."""
+        return sum(v is not None for v in self.per_seed)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class VariantEntry(JsonObject):
+    """One variant's row of a board: its finished seeds aggregated.
+
+    Attributes:
+        name: the sweep's name of the variant; ``placement``, ``norms``: the norms its network has.
+        seeds: the seeds with a finished run; ``status``: theirs (``mixed`` when they differ), per seed in
+            ``run_status``.
+        metrics: metric name -> :class:`Metric`.
+        qk_norm: whether attention normalises queries and keys; ``n_layers``: the network's depth;
+            ``norm_roles``: each norm's role (block, final, embedding).
+        config_hash: the runs' config hash; ``final_step``: the last step of its longest run.
+        diverged_at_step: seed -> the step whose loss was not finite; ``failed``: seed -> error of a
+            failed run; ``flagged``: seed -> why it is flagged; ``collapsed``: the seeds at chance or
+            collapsed; ``collapse_baseline``: seed -> its collapse baseline.
+        provenance: commits, dates, devices and platforms of its runs.
+    """
+
+    name: str = required(str)
+    placement: str | None = required(str, type(None))
+    norms: dict[str, dict[str, Any]] = required(dict)
+    seeds: tuple[int, ...] = required(list, decode=as_tuple)
+    status: str = required(str)
+    run_status: dict[str, str] | None = optional(dict)
+    metrics: dict[str, Metric] = required(dict, decode=values(Metric))
+    qk_norm: bool | None = optional(bool)
+    config_hash: str | None = optional(str)
+    final_step: int | None = optional(int)
+    n_layers: int | None = optional(int)
+    norm_roles: dict[str, str] | None = optional(dict)
+    diverged_at_step: dict[str, int | None] | None = optional(dict)
+    failed: dict[str, str] | None = optional(dict)
+    collapse_baseline: dict[str, float | None] | None = optional(dict)
+    collapsed: list[str] | None = optional(list)
+    flagged: dict[str, str] | None = optional(dict)
+    provenance: dict[str, Any] | None = optional(dict)
+
+    WHAT = "variant"
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Board(JsonObject):
+    """A leaderboard: the finished runs of one sweep, aggregated per variant, with the claims judged on them.
+
+    Attributes:
+        task, preset, generated_at, provenance: what was built, when, where and with what.
+        protocol: this sweep's settings beside the paper's; ``metrics``: metric name -> its definition
+            (``series``, ``at_step`` or ``first_below``); ``columns``: the metrics the Markdown shows.
+        variants: the :class:`VariantEntry` rows; ``tables``: paper-style tables; ``claims``: the
+            :class:`~normbench.archive.claim.JudgedClaim` list.
+        reproducibility, collapse, choice, matrix, width, decided_by: the views a sweep's config asks for.
+        failed_runs: runs that failed (named, never averaged); ``supersedes``: the build this one replaced.
+        sweep_key, sweep: the sweep's key and definition; ``planned_runs``, ``finished_runs``: its size.
+        figures: the figures beside the board, in the order the Markdown shows them.
+        citation: its BibTeX; ``rejudged``: when and at which commit its claims were judged again.
+    """
+
+    task: str = required(str)
+    preset: str | None = required(str, type(None))
+    generated_at: str = required(str)
+    provenance: dict[str, Any] = required(dict)
+    protocol: dict[str, Any] | None = optional(dict)
+    metrics: dict[str, dict[str, Any]] | None = optional(dict)
+    columns: tuple[str, ...] | None = optional(list, decode=as_tuple)
+    variants: tuple[VariantEntry, ...] = required(list, decode=items(VariantEntry))
+    tables: tuple[dict[str, Any], ...] | None = optional(list, decode=as_tuple)
+    claims: tuple[JudgedClaim, ...] = required(list, decode=items(JudgedClaim))
+    reproducibility: dict[str, Any] | None = optional(dict)
+    collapse: dict[str, Any] | None = optional(dict)
+    choice: dict[str, Any] | None = optional(dict)
+    failed_runs: tuple[dict[str, Any], ...] | None = optional(list, decode=as_tuple)
+    supersedes: dict[str, Any] | None = optional(dict)
+    sweep_key: str | None = optional(str)
+    sweep: dict[str, Any] | None = optional(dict)
+    planned_runs: int | None = optional(int)
+    finished_runs: int | None = optional(int)
+    matrix: dict[str, Any] | None = optional(dict)
+    width: dict[str, Any] | None = optional(dict)
+    decided_by: dict[str, Any] | None = optional(dict)
+    figures: tuple[str, ...] | None = optional(list, decode=as_tuple)
+    citation: dict[str, Any] | None = optional(dict)
+    rejudged: dict[str, Any] | None = optional(dict)
+
+    WHAT = "board"
+
+    @property
+    def by_name(self) -> dict[str, VariantEntry]:
+        """The variants by name."""
+        return {v.name: v for v in self.variants}
+
+    @property
+    def shown_metrics(self) -> list[str]:
+        """The metrics the Markdown's tables show: ``columns``, else every defined metric."""
+        return list(self.columns or self.metrics or {})
+
+    def replace(self, **changes: Any) -> Board:
+        """This board with ``changes`` (``dataclasses.replace``)."""
+        return dataclasses.replace(self, **changes)
+
+
+def dumps_board(board: Board) -> str:
+    """The text the writer stores for ``board``: indented strict JSON, a newline at the end."""
+    return dumps_json(board.to_json(), indent=2, sort_keys=False) + "\n"
+
+
+def board_path(path: str | os.PathLike) -> Path:
+    """``path/leaderboard.json`` for a folder, else ``path`` itself."""
+    path = Path(path)
+    return path / FILENAME if path.is_dir() else path
+
+
+def load_board(path: str | os.PathLike) -> Board:
+    """The board at ``path`` (a ``leaderboard.json`` or the folder holding one).
+
+    ``FileNotFoundError`` when there is none; one-line :class:`BoardError` naming the file and what is
+    wrong when it is not JSON, not UTF-8 or not a board (a missing key, a value of the wrong type).
+    """
+    path = board_path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise FileNotFoundError(f"board: {os.fspath(path)!r} does not exist") from None
+    except UnicodeDecodeError:
+        raise BoardError(path, "not a UTF-8 text file") from None
+    except OSError as exc:
+        raise BoardError(path, f"unreadable: {exc.strerror or exc}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise BoardError(path, f"not JSON: {exc.msg} at line {exc.lineno}") from None
+    return parse_board(data, path)
+
+
+def parse_board(data: Any, path: str | os.PathLike = "leaderboard.json") -> Board:
+    """The :class:`Board` of a parsed ``leaderboard.json``; one-line :class:`BoardError` if it is not one."""
+    try:
+        return Board.from_json(data, "board")
+    except SchemaError as exc:
+        raise BoardError(path, str(exc)) from None

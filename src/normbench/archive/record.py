@@ -1,0 +1,132 @@
+"""The run record: one JSON file per (task, variant, seed) run (``runs/<task>/<run>/seed<k>/record.json``).
+
+:mod:`normbench.training.records` writes it while the run trains; :func:`load_record` is the one reader.
+A record holds the resolved config, its hash (seed excluded, so all seeds of a variant share it), the norms
+the network has, the status (``running`` / ``done`` / ``diverged`` / ``failed`` / ``interrupted``), every
+logged metric as a ``[step, value]`` series (step = optimizer steps completed; ``null`` for a value that is
+not finite) and provenance. Keys this module does not declare survive a read and a write (``extra``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gzip
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from normbench.archive._json import NUMBER, JsonObject, SchemaError, optional, required
+from normbench.io import strict_json
+
+STATUSES = ("running", "done", "diverged", "failed", "interrupted")
+FINISHED = ("done", "diverged")
+# an unfinished run that resumes from its last checkpoint, when it has one (``interrupted``: Ctrl-C)
+RESUMABLE = ("running", "failed", "interrupted")
+
+Series = dict[str, list[list[Any]]]
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class RunRecord(JsonObject):
+    """One run's record. Only ``status`` and ``series`` are in every record (the oldest ones have no more);
+    the trainer writes every field down to ``updated_at``, the rest when they apply.
+
+    Attributes:
+        task, variant, seed, preset: what was trained (``variant``: the sweep's name of the norms).
+        config_hash: hash of the effective config (seed excluded); ``config``: the resolved config.
+        norms: the norms the network has (role -> spec); ``placement``: where they sit.
+        world_size, global_batch_size: how the run was distributed (part of its identity).
+        log_dir: its TensorBoard folder; ``provenance``: where and with what it ran.
+        status: one of :data:`STATUSES`; ``wall_time_s``: time since the run (or its resumption) started.
+        updated_at: when the record was written; ``series``: metric -> ``[[step, value], ...]``.
+        error: why a ``failed`` run stopped; ``final_step``: optimizer steps done.
+        diverged_at_step: the step whose loss was not finite (a ``diverged`` run).
+        fit_time_s, test_time_s: time in fit and in the test stage; ``checkpoint``: the final weights;
+        resumed_from: the checkpoint a resumed run continued from; ``vectorized``: the stack it trained in.
+    """
+
+    task: str | None = optional(str)
+    variant: str | None = optional(str)
+    seed: int | None = optional(int)
+    preset: str | None = optional(str)
+    config_hash: str | None = optional(str)
+    config: dict[str, Any] | None = optional(dict)
+    norms: dict[str, Any] | None = optional(dict)
+    placement: str | None = optional(str)
+    world_size: int | None = optional(int)
+    global_batch_size: int | None = optional(int)
+    log_dir: str | None = optional(str)
+    provenance: dict[str, Any] | None = optional(dict)
+    status: str = required(str)
+    error: str | None = optional(str)
+    final_step: int | None = optional(int)
+    diverged_at_step: int | None = optional(int)
+    fit_time_s: float | None = optional(*NUMBER)
+    test_time_s: float | None = optional(*NUMBER)
+    checkpoint: str | None = optional(str)
+    resumed_from: str | None = optional(str)
+    vectorized: dict[str, Any] | None = optional(dict)
+    wall_time_s: float | None = optional(*NUMBER)
+    updated_at: str | None = optional(str)
+    series: Series = required(dict)
+
+    SCHEMA_VERSION = 1
+    WHAT = "run record"
+
+    @classmethod
+    def from_json(cls, data: Any, where: str | None = None) -> RunRecord:
+        problem = series_problem(data.get("series")) if isinstance(data, dict) else None
+        if problem:
+            raise SchemaError(f"{where or cls.WHAT}: {problem}")
+        record = super().from_json(data, where)
+        if record.status not in STATUSES:
+            raise SchemaError(f"{where or cls.WHAT}: status {record.status!r} is not one of {', '.join(STATUSES)}")
+        return record
+
+    @property
+    def finished(self) -> bool:
+        """Whether the run ended with a result (``done`` or ``diverged``)."""
+        return self.status in FINISHED
+
+
+def load_record(path: str | os.PathLike) -> RunRecord:
+    """The run record at ``path``; a truncated or malformed file is one ``ValueError`` naming it.
+
+    Records are strict JSON (a value that is not finite is ``null``); an older record's bare
+    ``NaN``/``Infinity`` reads as ``None`` too. Malformed: not a JSON object, a missing or unknown
+    status, a field of the wrong type, or ``series`` that is not a mapping of metric names to lists of
+    ``[step, value]`` points (step an integer, value a number or ``null``).
+    """
+    archived = str(path).endswith(".gz")  # the run archive's records (normbench.archive.store) are gzipped
+    try:
+        raw = Path(path).read_bytes()
+        data = strict_json(json.loads((gzip.decompress(raw) if archived else raw).decode("utf-8")))
+    except (OSError, EOFError, gzip.BadGzipFile, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"run record {path}: unreadable ({exc})") from exc
+    if not isinstance(data, dict) or data.get("status") not in STATUSES:
+        raise ValueError(f"run record {path}: missing or unknown status")
+    if archived:  # its checkpoint stayed where it trained (none is archived for a finished run)
+        data["archived"] = True
+    try:
+        return RunRecord.from_json(data, "record")
+    except SchemaError as exc:
+        raise ValueError(f"run record {path}: {str(exc).removeprefix('record: ')}") from None
+
+
+def series_problem(series: Any) -> str | None:
+    """What is wrong with a record's ``series`` (see :func:`load_record`), or ``None``."""
+    if not isinstance(series, dict):
+        return "series missing" if series is None else f"series is {type(series).__name__}, not a mapping"
+    for name, points in series.items():
+        if not isinstance(points, list):
+            return f"series {name!r} is {'null' if points is None else type(points).__name__}, not a list of points"
+        for point in points:
+            if not (
+                isinstance(point, list)
+                and len(point) == 2
+                and type(point[0]) is int
+                and (point[1] is None or type(point[1]) in (int, float))
+            ):
+                return f"series {name!r} has the point {point!r}, not [step, value]"
+    return None
