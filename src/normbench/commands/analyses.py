@@ -6,6 +6,9 @@ parsers (built from these signatures) and ``--help`` need no torch.
 
 from __future__ import annotations
 
+import json
+import shutil
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -58,6 +61,7 @@ def geometry(
         overrides: the config overrides the runs were trained with (``--section.key VALUE`` on the command
             line; they are part of the runs' keys).
     """
+    from normbench.io import atomic_files
     from normbench.reporting.geometry import write_geometry
     from normbench.sweep.plan import parse_names, plan_runs
 
@@ -75,7 +79,22 @@ def geometry(
         )
     out = Path(results_dir) / "majority"
     publish.check_geometry(out, {(r.variant, r.seed): r.config_hash for r in runs}, force)
-    summary = write_geometry({r.variant: r.record_path for r in runs}, out)
+    published = out / "geometry.json"
+    old = json.loads(published.read_text(encoding="utf-8")) if published.is_file() and not force else None
+    with tempfile.TemporaryDirectory(dir=out.parent if out.parent.is_dir() else None) as tmp:
+        summary = write_geometry({r.variant: r.record_path for r in runs}, Path(tmp))
+        if old is not None and comparable(old) == comparable(summary):
+            print(f"normbench: {published} is unchanged (same runs and values)")
+            return
+        if old is not None:  # replicates of the published runs, trained on another platform or commit
+            print(
+                f"normbench: {published} and its figures kept: this machine's runs of the same configs give other "
+                f"values (the d = 3 geometry is chaotic across platforms); {publish.FORCE}"
+            )
+            return
+        with atomic_files(out, last=("geometry.json",)) as stage:
+            for name in ("geometry_3d.png", "query_angle_histograms.png", "geometry.json"):
+                shutil.copyfile(Path(tmp) / name, stage / name)
     print(
         f"normbench: wrote {out / 'geometry_3d.png'}, {out / 'query_angle_histograms.png'} and {out / 'geometry.json'}"
     )
@@ -84,6 +103,11 @@ def geometry(
             f"  {variant}: class-query angle to the normal {s['class_query_angle_to_normal_deg']:.1f} deg, "
             f"max |key . normal| {s['max_abs_key_component_along_normal']:.2e}"
         )
+
+
+def comparable(summary: dict) -> str:
+    """A geometry summary without where its runs lie (the run folders differ between machines)."""
+    return json.dumps({k: {f: x for f, x in v.items() if f != "run"} for k, v in summary.items()}, sort_keys=True)
 
 
 def random_grid(
