@@ -187,6 +187,11 @@ class Archive:
         if missing:
             raise ArchiveError(f"archive: {run_dir / RUN_RECORD} lacks {', '.join(missing)}")
         task, config_hash, seed = str(record["task"]), str(record["config_hash"]), int(record["seed"])
+        ckpt = run_dir / "checkpoints" / CHECKPOINT
+        if checkpoint and record.get("status") not in FINISHED and ckpt.is_file():
+            # an unfinished run is archived as its checkpoint holds it: the steps and series it continues from
+            step, series = checkpoint_state(ckpt)
+            record = {**record, "checkpoint_step": step, "series": series if series is not None else record["series"]}
         name = platform_slug(record["provenance"])
         existing = {r.name: r for r in self.replicates(task, config_hash, seed)}
         marker = run_dir / RESTORED
@@ -282,7 +287,6 @@ def write_replicate(target: Path, run_dir: Path, record: dict[str, Any], *, chec
                 f"archive: {ckpt} is {size / 2**20:.1f} MiB, over the {MAX_CHECKPOINT_BYTES // 2**20} MiB an "
                 f"archived checkpoint may have; finish this run where it is"
             )
-        record = {**record, "checkpoint_step": checkpoint_step(ckpt)}
         atomic_write(target / CHECKPOINT, lambda tmp: shutil.copyfile(ckpt, tmp))
     elif not unfinished and (target / CHECKPOINT).is_file():
         (target / CHECKPOINT).unlink()  # finished: the weights the analyses need are summarised beside it
@@ -290,14 +294,21 @@ def write_replicate(target: Path, run_dir: Path, record: dict[str, Any], *, chec
     write_gzip_json(target / RECORD, kept)
 
 
-def checkpoint_step(path: Path) -> int:
-    """The optimizer steps a Lightning checkpoint holds (read as tensors and plain data only: no code runs)."""
+def checkpoint_state(path: Path) -> tuple[int, dict[str, Any] | None]:
+    """The optimizer steps a Lightning checkpoint holds and the run's series up to them (normbench's run state),
+    read as tensors and plain data only: no code runs."""
     import torch  # only here: the archive's other readers need no torch
 
     try:
-        return int(torch.load(path, map_location="cpu", weights_only=True)["global_step"])
+        data = torch.load(path, map_location="cpu", weights_only=True)
+        return int(data["global_step"]), (data.get("normbench") or {}).get("series")
     except Exception as exc:  # noqa: BLE001 - any unreadable checkpoint is one line
         raise ArchiveError(f"archive: {path} is not a readable checkpoint ({type(exc).__name__})") from None
+
+
+def checkpoint_step(path: Path) -> int:
+    """The optimizer steps a Lightning checkpoint holds."""
+    return checkpoint_state(path)[0]
 
 
 def write_gzip_json(path: Path, obj: Any) -> None:
