@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from normbench.reporting import leaderboard as lb
+from normbench.reporting.render import render_uncommitted
 from normbench.reporting import publish
 
 RESULTS = Path(__file__).parents[2] / "results"
@@ -31,8 +31,8 @@ def test_a_dirty_run_is_refused_in_the_repository_results_and_marked_when_forced
 
 
 def test_the_mark_is_rendered() -> None:
-    assert "Trained from uncommitted code" in lb.render_uncommitted({"uncommitted_code": True})[0]
-    assert lb.render_uncommitted({}) == []
+    assert "Trained from uncommitted code" in render_uncommitted(True)[0]
+    assert render_uncommitted(None) == []
 
 
 def test_no_published_board_names_uncommitted_code_unless_marked() -> None:

@@ -131,6 +131,8 @@ class Board(JsonObject):
         sweep_key, sweep: the sweep's key and definition; ``planned_runs``, ``finished_runs``: its size.
         figures: the figures beside the board, in the order the Markdown shows them.
         citation: its BibTeX; ``rejudged``: when and at which commit its claims were judged again.
+        uncommitted_code: some runs were trained from a dirty tree (published with ``--force``);
+            ``in_progress``: the unfinished runs with their steps ("step k of N") and platforms.
     """
 
     task: str = required(str)
@@ -158,6 +160,8 @@ class Board(JsonObject):
     figures: tuple[str, ...] | None = optional(list, decode=as_tuple)
     citation: dict[str, Any] | None = optional(dict)
     rejudged: dict[str, Any] | None = optional(dict)
+    uncommitted_code: bool | None = optional(bool)
+    in_progress: list[dict[str, Any]] | None = optional(list)
 
     WHAT = "board"
 

@@ -613,9 +613,9 @@ def render(board: Board) -> str:
     """``leaderboard.md`` of ``board``: every section in order, each from the board alone."""
     lines = [
         *header(board),
-        *render_uncommitted(board.extra.get("uncommitted_code")),
+        *render_uncommitted(board.uncommitted_code),
         *render_incomplete(board.planned_runs, board.finished_runs),
-        *render_progress(board.extra.get("in_progress")),
+        *render_progress(board.in_progress),
         *render_protocol(board.protocol),
         *render_matrix(board.matrix),
         *render_width(board.width),
