@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from normbench.reporting.render import render_uncommitted
 from normbench.reporting import publish
+from normbench.reporting.render import render_uncommitted
 
 RESULTS = Path(__file__).parents[2] / "results"
 
