@@ -63,6 +63,8 @@ def test_the_full_protocol_passes_through_paper_1000_seed_by_seed() -> None:
     if not full.is_file():
         pytest.skip("results/majority/paper/ is not published yet (nox -s bench-majority -- --preset paper)")
     boards = [json.loads(p.read_text(encoding="utf-8")) for p in (full, short)]
+    if not any(v["seeds"] for v in boards[0]["variants"]):
+        pytest.skip("no run of results/majority/paper/ has finished its 14,000 steps yet (its runs are in progress)")
     values = [
         {
             (v["name"], seed): x

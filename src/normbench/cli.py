@@ -101,6 +101,8 @@ COMMON_OPTIONS = {
     "dry_run": f"check the arguments (and plan a sweep's runs), train and write nothing (or {DRY_RUN_ENV}=1); "
     "compare, cite and tasks, which write nothing, run",
     "verbose": f"Lightning's device banners, tips and model summary as well (or {VERBOSE_ENV}=1)",
+    "trust_record_code": "let the run records and checkpoints it reads import the classes and norms they name "
+    "(or NORMBENCH_TRUST_RECORD_CODE=1; otherwise registered ones only)",
 }
 COMPILE_HELP = (
     "train the network through torch.compile: none (eager, the default), default, reduce-overhead (CUDA graphs) "

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-import normbench.commands.analyses as analyses
 import normbench.reporting.decomposition as decomposition
 from tests.tiny_runs import copy_of
 
@@ -43,7 +42,11 @@ def one_line(out, field: str, folder: Path, why: str) -> None:  # noqa: ANN001
 def test_random_grid_checks_its_folder_before_the_grid(
     where: str, blocked: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, normbench_in_process
 ) -> None:  # noqa: ANN001
-    monkeypatch.setattr(analyses, "run_grid", lambda *a, **k: pytest.fail("the grid was computed before the check"))
+    import normbench.analysis.random_grid as grid_module  # imported by the command when it runs
+
+    monkeypatch.setattr(
+        grid_module, "random_grid", lambda *a, **k: pytest.fail("the grid was computed before the check")
+    )
     folder = blocked[where]
     out = normbench_in_process("random_grid", "--runs", "2", "--results_dir", str(folder), cwd=tmp_path)
     one_line(out, "results_dir", folder, MESSAGES[where])

@@ -275,10 +275,8 @@ def test_leaderboard_with_missing_runs_leaves_the_published_board(
     empty = normbench_in_process(
         "leaderboard", "majority", "--runs_dir", str(runs), "--results_dir", str(results), cwd=tmp_path
     )
-    assert empty.returncode == 2 and last_line(empty.stderr) == (
-        "normbench: error: runs_dir: no finished run records for task majority (preset quick); "
-        "run `normbench sweep --config majority` first"
-    )
+    # its runs were published before the run archive kept records: with none here it stands as published
+    assert empty.returncode == 0 and "leaderboard.json stands as published: its 18 runs" in empty.stdout
     assert porcelain(clone) == ""
 
     # 1 of 18 runs finished: the published 18 stay

@@ -30,8 +30,13 @@ def decompose(ckpt: str | None = None, sequences: int = 256, out: str | None = N
         raise ValueError("ckpt: --ckpt <run>/checkpoints/last.ckpt is required")
     if sequences < 1:
         raise ValueError(f"sequences: must be >= 1, got {sequences}")
+    from normbench.io import check_writable
     from normbench.reporting.decomposition import decompose_checkpoint
+    from normbench.training.loading import record_for_checkpoint
+    from normbench.training.rundir import run_of_checkpoint
 
+    record_for_checkpoint(Path(ckpt))  # the checkpoint and its record are there
+    check_writable(out or run_of_checkpoint(ckpt), "out")  # before the work, not after it
     folder = decompose_checkpoint(ckpt, sequences, out)
     print(f"normbench: wrote {folder / 'decomposition.json'} and {folder / 'decomposition.png'}")
 

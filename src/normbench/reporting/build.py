@@ -29,6 +29,7 @@ from normbench.reporting.choice import build_choice
 from normbench.reporting.claims import judge, load_claims
 from normbench.reporting.collapse import check_spec as check_collapse
 from normbench.reporting.collapse import collapse_text, is_collapsed, with_baselines
+from normbench.reporting.run_cache import no_checkpoint_note
 from normbench.reporting.stats import aggregate
 from normbench.tasks import norm_roles
 from normbench.tasks.series import expand_metric_layers, series_value
@@ -138,7 +139,9 @@ def variant_entry(
             if not any(counted):
                 agg["note"] = "no seed finished without diverging"
             elif not logged:
-                agg["note"] = f"not logged by this variant (no series {spec['series']})"
+                agg["note"] = no_checkpoint_note(spec["series"], records) or (
+                    f"not logged by this variant (no series {spec['series']})"
+                )
             else:
                 last = max(points[-1][0] for points in logged)
                 agg["note"] = (
