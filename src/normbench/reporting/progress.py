@@ -18,6 +18,8 @@ from normbench.training.records import FINISHED, read_record
 
 
 class PlannedRun(Protocol):
+    """One planned (variant, seed) run, as the sweep layer describes it (:class:`normbench.sweep.plan.Run`)."""
+
     variant: str
     seed: int
     record_path: Path | None

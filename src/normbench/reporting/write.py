@@ -13,7 +13,7 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from normbench.archive import FINISHED, Board, BoardError, load_board, parse_board
 from normbench.archive.store import Archive, Replicate, same_numbers
@@ -21,20 +21,9 @@ from normbench.io import atomic_files
 from normbench.reporting import claims, publish, report_kinds
 from normbench.reporting import leaderboard as lb
 from normbench.reporting.plots import plot_series
-from normbench.reporting.progress import in_progress
+from normbench.reporting.progress import PlannedRun, in_progress
 from normbench.reporting.tokens import TOKEN_REPORT, published_runs, report_runs, write_token_report
 from normbench.training.records import read_record
-
-
-class PlannedRun(Protocol):
-    """One planned (variant, seed) run, as the sweep layer describes it (:class:`normbench.sweep.plan.Run`)."""
-
-    variant: str
-    seed: int
-    record_path: Path | None
-    config_hash: str | None
-    config: dict[str, Any]
-
 
 # (task, preset, seeds or None, variants) -> (resolved config, planned runs): how a report finds the runs of
 # another sweep (the sst2 token report reads the lm bench's runs); the sweep layer passes its planner
