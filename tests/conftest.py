@@ -91,7 +91,12 @@ def tiny_sweep(tmp_path_factory: pytest.TempPathFactory) -> Path:
     try:
         run_sweep(
             SweepOptions(
-                str(tiny_config(root)), workers=1, progress=False, leaderboard=False, runs_dir=str(root / "runs")
+                str(tiny_config(root)),
+                workers=1,
+                progress=False,
+                leaderboard=False,
+                runs_dir=str(root / "runs"),
+                results_dir=str(root / "results"),
             )
         )
     finally:

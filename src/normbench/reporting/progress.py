@@ -63,7 +63,13 @@ def in_progress(
         if not candidates:
             continue
         record = max(candidates, key=steps_done)
-        segments = record.get("segments") or [{"platform": platform_slug(record.get("provenance") or {})}]
+        # who trained it: the archived replicate's segments, then the record shown (a local run continuing it)
+        archived = rep.record() if rep is not None else None
+        segments = [
+            *((archived.get("segments") or [{"platform": platform_slug(archived["provenance"])}]) if archived else []),
+            *(record.get("segments") or []),
+        ]
+        segments.append({"platform": platform_slug(record.get("provenance") or {})})
         rows.append(
             {
                 "variant": run.variant,

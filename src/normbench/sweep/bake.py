@@ -319,6 +319,8 @@ def bake(
     for item in boards_of(items, changed):
         rebuild(item, items, runs_dir, results_dir)
         report.boards.append(item.board)
+    if report.boards:
+        refresh_pages(results_dir)
     if report.archived.get("added") or report.archived.get("continued"):
         write_report(results_dir)
     if report.archived:
@@ -326,6 +328,22 @@ def bake(
         print(f"normbench: run archive {archive.root}: {said}")
     print(report.line())
     return report
+
+
+def refresh_pages(results_dir: str) -> None:
+    """The documentation's generated results pages and the README's teaser, rewritten from the rebuilt boards
+    when they are the repository's own (the docs test holds them to the boards)."""
+    from normbench.reporting import publish
+    from normbench.reporting.docs_pages import update_readme, write_pages
+
+    root = publish.repository_root()
+    if root is None or not publish.publishes(Path(results_dir)) or not (root / "docs").is_dir():
+        return
+    stale = write_pages(root / "docs", results_dir)
+    if update_readme(root / "README.md", results_dir):
+        stale.append(root / "README.md")
+    if stale:
+        print(f"normbench: bake: rewrote {', '.join(str(p.relative_to(root)) for p in stale)}")
 
 
 def boards_of(items: list[QueueItem], changed: set[str]) -> list[QueueItem]:

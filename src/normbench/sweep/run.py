@@ -255,7 +255,14 @@ def run_sweep(
     else:
         outcome = execute(runs, workers=workers, progress=progress, gpus=gpus, gpus_per_run=gpus_per_run)
     archive = Archive(results_dir) if options.archive else None
-    if archive is not None and train and shard is None and archive_runs(archive, runs, force=force).get("added"):
+    # a sweep that publishes (its leaderboard) adds its runs to the archive beside the boards
+    if (
+        archive is not None
+        and train
+        and leaderboard
+        and shard is None
+        and archive_runs(archive, runs, force=force).get("added")
+    ):
         write_report(results_dir)  # the drift between this machine's replicates and the published values
     written = None
     failed = (
