@@ -45,7 +45,10 @@ def comparisons(results_dir: str | Path) -> list[dict[str, Any]]:
             seeds, config_hash = variant.get("seeds") or [], variant.get("config_hash")
             for i, seed in enumerate(seeds):
                 reps = archive.replicates(task, config_hash, int(seed)) if task and config_hash else []
+                shown = archive.canonical(task, config_hash, int(seed)) if reps else None
                 for rep in reps:
+                    if rep == shown:  # the board's own values: not a replicate of them
+                        continue
                     record = rep.record()
                     if record.get("status") != "done":
                         continue
