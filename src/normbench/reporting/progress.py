@@ -57,14 +57,14 @@ def in_progress(
             except ValueError:
                 pass  # a broken local record: the archive's, if any, is shown
         rep = archive.in_progress(task, run.config_hash, run.seed) if archive and run.config_hash else None
-        if rep is not None:
-            candidates.append(rep.record())
+        archived = rep.record() if rep is not None else None
+        if archived is not None:
+            candidates.append(archived)
         candidates = [r for r in candidates if r.get("status") not in FINISHED and steps_done(r) > 0]
         if not candidates:
             continue
         record = max(candidates, key=steps_done)
         # who trained it: the archived replicate's segments, then the record shown (a local run continuing it)
-        archived = rep.record() if rep is not None else None
         segments = [
             *((archived.get("segments") or [{"platform": platform_slug(archived["provenance"])}]) if archived else []),
             *(record.get("segments") or []),

@@ -194,8 +194,9 @@ def stand(item: QueueItem, run: Run, archive: Archive, restore: bool = True) -> 
         return Slot(item, run, "finished")
     step = local_steps(run, local) if local is not None else 0
     rep = archive.in_progress(item.task, str(run.config_hash), run.seed)
-    if rep is not None and steps_done(rep.record()) > step:
-        step = steps_done(rep.record())
+    archived_step = steps_done(rep.record()) if rep is not None else 0
+    if rep is not None and archived_step > step:
+        step = archived_step
         if restore:
             archive.restore(rep, Path(run.record_path).parent)
     return Slot(item, run, "in progress" if step else "not started", step)
