@@ -59,12 +59,43 @@ def test_the_drift_of_each_metric_in_tolerances_and_seed_stds(tmp_path: Path) ->
     assert [(r["seed"], r["replicate_platform"]) for r in rows] == [(0, "cpu-intel-r-xeon-r-avx512-t1")] * 1 + [
         (1, "cpu-intel-r-xeon-r-avx512-t1")
     ]
-    (row,) = summary(rows)
-    assert row["compared"] == 2 and row["bit_identical"] == 1
-    assert abs(row["max_drift"] - 3e-6) < 1e-12
-    assert abs(row["drift_in_tolerances"] - 3e-6 / (1e-5 * 0.6)) < 1e-6  # losses: 1e-5 relative
-    assert row["rule_holds"] is False  # 6e-6 allowed is not 3x a drift of 3e-6
-    assert "| `final_train_loss` | 2 | 1 |" in render(rows, [row])
+    spreads = [
+        {
+            "board": "majority",
+            "task": "majority",
+            "variant": "pre/both",
+            "metric": "val_loss",
+            "mean": 0.6,
+            "std": 1e-3,
+            "max_abs": 0.6,
+        }
+    ]
+    rows = [{**r, "metric": "val_loss"} for r in rows]  # a metric held to its tolerance (1e-5 relative)
+    (row,) = summary(rows, [], spreads)
+    assert row["compared"] == 2 and row["bit_identical"] == 1 and row["vendors"] == ["Intel"]
+    assert abs(row["max_drift"] - 3e-6) < 1e-12 and abs(row["needed"] - 9e-6) < 1e-12
+    assert abs(row["drift_in_tolerances"] - 3e-6 / (1e-5 * 0.6)) < 1e-6
+    assert row["ceiling"] == 1e-4 and row["status"] == "tolerance below 3x the drift"  # 6e-6 allowed < 9e-6
+    assert "| `val_loss` | 2 | 1 |" in render(rows, [row])
+    reported = [
+        {
+            "platform": "cpu-amd-epyc (reported)",
+            "task": "majority",
+            "preset": None,
+            "runs": "seed 0",
+            "pattern": "val_*",
+            "absolute": None,
+            "relative": 1e-6,
+            "at_least": False,
+            "note": "",
+        }
+    ]
+    (row,) = summary(rows, reported, spreads)  # a smaller reported drift: the archive's stays the largest
+    assert row["vendors"] == ["AMD", "Intel"] and abs(row["max_drift"] - 3e-6) < 1e-12
+    reported[0]["relative"] = 1e-4  # 6e-5 reported: 1.8e-4 needed, above the ceiling: no tolerance can hold
+    (row,) = summary(rows, reported, spreads)
+    assert row["status"] == "tolerance below 3x the drift" and row["needed"] > row["ceiling"]
+    assert "## Reported drift" in render(rows, [row], reported)
 
 
 def test_the_committed_report_is_generated_from_the_archive(tmp_path: Path) -> None:

@@ -92,6 +92,8 @@ class VariantEntry(JsonObject):
             failed run; ``flagged``: seed -> why it is flagged; ``collapsed``: the seeds at chance or
             collapsed; ``collapse_baseline``: seed -> its collapse baseline.
         provenance: commits, dates, devices and platforms of its runs.
+        canonical: the board whose values of these runs this board shows (an earlier board published them
+            first, with other values from another platform: :mod:`normbench.reporting.canonical`).
     """
 
     name: str = required(str)
@@ -112,6 +114,7 @@ class VariantEntry(JsonObject):
     collapsed: list[str] | None = optional(list)
     flagged: dict[str, str] | None = optional(dict)
     provenance: dict[str, Any] | None = optional(dict)
+    canonical: str | None = optional(str)
 
     WHAT = "variant"
 

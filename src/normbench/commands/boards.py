@@ -73,15 +73,20 @@ def rejudge(board: str, force: bool = False) -> None:
 
     Today's claims, margins and protocols and today's protocol table are applied; the board's sweep is
     planned again to read its runs' settings, and every variant must plan to the config it was trained
-    with. Use it after a change to a claim or its rule; values change only by retraining. The board is
-    rewritten only when some verdict changed; a board that is not JSON or not a leaderboard is one line.
+    with. Use it after a change to a claim or its rule; values change only by retraining, or where an earlier
+    board shows the same runs with other values (one run, one result: the board takes the earlier board's
+    values, :mod:`normbench.reporting.canonical`). The board is rewritten only when some verdict or value
+    changed; a board that is not JSON or not a leaderboard is one line.
 
     Args:
         board: a leaderboard's folder (``results/<task>[/<name>]``) or its ``leaderboard.json``.
         force: write even if the board's variants plan to other configs today.
     """
+    from normbench.archive import parse_board
     from normbench.archive.board import board_path, load_board
+    from normbench.io import strict_json
     from normbench.reporting import leaderboard as lb
+    from normbench.reporting.canonical import adopt_canonical
     from normbench.reporting.rejudge import changed_verdicts, check_same_runs, rejudge_board
     from normbench.reporting.write import order_plots
     from normbench.sweep.plan import parse_grid, plan_runs
@@ -108,14 +113,22 @@ def rejudge(board: str, force: bool = False) -> None:
         check_same_runs(doc, {r.variant: r.config_hash for r in runs}, publish.superseded_configs(bench_cfg))
     configs = {r.variant: r.config for r in runs}
     planned = {name: [r.seed for r in runs if r.variant == name] for name in configs}
-    new = rejudge_board(doc, bench_cfg, configs, planned)
+    results_dir = next((p.parent for p in path.parents if p.name == doc.task), None)  # results/<task>/...
+    adopted, moved = (
+        adopt_canonical(doc.to_json(), str(path.parent.relative_to(results_dir)), results_dir)
+        if results_dir is not None
+        else (doc.to_json(), [])
+    )
+    new = rejudge_board(parse_board(strict_json(adopted)) if moved else doc, bench_cfg, configs, planned)
     changed = changed_verdicts(doc, new)
-    if not changed:
+    for line in moved:
+        print(f"normbench: {path}: {line} (one run, one result)")
+    if not changed and not moved:
         print(f"normbench: {path}: no verdict changed; left as it is")
         return
     figures = doc.figures or order_plots([str(p) for p in sorted(path.parent.glob("*.png"))], path.parent)
     json_path, md_path = lb.write(new, path.parent, figures)
-    print(f"normbench: re-judged {md_path} and {json_path}; verdicts changed: {'; '.join(changed)}")
+    print(f"normbench: re-judged {md_path} and {json_path}; verdicts changed: {'; '.join(changed) or 'none'}")
     for claim in new.claims:
         print(f"  {claim.id}: {claim.verdict}")
 

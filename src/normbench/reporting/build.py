@@ -35,7 +35,7 @@ from normbench.tasks import norm_roles
 from normbench.tasks.series import expand_metric_layers, series_value
 from normbench.training.config import config_value
 from normbench.training.records import provenance, utc_now
-from normbench.training.reproducibility import chaotic, tolerance_table
+from normbench.training.reproducibility import chaotic, distribution_table, tolerance_table
 from normbench.training.verify import check_record
 
 
@@ -189,6 +189,7 @@ def reproducibility(variants: list[dict[str, Any]], bench: dict[str, Any]) -> di
         "runs_without_platform": unnamed,
         "chaotic": chaotic(bench),
         "tolerances": tolerance_table(),
+        "by_distribution": distribution_table(),
     }
 
 

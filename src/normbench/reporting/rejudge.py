@@ -16,7 +16,7 @@ from normbench import __version__
 from normbench.archive import Board, parse_board
 from normbench.io import strict_json
 from normbench.reporting import key_sets
-from normbench.reporting.build import build_protocol, build_tables, flag_seeds, n_layers_of
+from normbench.reporting.build import build_protocol, build_tables, flag_seeds, n_layers_of, reproducibility
 from normbench.reporting.chance import with_chance
 from normbench.reporting.choice import build_choice
 from normbench.reporting.claims import judge, load_claims
@@ -83,6 +83,8 @@ def rejudge_board(
         "tables": build_tables(tables, by_name, config) if tables else board.get("tables", []),
         "claims": claims,
     }
+    if board.get("reproducibility"):  # the runs' platforms, and what a re-run is held to today
+        new["reproducibility"] = reproducibility(variants, bench)
     if collapse:
         new["collapse"] = {**collapse, "unavailable": unavailable}
     if bench.get("choice"):
@@ -99,8 +101,9 @@ def rejudge_board(
         "git_commit": git.get("git_commit"),
         "dirty": git.get("dirty"),
         "normbench": __version__,
-        "what": "claims, protocol and paper tables, chance values and the matrix/width views recomputed "
-        "from the per-seed values above; values and figures are those of the original build",
+        "what": "claims, protocol and paper tables, chance values, the matrix/width views and the tolerances "
+        "recomputed from the per-seed values above; values and figures are those of the original build, or of "
+        "the board that published a run first (a variant's `canonical`)",
     }
     return parse_board(strict_json(new))
 

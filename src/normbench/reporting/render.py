@@ -6,6 +6,7 @@ clone renders every published board again byte for byte; it is never edited by h
 
 from __future__ import annotations
 
+import fnmatch
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ from normbench.reporting.claims import describe, describe_difference, describe_s
 from normbench.reporting.matrix import UNSELECTABLE, panels
 from normbench.reporting.progress import render_progress
 from normbench.reporting.width import render_width
-from normbench.training.reproducibility import tolerance
+from normbench.training.reproducibility import tolerance_table
 
 Lines = list[str]
 
@@ -376,6 +377,14 @@ def render_superseded(old: Mapping[str, Any] | None, claims: tuple[JudgedClaim, 
     return lines
 
 
+def stored_tolerance(table: list[Mapping[str, Any]], metric: str) -> Mapping[str, Any]:
+    """The row of a board's stored tolerance table that applies to ``metric`` (first match wins)."""
+    for row in table:
+        if fnmatch.fnmatchcase(metric, row["metrics"]):
+            return row
+    return tolerance_table()[-1] if not table else table[-1]
+
+
 def render_reproducibility(rep: Mapping[str, Any] | None) -> Lines:
     """Where the runs trained and what a re-run may give (:mod:`normbench.training.reproducibility`)."""
     if not rep:
@@ -390,14 +399,26 @@ def render_reproducibility(rep: Mapping[str, Any] | None) -> Lines:
         )
     if rep["runs_without_platform"]:
         lines.append(
-            f"- {rep['runs_without_platform']} runs were recorded before provenance named the platform "
+            f"- {rep['runs_without_platform']} {'run was' if rep['runs_without_platform'] == 1 else 'runs were'} "
+            "recorded before provenance named the platform "
             f"(their torch and device are in the provenance table)."
         )
+    table = rep.get("tolerances") or []
+    acc, loss, angle = (stored_tolerance(table, name) for name in ("acc", "loss", "angle"))
+    by_distribution = rep.get("by_distribution") or []
     lines.append(
         "- The same platform and torch retrain every run bit for bit; any other platform gives every "
-        f"metric within its declared tolerance (accuracies {tolerance('acc').abs:g}, losses "
-        f"{tolerance('loss').rel:g} relative, angles {tolerance('angle').abs:g}°; "
-        "`normbench.training.reproducibility.TOLERANCES`)."
+        f"metric within its declared tolerance (accuracies {acc['abs']:g}, losses "
+        f"{loss['rel']:g} relative, angles {angle['abs']:g}°; "
+        "`normbench.training.reproducibility.TOLERANCES`)"
+        + (
+            ", except "
+            + " and ".join(f"`{row['metrics']}`" for row in by_distribution)
+            + ": no tolerance below a tenth of their seed spread covers their drift between platforms, so a re-run "
+            "of those lies within three seed standard deviations of the published seeds (`results/reproducibility.md`)."
+            if by_distribution
+            else "."
+        )
     )
     if rep.get("chaotic"):
         lines.append(
@@ -587,6 +608,14 @@ def provenance_table(board: Board) -> Lines:
         lines.append(
             f"| `{v.name}` | `{v.config_hash}` | {', '.join(map(str, v.seeds))} | {commits} | "
             f"{pv['dates'][0]} – {pv['dates'][1]} | {pv['wall_time_s']:.0f} |"
+        )
+    shared = [v for v in board.variants if v.canonical]
+    if shared:
+        lines.append("")
+    for v in shared:
+        lines.append(
+            f"- `{v.name}`: the values of its canonical runs, published first on `results/{v.canonical}/` "
+            f"(one run, one result); metrics that board does not have are left without a value."
         )
     return lines
 

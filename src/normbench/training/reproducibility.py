@@ -115,29 +115,63 @@ class Tolerance:
         return " + ".join(p for p in parts if p)
 
 
-# Metric name patterns (fnmatch, first match wins) and their cross-platform tolerance. float32 training
-# that differs in its last bits drifts apart over thousands of steps (published majority runs retrained on
-# another CPU: accuracies 6e-6 to 8e-5, an angle 1e-5 degrees apart); a test holds every tolerance to a
-# tenth of the seed spread of every published leaderboard (accuracies: 1.5e-3 at the least). Counts
-# (steps read off a series, unselectable keys) move in whole units: their tolerance is one unit, or a few
-# keys in 100,000, which is not below the spread where the seeds differ by a unit or two themselves.
+# Metric name patterns (fnmatch, first match wins) and their cross-platform tolerance, set from the drift measured
+# between replicates (results/reproducibility.md): each at least 3x the largest drift measured and at most a tenth
+# of the smallest seed std of every published board; a test holds every entry to that rule. float32 training that
+# differs in its last bits drifts apart over thousands of steps. Counts (steps read off a series, unselectable
+# keys) move in whole units or not at all.
 COUNTED = ("*steps_to_*", "*unselectable*")
 TOLERANCES: tuple[tuple[str, Tolerance], ...] = (
     ("lr", Tolerance(0.0, 1e-6, "a function of the step alone")),
-    ("*steps_to_*", Tolerance(50.0, 0.0, "a step read off a logged series: one logging interval (quantized)")),
-    ("*angle*", Tolerance(0.05, 0.0, "degrees")),
+    (
+        "*steps_to_*",
+        Tolerance(0.0, 0.0, "a step read off a logged series: bit-identical on every replicate measured"),
+    ),
+    ("*angle*", Tolerance(0.1, 0.0, "degrees")),
     (
         "*unselectable*",
         Tolerance(1e-4, 0.0, "a fraction of keys (counted): a key within rounding of its hull's boundary may flip"),
     ),
-    ("*acc*", Tolerance(1e-4, 0.0, "a fraction of examples")),
-    ("*f1*", Tolerance(1e-4, 0.0, "a fraction of examples")),
-    ("mu_*", Tolerance(1e-5, 0.0, "a share of the hidden state")),
+    ("*acc*", Tolerance(2.5e-4, 0.0, "a fraction of examples")),
+    ("*f1*", Tolerance(2.5e-4, 0.0, "a fraction of examples")),
+    ("mu_f*", Tolerance(5e-4, 0.0, "a share of the hidden state (the feed-forward term drifts the most)")),
+    ("mu_*", Tolerance(1e-4, 0.0, "a share of the hidden state")),
     ("*loss*", Tolerance(0.0, 1e-5, "nats")),
     ("*ppl*", Tolerance(0.0, 2e-5, "exp of a loss")),
     ("*perplexity*", Tolerance(0.0, 2e-5, "exp of a loss")),
     ("*", Tolerance(1e-6, 1e-5, "any other metric")),
 )
+
+
+# Metrics compared across platforms by their distribution over seeds, not by a tolerance: the drift measured
+# between replicates, times 3, exceeds a tenth of the smallest seed std of some published board, so no tolerance
+# satisfies both bounds of the rule (results/reproducibility.md says where; a test holds each entry to it).
+BY_DISTRIBUTION: tuple[tuple[str, str], ...] = (
+    ("final_train_loss", "the majority task's final training loss drifts by 1e-4 between CPUs; its seeds by 1e-3"),
+    ("test_acc@5000", "at step 5000 the majority task's seeds agree within 2e-3; CPUs drift by 1e-4"),
+)
+DISTRIBUTION_WIDTH = 3.0  # a re-run agrees with the published seeds within this many of their standard deviations
+
+
+def by_distribution(metric: str) -> str | None:
+    """Why ``metric`` is compared across platforms by its distribution over seeds (``None``: by its tolerance)."""
+    for pattern, why in BY_DISTRIBUTION:
+        if fnmatch.fnmatchcase(metric, pattern) or fnmatch.fnmatchcase(metric.rpartition("/")[2], pattern):
+            return why
+    return None
+
+
+def within_distribution(value: float | None, seeds: list[float]) -> bool:
+    """Whether a re-run's ``value`` lies within :data:`DISTRIBUTION_WIDTH` seed standard deviations of the
+    published seeds' mean, ``|value - mean| <= 3 std`` (two seeds at least; one: equal to it)."""
+    finite = [s for s in seeds if s is not None and math.isfinite(s)]
+    if value is None or not math.isfinite(value) or not finite:
+        return value is None and not finite
+    if len(finite) < 2:
+        return value == finite[0]
+    mean = sum(finite) / len(finite)
+    std = math.sqrt(sum((s - mean) ** 2 for s in finite) / (len(finite) - 1))
+    return abs(value - mean) <= DISTRIBUTION_WIDTH * std
 
 
 def chaotic(bench: dict[str, Any] | None) -> str | None:
@@ -161,6 +195,11 @@ def agrees(metric: str, value: float | None, reference: float | None, bitwise: b
         both_nan = value is not None and reference is not None and math.isnan(value) and math.isnan(reference)
         return value == reference or both_nan
     return tolerance(metric).allows(value, reference)
+
+
+def distribution_table() -> list[dict[str, Any]]:
+    """The metrics compared by distribution as rows (for leaderboards)."""
+    return [{"metrics": pattern, "why": why} for pattern, why in BY_DISTRIBUTION]
 
 
 def tolerance_table() -> list[dict[str, Any]]:
@@ -197,12 +236,22 @@ def use_deterministic_gpu_algorithms() -> None:
     torch.backends.cudnn.benchmark = False
 
 
-def mismatches(actual: dict[str, float | None], expected: dict[str, float | None], bitwise: bool) -> list[str]:
-    """One line per metric of ``expected`` that ``actual`` does not reproduce (see :func:`agrees`)."""
+def mismatches(
+    actual: dict[str, float | None],
+    expected: dict[str, float | None],
+    bitwise: bool,
+    seeds: dict[str, list[float]] | None = None,
+) -> list[str]:
+    """One line per metric of ``expected`` that ``actual`` does not reproduce (see :func:`agrees`); across
+    platforms a metric compared by distribution (:func:`by_distribution`) is held to the published ``seeds``
+    of that metric instead, where they are given."""
     out = []
     for metric, want in expected.items():
         got = actual.get(metric)
-        if not agrees(metric, got, want, bitwise):
+        if not bitwise and by_distribution(metric) and seeds and metric in seeds:
+            if not within_distribution(got, seeds[metric]):
+                out.append(f"{metric}: {got!r} outside the published seeds {seeds[metric]!r} (by distribution)")
+        elif not agrees(metric, got, want, bitwise):
             rule = "bit for bit" if bitwise else f"within {tolerance(metric).describe()}"
             out.append(f"{metric}: {got!r} vs {want!r} (expected {rule})")
     return out
