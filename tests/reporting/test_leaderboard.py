@@ -135,7 +135,8 @@ def test_positive_zero_rule_needs_two_seeds() -> None:
     from normbench.reporting.claims import judge_positive_zero
 
     rule = {"positive": "p", "zero": "z"}
-    assert judge_positive_zero(rule, {"p": [0.1, 0.2], "z": [0.0, 0.0]})[0] == "reproduced"
+    assert judge_positive_zero(rule, {"p": [0.1, 0.11, 0.12], "z": [0.0, 0.0, 0.0]})[0] == "reproduced"
+    assert judge_positive_zero(rule, {"p": [0.1, 0.2], "z": [0.0, 0.0]})[0] == "inconclusive"  # not significant
     assert judge_positive_zero(rule, {"p": [0.1], "z": [0.0]})[0] == "inconclusive"
     assert judge_positive_zero(rule, {"p": [0.3, 0.31, 0.32], "z": [0.0, 0.01, 0.0]})[0] == "direction only"
     assert judge_positive_zero(rule, {"p": [0.0, 0.0, 0.0], "z": [0.1, 0.11, 0.12]})[0] == "not reproduced"

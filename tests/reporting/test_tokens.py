@@ -47,15 +47,15 @@ def summary(bad: int, tokens: int = 100) -> dict:
 
 def test_table3_is_judged_over_every_lm_seed(tmp_path: Path) -> None:
     summaries = {
-        "pre/project": {0: summary(3), 1: summary(5), 2: summary(1)},
+        "pre/project": {0: summary(3), 1: summary(4), 2: summary(3)},
         "pre/both": {0: summary(0), 1: summary(0), 2: summary(0)},
     }
     doc = finish({"sections": {}}, [], summaries, tmp_path)
     (claim,) = doc["claims"]
-    assert claim["per_seed"] == {"without_scaling": [0.03, 0.05, 0.01], "with_scaling": [0.0, 0.0, 0.0]}
+    assert claim["per_seed"] == {"without_scaling": [0.03, 0.04, 0.03], "with_scaling": [0.0, 0.0, 0.0]}
     assert claim["verdict"] == "reproduced"
     md = (tmp_path / "unselectable_tokens.md").read_text()
-    assert "0.03 / 0.05 / 0.01" in md and "| normbench |" not in md and "| paper |" in md
+    assert "0.03 / 0.04 / 0.03" in md and "| normbench |" not in md and "| paper |" in md
 
 
 def test_one_lm_seed_is_inconclusive(tmp_path: Path) -> None:

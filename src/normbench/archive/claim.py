@@ -11,7 +11,7 @@ from typing import Any
 
 from normbench.archive._json import NUMBER, JsonObject, SchemaError, optional, required
 
-VERDICTS = ("reproduced", "direction only", "inconclusive", "not reproduced", "not run")
+VERDICTS = ("reproduced", "direction only", "borderline", "inconclusive", "not reproduced", "not run")
 OWNERS = ("paper", "normbench")
 
 
@@ -73,6 +73,10 @@ class JudgedClaim(JsonObject):
         verdict: one of :data:`VERDICTS`; ``rule``: how it was decided, in words.
         layers, explanation: a claim over many cells says what it found; ``counted``: seeds left out and why;
         protocol: whether the runs met the claim's protocol; ``evidence``: ``sanity check`` or absent.
+        power: the smallest difference the seeds could detect (``detectable``, at 80% power) and where the point
+            estimate leans (``leaning``); ``borderline``: an equivalence within the metric's tolerance of its margin
+            (the verdict it had, the distance, the tolerance); ``margin_declared``: ``after the runs`` where the
+            margin was registered after the claim's runs were trained (:mod:`normbench.reporting.qualify`).
     """
 
     id: str = required(str)
@@ -99,6 +103,9 @@ class JudgedClaim(JsonObject):
     explanation: str | None = optional(str)
     evidence: str | None = optional(str)
     protocol: dict[str, Any] | None = optional(dict)
+    power: dict[str, Any] | None = optional(dict)
+    borderline: dict[str, Any] | None = optional(dict)
+    margin_declared: str | None = optional(str)
 
     WHAT = "claim"
 

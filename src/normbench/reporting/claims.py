@@ -32,6 +32,7 @@ from normbench.io import read_yaml
 from normbench.nn.norms import get_component
 from normbench.nn.placement import attention_input_norm
 from normbench.reporting.collapse import collapsed_seeds
+from normbench.reporting.qualify import qualify
 from normbench.reporting.stats import (
     Interval,
     difference_equivalence,
@@ -289,7 +290,8 @@ def judge_positive_zero(
     """``positive`` role above 0 and ``zero`` role exactly 0, in every seed of at least two."""
     pos, zero = rule["positive"], rule["zero"]
     text = (
-        f"reproduced if {pos} > 0 and {zero} = 0 exactly in every seed (at least 2 seeds each); "
+        f"reproduced if {pos} > 0 and {zero} = 0 exactly in every seed (at least 2 seeds each) and {pos} > {zero} "
+        f"significantly; "
         f"direction only if {pos} > {zero} significantly but {zero} is not always 0; inconclusive with one "
         f"seed or no significant difference; not reproduced otherwise"
     )
@@ -300,7 +302,7 @@ def judge_positive_zero(
     if min(len(a), len(b)) < 2:
         return "inconclusive", text + " (one seed)", diff
     if all(v > 0 for v in a) and all(v == 0 for v in b):
-        return "reproduced", text, diff
+        return (ordering_verdict(diff, +1) or "reproduced"), text, diff
     forced = ordering_verdict(diff, +1)
     return (forced or "direction only"), text, diff
 
@@ -477,6 +479,12 @@ def attention_feed(variant: dict[str, Any], layer: int) -> str | None:
 FEED_EXPECTATIONS = ("scaled", "unscaled")
 
 
+def above_zero(values: list[float]) -> bool:
+    """Whether the 95% t-interval of the mean of ``values`` (two at least) lies above 0."""
+    interval = mean_interval(values)
+    return interval is not None and interval.low is not None and interval.low > 0
+
+
 def judge_attention_feed(claim: dict[str, Any], variants: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """Brody et al.'s geometry at every placement: for every variant and layer, the norm that feeds the
     attention (:func:`attention_feed`) decides what is expected of its unselectable-key fraction.
@@ -527,9 +535,10 @@ def judge_attention_feed(claim: dict[str, Any], variants: dict[str, dict[str, An
     else:
         text = (
             "every (variant, layer) whose attention input no scaling norm feeds: reproduced if > 0 unselectable "
-            "keys in every seed; not reproduced if a layer has none in every seed; inconclusive if seeds disagree"
+            "keys in every seed and the 95% interval of the mean over seeds excludes 0; not reproduced if a layer "
+            "has none in every seed; inconclusive otherwise"
         )
-        held = [c for c, v in measured_cells if all(x > 0 for x in v)]
+        held = [c for c, v in measured_cells if all(x > 0 for x in v) and above_zero(v)]
         broken = [c for c, v in measured_cells if all(x == 0 for x in v)]
         verdict = "reproduced" if len(held) == len(measured_cells) else "not reproduced" if broken else "inconclusive"
     if not measured_cells:
@@ -576,7 +585,7 @@ def judge(
     and the runs' resolved ``config`` (for the protocol the claim names; ``None``: unknown, so no
     protocol is met). The one function every board calls: the same runs give the same verdict
     wherever they are judged."""
-    entry = judge_runs(claim, variants)
+    entry = qualify(judge_runs(claim, variants), claim)
     if claim.get("evidence"):
         entry["evidence"] = claim["evidence"]
     protocol = protocol_check(claim, config)

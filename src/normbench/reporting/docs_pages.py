@@ -58,7 +58,7 @@ TEASER_BOARD = "majority"
 TEASER_COLUMNS = ("test_acc@1000", "test_acc@5000")
 #: the docs page of each board, relative to the docs root (``results/<key with / as ->.md``)
 PAGES = "results"
-VERDICT_ORDER = ("reproduced", "direction only", "inconclusive", "not reproduced", "not run")
+VERDICT_ORDER = ("reproduced", "direction only", "borderline", "inconclusive", "not reproduced", "not run")
 #: a reader's name for each attention-norm component (the teaser's second column)
 COMPONENT_NAMES = {
     "both": "LayerNorm",

@@ -107,6 +107,8 @@ VERDICT_WORDS = {
     "reproduced": "holds here",
     "direction only": "holds in direction only: the ordering is significant over seeds, the paper's values or its "
     "protocol are not met",
+    "borderline": "sits on its margin: the interval ends within the metric's cross-platform tolerance of the margin, "
+    "so another platform could decide it either way",
     "inconclusive": "cannot be decided here: the interval over seeds leaves it open",
     "not reproduced": "does not hold here: the seeds show the opposite significantly",
     "not run": "was not measured by this sweep",
@@ -130,7 +132,24 @@ def verdict_cell(claim: JudgedClaim) -> str:
         text += f"; not the claim's protocol ({claim.protocol['name']})"
     if claim.evidence:
         text += f"; {claim.evidence}: an identity, not evidence"
+    if claim.borderline:
+        text += f" (was {claim.borderline['was']}, {claim.borderline['distance']:.2g} from its margin)"
+    if claim.margin_declared:
+        text += f"; margin declared {claim.margin_declared}: exploratory"
+    if claim.power and claim.power.get("detectable") is not None:
+        text += f"; detectable at 80% power: {claim.power['detectable']:.3g}"
     return text
+
+
+def power_text(claim: JudgedClaim) -> str:
+    """How an undecided verdict leans and what its seeds could have detected (empty where nothing is known)."""
+    power = claim.power or {}
+    parts = []
+    if power.get("leaning") and claim.verdict in ("inconclusive", "borderline"):
+        parts.append(f"the point estimate leans {power['leaning']}")
+    if power.get("detectable") is not None and claim.verdict in ("inconclusive", "borderline", "direction only"):
+        parts.append(f"these seeds detect a difference of {power['detectable']:.3g} with 80% power")
+    return "; ".join(parts)
 
 
 def describe_gaps(claim: JudgedClaim) -> str:
@@ -163,6 +182,15 @@ def finding(claim: JudgedClaim) -> str:
         text += f"; judged on another protocol than the claim's ({', '.join(claim.protocol['differences'])})"
     if claim.evidence:
         text += f" ({claim.evidence}: an identity the code guarantees, not evidence)"
+    if claim.borderline:
+        text += (
+            f"; it fell on the {claim.borderline['was']} side by {claim.borderline['distance']:.2g}, within the "
+            f"metric's tolerance {claim.borderline['tolerance']:.2g}"
+        )
+    if claim.margin_declared:
+        text += f"; its margin was declared {claim.margin_declared} were trained, so the verdict is exploratory"
+    if power := power_text(claim):
+        text += f"; {power}"
     return text + "."
 
 
