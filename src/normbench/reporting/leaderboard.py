@@ -30,19 +30,23 @@ from normbench.reporting.build import (  # noqa: F401 - re-exported
     unique_platforms,
     variant_entry,
 )
-from normbench.reporting.render import (  # noqa: F401 - re-exported
+from normbench.reporting.claims_view import (  # noqa: F401 - re-exported
     VERDICT_WORDS,
-    cell,
-    closed_text,
     describe_gaps,
-    diverged_text,
     finding,
+    metric_names_of,
+    verdict_cell,
+    whose,
+)
+from normbench.reporting.markdown import cell  # noqa: F401 - re-exported
+from normbench.reporting.render import (  # noqa: F401 - re-exported
+    closed_text,
+    diverged_text,
     fmt_metric,
     fmt_value,
     gap_text,
     measured_anywhere,
     measured_cell,
-    metric_names_of,
     paper_cell,
     render,
     render_collapse,
@@ -55,8 +59,6 @@ from normbench.reporting.render import (  # noqa: F401 - re-exported
     seed_status,
     seeds_cell,
     status_cell,
-    verdict_cell,
-    whose,
 )
 from normbench.reporting.stats import aggregate  # noqa: F401 - re-exported
 

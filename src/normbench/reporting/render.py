@@ -14,20 +14,14 @@ from typing import Any
 from normbench.archive import Board, JudgedClaim, Metric, VariantEntry
 from normbench.reporting.chance import chance_text
 from normbench.reporting.choice import render_choice
-from normbench.reporting.claims import describe, describe_difference, describe_seeds, source_text
+from normbench.reporting.claims_view import claims_table, findings
+from normbench.reporting.markdown import Lines, cell
 from normbench.reporting.matrix import UNSELECTABLE, panels
 from normbench.reporting.progress import render_progress
 from normbench.reporting.width import render_width
 from normbench.training.reproducibility import tolerance_table
 
-Lines = list[str]
-
 # --------------------------------------------------------------------------------------------------- cells
-
-
-def cell(text: Any) -> str:
-    """Escape a Markdown table cell."""
-    return str(text).replace("|", "\\|").replace("\n", " ")
 
 
 def fmt_value(value: float | None) -> str:
@@ -99,117 +93,6 @@ def norms_cell(variant: VariantEntry) -> str:
 def measured_anywhere(board: Board, metric: str) -> bool:
     """Whether any seed of any variant of ``board`` has a value of ``metric``."""
     return any(x is not None for v in board.variants if metric in v.metrics for x in v.metrics[metric].per_seed)
-
-
-# ------------------------------------------------------------------------------------------------- claims
-
-VERDICT_WORDS = {
-    "reproduced": "holds here",
-    "direction only": "holds in direction only: the ordering is significant over seeds, the paper's values or its "
-    "protocol are not met",
-    "borderline": "sits on its margin: the interval ends within the metric's cross-platform tolerance of the margin, "
-    "so another platform could decide it either way",
-    "inconclusive": "cannot be decided here: the interval over seeds leaves it open",
-    "not reproduced": "does not hold here: the seeds show the opposite significantly",
-    "not run": "was not measured by this sweep",
-}
-
-
-def metric_names_of(claim: JudgedClaim) -> str:
-    """The metric a claim reads, or each role's when they differ."""
-    per_role = claim.metrics or {}
-    if len(set(per_role.values())) > 1:
-        return ", ".join(f"{role}: `{m}`" for role, m in per_role.items())
-    return f"`{claim.metric}`"
-
-
-def verdict_cell(claim: JudgedClaim) -> str:
-    """``**verdict**``, with the equivalence margin, a protocol not met, or the sanity-check label beside it."""
-    text = f"**{claim.verdict}**"
-    if claim.margin is not None:
-        text += f" (margin {claim.margin:g})"
-    if claim.protocol and not claim.protocol["met"]:
-        text += f"; not the claim's protocol ({claim.protocol['name']})"
-    if claim.evidence:
-        text += f"; {claim.evidence}: an identity, not evidence"
-    if claim.borderline:
-        text += f" (was {claim.borderline['was']}, {claim.borderline['distance']:.2g} from its margin)"
-    if claim.margin_declared:
-        text += f"; margin declared {claim.margin_declared}: exploratory"
-    if claim.power and claim.power.get("detectable") is not None:
-        text += f"; detectable at 80% power: {claim.power['detectable']:.3g}"
-    return text
-
-
-def power_text(claim: JudgedClaim) -> str:
-    """How an undecided verdict leans and what its seeds could have detected (empty where nothing is known)."""
-    power = claim.power or {}
-    parts = []
-    if power.get("leaning") and claim.verdict in ("inconclusive", "borderline"):
-        parts.append(f"the point estimate leans {power['leaning']}")
-    if power.get("detectable") is not None and claim.verdict in ("inconclusive", "borderline", "direction only"):
-        parts.append(f"these seeds detect a difference of {power['detectable']:.3g} with 80% power")
-    return "; ".join(parts)
-
-
-def describe_gaps(claim: JudgedClaim) -> str:
-    """``; gap to paper: role +0.052 [0.04, 0.064]`` (mean − paper, 95% interval) for a ``values`` claim."""
-    parts = []
-    for role, g in (claim.gap_to_paper or {}).items():
-        if not g:
-            continue
-        interval = "" if g["low"] is None else f" [{g['low']:+.3g}, {g['high']:+.3g}]"
-        parts.append(f"{role} {g['estimate']:+.3g}{interval}")
-    return f"; gap to paper (mean − paper, 95% CI): {', '.join(parts)}" if parts else ""
-
-
-def whose(claim: JudgedClaim) -> str:
-    """``The paper's claim`` or ``Our claim``, by the claim's owner."""
-    return "The paper's claim" if claim.whose == "paper" else "Our claim"
-
-
-def finding(claim: JudgedClaim) -> str:
-    """One sentence per claim, generated from its verdict: whose claim, what was found, the interval."""
-    statement = (claim.statement or "").rstrip(".")
-    if claim.explanation:  # a claim over many cells says what it found itself
-        return f"{whose(claim)} “{statement}”: **{claim.verdict}**; {claim.explanation}."
-    text = f"{whose(claim)} “{statement}” {VERDICT_WORDS.get(claim.verdict, claim.verdict)}"
-    if claim.difference:
-        text += f" ({describe_difference(claim.to_json())}{describe_gaps(claim)})"
-    if claim.margin is not None:
-        text += f", equivalence margin {claim.margin:g}"
-    if claim.protocol and not claim.protocol["met"]:
-        text += f"; judged on another protocol than the claim's ({', '.join(claim.protocol['differences'])})"
-    if claim.evidence:
-        text += f" ({claim.evidence}: an identity the code guarantees, not evidence)"
-    if claim.borderline:
-        text += (
-            f"; it fell on the {claim.borderline['was']} side by {claim.borderline['distance']:.2g}, within the "
-            f"metric's tolerance {claim.borderline['tolerance']:.2g}"
-        )
-    if claim.margin_declared:
-        text += f"; its margin was declared {claim.margin_declared} were trained, so the verdict is exploratory"
-    if power := power_text(claim):
-        text += f"; {power}"
-    return text + "."
-
-
-def claim_row(claim: JudgedClaim) -> str:
-    """One row of the claims table."""
-    doc = claim.to_json()
-    seeds = "; ".join(filter(None, (metric_names_of(claim), describe_seeds(claim.per_seed or {}))))
-    cells = (
-        f"`{claim.id}`: {claim.statement}",
-        claim.whose,
-        source_text(doc),
-        " vs ".join(f"{r} = `{v}`" for r, v in (claim.variants or {}).items()),
-        describe(claim.paper) or "–",
-        f"{describe(claim.measured)} ({seeds})",
-        describe_difference(doc) + describe_gaps(claim),
-        verdict_cell(claim),
-        claim.rule,
-    )
-    return "| " + " | ".join(cell(x) for x in cells) + " |"
 
 
 # -------------------------------------------------------------------------------------------- other views
@@ -606,22 +489,6 @@ def paper_tables(board: Board) -> Lines:
     return lines
 
 
-def claims_table(board: Board) -> Lines:
-    if not board.claims:
-        return []
-    return [
-        "",
-        "## Claims",
-        "",
-        "Whose: `paper` claims carry the paper's numbers; `normbench` claims are our own targets (why in the "
-        "statement's source). Measured: mean, then every seed; difference: 95% Welch interval over seeds.",
-        "",
-        "| claim | whose | source | compares | paper | measured (per seed) | difference [95% CI] | verdict | rule |",
-        "|---|---|---|---|---|---|---|---|---|",
-        *(claim_row(c) for c in board.claims),
-    ]
-
-
 def provenance_table(board: Board) -> Lines:
     lines = [
         "",
@@ -652,12 +519,6 @@ def figures(board: Board) -> Lines:
     if not board.figures:
         return []
     return ["", "## Figures", ""] + [f"![{Path(p).stem}]({Path(p).name})" for p in board.figures]
-
-
-def findings(board: Board) -> Lines:
-    if not board.claims:
-        return []
-    return ["", "## Findings", ""] + [f"- {finding(c)}" for c in board.claims]
 
 
 def citation(board: Board) -> Lines:

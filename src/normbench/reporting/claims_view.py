@@ -1,0 +1,208 @@
+"""The claims of a board in Markdown: a summary table (claim, whose, verdict, the key numbers, chance where it
+applies), then each claim's details in a collapsible block, and the findings in words.
+
+The summary fits a documentation column; the details (source, variants compared, the paper's values, every
+seed, the interval, the rule) open under it. ``<details markdown="1">`` renders on GitHub and, with the
+``md_in_html`` extension, on the documentation site.
+"""
+
+from __future__ import annotations
+
+from normbench.archive import Board, JudgedClaim
+from normbench.reporting.chance import chance_text
+from normbench.reporting.claims import describe, describe_difference, describe_seeds, source_text
+from normbench.reporting.markdown import Lines, cell
+
+VERDICT_WORDS = {
+    "reproduced": "holds here",
+    "direction only": "holds in direction only: the ordering is significant over seeds, the paper's values or its "
+    "protocol are not met",
+    "borderline": "sits on its margin: the interval ends within the metric's cross-platform tolerance of the margin, "
+    "so another platform could decide it either way",
+    "inconclusive": "cannot be decided here: the interval over seeds leaves it open",
+    "not reproduced": "does not hold here: the seeds show the opposite significantly",
+    "not run": "was not measured by this sweep",
+}
+
+
+def metric_names_of(claim: JudgedClaim) -> str:
+    """The metric a claim reads, or each role's when they differ."""
+    per_role = claim.metrics or {}
+    if len(set(per_role.values())) > 1:
+        return ", ".join(f"{role}: `{m}`" for role, m in per_role.items())
+    return f"`{claim.metric}`"
+
+
+def verdict_cell(claim: JudgedClaim) -> str:
+    """``**verdict**``, with the equivalence margin, a protocol not met, or the sanity-check label beside it."""
+    text = f"**{claim.verdict}**"
+    if claim.margin is not None:
+        text += f" (margin {claim.margin:g})"
+    if claim.protocol and not claim.protocol["met"]:
+        text += f"; not the claim's protocol ({claim.protocol['name']})"
+    if claim.evidence:
+        text += f"; {claim.evidence}: an identity, not evidence"
+    if claim.borderline:
+        text += f" (was {claim.borderline['was']}, {claim.borderline['distance']:.2g} from its margin)"
+    if claim.margin_declared:
+        text += f"; margin declared {claim.margin_declared}: exploratory"
+    if claim.power and claim.power.get("detectable") is not None:
+        text += f"; detectable at 80% power: {claim.power['detectable']:.3g}"
+    return text
+
+
+def power_text(claim: JudgedClaim) -> str:
+    """How an undecided verdict leans and what its seeds could have detected (empty where nothing is known)."""
+    power = claim.power or {}
+    parts = []
+    if power.get("leaning") and claim.verdict in ("inconclusive", "borderline"):
+        parts.append(f"the point estimate leans {power['leaning']}")
+    if power.get("detectable") is not None and claim.verdict in ("inconclusive", "borderline", "direction only"):
+        parts.append(f"these seeds detect a difference of {power['detectable']:.3g} with 80% power")
+    return "; ".join(parts)
+
+
+def describe_gaps(claim: JudgedClaim) -> str:
+    """``; gap to paper: role +0.052 [0.04, 0.064]`` (mean − paper, 95% interval) for a ``values`` claim."""
+    parts = []
+    for role, g in (claim.gap_to_paper or {}).items():
+        if not g:
+            continue
+        interval = "" if g["low"] is None else f" [{g['low']:+.3g}, {g['high']:+.3g}]"
+        parts.append(f"{role} {g['estimate']:+.3g}{interval}")
+    return f"; gap to paper (mean − paper, 95% CI): {', '.join(parts)}" if parts else ""
+
+
+def whose(claim: JudgedClaim) -> str:
+    """``The paper's claim`` or ``Our claim``, by the claim's owner."""
+    return "The paper's claim" if claim.whose == "paper" else "Our claim"
+
+
+def finding(claim: JudgedClaim) -> str:
+    """One sentence per claim, generated from its verdict: whose claim, what was found, the interval."""
+    statement = (claim.statement or "").rstrip(".")
+    if claim.explanation:  # a claim over many cells says what it found itself
+        return f"{whose(claim)} “{statement}”: **{claim.verdict}**; {claim.explanation}."
+    text = f"{whose(claim)} “{statement}” {VERDICT_WORDS.get(claim.verdict, claim.verdict)}"
+    if claim.difference:
+        text += f" ({describe_difference(claim.to_json())}{describe_gaps(claim)})"
+    if claim.margin is not None:
+        text += f", equivalence margin {claim.margin:g}"
+    if claim.protocol and not claim.protocol["met"]:
+        text += f"; judged on another protocol than the claim's ({', '.join(claim.protocol['differences'])})"
+    if claim.evidence:
+        text += f" ({claim.evidence}: an identity the code guarantees, not evidence)"
+    if claim.borderline:
+        text += (
+            f"; it fell on the {claim.borderline['was']} side by {claim.borderline['distance']:.2g}, within the "
+            f"metric's tolerance {claim.borderline['tolerance']:.2g}"
+        )
+    if claim.margin_declared:
+        text += f"; its margin was declared {claim.margin_declared} were trained, so the verdict is exploratory"
+    if power := power_text(claim):
+        text += f"; {power}"
+    return text + "."
+
+
+def key_numbers(claim: JudgedClaim) -> str:
+    """The numbers a reader needs first: the explanation of a many-cell claim, else the means and the
+    difference with its interval."""
+    if claim.explanation:
+        return claim.explanation.split("; ")[0]
+    measured = describe(claim.measured)
+    diff = describe_difference(claim.to_json()) if claim.difference else ""
+    return "; ".join(x for x in (measured, diff) if x) or "–"
+
+
+def chance_cell(claim: JudgedClaim, board: Board) -> str:
+    """Each role's chance level where its metric is an unselectable fraction with one (``–`` elsewhere)."""
+    by_name = {v.name: v for v in board.variants}
+    parts = []
+    for role, name in (claim.variants or {}).items():
+        metric = (claim.metrics or {}).get(role, claim.metric or "")
+        variant = by_name.get(name)
+        chance = variant.metrics[metric].chance if variant and metric in variant.metrics else None
+        if chance:
+            parts.append(f"{role}{chance_text(chance)}")
+    return "; ".join(parts) or "–"
+
+
+def short_verdict(claim: JudgedClaim) -> str:
+    """The verdict as the summary shows it: its margin, and whether it is exploratory or a sanity check."""
+    text = f"**{claim.verdict}**" + (f" (margin {claim.margin:g})" if claim.margin is not None else "")
+    if claim.margin_declared:
+        text += ", exploratory"
+    if claim.protocol and not claim.protocol["met"]:
+        text += ", not the claim's protocol"
+    if claim.evidence:
+        text += f", {claim.evidence}"
+    return text
+
+
+def summary_row(claim: JudgedClaim, board: Board) -> str:
+    cells = (
+        f"[`{claim.id}`](#{anchor(claim)}): {claim.statement}",
+        claim.whose,
+        short_verdict(claim),
+        key_numbers(claim),
+        chance_cell(claim, board),
+    )
+    return "| " + " | ".join(cell(x) for x in cells) + " |"
+
+
+def anchor(claim: JudgedClaim) -> str:
+    """The HTML id of a claim's details block."""
+    return "claim-" + "".join(c if c.isalnum() else "-" for c in claim.id.lower())
+
+
+def details(claim: JudgedClaim) -> Lines:
+    """One claim's details as a collapsible block: every field the summary leaves out."""
+    doc = claim.to_json()
+    seeds = "; ".join(filter(None, (metric_names_of(claim), describe_seeds(claim.per_seed or {}))))
+    fields = [
+        ("statement", claim.statement or "–"),
+        ("whose", f"{claim.whose}: {source_text(doc)}"),
+        ("compares", " vs ".join(f"{r} = `{v}`" for r, v in (claim.variants or {}).items()) or "–"),
+        ("paper", describe(claim.paper) or "–"),
+        ("measured (per seed)", f"{describe(claim.measured)} ({seeds})"),
+        ("difference [95% CI]", (describe_difference(doc) + describe_gaps(claim)) or "–"),
+        ("verdict", verdict_cell(claim)),
+        ("in words", finding(claim)),
+        ("rule", claim.rule),
+    ]
+    return [
+        "",
+        f'<details markdown="1" id="{anchor(claim)}">',
+        f"<summary><code>{claim.id}</code>: {claim.verdict}</summary>",
+        "",
+        *(f"- **{name}**: {text}" for name, text in fields),
+        "",
+        "</details>",
+    ]
+
+
+def claims_table(board: Board) -> Lines:
+    """The summary table of a board's claims, then each claim's details."""
+    if not board.claims:
+        return []
+    lines = [
+        "",
+        "## Claims",
+        "",
+        "Whose: `paper` claims carry the paper's numbers; `normbench` claims are our own targets (why in the "
+        "claim's details). Key numbers: the means, then the difference with its 95% Welch interval over seeds; "
+        "the details under the table give every seed, the paper's values and the rule.",
+        "",
+        "| claim | whose | verdict | key numbers | chance |",
+        "|---|---|---|---|---|",
+        *(summary_row(c, board) for c in board.claims),
+    ]
+    for claim in board.claims:
+        lines += details(claim)
+    return lines
+
+
+def findings(board: Board) -> Lines:
+    if not board.claims:
+        return []
+    return ["", "## Findings", ""] + [f"- {finding(c)}" for c in board.claims]
