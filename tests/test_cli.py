@@ -218,3 +218,14 @@ def test_the_short_fit_help_names_options_that_fit_takes(normbench_in_process) -
     assert {"--config", "--preset", "--compile", "--seed_everything"} <= named
     assert all(re.search(rf"{o}(?![\w.-])", full.stdout) for o in named), named
     assert all(mode in short for mode in COMPILE_MODES)
+
+
+def test_dry_run_and_verbose_take_every_form_of_a_switch() -> None:
+    from normbench.cli import take_switch
+
+    assert take_switch(["bake", "--dry_run"], "--dry_run") == (["bake"], True)
+    assert take_switch(["bake", "--dry_run", "true", "--budget", "5"], "--dry_run") == (["bake", "--budget", "5"], True)
+    assert take_switch(["bake", "--dry_run=false"], "--dry_run") == (["bake"], False)
+    assert take_switch(["bake"], "--dry_run") == (["bake"], None)
+    with pytest.raises(SystemExit, match="dry_run: must be true or false, got 'yes'"):
+        take_switch(["bake", "--dry_run=yes"], "--dry_run")

@@ -349,14 +349,33 @@ def raised_by(module: str, name: str) -> tuple[type[BaseException], ...]:
     return (getattr(loaded, name),) if loaded is not None else ()
 
 
+def take_switch(argv: list[str], option: str) -> tuple[list[str], bool | None]:
+    """``argv`` without ``option`` in any of its forms (``--dry_run``, ``--dry_run true|false``,
+    ``--dry_run=true|false``), and its value (``None``: not given)."""
+    out, value, i = [], None, 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == option or arg.startswith(f"{option}="):
+            given = arg.partition("=")[2] if "=" in arg else None
+            if given is None and i + 1 < len(argv) and argv[i + 1] in ("true", "false"):
+                given, i = argv[i + 1], i + 1
+            if given not in (None, "true", "false"):
+                raise SystemExit(f"normbench: error: {option[2:]}: must be true or false, got {given!r}")
+            value = given != "false"
+        else:
+            out.append(arg)
+        i += 1
+    return out, value
+
+
 def main(argv: list[str] | None = None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if VERBOSE in argv:  # third-party banners and tips too, here and in every subprocess
-        argv = [a for a in argv if a != VERBOSE]
+    argv, verbose = take_switch(argv, VERBOSE)
+    if verbose:  # third-party banners and tips too, here and in every subprocess
         os.environ[VERBOSE_ENV] = "1"
     quiet_third_party()
-    dry = DRY_RUN in argv or os.environ.get(DRY_RUN_ENV) == "1"
-    argv = [a for a in argv if a != DRY_RUN]
+    argv, dry_run = take_switch(argv, DRY_RUN)
+    dry = bool(dry_run) or (dry_run is None and os.environ.get(DRY_RUN_ENV) == "1")
     if not argv or any(a in ("-h", "--help") for a in argv):  # help imports no torch or Lightning
         run_command(argv, dry)
         return
