@@ -75,8 +75,8 @@ def rejudge(board: str, force: bool = False) -> None:
     planned again to read its runs' settings, and every variant must plan to the config it was trained
     with. Use it after a change to a claim or its rule; values change only by retraining, or where an earlier
     board shows the same runs with other values (one run, one result: the board takes the earlier board's
-    values, :mod:`normbench.reporting.canonical`). The board is rewritten only when some verdict, value or
-    claim's wording changed; a board that is not JSON or not a leaderboard is one line.
+    values, :mod:`normbench.reporting.canonical`). The board is rewritten only when some verdict, value,
+    claim's wording or protocol note changed; a board that is not JSON or not a leaderboard is one line.
 
     Args:
         board: a leaderboard's folder (``results/<task>[/<name>]``) or its ``leaderboard.json``.
@@ -123,7 +123,9 @@ def rejudge(board: str, force: bool = False) -> None:
     changed = changed_verdicts(doc, new)
     for line in moved:
         print(f"normbench: {path}: {line} (one run, one result)")
-    restated = [c.to_json() for c in new.claims] != [c.to_json() for c in doc.claims]  # e.g. power, rule text
+    restated = [c.to_json() for c in new.claims] != [c.to_json() for c in doc.claims] or (
+        new.protocol != doc.protocol  # e.g. power, a rule's text, a protocol note
+    )
     if not changed and not moved and not restated:
         print(f"normbench: {path}: no verdict changed; left as it is")
         return
