@@ -86,6 +86,7 @@ def planned_config(preset: str) -> dict:
         ("paper-1000", {"brody2023-majority"}),
         ("quick", set()),
         ("quick-paper-data", set()),
+        ("quick-10", set()),
     ],
 )
 def test_the_paper_presets_meet_the_protocols_their_claims_name(preset: str, met: set[str]) -> None:

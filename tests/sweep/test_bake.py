@@ -42,10 +42,44 @@ def test_a_bad_queue_is_one_line_naming_the_item_and_field(tmp_path: Path, text:
     assert "\n" not in str(info.value) and str(path) in str(info.value)
 
 
-def test_the_shipped_queue_is_the_paper_protocol() -> None:
+def test_the_shipped_queue_is_ten_quick_seeds_then_the_paper_protocol() -> None:
     items = load_queue(Path(__file__).parents[2] / "results" / "bake.yaml")
-    assert {i.board for i in items} == {"majority/paper"}
-    assert [i.seeds for i in items] == [(0, 1, 2), tuple(range(3, 10))]
+    assert [i.board for i in items] == ["majority/quick-10", "majority/paper", "majority/paper"]
+    assert [i.seeds for i in items] == [tuple(range(10)), (0, 1, 2), tuple(range(3, 10))]
+
+
+def test_a_run_a_board_published_before_the_archive_is_finished_not_retrained(tmp_path: Path) -> None:
+    from normbench.sweep.bake import survey
+
+    queue = load_queue(queue_file(tmp_path, tiny_config(tmp_path), seeds="0-1"))
+    archive = Archive(tmp_path / "results")
+    slots = survey(queue, archive, str(tmp_path / "runs"))
+    assert [s.state for s in slots] == ["not started", "not started"]
+    (archive.root / "majority").mkdir(parents=True)
+    published = {"runs": {str(slots[0].run.config_hash): [1]}}
+    (archive.root / "majority" / "published.json").write_text(json.dumps(published))
+    assert [s.state for s in survey(queue, archive, str(tmp_path / "runs"))] == ["not started", "finished"]
+
+
+def test_a_bake_adds_seeds_to_its_own_board(tmp_path: Path, capsys) -> None:
+    """A board built from seed 0 grows to seeds 0-1 when the queue names more seeds; a board of another preset in
+    the same folder stays an error."""
+    config = tiny_config(tmp_path)
+    runs, results = str(tmp_path / "runs"), str(tmp_path / "results")
+    bake(
+        str(queue_file(tmp_path, config, seeds="0")), workers=1, nice=0, runs_dir=runs, results_dir=results, force=True
+    )
+    board = Path(results) / "majority" / "tiny" / "leaderboard.json"
+    assert json.loads(board.read_text())["variants"][0]["seeds"] == [0]
+    bake(
+        str(queue_file(tmp_path, config, seeds="0-1")),
+        workers=1,
+        nice=0,
+        runs_dir=runs,
+        results_dir=results,
+        force=True,
+    )
+    assert json.loads(board.read_text())["variants"][0]["seeds"] == [0, 1]
 
 
 def test_a_bake_trains_the_queue_into_the_archive_and_builds_the_board_once(tmp_path: Path, capsys) -> None:

@@ -185,9 +185,11 @@ def local_steps(run: Run, record: dict[str, Any]) -> int:
 
 
 def stand(item: QueueItem, run: Run, archive: Archive, restore: bool = True) -> Slot:
-    """Where one queued run stands; an archived unfinished replicate further than the local run is restored
+    """Where one queued run stands: finished when the archive holds its canonical replicate or a board published it
+    before the archive existed; an archived unfinished replicate further than the local run is restored
     (``restore``)."""
-    if archive.canonical(item.task, str(run.config_hash), run.seed) is not None:
+    task, key = item.task, str(run.config_hash)
+    if archive.canonical(task, key, run.seed) is not None or archive.published_elsewhere(task, key, run.seed):
         return Slot(item, run, "finished")
     local = read_record(run.record_path) if run.record_path and Path(run.record_path).is_file() else None
     if local is not None and local.get("status") in FINISHED:

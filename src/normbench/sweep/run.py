@@ -142,8 +142,19 @@ def results_folder(
     return f"{preset or 'default'}-{hashlib.sha256(what.encode()).hexdigest()[:8]}"
 
 
+def grows(doc: dict, preset: str | None, runs: list[Run]) -> bool:
+    """Whether this sweep is the board's own with more seeds or variants: same preset, and every run the board shows
+    (variant, seed, config hash) is one this sweep plans (the bake adds seeds to a published board this way)."""
+    shown = {
+        (v["name"], int(s), str(v.get("config_hash"))) for v in doc.get("variants", []) for s in v.get("seeds", [])
+    }
+    planned = {(r.variant, int(r.seed), str(r.config_hash)) for r in runs}
+    return doc.get("preset") == preset and bool(shown) and shown <= planned
+
+
 def check_results_owner(out: Path, key: str, preset: str | None, runs: list[Run]) -> None:
-    """One-line error when ``out`` holds the leaderboard of another sweep (its ``sweep_key`` differs).
+    """One-line error when ``out`` holds the leaderboard of another sweep (its ``sweep_key`` differs and it is not
+    this sweep's board with fewer seeds or variants: :func:`grows`).
 
     A leaderboard written before sweeps had a definition (no ``sweep`` block) belongs to this sweep
     when its preset, variants and seeds are this sweep's.
@@ -162,7 +173,7 @@ def check_results_owner(out: Path, key: str, preset: str | None, runs: list[Run]
         published = {(v["name"], s) for v in doc.get("variants", []) for s in v.get("seeds", [])}
         if doc.get("preset") == preset and planned == published:
             return
-    elif owner == key:
+    elif owner == key or grows(doc, preset, runs):
         return
     raise ValueError(
         f"name: {out} holds the leaderboard of another sweep (key {owner}, this one {key}); "
