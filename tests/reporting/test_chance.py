@@ -233,3 +233,50 @@ def test_majority_class_keys() -> None:
     bare = chance_for_metric("class_keys_unselectable", config)
     assert not bare["sanity_check"] and bare["d"] == 8 and bare["mean"] == chance_fraction(8, 20)["mean"]
     assert np.isfinite(bare["sem"])
+
+
+@settings(max_examples=20, deadline=None)
+@given(d=st.integers(2, 6), seed=st.integers(0, 2**16), project=st.booleans())
+def test_the_matched_null_is_the_iid_null_in_the_keys_span(d: int, seed: int, project: bool) -> None:
+    """Random keys drawn with trained keys' own mean and covariance give the i.i.d. Gaussian value of the keys'
+    rank: an invertible affine map keeps every key's vertex status (a projection leaves d - 1 dimensions)."""
+    rng = np.random.default_rng(seed)
+    keys = rng.standard_normal((200, d)) @ rng.standard_normal((d, d)) * rng.uniform(0.1, 10) + rng.normal(0, 5, d)
+    if project:
+        keys = keys - keys.mean(axis=1, keepdims=True)  # onto the hyperplane orthogonal to the ones vector
+    null = chance.matched_null(keys, n=3 * d + 10, sets=6, seed=seed)
+    assert null["rank"] == d - project
+    assert null["matched"] == null["iid"]
+    assert null["iid"]["mean"] == chance_fraction(d - project, 3 * d + 10, sets=6, seed=seed)["mean"]
+
+
+def test_draws_grow_until_the_null_is_a_tenth_of_the_seed_spread() -> None:
+    pilot = chance_fraction(8, 64, sets=50)
+    sets, met = chance.sets_for(pilot, target_sem=pilot["sem"] / 2)
+    assert met and sets == math.ceil(50 * 4)
+    assert chance_fraction(8, 64, sets=sets)["sem"] < pilot["sem"] / 2 * 1.25  # sem falls as 1 / sqrt(sets)
+    sets, met = chance.sets_for(pilot, target_sem=pilot["sem"] / 1000)  # a million-fold: past the work budget
+    assert not met and sets * 64 * 8 <= chance.WORK_BUDGET
+    assert chance.sets_for(pilot, target_sem=None) == (50, False)
+
+
+def test_with_chance_shares_one_null_across_columns_and_meets_the_smallest_spread() -> None:
+    _, runs = plan_runs_lm()
+    config = runs[0].config
+    agg = {"per_seed": [0.30, 0.31, 0.32]}  # seed sd 0.01: the null's SE must fall below 0.001
+    tight = {"per_seed": [0.300, 0.3005, 0.301]}  # sd 0.0005: below the budget at n = 64, d = 7
+    variants = [{"name": "pre/project", "metrics": {"unselectable_after_L1": dict(agg),
+                                                    "unselectable_after_L2": dict(tight)}}]  # fmt: skip
+    chance.with_chance(variants, {"pre/project": config})
+    l1, l2 = (variants[0]["metrics"][f"unselectable_after_L{i}"]["chance"] for i in (1, 2))
+    assert l1["mean"] == l2["mean"] and l1["sets"] == l2["sets"] > chance.DEFAULT_SETS
+    assert l1["target_sem"] == pytest.approx(0.1 * 0.0005) and l1["sem"] <= 0.001
+    assert l1["basis"] != l2["basis"]  # each column says which layer's keys it is
+
+
+def plan_runs_lm():
+    from normbench.sweep.plan import plan_runs
+
+    return plan_runs(
+        "lm", "quick", seeds=[0], variants=["pre/project"], overrides=["data.init_args.analysis_length=64"]
+    )

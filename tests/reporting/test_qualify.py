@@ -113,10 +113,27 @@ def test_every_equivalence_margin_is_registered_under_its_claim_id() -> None:
 
 @pytest.mark.parametrize("path", BOARDS + REPORTS, ids=lambda p: str(p.relative_to(RESULTS)))
 def test_no_committed_claim_is_reproduced_while_its_interval_includes_zero(path: Path) -> None:
-    for claim in json.loads(path.read_text(encoding="utf-8")).get("claims") or []:
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    for claim in [*(doc.get("claims") or []), *(doc.get("against_chance") or [])]:
         diff = claim.get("difference")
         if claim.get("equivalence") is not None or not diff or diff.get("estimate") is None:
             continue  # an equivalence is shown by its 90% interval inside the margin, which may well hold 0
         if claim["verdict"] == "reproduced":
             assert diff["low"] is not None and (diff["low"] > 0 or diff["high"] < 0), claim["id"]
         assert claim.get("power") or path in REPORTS, f"{claim['id']}: no power stated"
+
+
+@pytest.mark.parametrize("path", BOARDS, ids=lambda p: str(p.relative_to(RESULTS)))
+def test_every_unselectable_fraction_with_a_null_is_judged_against_it(path: Path) -> None:
+    """A board that shows a random-key null beside an unselectable fraction judges the cell against it, and
+    shows the null's standard error."""
+    from normbench.reporting.chance_rules import CELL_COLUMN
+
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    judged = {(c["variants"]["trained"], c["metric"]) for c in doc.get("against_chance") or []}
+    for variant in doc["variants"]:
+        for metric, agg in (variant.get("metrics") or {}).items():
+            chance = agg.get("chance") if isinstance(agg, dict) else None
+            if chance and not chance["sanity_check"] and CELL_COLUMN.fullmatch(metric):
+                assert (variant["name"], metric) in judged, f"{variant['name']} {metric}: not judged against chance"
+                assert chance["sem"] is not None and "sets" in chance, f"{variant['name']} {metric}: no null SE"

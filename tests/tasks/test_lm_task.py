@@ -151,7 +151,7 @@ def test_bench_lm_writes_tables_and_claims(corpus: Path, tmp_path: Path) -> None
     )
     assert (folder / "key_sets.png").read_bytes()[:4] == b"\x89PNG"
     verdicts = {c["id"]: c["verdict"] for c in board["claims"]}
-    assert verdicts["normbench.lm.key_set_growth.L1"] == "not run"  # no 256-key sets in 64-token sequences
+    assert verdicts["normbench.lm.key_set_growth_vs_chance.L1"] == "not run"  # no 256-key sets in 64-token sequences
     assert len(verdicts) == 14 and set(verdicts.values()) <= {
         "reproduced",
         "direction only",

@@ -128,7 +128,8 @@ class Board(JsonObject):
         protocol: this sweep's settings beside the paper's; ``metrics``: metric name -> its definition
             (``series``, ``at_step`` or ``first_below``); ``columns``: the metrics the Markdown shows.
         variants: the :class:`VariantEntry` rows; ``tables``: paper-style tables; ``claims``: the
-            :class:`~normbench.archive.claim.JudgedClaim` list.
+            :class:`~normbench.archive.claim.JudgedClaim` list; ``against_chance``: one claim per unselectable
+            fraction against its random-key null (:mod:`normbench.reporting.chance_rules`).
         reproducibility, collapse, choice, matrix, width, decided_by: the views a sweep's config asks for.
         failed_runs: runs that failed (named, never averaged); ``supersedes``: the build this one replaced.
         sweep_key, sweep: the sweep's key and definition; ``planned_runs``, ``finished_runs``: its size.
@@ -148,6 +149,7 @@ class Board(JsonObject):
     variants: tuple[VariantEntry, ...] = required(list, decode=items(VariantEntry))
     tables: tuple[dict[str, Any], ...] | None = optional(list, decode=as_tuple)
     claims: tuple[JudgedClaim, ...] = required(list, decode=items(JudgedClaim))
+    against_chance: tuple[JudgedClaim, ...] | None = optional(list, decode=items(JudgedClaim))
     reproducibility: dict[str, Any] | None = optional(dict)
     collapse: dict[str, Any] | None = optional(dict)
     choice: dict[str, Any] | None = optional(dict)

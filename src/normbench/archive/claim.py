@@ -27,7 +27,8 @@ class ClaimSpec(JsonObject):
         metric: the leaderboard metric it reads (``metrics``: another metric per role); ``variants``: role ->
             variant name; ``paper``: role -> the paper's value; ``rule``: how it is judged (``kind`` and its
             parameters); ``protocol``: the protocol (``claims/protocols.yaml``) its numbers need;
-            ``evidence``: ``sanity check`` for an identity the code guarantees.
+            ``evidence``: ``sanity check`` for an identity the code guarantees; ``chance_at``: ``{role, d, n}``, the
+            random-key null at the paper's own key counts ``n`` and dimension ``d``, shown beside its value of ``role``.
     """
 
     id: str = required(str)
@@ -44,6 +45,7 @@ class ClaimSpec(JsonObject):
     rule: dict[str, Any] | None = optional(dict)
     protocol: str | None = optional(str)
     evidence: str | None = optional(str)
+    chance_at: dict[str, Any] | None = optional(dict)
 
     WHAT = "claim"
 
@@ -77,6 +79,7 @@ class JudgedClaim(JsonObject):
             estimate leans (``leaning``); ``borderline``: an equivalence within the metric's tolerance of its margin
             (the verdict it had, the distance, the tolerance); ``margin_declared``: ``after the runs`` where the
             margin was registered after the claim's runs were trained (:mod:`normbench.reporting.qualify`).
+        paper_chance: the random-key null at the paper's own key counts beside the paper's value (its ``chance_at``).
     """
 
     id: str = required(str)
@@ -106,6 +109,7 @@ class JudgedClaim(JsonObject):
     power: dict[str, Any] | None = optional(dict)
     borderline: dict[str, Any] | None = optional(dict)
     margin_declared: str | None = optional(str)
+    paper_chance: dict[str, Any] | None = optional(dict)
 
     WHAT = "claim"
 

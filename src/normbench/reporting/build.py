@@ -26,7 +26,7 @@ from normbench.archive import FINISHED, Board, load_record, parse_board
 from normbench.io import strict_json
 from normbench.reporting.chance import with_chance
 from normbench.reporting.choice import build_choice
-from normbench.reporting.claims import judge, load_claims
+from normbench.reporting.claims import board_claims
 from normbench.reporting.collapse import check_spec as check_collapse
 from normbench.reporting.collapse import collapse_text, is_collapsed, with_baselines
 from normbench.reporting.run_cache import no_checkpoint_note
@@ -246,7 +246,7 @@ def build(
     if bench.get("unselectable_chance"):  # the random-key value beside every unselectable fraction
         with_chance(variants, {name: group[0]["config"] for name, group in by_variant.items()})
     by_name = {v["name"]: v for v in variants}
-    claims = [judge(c, by_name, config) for c in load_claims(bench["claims"])] if bench.get("claims") else []
+    claims, against_chance = board_claims(bench, variants, config)
     tables = build_tables(bench.get("tables") or {}, by_name, config)
     prov = provenance()
     prov["normbench"] = __version__
@@ -262,6 +262,7 @@ def build(
         "variants": variants,
         "tables": tables,
         "claims": claims,
+        **({"against_chance": against_chance} if against_chance else {}),
         "reproducibility": reproducibility(variants, bench),
         **({"collapse": {**collapse, "unavailable": unavailable}} if collapse else {}),
         **({"choice": build_choice(bench["choice"], variants, metrics)} if bench.get("choice") else {}),

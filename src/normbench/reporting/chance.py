@@ -16,6 +16,15 @@ feeds the keys, all of them lie on one sphere (after an affine map, one ellipsoi
 unselectable by construction: the value returned is the count on keys drawn on a sphere, 0, marked
 ``sanity_check: true``; such a column checks the geometry, it is not evidence about training.
 
+**The matched null.** A trained model's keys are compared with random keys of the same count and dimension drawn
+with the trained keys' own mean and covariance, N(mu, Sigma). The unselectable count is invariant under an
+invertible affine map (a key is a vertex of the hull of a set exactly when its image is one of the image's), and
+N(mu, Sigma) = mu + Sigma^(1/2) N(0, I_r) in the r = rank(Sigma) dimensions the keys span, so the matched null *is*
+the i.i.d. N(0, I_r) value (:func:`matched_null` draws both and a test holds them equal); the rank is what the
+architecture fixes: d, or d - 1 where a projecting norm feeds the keys. :func:`with_chance` draws enough sets that
+the null's standard error is below a tenth of the seed standard deviation it is compared with (``SE_SHARE``),
+within a work budget (``WORK_BUDGET``); the board says where the budget ran out first.
+
 Results are cached as JSON under ``<cache root>/chance/`` (:func:`normbench.io.cache_root`), one file
 per (dimensions, set sizes, sets, seed, key distribution, tolerance, version).
 """
@@ -45,8 +54,10 @@ from normbench.nn.placement import attention_input_norm, present_norms
 from normbench.tasks import get_task, task_names
 
 VERSION = 1  # bump when a cached value would change (the generator, the analyzer's rule, the statistic)
-DEFAULT_SETS = 50  # sets of n keys: d = 8, n = 256: 5-8 s on two shared CPU cores, standard error ~0.004
+DEFAULT_SETS = 50  # sets of n keys: d = 8, n = 256: about 1 s on two shared CPU cores, standard error ~0.004
 DEFAULT_COPIES = 4  # copies of a list of set sizes (each copy is a whole data set: thousands of keys)
+SE_SHARE = 0.1  # a null's standard error is held below this share of the seed standard deviation it is compared to
+WORK_BUDGET = 16_000_000  # keys drawn x their dimension for one null (d = 8, n = 256: 7,800 sets, about 100 s)
 PAIRWISE_BUDGET = 4_000_000  # keys squared per analyzer call: its first stage holds (sets, n, n) float64
 
 Keys = Literal["gaussian", "sphere"]
@@ -472,10 +483,63 @@ def set_sizes_from_data(config: dict[str, Any]) -> list[int]:
     return sizes
 
 
+def matched_null(
+    keys: np.ndarray, n: int, sets: int = DEFAULT_SETS, seed: int = 0, rank_tol: float = 1e-9
+) -> dict[str, Any]:
+    """The matched null of a set of trained ``keys`` (m, d): the unselectable fraction among ``sets`` sets of ``n``
+    random keys drawn N(mu, Sigma) with the keys' own mean and covariance, beside the i.i.d. N(0, I_r) value from
+    the same standard normal draws, r = the covariance's rank (eigenvalues above ``rank_tol`` times the largest).
+
+    Returns ``matched`` and ``iid`` (each ``mean``, ``sem``), ``rank`` and ``d``. By affine invariance (the module's
+    docstring) the two agree up to the analyzer's numerical tolerance; the boards show the i.i.d. value, which needs
+    no trained keys, as the null of every column."""
+    keys = np.asarray(keys, dtype=np.float64)
+    if keys.ndim != 2 or len(keys) < 2:
+        raise ValueError(f"keys: need a (m >= 2, d) array of trained keys, got shape {keys.shape}")
+    mu, cov = keys.mean(axis=0), np.cov(keys, rowvar=False).reshape(keys.shape[1], keys.shape[1])
+    eigval, eigvec = np.linalg.eigh(cov)
+    keep = eigval > rank_tol * max(float(eigval.max()), 0.0)
+    rank = int(keep.sum())
+    if rank < 1:
+        raise ValueError("keys: all equal (a covariance of rank 0): no null to draw")
+    z = cell_keys(rank, n, sets, seed)  # (sets, n, r) standard normal, the i.i.d. null's own draws
+    matched = mu + z @ (eigvec[:, keep] * np.sqrt(eigval[keep])).T
+    out: dict[str, Any] = {"rank": rank, "d": int(keys.shape[1]), "n": n, "sets": sets}
+    for name, x in (("matched", matched), ("iid", z)):
+        fractions = _mask(x).mean(axis=1)
+        sem = float(fractions.std(ddof=1) / math.sqrt(sets)) if sets > 1 else None
+        out[name] = {"mean": float(fractions.mean()), "sem": sem}
+    return out
+
+
+def sets_for(pilot: dict[str, Any], target_sem: float | None) -> tuple[int, bool]:
+    """(sets to draw, whether they meet ``target_sem``) for a null whose ``pilot`` draw gave ``sem`` over ``sets``:
+    sem falls as 1 / sqrt(sets), so sets = pilot sets x (pilot sem / target)^2, capped by ``WORK_BUDGET``."""
+    sets, sem = int(pilot["sets"]), pilot.get("sem")
+    if not target_sem or target_sem <= 0 or sem is None or sem <= target_sem:
+        return sets, sem is not None and bool(target_sem) and sem <= target_sem
+    needed = math.ceil(sets * (sem / target_sem) ** 2)
+    n = pilot["n"]
+    keys_per_set = n if isinstance(n, int) else int(n["keys"])
+    dims = pilot["d"] if isinstance(pilot["d"], int) else sum(pilot["d"])
+    cap = max(sets, WORK_BUDGET // max(1, keys_per_set * dims * int(pilot.get("layers") or 1)))
+    return min(needed, cap), needed <= cap
+
+
+def seed_sd(agg: dict[str, Any]) -> float | None:
+    """The standard deviation over seeds of a leaderboard metric (``None`` with fewer than 2 finite values)."""
+    values = [float(v) for v in agg.get("per_seed") or [] if v is not None and math.isfinite(float(v))]
+    return float(np.std(values, ddof=1)) if len(values) > 1 else None
+
+
 def with_chance(variants: list[dict[str, Any]], configs: dict[str, dict[str, Any]]) -> None:
     """Put the chance value (:func:`chance_for_metric`) beside every unselectable fraction of each leaderboard
-    variant, in place: ``metrics[<column>]["chance"] = {mean, sem, sanity_check, basis}``. ``configs``: a
-    resolved run config per variant name (a variant without one gets none)."""
+    variant, in place: ``metrics[<column>]["chance"] = {mean, sem, sets, target_sem, target_met, sanity_check,
+    basis}``, drawn until its standard error is below ``SE_SHARE`` of the seed standard deviation of every column that
+    shares that null (same dimension, key-set sizes and key distribution: one draw for all of them) or the work budget
+    is spent. ``configs``: a resolved run config
+    per variant name (a variant without one gets none)."""
+    pilots: dict[str, list[tuple[dict[str, Any], dict[str, Any], str, dict[str, Any]]]] = {}
     for variant in variants:
         config = configs.get(variant["name"])
         if config is None:
@@ -483,12 +547,25 @@ def with_chance(variants: list[dict[str, Any]], configs: dict[str, dict[str, Any
         for metric, agg in (variant.get("metrics") or {}).items():
             value = chance_for_metric(metric, config)
             if value is not None and isinstance(agg, dict):
-                agg["chance"] = {
-                    "mean": value["mean"],
-                    "sem": value["sem"],
-                    "sanity_check": value["sanity_check"],
-                    "basis": value["basis"],
-                }
+                key = json.dumps([value["d"], value["n"], value["keys"], value["layers"], value["skip_ends"]])
+                pilots.setdefault(key, []).append((agg, value, metric, config))
+    for cells in pilots.values():
+        _, value, metric, config = cells[0]
+        sds = [sd for agg, *_ in cells if (sd := seed_sd(agg))]
+        target = SE_SHARE * min(sds) if sds and not value["sanity_check"] else None
+        sets, met = sets_for(value, target)
+        if sets != value["sets"]:
+            value = chance_for_metric(metric, config, sets=sets)
+        for agg, pilot, *_ in cells:
+            agg["chance"] = {
+                "mean": value["mean"],
+                "sem": value["sem"],
+                "sets": value["sets"],
+                "target_sem": target,
+                "target_met": met if target else None,
+                "sanity_check": pilot["sanity_check"],
+                "basis": pilot["basis"],
+            }
 
 
 def chance_text(chance: dict[str, Any] | None, scale: float = 1.0, digits: int = 3) -> str:

@@ -2,10 +2,11 @@
 
 A claim names a leaderboard metric, the variants it compares (role -> variant name), the paper's
 numbers and a rule (``values``, ``ratio``, ``ordering``, ``positive_zero``, ``equivalence``,
-``all_zero`` or ``attention_feed``,
-documented in each claims file). A claim may read a different metric per role (``metrics: {role:
-metric}``), e.g. one model's keys before and after its norm. Every claim says whose it is (``owner``: ``paper``
-for a number the paper reports, ``normbench`` for a target of our own, with ``why``). :func:`judge` returns one of
+``all_zero``, ``attention_feed``, or against the random-key null ``chance`` and ``chance_growth``
+(:mod:`normbench.reporting.chance_rules`), documented in each claims file). A claim may read a
+different metric per role (``metrics: {role: metric}``), e.g. one model's keys before and after
+its norm. Every claim says whose it is (``owner``: ``paper`` for a number the paper reports,
+``normbench`` for a target of our own, with ``why``). :func:`judge` returns one of
 ``reproduced``, ``direction only``, ``inconclusive``, ``not reproduced`` or ``not run``; an
 ordering counts only when it is significant over seeds, an equivalence ("as good as", "no worse
 than") only when a TOST shows it within its declared margin (:mod:`normbench.reporting.stats`).
@@ -31,7 +32,8 @@ from normbench.archive.claim import OWNERS, VERDICTS, ClaimSpec  # noqa: F401 - 
 from normbench.io import read_yaml
 from normbench.nn.norms import get_component
 from normbench.nn.placement import attention_input_norm
-from normbench.reporting.collapse import collapsed_seeds
+from normbench.reporting.chance_rules import chance_claims, judge_chance, judge_chance_growth, paper_chance
+from normbench.reporting.counting import counted, counted_note, finished_seeds, reasons
 from normbench.reporting.qualify import qualify
 from normbench.reporting.stats import (
     Interval,
@@ -363,41 +365,6 @@ def same_setting(value: Any, want: Any) -> bool:
     return value == want
 
 
-def finished_seeds(variant: dict[str, Any], geometric: bool = False) -> tuple[list[bool], str]:
-    """Which of a leaderboard variant's seeds a verdict counts (those that did not diverge; for a ``geometric``
-    claim, on unselectable keys, neither those that collapsed: a collapsed model's keys say nothing about a
-    norm), and a note naming the others, e.g. ``2 of 3 seeds; seed 1 diverged at step 40`` (``""`` when all count)."""
-    seeds = list(variant.get("seeds") or [])
-    diverged = variant.get("diverged_at_step") or {}
-    failed = variant.get("failed") or {}
-    collapsed = [s for s in collapsed_seeds(variant) if s not in diverged] if geometric else []
-    keep = [str(seed) not in diverged and str(seed) not in collapsed for seed in seeds]
-    if not diverged and not failed and not collapsed:
-        return keep, ""
-    why = [
-        f"seed {seed} diverged" + (f" at step {step}" if step is not None else "") for seed, step in diverged.items()
-    ]
-    why += [f"seed {seed} collapsed (a collapsed model feeds no geometry claim)" for seed in collapsed]
-    why += [f"seed {seed} failed" for seed in failed]
-    return keep, f"{sum(keep)} of {len(seeds) + len(failed)} seeds; {', '.join(why)}"
-
-
-def counted(values: list[Any], keep: list[bool]) -> list[Any]:
-    """The entries of ``values`` (one per seed) whose seed counts; ``values`` as they are when they
-    do not line up with the seeds (a leaderboard that names none)."""
-    return [v for v, k in zip(values, keep, strict=False) if k] if len(values) == len(keep) else list(values)
-
-
-def counted_note(notes: list[str]) -> str:
-    """`` (counted: NAME: 2 of 3 seeds; seed 1 diverged at step 40)`` for the variants with seeds left out."""
-    return f" (counted: {'; '.join(notes)})" if notes else ""
-
-
-def reasons(claim: dict[str, Any]) -> dict[str, str]:
-    """The claim's ``why`` (the reasoning behind it) and ``note`` (what is known about its measurement), where given."""
-    return {key: claim[key] for key in ("why", "note") if claim.get(key)}
-
-
 def source_text(claim: dict[str, Any]) -> str:
     """A judged claim's source, then its ``why`` and ``note`` where given, as the leaderboards print it."""
     return claim["source"] + "".join(f" — {key}: {text}" for key, text in reasons(claim).items())
@@ -586,6 +553,8 @@ def judge(
     protocol is met). The one function every board calls: the same runs give the same verdict
     wherever they are judged."""
     entry = qualify(judge_runs(claim, variants), claim)
+    if (at_paper_keys := paper_chance(claim)) is not None:
+        entry["paper_chance"] = at_paper_keys
     if claim.get("evidence"):
         entry["evidence"] = claim["evidence"]
     protocol = protocol_check(claim, config)
@@ -599,6 +568,16 @@ def judge(
                 f"{'; '.join(protocol['differences'])}), so at most direction only"
             )
     return entry
+
+
+def board_claims(
+    bench: dict[str, Any], variants: list[dict[str, Any]], config: dict[str, Any] | None
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """A board's judged claims: those of its claims file (``bench.claims``), and one against chance per unselectable
+    fraction with a null (:func:`normbench.reporting.chance_rules.chance_claims`)."""
+    by_name = {v["name"]: v for v in variants}
+    claims = [judge(c, by_name, config) for c in load_claims(bench["claims"])] if bench.get("claims") else []
+    return claims, [judge(c, by_name) for c in chance_claims(variants)]
 
 
 def judge_runs(claim: dict[str, Any], variants: dict[str, dict[str, Any]]) -> dict[str, Any]:
@@ -755,5 +734,7 @@ SEED_RULES: dict[str, SeedRule] = {
 CLAIM_RULES: dict[str, Callable[[dict[str, Any], dict[str, dict[str, Any]]], dict[str, Any]]] = {
     "all_zero": judge_all_zero,
     "attention_feed": judge_attention_feed,
+    "chance": judge_chance,
+    "chance_growth": judge_chance_growth,
 }
 RULE_KINDS = (*SEED_RULES, *CLAIM_RULES, "grid")  # grid: a random-grid board's rule (:func:`judge_grid`)

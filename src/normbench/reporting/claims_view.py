@@ -124,6 +124,13 @@ def chance_cell(claim: JudgedClaim, board: Board) -> str:
         chance = variant.metrics[metric].chance if variant and metric in variant.metrics else None
         if chance:
             parts.append(f"{role}{chance_text(chance)}")
+    if claim.paper_chance:
+        pc = claim.paper_chance
+        nulls = "–".join(f"{r['mean']:.3f}" for r in pc["null"])
+        keys = "–".join(str(n) for n in pc["n"])
+        parts.append(
+            f"paper's {pc['role']} {pc['paper']:.3f} is {pc['position']} chance ({nulls} at {keys} keys, d = {pc['d']})"
+        )
     return "; ".join(parts) or "–"
 
 
@@ -166,6 +173,7 @@ def details(claim: JudgedClaim) -> Lines:
         ("paper", describe(claim.paper) or "–"),
         ("measured (per seed)", f"{describe(claim.measured)} ({seeds})"),
         ("difference [95% CI]", (describe_difference(doc) + describe_gaps(claim)) or "–"),
+        *([("chance at the paper's key counts", claim.paper_chance["text"])] if claim.paper_chance else []),
         ("verdict", verdict_cell(claim)),
         ("in words", finding(claim)),
         ("rule", claim.rule),

@@ -46,7 +46,7 @@ def expected_sign(rule: dict[str, Any]) -> int | None:
     """The sign the claim expects of its difference's estimate (first role − second), ``None`` for a rule without
     one (equivalence: inside the margin, not a sign)."""
     kind = rule.get("kind")
-    if kind in ("values", "positive_zero"):
+    if kind in ("values", "positive_zero", "chance", "chance_growth"):
         return +1
     if kind == "ordering":
         return -1

@@ -19,7 +19,7 @@ from normbench.reporting import key_sets
 from normbench.reporting.build import build_protocol, build_tables, flag_seeds, n_layers_of, reproducibility
 from normbench.reporting.chance import with_chance
 from normbench.reporting.choice import build_choice
-from normbench.reporting.claims import judge, load_claims
+from normbench.reporting.claims import board_claims
 from normbench.reporting.collapse import check_spec as check_collapse
 from normbench.reporting.collapse import with_baselines
 from normbench.reporting.matrix import build_matrix
@@ -72,7 +72,7 @@ def rejudge_board(
     config = (
         configs[variants[0]["name"]] if variants and variants[0]["name"] in configs else next(iter(configs.values()))
     )
-    claims = [judge(c, by_name, config) for c in load_claims(bench["claims"])] if bench.get("claims") else []
+    claims, against_chance = board_claims(bench, variants, config)
     tables = dict(bench.get("tables") or {})
     if bench.get("key_sets"):
         tables["key_sets"] = key_sets.table_spec(bench["key_sets"], n_layers_of(config))
@@ -83,6 +83,9 @@ def rejudge_board(
         "tables": build_tables(tables, by_name, config) if tables else board.get("tables", []),
         "claims": claims,
     }
+    new.pop("against_chance", None)
+    if against_chance:
+        new["against_chance"] = against_chance
     if board.get("reproducibility"):  # the runs' platforms, and what a re-run is held to today
         new["reproducibility"] = reproducibility(variants, bench)
     if collapse:

@@ -13,6 +13,7 @@ from typing import Any
 
 from normbench.archive import Board, JudgedClaim, Metric, VariantEntry
 from normbench.reporting.chance import chance_text
+from normbench.reporting.chance_view import against_chance_table
 from normbench.reporting.choice import render_choice
 from normbench.reporting.claims_view import claims_table, findings
 from normbench.reporting.markdown import Lines, cell
@@ -548,6 +549,7 @@ def render(board: Board) -> str:
         *metric_definitions(board),
         *paper_tables(board),
         *claims_table(board),
+        *against_chance_table(board),
         *render_superseded(board.supersedes, board.claims),
         *provenance_table(board),
         *render_reproducibility(board.reproducibility),

@@ -94,6 +94,34 @@ def difference_interval(
     return Interval(diff, diff - half, diff + half, n, float(p), of=names, df=float(df))
 
 
+def null_difference(
+    sample: list[float | None],
+    null_mean: float,
+    null_sem: float | None,
+    null_draws: int,
+    names: tuple[str, str] = ("trained", "null"),
+    level: float = LEVEL,
+) -> Interval | None:
+    """Welch interval (at ``level``) of mean(sample) − a null's mean estimated from ``null_draws`` random draws with
+    standard error ``null_sem``: SE = sqrt(s²/n + sem²), Welch-Satterthwaite df with n − 1 and draws − 1; its
+    two-sided p-value. ``None`` without a finite value; no interval with one value."""
+    sample = values_of(sample)
+    if not sample:
+        return None
+    diff = statistics.fmean(sample) - null_mean
+    n = (len(sample), int(null_draws))
+    if len(sample) < 2:
+        return Interval(diff, None, None, n, of=names)
+    va, vb = statistics.variance(sample) / n[0], float(null_sem or 0.0) ** 2
+    se = math.sqrt(va + vb)
+    if se == 0.0:
+        return Interval(diff, diff, diff, n, 0.0 if diff else 1.0, of=names)
+    df = (va + vb) ** 2 / (va**2 / (n[0] - 1) + (vb**2 / (n[1] - 1) if n[1] > 1 else 0.0))
+    half = scipy_stats.t.ppf(0.5 + level / 2, df) * se
+    p = 2 * scipy_stats.t.sf(abs(diff) / se, df)
+    return Interval(diff, diff - half, diff + half, n, float(p), of=names, df=float(df))
+
+
 @dataclass(frozen=True)
 class Equivalence:
     """A TOST on an estimate delta (a difference of means, or a mean minus a target) with margin m.

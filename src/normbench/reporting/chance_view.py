@@ -1,0 +1,66 @@
+"""A board's unselectable fractions against their random-key null, in Markdown (one row per cell)."""
+
+from __future__ import annotations
+
+from normbench.archive.board import Board
+from normbench.archive.claim import JudgedClaim
+from normbench.reporting.markdown import Lines, cell
+
+WHERE = {"reproduced": "above chance", "not reproduced": "**below chance**", "inconclusive": "at chance"}
+
+
+def num(x: float | None) -> str:
+    return "–" if x is None else f"{x:.4f}"
+
+
+def null_cell(claim: JudgedClaim, board: Board) -> str:
+    """``mean ± SE (draws)``, and where the draws stopped short of a tenth of the seed spread."""
+    m = claim.measured
+    text = f"{num(m.get('null'))} ± {num(m.get('null_sem'))} ({m.get('null_draws')} draws)"
+    (name,) = (claim.variants or {"": ""}).values()
+    variant = board.by_name.get(name)
+    chance = variant.metrics[claim.metric].chance if variant and claim.metric in variant.metrics else None
+    if chance and chance.get("target_met") is False:
+        text += f"; SE above a tenth of the seed spread ({chance['target_sem']:.1e}): the work budget ran out"
+    return text
+
+
+def row(claim: JudgedClaim, board: Board) -> str:
+    m, d = claim.measured, claim.difference or {}
+    (name,) = (claim.variants or {"": ""}).values()
+    seeds = len([v for v in (claim.per_seed or {}).get("trained") or [] if v is not None])
+    interval = (
+        "–"
+        if d.get("estimate") is None
+        else f"{d['estimate']:+.4f}" + ("" if d.get("low") is None else f" [{d['low']:+.4f}, {d['high']:+.4f}]")
+    )
+    where = WHERE.get(claim.verdict, claim.verdict)
+    cells = (f"`{name}`", f"`{claim.metric}`", f"{num(m.get('trained'))} ({seeds} seeds)", null_cell(claim, board),
+             interval, where)  # fmt: skip
+    return "| " + " | ".join(cell(x) for x in cells) + " |"
+
+
+def against_chance_table(board: Board) -> Lines:
+    """The section: what the null is, then one row per (variant, column), the ``normbench.chance.*`` claims."""
+    claims = board.against_chance or ()
+    if not claims:
+        return []
+    below = sum(c.verdict == "not reproduced" for c in claims)
+    above = sum(c.verdict == "reproduced" for c in claims)
+    return [
+        "",
+        "## Against chance",
+        "",
+        "Every unselectable fraction beside its null: random keys of the same count and dimension, drawn with the "
+        "trained keys' own mean and covariance (by affine invariance, the i.i.d. Gaussian value in the dimensions "
+        "the keys span), drawn until the null's standard error is below a tenth of the seed standard deviation. "
+        "Each row is the claim `normbench.chance.<variant>.<column>`: the trained keys are unselectable more "
+        "often than random keys (reproduced: above chance; not reproduced: below chance, the trained keys are "
+        "*more* selectable than random keys; inconclusive: the Welch 95% interval holds the null).",
+        "",
+        f"{below} of {len(claims)} cells lie below chance and {above} above it.",
+        "",
+        "| variant | column | trained (mean) | null ± SE | trained − null [95% CI] | where |",
+        "|---|---|---|---|---|---|",
+        *(row(c, board) for c in claims),
+    ]
