@@ -123,8 +123,11 @@ def rejudge(board: str, force: bool = False) -> None:
     changed = changed_verdicts(doc, new)
     for line in moved:
         print(f"normbench: {path}: {line} (one run, one result)")
-    restated = [c.to_json() for c in new.claims] != [c.to_json() for c in doc.claims] or (
-        new.protocol != doc.protocol  # e.g. power, a rule's text, a protocol note
+    restated = (
+        [c.to_json() for c in new.claims] != [c.to_json() for c in doc.claims]
+        or [c.to_json() for c in new.against_chance or ()] != [c.to_json() for c in doc.against_chance or ()]
+        or new.protocol != doc.protocol  # e.g. power, a rule's text, a protocol note
+        or [v.to_json() for v in new.variants] != [v.to_json() for v in doc.variants]  # e.g. a null drawn further
     )
     if not changed and not moved and not restated:
         print(f"normbench: {path}: no verdict changed; left as it is")
