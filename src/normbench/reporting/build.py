@@ -354,6 +354,7 @@ def build_tables(
                     "metric": row["metric"],
                     "measured": cells,
                     "paper": row.get("paper"),
+                    **({"paper_null": row["paper_null"]} if row.get("paper_null") else {}),
                 }
             )
         out.append(

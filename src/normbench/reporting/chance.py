@@ -536,9 +536,9 @@ def with_chance(variants: list[dict[str, Any]], configs: dict[str, dict[str, Any
     """Put the chance value (:func:`chance_for_metric`) beside every unselectable fraction of each leaderboard
     variant, in place: ``metrics[<column>]["chance"] = {mean, sem, sets, target_sem, target_met, sanity_check,
     basis}``, drawn until its standard error is below ``SE_SHARE`` of the seed standard deviation of every column that
-    shares that null (same dimension, key-set sizes and key distribution: one draw for all of them) or the work budget
-    is spent. ``configs``: a resolved run config
-    per variant name (a variant without one gets none)."""
+    shares that null (same dimension, key-set sizes and key distribution: one draw for all of them; where every such
+    column's seeds agree exactly, below ``SE_SHARE`` of the null's own value) or the work budget is spent.
+    ``configs``: a resolved run config per variant name (a variant without one gets none)."""
     pilots: dict[str, list[tuple[dict[str, Any], dict[str, Any], str, dict[str, Any]]]] = {}
     for variant in variants:
         config = configs.get(variant["name"])
@@ -552,7 +552,9 @@ def with_chance(variants: list[dict[str, Any]], configs: dict[str, dict[str, Any
     for cells in pilots.values():
         _, value, metric, config = cells[0]
         sds = [sd for agg, *_ in cells if (sd := seed_sd(agg))]
-        target = SE_SHARE * min(sds) if sds and not value["sanity_check"] else None
+        # seeds that agree exactly (often all 0) give no spread: the null is then held to a tenth of its own value
+        scale = min(sds) if sds else (value["mean"] if len([a for a, *_ in cells if seed_sd(a) == 0]) else None)
+        target = SE_SHARE * scale if scale and not value["sanity_check"] else None
         sets, met = sets_for(value, target)
         if sets != value["sets"]:
             value = chance_for_metric(metric, config, sets=sets)

@@ -127,13 +127,28 @@ def with_key_sets(records: list[dict[str, Any]], spec: dict[str, Any]) -> list[d
     return out
 
 
+def paper_null(row: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any] | None:
+    """The random-key null (%) at the paper's key counts (``spec.paper_keys``, default 768 and 1024) in the
+    dimension the row's keys span (``row.null_d``), for the paper's column; ``None`` for a row without one."""
+    if not row.get("null_d"):
+        return None
+    from normbench.reporting.chance import chance_fraction  # the null's module; imported where it is drawn
+    from normbench.reporting.chance_rules import PAPER_CHANCE_SETS
+
+    keys = [int(n) for n in spec.get("paper_keys", [768, 1024])]
+    means = [100 * chance_fraction(int(row["null_d"]), n, sets=PAPER_CHANCE_SETS)["mean"] for n in keys]
+    return {"d": int(row["null_d"]), "n": keys, "mean": means}
+
+
 def table_spec(spec: dict[str, Any], n_layers: int) -> dict[str, Any]:
     """A ``bench.tables`` entry: one row per (row of ``spec``, layer), one column per key-set size,
-    the paper's value (measured at 768-1024 keys) in a last column of its own."""
+    the paper's value (measured at 768-1024 keys) in a last column of its own, with the random-key null at those
+    counts beside it (:func:`paper_null`): the quick preset's sequences stop short of them."""
     sizes, _ = check_spec(spec)
     rows = []
     for row in spec.get("rows") or []:
         paper = row.get("paper") or [None] * n_layers
+        null = paper_null(row, spec)
         for i in range(1, n_layers + 1):
             rows.append(
                 {
@@ -141,6 +156,7 @@ def table_spec(spec: dict[str, Any], n_layers: int) -> dict[str, Any]:
                     "variant": row["variant"],
                     "metric": f"unselectable_{row['where']}_{{column}}_L{i}",
                     "paper": paper[i - 1],
+                    **({"paper_null": null} if null else {}),
                 }
             )
     return {

@@ -210,7 +210,13 @@ def render_table(table: Mapping[str, Any]) -> Lines:
         lines.append("|---|" + "---|" * (len(table["columns"]) + 1))
         for row in table["rows"]:
             cells = [measured_cell(m) for m in row["measured"]]
-            cells.append(paper_cell(row["paper"]))
+            null = row.get("paper_null")
+            at = (
+                f" (chance {'–'.join(f'{m:.1f}' for m in null['mean'])} at {'–'.join(map(str, null['n']))} keys)"
+                if null
+                else ""
+            )
+            cells.append(paper_cell(row["paper"]) + at)
             lines.append(f"| {cell(row['label'])} (`{row['variant']}`) | " + " | ".join(cells) + " |")
         return lines + [""]
     lines.append("| model | " + " | ".join(f"{c} measured | {c} paper" for c in table["columns"]) + " |")
