@@ -276,8 +276,15 @@ def run_sweep(
     ):
         write_report(results_dir)  # the drift between this machine's replicates and the published values
     written = None
+    stopped = sum(why.startswith("interrupted") for _, why in outcome.failed)  # e.g. at a bake's deadline
     failed = (
         (f"runs: {len(outcome.failed)} of {len(runs)} failed; their records say why, and the same command retries them")
+        if outcome.failed and not stopped
+        else (
+            f"runs: {len(outcome.failed)} of {len(runs)} did not finish ({stopped} interrupted, "
+            f"{len(outcome.failed) - stopped} failed); their records say why, and the same command resumes or retries "
+            "them"
+        )
         if outcome.failed
         else None
     )
