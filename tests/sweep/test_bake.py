@@ -44,8 +44,9 @@ def test_a_bad_queue_is_one_line_naming_the_item_and_field(tmp_path: Path, text:
 
 def test_the_shipped_queue_is_ten_quick_seeds_then_the_paper_protocol() -> None:
     items = load_queue(Path(__file__).parents[2] / "results" / "bake.yaml")
-    assert [i.board for i in items] == ["majority/quick-10", "majority/lr", "majority/paper", "majority/paper"]
-    assert [i.seeds for i in items] == [tuple(range(10)), (100, 101), (0, 1, 2), tuple(range(3, 10))]
+    boards = ["majority/quick-10", "majority/lr", "lm/dyt-recipe", "majority/paper", "majority/paper"]
+    assert [i.board for i in items] == boards
+    assert [i.seeds for i in items] == [tuple(range(10)), (100, 101), (3, 4), (0, 1, 2), tuple(range(3, 10))]
 
 
 def test_a_run_a_board_published_before_the_archive_is_finished_not_retrained(tmp_path: Path) -> None:
