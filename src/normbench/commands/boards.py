@@ -128,6 +128,7 @@ def rejudge(board: str, force: bool = False) -> None:
         or [c.to_json() for c in new.against_chance or ()] != [c.to_json() for c in doc.against_chance or ()]
         or new.protocol != doc.protocol  # e.g. power, a rule's text, a protocol note
         or new.tables != doc.tables  # e.g. the null beside a paper table's values
+        or new.reproducibility != doc.reproducibility  # the tolerances a re-run is held to today
         or [v.to_json() for v in new.variants] != [v.to_json() for v in doc.variants]  # e.g. a null drawn further
     )
     if not changed and not moved and not restated:
