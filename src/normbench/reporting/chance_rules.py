@@ -23,7 +23,7 @@ import re
 from typing import Any
 
 from normbench.reporting.chance import chance_fraction
-from normbench.reporting.counting import counted, counted_note, finished_seeds, reasons
+from normbench.reporting.counting import counted, counted_note, entry_head, finished_seeds, reasons
 from normbench.reporting.stats import Interval, null_difference, values_of
 
 OWNER_WHY = (
@@ -65,14 +65,9 @@ def in_words(diff: Interval | None, what: str = "unselectable") -> str:
 def _entry(claim: dict[str, Any], per_seed: dict[str, list], measured: dict[str, Any], diff: Interval | None,
            text: str, explanation: str, notes: list[str]) -> dict[str, Any]:  # fmt: skip
     entry = {
-        "id": claim["id"],
-        "owner": claim["owner"],
-        "source": claim["source"],
-        "statement": claim.get("statement", ""),
-        "metric": claim["metric"],
+        **entry_head(claim),
         "metrics": dict(claim.get("metrics") or {}),
         "variants": dict(claim["variants"]),
-        "paper": claim.get("paper") or {},
         "measured": measured,
         "per_seed": per_seed,
         "difference": None if diff is None else diff.as_dict(),

@@ -33,7 +33,7 @@ from normbench.io import read_yaml
 from normbench.nn.norms import get_component
 from normbench.nn.placement import attention_input_norm
 from normbench.reporting.chance_rules import chance_claims, judge_chance, judge_chance_growth, paper_chance
-from normbench.reporting.counting import counted, counted_note, finished_seeds, reasons
+from normbench.reporting.counting import counted, counted_note, entry_head, finished_seeds, reasons
 from normbench.reporting.qualify import qualify
 from normbench.reporting.stats import (
     Interval,
@@ -601,14 +601,9 @@ def judge_runs(claim: dict[str, Any], variants: dict[str, dict[str, Any]]) -> di
         bounds[role] = counted(metric.get("per_seed_lower_bound") or [], keep)
     rule = claim["rule"]
     entry = {
-        "id": claim["id"],
-        "owner": claim["owner"],
-        "source": claim["source"],
-        "statement": claim.get("statement", ""),
-        "metric": claim["metric"],
+        **entry_head(claim),
         "metrics": role_metrics,
         "variants": roles,
-        "paper": claim.get("paper") or {},
         "measured": measured,
         "per_seed": per_seed,
     }

@@ -1,4 +1,5 @@
-"""Which seeds a verdict counts, and the notes a judged claim carries about them (shared by every rule)."""
+"""Which seeds a verdict counts, the notes a judged claim carries about them, and the fields every judged claim
+opens with (shared by every rule)."""
 
 from __future__ import annotations
 
@@ -40,3 +41,16 @@ def counted_note(notes: list[str]) -> str:
 def reasons(claim: dict[str, Any]) -> dict[str, str]:
     """The claim's ``why`` (the reasoning behind it) and ``note`` (what is known about its measurement), where given."""
     return {key: claim[key] for key in ("why", "note") if claim.get(key)}
+
+
+def entry_head(claim: dict[str, Any]) -> dict[str, Any]:
+    """The fields every judged claim repeats from its claims file entry: id, owner, source, statement, metric,
+    paper."""
+    return {
+        "id": claim["id"],
+        "owner": claim["owner"],
+        "source": claim["source"],
+        "statement": claim.get("statement", ""),
+        "metric": claim["metric"],
+        "paper": claim.get("paper") or {},
+    }
