@@ -368,3 +368,16 @@ def test_a_sweep_passes_compile_to_its_runs(tmp_path: Path) -> None:
     """``--compile`` is an option of every run (``normbench fit``), so a sweep accepts it as an override."""
     _, runs = plan_runs("majority", "quick", "0", ["pre/both"], ["--compile", "default"], str(tmp_path))
     assert "--compile=default" in runs[0].args
+
+
+def test_one_point_of_a_presets_grid_is_a_variant_of_its_own() -> None:
+    """``base,label=value`` names one grid point (a bake trains each run alone); a point off the grid is one line."""
+    from normbench.sweep.plan import parse_names, plan_runs
+
+    assert parse_names("pre/both,lr=0.001,pre/scale", "variants") == ["pre/both,lr=0.001", "pre/scale"]
+    assert parse_names("[pre/dyt,alpha0=50.0;20.0;20.0]", "variants") == ["pre/dyt,alpha0=50.0;20.0;20.0"]
+    _, runs = plan_runs("majority", "lr", seeds=[100], variants=["pre/both,lr=0.002", "pre/scale"])
+    assert [r.variant for r in runs] == ["pre/both,lr=0.002"] + [f"pre/scale,lr={v}" for v in
+                                                                ("0.0003", "0.0006", "0.001", "0.002", "0.003")]  # fmt: skip
+    with pytest.raises(ValueError, match=r"'pre/both,lr=0.005' is not a point of the grid"):
+        plan_runs("majority", "lr", seeds=[100], variants=["pre/both,lr=0.005"])

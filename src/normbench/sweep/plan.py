@@ -71,14 +71,20 @@ def parse_seeds(text: str | list[int] | None) -> list[int] | None:
 
 
 def parse_names(text: str | list[str] | None, field: str) -> list[str] | None:
-    """``"a,b"``, ``"[a, b]"`` or ``"['a', 'b']"`` -> ``["a", "b"]`` (``None`` stays ``None``)."""
+    """``"a,b"``, ``"[a, b]"`` or ``"['a', 'b']"`` -> ``["a", "b"]`` (``None`` stays ``None``). A piece holding ``=``
+    is a grid label of the name before it: ``"pre/both,lr=0.001,pre/scale"`` -> ``["pre/both,lr=0.001", "pre/scale"]``
+    (one point of a preset's grid, as the sweep names it)."""
     if text is None or isinstance(text, list):
         return text
     body = text.strip()
     if body.startswith("[") != body.endswith("]"):
         raise ValueError(f"{field}: {text!r} has an unbalanced bracket; use a,b or [a, b]")
-    names = [n.strip().strip("'\"").strip() for n in body.strip("[]").split(",")]
-    names = [n for n in names if n]
+    names: list[str] = []
+    for piece in (n.strip().strip("'\"").strip() for n in body.strip("[]").split(",")):
+        if piece and "=" in piece and names:
+            names[-1] += f",{piece}"
+        elif piece:
+            names.append(piece)
     if not names:
         raise ValueError(f"{field}: {text!r} names nothing; use a,b or [a, b]")
     return names
@@ -230,14 +236,15 @@ def variant_grid(
     """
     bench = config.get("bench") or {}
     named: dict[str, dict[str, Any]] = bench.get("variants") or {}
+    points = {v for v in variants or [] if "," in v}  # one point of the grid each: ``base,label=value``
     if variants:
-        unknown = [v for v in variants if v not in named]
+        chosen = list(dict.fromkeys(v.split(",")[0] for v in variants))
+        unknown = [v for v in chosen if v not in named]
         if unknown:
             raise ValueError(
                 f"variants: {', '.join(map(repr, unknown))} not defined for task {task}; "
                 f"choose from {', '.join(named) or '(none)'}"
             )
-        chosen = variants
     elif grid:
         chosen = []
     else:
@@ -274,6 +281,14 @@ def variant_grid(
             for k, v in settings
         ]
         out.append((name, args))
+    if points:  # the named grid points, beside every point of the variants named whole
+        whole = {v for v in variants or [] if "," not in v}
+        missing = sorted(points - {name for name, _ in out})
+        if missing:
+            raise ValueError(
+                f"variants: {missing[0]!r} is not a point of the grid; choose from {', '.join(n for n, _ in out)}"
+            )
+        out = [(name, args) for name, args in out if name in points or name.split(",")[0] in whole]
     return out
 
 
