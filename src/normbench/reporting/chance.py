@@ -51,6 +51,7 @@ from normbench.data.text import DATA_ENV
 from normbench.io import atomic_write_json, cache_root
 from normbench.nn.norms import get_component
 from normbench.nn.placement import attention_input_norm, present_norms
+from normbench.reporting.stats import values_of
 from normbench.tasks import get_task, task_names
 
 VERSION = 1  # bump when a cached value would change (the generator, the analyzer's rule, the statistic)
@@ -528,7 +529,7 @@ def sets_for(pilot: dict[str, Any], target_sem: float | None) -> tuple[int, bool
 
 def seed_sd(agg: dict[str, Any]) -> float | None:
     """The standard deviation over seeds of a leaderboard metric (``None`` with fewer than 2 finite values)."""
-    values = [float(v) for v in agg.get("per_seed") or [] if v is not None and math.isfinite(float(v))]
+    values = values_of(agg.get("per_seed"))
     return float(np.std(values, ddof=1)) if len(values) > 1 else None
 
 
@@ -551,9 +552,10 @@ def with_chance(variants: list[dict[str, Any]], configs: dict[str, dict[str, Any
                 pilots.setdefault(key, []).append((agg, value, metric, config))
     for cells in pilots.values():
         _, value, metric, config = cells[0]
-        sds = [sd for agg, *_ in cells if (sd := seed_sd(agg))]
+        spreads = [seed_sd(agg) for agg, *_ in cells]
+        positive = [sd for sd in spreads if sd]
         # seeds that agree exactly (often all 0) give no spread: the null is then held to a tenth of its own value
-        scale = min(sds) if sds else (value["mean"] if len([a for a, *_ in cells if seed_sd(a) == 0]) else None)
+        scale = min(positive) if positive else (value["mean"] if 0.0 in spreads else None)
         target = SE_SHARE * scale if scale and not value["sanity_check"] else None
         sets, met = sets_for(value, target)
         if sets != value["sets"]:

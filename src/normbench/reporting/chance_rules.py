@@ -102,7 +102,7 @@ def judge_chance(claim: dict[str, Any], variants: dict[str, dict[str, Any]]) -> 
     )
     if not null or null.get("sanity_check") or not values_of(values):
         why = "no null for these keys" if not null or null.get("sanity_check") else "no seed has a value"
-        return {**_entry(claim, {"trained": values}, {}, None, text, why, notes), "verdict": "not run"}
+        return _entry(claim, {"trained": values}, {}, None, text, why, notes)  # no interval: not run
     diff = null_difference(values, null["mean"], null.get("sem"), int(null.get("sets") or 1), ("trained", "null"))
     measured = {"trained": sum(values_of(values)) / len(values_of(values)), "null": null["mean"],
                 "null_sem": null.get("sem"), "null_draws": null.get("sets")}  # fmt: skip
@@ -127,7 +127,7 @@ def judge_chance_growth(claim: dict[str, Any], variants: dict[str, dict[str, Any
     growth = [None if a is None or b is None else b - a for a, b in zip(small, large, strict=False)]
     if not null_s or not null_l or null_s.get("sanity_check") or not values_of(growth):
         why = "no null for these keys" if not null_s or not null_l else "no seed has both values"
-        return {**_entry(claim, {"growth": growth}, {}, None, text, why, notes), "verdict": "not run"}
+        return _entry(claim, {"growth": growth}, {}, None, text, why, notes)  # no interval: not run
     g0 = null_l["mean"] - null_s["mean"]
     sem = math.hypot(float(null_s.get("sem") or 0.0), float(null_l.get("sem") or 0.0))
     draws = min(int(null_s.get("sets") or 1), int(null_l.get("sets") or 1))
