@@ -42,11 +42,13 @@ def test_a_bad_queue_is_one_line_naming_the_item_and_field(tmp_path: Path, text:
     assert "\n" not in str(info.value) and str(path) in str(info.value)
 
 
-def test_the_shipped_queue_is_ten_quick_seeds_then_the_paper_protocol() -> None:
+def test_the_shipped_queue_is_ten_quick_seeds_the_learning_rates_more_seeds_then_the_paper_protocol() -> None:
     items = load_queue(Path(__file__).parents[2] / "results" / "bake.yaml")
-    boards = ["majority/quick-10", "majority/lr", "lm/dyt-recipe", "majority/paper", "majority/paper"]
+    boards = ["majority/quick-10", "majority/lr", "majority/tuned", "lm", "majority/paper-1000", "lm/dyt-recipe",
+              "majority/paper", "majority/paper"]  # fmt: skip
     assert [i.board for i in items] == boards
-    assert [i.seeds for i in items] == [tuple(range(10)), (100, 101), (3, 4), (0, 1, 2), tuple(range(3, 10))]
+    assert [i.seeds for i in items] == [tuple(range(10)), (100, 101), tuple(range(10)), tuple(range(5)),
+                                        tuple(range(10)), (3, 4), (0, 1, 2), tuple(range(3, 10))]  # fmt: skip
 
 
 def test_a_run_a_board_published_before_the_archive_is_finished_not_retrained(tmp_path: Path) -> None:

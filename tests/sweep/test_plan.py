@@ -381,3 +381,36 @@ def test_one_point_of_a_presets_grid_is_a_variant_of_its_own() -> None:
                                                                 ("0.0003", "0.0006", "0.001", "0.002", "0.003", "0.006", "0.01")]  # fmt: skip
     with pytest.raises(ValueError, match=r"'pre/both,lr=0.005' is not a point of the grid"):
         plan_runs("majority", "lr", seeds=[100], variants=["pre/both,lr=0.005"])
+
+
+def test_the_tuned_preset_plans_each_variants_shared_and_chosen_rate(tmp_path: Path) -> None:
+    """``bench.tuned``: of the lr grid, each base keeps 1e-3 and the rate the lr board chose for it; a point that is
+    neither is one line; the shared runs are the quick-10 board's (the same config hash)."""
+    from normbench.archive.board import dumps_board
+    from normbench.reporting import leaderboard as lb
+    from tests.factories import make_record
+
+    accs = {"0.001": 0.8, "0.003": 0.9, "0.01": 0.85}
+    records = [
+        make_record(
+            f"{base},lr={lr}", 100 + s, series={"test/acc": [[5000, acc + (base == "pre/scale") * float(lr) * 10]]}
+        )
+        for base in ("pre/both", "pre/scale")
+        for lr, acc in accs.items()
+        for s in range(2)
+    ]
+    bench = {"metrics": {"test_acc@5000": {"series": "test/acc", "at_step": 5000}}}
+    bench["choice"] = {"axis": "lr", "metric": "test_acc@5000", "goal": "max", "report": []}
+    (tmp_path / "majority" / "lr").mkdir(parents=True)
+    board = lb.build("majority", "lr", records, bench)
+    (tmp_path / "majority" / "lr" / "leaderboard.json").write_text(dumps_board(board), encoding="utf-8")
+    config, runs = plan_runs("majority", "tuned", seeds=[0], variants=["pre/both", "pre/scale"], results_dir=tmp_path)
+    assert [r.variant for r in runs] == ["pre/both,lr=0.001", "pre/both,lr=0.003", "pre/scale,lr=0.001",
+                                         "pre/scale,lr=0.01"]  # fmt: skip
+    assert [row["chosen"] for row in config["bench"]["tuned"]["bases"]] == ["0.003", "0.01"]
+    _, quick10 = plan_runs("majority", "quick-10", seeds=[0], variants=["pre/both"])
+    assert runs[0].config_hash == quick10[0].config_hash
+    with pytest.raises(ValueError, match=r"^variants: 'pre/both,lr=0.01' is neither the shared nor the tuned point"):
+        plan_runs("majority", "tuned", seeds=[0], variants=["pre/both,lr=0.01"], results_dir=tmp_path)
+    with pytest.raises(ValueError, match=r"^bench\.tuned\.choice: .* does not exist"):
+        plan_runs("majority", "tuned", seeds=[0], variants=["pre/both"], results_dir=tmp_path / "none")

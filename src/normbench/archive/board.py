@@ -137,6 +137,9 @@ class Board(JsonObject):
         citation: its BibTeX; ``rejudged``: when and at which commit its claims were judged again.
         uncommitted_code: some runs were trained from a dirty tree (published with ``--force``);
             ``in_progress``: the unfinished runs with their steps ("step k of N") and platforms.
+        tuned, tuned_claims: a board judged at a shared and at tuned learning rates (:mod:`normbench.reporting.tuned`):
+            each base variant's shared and chosen point, and the claims judged at the chosen points (``claims`` then
+            holds them at the shared point).
     """
 
     task: str = required(str)
@@ -167,6 +170,8 @@ class Board(JsonObject):
     rejudged: dict[str, Any] | None = optional(dict)
     uncommitted_code: bool | None = optional(bool)
     in_progress: list[dict[str, Any]] | None = optional(list)
+    tuned: dict[str, Any] | None = optional(dict)
+    tuned_claims: tuple[JudgedClaim, ...] | None = optional(list, decode=items(JudgedClaim))
 
     WHAT = "board"
 

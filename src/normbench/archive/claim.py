@@ -80,6 +80,7 @@ class JudgedClaim(JsonObject):
             (the verdict it had, the distance, the tolerance); ``margin_declared``: ``after the runs`` where the
             margin was registered after the claim's runs were trained (:mod:`normbench.reporting.qualify`).
         paper_chance: the random-key null at the paper's own key counts beside the paper's value (its ``chance_at``).
+        rates: on a board judged at shared and tuned learning rates, role -> the rate its variant was judged at.
     """
 
     id: str = required(str)
@@ -110,6 +111,7 @@ class JudgedClaim(JsonObject):
     borderline: dict[str, Any] | None = optional(dict)
     margin_declared: str | None = optional(str)
     paper_chance: dict[str, Any] | None = optional(dict)
+    rates: dict[str, str] | None = optional(dict)
 
     WHAT = "claim"
 

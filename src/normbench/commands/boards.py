@@ -107,6 +107,7 @@ def rejudge(board: str, force: bool = False) -> None:
         "runs",
         parse_grid(sweep.get("grid") or None),
         config_path=sweep.get("config_file"),
+        results_dir=next((p.parent for p in path.parents if p.name == doc.task), "results"),
     )
     bench_cfg = config.get("bench") or {}
     if not force:

@@ -246,7 +246,7 @@ def build(
     if bench.get("unselectable_chance"):  # the random-key value beside every unselectable fraction
         with_chance(variants, {name: group[0]["config"] for name, group in by_variant.items()})
     by_name = {v["name"]: v for v in variants}
-    claims, against_chance = board_claims(bench, variants, config)
+    judged = board_claims(bench, variants, config)
     tables = build_tables(bench.get("tables") or {}, by_name, config)
     prov = provenance()
     prov["normbench"] = __version__
@@ -261,8 +261,7 @@ def build(
         "columns": list(bench.get("columns") or metrics),
         "variants": variants,
         "tables": tables,
-        "claims": claims,
-        **({"against_chance": against_chance} if against_chance else {}),
+        **judged.fields(bench),
         "reproducibility": reproducibility(variants, bench),
         **({"collapse": {**collapse, "unavailable": unavailable}} if collapse else {}),
         **({"choice": build_choice(bench["choice"], variants, metrics)} if bench.get("choice") else {}),

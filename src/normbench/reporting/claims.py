@@ -24,7 +24,7 @@ import functools
 import statistics
 from collections.abc import Callable
 from importlib import resources
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -32,6 +32,7 @@ from normbench.archive.claim import OWNERS, VERDICTS, ClaimSpec  # noqa: F401 - 
 from normbench.io import read_yaml
 from normbench.nn.norms import get_component
 from normbench.nn.placement import attention_input_norm
+from normbench.reporting import tuned
 from normbench.reporting.chance_rules import chance_claims, judge_chance, judge_chance_growth, paper_chance
 from normbench.reporting.counting import counted, counted_note, entry_head, finished_seeds, reasons
 from normbench.reporting.qualify import qualify
@@ -570,14 +571,44 @@ def judge(
     return entry
 
 
-def board_claims(
-    bench: dict[str, Any], variants: list[dict[str, Any]], config: dict[str, Any] | None
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+class BoardClaims(NamedTuple):
+    """A board's judged claims: its claims file's, one against chance per unselectable fraction with a null, and (a
+    board with ``bench.tuned``) its claims file's again at each variant's tuned rate."""
+
+    claims: list[dict[str, Any]]
+    against_chance: list[dict[str, Any]]
+    tuned: list[dict[str, Any]]
+
+    def fields(self, bench: dict[str, Any]) -> dict[str, Any]:
+        """The board's keys these give: ``claims``, ``against_chance`` (when any) and, with ``bench.tuned``, the
+        ``tuned`` view with the ``tuned_claims``."""
+        out: dict[str, Any] = {"claims": self.claims}
+        if self.against_chance:
+            out["against_chance"] = self.against_chance
+        if bench.get("tuned"):
+            out["tuned"] = bench["tuned"]
+            out["tuned_claims"] = self.tuned
+        return out
+
+
+def board_claims(bench: dict[str, Any], variants: list[dict[str, Any]], config: dict[str, Any] | None) -> BoardClaims:
     """A board's judged claims: those of its claims file (``bench.claims``), and one against chance per unselectable
-    fraction with a null (:func:`normbench.reporting.chance_rules.chance_claims`)."""
-    by_name = {v["name"]: v for v in variants}
-    claims = [judge(c, by_name, config) for c in load_claims(bench["claims"])] if bench.get("claims") else []
-    return claims, [judge(c, by_name) for c in chance_claims(variants)]
+    fraction with a null (:func:`normbench.reporting.chance_rules.chance_claims`). With ``bench.tuned`` (the resolved
+    view, :mod:`normbench.reporting.tuned`) the claims file's claims are judged at the shared rate and again at the
+    tuned rates, each claim's variants read at that rate."""
+    specs = load_claims(bench["claims"]) if bench.get("claims") else []
+    against_chance = [judge(c, {v["name"]: v for v in variants}) for c in chance_claims(variants)]
+    view = bench.get("tuned")
+    if not view:
+        by_name = {v["name"]: v for v in variants}
+        return BoardClaims([judge(c, by_name, config) for c in specs], against_chance, [])
+    judged = {}
+    for rate in tuned.RATES:
+        by_name = {v["name"]: v for v in tuned.at_rate(view, variants, rate)}
+        judged[rate] = [
+            {**judge(c, by_name, config), "rates": tuned.rates_of(view, c.get("variants"), rate)} for c in specs
+        ]
+    return BoardClaims(judged["shared"], against_chance, judged["tuned"])
 
 
 def judge_runs(claim: dict[str, Any], variants: dict[str, dict[str, Any]]) -> dict[str, Any]:

@@ -13,6 +13,8 @@ from normbench.reporting.chance import chance_text
 from normbench.reporting.claims import describe, describe_difference, describe_seeds, source_text
 from normbench.reporting.markdown import Lines, cell
 
+SHARED = "shared"  # the rate every variant shares, on a board judged at shared and tuned learning rates
+
 VERDICT_WORDS = {
     "reproduced": "holds here",
     "direction only": "holds in direction only: the ordering is significant over seeds, the paper's values or its "
@@ -148,7 +150,7 @@ def short_verdict(claim: JudgedClaim) -> str:
 
 def summary_row(claim: JudgedClaim, board: Board) -> str:
     cells = (
-        f"[`{claim.id}`](#{anchor(claim)}): {claim.statement}",
+        f"[`{claim.id}`](#{anchor(claim, SHARED if board.tuned else '')}): {claim.statement}",
         claim.whose,
         short_verdict(claim),
         key_numbers(claim),
@@ -157,19 +159,26 @@ def summary_row(claim: JudgedClaim, board: Board) -> str:
     return "| " + " | ".join(cell(x) for x in cells) + " |"
 
 
-def anchor(claim: JudgedClaim) -> str:
-    """The HTML id of a claim's details block."""
-    return "claim-" + "".join(c if c.isalnum() else "-" for c in claim.id.lower())
+def anchor(claim: JudgedClaim, rate: str = "") -> str:
+    """The HTML id of a claim's details block (``rate``: where a board judges each claim at two learning rates)."""
+    return "claim-" + (f"{rate}-" if rate else "") + "".join(c if c.isalnum() else "-" for c in claim.id.lower())
 
 
-def details(claim: JudgedClaim) -> Lines:
-    """One claim's details as a collapsible block: every field the summary leaves out."""
+def rates_text(claim: JudgedClaim) -> str:
+    """``pre_norm = 0.003, post_norm = 0.001``: the learning rate each role was judged at (empty without rates)."""
+    return ", ".join(f"{role} = {rate}" for role, rate in (claim.rates or {}).items())
+
+
+def details(claim: JudgedClaim, rate: str = "") -> Lines:
+    """One claim's details as a collapsible block: every field the summary leaves out (``rate``: the learning rate
+    it was judged at, on a board that judges each claim at two)."""
     doc = claim.to_json()
     seeds = "; ".join(filter(None, (metric_names_of(claim), describe_seeds(claim.per_seed or {}))))
     fields = [
         ("statement", claim.statement or "–"),
         ("whose", f"{claim.whose}: {source_text(doc)}"),
         ("compares", " vs ".join(f"{r} = `{v}`" for r, v in (claim.variants or {}).items()) or "–"),
+        *([("learning rates", rates_text(claim))] if claim.rates else []),
         ("paper", describe(claim.paper) or "–"),
         ("measured (per seed)", f"{describe(claim.measured)} ({seeds})"),
         ("difference [95% CI]", (describe_difference(doc) + describe_gaps(claim)) or "–"),
@@ -180,8 +189,8 @@ def details(claim: JudgedClaim) -> Lines:
     ]
     return [
         "",
-        f'<details markdown="1" id="{anchor(claim)}">',
-        f"<summary><code>{claim.id}</code>: {claim.verdict}</summary>",
+        f'<details markdown="1" id="{anchor(claim, rate)}">',
+        f"<summary><code>{claim.id}</code>" + (f" at the {rate} rate" if rate else "") + f": {claim.verdict}</summary>",
         "",
         *(f"- **{name}**: {text}" for name, text in fields),
         "",
@@ -205,8 +214,14 @@ def claims_table(board: Board) -> Lines:
         "|---|---|---|---|---|",
         *(summary_row(c, board) for c in board.claims),
     ]
+    if board.tuned:
+        lines[5:5] = [
+            f"Every claim is judged here at the value all variants share, `{board.tuned['axis']}` = "
+            f"{board.tuned['shared']}, and again at each variant's tuned value (the next section).",
+            "",
+        ]
     for claim in board.claims:
-        lines += details(claim)
+        lines += details(claim, SHARED if board.tuned else "")
     return lines
 
 

@@ -72,7 +72,7 @@ def rejudge_board(
     config = (
         configs[variants[0]["name"]] if variants and variants[0]["name"] in configs else next(iter(configs.values()))
     )
-    claims, against_chance = board_claims(bench, variants, config)
+    judged = board_claims(bench, variants, config)
     tables = dict(bench.get("tables") or {})
     if bench.get("key_sets"):
         tables["key_sets"] = key_sets.table_spec(bench["key_sets"], n_layers_of(config))
@@ -81,11 +81,12 @@ def rejudge_board(
         "variants": variants,
         "protocol": build_protocol(bench.get("protocol") or {}, config, variants),
         "tables": build_tables(tables, by_name, config) if tables else board.get("tables", []),
-        "claims": claims,
     }
-    new.pop("against_chance", None)
-    if against_chance:
-        new["against_chance"] = against_chance
+    fields = judged.fields(bench)
+    for key in ("against_chance", "tuned", "tuned_claims"):
+        if key not in fields:
+            new.pop(key, None)
+    new.update(fields)  # a key the board has keeps its place
     if board.get("reproducibility"):  # the runs' platforms, and what a re-run is held to today
         new["reproducibility"] = reproducibility(variants, bench)
     if collapse:

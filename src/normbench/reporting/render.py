@@ -19,6 +19,7 @@ from normbench.reporting.claims_view import claims_table, findings
 from normbench.reporting.markdown import Lines, cell
 from normbench.reporting.matrix import UNSELECTABLE, panels
 from normbench.reporting.progress import render_progress
+from normbench.reporting.tuned_view import rates_table, side_by_side
 from normbench.reporting.width import render_width
 from normbench.training.reproducibility import tolerance_table
 
@@ -545,6 +546,7 @@ def render(board: Board) -> str:
         *render_matrix(board.matrix),
         *render_width(board.width),
         *render_choice(board.choice),
+        *rates_table(board),
         *variants_table(board),
         *chance_note(board),
         *flagged_seeds(board),
@@ -555,6 +557,7 @@ def render(board: Board) -> str:
         *metric_definitions(board),
         *paper_tables(board),
         *claims_table(board),
+        *side_by_side(board),
         *against_chance_table(board),
         *render_superseded(board.supersedes, board.claims),
         *provenance_table(board),

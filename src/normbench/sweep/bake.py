@@ -167,6 +167,7 @@ def survey(items: list[QueueItem], archive: Archive, runs_dir: str, restore: boo
             None,
             runs_dir,
             config_path=item.config,
+            results_dir=archive.root.parent,
         )
         order = {v: i for i, v in enumerate(item.variants)}
         for run in sorted(runs, key=lambda r: (r.seed, order.get(r.variant, len(order)))):

@@ -34,6 +34,7 @@ import lightning as L
 import yaml
 
 from normbench.errors import one_line, short_key
+from normbench.reporting import tuned
 from normbench.tasks import get_task, norm_roles
 from normbench.tasks.series import decomposition_series, expand_metric_layers, monitor_series
 from normbench.training.cli import NormbenchCLI
@@ -327,10 +328,14 @@ def plan_runs(
     runs_dir: str = "runs",
     grid: dict[str, list[Any]] | None = None,
     config_path: str | Path | None = None,
+    results_dir: str | Path = "results",
 ) -> tuple[dict[str, Any], list[Run]]:
     """The merged config and its runs, each variant parsed and instantiated (nothing is written).
 
-    Give either a registered ``task`` (its shipped config) or a ``config_path`` (a file or a task name).
+    Give either a registered ``task`` (its shipped config) or a ``config_path`` (a file or a task name). A config
+    with ``bench.tuned`` keeps two points of its grid per base variant, the shared and the tuned one, read from the
+    choice board under ``results_dir`` (:mod:`normbench.reporting.tuned`); the returned config's ``bench.tuned`` is
+    then that resolved view.
     """
     if config_path is None:
         if task is None:
@@ -348,9 +353,23 @@ def plan_runs(
     for arg in extra:
         check_option(config, arg, "override")
     check_metrics(config, task)
+    points = variant_grid(config, variants, grid or {}, task)
+    if bench.get("tuned"):
+        bases = list(dict.fromkeys(v.split(",")[0] for v in variants)) if variants else None
+        whole = [n for n, _ in variant_grid(config, bases, grid or {}, task)]  # the grid of each base named
+        view = tuned.resolve(bench["tuned"], whole, results_dir)
+        kept = tuned.select(view, [n for n, _ in points])
+        off = [n for n in variants or [] if "," in n and n not in kept]
+        if off:
+            raise ValueError(
+                f"variants: {off[0]!r} is neither the shared nor the tuned point of its base (bench.tuned: "
+                f"{view['axis']} shared {view['shared']}, tuned as {view['choice']} chose)"
+            )
+        points = [(n, a) for n, a in points if n in kept]
+        config = {**config, "bench": {**bench, "tuned": view}}
     runs, planned = [], {}
     with quiet_lightning():
-        for name, variant_args in variant_grid(config, variants, grid or {}, task):
+        for name, variant_args in points:
             args = ["--config", base, *variant_args, *extra, f"--variant={name}", f"--runs_dir={runs_dir}"]
             try:  # parse + instantiate each variant once: errors before any training
                 cli = NormbenchCLI(args=[*args, f"--seed_everything={seeds[0]}"])

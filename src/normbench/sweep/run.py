@@ -208,7 +208,9 @@ def run_sweep(
     axes = parse_grid(grid)
     if preset is None:
         preset = load_config(config).get("default_preset")
-    cfg, runs = plan_runs(None, preset, seeds, variants, overrides, runs_dir, axes, config_path=config)
+    cfg, runs = plan_runs(
+        None, preset, seeds, variants, overrides, runs_dir, axes, config_path=config, results_dir=results_dir
+    )
     task = cfg["task"]
     own = resolve_config(config)
     custom = (

@@ -1,0 +1,164 @@
+"""Claims at a shared and at tuned learning rates (bench.tuned): the view from a choice board, the points a sweep
+keeps, every claim judged at both rates, the Markdown and the one-line errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from normbench.archive.board import dumps_board
+from normbench.reporting import claims as claims_module
+from normbench.reporting import leaderboard as lb
+from normbench.reporting import tuned
+from normbench.reporting.claims import board_claims
+from tests.factories import make_record
+
+METRICS = {"acc": {"series": "test/acc", "at_step": "last"}}
+CHOICE = {"axis": "lr", "metric": "acc", "goal": "max", "report": []}
+CLAIM = {
+    "id": "x.ordering",
+    "owner": "normbench",
+    "source": "test",
+    "statement": "a is more accurate than b",
+    "why": "test",
+    "metric": "acc",
+    "variants": {"first": "pre/a", "second": "pre/b"},
+    "rule": {"kind": "ordering", "lower": "second"},
+}
+NAMES = [f"pre/{b},lr={r}" for b in ("a", "b") for r in ("0.001", "0.003", "0.01")]
+
+
+def record(variant: str, seed: int, acc: float) -> dict:
+    return make_record(variant, seed, series={"test/acc": [[100, acc]]}, config={})
+
+
+def choice_board(tmp_path: Path, accs: dict[str, list[float]]) -> Path:
+    """results/majority/lr/leaderboard.json: a choice over ``lr`` from tuning seeds 100-101."""
+    records = [record(name, 100 + s, a) for name, values in accs.items() for s, a in enumerate(values)]
+    board = lb.build("majority", "lr", records, {"metrics": METRICS, "choice": CHOICE})
+    folder = tmp_path / "majority" / "lr"
+    folder.mkdir(parents=True)
+    (folder / "leaderboard.json").write_text(dumps_board(board), encoding="utf-8")
+    return tmp_path
+
+
+TUNING = {
+    "pre/a,lr=0.001": [0.80, 0.82],
+    "pre/a,lr=0.003": [0.90, 0.92],
+    "pre/a,lr=0.01": [0.85, 0.86],
+    "pre/b,lr=0.001": [0.70, 0.71],
+    "pre/b,lr=0.003": [0.75, 0.76],
+    "pre/b,lr=0.01": [0.95, 0.96],
+}
+
+
+def test_the_view_names_each_base_shared_and_chosen_point(tmp_path: Path) -> None:
+    view = tuned.resolve({"choice": "majority/lr", "shared": 1.0e-3}, NAMES, choice_board(tmp_path, TUNING))
+    assert view["axis"] == "lr" and view["shared"] == "0.001" and view["metric"] == "acc"
+    a, b = view["bases"]
+    assert (a["base"], a["shared"], a["chosen"], a["tuned"]) == ("pre/a", "pre/a,lr=0.001", "0.003", "pre/a,lr=0.003")
+    assert a["at_edge"] is False and a["tuning_seeds"] == ["100", "101"] and a["tuning_value"] == pytest.approx(0.91)
+    assert b["chosen"] == "0.01" and b["at_edge"] is True
+    assert tuned.select(view, [*NAMES, "none/none"]) == [
+        "pre/a,lr=0.001",
+        "pre/a,lr=0.003",
+        "pre/b,lr=0.001",
+        "pre/b,lr=0.01",
+        "none/none",
+    ]
+
+
+def test_a_base_the_choice_has_not_chosen_keeps_its_shared_point_only(tmp_path: Path) -> None:
+    only_a = {k: v for k, v in TUNING.items() if k.startswith("pre/a")}
+    view = tuned.resolve({"choice": "majority/lr", "shared": 0.001}, NAMES, choice_board(tmp_path, only_a))
+    b = view["bases"][1]
+    assert b["chosen"] is None and b["tuned"] is None
+    assert [n for n in tuned.select(view, NAMES) if n.startswith("pre/b")] == ["pre/b,lr=0.001"]
+
+
+@pytest.mark.parametrize(
+    ("spec", "field", "message"),
+    [
+        ({"choice": "lr", "shared": 0.001}, "choice", "must name the board"),
+        ({"choice": "majority/lr"}, "shared", "must be the grid value"),
+        ({"choice": "majority/lr", "shared": 0.001, "metric": "x"}, "metric", "not a setting"),
+        ({"choice": "majority/nothing", "shared": 0.001}, "choice", "does not exist; train that board's grid first"),
+        ({"choice": "majority/lr", "shared": 0.002}, "shared", "0.002 is not a point of the lr grid"),
+    ],
+)
+def test_bad_specs_are_one_line(tmp_path: Path, spec: dict, field: str, message: str) -> None:
+    results = choice_board(tmp_path, TUNING)
+    with pytest.raises(ValueError, match=rf"^bench\.tuned\.{field}: ") as info:
+        tuned.resolve(spec, NAMES, results)
+    assert message in str(info.value) and "\n" not in str(info.value)
+
+
+def test_a_board_without_a_choice_table_is_refused(tmp_path: Path) -> None:
+    board = lb.build("majority", "quick", [record("pre/a,lr=0.001", 0, 0.8)], {"metrics": METRICS})
+    (tmp_path / "majority" / "lr").mkdir(parents=True)
+    (tmp_path / "majority" / "lr" / "leaderboard.json").write_text(dumps_board(board), encoding="utf-8")
+    with pytest.raises(ValueError, match="has no choice table"):
+        tuned.resolve({"choice": "majority/lr", "shared": 0.001}, NAMES, tmp_path)
+
+
+def judging_board(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Seeds 0-4 at both rates: a ahead of b at the shared rate, b ahead of a at the tuned rates."""
+    monkeypatch.setattr(claims_module, "claims_file", lambda name: {"claims": [CLAIM]})
+    view = tuned.resolve({"choice": "majority/lr", "shared": 0.001}, NAMES, choice_board(tmp_path, TUNING))
+    accs = {
+        "pre/a,lr=0.001": [0.80, 0.81, 0.82, 0.80, 0.81],
+        "pre/b,lr=0.001": [0.70, 0.71, 0.72, 0.70, 0.71],
+        "pre/a,lr=0.003": [0.90, 0.91, 0.92, 0.90, 0.91],
+        "pre/b,lr=0.01": [0.95, 0.96, 0.97, 0.95, 0.96],
+    }
+    records = [record(name, s, a) for name, values in accs.items() for s, a in enumerate(values)]
+    bench = {"metrics": METRICS, "claims": "test", "tuned": view}
+    return lb.build("majority", "tuned", records, bench), bench
+
+
+def test_every_claim_is_judged_at_the_shared_and_at_the_tuned_rates(tmp_path: Path, monkeypatch) -> None:
+    board, bench = judging_board(tmp_path, monkeypatch)
+    (shared,), (at_tuned,) = board.claims, board.tuned_claims
+    assert shared.verdict == "reproduced" and at_tuned.verdict == "not reproduced"
+    assert shared.measured == pytest.approx({"first": 0.808, "second": 0.708})
+    assert at_tuned.measured == pytest.approx({"first": 0.908, "second": 0.958})
+    assert shared.rates == {"first": "0.001", "second": "0.001"}
+    assert at_tuned.rates == {"first": "0.003", "second": "0.01"}
+    assert board.tuned == bench["tuned"]
+    # the same function judges a rejudged board: the same verdicts from the board's own values
+    again = board_claims(bench, board.to_json()["variants"], {})
+    assert [c["verdict"] for c in again.claims + again.tuned] == ["reproduced", "not reproduced"]
+
+
+def test_a_base_without_a_tuned_point_is_not_run_at_the_tuned_rates(tmp_path: Path, monkeypatch) -> None:
+    board, bench = judging_board(tmp_path, monkeypatch)
+    variants = [v for v in board.to_json()["variants"] if v["name"] != "pre/b,lr=0.01"]
+    bench["tuned"]["bases"][1].update(chosen=None, tuned=None)
+    judged = board_claims(bench, variants, {})
+    assert judged.claims[0]["verdict"] == "reproduced" and judged.tuned[0]["verdict"] == "not run"
+    assert judged.tuned[0]["rates"] == {"first": "0.003"}
+
+
+def test_the_markdown_shows_the_rates_and_both_verdicts_side_by_side(tmp_path: Path, monkeypatch) -> None:
+    board, _ = judging_board(tmp_path, monkeypatch)
+    md = lb.render_markdown(board, [])
+    assert "## Tuned `lr`" in md
+    assert "| `pre/a` | 0.001 | 0.003 | 100, 101 | 0.910 |" in md
+    assert "| `pre/b` | 0.001 | 0.01 (the grid's edge: a value beyond it may be better) | 100, 101 | 0.955 |" in md
+    assert "## Claims at the shared and the tuned `lr`" in md
+    row = next(line for line in md.splitlines() if line.startswith("| `x.ordering` |"))
+    assert "[**reproduced**](#claim-shared-x-ordering)" in row
+    assert "[**not reproduced**](#claim-tuned-x-ordering)" in row and "(at first 0.003, second 0.01)" in row
+    assert '<details markdown="1" id="claim-shared-x-ordering">' in md
+    assert '<details markdown="1" id="claim-tuned-x-ordering">' in md
+    assert "- **learning rates**: first = 0.003, second = 0.01" in md
+
+
+def test_a_board_without_tuned_rates_renders_as_before(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(claims_module, "claims_file", lambda name: {"claims": [CLAIM]})
+    records = [record(v, s, 0.8 - 0.1 * (v == "pre/b") + 0.01 * s) for v in ("pre/a", "pre/b") for s in range(3)]
+    board = lb.build("majority", "quick", records, {"metrics": METRICS, "claims": "test"})
+    md = lb.render_markdown(board, [])
+    assert board.tuned is None and board.tuned_claims is None
+    assert "Tuned" not in md and '<details markdown="1" id="claim-x-ordering">' in md
