@@ -279,19 +279,14 @@ def test_leaderboard_with_missing_runs_leaves_the_published_board(
     assert empty.returncode == 0 and "leaderboard.json stands as published: its 18 runs" in empty.stdout
     assert porcelain(clone) == ""
 
-    # 1 of 18 runs finished: the published 18 stay
+    # 1 of 18 runs trained again here: a replicate of a published run, whose published values stay canonical
     from normbench.sweep.plan import plan_runs
 
     finish(plan_runs("majority", "quick", [0], ["pre/both"], None, str(runs))[1][0])
     one = normbench_in_process(
         "leaderboard", "majority", "--runs_dir", str(runs), "--results_dir", str(results), cwd=tmp_path
     )
-    assert one.returncode == 2 and last_line(one.stderr) == (
-        f"normbench: error: results_dir: {results / 'majority' / 'leaderboard.json'} holds 18 finished runs; "
-        "this build has 1 (17 missing: pre/both seed 1, pre/both seed 2, pre/paper_no_projection seed 0, "
-        "pre/paper_no_projection seed 1, ...); rebuild with every run, write elsewhere with --results_dir/--name, "
-        "or pass --force to replace it"
-    )
+    assert one.returncode == 0 and "leaderboard.json stands as published: its 18 runs" in one.stdout
     assert porcelain(clone) == ""
 
 

@@ -23,6 +23,12 @@ def queue_file(folder: Path, config: Path, seeds: str = "0-1", board: str = "maj
     return path
 
 
+def bake_seeds(tmp_path: Path, config: Path, seeds: str, runs: str, results: str):
+    """Bake the tiny queue at ``seeds`` in this process, on one worker, at normal priority."""
+    queue = str(queue_file(tmp_path, config, seeds=seeds))
+    return bake(queue, workers=1, nice=0, runs_dir=runs, results_dir=results, force=True)
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [
@@ -44,11 +50,11 @@ def test_a_bad_queue_is_one_line_naming_the_item_and_field(tmp_path: Path, text:
 
 def test_the_shipped_queue_is_ten_quick_seeds_the_learning_rates_more_seeds_then_the_paper_protocol() -> None:
     items = load_queue(Path(__file__).parents[2] / "results" / "bake.yaml")
-    boards = ["majority/quick-10", "majority/lr", "majority/tuned", "lm", "majority/paper-1000", "lm/dyt-recipe",
-              "majority/paper", "majority/paper"]  # fmt: skip
+    boards = ["majority/quick-10", "majority/lr", "majority/tuned", "lm", "majority/paper-1000", "lm/stability",
+              "lm/dyt-recipe", "majority/paper", "majority/paper"]  # fmt: skip
     assert [i.board for i in items] == boards
     assert [i.seeds for i in items] == [tuple(range(10)), (100, 101), tuple(range(10)), tuple(range(5)),
-                                        tuple(range(10)), (3, 4), (0, 1, 2), tuple(range(3, 10))]  # fmt: skip
+                                        tuple(range(10)), (0, 1), (3, 4), (0, 1, 2), tuple(range(3, 10))]  # fmt: skip
 
 
 def test_a_run_a_board_published_before_the_archive_is_finished_not_retrained(tmp_path: Path) -> None:
@@ -69,19 +75,10 @@ def test_a_bake_adds_seeds_to_its_own_board(tmp_path: Path, capsys) -> None:
     the same folder stays an error."""
     config = tiny_config(tmp_path)
     runs, results = str(tmp_path / "runs"), str(tmp_path / "results")
-    bake(
-        str(queue_file(tmp_path, config, seeds="0")), workers=1, nice=0, runs_dir=runs, results_dir=results, force=True
-    )
+    bake_seeds(tmp_path, config, "0", runs, results)
     board = Path(results) / "majority" / "tiny" / "leaderboard.json"
     assert json.loads(board.read_text())["variants"][0]["seeds"] == [0]
-    bake(
-        str(queue_file(tmp_path, config, seeds="0-1")),
-        workers=1,
-        nice=0,
-        runs_dir=runs,
-        results_dir=results,
-        force=True,
-    )
+    bake_seeds(tmp_path, config, "0-1", runs, results)
     assert json.loads(board.read_text())["variants"][0]["seeds"] == [0, 1]
 
 
@@ -142,3 +139,31 @@ def test_a_run_stopped_at_its_deadline_resumes_to_the_same_numbers(tmp_path: Pat
     fresh = read_record(fresh_path)
     assert resumed["status"] == fresh["status"] == "done"
     assert resumed["series"] == fresh["series"]
+
+
+def test_a_board_published_before_the_archive_grows_with_its_published_values(tmp_path: Path) -> None:
+    """Seed 0 published before the archive (its record gone, listed in published.json): a bake adds seed 1, and the
+    board shows seed 0's published values beside seed 1's record, judged over both; the figures draw seed 1."""
+    import shutil
+
+    config = tiny_config(tmp_path)
+    runs, results = str(tmp_path / "runs"), str(tmp_path / "results")
+    bake_seeds(tmp_path, config, "0", runs, results)
+    path = Path(results) / "majority" / "tiny" / "leaderboard.json"
+    before = json.loads(path.read_text())
+    (rep,) = Archive(results).runs("majority")
+    shutil.rmtree(rep.path.parent.parent)  # the run's record was never kept: only its board's values
+    shutil.rmtree(runs)
+    published = {"runs": {rep.config_hash: [0]}}
+    (Path(results) / "archive" / "majority" / "published.json").write_text(json.dumps(published))
+    bake_seeds(tmp_path, config, "0-1", runs, results)
+    after = json.loads(path.read_text())
+    (old,), (new,) = before["variants"], after["variants"]
+    assert new["seeds"] == [0, 1] and new["published_seeds"] == {"majority/tiny": [0]}
+    assert after["finished_runs"] == 2 and after["planned_runs"] == 2
+    for metric, agg in old["metrics"].items():
+        assert new["metrics"][metric]["per_seed"][0] == agg["per_seed"][0], metric
+    shown = [m for m in new["metrics"].values() if m["per_seed"][1] is not None]
+    assert shown and all(m["n"] == 2 for m in shown if m["per_seed"][0] is not None)
+    md = path.with_suffix(".md").read_text()
+    assert "- `pre/both`, seed 0: the values published on `results/majority/tiny/` before the run archive" in md

@@ -94,6 +94,8 @@ class VariantEntry(JsonObject):
         provenance: commits, dates, devices and platforms of its runs.
         canonical: the board whose values of these runs this board shows (an earlier board published them
             first, with other values from another platform: :mod:`normbench.reporting.canonical`).
+        published_seeds: board -> the seeds whose values are that board's, published before the run archive kept
+            records (:mod:`normbench.reporting.published`); the other seeds' come from their records.
     """
 
     name: str = required(str)
@@ -115,6 +117,7 @@ class VariantEntry(JsonObject):
     flagged: dict[str, str] | None = optional(dict)
     provenance: dict[str, Any] | None = optional(dict)
     canonical: str | None = optional(str)
+    published_seeds: dict[str, list[int]] | None = optional(dict)
 
     WHAT = "variant"
 

@@ -81,6 +81,8 @@ class JudgedClaim(JsonObject):
             margin was registered after the claim's runs were trained (:mod:`normbench.reporting.qualify`).
         paper_chance: the random-key null at the paper's own key counts beside the paper's value (its ``chance_at``).
         rates: on a board judged at shared and tuned learning rates, role -> the rate its variant was judged at.
+        failures: a stability claim's counts, role -> learning rate -> ``{failed, runs}``
+            (:mod:`normbench.reporting.stability`).
     """
 
     id: str = required(str)
@@ -112,6 +114,7 @@ class JudgedClaim(JsonObject):
     margin_declared: str | None = optional(str)
     paper_chance: dict[str, Any] | None = optional(dict)
     rates: dict[str, str] | None = optional(dict)
+    failures: dict[str, Any] | None = optional(dict)
 
     WHAT = "claim"
 

@@ -29,6 +29,13 @@ from normbench.reporting.choice import build_choice
 from normbench.reporting.claims import board_claims
 from normbench.reporting.collapse import check_spec as check_collapse
 from normbench.reporting.collapse import collapse_text, is_collapsed, with_baselines
+from normbench.reporting.published import (
+    NOT_MEASURED,
+    is_stand_in,
+    published_notes,
+    published_seeds,
+    value_of,
+)
 from normbench.reporting.run_cache import no_checkpoint_note
 from normbench.reporting.stats import aggregate
 from normbench.tasks import norm_roles
@@ -128,9 +135,16 @@ def variant_entry(
     counted = [r["status"] == "done" for r in records]
     for metric, spec in metrics.items():
         # a diverged run counts in no statistic, and its last step bounds nothing: it stopped
-        pairs = [series_value(r["series"].get(spec["series"], []), spec) for r in records]
+        pairs = [value_of(r, metric) or series_value(r["series"].get(spec["series"], []), spec) for r in records]
         agg = aggregate([p[0] for p in pairs], [p[1] for p in pairs], counted)
-        if agg["mean"] is None:
+        lacking = sorted(
+            {r["published"]["board"] for r in records if is_stand_in(r) and metric not in r["published"]["values"]}
+        )
+        if agg["mean"] is None and (lacking or all(is_stand_in(r) for r in records)):
+            notes = [NOT_MEASURED.format(board=b) for b in lacking] + published_notes(records, metric)
+            if notes:
+                agg["note"] = "; ".join(dict.fromkeys(notes))
+        elif agg["mean"] is None:
             logged = [
                 points
                 for r, keep in zip(records, counted, strict=False)
@@ -164,6 +178,8 @@ def variant_entry(
         "log_dirs": [r.get("log_dir") for r in records],
         "platforms": unique_platforms(prov),
     }
+    if published := published_seeds(records):
+        entry["published_seeds"] = published
     return entry
 
 

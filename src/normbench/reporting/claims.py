@@ -2,7 +2,8 @@
 
 A claim names a leaderboard metric, the variants it compares (role -> variant name), the paper's
 numbers and a rule (``values``, ``ratio``, ``ordering``, ``positive_zero``, ``equivalence``,
-``all_zero``, ``attention_feed``, or against the random-key null ``chance`` and ``chance_growth``
+``all_zero``, ``attention_feed``, ``stability`` (failed runs over a learning-rate grid,
+:mod:`normbench.reporting.stability`), or against the random-key null ``chance`` and ``chance_growth``
 (:mod:`normbench.reporting.chance_rules`), documented in each claims file). A claim may read a
 different metric per role (``metrics: {role: metric}``), e.g. one model's keys before and after
 its norm. Every claim says whose it is (``owner``: ``paper`` for a number the paper reports,
@@ -36,6 +37,8 @@ from normbench.reporting import tuned
 from normbench.reporting.chance_rules import chance_claims, judge_chance, judge_chance_growth, paper_chance
 from normbench.reporting.counting import counted, counted_note, entry_head, finished_seeds, reasons
 from normbench.reporting.qualify import qualify
+from normbench.reporting.stability import check_rule as check_stability
+from normbench.reporting.stability import judge_stability
 from normbench.reporting.stats import (
     Interval,
     difference_equivalence,
@@ -109,6 +112,8 @@ def check_claim(claim: dict[str, Any]) -> dict[str, Any]:
         raise ValueError(f"claim {cid!r}: protocol {claim['protocol']!r} is not in claims/protocols.yaml")
     if claim.get("evidence") not in (None, "sanity check"):
         raise ValueError(f"claim {cid!r}: evidence must be `sanity check` (an identity the code guarantees) or absent")
+    if rule.get("kind") == "stability":
+        check_stability(claim)
     if rule.get("kind") == "equivalence":
         roles = list(claim.get("variants") or {})
         if len(roles) != 2 or rule.get("reference") not in roles:
@@ -762,5 +767,6 @@ CLAIM_RULES: dict[str, Callable[[dict[str, Any], dict[str, dict[str, Any]]], dic
     "attention_feed": judge_attention_feed,
     "chance": judge_chance,
     "chance_growth": judge_chance_growth,
+    "stability": judge_stability,
 }
 RULE_KINDS = (*SEED_RULES, *CLAIM_RULES, "grid")  # grid: a random-grid board's rule (:func:`judge_grid`)

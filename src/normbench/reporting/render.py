@@ -513,8 +513,16 @@ def provenance_table(board: Board) -> Lines:
             f"{pv['dates'][0]} – {pv['dates'][1]} | {pv['wall_time_s']:.0f} |"
         )
     shared = [v for v in board.variants if v.canonical]
-    if shared:
+    grown = [v for v in board.variants if v.published_seeds]
+    if shared or grown:
         lines.append("")
+    for v in grown:
+        for where, seeds in v.published_seeds.items():
+            lines.append(
+                f"- `{v.name}`, seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))}: the values published "
+                f"on `results/{where}/` before the run archive kept records (no series kept: the figures show the "
+                f"other seeds)."
+            )
     for v in shared:
         lines.append(
             f"- `{v.name}`: the values of its canonical runs, published first on `results/{v.canonical}/` "

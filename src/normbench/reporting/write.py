@@ -22,6 +22,7 @@ from normbench.reporting import claims, publish, report_kinds
 from normbench.reporting import leaderboard as lb
 from normbench.reporting.plots import plot_series
 from normbench.reporting.progress import PlannedRun, in_progress
+from normbench.reporting.published import is_stand_in, stand_ins
 from normbench.reporting.tokens import TOKEN_REPORT, published_runs, report_runs, write_token_report
 from normbench.training.records import read_record
 
@@ -116,11 +117,19 @@ def write_results(
     local = list(runs)
     runs = shown_runs(task, runs, archive)
     records = load_finished(runs)
-    missing = len(runs) - len(records)
-    progress = in_progress(task, local, archive, {(r["variant"], r["seed"]) for r in records})
+    # runs published before the archive kept records: their published values are canonical (one run, one result),
+    # so a local retraining of one is a replicate, compared in results/reproducibility.md, not shown here
     published = [
-        r for r in runs if archive and r.config_hash and archive.published_elsewhere(task, r.config_hash, r.seed)
+        r
+        for r in runs
+        if archive
+        and r.config_hash
+        and archive.published_elsewhere(task, r.config_hash, r.seed)
+        and archive.canonical(task, r.config_hash, r.seed) is None
     ]
+    shown_published = {(r.variant, r.seed) for r in published}
+    records = [r for r in records if (r["variant"], r["seed"]) not in shown_published]
+    progress = in_progress(task, local, archive, {(r["variant"], r["seed"]) for r in records} | shown_published)
     if not records and not progress and published and (out / "leaderboard.json").is_file():
         print(
             f"normbench: {out / 'leaderboard.json'} stands as published: its {len(published)} runs were published "
@@ -128,6 +137,9 @@ def write_results(
             f"judges its claims again; retrained replicates are compared with it in results/reproducibility.md)"
         )
         return
+    # beside new seeds of the same board, the published runs are shown with their published values
+    stand_in_records = stand_ins(task, published, archive) if records else []
+    order = [(r.variant, r.seed) for r in runs]
     if not records and not progress:
         raise ValueError(
             f"runs_dir: no finished run records for task {task} (preset {preset}); "
@@ -137,7 +149,7 @@ def write_results(
     superseded = publish.superseded_configs(bench_cfg)
     publish.check_leaderboard(
         out,
-        {(r["variant"], r["seed"]): r.get("config_hash") for r in records},
+        {(r["variant"], r["seed"]): r.get("config_hash") for r in records + stand_in_records},
         publish.sweep_settings(task, preset, definition),
         force,
         superseded=superseded,
@@ -160,6 +172,7 @@ def write_results(
             records, bench_cfg, report_kinds.Sweep(task, preset, out, n_layers, planned)
         )
         keep_analyses(task, runs, archive)
+    records = sorted(records + stand_in_records, key=lambda r: order.index((r["variant"], r["seed"])))
     board = lb.build(
         task, preset, records, bench_cfg, variant_order, failed=load_finished(runs, ("failed",)), config=first_config
     )
@@ -177,7 +190,8 @@ def write_results(
     }
     if extra:
         board = parse_board({**board.to_json(), **extra})
-    by_variant = lb.group_by_variant(records)
+    with_series = [r for r in records if not is_stand_in(r)]  # what the figures can draw
+    by_variant = lb.group_by_variant(with_series)
     try:
         with atomic_files(out) as stage:  # the board and its figures: one unit, or nothing changes
             sweep_of = report_kinds.Sweep(task, preset, stage, n_layers, planned)
@@ -186,7 +200,7 @@ def write_results(
                 for name, spec in (bench_cfg.get("plots") or {}).items()
             ]
             doc = board.to_json()  # the kinds add their views (matrix, width) to the document
-            plots = report_kinds.draw(doc, bench_cfg, records, sweep_of, plots)
+            plots = report_kinds.draw(doc, bench_cfg, with_series, sweep_of, plots)
             if (kept := kept_as_published(out, doc, force)) is not None:
                 raise KeptAsPublished(kept)  # the unit is not written: nothing under out changes
             board = parse_board(doc)
@@ -194,6 +208,7 @@ def write_results(
     except KeptAsPublished as kept:
         print(kept)
         return
+    missing = len(runs) - len(records)
     note = f" ({missing} planned runs have no finished record yet)" if missing else ""
     print(f"normbench: wrote {md_path} and {json_path}{note}")
     for claim in board.claims:

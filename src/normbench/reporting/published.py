@@ -1,0 +1,132 @@
+"""Runs published before the run archive, as stand-in records, so that their boards can grow.
+
+A run listed in ``<task>/published.json`` of the archive has no record: its canonical values are the per-seed values
+of the earliest board that shows it (:func:`normbench.reporting.canonical.published_variants`). A board that adds
+seeds to such runs (a bake growing ``results/lm/`` from 3 to 5 seeds) is built from the new seeds' records and from
+one stand-in per published run (:func:`stand_ins`): a record without series whose ``published`` block holds that
+seed's value of every metric the earliest board has, its status, flags and provenance. The build reads a stand-in's
+values where it reads a record's series (:func:`value_of`), so every mean, interval and verdict is over all seeds;
+a metric the published board lacks has no value for those seeds (the board says so), and the figures, drawn from
+series, show the seeds with records only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from normbench.archive.store import Archive
+from normbench.reporting.canonical import Shown, published_variants
+from normbench.reporting.progress import PlannedRun
+
+NOT_MEASURED = "not measured on the runs published on results/{board}/ before the archive"
+
+
+def stand_ins(task: str, runs: Sequence[PlannedRun], archive: Archive | None) -> list[dict[str, Any]]:
+    """A stand-in record for each of ``runs`` that was published before the archive (the others are left out).
+    One-line error for a published run no board shows."""
+    if archive is None:
+        return []
+    shown: dict[tuple[str, str], list[Shown]] | None = None
+    out = []
+    for run in runs:
+        digest = run.config_hash
+        if not digest or not archive.published_elsewhere(task, digest, run.seed):
+            continue
+        if shown is None:
+            shown = published_variants(archive.root.parent)
+        first = next((s for s in shown.get((task, digest)) or [] if run.seed in (s.variant.get("seeds") or [])), None)
+        if first is None:
+            raise ValueError(
+                f"archive: {task} run {digest} seed {run.seed} is listed in {task}/published.json, but no board under "
+                f"{archive.root.parent} shows it; restore that board or train the run again"
+            )
+        out.append(stand_in(task, run, first))
+    return out
+
+
+def stand_in(task: str, run: PlannedRun, first: Shown) -> dict[str, Any]:
+    """The stand-in record of ``run``, from its entry on the earliest board that shows it."""
+    canon, seed = first.variant, int(run.seed)
+    seeds = list(canon["seeds"])
+    i, key, n = seeds.index(seed), str(seed), len(seeds)
+    values = {
+        metric: [
+            (agg.get("per_seed") or [None] * n)[i],
+            (agg.get("per_seed_lower_bound") or [None] * n)[i],
+        ]
+        for metric, agg in (canon.get("metrics") or {}).items()
+    }
+    pv = canon.get("provenance") or {}
+    record: dict[str, Any] = {
+        "task": task,
+        "variant": run.variant,
+        "seed": seed,
+        "status": (canon.get("run_status") or {}).get(key, canon.get("status")),
+        "config_hash": run.config_hash,
+        "config": run.config,
+        "series": {},
+        "placement": canon.get("placement"),
+        "norms": {f"{k}_norm": spec for k, spec in (canon.get("norms") or {}).items()},
+        "provenance": {
+            "git_commit": one_of(pv.get("git_commits")),
+            "dirty": pv.get("dirty"),
+            "torch": one_of(pv.get("torch")),
+            "lightning": one_of(pv.get("lightning")),
+            "device": one_of(pv.get("devices")),
+            "threads": one_of(pv.get("threads")),
+            "date": (pv.get("dates") or ["unknown"])[0],
+            **({"platform": pv["platforms"][0]} if len(pv.get("platforms") or []) == 1 else {}),
+        },
+        "wall_time_s": float(pv.get("wall_time_s") or 0.0) / n,  # the board keeps the sum over its seeds only
+        "log_dir": next((d for d in pv.get("log_dirs") or [] if d and d.rpartition("seed")[2] == key), None),
+        "published": {
+            "board": first.board,
+            "values": values,
+            "notes": {m: agg["note"] for m, agg in (canon.get("metrics") or {}).items() if agg.get("note")},
+        },
+    }
+    if (step := (canon.get("diverged_at_step") or {}).get(key)) is not None or record["status"] == "diverged":
+        record["diverged_at_step"] = step
+    if (base := (canon.get("collapse_baseline") or {}).get(key)) is not None:
+        record["collapse_baseline"] = base
+    return record
+
+
+def one_of(values: Any) -> Any:
+    """The one value of a board's provenance list, or its values joined by `` + `` (a variant over several)."""
+    values = list(values or [])
+    if len(values) == 1:
+        return values[0]
+    return " + ".join(map(str, values)) if values else "unknown"
+
+
+def value_of(record: dict[str, Any], metric: str) -> tuple[float | None, float | None] | None:
+    """A stand-in's (value, lower bound) of ``metric`` (``(None, None)``: its board lacks it); ``None`` for a record
+    with series, whose value the metric's series gives."""
+    published = record.get("published")
+    if not published:
+        return None
+    value, bound = published["values"].get(metric) or (None, None)
+    return value, bound
+
+
+def published_notes(records: list[dict[str, Any]], metric: str) -> list[str]:
+    """The notes the published boards of ``records``' stand-ins gave ``metric`` (e.g. ``not reached by step 5000``)."""
+    return list(
+        dict.fromkeys(note for r in records if r.get("published") and (note := r["published"]["notes"].get(metric)))
+    )
+
+
+def published_seeds(records: list[dict[str, Any]]) -> dict[str, list[int]]:
+    """Board -> the seeds of ``records`` (one variant's) shown from it: the stand-ins'."""
+    out: dict[str, list[int]] = {}
+    for r in records:
+        if r.get("published"):
+            out.setdefault(r["published"]["board"], []).append(int(r["seed"]))
+    return out
+
+
+def is_stand_in(record: dict[str, Any]) -> bool:
+    """Whether ``record`` stands in for a run published before the archive (no series)."""
+    return bool(record.get("published"))

@@ -1,0 +1,100 @@
+"""Stability claims, judged as their authors state them: over a range of learning rates, counting failed runs.
+
+"Post-norm needs a warm-up" (Xiong et al. 2020) and "peri-norm trains more steadily than pre-norm" (Kim et al. 2025)
+are claims about how often training fails as the learning rate grows, not about one run's loss at one rate. The
+``stability`` rule reads a board that crosses its variants with a labelled learning-rate axis (``pre/both,lr=0.004``:
+``rule.axis``, default ``lr``). For each role it counts, over every rate of the grid and every seed, the runs that
+failed to train: diverged (a loss that is not finite) or flagged at chance or collapsed (the board's ``flagged``
+seeds). With f_a of n_a runs failed for the role claimed less stable (``rule.less_stable``) and f_b of n_b for the
+other, a one-sided Fisher exact test on the 2x2 table gives p = P(at least f_a | the margins): reproduced when
+p < 0.05, not reproduced when the opposite one-sided test is significant, inconclusive otherwise (also when no run
+of either failed: the grid did not reach a rate where they differ). Each rate's counts are on the board.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scipy import stats as scipy_stats
+
+from normbench.reporting.choice import sort_key, split_name
+from normbench.reporting.counting import entry_head, reasons
+
+ALPHA = 0.05
+
+
+def failed_runs(variant: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """A variant's seeds (as text) and those that failed to train: diverged, at chance or collapsed."""
+    seeds = [str(s) for s in variant.get("seeds") or []]
+    flagged = set(variant.get("flagged") or {}) | set(variant.get("diverged_at_step") or {})
+    return seeds, [s for s in seeds if s in flagged]
+
+
+def counts(base: str, axis: str, variants: dict[str, dict[str, Any]]) -> dict[str, tuple[int, int]]:
+    """Rate -> (failed runs, runs) of one base variant over the grid, rates in numeric order."""
+    out: dict[str, tuple[int, int]] = {}
+    for name, variant in variants.items():
+        split = split_name(name, axis)
+        if split is None or split[0] != base:
+            continue
+        seeds, failed = failed_runs(variant)
+        out[split[1]] = (len(failed), len(seeds))
+    return dict(sorted(out.items(), key=lambda kv: sort_key(kv[0])))
+
+
+def check_rule(claim: dict[str, Any]) -> None:
+    """One-line error unless the rule names one of the claim's two roles as ``less_stable``."""
+    roles, rule = list(claim.get("variants") or {}), claim.get("rule") or {}
+    if len(roles) != 2 or rule.get("less_stable") not in roles:
+        raise ValueError(
+            f"claim {claim.get('id')!r}: rule.less_stable must name one of its two roles, got "
+            f"{rule.get('less_stable')!r} (roles: {', '.join(roles)})"
+        )
+
+
+def judge_stability(claim: dict[str, Any], variants: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The ``stability`` rule (see the module docstring) on a board's variants."""
+    rule, roles = claim["rule"], claim["variants"]
+    axis, worse = rule.get("axis", "lr"), rule["less_stable"]
+    (other,) = [r for r in roles if r != worse]
+    by_role = {role: counts(roles[role], axis, variants) for role in roles}
+    totals = {role: (sum(f for f, _ in c.values()), sum(n for _, n in c.values())) for role, c in by_role.items()}
+    grid = "; ".join(
+        f"{axis}={value}: "
+        + ", ".join(f"{r} {by_role[r][value][0]}/{by_role[r][value][1]}" for r in roles if value in by_role[r])
+        for value in sorted({v for c in by_role.values() for v in c}, key=sort_key)
+    )
+    entry: dict[str, Any] = {
+        **entry_head(claim),
+        "variants": roles,
+        "measured": {role: (f / n if n else None) for role, (f, n) in totals.items()},
+        "failures": {
+            role: {value: {"failed": f, "runs": n} for value, (f, n) in c.items()} for role, c in by_role.items()
+        },
+    }
+    entry.update(reasons(claim))
+    (fa, na), (fb, nb) = totals[worse], totals[other]
+    if not na or not nb:
+        missing = [role for role, (_, n) in totals.items() if not n]
+        return {
+            **entry,
+            "verdict": "not run",
+            "rule": f"no run of {', '.join(missing)} on the {axis} grid",
+        }
+    table = [[fa, na - fa], [fb, nb - fb]]
+    p_more = float(scipy_stats.fisher_exact(table, alternative="greater")[1])
+    p_less = float(scipy_stats.fisher_exact(table, alternative="less")[1])
+    verdict = "reproduced" if p_more < ALPHA else "not reproduced" if p_less < ALPHA else "inconclusive"
+    entry["explanation"] = (
+        f"failed runs (diverged, at chance or collapsed) over {len({v for c in by_role.values() for v in c})} "
+        f"values of {axis}: {worse} {fa} of {na}, {other} {fb} of {nb}; {grid}"
+    )
+    return {
+        **entry,
+        "verdict": verdict,
+        "rule": (
+            f"stability: {worse} fails more often than {other} over the {axis} grid (one-sided Fisher exact test, "
+            f"p = {p_more:.2g}; the reverse p = {p_less:.2g}): reproduced if p < {ALPHA}, not reproduced if the "
+            f"reverse is, inconclusive otherwise"
+        ),
+    }
