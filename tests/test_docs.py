@@ -513,3 +513,15 @@ def test_the_site_builds_strictly(tmp_path: Path) -> None:
     assert (site / "results" / "figures" / "majority" / "loss.png").is_file()
     assert "normbench.nn.norms.NormSpec" in (site / "api" / "norms" / "index.html").read_text(encoding="utf-8")
     assert not (DOCS / "results" / "figures").exists(), "figures are copied into the site, never into docs/"
+
+
+def test_every_claims_table_fits_a_documentation_column() -> None:
+    """A claims summary has at most five columns (claim, whose, verdict, key numbers, chance), the rest in each
+    claim's collapsible details: in a headless browser at 1280 px its last column ends inside the content column."""
+    for path in [*RESULTS.rglob("leaderboard.md"), *RESULTS.rglob("unselectable_tokens.md")]:
+        if "archive" in path.parts:
+            continue
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.startswith("| claim |"):
+                columns = len(line.strip("|").split(" | "))
+                assert columns <= 5, f"{path}: a claims table of {columns} columns: {line}"

@@ -32,7 +32,7 @@ def metric_names_of(claim: JudgedClaim) -> str:
     per_role = claim.metrics or {}
     if len(set(per_role.values())) > 1:
         return ", ".join(f"{role}: `{m}`" for role, m in per_role.items())
-    return f"`{claim.metric}`"
+    return f"`{claim.metric}`" if claim.metric else ""
 
 
 def verdict_cell(claim: JudgedClaim) -> str:
@@ -148,17 +148,6 @@ def short_verdict(claim: JudgedClaim) -> str:
     return text
 
 
-def summary_row(claim: JudgedClaim, board: Board) -> str:
-    cells = (
-        f"[`{claim.id}`](#{anchor(claim, SHARED if board.tuned else '')}): {claim.statement}",
-        claim.whose,
-        short_verdict(claim),
-        key_numbers(claim),
-        chance_cell(claim, board),
-    )
-    return "| " + " | ".join(cell(x) for x in cells) + " |"
-
-
 def anchor(claim: JudgedClaim, rate: str = "") -> str:
     """The HTML id of a claim's details block (``rate``: where a board judges each claim at two learning rates)."""
     return "claim-" + (f"{rate}-" if rate else "") + "".join(c if c.isalnum() else "-" for c in claim.id.lower())
@@ -167,6 +156,11 @@ def anchor(claim: JudgedClaim, rate: str = "") -> str:
 def rates_text(claim: JudgedClaim) -> str:
     """``pre_norm = 0.003, post_norm = 0.001``: the learning rate each role was judged at (empty without rates)."""
     return ", ".join(f"{role} = {rate}" for role, rate in (claim.rates or {}).items())
+
+
+def holds_text(holds_for: dict[str, bool]) -> str:
+    """``any_fraction ✓, mean_fraction ✗``: where a grid claim holds."""
+    return ", ".join(f"`{name}` {'✓' if ok else '✗'}" for name, ok in holds_for.items())
 
 
 def details(claim: JudgedClaim, rate: str = "") -> Lines:
@@ -183,6 +177,7 @@ def details(claim: JudgedClaim, rate: str = "") -> Lines:
         ("measured (per seed)", f"{describe(claim.measured)} ({seeds})"),
         ("difference [95% CI]", (describe_difference(doc) + describe_gaps(claim)) or "–"),
         *([("chance at the paper's key counts", claim.paper_chance["text"])] if claim.paper_chance else []),
+        *([("holds for", holds_text(claim.holds_for))] if isinstance(claim.holds_for, dict) else []),
         ("verdict", verdict_cell(claim)),
         ("in words", finding(claim)),
         ("rule", claim.rule),
@@ -198,31 +193,48 @@ def details(claim: JudgedClaim, rate: str = "") -> Lines:
     ]
 
 
+def summary_rows(claims: list[JudgedClaim], board: Board | None = None) -> Lines:
+    """The summary table of ``claims`` (with a chance column where a ``board`` gives their variants), then each
+    claim's details: what every claims section shows, a board's or a report's."""
+    chance = board is not None
+    rate = SHARED if board is not None and board.tuned else ""
+    lines = [
+        "| claim | whose | verdict | key numbers |" + (" chance |" if chance else ""),
+        "|---|---|---|---|" + ("---|" if chance else ""),
+    ]
+    for claim in claims:
+        cells = [
+            f"[`{claim.id}`](#{anchor(claim, rate)}): {claim.statement}",
+            claim.whose,
+            short_verdict(claim),
+            key_numbers(claim),
+            *([chance_cell(claim, board)] if board is not None else []),
+        ]
+        lines.append("| " + " | ".join(cell(x) for x in cells) + " |")
+    for claim in claims:
+        lines += details(claim, rate)
+    return lines
+
+
+INTRO = (
+    "Whose: `paper` claims carry the paper's numbers; `normbench` claims are our own targets (why in the "
+    "claim's details). Key numbers: the means, then the difference with its 95% Welch interval over seeds; "
+    "the details under the table give every seed, the paper's values and the rule."
+)
+
+
 def claims_table(board: Board) -> Lines:
     """The summary table of a board's claims, then each claim's details."""
     if not board.claims:
         return []
-    lines = [
-        "",
-        "## Claims",
-        "",
-        "Whose: `paper` claims carry the paper's numbers; `normbench` claims are our own targets (why in the "
-        "claim's details). Key numbers: the means, then the difference with its 95% Welch interval over seeds; "
-        "the details under the table give every seed, the paper's values and the rule.",
-        "",
-        "| claim | whose | verdict | key numbers | chance |",
-        "|---|---|---|---|---|",
-        *(summary_row(c, board) for c in board.claims),
-    ]
+    lines = ["", "## Claims", "", INTRO, ""]
     if board.tuned:
-        lines[5:5] = [
+        lines += [
             f"Every claim is judged here at the value all variants share, `{board.tuned['axis']}` = "
             f"{board.tuned['shared']}, and again at each variant's tuned value (the next section).",
             "",
         ]
-    for claim in board.claims:
-        lines += details(claim, SHARED if board.tuned else "")
-    return lines
+    return lines + summary_rows(list(board.claims), board)
 
 
 def findings(board: Board) -> Lines:

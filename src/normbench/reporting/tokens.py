@@ -15,10 +15,11 @@ from typing import Any
 import torch
 
 from normbench.analysis.model_keys import unselectable_per_layer
-from normbench.archive import load_record
+from normbench.archive import JudgedClaim, load_record
 from normbench.data.tokenizer import load_tokenizer
 from normbench.io import atomic_write_json, atomic_write_text
-from normbench.reporting.claims import describe, describe_difference, describe_seeds, judge, load_claims
+from normbench.reporting.claims import judge, load_claims
+from normbench.reporting.claims_view import INTRO, summary_rows
 from normbench.tasks.trust import record_class
 from normbench.training.loading import load_run
 from normbench.training.records import provenance
@@ -349,6 +350,11 @@ def seed_table(title: str, task: str, summaries: dict[str, dict[int, dict[str, A
     return lines + [""]
 
 
+def claims_lines(claims: list[dict[str, Any]]) -> list[str]:
+    """The report's claims section: the summary table (measured as fractions of tokens), then each claim's details."""
+    return ["## Claims", "", INTRO, "", *summary_rows([JudgedClaim.from_json(c) for c in claims])]
+
+
 def finish(
     doc: dict[str, Any], lines: list[str], lm_summaries: dict[str, dict[int, dict[str, Any]]], out_dir: Path
 ) -> dict[str, Any]:
@@ -361,17 +367,7 @@ def finish(
         }
     claims = [judge(c, variants) for c in load_claims("brody2023-sst2-tokens")]
     doc["claims"] = claims
-    lines += [
-        "## Claims",
-        "",
-        "| claim | owner | paper | measured (fraction of tokens; mean, per seed) | verdict | interval | rule |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for c in claims:
-        lines.append(
-            f"| `{c['id']}`: {c['statement']} | {c['owner']} | {describe(c['paper'])} | {describe(c['measured'])}; "
-            f"{describe_seeds(c['per_seed'])} | **{c['verdict']}** | {describe_difference(c)} | {c['rule']} |"
-        )
+    lines += claims_lines(claims)
     atomic_write_json(out_dir / TOKEN_REPORT, doc)
     atomic_write_text(out_dir / "unselectable_tokens.md", "\n".join(lines) + "\n")
     return doc

@@ -13,8 +13,9 @@ import numpy as np  # noqa: E402
 
 from normbench.archive import JudgedClaim, dumps_board, parse_board  # noqa: E402
 from normbench.io import atomic_files, atomic_write, atomic_write_json, atomic_write_text  # noqa: E402
-from normbench.reporting.claims import judge_grid, load_claims, source_text  # noqa: E402
-from normbench.reporting.leaderboard import bibtex, cell, render_protocol, whose  # noqa: E402
+from normbench.reporting.claims import judge_grid, load_claims  # noqa: E402
+from normbench.reporting.claims_view import summary_rows  # noqa: E402
+from normbench.reporting.leaderboard import bibtex, render_protocol, whose  # noqa: E402
 from normbench.training.records import provenance, utc_now  # noqa: E402
 
 STAT_TITLES = {
@@ -132,29 +133,12 @@ def render(board: dict[str, Any], grid: dict[str, Any], plots: list[Path]) -> st
         *render_protocol(board.get("protocol") or {}),
         "## Claims",
         "",
-        "| claim | whose | source | measured: fraction of runs with ≥ 1 | measured: mean fraction | verdict | rule |",
-        "|---|---|---|---|---|---|---|",
+        "Key numbers: the statistic each claim's rule reads over its region of the grid, for the fraction of runs "
+        "with at least one unselectable key (`any_fraction`) and for the mean fraction of unselectable keys "
+        "(`mean_fraction`); the details give the region, the rule and on which statistic the claim holds.",
+        "",
+        *summary_rows([JudgedClaim.from_json(c) for c in board["claims"]]),
     ]
-    for c in board["claims"]:
-        shown = [
-            ("n/a" if c["measured"][s] is None else f"{c['measured'][s]:.4f}" + (" ✓" if c["holds_for"][s] else " ✗"))
-            for s in ("any_fraction", "mean_fraction")
-        ]
-        lines.append(
-            "| "
-            + " | ".join(
-                cell(x)
-                for x in (
-                    f"`{c['id']}`: {c['statement']}",
-                    c.get("owner", "paper"),
-                    source_text(c),
-                    *shown,
-                    f"**{c['verdict']}**",
-                    c["rule"],
-                )
-            )
-            + " |"
-        )
     fig1c = [c for c in board["claims"] if c["id"].startswith("brody2023.fig1c")]
     holds = {stat: all(c["holds_for"][stat] for c in fig1c) for stat in STAT_TITLES}
     if fig1c:
