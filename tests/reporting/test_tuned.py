@@ -162,3 +162,16 @@ def test_a_board_without_tuned_rates_renders_as_before(tmp_path: Path, monkeypat
     md = lb.render_markdown(board, [])
     assert board.tuned is None and board.tuned_claims is None
     assert "Tuned" not in md and '<details markdown="1" id="claim-x-ordering">' in md
+
+
+def test_the_choice_waits_for_its_whole_grid(tmp_path: Path) -> None:
+    """A choice board with runs still to train is not read: the values are chosen once, on the whole grid."""
+    from normbench.archive import load_board
+
+    results = choice_board(tmp_path, TUNING)
+    path = results / "majority" / "lr" / "leaderboard.json"
+    path.write_text(dumps_board(load_board(path).replace(planned_runs=14, finished_runs=12)), encoding="utf-8")
+    with pytest.raises(tuned.ChoiceNotReady, match=r"has 12 of its 14 runs; the values are chosen once its grid"):
+        tuned.resolve({"choice": "majority/lr", "shared": 0.001}, NAMES, results)
+    with pytest.raises(tuned.ChoiceNotReady, match="does not exist"):
+        tuned.resolve({"choice": "majority/other", "shared": 0.001}, NAMES, results)

@@ -50,11 +50,12 @@ def test_a_bad_queue_is_one_line_naming_the_item_and_field(tmp_path: Path, text:
 
 def test_the_shipped_queue_is_ten_quick_seeds_the_learning_rates_more_seeds_then_the_paper_protocol() -> None:
     items = load_queue(Path(__file__).parents[2] / "results" / "bake.yaml")
-    boards = ["majority/quick-10", "majority/lr", "majority/tuned", "lm", "majority/paper-1000", "lm/stability",
-              "lm/dyt-recipe", "majority/paper", "majority/paper"]  # fmt: skip
+    boards = ["majority/quick-10", "majority/lr", "majority/tuned", "lm", "majority/paper-1000", "lm/lr", "lm/tuned",
+              "lm/stability", "lm/dyt-recipe", "majority/paper", "majority/paper"]  # fmt: skip
     assert [i.board for i in items] == boards
     assert [i.seeds for i in items] == [tuple(range(10)), (100, 101), tuple(range(10)), tuple(range(5)),
-                                        tuple(range(10)), (0, 1), (3, 4), (0, 1, 2), tuple(range(3, 10))]  # fmt: skip
+                                        tuple(range(10)), (100, 101), tuple(range(5)), (0, 1), (3, 4), (0, 1, 2),
+                                        tuple(range(3, 10))]  # fmt: skip
 
 
 def test_a_run_a_board_published_before_the_archive_is_finished_not_retrained(tmp_path: Path) -> None:
@@ -167,3 +168,16 @@ def test_a_board_published_before_the_archive_grows_with_its_published_values(tm
     assert shown and all(m["n"] == 2 for m in shown if m["per_seed"][0] is not None)
     md = path.with_suffix(".md").read_text()
     assert "- `pre/both`, seed 0: the values published on `results/majority/tiny/` before the run archive" in md
+
+
+def test_a_board_waiting_for_its_tuning_grid_is_left_for_a_later_bake(tmp_path: Path, monkeypatch, capsys) -> None:
+    from normbench.reporting.tuned import ChoiceNotReady
+    from normbench.sweep import bake as bake_module
+
+    def not_ready(*args, **kwargs):
+        raise ChoiceNotReady("bench.tuned.choice: results/majority/lr/leaderboard.json has 2 of its 4 runs")
+
+    monkeypatch.setattr(bake_module, "plan_runs", not_ready)
+    queue = load_queue(queue_file(tmp_path, tiny_config(tmp_path), board="majority/tuned"))
+    assert bake_module.survey(queue, Archive(tmp_path / "results"), str(tmp_path / "runs")) == []
+    assert "normbench: bake: results/majority/tuned/ waits: bench.tuned.choice: " in capsys.readouterr().err

@@ -24,6 +24,11 @@ from normbench.reporting.choice import sort_key, split_name
 RATES = ("shared", "tuned")
 
 
+class ChoiceNotReady(ValueError):
+    """The choice board a tuned board reads is not built yet, or its grid is not finished (one line): the choice is
+    made once, on the whole grid, so a bake leaves the tuned board for later."""
+
+
 def check_spec(spec: Any) -> dict[str, Any]:
     """``bench.tuned`` as ``{choice, shared}``, or a one-line error naming the field."""
     if not isinstance(spec, dict) or not isinstance(spec.get("choice"), str) or "/" not in spec["choice"]:
@@ -56,7 +61,7 @@ def resolve(spec: Any, names: list[str], results_dir: str | Path) -> dict[str, A
     try:
         board = load_board(path)
     except FileNotFoundError:
-        raise ValueError(
+        raise ChoiceNotReady(
             f"bench.tuned.choice: {path}/leaderboard.json does not exist; train that board's grid first "
             f"(normbench bake)"
         ) from None
@@ -65,6 +70,11 @@ def resolve(spec: Any, names: list[str], results_dir: str | Path) -> dict[str, A
     choice = board.choice
     if not choice:
         raise ValueError(f"bench.tuned.choice: {path}/leaderboard.json has no choice table (bench.choice)")
+    if board.planned_runs is not None and (board.finished_runs or 0) < board.planned_runs:
+        raise ChoiceNotReady(
+            f"bench.tuned.choice: {path}/leaderboard.json has {board.finished_runs or 0} of its {board.planned_runs} "
+            f"runs; the values are chosen once its grid is finished (normbench bake)"
+        )
     axis = choice["axis"]
     split = [s for s in (split_name(n, axis) for n in names) if s is not None]
     bases = list(dict.fromkeys(base for base, _ in split))

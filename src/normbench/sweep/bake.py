@@ -29,6 +29,7 @@ import yaml
 from normbench.archive.store import Archive, checkpoint_step, steps_done
 from normbench.reporting.progress import planned_steps
 from normbench.reporting.replicates import write_report
+from normbench.reporting.tuned import ChoiceNotReady
 from normbench.sweep.archiving import archive_runs
 from normbench.sweep.backends import available_cpus
 from normbench.sweep.options import SweepOptions
@@ -159,16 +160,20 @@ def survey(items: list[QueueItem], archive: Archive, runs_dir: str, restore: boo
     seen: set[tuple[str, str, int]] = set()
     for item in items:
         seeds = ",".join(map(str, item.seeds))
-        _, runs = plan_runs(
-            None if item.config else item.task,
-            item.preset,
-            seeds,
-            list(item.variants),
-            None,
-            runs_dir,
-            config_path=item.config,
-            results_dir=archive.root.parent,
-        )
+        try:
+            _, runs = plan_runs(
+                None if item.config else item.task,
+                item.preset,
+                seeds,
+                list(item.variants),
+                None,
+                runs_dir,
+                config_path=item.config,
+                results_dir=archive.root.parent,
+            )
+        except ChoiceNotReady as exc:  # a board judged at tuned rates waits for its tuning grid
+            print(f"normbench: bake: results/{item.board}/ waits: {exc}", file=sys.stderr)
+            continue
         order = {v: i for i, v in enumerate(item.variants)}
         for run in sorted(runs, key=lambda r: (r.seed, order.get(r.variant, len(order)))):
             key = (item.task, str(run.config_hash), run.seed)
