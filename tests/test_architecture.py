@@ -24,6 +24,7 @@ LAYERS: list[set[str]] = [
     {"training"},  # LightningCLI glue, run directories, records, checkpoints, monitor, prediction
     {"reporting"},  # reads run records, writes leaderboards: claims, figures, per-experiment reports
     {"sweep", "results"},  # plans and runs sweeps (then has their board written) | published boards as DataFrames
+    {"cards"},  # report cards for a norm: its measured facts, its runs beside the published baselines
     {"commands"},  # what each command does, as library functions
     {"cli"},  # the command line: parse and dispatch
     {"__main__"},  # python -m normbench

@@ -1,0 +1,122 @@
+"""A norm's own facts, measured rather than declared: does it project, does it scale, its output norm, its speed.
+
+A component declares ``projects`` and ``scales`` (:class:`normbench.nn.norms.Norm`); a norm from elsewhere may
+declare nothing, or the wrong thing. :func:`probe` builds it without its affine map at width ``d`` and feeds it
+inputs x = a (z + m 1), z ~ N(0, I_d), m ~ N(0, 3^2), a log-uniform in [1e-2, 1e2] (keys with every mean and
+scale a trained network gives), in float64:
+
+* **projects**: every output is orthogonal to the ones vector, max_x |mean_j N(x)_j| / rms(N(x)) <= 1e-6;
+* **scales**: every output has the same Euclidean norm, (max - min) / mean of ||N(x)|| <= 1e-6;
+* **output norm**: the mean of ||N(x)|| / sqrt(d) (1 for LayerNorm and RMSNorm, 1/d for the paper's
+  ``F.normalize(x) / sqrt(d)``).
+
+A norm that raises, changes the shape or returns a value that is not finite on these inputs is *broken*:
+:attr:`NormFacts.problem` says how, and nothing else is measured. Speed: forward + backward of the norm against
+``F.layer_norm`` on the same float32 input, each the median of ``torch.utils.benchmark`` runs (a ratio, measured
+in one process, so that the machine cancels out).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch.utils import benchmark
+
+from normbench.nn.norms import NormSpec, create_norm, get_component
+
+TOLERANCE = 1e-6
+SAMPLES = 512
+TIMING_ROWS = {8: 65_536, 768: 1024}  # about 2-3 MB a tensor, as the norm speed benchmark
+
+
+@dataclass(frozen=True)
+class NormFacts:
+    """What :func:`probe` measured of one norm at width ``d`` (``problem``: why it is broken, else ``None``)."""
+
+    component: str
+    d: int
+    problem: str | None = None
+    projects: bool | None = None
+    scales: bool | None = None
+    output_norm: float | None = None  # mean ||N(x)|| / sqrt(d)
+    declared: dict[str, bool] | None = None  # what the class says (projects, scales)
+    forward_backward_s: float | None = None
+    layer_norm_s: float | None = None
+
+    @property
+    def speed_ratio(self) -> float | None:
+        """Forward + backward time over ``F.layer_norm``'s (``None`` where not timed)."""
+        if self.forward_backward_s is None or not self.layer_norm_s:
+            return None
+        return self.forward_backward_s / self.layer_norm_s
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "speed_ratio": self.speed_ratio}
+
+
+def inputs(d: int, samples: int = SAMPLES, seed: int = 0) -> torch.Tensor:
+    """``samples`` inputs a (z + m 1) in float64 (see the module docstring), from their own generator."""
+    gen = torch.Generator().manual_seed(seed)
+    z = torch.randn(samples, d, generator=gen, dtype=torch.float64)
+    m = 3.0 * torch.randn(samples, 1, generator=gen, dtype=torch.float64)
+    a = torch.exp(torch.empty(samples, 1, dtype=torch.float64).uniform_(math.log(1e-2), math.log(1e2), generator=gen))
+    return a * (z + m)
+
+
+def probe(component: str, d: int, options: dict[str, Any] | None = None, *, timing: bool = True) -> NormFacts:
+    """The measured facts of ``component`` at width ``d`` (its ``options``); a norm that cannot be imported or built
+    is a one-line ``ValueError``, one that runs but misbehaves a :class:`NormFacts` with its ``problem``."""
+    cls = get_component(component)
+    declared = {"projects": bool(cls.projects), "scales": bool(cls.scales)}
+    eps = 0.0 if cls.uses_eps else 1e-5  # eps = 0: the map itself, as the facts are stated
+    norm = create_norm(d, NormSpec(component, affine=False, eps=eps, options=options)).double()
+    x = inputs(d)
+    try:
+        with torch.no_grad():
+            y = norm(x)
+    except Exception as exc:  # noqa: BLE001 - a norm that raises is reported, not propagated
+        return NormFacts(component, d, f"raises {type(exc).__name__}: {exc}".splitlines()[0], declared=declared)
+    if not isinstance(y, torch.Tensor) or tuple(y.shape) != tuple(x.shape):
+        shape = tuple(y.shape) if isinstance(y, torch.Tensor) else type(y).__name__
+        return NormFacts(component, d, f"changes the shape: {tuple(x.shape)} -> {shape}", declared=declared)
+    bad = int((~torch.isfinite(y)).any(dim=-1).sum())
+    if bad:
+        return NormFacts(
+            component, d, f"returns values that are not finite for {bad} of {len(x)} inputs", declared=declared
+        )
+    rms = y.pow(2).mean(dim=-1).sqrt().clamp_min(torch.finfo(torch.float64).tiny)
+    norms = y.norm(dim=-1)
+    projects = bool((y.mean(dim=-1).abs() / rms).max() <= TOLERANCE)
+    scales = bool((norms.max() - norms.min()) / norms.mean().clamp_min(torch.finfo(torch.float64).tiny) <= TOLERANCE)
+    facts = NormFacts(
+        component,
+        d,
+        projects=projects,
+        scales=scales,
+        output_norm=float(norms.mean() / math.sqrt(d)),
+        declared=declared,
+    )
+    if not timing:
+        return facts
+    ours, reference = forward_backward_times(norm.float(), d)
+    return NormFacts(**{**asdict(facts), "forward_backward_s": ours, "layer_norm_s": reference})
+
+
+def forward_backward_times(norm: torch.nn.Module, d: int, min_run_time: float = 0.2) -> tuple[float, float]:
+    """Median seconds of one forward + backward of ``norm`` and of ``F.layer_norm`` on the same float32 input."""
+    x = torch.randn(TIMING_ROWS.get(d, 4096), d, requires_grad=True)
+    grad = torch.ones_like(x)
+
+    def step(fn: Any) -> None:
+        x.grad = None
+        fn(x).backward(grad)
+
+    times = []
+    for fn in (norm, lambda t: F.layer_norm(t, (d,))):
+        timer = benchmark.Timer(stmt="step(fn)", globals={"step": step, "fn": fn})
+        times.append(float(timer.blocked_autorange(min_run_time=min_run_time).median))
+    return times[0], times[1]
