@@ -17,6 +17,7 @@ to use another location (and ``NORMBENCH_NO_INSTALL=1`` to use it as it is).
     nox -s bench-unselectable       # Figure 1c/1d: unselectable keys among random vectors
     nox -s bench-perf               # pytest-benchmark: speed ratios against the baselines
     nox -s bake -- --budget 150     # train the bake queue (results/bake.yaml) for 150 minutes into the run archive
+    nox -s card -- NORM             # a report card for a norm (a registered name or package.module:Class)
     nox -s docs                     # the documentation site (mkdocs build --strict) into build/site/
     nox -s lint                     # ruff check and ruff format --check
 """
@@ -189,6 +190,13 @@ def bake(session: nox.Session) -> None:
     ``--budget MINUTES``, at low CPU priority; finished and unfinished runs go into the run archive
     (``results/archive/``) and the boards whose runs changed are rebuilt (any `normbench bake` option after `--`)."""
     tool(session, "normbench", "bake", *session.posargs, env=BENCH_ENV)
+
+
+@nox.session
+def card(session: nox.Session) -> None:
+    """The report card of a norm (``nox -s card -- examples.pnorm_example:PNorm [--budget 60]``): its measured facts
+    and its runs on majority, lm and sst2 beside the published LayerNorm and RMSNorm runs (results/cards/)."""
+    tool(session, "normbench", "card", *session.posargs, env=BENCH_ENV)
 
 
 @nox.session

@@ -72,6 +72,7 @@ COMMANDS: dict[str, str] = {
     "predict": "predict a GLUE-layout TSV file with a trained sst2 run (GLUE's submission format)",
     "tasks": "list the registered tasks and their config files",
     "bake": "train the bake queue's runs within a time budget, into the run archive (`normbench bake --budget 60`)",
+    "card": "a report card for a norm: its facts and its runs on every task against LayerNorm and RMSNorm",
 }
 # the function behind each command parsed from its signature (sweep, bench and fit are parsed apart)
 FUNCTIONS: dict[str, Callable[..., Any]] = {
@@ -83,6 +84,7 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "predict": commands.predict,
     "tasks": commands.tasks,
     "bake": commands.bake,
+    "card": commands.card,
 }
 ANALYSES: dict[str, Callable[..., Any]] = {"decompose": commands.decompose, "geometry": commands.geometry}
 TRUST_OPTION = "--trust_record_code"  # as normbench.tasks.trust names them (imported only when a command runs)

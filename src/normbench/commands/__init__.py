@@ -7,11 +7,13 @@ trained runs or published boards (rebuild, re-judge, compare, cite, the analyses
 from normbench.commands.analyses import decompose, geometry, random_grid
 from normbench.commands.bake import bake
 from normbench.commands.boards import bench, cite, compare, leaderboard, rejudge, tasks
+from normbench.commands.card import card
 from normbench.commands.predict import predict
 
 __all__ = [
     "bake",
     "bench",
+    "card",
     "cite",
     "compare",
     "decompose",

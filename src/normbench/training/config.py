@@ -39,7 +39,8 @@ def deep_merge(base: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
 
 def load_config(path: str | Path, preset: str | None = None) -> dict[str, Any]:
     """The YAML config at ``path`` (a file, or a registered task's name) with ``presets[preset]`` merged in
-    (``preset`` recorded)."""
+    (``preset`` recorded). A file with ``extends: <task or file>`` is that config with the file's sections merged
+    over it (a report card adds its variant to a task this way)."""
     path = resolve_config(path)
     if not path.is_file():
         raise ValueError(f"config: no such file {str(path)!r}")
@@ -48,6 +49,11 @@ def load_config(path: str | Path, preset: str | None = None) -> dict[str, Any]:
         raise ValueError(
             f"config: {path} holds a {type(config).__name__}, not a mapping of sections (model, data, ...)"
         )
+    if "extends" in config:  # a config that adds to a task's (e.g. a report card's variant): the task's, patched
+        base, seen = config.pop("extends"), str(path)
+        if not isinstance(base, str) or resolve_config(base) == path:
+            raise ValueError(f"extends: {seen} must name another config file or a registered task, got {base!r}")
+        config = deep_merge(load_config(base), config)
     if preset is None:
         return config
     return {**deep_merge(config, preset_patch(config, preset, str(path))), "preset": preset}

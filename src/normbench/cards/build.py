@@ -1,0 +1,178 @@
+"""A report card from its boards: per task, the new norm beside LayerNorm and RMSNorm, judged with the board's rules.
+
+Each task's board (``results/<task>/card-<slug>/``, built from the run archive by the card's bake) holds the three
+variants' per-seed values. For every headline metric of the task's protocol (:class:`~normbench.cards.protocol.
+CardProtocol`) and each baseline, two claims of our own are judged by :func:`normbench.reporting.claims.judge`, the
+function every board uses: **equivalence** (a two-sided TOST: the 90% interval of the difference of seed means inside
+± the task's margin, registered in ``margins.yaml`` before any card ran) and **ordering** (the new norm better, by
+the 95% Welch interval). Beside them the card reads from the board: steps to the loss thresholds, the seeds that
+diverged or collapsed, the query angle, the new norm's unselectable fractions against their random-key null, its
+figures and the runs' time and devices.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from normbench import __version__
+from normbench.archive import Board, load_board
+from normbench.cards.probe import NormFacts
+from normbench.cards.protocol import CardProtocol, card_variant, slug
+from normbench.io import dumps_json
+from normbench.reporting.claims import judge
+from normbench.training.records import provenance, utc_now
+
+CARD_VERSION = 1
+BASELINES = ("layernorm", "rmsnorm")
+OWN = "normbench"
+WHY = "a report card's question: whether a new norm can replace LayerNorm or RMSNorm on this task"
+
+
+def card_claims(protocol: CardProtocol, variant: str) -> list[dict[str, Any]]:
+    """The card's claims on one task: per headline metric and baseline, an equivalence and an ordering."""
+    out = []
+    for metric in protocol.metrics:
+        for key in BASELINES:
+            baseline = getattr(protocol, key)
+            roles = {"new": variant, key: baseline}
+            head = {"owner": OWN, "source": "normbench report card", "why": WHY, "metric": metric, "variants": roles}
+            out.append(
+                {
+                    **head,
+                    "id": f"normbench.card.{protocol.task}.{metric}.matches_{key}",
+                    "statement": f"The new norm's {metric} is within {protocol.margin:g} of {key}'s (two-sided TOST)",
+                    "rule": {
+                        "kind": "equivalence",
+                        "reference": key,
+                        "margin": protocol.margin,
+                        "margin_why": f"the task's card margin ({protocol.task}: bench.card.margin)",
+                    },
+                }
+            )
+            better = "new" if protocol.better == "lower" else key  # the role whose value is lower
+            out.append(
+                {
+                    **head,
+                    "id": f"normbench.card.{protocol.task}.{metric}.beats_{key}",
+                    "statement": f"The new norm's {metric} is {protocol.better} than {key}'s",
+                    "rule": {"kind": "ordering", "lower": better},
+                }
+            )
+    return out
+
+
+def metric_row(board: Board, name: str, metric: str) -> dict[str, Any] | None:
+    """A variant's aggregate of ``metric`` on ``board`` as JSON (``None``: no such variant or metric)."""
+    variant = board.by_name.get(name)
+    if variant is None or metric not in variant.metrics:
+        return None
+    return variant.metrics[metric].to_json()
+
+
+def task_card(norm: str, protocol: CardProtocol, results_dir: str | Path) -> dict[str, Any]:
+    """One task's section of the card, read from its board (``status: not run`` without one)."""
+    name, _ = card_variant(norm, protocol)
+    board_name = f"{protocol.task}/card-{slug(norm)}"
+    variants = {"new": name, "layernorm": protocol.layernorm, "rmsnorm": protocol.rmsnorm}
+    base = {"task": protocol.task, "preset": protocol.preset, "seeds": list(protocol.seeds), "variants": variants,
+            "board": board_name, "margin": protocol.margin, "better": protocol.better}  # fmt: skip
+    try:
+        board = load_board(Path(results_dir) / board_name)
+    except FileNotFoundError:
+        return {**base, "status": "not run", "why": "no run of the card has finished on this task"}
+    by_name = {v.name: v.to_json() for v in board.variants}
+    claims = [judge(c, by_name, None) for c in card_claims(protocol, name)]
+    new = board.by_name.get(name)
+    planned, finished = board.planned_runs, board.finished_runs
+    layers = [m for m in (new.metrics if new else {}) if protocol.unselectable and _is_layer(m, protocol.unselectable)]
+    chance = [c.to_json() for c in board.against_chance or () if (c.variants or {}).get("trained") == name]
+    return {
+        **base,
+        "status": "complete" if planned is not None and finished == planned else "incomplete",
+        "runs": {"planned": planned, "finished": finished, "in_progress": board.in_progress or []},
+        "headline": {m: {role: metric_row(board, v, m) for role, v in variants.items()} for m in protocol.metrics},
+        "claims": claims,
+        "thresholds": {m: {role: metric_row(board, v, m) for role, v in variants.items()} for m in protocol.thresholds},
+        "angle_metric": protocol.angle,
+        "angle": (
+            {role: metric_row(board, v, protocol.angle) for role, v in variants.items()} if protocol.angle else None
+        ),
+        "unselectable": {m: metric_row(board, name, m) for m in layers},
+        "against_chance": chance,
+        "failed_seeds": dict(new.flagged or {}) if new else {},
+        "diverged_at_step": dict(new.diverged_at_step or {}) if new else {},
+        "figures": [f"{board_name}/{Path(f).name}" for f in board.figures or ()],
+        "cost": _cost(new.provenance if new else None),
+        "built_at": board.generated_at,
+    }
+
+
+def _is_layer(metric: str, template: str) -> bool:
+    head, _, tail = template.partition("{layer}")
+    return metric.startswith(head) and metric.endswith(tail) and metric[len(head) : len(metric) - len(tail)].isdigit()
+
+
+def _cost(prov: dict[str, Any] | None) -> dict[str, Any] | None:
+    if not prov:
+        return None
+    return {"wall_time_s": prov.get("wall_time_s"), "devices": prov.get("devices"), "platforms": prov.get("platforms")}
+
+
+@dataclass(frozen=True)
+class Card:
+    """A report card: the norm's measured facts and its per-task sections (JSON: :meth:`dumps`)."""
+
+    norm: str
+    facts: dict[int, NormFacts]
+    tasks: list[dict[str, Any]]
+    wall_time_s: float
+    generated_at: str = field(default_factory=utc_now)
+    provenance: dict[str, Any] = field(default_factory=provenance)
+
+    @property
+    def broken(self) -> str | None:
+        """Why the norm is broken (the probe's problem at the first width that has one), else ``None``."""
+        return next((f"at d = {d}: {f.problem}" for d, f in self.facts.items() if f.problem), None)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "card_version": CARD_VERSION,
+            "normbench": __version__,
+            "norm": self.norm,
+            "slug": slug(self.norm),
+            "generated_at": self.generated_at,
+            "provenance": self.provenance,
+            "broken": self.broken,
+            "facts": {str(d): f.to_json() for d, f in self.facts.items()},
+            "tasks": self.tasks,
+            "wall_time_s": round(self.wall_time_s, 1),
+        }
+
+    def dumps(self) -> str:
+        return dumps_json(json.loads(json.dumps(self.to_json(), default=str)), indent=2, sort_keys=False) + "\n"
+
+    def summary_lines(self) -> list[str]:
+        """One line per task and claim (what the command prints)."""
+        if self.broken:
+            return [f"broken: {self.broken}"]
+        lines = []
+        for t in self.tasks:
+            if t["status"] == "not run":
+                lines.append(f"{t['task']}: not run")
+                continue
+            lines += [f"{t['task']}: {c['id'].rpartition(t['task'] + '.')[2]}: {c['verdict']}" for c in t["claims"]]
+        return lines
+
+
+def build_card(
+    norm: str, facts: dict[int, NormFacts], tasks: list[str], items: list[dict[str, Any]], results_dir: str | Path,
+    wall_time_s: float = 0.0,
+) -> Card:  # fmt: skip
+    """The card of ``norm`` from its probe ``facts`` and the boards of ``tasks`` (none when it is broken)."""
+    sections = [] if any(f.problem for f in facts.values()) or not items else [
+        task_card(norm, CardProtocol.of(task), results_dir) for task in tasks
+    ]  # fmt: skip
+    return Card(norm, facts, sections, wall_time_s)

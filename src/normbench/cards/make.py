@@ -1,0 +1,93 @@
+"""``normbench card <norm>``: probe the norm, bake its runs on every task beside the archived baselines, write the card.
+
+The card's folder ``results/cards/<slug>/`` holds what it trains from and what it says:
+
+* ``<task>.yaml``: the task's config with the card's variant added (``extends: <task>``), where the task does not
+  define that variant already; ``bake.yaml``: the card's queue, one item per task, its board
+  ``results/<task>/card-<slug>/`` (the baselines and the new norm, the preset and seeds of the task's protocol);
+* ``card.json`` and ``card.md`` (:mod:`normbench.cards.build`, :mod:`normbench.cards.render`).
+
+Training is a bake (:func:`normbench.sweep.bake.bake`): runs the archive holds (the published baselines) are not
+trained again, unfinished runs continue, ``budget`` bounds the time, and each board is rebuilt from the archive. A
+norm the probe finds broken is not trained: its card says what is wrong.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from normbench.cards.build import build_card
+from normbench.cards.probe import probe
+from normbench.cards.protocol import TASKS, CardProtocol, card_variant, slug
+from normbench.cards.render import render_card
+from normbench.io import atomic_files
+from normbench.nn.norms import get_component
+
+WIDTHS = (8, 768)  # the majority model's width and GPT-2's
+
+
+def parse_tasks(text: str | list[str] | None) -> list[str]:
+    """``"majority,lm"`` -> the tasks, in the card's order; a one-line error for an unknown one."""
+    names = text if isinstance(text, list) else [t.strip() for t in (text or ",".join(TASKS)).split(",") if t.strip()]
+    unknown = [t for t in names if t not in TASKS]
+    if unknown or not names:
+        raise ValueError(
+            f"tasks: {unknown[0] if unknown else text!r} is not a card task; choose from {', '.join(TASKS)}"
+        )
+    return [t for t in TASKS if t in names]
+
+
+def plan_card(norm: str, tasks: list[str], results_dir: str | Path) -> tuple[Path, list[dict[str, Any]]]:
+    """Write the card's task configs and queue (``results/cards/<slug>/``); returns the queue file and its items."""
+    folder = Path(results_dir) / "cards" / slug(norm)
+    items, files = [], {}
+    for task in tasks:
+        protocol = CardProtocol.of(task)
+        name, definition = card_variant(norm, protocol)
+        item: dict[str, Any] = {
+            "board": f"{task}/card-{slug(norm)}",
+            "task": task,
+            "preset": protocol.preset,
+            "variants": [protocol.layernorm, protocol.rmsnorm, name],
+            "seeds": ",".join(map(str, protocol.seeds)),
+        }
+        if definition is not None:
+            files[f"{task}.yaml"] = {"extends": task, "bench": {"variants": {name: definition}}}
+            item["config"] = str(folder / f"{task}.yaml")
+        items.append(item)
+    files["bake.yaml"] = {"queue": items}
+    with atomic_files(folder) as stage:
+        for filename, doc in files.items():
+            header = f"# The report card of {norm}: written by `normbench card`; its runs are in results/archive/.\n"
+            (stage / filename).write_text(header + yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    return folder / "bake.yaml", items
+
+
+def make_card(norm: str, tasks: str | list[str] | None = None, results_dir: str = "results", **bake: Any) -> Path:
+    """Probe ``norm``, train its card's runs (a bake: ``bake`` holds its options, e.g. ``budget`` in minutes, ``gpus``,
+    ``workers``, ``runs_dir``, ``force``), write ``results/cards/<slug>/card.md``; returns the card's folder. A norm
+    that cannot be imported or built is a one-line ``ValueError``."""
+    from normbench.sweep.bake import bake as bake_queue  # the sweep layer trains; imported where it is needed
+
+    get_component(norm)
+    names = parse_tasks(tasks)
+    start = time.time()
+    facts = {d: probe(norm, d) for d in WIDTHS}
+    folder = Path(results_dir) / "cards" / slug(norm)
+    if any(f.problem for f in facts.values()):
+        items: list[dict[str, Any]] = []
+    else:
+        queue, items = plan_card(norm, names, results_dir)
+        bake_queue(str(queue), results_dir=results_dir, **bake)
+    card = build_card(norm, facts, names, items, results_dir, wall_time_s=time.time() - start)
+    with atomic_files(folder, last=("card.md", "card.json")) as stage:
+        (stage / "card.json").write_text(card.dumps(), encoding="utf-8")
+        (stage / "card.md").write_text(render_card(card), encoding="utf-8")
+    print(f"normbench: wrote {folder / 'card.md'} and {folder / 'card.json'}")
+    for line in card.summary_lines():
+        print(f"  {line}")
+    return folder

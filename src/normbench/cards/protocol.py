@@ -1,0 +1,101 @@
+"""What a report card trains and reads on each task: the task config's ``bench.card`` (AlgoPerf-style, the task
+declares its own targets), as a typed :class:`CardProtocol`; and the card's variant of a norm on that task."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from normbench.nn.norms import get_component
+from normbench.training.config import load_config
+
+TASKS = ("majority", "lm", "sst2")
+BLOCK_NORMS = ("attn_norm", "ffn_norm")  # the norms a card replaces: the attention and the FFN norm of every block
+
+
+@dataclass(frozen=True)
+class CardProtocol:
+    """One task's card protocol (``bench.card`` of its config).
+
+    Attributes:
+        task, preset, seeds: the runs (the baselines' preset and the seeds they have).
+        layernorm, rmsnorm: the baseline variants; the card's own variant is ``layernorm`` with every block norm's
+            component replaced by the new norm (:func:`card_variant`).
+        metrics: the headline metrics, at each checkpoint then the final one; ``better``: ``higher`` or ``lower``;
+            ``margin``: the equivalence margin of every headline claim (registered in ``margins.yaml``).
+        thresholds: steps-to-loss metrics; ``angle``: the query angle to the ones vector; ``unselectable``: the
+            per-layer unselectable fraction (``{layer}``) whose claims against chance the card shows.
+    """
+
+    task: str
+    preset: str
+    seeds: tuple[int, ...]
+    layernorm: str
+    rmsnorm: str
+    metrics: tuple[str, ...]
+    better: str
+    margin: float
+    thresholds: tuple[str, ...] = ()
+    angle: str | None = None
+    unselectable: str | None = None
+
+    @classmethod
+    def of(cls, task: str) -> CardProtocol:
+        """The protocol ``tasks/<task>.yaml`` declares; a one-line error naming the field when it is not one."""
+        spec = (load_config(task).get("bench") or {}).get("card")
+        if not isinstance(spec, dict):
+            raise ValueError(f"bench.card: task {task} declares no report card protocol")
+        known = {"preset", "seeds", "layernorm", "rmsnorm", "metrics", "better", "margin", "thresholds", "angle",
+                 "unselectable"}  # fmt: skip
+        unknown = sorted(set(spec) - known)
+        if unknown:
+            raise ValueError(f"bench.card.{unknown[0]}: not a setting of task {task}'s card; allowed: {sorted(known)}")
+        if spec.get("better") not in ("higher", "lower"):
+            raise ValueError(f"bench.card.better: must be higher or lower, got {spec.get('better')!r}")
+        return cls(
+            task=task,
+            preset=str(spec["preset"]),
+            seeds=tuple(int(s) for s in spec["seeds"]),
+            layernorm=str(spec["layernorm"]),
+            rmsnorm=str(spec["rmsnorm"]),
+            metrics=tuple(spec["metrics"]),
+            better=spec["better"],
+            margin=float(spec["margin"]),
+            thresholds=tuple(spec.get("thresholds") or ()),
+            angle=spec.get("angle"),
+            unselectable=spec.get("unselectable"),
+        )
+
+
+def slug(norm: str) -> str:
+    """The card's folder name of a norm: its registered name, or the class name of an import path, lower case
+    (``examples.pnorm_example:PNorm`` -> ``pnorm``)."""
+    name = norm.rpartition(":")[2] if ":" in norm else norm
+    return re.sub(r"[^a-z0-9_.+-]+", "-", name.lower()).strip("-") or "norm"
+
+
+def card_variant(norm: str, protocol: CardProtocol) -> tuple[str, dict[str, Any] | None]:
+    """The card's variant name on the task, and its definition (``None``: the task defines that variant already, e.g.
+    ``pre/dyt``, whose runs the published boards hold). Defined: the ``layernorm`` variant with the component of every
+    block norm replaced, each norm keeping its affine map and eps."""
+    get_component(norm)  # one line when it cannot be imported or built
+    placement = protocol.layernorm.split("/")[0]
+    name = f"{placement}/{slug(norm)}"
+    config = load_config(protocol.task)
+    named = (config.get("bench") or {}).get("variants") or {}
+    if name in named:
+        return name, None
+    base = dict(named.get(protocol.layernorm) or {})
+    for role in BLOCK_NORMS:
+        key = f"model.init_args.arch.{role}"
+        whole = base.get(key)
+        if isinstance(whole, str):  # the norm given whole, e.g. "{component: both, affine: false, eps: 1.0e-5}"
+            spec = yaml.safe_load(whole)
+            spec["component"] = norm
+            base[key] = yaml.safe_dump(spec, default_flow_style=True).strip()
+        else:
+            base[f"{key}.component"] = norm
+    return name, base

@@ -1,0 +1,171 @@
+"""``card.md``: a report card in Markdown, every section from the card's JSON alone.
+
+Order: the summary across tasks, the norm's measured facts and speed, one section per task (its headline metrics,
+the verdicts against LayerNorm and RMSNorm with their details, thresholds, failed seeds, the query angle, the
+unselectable keys against chance, its figure), then the protocol, the cost and how to cite it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from normbench.archive import JudgedClaim
+from normbench.cards.build import BASELINES, Card
+from normbench.reporting.claims_view import INTRO, key_numbers, summary_rows
+from normbench.reporting.markdown import Lines, cell
+
+ROLES = ("new", *BASELINES)
+ANSWERS = {"reproduced": "yes", "not reproduced": "no", "inconclusive": "undecided"}
+
+
+def answer(claim: dict[str, Any]) -> str:
+    """A card claim's verdict as the summary says it: yes, no, undecided, borderline or not run."""
+    return ANSWERS.get(claim["verdict"], claim["verdict"])
+
+
+def fmt(m: dict[str, Any] | None) -> str:
+    """``mean ± std (n)``, the note where there is no mean, ``–`` without a value."""
+    if not m:
+        return "–"
+    if m.get("mean") is None:
+        return m.get("note") or "–"
+    std = "" if m.get("std") is None else f" ± {m['std']:.4g}"
+    return f"{m['mean']:.4g}{std} (n = {m['n']})"
+
+
+def summary(card: Card) -> Lines:
+    lines = ["## Summary", ""]
+    if card.broken:
+        return [*lines, f"**Broken**: `{card.norm}` {card.broken}. It was not trained.", ""]
+    lines += [
+        "| task | metric | new norm | LayerNorm | RMSNorm | vs LayerNorm | vs RMSNorm |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for t in card.tasks:
+        if t["status"] == "not run":
+            lines.append(f"| {t['task']} | – | not run | | | | |")
+            continue
+        verdicts, task = {c["id"]: c for c in t["claims"]}, t["task"]
+        for metric, row in t["headline"].items():
+            cells = [fmt(row.get(r)) for r in ROLES]
+            against = [
+                ", ".join(
+                    f"{kind} {answer(verdicts[f'normbench.card.{task}.{metric}.{kind}_{key}'])}"
+                    for kind in ("matches", "beats")
+                )
+                for key in BASELINES
+            ]
+            lines.append(f"| {t['task']} | `{metric}` | " + " | ".join(map(cell, [*cells, *against])) + " |")
+    lines += [
+        "",
+        "*matches*: a two-sided TOST puts the difference of seed means within the task's margin (no: it lies beyond "
+        "it); *beats*: the 95% Welch interval of the difference lies on the better side of 0 (no: on the worse side); "
+        "undecided: the seeds leave it open. Each task's section gives the intervals.",
+        "",
+    ]
+    return lines
+
+
+def facts(card: Card) -> Lines:
+    lines = [
+        "## The norm's facts, measured",
+        "",
+        "On 512 inputs a (z + m 1) of every mean and scale, in float64, without the affine map: *projects* = every "
+        "output orthogonal to the ones vector; *scales* = every output of one Euclidean norm; output norm = mean "
+        "||N(x)|| / sqrt(d). Speed: forward + backward against `F.layer_norm` on the same input, in one process.",
+        "",
+        "| d | problem | projects (declared) | scales (declared) | output norm / sqrt(d) | time vs F.layer_norm |",
+        "|---|---|---|---|---|---|",
+    ]
+    for d, f in card.facts.items():
+        declared = f.declared or {}
+        ratio = "–" if f.speed_ratio is None else f"{f.speed_ratio:.2f}x"
+        norm = "–" if f.output_norm is None else f"{f.output_norm:.4g}"
+        lines.append(
+            f"| {d} | {cell(f.problem or 'none')} | {_yes(f.projects)} ({_yes(declared.get('projects'))}) | "
+            f"{_yes(f.scales)} ({_yes(declared.get('scales'))}) | {norm} | {ratio} |"
+        )
+    return [*lines, ""]
+
+
+def _yes(value: bool | None) -> str:
+    return "–" if value is None else "yes" if value else "no"
+
+
+def task_section(t: dict[str, Any]) -> Lines:
+    lines = [f"## {t['task']}", ""]
+    if t["status"] == "not run":
+        return [*lines, f"Not run: {t['why']}.", ""]
+    runs = t["runs"]
+    names = ", ".join(f"{role} `{v}`" for role, v in t["variants"].items())
+    lines += [
+        f"Board [`results/{t['board']}/`](../../{t['board']}/leaderboard.md), preset `{t['preset']}`, seeds "
+        f"{', '.join(map(str, t['seeds']))}: {names}. "
+        + (
+            f"{runs['finished']} of {runs['planned']} runs finished; the rest are trained by the same command."
+            if t["status"] != "complete"
+            else f"All {runs['planned']} runs finished."
+        ),
+        "",
+        "| metric | " + " | ".join(ROLES) + " |",
+        "|---|---|---|---|",
+    ]
+    angle = {t["angle_metric"]: t["angle"]} if t.get("angle") else {}
+    for metric, row in {**t["headline"], **t["thresholds"], **angle}.items():
+        lines.append(f"| `{metric}` | " + " | ".join(cell(fmt(row.get(r))) for r in ROLES) + " |")
+    failed = {**{s: f"diverged at step {k}" for s, k in t["diverged_at_step"].items()}, **t["failed_seeds"]}
+    lines += ["", "**Failed seeds of the new norm**: " + ("; ".join(f"seed {s}: {w}" for s, w in failed.items()) or
+                                                           "none") + ".", ""]  # fmt: skip
+    lines += ["### Against LayerNorm and RMSNorm", "", INTRO, ""]
+    lines += summary_rows([JudgedClaim.from_json(c) for c in t["claims"]])
+    if t["against_chance"]:
+        lines += ["", "### Unselectable keys against chance", ""]
+        lines += [f"- {cell(c['id'])}: **{c['verdict']}**; {key_numbers(JudgedClaim.from_json(c))}"
+                  for c in t["against_chance"]]  # fmt: skip
+    if t["figures"]:
+        lines += ["", *(f"![{f.rpartition('/')[2]}](../../{f})" for f in t["figures"][:1])]
+    cost = t.get("cost") or {}
+    if cost.get("wall_time_s") is not None:
+        lines += [
+            "",
+            f"Training time of the new norm's runs: {cost['wall_time_s']:.0f} s on {', '.join(cost['devices'] or [])}.",
+        ]
+    return [*lines, ""]
+
+
+def citation(card: Card) -> Lines:
+    commit = card.provenance.get("git_commit") or "unknown"
+    key = f"normbench_card_{card.to_json()['slug'].replace('.', '_').replace('-', '_')}"
+    return [
+        "## How to cite",
+        "",
+        "```bibtex",
+        f"@misc{{{key},",
+        f"  title = {{normbench report card: {card.norm}}},",
+        "  author = {{The normbench authors}},",
+        f"  year = {{{card.generated_at[:4]}}},",
+        f"  note = {{results/cards/{card.to_json()['slug']}/card.json, built at commit {commit}}},",
+        "}",
+        "```",
+        "",
+    ]
+
+
+def render_card(card: Card) -> str:
+    """``card.md`` of ``card``."""
+    prov = card.provenance
+    lines = [
+        f"# normbench report card: `{card.norm}`",
+        "",
+        "Generated by `normbench card`; do not edit by hand. "
+        f"Built {card.generated_at} at commit `{(prov.get('git_commit') or 'unknown')[:12]}`"
+        f"{' (dirty)' if prov.get('dirty') else ''}, {prov.get('device')}, {prov.get('threads')} threads; the command "
+        f"took {card.wall_time_s:.0f} s here.",
+        "",
+        *summary(card),
+        *facts(card),
+    ]
+    for t in card.tasks:
+        lines += task_section(t)
+    lines += citation(card)
+    return "\n".join(lines)

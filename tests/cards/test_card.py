@@ -1,0 +1,125 @@
+"""Report cards: each task's protocol, the card's variant, its verdicts built from boards, broken norms, the CLI."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from normbench.archive.board import dumps_board
+from normbench.cards.build import build_card, card_claims, task_card
+from normbench.cards.make import make_card, parse_tasks, plan_card
+from normbench.cards.probe import probe
+from normbench.cards.protocol import TASKS, CardProtocol, card_variant, slug
+from normbench.cards.render import render_card
+from normbench.reporting import leaderboard as lb
+from normbench.reporting.claims import check_claim
+from normbench.reporting.qualify import margin_registration
+from normbench.tasks.series import expand_metric_layers
+from normbench.training.config import load_config
+from tests.factories import make_record
+
+PNORM = "examples.pnorm_example:PNorm"
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_every_task_declares_a_card_its_boards_can_judge(task: str) -> None:
+    protocol = CardProtocol.of(task)
+    bench = load_config(task, protocol.preset)["bench"]
+    assert {protocol.layernorm, protocol.rmsnorm} <= set(bench["variants"])
+    metrics = set(expand_metric_layers(bench["metrics"], 4))
+    assert set(protocol.metrics) | set(protocol.thresholds) <= metrics
+    for claim in card_claims(protocol, f"pre/{slug(PNORM)}"):
+        check_claim(dict(claim))
+        if claim["rule"]["kind"] == "equivalence":  # declared before any card ran
+            registered = margin_registration(claim["id"], claim["rule"]["margin"])
+            assert registered and registered["declared"] == "before the runs", claim["id"]
+
+
+def test_the_cards_variant_replaces_every_block_norms_component_and_keeps_the_rest() -> None:
+    name, lm = card_variant(PNORM, CardProtocol.of("lm"))
+    assert name == "pre/pnorm"
+    attn = yaml.safe_load(lm["model.init_args.arch.attn_norm"])
+    assert attn == {"component": PNORM, "affine": False, "eps": 1e-5}  # the LayerNorm baseline's frozen affine kept
+    assert lm["model.init_args.arch.ffn_norm.component"] == PNORM and lm["model.init_args.arch.qkv_bias"] == "false"
+    name, majority = card_variant(PNORM, CardProtocol.of("majority"))
+    assert majority == {
+        "model.init_args.arch.attn_norm.component": PNORM,
+        "model.init_args.arch.ffn_norm.component": PNORM,
+    }
+    assert card_variant("dyt", CardProtocol.of("majority")) == ("pre/dyt", None)  # the published variant itself
+    with pytest.raises(ValueError, match=r"^component: cannot import 'no.such:Norm'"):
+        card_variant("no.such:Norm", CardProtocol.of("majority"))
+
+
+def test_the_card_plan_adds_its_variant_to_the_tasks_config(tmp_path: Path) -> None:
+    queue, items = plan_card(PNORM, ["majority"], tmp_path)
+    (item,) = items
+    assert item["board"] == "majority/card-pnorm" and item["variants"] == ["pre/both", "pre/scale", "pre/pnorm"]
+    config = load_config(item["config"], "quick-10")
+    assert config["task"] == "majority" and "pre/pnorm" in config["bench"]["variants"]
+    assert yaml.safe_load(queue.read_text())["queue"] == items
+    assert parse_tasks("lm,majority") == ["majority", "lm"]
+    with pytest.raises(ValueError, match=r"^tasks: 'cifar' is not a card task"):
+        parse_tasks("majority,cifar")
+
+
+def record(variant: str, seed: int, acc1000: float, acc5000: float) -> dict:
+    series = {
+        "test/acc": [[1000, acc1000], [5000, acc5000]],
+        "train/loss_step": [[10 * i, 2.0 - i * 0.01] for i in range(1, 200)],
+        "test/query_angle": [[5000, 40.0 + seed]],
+    }
+    return make_record(variant, seed, series=series, config={})
+
+
+def write_board(results: Path, accs: dict[str, tuple[float, float]]) -> None:
+    protocol = CardProtocol.of("majority")
+    records = [record(v, s, a + 0.003 * s, b + 0.002 * s) for v, (a, b) in accs.items() for s in range(5)]
+    bench = load_config("majority", protocol.preset)["bench"]
+    board = lb.build("majority", protocol.preset, records, {"metrics": bench["metrics"]})
+    board = board.replace(planned_runs=15, finished_runs=15)
+    folder = results / "majority" / "card-pnorm"
+    folder.mkdir(parents=True)
+    (folder / "leaderboard.json").write_text(dumps_board(board), encoding="utf-8")
+
+
+def test_the_card_judges_the_new_norm_against_layernorm_and_rmsnorm(tmp_path: Path) -> None:
+    write_board(tmp_path, {"pre/both": (0.66, 0.89), "pre/scale": (0.69, 0.90), "pre/pnorm": (0.80, 0.895)})
+    section = task_card(PNORM, CardProtocol.of("majority"), tmp_path)
+    verdicts = {c["id"].removeprefix("normbench.card.majority."): c["verdict"] for c in section["claims"]}
+    assert verdicts["test_acc@1000.beats_layernorm"] == "reproduced"
+    assert verdicts["test_acc@1000.beats_rmsnorm"] == "reproduced"
+    assert verdicts["test_acc@5000.matches_layernorm"] == "reproduced"  # within 0.01 of 0.89 + noise
+    assert section["status"] == "complete" and section["headline"]["test_acc@1000"]["new"]["n"] == 5
+    assert section["thresholds"]["steps_to_train_loss_1.0"]["new"]["mean"] == 1050  # a 10-point trailing mean
+    card = build_card(PNORM, {8: probe(PNORM, 8, timing=False)}, ["majority"], [{}], tmp_path)
+    md = render_card(card)
+    assert "| majority | `test_acc@1000` | 0.806 ± 0.004743 (n = 5) |" in md
+    assert "| matches no, beats yes | matches no, beats yes |" in md  # far ahead of both at step 1000
+    assert "## majority" in md and "### Against LayerNorm and RMSNorm" in md and "@misc{normbench_card_pnorm," in md
+    assert card.summary_lines()[0].startswith("majority: test_acc@1000.matches_layernorm: ")
+
+
+def test_a_task_without_a_board_is_not_run(tmp_path: Path) -> None:
+    section = task_card(PNORM, CardProtocol.of("lm"), tmp_path)
+    assert section["status"] == "not run"
+    assert "| lm | – | not run |" in render_card(build_card(PNORM, {}, ["lm"], [{}], tmp_path))
+
+
+def test_a_broken_norm_gets_a_card_that_says_so_and_trains_nothing(tmp_path: Path) -> None:
+    folder = make_card("tests.cards.test_probe:NaNNorm", "majority", str(tmp_path), runs_dir=str(tmp_path / "runs"))
+    md = (folder / "card.md").read_text()
+    assert "**Broken**: `tests.cards.test_probe:NaNNorm` at d = 8: returns values that are not finite" in md
+    assert not (folder / "bake.yaml").exists() and not (tmp_path / "runs").exists()
+
+
+def test_a_norm_that_cannot_be_imported_is_one_line_with_exit_2(normbench_in_process, tmp_path: Path) -> None:
+    result = normbench_in_process("card", "nowhere.at_all:Norm", "--results_dir", str(tmp_path), cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines()[-1] == (
+        "normbench: error: component: cannot import 'nowhere.at_all:Norm' (ModuleNotFoundError: No module named "
+        "'nowhere')"
+    )
+    assert not any(tmp_path.iterdir())
