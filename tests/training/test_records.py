@@ -28,6 +28,12 @@ def test_generated_results_do_not_make_the_code_dirty(tmp_path: Path) -> None:
 
     (tmp_path / "results" / "leaderboard.md").write_text("new\n")  # an output written by a build
     assert git_state(tmp_path / "src")["dirty"] is False
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "page.md").write_text("a results page\n")
+    git(tmp_path, "add", "docs")
+    git(tmp_path, "commit", "-qm", "docs")
+    (tmp_path / "docs" / "page.md").write_text("rewritten after a bake\n")  # the results pages a bake refreshes
+    assert git_state(tmp_path / "src")["dirty"] is False
     (tmp_path / "src" / "model.py").write_text("x = 2\n")  # the code itself
     assert git_state(tmp_path / "src")["dirty"] is True
     assert git_state(tmp_path)["dirty"] is True

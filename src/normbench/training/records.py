@@ -41,9 +41,10 @@ def utc_now() -> str:
 def git_state(cwd: str | Path | None = None) -> dict[str, Any]:
     """``{"git_commit": sha or None, "dirty": bool or None}`` of the checkout at ``cwd``.
 
-    ``dirty``: tracked files differ from the commit, outside ``results/``. The generated outputs
+    ``dirty``: tracked files differ from the commit, outside ``results/`` and ``docs/``. The generated outputs
     there do not make the code that produces them dirty (a task's second report written after its
-    leaderboard, or another task's uncommitted leaderboard, would otherwise).
+    leaderboard, another task's uncommitted leaderboard, or the results pages a bake rewrites after its boards,
+    would otherwise: the next bake in the same checkout could not archive its runs).
     """
     cwd = Path(cwd or Path(__file__).resolve().parent)
     try:
@@ -51,7 +52,16 @@ def git_state(cwd: str | Path | None = None) -> dict[str, Any]:
             ["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True, check=True
         ).stdout.strip()
         status = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no", "--", ":(top)", ":(top,exclude)results"],
+            [
+                "git",
+                "status",
+                "--porcelain",
+                "--untracked-files=no",
+                "--",
+                ":(top)",
+                ":(top,exclude)results",
+                ":(top,exclude)docs",
+            ],
             cwd=cwd,
             capture_output=True,
             text=True,
