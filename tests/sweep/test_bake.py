@@ -142,6 +142,7 @@ def test_a_run_stopped_at_its_deadline_resumes_to_the_same_numbers(tmp_path: Pat
     assert resumed["series"] == fresh["series"]
 
 
+@pytest.mark.slow  # two bakes of the tiny config (about 45 s): the default run stays under its 10 minutes
 def test_a_board_published_before_the_archive_grows_with_its_published_values(tmp_path: Path) -> None:
     """Seed 0 published before the archive (its record gone, listed in published.json): a bake adds seed 1, and the
     board shows seed 0's published values beside seed 1's record, judged over both; the figures draw seed 1."""
