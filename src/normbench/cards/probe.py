@@ -60,10 +60,13 @@ class NormFacts:
 
 def inputs(d: int, samples: int = SAMPLES, seed: int = 0) -> torch.Tensor:
     """``samples`` inputs a (z + m 1) in float64 (see the module docstring), from their own generator."""
-    gen = torch.Generator().manual_seed(seed)
-    z = torch.randn(samples, d, generator=gen, dtype=torch.float64)
-    m = 3.0 * torch.randn(samples, 1, generator=gen, dtype=torch.float64)
-    a = torch.exp(torch.empty(samples, 1, dtype=torch.float64).uniform_(math.log(1e-2), math.log(1e2), generator=gen))
+    cpu = torch.device("cpu")  # the probe runs on the CPU, whatever the default device
+    gen = torch.Generator(device=cpu).manual_seed(seed)
+    z = torch.randn(samples, d, generator=gen, dtype=torch.float64, device=cpu)
+    m = 3.0 * torch.randn(samples, 1, generator=gen, dtype=torch.float64, device=cpu)
+    a = torch.exp(
+        torch.empty(samples, 1, dtype=torch.float64, device=cpu).uniform_(math.log(1e-2), math.log(1e2), generator=gen)
+    )
     return a * (z + m)
 
 
@@ -73,7 +76,7 @@ def probe(component: str, d: int, options: dict[str, Any] | None = None, *, timi
     cls = get_component(component)
     declared = {"projects": bool(cls.projects), "scales": bool(cls.scales)}
     eps = 0.0 if cls.uses_eps else 1e-5  # eps = 0: the map itself, as the facts are stated
-    norm = create_norm(d, NormSpec(component, affine=False, eps=eps, options=options)).double()
+    norm = create_norm(d, NormSpec(component, affine=False, eps=eps, options=options)).to("cpu", torch.float64)
     x = inputs(d)
     try:
         with torch.no_grad():
@@ -108,7 +111,7 @@ def probe(component: str, d: int, options: dict[str, Any] | None = None, *, timi
 
 def forward_backward_times(norm: torch.nn.Module, d: int, min_run_time: float = 0.2) -> tuple[float, float]:
     """Median seconds of one forward + backward of ``norm`` and of ``F.layer_norm`` on the same float32 input."""
-    x = torch.randn(TIMING_ROWS.get(d, 4096), d, requires_grad=True)
+    x = torch.randn(TIMING_ROWS.get(d, 4096), d, requires_grad=True, device=torch.device("cpu"))
     grad = torch.ones_like(x)
 
     def step(fn: Any) -> None:

@@ -104,17 +104,16 @@ def one_of(values: Any) -> Any:
 def value_of(record: dict[str, Any], metric: str) -> tuple[float | None, float | None] | None:
     """A stand-in's (value, lower bound) of ``metric`` (``(None, None)``: its board lacks it); ``None`` for a record
     with series, whose value the metric's series gives."""
-    published = record.get("published")
-    if not published:
+    if not is_stand_in(record):
         return None
-    value, bound = published["values"].get(metric) or (None, None)
+    value, bound = record["published"]["values"].get(metric) or (None, None)
     return value, bound
 
 
 def published_notes(records: list[dict[str, Any]], metric: str) -> list[str]:
     """The notes the published boards of ``records``' stand-ins gave ``metric`` (e.g. ``not reached by step 5000``)."""
     return list(
-        dict.fromkeys(note for r in records if r.get("published") and (note := r["published"]["notes"].get(metric)))
+        dict.fromkeys(note for r in records if is_stand_in(r) and (note := r["published"]["notes"].get(metric)))
     )
 
 
@@ -122,7 +121,7 @@ def published_seeds(records: list[dict[str, Any]]) -> dict[str, list[int]]:
     """Board -> the seeds of ``records`` (one variant's) shown from it: the stand-ins'."""
     out: dict[str, list[int]] = {}
     for r in records:
-        if r.get("published"):
+        if is_stand_in(r):
             out.setdefault(r["published"]["board"], []).append(int(r["seed"]))
     return out
 

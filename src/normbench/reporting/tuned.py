@@ -4,7 +4,7 @@ A board's ``bench.tuned: {choice: <board>, shared: <value>}`` names the board wh
 (:mod:`normbench.reporting.choice`) chose, per base variant, a value of a labelled grid axis (the learning rate
 ``lr``: argmax over the grid of the tuning seeds' mean metric), and the value every variant shares (the task's
 default). The board's sweep crosses its base variants with the same grid and keeps two points per base: the shared
-one and the chosen one (:func:`wanted`). Each claim is then judged twice with the same rule, on the same judging
+one and the chosen one (:func:`select`). Each claim is then judged twice with the same rule, on the same judging
 seeds, with the claim's variant ``v`` read as ``v,<axis>=<shared>`` and as ``v,<axis>=<chosen for v>``
 (:func:`at_rate`): a verdict that holds only at one of them is a learning-rate effect.
 
