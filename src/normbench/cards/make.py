@@ -22,10 +22,9 @@ import yaml
 
 from normbench.cards.build import build_card
 from normbench.cards.probe import probe
-from normbench.cards.protocol import TASKS, CardProtocol, card_variant, slug
+from normbench.cards.protocol import TASKS, CardProtocol, card_variant, probed_component, slug
 from normbench.cards.render import render_card
 from normbench.io import atomic_files
-from normbench.nn.norms import get_component
 
 WIDTHS = (8, 768)  # the majority model's width and GPT-2's
 
@@ -73,10 +72,10 @@ def make_card(norm: str, tasks: str | list[str] | None = None, results_dir: str 
     that cannot be imported or built is a one-line ``ValueError``."""
     from normbench.sweep.bake import bake as bake_queue  # the sweep layer trains; imported where it is needed
 
-    get_component(norm)
     names = parse_tasks(tasks)
+    measured = probed_component(norm, names)  # one line when it cannot be imported or built
     start = time.time()
-    facts = {d: probe(norm, d) for d in WIDTHS}
+    facts = {d: probe(measured, d) for d in WIDTHS}
     folder = Path(results_dir) / "cards" / slug(norm)
     if any(f.problem for f in facts.values()):
         items: list[dict[str, Any]] = []

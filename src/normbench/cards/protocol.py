@@ -4,7 +4,7 @@ declares its own targets), as a typed :class:`CardProtocol`; and the card's vari
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
@@ -28,6 +28,9 @@ class CardProtocol:
             ``margin``: the equivalence margin of every headline claim (registered in ``margins.yaml``).
         thresholds: steps-to-loss metrics; ``angle``: the query angle to the ones vector; ``unselectable``: the
             per-layer unselectable fraction (``{layer}``) whose claims against chance the card shows.
+        named: the cards of built-in norms that are more than a component (``peri``: a placement, ``qknorm``: a
+            change of the attention), or that the task runs otherwise (``dyt`` as tuned): card name -> the task's
+            variant that stands for it, and the component its probe measures.
     """
 
     task: str
@@ -41,6 +44,7 @@ class CardProtocol:
     thresholds: tuple[str, ...] = ()
     angle: str | None = None
     unselectable: str | None = None
+    named: dict[str, NamedCard] = field(default_factory=dict)
 
     @classmethod
     def of(cls, task: str) -> CardProtocol:
@@ -49,7 +53,7 @@ class CardProtocol:
         if not isinstance(spec, dict):
             raise ValueError(f"bench.card: task {task} declares no report card protocol")
         known = {"preset", "seeds", "layernorm", "rmsnorm", "metrics", "better", "margin", "thresholds", "angle",
-                 "unselectable"}  # fmt: skip
+                 "unselectable", "named"}  # fmt: skip
         unknown = sorted(set(spec) - known)
         if unknown:
             raise ValueError(f"bench.card.{unknown[0]}: not a setting of task {task}'s card; allowed: {sorted(known)}")
@@ -67,7 +71,27 @@ class CardProtocol:
             thresholds=tuple(spec.get("thresholds") or ()),
             angle=spec.get("angle"),
             unselectable=spec.get("unselectable"),
+            named={name: NamedCard.of(task, name, entry) for name, entry in (spec.get("named") or {}).items()},
         )
+
+
+@dataclass(frozen=True)
+class NamedCard:
+    """A named card's variant on one task (``bench.card.named.<name>``) and the component its probe measures
+    (default: the card's name, a registered norm)."""
+
+    variant: str
+    probe: str
+
+    @classmethod
+    def of(cls, task: str, name: str, entry: Any) -> NamedCard:
+        """From ``{variant: <the task's variant>, probe: <component>}``; a one-line error naming the field."""
+        if not isinstance(entry, dict) or not isinstance(entry.get("variant"), str):
+            raise ValueError(f"bench.card.named.{name}: task {task} must give {{variant: <one of its variants>}}")
+        variants = (load_config(task).get("bench") or {}).get("variants") or {}
+        if entry["variant"] not in variants:
+            raise ValueError(f"bench.card.named.{name}.variant: {entry['variant']!r} is not a variant of task {task}")
+        return cls(variant=entry["variant"], probe=str(entry.get("probe", name)))
 
 
 def slug(norm: str) -> str:
@@ -77,10 +101,25 @@ def slug(norm: str) -> str:
     return re.sub(r"[^a-z0-9_.+-]+", "-", name.lower()).strip("-") or "norm"
 
 
+def probed_component(norm: str, tasks: list[str] | tuple[str, ...] = TASKS) -> str:
+    """The component a card's probe measures: a named card's ``probe`` (the first of ``tasks`` that names it), else
+    ``norm`` itself; a one-line ``ValueError`` when it cannot be imported or built."""
+    for task in tasks:
+        named = CardProtocol.of(task).named.get(norm)
+        if named is not None:
+            get_component(named.probe)
+            return named.probe
+    get_component(norm)
+    return norm
+
+
 def card_variant(norm: str, protocol: CardProtocol) -> tuple[str, dict[str, Any] | None]:
     """The card's variant name on the task, and its definition (``None``: the task defines that variant already, e.g.
-    ``pre/dyt``, whose runs the published boards hold). Defined: the ``layernorm`` variant with the component of every
-    block norm replaced, each norm keeping its affine map and eps."""
+    ``pre/dyt``, whose runs the published boards hold). A named card (:class:`NamedCard`) is the variant the task names
+    for it; any other norm the ``layernorm`` variant with the component of every block norm replaced, each norm keeping
+    its affine map and eps."""
+    if norm in protocol.named:
+        return protocol.named[norm].variant, None
     get_component(norm)  # one line when it cannot be imported or built
     placement = protocol.layernorm.split("/")[0]
     name = f"{placement}/{slug(norm)}"
