@@ -11,7 +11,7 @@ from normbench.archive.board import dumps_board
 from normbench.cards.build import build_card, card_claims, task_card
 from normbench.cards.make import make_card, parse_tasks, plan_card
 from normbench.cards.probe import probe
-from normbench.cards.protocol import TASKS, CardProtocol, card_variant, slug
+from normbench.cards.protocol import TASKS, CardProtocol, NamedCard, card_variant, probed_component, slug
 from normbench.cards.render import render_card
 from normbench.reporting import leaderboard as lb
 from normbench.reporting.claims import check_claim
@@ -53,6 +53,19 @@ def test_the_cards_variant_replaces_every_block_norms_component_and_keeps_the_re
         card_variant("no.such:Norm", CardProtocol.of("majority"))
 
 
+def test_a_named_card_is_the_variant_each_task_names_and_probes_its_norm() -> None:
+    assert card_variant("peri", CardProtocol.of("majority")) == ("peri/both", None)
+    assert card_variant("dyt", CardProtocol.of("lm")) == ("pre/dyt_tuned", None)  # DyT as tuned on the LM
+    assert card_variant("qknorm", CardProtocol.of("sst2")) == ("pre/both+qknorm", None)
+    name, derived = card_variant("dyt", CardProtocol.of("sst2"))  # SST-2 names no DyT: its block norms replaced
+    assert name == "pre/dyt" and derived is not None and derived["model.init_args.arch.ffn_norm.component"] == "dyt"
+    assert [probed_component(n) for n in ("qknorm", "peri", "dyt", PNORM)] == ["scale", "both", "dyt", PNORM]
+    with pytest.raises(ValueError, match=r"^bench.card.named.x.variant: 'pre/nope' is not a variant of task majority$"):
+        NamedCard.of("majority", "x", {"variant": "pre/nope"})
+    with pytest.raises(ValueError, match=r"^norm: 'peri2' is not allowed; .*; or a named card: dyt, peri, qknorm"):
+        probed_component("peri2")
+
+
 def test_the_card_plan_adds_its_variant_to_the_tasks_config(tmp_path: Path) -> None:
     queue, items = plan_card(PNORM, ["majority"], tmp_path)
     (item,) = items
@@ -65,18 +78,27 @@ def test_the_card_plan_adds_its_variant_to_the_tasks_config(tmp_path: Path) -> N
         parse_tasks("majority,cifar")
 
 
-def record(variant: str, seed: int, acc1000: float, acc5000: float) -> dict:
+def record(variant: str, seed: int, acc1000: float, acc5000: float, diverged_at: int | None = None) -> dict:
     series = {
         "test/acc": [[1000, acc1000], [5000, acc5000]],
         "train/loss_step": [[10 * i, 2.0 - i * 0.01] for i in range(1, 200)],
         "test/query_angle": [[5000, 40.0 + seed]],
     }
+    if diverged_at is not None:  # a run stopped at its first loss that is not finite: nothing tested after it
+        series = {"train/loss_step": [[10 * i, 2.0 + i] for i in range(1, diverged_at // 10)]}
+        return make_record(variant, seed, status="diverged", series=series, config={}, diverged_at_step=diverged_at)
     return make_record(variant, seed, series=series, config={})
 
 
-def write_board(results: Path, accs: dict[str, tuple[float, float]]) -> None:
+def write_board(
+    results: Path, accs: dict[str, tuple[float, float]], diverged: dict[str, list[int]] | None = None
+) -> None:
     protocol = CardProtocol.of("majority")
-    records = [record(v, s, a + 0.003 * s, b + 0.002 * s) for v, (a, b) in accs.items() for s in range(5)]
+    records = [
+        record(v, s, a + 0.003 * s, b + 0.002 * s, (diverged or {}).get(v, [None] * 5)[s])
+        for v, (a, b) in accs.items()
+        for s in range(5)
+    ]
     bench = load_config("majority", protocol.preset)["bench"]
     board = lb.build("majority", protocol.preset, records, {"metrics": bench["metrics"]})
     board = board.replace(planned_runs=15, finished_runs=15)
@@ -102,6 +124,18 @@ def test_the_card_judges_the_new_norm_against_layernorm_and_rmsnorm(tmp_path: Pa
     assert card.summary_lines()[0].startswith("majority: test_acc@1000.matches_layernorm: ")
 
 
+def test_a_norm_that_diverges_gets_a_card_with_each_seeds_step(tmp_path: Path) -> None:
+    steps = [1427, 1431, 1399, 1440, 1412]
+    write_board(tmp_path, {"pre/both": (0.66, 0.89), "pre/scale": (0.69, 0.90), "pre/pnorm": (0.0, 0.0)},
+                diverged={"pre/pnorm": steps})  # fmt: skip
+    section = task_card(PNORM, CardProtocol.of("majority"), tmp_path)
+    assert section["diverged_at_step"] == {str(s): k for s, k in enumerate(steps)}
+    assert {c["verdict"] for c in section["claims"]} == {"not run"}  # no seed has a value to judge
+    md = render_card(build_card(PNORM, {8: probe(PNORM, 8, timing=False)}, ["majority"], [{}], tmp_path))
+    assert "**Failed seeds of the new norm**: seed 0: diverged at step 1427; seed 1: diverged at step 1431" in md
+    assert "| majority | `test_acc@1000` | no seed finished without diverging | 0.666" in md
+
+
 def test_a_task_without_a_board_is_not_run(tmp_path: Path) -> None:
     section = task_card(PNORM, CardProtocol.of("lm"), tmp_path)
     assert section["status"] == "not run"
@@ -119,7 +153,7 @@ def test_a_norm_that_cannot_be_imported_is_one_line_with_exit_2(normbench_in_pro
     result = normbench_in_process("card", "nowhere.at_all:Norm", "--results_dir", str(tmp_path), cwd=tmp_path)
     assert result.returncode == 2
     assert result.stderr.strip().splitlines()[-1] == (
-        "normbench: error: component: cannot import 'nowhere.at_all:Norm' (ModuleNotFoundError: No module named "
-        "'nowhere')"
+        "normbench: error: norm: cannot import 'nowhere.at_all:Norm' (ModuleNotFoundError: No module named "
+        "'nowhere'); or a named card: dyt, peri, qknorm, scalenorm"
     )
     assert not any(tmp_path.iterdir())

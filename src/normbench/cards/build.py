@@ -64,6 +64,61 @@ def card_claims(protocol: CardProtocol, variant: str) -> list[dict[str, Any]]:
     return out
 
 
+ANSWERS = {"reproduced": "yes", "not reproduced": "no", "inconclusive": "undecided"}
+
+
+def answer(claim: dict[str, Any]) -> str:
+    """A card claim's verdict as the summary says it: yes, no, undecided, borderline or not run."""
+    return ANSWERS.get(claim["verdict"], claim["verdict"])
+
+
+def fmt(m: dict[str, Any] | None) -> str:
+    """``mean ± std (n)``, the note where there is no mean, ``–`` without a value."""
+    if not m:
+        return "–"
+    if m.get("mean") is None:
+        return m.get("note") or "–"
+    std = "" if m.get("std") is None else f" ± {m['std']:.4g}"
+    return f"{m['mean']:.4g}{std} (n = {m['n']})"
+
+
+def summary_table(tasks: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """The card's summary, one row per task and headline metric: the three values (``mean ± std (n)``) and, against
+    each baseline, ``matches <answer>, beats <answer>``; a task not run is one row saying so."""
+    rows = []
+    for t in tasks:
+        task = t["task"]
+        if t["status"] == "not run":
+            rows.append({"task": task, "metric": "–", "new": "not run"})
+            continue
+        verdicts = {c["id"]: c for c in t["claims"]}
+        for metric, row in t["headline"].items():
+            rows.append(
+                {
+                    "task": task,
+                    "metric": metric,
+                    **{role: fmt(row.get(role)) for role in ("new", *BASELINES)},
+                    **{
+                        f"vs_{key}": ", ".join(
+                            f"{kind} {answer(verdicts[f'normbench.card.{task}.{metric}.{kind}_{key}'])}"
+                            for kind in ("matches", "beats")
+                        )
+                        for key in BASELINES
+                    },
+                }
+            )
+    return rows
+
+
+def card_cost(tasks: list[dict[str, Any]]) -> dict[str, Any]:
+    """The training time of the new norm's runs (the baselines' are the published runs'): per task, and summed with
+    the devices they ran on (``None`` where nothing finished)."""
+    per_task = {t["task"]: t.get("cost") for t in tasks if t.get("cost")}
+    walls = [c["wall_time_s"] for c in per_task.values() if c.get("wall_time_s") is not None]
+    devices = sorted({d for c in per_task.values() for d in c.get("devices") or ()})
+    return {"tasks": per_task, "wall_time_s": round(sum(walls), 1) if walls else None, "devices": devices}
+
+
 def metric_row(board: Board, name: str, metric: str) -> dict[str, Any] | None:
     """A variant's aggregate of ``metric`` on ``board`` as JSON (``None``: no such variant or metric)."""
     variant = board.by_name.get(name)
@@ -147,7 +202,9 @@ class Card:
             "provenance": self.provenance,
             "broken": self.broken,
             "facts": {str(d): f.to_json() for d, f in self.facts.items()},
+            "summary": summary_table(self.tasks),
             "tasks": self.tasks,
+            "training_cost": card_cost(self.tasks),
             "wall_time_s": round(self.wall_time_s, 1),
         }
 

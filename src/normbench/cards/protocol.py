@@ -104,12 +104,18 @@ def slug(norm: str) -> str:
 def probed_component(norm: str, tasks: list[str] | tuple[str, ...] = TASKS) -> str:
     """The component a card's probe measures: a named card's ``probe`` (the first of ``tasks`` that names it), else
     ``norm`` itself; a one-line ``ValueError`` when it cannot be imported or built."""
+    names: set[str] = set()
     for task in tasks:
-        named = CardProtocol.of(task).named.get(norm)
-        if named is not None:
-            get_component(named.probe)
-            return named.probe
-    get_component(norm)
+        protocol = CardProtocol.of(task)
+        if norm in protocol.named:
+            get_component(protocol.named[norm].probe)
+            return protocol.named[norm].probe
+        names |= set(protocol.named)
+    try:
+        get_component(norm)
+    except ValueError as exc:
+        why = str(exc).removeprefix("component: ")
+        raise ValueError(f"norm: {why}" + (f"; or a named card: {', '.join(sorted(names))}" if names else "")) from None
     return norm
 
 

@@ -10,27 +10,11 @@ from __future__ import annotations
 from typing import Any
 
 from normbench.archive import JudgedClaim
-from normbench.cards.build import BASELINES, Card
+from normbench.cards.build import BASELINES, Card, fmt, summary_table
 from normbench.reporting.claims_view import INTRO, key_numbers, summary_rows
 from normbench.reporting.markdown import Lines, cell
 
 ROLES = ("new", *BASELINES)
-ANSWERS = {"reproduced": "yes", "not reproduced": "no", "inconclusive": "undecided"}
-
-
-def answer(claim: dict[str, Any]) -> str:
-    """A card claim's verdict as the summary says it: yes, no, undecided, borderline or not run."""
-    return ANSWERS.get(claim["verdict"], claim["verdict"])
-
-
-def fmt(m: dict[str, Any] | None) -> str:
-    """``mean ± std (n)``, the note where there is no mean, ``–`` without a value."""
-    if not m:
-        return "–"
-    if m.get("mean") is None:
-        return m.get("note") or "–"
-    std = "" if m.get("std") is None else f" ± {m['std']:.4g}"
-    return f"{m['mean']:.4g}{std} (n = {m['n']})"
 
 
 def summary(card: Card) -> Lines:
@@ -41,21 +25,10 @@ def summary(card: Card) -> Lines:
         "| task | metric | new norm | LayerNorm | RMSNorm | vs LayerNorm | vs RMSNorm |",
         "|---|---|---|---|---|---|---|",
     ]
-    for t in card.tasks:
-        if t["status"] == "not run":
-            lines.append(f"| {t['task']} | – | not run | | | | |")
-            continue
-        verdicts, task = {c["id"]: c for c in t["claims"]}, t["task"]
-        for metric, row in t["headline"].items():
-            cells = [fmt(row.get(r)) for r in ROLES]
-            against = [
-                ", ".join(
-                    f"{kind} {answer(verdicts[f'normbench.card.{task}.{metric}.{kind}_{key}'])}"
-                    for kind in ("matches", "beats")
-                )
-                for key in BASELINES
-            ]
-            lines.append(f"| {t['task']} | `{metric}` | " + " | ".join(map(cell, [*cells, *against])) + " |")
+    for row in summary_table(card.tasks):
+        metric = f"`{row['metric']}`" if row["metric"] != "–" else "–"
+        cells = [cell(row.get(k, "")) for k in ("new", *BASELINES, *(f"vs_{b}" for b in BASELINES))]
+        lines.append(f"| {row['task']} | {metric} | " + " | ".join(cells) + " |")
     lines += [
         "",
         "*matches*: a two-sided TOST puts the difference of seed means within the task's margin (no: it lies beyond "
@@ -74,6 +47,7 @@ def facts(card: Card) -> Lines:
         "output orthogonal to the ones vector; *scales* = every output of one Euclidean norm; output norm = mean "
         "||N(x)|| / sqrt(d). Speed: forward + backward against `F.layer_norm` on the same input, in one process.",
         "",
+        *_probed(card),
         "| d | problem | projects (declared) | scales (declared) | output norm / sqrt(d) | time vs F.layer_norm |",
         "|---|---|---|---|---|---|",
     ]
@@ -86,6 +60,14 @@ def facts(card: Card) -> Lines:
             f"{_yes(f.scales)} ({_yes(declared.get('scales'))}) | {norm} | {ratio} |"
         )
     return [*lines, ""]
+
+
+def _probed(card: Card) -> Lines:
+    """A line naming the component measured where it is not the card's norm (a named card: ``qknorm`` -> ``scale``)."""
+    measured = {f.component for f in card.facts.values()}
+    if measured == {card.norm} or not measured:
+        return []
+    return [f"Measured: `{', '.join(sorted(measured))}`, the norm of the variant that stands for `{card.norm}`.", ""]
 
 
 def _yes(value: bool | None) -> str:
@@ -124,13 +106,29 @@ def task_section(t: dict[str, Any]) -> Lines:
                   for c in t["against_chance"]]  # fmt: skip
     if t["figures"]:
         lines += ["", *(f"![{f.rpartition('/')[2]}](../../{f})" for f in t["figures"][:1])]
-    cost = t.get("cost") or {}
-    if cost.get("wall_time_s") is not None:
-        lines += [
-            "",
-            f"Training time of the new norm's runs: {cost['wall_time_s']:.0f} s on {', '.join(cost['devices'] or [])}.",
-        ]
     return [*lines, ""]
+
+
+def cost(card: Card) -> Lines:
+    """Where the card's time went: the new norm's runs per task (the baselines' runs were published before) and the
+    command's own wall time here."""
+    spent = card.to_json()["training_cost"]
+    lines = ["## Cost", ""]
+    if card.broken:
+        return [*lines, f"Nothing was trained; the command took {card.wall_time_s:.0f} s here.", ""]
+    if spent["wall_time_s"] is None:
+        return [*lines, f"No run of the new norm has finished; the command took {card.wall_time_s:.0f} s here.", ""]
+    lines += ["| task | training time of the new norm's runs, summed over runs | devices |", "|---|---|---|"]
+    for task, c in spent["tasks"].items():
+        lines.append(f"| {task} | {c['wall_time_s']:.0f} s | {', '.join(c.get('devices') or []) or '–'} |")
+    lines += [
+        f"| all | {spent['wall_time_s']:.0f} s | {', '.join(spent['devices']) or '–'} |",
+        "",
+        "Runs train two at a time on 2 CPU cores, so the elapsed time is about half the summed time. The LayerNorm "
+        "and RMSNorm runs are the published ones: a card trains only its norm's runs.",
+        "",
+    ]
+    return lines
 
 
 def citation(card: Card) -> Lines:
@@ -167,5 +165,6 @@ def render_card(card: Card) -> str:
     ]
     for t in card.tasks:
         lines += task_section(t)
+    lines += cost(card)
     lines += citation(card)
     return "\n".join(lines)

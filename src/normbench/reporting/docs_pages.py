@@ -10,7 +10,9 @@ the matching end marker (``<!-- /board: majority -->``):
 * ``<!-- include: sst2/unselectable_tokens.md -->``: another generated Markdown file under ``results/``;
 * ``<!-- file: examples/slurm_sweep.sh -->``: a file of the repository as a code block;
 * ``<!-- generated: costs -->``: every published board's runs and training time, from its provenance;
-* ``<!-- generated: verdicts -->``: every published board's verdicts, counted.
+* ``<!-- generated: verdicts -->``: every published board's verdicts, counted;
+* ``<!-- generated: cards -->``: every report card's summary (:mod:`normbench.reporting.card_pages`), whose pages
+  (``docs/cards/<card>.md``) :func:`write_pages` writes itself.
 
 A board is *published* when the documentation has its page, :func:`page_of` (``docs/results/lm-width.md``
 for ``results/lm/width/``): the tables list those boards, and a link to a board goes to its page only when
@@ -47,6 +49,7 @@ from typing import Any
 from normbench import archive
 from normbench.archive import Board, Metric
 from normbench.io import atomic_write_text
+from normbench.reporting import card_pages
 
 BOARD_FILE = "leaderboard.md"
 #: where the figures of the boards lie in the built site, below the docs root
@@ -91,8 +94,9 @@ def boards(results_dir: str | Path = "results") -> list[str]:
 
 
 def page_of(key: str) -> str:
-    """The docs page (relative to the docs root) that shows board ``key``: ``results/lm-width.md``."""
-    return f"{PAGES}/{key.replace('/', '-')}.md"
+    """The docs page (relative to the docs root) that shows board ``key``: ``results/lm-width.md``; a report card's
+    board is shown on its card's page (``majority/card-pnorm`` -> ``cards/pnorm.md``)."""
+    return card_pages.page_of_card_board(key) or f"{PAGES}/{key.replace('/', '-')}.md"
 
 
 def docs_root(results_dir: str | Path = "results", docs_dir: str | Path | None = None) -> Path:
@@ -288,7 +292,7 @@ def verdicts_table(
     return "\n".join(lines) + "\n"
 
 
-GENERATED = {"costs": costs_table, "verdicts": verdicts_table}
+GENERATED = {"costs": costs_table, "verdicts": verdicts_table, "cards": card_pages.cards_table}
 
 
 # ---------------------------------------------------------------------------------------------------- pages
@@ -386,16 +390,26 @@ def write_pages(
     root: str | Path | None = None,
     check: bool = False,
 ) -> list[Path]:
-    """Generate the blocks of every Markdown page under ``docs_dir`` (``check``: only compare); the stale pages."""
+    """Generate the blocks of every Markdown page under ``docs_dir`` (``check``: only compare); the stale pages. A
+    report card without its page (or whose page shows other blocks) gets it first (:func:`card_pages.card_page`)."""
     docs = Path(docs_dir)
     stale = []
+    for slug in card_pages.card_slugs(results_dir):
+        page = card_pages.card_page_of(slug)
+        path = docs / page
+        want = render_page(card_pages.card_page(slug, results_dir), page, results_dir, root, docs, site=False)
+        if not path.is_file() or path.read_text(encoding="utf-8") != want:
+            stale.append(path)
+            if not check:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                atomic_write_text(path, want)
     for path in sorted(docs.rglob("*.md")):
         text = path.read_text(encoding="utf-8")
         if not blocks(text.splitlines()):
             continue
         new = render_page(text, path.relative_to(docs).as_posix(), results_dir, root, docs, site=False)
         if new != text:
-            stale.append(path)
+            stale += [] if path in stale else [path]
             if not check:
                 atomic_write_text(path, new)
     return stale

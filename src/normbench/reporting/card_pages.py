@@ -1,0 +1,98 @@
+"""The documentation of the report cards: a page per card and the cards index's table, from the cards' JSON.
+
+A card (``results/cards/<slug>/card.{md,json}``, written by ``normbench card``) gets the page ``docs/cards/<slug>.md``
+(:func:`card_page`): the card itself (an ``include:`` block), then the boards it was judged on
+(``results/<task>/card-<slug>/``, ``board:`` blocks), whose page it is (:func:`page_of_card_board`);
+:func:`normbench.reporting.docs_pages.write_pages` writes it. The index page
+``docs/cards/index.md`` holds ``<!-- generated: cards -->``: every card's summary rows and the training time of its
+new norm's runs (:func:`cards_table`). Nothing here computes a value: the rows are the cards' own ``summary`` and
+``training_cost``.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+from pathlib import Path
+from typing import Any
+
+CARDS = "cards"  # under results/ the cards' folders, under docs/ their pages
+BOARD_PREFIX = "card-"  # a card's board on a task: results/<task>/card-<slug>/
+
+
+def card_slugs(results_dir: str | Path = "results") -> list[str]:
+    """Every card under ``results_dir`` (a folder of ``cards/`` holding ``card.json``), sorted."""
+    return sorted(p.parent.name for p in (Path(results_dir) / CARDS).glob("*/card.json"))
+
+
+def load_card(slug: str, results_dir: str | Path = "results") -> dict[str, Any]:
+    """The JSON of card ``slug``."""
+    return json.loads((Path(results_dir) / CARDS / slug / "card.json").read_text(encoding="utf-8"))
+
+
+def card_page_of(slug: str) -> str:
+    """The docs page of card ``slug`` (relative to the docs root): ``cards/<slug>.md``."""
+    return f"{CARDS}/{slug}.md"
+
+
+def page_of_card_board(key: str) -> str | None:
+    """The page of board ``key`` when it is a card's (``majority/card-pnorm`` -> ``cards/pnorm.md``), else ``None``."""
+    task, _, name = key.partition("/")
+    return card_page_of(name[len(BOARD_PREFIX) :]) if task and name.startswith(BOARD_PREFIX) else None
+
+
+def card_page(slug: str, results_dir: str | Path = "results") -> str:
+    """The Markdown of card ``slug``'s page, its blocks not yet generated: the card, then its boards."""
+    card = load_card(slug, results_dir)
+    boards = [
+        t["board"] for t in card.get("tasks", []) if (Path(results_dir) / t["board"] / "leaderboard.md").is_file()
+    ]
+    lines = [
+        f"# Report card: `{card['norm']}`",
+        "",
+        "Generated from `results/cards/" + slug + "/` by `python -m normbench.reporting.docs_pages --docs docs`; "
+        "[Test your norm](../test-your-norm.md) says what each part means.",
+        "",
+        f"<!-- include: {CARDS}/{slug}/card.md -->",
+    ]
+    if boards:
+        lines += ["", "The boards the card was judged on follow, one per task: every seed of the three variants.", ""]
+        for key in boards:
+            lines += [f"<!-- board: {key} -->", ""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def cards_table(
+    results_dir: str | Path = "results", page: str = "cards/index.md", docs_dir: str | Path | None = None
+) -> str:
+    """One row per card, task and headline metric: the card's summary row; then each card's training time."""
+    here = posixpath.dirname(page) or "."
+    lines = [
+        "| card | task | metric | new norm | LayerNorm | RMSNorm | vs LayerNorm | vs RMSNorm |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    costs = []
+    for slug in card_slugs(results_dir):
+        card = load_card(slug, results_dir)
+        link = f"[`{card['norm']}`]({posixpath.relpath(card_page_of(slug), here)})"
+        if card.get("broken"):
+            lines.append(f"| {link} | – | – | broken: {card['broken']} | | | | |")
+        for row in card.get("summary", []):
+            metric = f"`{row['metric']}`" if row["metric"] != "–" else "–"
+            cells = [row.get(k, "") for k in ("new", "layernorm", "rmsnorm", "vs_layernorm", "vs_rmsnorm")]
+            lines.append(f"| {link} | {row['task']} | {metric} | " + " | ".join(cells) + " |")
+        spent = card.get("training_cost") or {}
+        if spent.get("wall_time_s") is not None:
+            per_task = ", ".join(f"{t} {c['wall_time_s'] / 60:.0f} min" for t, c in spent["tasks"].items())
+            where = ", ".join(spent.get("devices") or []) or "–"
+            costs.append(f"| {link} | {spent['wall_time_s'] / 60:.0f} min ({per_task}) | {where} |")
+    if costs:
+        lines += [
+            "",
+            "Training time of each card's new norm, summed over its runs (the baselines are published runs):",
+            "",
+            "| card | summed training time | devices |",
+            "|---|---|---|",
+            *costs,
+        ]
+    return "\n".join(lines) + "\n"
