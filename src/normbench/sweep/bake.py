@@ -325,6 +325,8 @@ def bake(
             report.in_progress.append((slot.run.variant, slot.run.seed, step, planned_steps(slot.run.config)))
         else:
             report.not_started += 1
+    # a board not yet built whose runs the archive holds (a report card on published baselines) is built too
+    changed |= {s.item.board for s in slots if s.state == "finished" and not board_file(results_dir, s.item).is_file()}
     for item in boards_of(items, changed):
         rebuild(item, items, runs_dir, results_dir)
         report.boards.append(item.board)
@@ -353,6 +355,11 @@ def refresh_pages(results_dir: str) -> None:
         stale.append(root / "README.md")
     if stale:
         print(f"normbench: bake: rewrote {', '.join(str(p.relative_to(root)) for p in stale)}")
+
+
+def board_file(results_dir: str, item: QueueItem) -> Path:
+    """The leaderboard JSON of a queued item's board."""
+    return Path(results_dir) / item.board / "leaderboard.json"
 
 
 def boards_of(items: list[QueueItem], changed: set[str]) -> list[QueueItem]:
