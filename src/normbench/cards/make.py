@@ -2,8 +2,8 @@
 
 The card's folder ``results/cards/<slug>/`` holds what it trains from and what it says:
 
-* ``<task>.yaml``: the task's config with the card's variant added (``extends: <task>``), where the task does not
-  define that variant already; ``bake.yaml``: the card's queue, one item per task, its board
+* ``<task>.yaml``: the task's config (``extends: <task>``) without its preset's claims (the card judges its own),
+  with the card's variant added where the task does not define it; ``bake.yaml``: the card's queue, one item per task, its board
   ``results/<task>/card-<slug>/`` (the baselines and the new norm, the preset and seeds of the task's protocol);
 * ``card.json`` and ``card.md`` (:mod:`normbench.cards.build`, :mod:`normbench.cards.render`).
 
@@ -54,9 +54,13 @@ def plan_card(norm: str, tasks: list[str], results_dir: str | Path) -> tuple[Pat
             "variants": [protocol.layernorm, protocol.rmsnorm, name],
             "seeds": ",".join(map(str, protocol.seeds)),
         }
+        # the task's config, its preset's claims left to the card (they compare the task's own variants), the card's
+        # variant added where the task does not define it; none of it changes a run's config hash
+        doc: dict[str, Any] = {"extends": task, "presets": {protocol.preset: {"bench": {"claims": None}}}}
         if definition is not None:
-            files[f"{task}.yaml"] = {"extends": task, "bench": {"variants": {name: definition}}}
-            item["config"] = str(folder / f"{task}.yaml")
+            doc["bench"] = {"variants": {name: definition}}
+        files[f"{task}.yaml"] = doc
+        item["config"] = str(folder / f"{task}.yaml")
         items.append(item)
     files["bake.yaml"] = {"queue": items}
     with atomic_files(folder) as stage:
