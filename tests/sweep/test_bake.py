@@ -108,6 +108,12 @@ def test_a_bake_trains_the_queue_into_the_archive_and_builds_the_board_once(tmp_
     rebuild(load_queue(queue)[0], load_queue(queue), str(tmp_path / "no-runs"), results)
     assert (Path(results) / "majority" / "tiny" / "leaderboard.json").stat().st_mtime_ns == stamp
     assert "is unchanged" in capsys.readouterr().out
+    # a board the queue names that does not exist yet is built from the runs the archive holds, training nothing
+    other = queue_file(tmp_path, config, board="majority/tiny-card")
+    report = bake(str(other), workers=1, nice=0, runs_dir=str(tmp_path / "elsewhere"), results_dir=results, force=True)
+    assert report.finished_now == 0 and report.boards == ["majority/tiny-card"]
+    card = json.loads((Path(results) / "majority" / "tiny-card" / "leaderboard.json").read_text())
+    assert card["variants"][0]["seeds"] == [0, 1]
 
 
 def test_a_budget_too_small_for_a_run_starts_none(tmp_path: Path, capsys) -> None:

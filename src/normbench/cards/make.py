@@ -3,8 +3,9 @@
 The card's folder ``results/cards/<slug>/`` holds what it trains from and what it says:
 
 * ``<task>.yaml``: the task's config (``extends: <task>``) without its preset's claims (the card judges its own),
-  with the card's variant added where the task does not define it; ``bake.yaml``: the card's queue, one item per task, its board
-  ``results/<task>/card-<slug>/`` (the baselines and the new norm, the preset and seeds of the task's protocol);
+  with the card's variant added where the task does not define it; ``bake.yaml``: the card's queue, one item per
+  task, its board ``results/<task>/card-<slug>/`` (the baselines and the new norm, the preset and seeds of the
+  task's protocol);
 * ``card.json`` and ``card.md`` (:mod:`normbench.cards.build`, :mod:`normbench.cards.render`).
 
 Training is a bake (:func:`normbench.sweep.bake.bake`): runs the archive holds (the published baselines) are not

@@ -65,34 +65,44 @@ def card_page(slug: str, results_dir: str | Path = "results") -> str:
 def cards_table(
     results_dir: str | Path = "results", page: str = "cards/index.md", docs_dir: str | Path | None = None
 ) -> str:
-    """One row per card, task and headline metric: the card's summary row; then each card's training time."""
+    """One row per card, task and headline metric: the card's own summary row (a broken card: one row saying why)."""
     here = posixpath.dirname(page) or "."
     lines = [
         "| card | task | metric | new norm | LayerNorm | RMSNorm | vs LayerNorm | vs RMSNorm |",
         "|---|---|---|---|---|---|---|---|",
     ]
-    costs = []
     for slug in card_slugs(results_dir):
         card = load_card(slug, results_dir)
         link = f"[`{card['norm']}`]({posixpath.relpath(card_page_of(slug), here)})"
         if card.get("broken"):
-            lines.append(f"| {link} | – | – | broken: {card['broken']} | | | | |")
+            lines.append(f"| {link} | – | – | broken {card['broken']}; not trained | | | | |")
         for row in card.get("summary", []):
             metric = f"`{row['metric']}`" if row["metric"] != "–" else "–"
             cells = [row.get(k, "") for k in ("new", "layernorm", "rmsnorm", "vs_layernorm", "vs_rmsnorm")]
             lines.append(f"| {link} | {row['task']} | {metric} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def card_costs_table(
+    results_dir: str | Path = "results", page: str = "cards/index.md", docs_dir: str | Path | None = None
+) -> str:
+    """One row per card whose new norm trained: its runs' training time per task and summed, and where they ran
+    (each card's ``training_cost``; the baselines are published runs, not trained again)."""
+    here = posixpath.dirname(page) or "."
+    lines = [
+        "| card | tasks (runs finished of planned) | the new norm's training time, summed | per task | devices |",
+        "|---|---|---|---|---|",
+    ]
+    for slug in card_slugs(results_dir):
+        card = load_card(slug, results_dir)
         spent = card.get("training_cost") or {}
-        if spent.get("wall_time_s") is not None:
-            per_task = ", ".join(f"{t} {c['wall_time_s'] / 60:.0f} min" for t, c in spent["tasks"].items())
-            where = ", ".join(spent.get("devices") or []) or "–"
-            costs.append(f"| {link} | {spent['wall_time_s'] / 60:.0f} min ({per_task}) | {where} |")
-    if costs:
-        lines += [
-            "",
-            "Training time of each card's new norm, summed over its runs (the baselines are published runs):",
-            "",
-            "| card | summed training time | devices |",
-            "|---|---|---|",
-            *costs,
-        ]
+        if spent.get("wall_time_s") is None:
+            continue
+        link = f"[`{card['norm']}`]({posixpath.relpath(card_page_of(slug), here)})"
+        runs = ", ".join(
+            f"{t['task']} ({t['runs']['finished']} of {t['runs']['planned']})" for t in card["tasks"] if t.get("runs")
+        )
+        per_task = ", ".join(f"{t}: {c['wall_time_s'] / 60:.0f} min" for t, c in spent["tasks"].items())
+        where = ", ".join(spent.get("devices") or []) or "–"
+        lines.append(f"| {link} | {runs} | {spent['wall_time_s'] / 60:.0f} min | {per_task} | {where} |")
     return "\n".join(lines) + "\n"

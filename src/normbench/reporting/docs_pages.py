@@ -11,7 +11,8 @@ the matching end marker (``<!-- /board: majority -->``):
 * ``<!-- file: examples/slurm_sweep.sh -->``: a file of the repository as a code block;
 * ``<!-- generated: costs -->``: every published board's runs and training time, from its provenance;
 * ``<!-- generated: verdicts -->``: every published board's verdicts, counted;
-* ``<!-- generated: cards -->``: every report card's summary (:mod:`normbench.reporting.card_pages`), whose pages
+* ``<!-- generated: cards -->``, ``<!-- generated: card-costs -->``: every report card's summary and the training
+  time of its new norm (:mod:`normbench.reporting.card_pages`), whose pages
   (``docs/cards/<card>.md``) :func:`write_pages` writes itself.
 
 A board is *published* when the documentation has its page, :func:`page_of` (``docs/results/lm-width.md``
@@ -292,7 +293,8 @@ def verdicts_table(
     return "\n".join(lines) + "\n"
 
 
-GENERATED = {"costs": costs_table, "verdicts": verdicts_table, "cards": card_pages.cards_table}
+GENERATED = {"costs": costs_table, "verdicts": verdicts_table, "cards": card_pages.cards_table,
+             "card-costs": card_pages.card_costs_table}  # fmt: skip
 
 
 # ---------------------------------------------------------------------------------------------------- pages
