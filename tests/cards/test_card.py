@@ -157,3 +157,11 @@ def test_a_norm_that_cannot_be_imported_is_one_line_with_exit_2(normbench_in_pro
         "'nowhere'); or a named card: dyt, peri, qknorm, scalenorm"
     )
     assert not any(tmp_path.iterdir())
+
+
+def test_a_card_told_not_to_train_is_built_from_the_archive_alone(tmp_path: Path) -> None:
+    folder = make_card(PNORM, "majority", str(tmp_path), runs_dir=str(tmp_path / "runs"), nice=0, train=False)
+    card = yaml.safe_load((folder / "card.json").read_text())
+    assert [t["status"] for t in card["tasks"]] == ["not run"]  # no baseline nor run of its own held here
+    assert not any((tmp_path / "runs").rglob("record.json"))
+    assert (folder / "bake.yaml").is_file() and (folder / "majority.yaml").is_file()  # the same command trains it

@@ -13,6 +13,7 @@ def card(
     runs_dir: str = "runs",
     results_dir: str = "results",
     force: bool = False,
+    train: bool = True,
 ) -> None:
     """Write the report card of a norm: its measured facts, and its runs on every task beside the published LayerNorm
     and RMSNorm runs, judged against both (``results/cards/<norm>/card.md``; its boards
@@ -29,9 +30,19 @@ def card(
         runs_dir: where the runs train.
         results_dir: the results root: the run archive, the boards and the cards.
         force: archive runs trained from uncommitted code (the boards then say so).
+        train: ``false``: train nothing; write the card from the runs the archive holds (its boards rebuilt).
     """
     from normbench.cards.make import make_card
 
     make_card(
-        norm, tasks, results_dir, budget=budget, gpus=gpus, workers=workers, nice=nice, runs_dir=runs_dir, force=force
+        norm,
+        tasks,
+        results_dir,
+        budget=budget,
+        gpus=gpus,
+        workers=workers,
+        nice=nice,
+        runs_dir=runs_dir,
+        force=force,
+        train=train,
     )

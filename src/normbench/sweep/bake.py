@@ -255,6 +255,7 @@ def bake(
     results_dir: str = "results",
     force: bool = False,
     dry_run: bool = False,
+    train: bool = True,
 ) -> BakeReport:
     """Train the queue's runs in priority order within ``budget`` minutes (``None``: until the queue is done).
 
@@ -269,6 +270,7 @@ def bake(
         results_dir: the results root: the run archive (``archive/``) and the boards.
         force: archive runs trained from uncommitted code.
         dry_run: print where each queued run stands and what would train; train nothing.
+        train: ``False``: train nothing, only archive the finished local runs and build the boards from what is held.
     """
     if budget is not None and budget <= 0:
         raise ValueError(f"budget: {budget} must be a positive number of minutes")
@@ -296,7 +298,7 @@ def bake(
     deadline = start + budget * 60 - min(REBUILD_RESERVE_S, 0.2 * budget * 60) if budget is not None else None
     shares = cpu_shares(workers)
     running: dict[int, tuple[subprocess.Popen, Slot]] = {}
-    queue_left = list(todo)
+    queue_left = list(todo) if train else []
     changed: set[str] = set()
     while queue_left or running:
         free = [i for i in range(len(shares)) if i not in running]
