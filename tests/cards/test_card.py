@@ -14,6 +14,7 @@ from normbench.cards.probe import probe
 from normbench.cards.protocol import TASKS, CardProtocol, NamedCard, card_variant, probed_component, slug
 from normbench.cards.render import render_card
 from normbench.reporting import leaderboard as lb
+from normbench.reporting import tuned as tuned_view
 from normbench.reporting.claims import check_claim
 from normbench.reporting.qualify import margin_registration
 from normbench.tasks.series import expand_metric_layers
@@ -68,10 +69,19 @@ def test_a_named_card_is_the_variant_each_task_names_and_probes_its_norm() -> No
 
 def test_the_card_plan_adds_its_variant_to_the_tasks_config(tmp_path: Path) -> None:
     queue, items = plan_card(PNORM, ["majority"], tmp_path)
-    (item,) = items
+    item, grid, tuned = items  # the headline runs, then the learning-rate grid, then the runs at the tuned rates
     assert item["board"] == "majority/card-pnorm" and item["variants"] == ["pre/both", "pre/scale", "pre/pnorm"]
     config = load_config(item["config"], "quick-10")
     assert config["task"] == "majority" and "pre/pnorm" in config["bench"]["variants"]
+    assert config["bench"]["claims"] is None  # the preset's own claims compare the task's variants: the card judges
+    assert (grid["board"], grid["preset"], grid["seeds"]) == ("majority/lr-card-pnorm", "lr", "100,101")
+    assert (tuned["board"], tuned["preset"], tuned["variants"]) == (
+        "majority/tuned-card-pnorm",
+        "tuned",
+        item["variants"],
+    )
+    spec = load_config(tuned["config"], "tuned")["bench"]["tuned"]
+    assert spec == {"choice": "majority/lr-card-pnorm", "shared": 1e-3}  # its norm's rate chosen on its own grid
     assert yaml.safe_load(queue.read_text())["queue"] == items
     assert parse_tasks("lm,majority") == ["majority", "lm"]
     with pytest.raises(ValueError, match=r"^tasks: 'cifar' is not a card task"):
@@ -165,3 +175,58 @@ def test_a_card_told_not_to_train_is_built_from_the_archive_alone(tmp_path: Path
     assert [t["status"] for t in card["tasks"]] == ["not run"]  # no baseline nor run of its own held here
     assert not any((tmp_path / "runs").rglob("record.json"))
     assert (folder / "bake.yaml").is_file() and (folder / "majority.yaml").is_file()  # the same command trains it
+
+
+def write_tuning_boards(results: Path) -> None:
+    """The card's grid (lr 1e-3, 6e-3, 1e-2; tuning seeds 100-101; the new norm's seed 101 diverges at 1e-2) and its
+    judging seeds 0-4 at the shared rate and at each variant's chosen one."""
+    bench = load_config("majority", "quick-10")["bench"]
+    choice = {"axis": "lr", "metric": "test_acc@5000", "goal": "max", "report": []}
+    best = {"pre/both": "0.006", "pre/scale": "0.006", "pre/pnorm": "0.001"}
+    grid = [
+        record(
+            f"{v},lr={r}",
+            s,
+            0.7,
+            (0.95 if r == best[v] else 0.9) + 0.001 * s,
+            1500 if (v, r, s) == ("pre/pnorm", "0.01", 101) else None,
+        )  # fmt: skip
+        for v in best
+        for r in ("0.001", "0.006", "0.01")
+        for s in (100, 101)
+    ]
+    boards = {"lr-card-pnorm": lb.build("majority", "lr", grid, {"metrics": bench["metrics"], "choice": choice})}
+    (results / "majority" / "lr-card-pnorm").mkdir(parents=True)
+    (results / "majority" / "lr-card-pnorm" / "leaderboard.json").write_text(dumps_board(boards["lr-card-pnorm"]))
+    names = [v.name for v in boards["lr-card-pnorm"].variants]
+    view = tuned_view.resolve({"choice": "majority/lr-card-pnorm", "shared": 1e-3}, names, results)
+    judged = {"pre/both,lr=0.001": 0.66, "pre/scale,lr=0.001": 0.69, "pre/pnorm,lr=0.001": 0.70,
+              "pre/both,lr=0.006": 0.80, "pre/scale,lr=0.006": 0.82}  # fmt: skip
+    records = [record(n, s, a + 0.003 * s, 0.9) for n, a in judged.items() for s in range(5)]
+    board = lb.build("majority", "tuned", records, {"metrics": bench["metrics"], "tuned": view})
+    (results / "majority" / "tuned-card-pnorm").mkdir(parents=True)
+    (results / "majority" / "tuned-card-pnorm" / "leaderboard.json").write_text(dumps_board(board))
+
+
+def test_the_card_judges_at_each_variants_tuned_rate_and_counts_failures_over_the_grid(tmp_path: Path) -> None:
+    write_board(tmp_path, {"pre/both": (0.66, 0.89), "pre/scale": (0.69, 0.90), "pre/pnorm": (0.70, 0.895)})
+    write_tuning_boards(tmp_path)
+    section = task_card(PNORM, CardProtocol.of("majority"), tmp_path)
+    tuning = section["tuning"]
+    assert tuning["grid"]["failed_seeds"]["new"] == {"0.001": [], "0.006": [], "0.01": ["101"]}
+    rates = tuning["tuned"]["rates"]
+    assert (rates["new"]["chosen"], rates["layernorm"]["chosen"], tuning["tuned"]["shared"]) == (
+        "0.001",
+        "0.006",
+        "0.001",
+    )
+    verdicts = {c["id"].removeprefix("normbench.card.majority."): c for c in tuning["tuned"]["claims"]}
+    # ahead of both at the shared rate, behind both once each baseline runs at its own rate
+    assert verdicts["test_acc@1000.beats_layernorm"]["verdict"] == "not reproduced"
+    assert verdicts["test_acc@1000.beats_layernorm"]["rates"] == {"new": "0.001", "layernorm": "0.006"}
+    md = render_card(build_card(PNORM, {8: probe(PNORM, 8, timing=False)}, ["majority"], [{}], tmp_path))
+    assert (
+        "### At each variant's tuned learning rate" in md and "| new | 0.001 | 0.001 | yes |" in md
+    )  # the grid's first point
+    assert "| 0.01 | 101 | none | none |" in md
+    assert "| majority | `test_acc@1000` at the tuned lr | 0.706 ± 0.004743 (n = 5) | 0.806" in md

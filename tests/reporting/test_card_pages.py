@@ -26,6 +26,11 @@ def write_card(results: Path) -> None:
 def test_a_cards_board_is_shown_on_the_cards_page() -> None:
     assert docs_pages.page_of("majority/card-pnorm") == "cards/pnorm.md"
     assert docs_pages.page_of("lm/card-qknorm") == "cards/qknorm.md"
+    assert (
+        docs_pages.page_of("majority/lr-card-pnorm")
+        == docs_pages.page_of("majority/tuned-card-pnorm")
+        == "cards/pnorm.md"
+    )
     assert docs_pages.page_of("majority/quick-10") == "results/majority-quick-10.md"
     assert card_pages.page_of_card_board("majority") is None
 

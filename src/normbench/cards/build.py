@@ -20,9 +20,10 @@ from typing import Any
 from normbench import __version__
 from normbench.archive import Board, load_board
 from normbench.cards.probe import NormFacts
-from normbench.cards.protocol import CardProtocol, card_variant, slug
+from normbench.cards.protocol import CardProtocol, board_of, card_variant, slug
 from normbench.io import dumps_json
 from normbench.reporting.claims import judge
+from normbench.reporting.tuned import at_rate, rates_of
 from normbench.training.records import provenance, utc_now
 
 CARD_VERSION = 1
@@ -83,31 +84,42 @@ def fmt(m: dict[str, Any] | None) -> str:
 
 
 def summary_table(tasks: list[dict[str, Any]]) -> list[dict[str, str]]:
-    """The card's summary, one row per task and headline metric: the three values (``mean ± std (n)``) and, against
-    each baseline, ``matches <answer>, beats <answer>``; a task not run is one row saying so."""
+    """The card's summary, one row per task and headline metric (then each again at the tuned learning rates, where
+    judged): the three values (``mean ± std (n)``) and, against each baseline, ``matches <answer>, beats <answer>``;
+    a task not run is one row saying so."""
     rows = []
     for t in tasks:
-        task = t["task"]
         if t["status"] == "not run":
-            rows.append({"task": task, "metric": "–", "new": "not run"})
+            rows.append({"task": t["task"], "metric": "–", "new": "not run"})
             continue
-        verdicts = {c["id"]: c for c in t["claims"]}
-        for metric, row in t["headline"].items():
-            rows.append(
-                {
-                    "task": task,
-                    "metric": metric,
-                    **{role: fmt(row.get(role)) for role in ("new", *BASELINES)},
-                    **{
-                        f"vs_{key}": ", ".join(
-                            f"{kind} {answer(verdicts[f'normbench.card.{task}.{metric}.{kind}_{key}'])}"
-                            for kind in ("matches", "beats")
-                        )
-                        for key in BASELINES
-                    },
-                }
-            )
+        rows += summary_rows_at(t["task"], "shared", t["headline"], t["claims"])
+        tuned = (t.get("tuning") or {}).get("tuned")
+        if tuned:
+            rows += summary_rows_at(t["task"], "tuned", tuned["headline"], tuned["claims"])
     return rows
+
+
+def summary_rows_at(
+    task: str, rate: str, headline: dict[str, Any], claims: list[dict[str, Any]]
+) -> list[dict[str, str]]:
+    """One task's summary rows at one learning rate (``rate``: ``shared`` or ``tuned``)."""
+    verdicts = {c["id"]: c for c in claims}
+    return [
+        {
+            "task": task,
+            "metric": metric,
+            "lr": rate,
+            **{role: fmt(row.get(role)) for role in ("new", *BASELINES)},
+            **{
+                f"vs_{key}": ", ".join(
+                    f"{kind} {answer(verdicts[f'normbench.card.{task}.{metric}.{kind}_{key}'])}"
+                    for kind in ("matches", "beats")
+                )
+                for key in BASELINES
+            },
+        }
+        for metric, row in headline.items()
+    ]
 
 
 def card_cost(tasks: list[dict[str, Any]]) -> dict[str, Any]:
@@ -130,7 +142,7 @@ def metric_row(board: Board, name: str, metric: str) -> dict[str, Any] | None:
 def task_card(norm: str, protocol: CardProtocol, results_dir: str | Path) -> dict[str, Any]:
     """One task's section of the card, read from its board (``status: not run`` without one)."""
     name, _ = card_variant(norm, protocol)
-    board_name = f"{protocol.task}/card-{slug(norm)}"
+    board_name = board_of(protocol.task, norm)
     variants = {"new": name, "layernorm": protocol.layernorm, "rmsnorm": protocol.rmsnorm}
     base = {"task": protocol.task, "preset": protocol.preset, "seeds": list(protocol.seeds), "variants": variants,
             "board": board_name, "margin": protocol.margin, "better": protocol.better}  # fmt: skip
@@ -161,8 +173,62 @@ def task_card(norm: str, protocol: CardProtocol, results_dir: str | Path) -> dic
         "diverged_at_step": dict(new.diverged_at_step or {}) if new else {},
         "figures": [f"{board_name}/{Path(f).name}" for f in board.figures or ()],
         "cost": _cost(new.provenance if new else None),
+        "tuning": tuning_section(norm, protocol, results_dir),
         "built_at": board.generated_at,
     }
+
+
+def tuning_section(norm: str, protocol: CardProtocol, results_dir: str | Path) -> dict[str, Any] | None:
+    """The card's claims at each variant's tuned learning rate (the tuned board's view: per variant the shared and the
+    chosen rate), and the failed seeds of each variant at each rate of the grid; ``None`` where the task tunes
+    nothing. A board not built yet is ``status: not run``."""
+    if not (protocol.grid and protocol.tuned):
+        return None
+    name, _ = card_variant(norm, protocol)
+    roles = {"new": name, "layernorm": protocol.layernorm, "rmsnorm": protocol.rmsnorm}
+    grid_key, tuned_key = board_of(protocol.task, norm, "lr"), board_of(protocol.task, norm, "tuned")
+    out: dict[str, Any] = {"grid_board": grid_key, "tuned_board": tuned_key, "grid": None, "tuned": None}
+    try:
+        grid = load_board(Path(results_dir) / grid_key)
+    except FileNotFoundError:
+        grid = None
+    if grid is not None:
+        failures: dict[str, dict[str, list[str]]] = {}
+        for v in grid.variants:
+            base, _, rate = v.name.partition(",lr=")
+            role = next((r for r, n in roles.items() if n == base), None)
+            if role is not None and rate:
+                failed = set(v.flagged or {}) | set(v.diverged_at_step or {}) | set(v.failed or {})
+                failures.setdefault(role, {})[rate] = sorted(failed, key=int)
+        out["grid"] = {"planned": grid.planned_runs, "finished": grid.finished_runs, "failed_seeds": failures,
+                       "seeds": sorted({s for v in grid.variants for s in v.seeds})}  # fmt: skip
+    try:
+        tuned = load_board(Path(results_dir) / tuned_key)
+    except FileNotFoundError:
+        return out
+    view = tuned.tuned or {}
+    entries = at_rate(view, [v.to_json() for v in tuned.variants], "tuned") if view else []
+    by_name = {e["name"]: e for e in entries}
+    claims = [judge(c, by_name, None) for c in card_claims(protocol, name)]
+    for c, spec in zip(claims, card_claims(protocol, name), strict=True):
+        c["rates"] = rates_of(view, spec["variants"], "tuned") if view else {}
+    rows = {row["base"]: row for row in view.get("bases") or []}
+    out["tuned"] = {
+        "planned": tuned.planned_runs,
+        "finished": tuned.finished_runs,
+        "shared": view.get("shared"),
+        "rates": {role: {k: rows[n].get(k) for k in ("chosen", "at_edge")} for role, n in roles.items() if n in rows},
+        "headline": {
+            m: {role: metric_row_of(by_name.get(n), m) for role, n in roles.items()} for m in protocol.metrics
+        },
+        "claims": claims,
+    }
+    return out
+
+
+def metric_row_of(entry: dict[str, Any] | None, metric: str) -> dict[str, Any] | None:
+    """A variant entry's aggregate of ``metric`` (JSON), ``None`` without one."""
+    return None if entry is None else (entry.get("metrics") or {}).get(metric)
 
 
 def _is_layer(metric: str, template: str) -> bool:

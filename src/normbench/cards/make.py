@@ -23,9 +23,10 @@ import yaml
 
 from normbench.cards.build import build_card
 from normbench.cards.probe import probe
-from normbench.cards.protocol import TASKS, CardProtocol, card_variant, probed_component, slug
+from normbench.cards.protocol import TASKS, CardProtocol, board_of, card_variant, probed_component, slug
 from normbench.cards.render import render_card
 from normbench.io import atomic_files
+from normbench.training.config import load_config
 
 WIDTHS = (8, 768)  # the majority model's width and GPT-2's
 
@@ -42,27 +43,34 @@ def parse_tasks(text: str | list[str] | None) -> list[str]:
 
 
 def plan_card(norm: str, tasks: list[str], results_dir: str | Path) -> tuple[Path, list[dict[str, Any]]]:
-    """Write the card's task configs and queue (``results/cards/<slug>/``); returns the queue file and its items."""
+    """Write the card's task configs and queue (``results/cards/<slug>/``); returns the queue file and its items: every
+    task's headline runs first, then the learning-rate grids, then the runs at the tuned rates (which wait for their
+    grid)."""
     folder = Path(results_dir) / "cards" / slug(norm)
-    items, files = [], {}
+    head, grids, tuned, files = [], [], [], {}
     for task in tasks:
         protocol = CardProtocol.of(task)
         name, definition = card_variant(norm, protocol)
-        item: dict[str, Any] = {
-            "board": f"{task}/card-{slug(norm)}",
-            "task": task,
-            "preset": protocol.preset,
-            "variants": [protocol.layernorm, protocol.rmsnorm, name],
-            "seeds": ",".join(map(str, protocol.seeds)),
-        }
-        # the task's config, its preset's claims left to the card (they compare the task's own variants), the card's
+        config = str(folder / f"{task}.yaml")
+        variants = [protocol.layernorm, protocol.rmsnorm, name]
+        seeds = ",".join(map(str, protocol.seeds))
+        head.append({"board": board_of(task, norm), "task": task, "preset": protocol.preset, "variants": variants,
+                     "seeds": seeds, "config": config})  # fmt: skip
+        # the task's config, its presets' claims left to the card (they compare the task's own variants), the card's
         # variant added where the task does not define it; none of it changes a run's config hash
-        doc: dict[str, Any] = {"extends": task, "presets": {protocol.preset: {"bench": {"claims": None}}}}
+        presets: dict[str, Any] = {protocol.preset: {"bench": {"claims": None}}}
+        if protocol.grid and protocol.tuned:
+            grid_seeds = load_config(task, protocol.grid)["bench"]["seeds"]
+            grids.append({"board": board_of(task, norm, "lr"), "task": task, "preset": protocol.grid,
+                          "variants": variants, "seeds": ",".join(map(str, grid_seeds)), "config": config})  # fmt: skip
+            tuned.append({"board": board_of(task, norm, "tuned"), "task": task, "preset": protocol.tuned,
+                          "variants": variants, "seeds": seeds, "config": config})  # fmt: skip
+            presets[protocol.tuned] = {"bench": {"claims": None, "tuned": {"choice": board_of(task, norm, "lr")}}}
+        doc: dict[str, Any] = {"extends": task, "presets": presets}
         if definition is not None:
             doc["bench"] = {"variants": {name: definition}}
         files[f"{task}.yaml"] = doc
-        item["config"] = str(folder / f"{task}.yaml")
-        items.append(item)
+    items = head + grids + tuned
     files["bake.yaml"] = {"queue": items}
     with atomic_files(folder) as stage:
         for filename, doc in files.items():

@@ -28,6 +28,8 @@ class CardProtocol:
             ``margin``: the equivalence margin of every headline claim (registered in ``margins.yaml``).
         thresholds: steps-to-loss metrics; ``angle``: the query angle to the ones vector; ``unselectable``: the
             per-layer unselectable fraction (``{layer}``) whose claims against chance the card shows.
+        grid, tuned: the presets of the task's learning-rate grid and of its claims at each variant's tuned rate
+            (``None``: the task tunes nothing); the card adds its norm to both, beside the baselines' runs.
         named: the cards of built-in norms that are more than a component (``peri``: a placement, ``qknorm``: a
             change of the attention), or that the task runs otherwise (``dyt`` as tuned): card name -> the task's
             variant that stands for it, and the component its probe measures.
@@ -44,6 +46,8 @@ class CardProtocol:
     thresholds: tuple[str, ...] = ()
     angle: str | None = None
     unselectable: str | None = None
+    grid: str | None = None
+    tuned: str | None = None
     named: dict[str, NamedCard] = field(default_factory=dict)
 
     @classmethod
@@ -53,7 +57,7 @@ class CardProtocol:
         if not isinstance(spec, dict):
             raise ValueError(f"bench.card: task {task} declares no report card protocol")
         known = {"preset", "seeds", "layernorm", "rmsnorm", "metrics", "better", "margin", "thresholds", "angle",
-                 "unselectable", "named"}  # fmt: skip
+                 "unselectable", "tuning", "named"}  # fmt: skip
         unknown = sorted(set(spec) - known)
         if unknown:
             raise ValueError(f"bench.card.{unknown[0]}: not a setting of task {task}'s card; allowed: {sorted(known)}")
@@ -71,8 +75,23 @@ class CardProtocol:
             thresholds=tuple(spec.get("thresholds") or ()),
             angle=spec.get("angle"),
             unselectable=spec.get("unselectable"),
+            **tuning_presets(task, spec.get("tuning")),
             named={name: NamedCard.of(task, name, entry) for name, entry in (spec.get("named") or {}).items()},
         )
+
+
+def tuning_presets(task: str, spec: Any) -> dict[str, str | None]:
+    """``bench.card.tuning: {grid: <preset>, tuned: <preset>}`` as CardProtocol's ``grid`` and ``tuned``; one line
+    naming the field when it is not two of the task's presets."""
+    if spec is None:
+        return {"grid": None, "tuned": None}
+    presets = load_config(task).get("presets") or {}
+    if not isinstance(spec, dict) or set(spec) != {"grid", "tuned"}:
+        raise ValueError(f"bench.card.tuning: task {task} must give {{grid: <preset>, tuned: <preset>}}, got {spec!r}")
+    for key in ("grid", "tuned"):
+        if spec[key] not in presets:
+            raise ValueError(f"bench.card.tuning.{key}: {spec[key]!r} is not a preset of task {task}")
+    return {"grid": str(spec["grid"]), "tuned": str(spec["tuned"])}
 
 
 @dataclass(frozen=True)
@@ -92,6 +111,12 @@ class NamedCard:
         if entry["variant"] not in variants:
             raise ValueError(f"bench.card.named.{name}.variant: {entry['variant']!r} is not a variant of task {task}")
         return cls(variant=entry["variant"], probe=str(entry.get("probe", name)))
+
+
+def board_of(task: str, norm: str, kind: str = "") -> str:
+    """A card's board on a task: ``<task>/card-<slug>`` (its headline runs), ``<task>/lr-card-<slug>`` (``kind`` lr:
+    the learning-rate grid) or ``<task>/tuned-card-<slug>`` (the claims at each variant's tuned rate)."""
+    return f"{task}/{kind + '-' if kind else ''}card-{slug(norm)}"
 
 
 def slug(norm: str) -> str:

@@ -27,6 +27,7 @@ def summary(card: Card) -> Lines:
     ]
     for row in summary_table(card.tasks):
         metric = f"`{row['metric']}`" if row["metric"] != "–" else "–"
+        metric += " at the tuned lr" if row.get("lr") == "tuned" else ""
         cells = [cell(row.get(k, "")) for k in ("new", *BASELINES, *(f"vs_{b}" for b in BASELINES))]
         lines.append(f"| {row['task']} | {metric} | " + " | ".join(cells) + " |")
     lines += [
@@ -100,6 +101,7 @@ def task_section(t: dict[str, Any]) -> Lines:
                                                            "none") + ".", ""]  # fmt: skip
     lines += ["### Against LayerNorm and RMSNorm", "", INTRO, ""]
     lines += summary_rows([JudgedClaim.from_json(c) for c in t["claims"]])
+    lines += tuning_lines(t)
     if t["against_chance"]:
         lines += ["", "### Unselectable keys against chance", ""]
         lines += [f"- {cell(c['id'])}: **{c['verdict']}**; {key_numbers(JudgedClaim.from_json(c))}"
@@ -128,6 +130,57 @@ def cost(card: Card) -> Lines:
         "and RMSNorm runs are the published ones: a card trains only its norm's runs.",
         "",
     ]
+    return lines
+
+
+def tuning_lines(t: dict[str, Any]) -> Lines:
+    """A task's claims at each variant's tuned learning rate, and the failed seeds over the grid (none where the task
+    tunes nothing)."""
+    tuning = t.get("tuning")
+    if not tuning:
+        return []
+    lines = ["", "### At each variant's tuned learning rate", ""]
+    grid, tuned = tuning.get("grid"), tuning.get("tuned")
+    where = f"`results/{tuning['grid_board']}/`"
+    if grid is None:
+        lines.append(f"The learning-rate grid ({where}) has no finished run yet; the same command trains it.")
+    elif tuned is None:
+        lines.append(
+            f"The learning-rate grid ({where}) has {grid['finished']} of {grid['planned']} runs; each variant's rate "
+            "is chosen once it is finished, then its judging seeds are trained there (the same command)."
+        )
+    else:
+        lines += [
+            f"Each variant's rate was chosen on the grid `results/{tuning['grid_board']}/` (tuning seeds "
+            f"{', '.join(map(str, grid['seeds'] if grid else []))}); the judging seeds ran at it on "
+            f"`results/{tuning['tuned_board']}/`"
+            + (f" ({tuned['finished']} of {tuned['planned']} runs)." if tuned["planned"] is not None else "."),
+            "",
+            "| role | shared lr | tuned lr | at the grid's edge |",
+            "|---|---|---|---|",
+            *(
+                f"| {role} | {tuned['shared']} | {r.get('chosen') or 'not chosen'} | {_yes(r.get('at_edge'))} |"
+                for role, r in tuned["rates"].items()
+            ),
+            "",
+            *summary_rows([JudgedClaim.from_json(c) for c in tuned["claims"]], rate="tuned"),
+        ]
+    failed = (grid or {}).get("failed_seeds") or {}
+    rates = sorted({rate for per in failed.values() for rate in per}, key=float)
+    if rates:
+        lines += [
+            "",
+            "Seeds that diverged, collapsed or stayed at chance, per learning rate of the grid (stability):",
+            "",
+            "| lr | " + " | ".join(ROLES) + " |",
+            "|---|---|---|---|",
+            *(
+                f"| {rate} | "
+                + " | ".join(", ".join(failed.get(role, {}).get(rate, [])) or "none" for role in ROLES)
+                + " |"
+                for rate in rates
+            ),
+        ]
     return lines
 
 

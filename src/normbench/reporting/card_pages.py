@@ -18,6 +18,7 @@ from typing import Any
 
 CARDS = "cards"  # under results/ the cards' folders, under docs/ their pages
 BOARD_PREFIX = "card-"  # a card's board on a task: results/<task>/card-<slug>/
+KINDS = ("", "lr-", "tuned-")  # ... and its learning-rate grid and tuned runs: results/<task>/lr-card-<slug>/, ...
 
 
 def card_slugs(results_dir: str | Path = "results") -> list[str]:
@@ -36,17 +37,25 @@ def card_page_of(slug: str) -> str:
 
 
 def page_of_card_board(key: str) -> str | None:
-    """The page of board ``key`` when it is a card's (``majority/card-pnorm`` -> ``cards/pnorm.md``), else ``None``."""
+    """The page of board ``key`` when it is a card's (``majority/card-pnorm``, its learning-rate grid
+    ``majority/lr-card-pnorm`` and tuned runs ``majority/tuned-card-pnorm`` -> ``cards/pnorm.md``), else ``None``."""
     task, _, name = key.partition("/")
-    return card_page_of(name[len(BOARD_PREFIX) :]) if task and name.startswith(BOARD_PREFIX) else None
+    for kind in KINDS:
+        if task and name.startswith(kind + BOARD_PREFIX):
+            return card_page_of(name[len(kind + BOARD_PREFIX) :])
+    return None
 
 
 def card_page(slug: str, results_dir: str | Path = "results") -> str:
     """The Markdown of card ``slug``'s page, its blocks not yet generated: the card, then its boards."""
     card = load_card(slug, results_dir)
-    boards = [
-        t["board"] for t in card.get("tasks", []) if (Path(results_dir) / t["board"] / "leaderboard.md").is_file()
+    keys = [
+        key
+        for t in card.get("tasks", [])
+        for key in (t["board"], (t.get("tuning") or {}).get("grid_board"), (t.get("tuning") or {}).get("tuned_board"))
+        if key
     ]
+    boards = [key for key in keys if (Path(results_dir) / key / "leaderboard.md").is_file()]
     lines = [
         f"# Report card: `{card['norm']}`",
         "",
@@ -62,22 +71,30 @@ def card_page(slug: str, results_dir: str | Path = "results") -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+def linked_cards(results_dir: str | Path, page: str) -> list[tuple[str, dict[str, Any]]]:
+    """Every card as (a link to its page from docs page ``page``, its JSON)."""
+    here = posixpath.dirname(page) or "."
+    return [
+        (f"[`{card['norm']}`]({posixpath.relpath(card_page_of(slug), here)})", card)
+        for slug in card_slugs(results_dir)
+        for card in [load_card(slug, results_dir)]
+    ]
+
+
 def cards_table(
     results_dir: str | Path = "results", page: str = "cards/index.md", docs_dir: str | Path | None = None
 ) -> str:
     """One row per card, task and headline metric: the card's own summary row (a broken card: one row saying why)."""
-    here = posixpath.dirname(page) or "."
     lines = [
         "| card | task | metric | new norm | LayerNorm | RMSNorm | vs LayerNorm | vs RMSNorm |",
         "|---|---|---|---|---|---|---|---|",
     ]
-    for slug in card_slugs(results_dir):
-        card = load_card(slug, results_dir)
-        link = f"[`{card['norm']}`]({posixpath.relpath(card_page_of(slug), here)})"
+    for link, card in linked_cards(results_dir, page):
         if card.get("broken"):
             lines.append(f"| {link} | – | – | broken {card['broken']}; not trained | | | | |")
         for row in card.get("summary", []):
             metric = f"`{row['metric']}`" if row["metric"] != "–" else "–"
+            metric += " at the tuned lr" if row.get("lr") == "tuned" else ""
             cells = [row.get(k, "") for k in ("new", "layernorm", "rmsnorm", "vs_layernorm", "vs_rmsnorm")]
             lines.append(f"| {link} | {row['task']} | {metric} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
@@ -88,17 +105,14 @@ def card_costs_table(
 ) -> str:
     """One row per card whose new norm trained: its runs' training time per task and summed, and where they ran
     (each card's ``training_cost``; the baselines are published runs, not trained again)."""
-    here = posixpath.dirname(page) or "."
     lines = [
         "| card | tasks (runs finished of planned) | the new norm's training time, summed | per task | devices |",
         "|---|---|---|---|---|",
     ]
-    for slug in card_slugs(results_dir):
-        card = load_card(slug, results_dir)
+    for link, card in linked_cards(results_dir, page):
         spent = card.get("training_cost") or {}
         if spent.get("wall_time_s") is None:
             continue
-        link = f"[`{card['norm']}`]({posixpath.relpath(card_page_of(slug), here)})"
         runs = ", ".join(
             f"{t['task']} ({t['runs']['finished']} of {t['runs']['planned']})" for t in card["tasks"] if t.get("runs")
         )

@@ -193,11 +193,13 @@ def details(claim: JudgedClaim, rate: str = "") -> Lines:
     ]
 
 
-def summary_rows(claims: list[JudgedClaim], board: Board | None = None) -> Lines:
+def summary_rows(claims: list[JudgedClaim], board: Board | None = None, rate: str | None = None) -> Lines:
     """The summary table of ``claims`` (with a chance column where a ``board`` gives their variants), then each
-    claim's details: what every claims section shows, a board's or a report's."""
+    claim's details: what every claims section shows, a board's or a report's. ``rate`` names the learning rate the
+    claims were judged at where a page shows them at two (their anchors then differ)."""
     chance = board is not None
-    rate = SHARED if board is not None and board.tuned else ""
+    if rate is None:
+        rate = SHARED if board is not None and board.tuned else ""
     lines = [
         "| claim | whose | verdict | key numbers |" + (" chance |" if chance else ""),
         "|---|---|---|---|" + ("---|" if chance else ""),
