@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import torch
 import yaml
 
 from normbench.archive.board import dumps_board
@@ -13,6 +14,7 @@ from normbench.cards.make import make_card, parse_tasks, plan_card
 from normbench.cards.probe import probe
 from normbench.cards.protocol import TASKS, CardProtocol, NamedCard, card_variant, probed_component, slug
 from normbench.cards.render import render_card
+from normbench.nn.norms import Norm
 from normbench.reporting import leaderboard as lb
 from normbench.reporting import tuned as tuned_view
 from normbench.reporting.claims import check_claim
@@ -22,6 +24,13 @@ from normbench.training.config import load_config
 from tests.factories import make_record
 
 PNORM = "examples.pnorm_example:PNorm"
+
+
+class Scale(Norm):
+    """A plug-in whose name is also a variant's (pre/scale): N(x) = x / rms(x)."""
+
+    def normalize(self, x: torch.Tensor) -> torch.Tensor:
+        return x * x.pow(2).mean(dim=-1, keepdim=True).rsqrt()
 
 
 @pytest.mark.parametrize("task", TASKS)
@@ -50,6 +59,8 @@ def test_the_cards_variant_replaces_every_block_norms_component_and_keeps_the_re
         "model.init_args.arch.ffn_norm.component": PNORM,
     }
     assert card_variant("dyt", CardProtocol.of("majority")) == ("pre/dyt", None)  # the published variant itself
+    # a plug-in whose class name is a variant's gets a variant of its own, never the baseline's runs
+    assert card_variant("tests.cards.test_card:Scale", CardProtocol.of("majority"))[0] == "pre/scale-card"
     with pytest.raises(ValueError, match=r"^component: cannot import 'no.such:Norm'"):
         card_variant("no.such:Norm", CardProtocol.of("majority"))
 
@@ -143,6 +154,7 @@ def test_a_norm_that_diverges_gets_a_card_with_each_seeds_step(tmp_path: Path) -
     assert {c["verdict"] for c in section["claims"]} == {"not run"}  # no seed has a value to judge
     md = render_card(build_card(PNORM, {8: probe(PNORM, 8, timing=False)}, ["majority"], [{}], tmp_path))
     assert "**Failed seeds of the new norm**: seed 0: diverged at step 1427; seed 1: diverged at step 1431" in md
+    assert "| matches no (5 of 5 seeds failed), beats no (5 of 5 seeds failed) |" in md
     assert "| majority | `test_acc@1000` | no seed finished without diverging | 0.666" in md
 
 

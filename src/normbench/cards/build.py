@@ -92,7 +92,10 @@ def summary_table(tasks: list[dict[str, Any]]) -> list[dict[str, str]]:
         if t["status"] == "not run":
             rows.append({"task": t["task"], "metric": "–", "new": "not run"})
             continue
-        rows += summary_rows_at(t["task"], "shared", t["headline"], t["claims"])
+        failed = len(set(t.get("diverged_at_step") or {}) | set(t.get("failed_seeds") or {}))
+        rows += summary_rows_at(
+            t["task"], "shared", t["headline"], t["claims"], (failed, len(t.get("new_seeds") or t["seeds"]))
+        )
         tuned = (t.get("tuning") or {}).get("tuned")
         if tuned:
             rows += summary_rows_at(t["task"], "tuned", tuned["headline"], tuned["claims"])
@@ -100,10 +103,17 @@ def summary_table(tasks: list[dict[str, Any]]) -> list[dict[str, str]]:
 
 
 def summary_rows_at(
-    task: str, rate: str, headline: dict[str, Any], claims: list[dict[str, Any]]
+    task: str, rate: str, headline: dict[str, Any], claims: list[dict[str, Any]], failed: tuple[int, int] = (0, 0)
 ) -> list[dict[str, str]]:
-    """One task's summary rows at one learning rate (``rate``: ``shared`` or ``tuned``)."""
+    """One task's summary rows at one learning rate (``rate``: ``shared`` or ``tuned``). ``failed``: the new norm's
+    failed seeds of its seeds; a claim its failed seeds left without a verdict reads "no (k of n seeds failed)"."""
     verdicts = {c["id"]: c for c in claims}
+
+    def said(claim: dict[str, Any]) -> str:
+        if claim["verdict"] == "not run" and failed[0]:
+            return f"no ({failed[0]} of {failed[1]} seeds failed)"
+        return answer(claim)
+
     return [
         {
             "task": task,
@@ -112,7 +122,7 @@ def summary_rows_at(
             **{role: fmt(row.get(role)) for role in ("new", *BASELINES)},
             **{
                 f"vs_{key}": ", ".join(
-                    f"{kind} {answer(verdicts[f'normbench.card.{task}.{metric}.{kind}_{key}'])}"
+                    f"{kind} {said(verdicts[f'normbench.card.{task}.{metric}.{kind}_{key}'])}"
                     for kind in ("matches", "beats")
                 )
                 for key in BASELINES
@@ -155,6 +165,7 @@ def task_card(norm: str, protocol: CardProtocol, results_dir: str | Path) -> dic
     new = board.by_name.get(name)
     planned, finished = board.planned_runs, board.finished_runs
     layers = [m for m in (new.metrics if new else {}) if protocol.unselectable and _is_layer(m, protocol.unselectable)]
+    tuning = tuning_section(norm, protocol, results_dir)
     chance = [c.to_json() for c in board.against_chance or () if (c.variants or {}).get("trained") == name]
     return {
         **base,
@@ -169,11 +180,12 @@ def task_card(norm: str, protocol: CardProtocol, results_dir: str | Path) -> dic
         ),
         "unselectable": {m: metric_row(board, name, m) for m in layers},
         "against_chance": chance,
+        "new_seeds": list(new.seeds) if new else [],
         "failed_seeds": dict(new.flagged or {}) if new else {},
         "diverged_at_step": dict(new.diverged_at_step or {}) if new else {},
         "figures": [f"{board_name}/{Path(f).name}" for f in board.figures or ()],
-        "cost": _cost(new.provenance if new else None),
-        "tuning": tuning_section(norm, protocol, results_dir),
+        "tuning": tuning,
+        "cost": _cost([new.provenance if new else None, *((tuning or {}).pop("provenance", None) or [])]),
         "built_at": board.generated_at,
     }
 
@@ -188,6 +200,7 @@ def tuning_section(norm: str, protocol: CardProtocol, results_dir: str | Path) -
     roles = {"new": name, "layernorm": protocol.layernorm, "rmsnorm": protocol.rmsnorm}
     grid_key, tuned_key = board_of(protocol.task, norm, "lr"), board_of(protocol.task, norm, "tuned")
     out: dict[str, Any] = {"grid_board": grid_key, "tuned_board": tuned_key, "grid": None, "tuned": None}
+    spent: list[dict[str, Any]] = []  # the provenance of the new norm's runs here (its time goes on the card's cost)
     try:
         grid = load_board(Path(results_dir) / grid_key)
     except FileNotFoundError:
@@ -200,12 +213,13 @@ def tuning_section(norm: str, protocol: CardProtocol, results_dir: str | Path) -
             if role is not None and rate:
                 failed = set(v.flagged or {}) | set(v.diverged_at_step or {}) | set(v.failed or {})
                 failures.setdefault(role, {})[rate] = sorted(failed, key=int)
+                spent += [v.provenance] if role == "new" and v.provenance else []
         out["grid"] = {"planned": grid.planned_runs, "finished": grid.finished_runs, "failed_seeds": failures,
                        "seeds": sorted({s for v in grid.variants for s in v.seeds})}  # fmt: skip
     try:
         tuned = load_board(Path(results_dir) / tuned_key)
     except FileNotFoundError:
-        return out
+        return {**out, "provenance": spent}
     view = tuned.tuned or {}
     entries = at_rate(view, [v.to_json() for v in tuned.variants], "tuned") if view else []
     by_name = {e["name"]: e for e in entries}
@@ -223,7 +237,10 @@ def tuning_section(norm: str, protocol: CardProtocol, results_dir: str | Path) -
         },
         "claims": claims,
     }
-    return out
+    tuned_point = rows.get(name, {}).get("tuned")
+    shared_point = rows.get(name, {}).get("shared")  # the headline runs themselves: counted there
+    spent += [v.provenance for v in tuned.variants if v.name == tuned_point != shared_point and v.provenance]
+    return {**out, "provenance": spent}
 
 
 def metric_row_of(entry: dict[str, Any] | None, metric: str) -> dict[str, Any] | None:
@@ -236,10 +253,19 @@ def _is_layer(metric: str, template: str) -> bool:
     return metric.startswith(head) and metric.endswith(tail) and metric[len(head) : len(metric) - len(tail)].isdigit()
 
 
-def _cost(prov: dict[str, Any] | None) -> dict[str, Any] | None:
-    if not prov:
+def _cost(provenances: list[dict[str, Any] | None]) -> dict[str, Any] | None:
+    """The new norm's training time summed over its variants' provenance (headline, grid, tuned rate) and where."""
+    held = [p for p in provenances if p and p.get("wall_time_s") is not None]
+    if not held:
         return None
-    return {"wall_time_s": prov.get("wall_time_s"), "devices": prov.get("devices"), "platforms": prov.get("platforms")}
+    return {
+        "wall_time_s": round(sum(p["wall_time_s"] for p in held), 1),
+        "devices": sorted({d for p in held for d in p.get("devices") or ()}),
+        "platforms": [
+            json.loads(x)
+            for x in sorted({json.dumps(q, sort_keys=True) for p in held for q in p.get("platforms") or ()})
+        ],  # fmt: skip
+    }
 
 
 @dataclass(frozen=True)

@@ -156,8 +156,10 @@ def card_variant(norm: str, protocol: CardProtocol) -> tuple[str, dict[str, Any]
     name = f"{placement}/{slug(norm)}"
     config = load_config(protocol.task)
     named = (config.get("bench") or {}).get("variants") or {}
-    if name in named:
+    if name in named and ":" not in norm:  # a registered norm the task runs already (pre/dyt): its published runs
         return name, None
+    while name in named:  # an import path whose class name is a variant's (mypkg:Scale): a name of its own
+        name += "-card"
     base = dict(named.get(protocol.layernorm) or {})
     for role in BLOCK_NORMS:
         key = f"model.init_args.arch.{role}"

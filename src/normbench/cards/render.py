@@ -34,7 +34,8 @@ def summary(card: Card) -> Lines:
         "",
         "*matches*: a two-sided TOST puts the difference of seed means within the task's margin (no: it lies beyond "
         "it); *beats*: the 95% Welch interval of the difference lies on the better side of 0 (no: on the worse side); "
-        "undecided: the seeds leave it open. Each task's section gives the intervals.",
+        "undecided: the seeds leave it open; no (k of n seeds failed): seeds of the new norm diverged, collapsed or "
+        "failed, so it neither matches nor beats. Each task's section gives the intervals.",
         "",
     ]
     return lines
@@ -126,8 +127,9 @@ def cost(card: Card) -> Lines:
     lines += [
         f"| all | {spent['wall_time_s']:.0f} s | {', '.join(spent['devices']) or '–'} |",
         "",
-        "Runs train two at a time on 2 CPU cores, so the elapsed time is about half the summed time. The LayerNorm "
-        "and RMSNorm runs are the published ones: a card trains only its norm's runs.",
+        "The sum counts every run's own time; runs that train side by side (a bake trains one per CPU core, several "
+        "per GPU) take less elapsed time. The LayerNorm and RMSNorm runs are the published ones: a card trains only "
+        "its norm's runs.",
         "",
     ]
     return lines
@@ -170,18 +172,21 @@ def tuning_lines(t: dict[str, Any]) -> Lines:
     if rates:
         lines += [
             "",
-            "Seeds that diverged, collapsed or stayed at chance, per learning rate of the grid (stability):",
+            "Seeds that diverged, collapsed or stayed at chance, per learning rate of the grid (stability; none: every "
+            "seed trained, –: not run yet):",
             "",
             "| lr | " + " | ".join(ROLES) + " |",
             "|---|---|---|---|",
             *(
-                f"| {rate} | "
-                + " | ".join(", ".join(failed.get(role, {}).get(rate, [])) or "none" for role in ROLES)
-                + " |"
+                f"| {rate} | " + " | ".join(_failed(failed.get(role, {}).get(rate)) for role in ROLES) + " |"
                 for rate in rates
-            ),
+            ),  # fmt: skip
         ]
     return lines
+
+
+def _failed(seeds: list[str] | None) -> str:
+    return "–" if seeds is None else ", ".join(seeds) or "none"
 
 
 def citation(card: Card) -> Lines:

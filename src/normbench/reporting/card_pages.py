@@ -16,6 +16,8 @@ import posixpath
 from pathlib import Path
 from typing import Any
 
+from normbench.reporting.markdown import cell
+
 CARDS = "cards"  # under results/ the cards' folders, under docs/ their pages
 BOARD_PREFIX = "card-"  # a card's board on a task: results/<task>/card-<slug>/
 KINDS = ("", "lr-", "tuned-")  # ... and its learning-rate grid and tuned runs: results/<task>/lr-card-<slug>/, ...
@@ -65,7 +67,12 @@ def card_page(slug: str, results_dir: str | Path = "results") -> str:
         f"<!-- include: {CARDS}/{slug}/card.md -->",
     ]
     if boards:
-        lines += ["", "The boards the card was judged on follow, one per task: every seed of the three variants.", ""]
+        lines += [
+            "",
+            "The boards the card was judged on follow (per task its headline runs, then its learning-rate grid and "
+            "its runs at the tuned rates where it has them): every seed of every variant.",
+            "",
+        ]
         for key in boards:
             lines += [f"<!-- board: {key} -->", ""]
     return "\n".join(lines).rstrip() + "\n"
@@ -91,11 +98,11 @@ def cards_table(
     ]
     for link, card in linked_cards(results_dir, page):
         if card.get("broken"):
-            lines.append(f"| {link} | – | – | broken {card['broken']}; not trained | | | | |")
+            lines.append(f"| {link} | – | – | {cell('broken ' + card['broken'])}; not trained | | | | |")
         for row in card.get("summary", []):
             metric = f"`{row['metric']}`" if row["metric"] != "–" else "–"
             metric += " at the tuned lr" if row.get("lr") == "tuned" else ""
-            cells = [row.get(k, "") for k in ("new", "layernorm", "rmsnorm", "vs_layernorm", "vs_rmsnorm")]
+            cells = [cell(row.get(k, "")) for k in ("new", "layernorm", "rmsnorm", "vs_layernorm", "vs_rmsnorm")]
             lines.append(f"| {link} | {row['task']} | {metric} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 

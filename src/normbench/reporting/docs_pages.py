@@ -256,6 +256,8 @@ def costs_table(results_dir: str | Path = "results", page: str = "index.md", doc
         "|---|---|---|---|---|---|---|",
     ]
     for key in published(results_dir, docs_dir):
+        if card_pages.page_of_card_board(key):  # a card's boards: the cards' own tables count them
+            continue
         board = load_board(key, results_dir)
         variants = board.variants
         runs = sum(len(v.seeds) for v in variants)
@@ -279,6 +281,8 @@ def verdicts_table(
         "|---|---|" + "---|" * len(VERDICT_ORDER),
     ]
     for key in published(results_dir, docs_dir):
+        if card_pages.page_of_card_board(key):  # a card's boards: the cards' own tables count them
+            continue
         claims = load_board(key, results_dir).claims
         if not claims:
             continue

@@ -270,7 +270,7 @@ def bake(
         results_dir: the results root: the run archive (``archive/``) and the boards.
         force: archive runs trained from uncommitted code.
         dry_run: print where each queued run stands and what would train; train nothing.
-        train: ``False``: train nothing, only archive the finished local runs and build the boards from what is held.
+        train: ``False``: train nothing; rebuild every queued board that has a run held (archived or finished here).
     """
     if budget is not None and budget <= 0:
         raise ValueError(f"budget: {budget} must be a positive number of minutes")
@@ -329,6 +329,8 @@ def bake(
             report.not_started += 1
     # a board not yet built whose runs the archive holds (a report card on published baselines) is built too
     changed |= {s.item.board for s in slots if s.state == "finished" and not board_file(results_dir, s.item).is_file()}
+    if not train:  # told to train nothing: every board with a run held is rebuilt from what is held
+        changed |= {s.item.board for s in slots if s.state == "finished"}
     for item in boards_of(items, changed):
         rebuild(item, items, runs_dir, results_dir)
         report.boards.append(item.board)
