@@ -142,7 +142,9 @@ def test_the_card_judges_the_new_norm_against_layernorm_and_rmsnorm(tmp_path: Pa
     assert "| majority | `test_acc@1000` | 0.806 ± 0.004743 (n = 5) |" in md
     assert "| matches no, beats yes | matches no, beats yes |" in md  # far ahead of both at step 1000
     assert "## majority" in md and "### Against LayerNorm and RMSNorm" in md and "@misc{normbench_card_pnorm," in md
-    assert card.summary_lines()[0].startswith("majority: test_acc@1000.matches_layernorm: ")
+    assert card.summary_lines()[0] == (
+        "majority: test_acc@1000: vs LayerNorm matches no, beats yes; vs RMSNorm matches no, beats yes"
+    )
 
 
 def test_a_norm_that_diverges_gets_a_card_with_each_seeds_step(tmp_path: Path) -> None:

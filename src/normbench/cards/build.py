@@ -304,15 +304,17 @@ class Card:
         return dumps_json(json.loads(json.dumps(self.to_json(), default=str)), indent=2, sort_keys=False) + "\n"
 
     def summary_lines(self) -> list[str]:
-        """One line per task and claim (what the command prints)."""
+        """One line per task and headline metric, as the summary table says it (what the command prints)."""
         if self.broken:
             return [f"broken: {self.broken}"]
         lines = []
-        for t in self.tasks:
-            if t["status"] == "not run":
-                lines.append(f"{t['task']}: not run")
+        for row in summary_table(self.tasks):
+            if row["metric"] == "–":
+                lines.append(f"{row['task']}: not run")
                 continue
-            lines += [f"{t['task']}: {c['id'].rpartition(t['task'] + '.')[2]}: {c['verdict']}" for c in t["claims"]]
+            at = " at the tuned lr" if row["lr"] == "tuned" else ""
+            against = f"vs LayerNorm {row['vs_layernorm']}; vs RMSNorm {row['vs_rmsnorm']}"
+            lines.append(f"{row['task']}: {row['metric']}{at}: {against}")
         return lines
 
 
