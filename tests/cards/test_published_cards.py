@@ -3,13 +3,14 @@ holds the same runs."""
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 
 import pytest
 import yaml
 
-from normbench.archive import load_board
+from normbench.archive import Board, load_board
 from normbench.reporting import card_pages, docs_pages
 
 REPO = Path(__file__).resolve().parents[2]
@@ -21,8 +22,11 @@ def cards() -> dict[str, dict]:
     return {slug: card_pages.load_card(slug, RESULTS) for slug in card_pages.card_slugs(RESULTS)}
 
 
-def other_boards() -> list[str]:
-    return [key for key in docs_pages.boards(RESULTS) if not card_pages.page_of_card_board(key)]
+@functools.cache
+def other_boards() -> dict[str, Board]:
+    """Every committed board that is no card's, loaded once."""
+    keys = [key for key in docs_pages.boards(RESULTS) if not card_pages.page_of_card_board(key)]
+    return {key: load_board(RESULTS / key) for key in keys}
 
 
 def test_the_newer_norms_a_plugin_and_two_broken_norms_have_published_cards_with_pages() -> None:
@@ -47,10 +51,10 @@ def test_a_published_cards_numbers_are_its_boards_and_every_board_that_holds_the
             for role, name in section["variants"].items():
                 variant = board.by_name[name]
                 assert row[role] == variant.metrics[metric].to_json(), (section["board"], name, metric)
-                for key in other_boards():
+                for key, other_board in other_boards().items():
                     if not key.startswith(section["task"]):
                         continue
-                    for other in load_board(RESULTS / key).variants:
+                    for other in other_board.variants:
                         same = other.config_hash == variant.config_hash and other.seeds == variant.seeds
                         if same and metric in other.metrics:
                             assert other.metrics[metric].to_json() == row[role], (key, other.name, metric)
