@@ -79,7 +79,7 @@ def fmt(m: dict[str, Any] | None) -> str:
         return "–"
     if m.get("mean") is None:
         return m.get("note") or "–"
-    std = "" if m.get("std") is None else f" ± {m['std']:.4g}"
+    std = "" if m.get("std") is None or (m.get("n") or 0) < 2 else f" ± {m['std']:.4g}"  # one seed: no spread
     return f"{m['mean']:.4g}{std} (n = {m['n']})"
 
 
