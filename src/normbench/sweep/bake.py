@@ -299,26 +299,14 @@ def bake(
     shares = cpu_shares(workers)
     running: dict[int, tuple[subprocess.Popen, Slot]] = {}
     queue_left = list(todo) if train else []
-    changed: set[str] = set()
-    while queue_left or running:
-        free = [i for i in range(len(shares)) if i not in running]
-        time_left = None if deadline is None else deadline - time.time()
-        while free and queue_left and (time_left is None or time_left > MIN_SLOT_S):
-            i, slot = free.pop(0), queue_left.pop(0)
-            log = Path(slot.run.record_path).parent / "bake.log"
-            gpu = gpu_ids[i % len(gpu_ids)] if gpu_ids else None
-            running[i] = (launch(run_command(slot, runs_dir, results_dir, gpu), shares[i], deadline, log), slot)
-        if not running:
-            break
-        time.sleep(1.0)
-        for i, (proc, slot) in list(running.items()):
-            if proc.poll() is None:
-                continue
-            del running[i]
-            outcome = archive_runs(archive, [slot.run], force=force, checkpoint=True, quiet=True)
-            report.archived.update(outcome)
-            if outcome.get("added") or outcome.get("continued"):
-                changed.add(slot.item.board)
+    try:
+        changed = train_queue(
+            queue_left, running, shares, deadline, archive, report, runs_dir, results_dir, gpu_ids, force
+        )
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the runs started stop too, checkpointed and archived, then it ends
+        stop_runs([proc for proc, _ in running.values()])
+        archive_runs(archive, [slot.run for _, slot in running.values()], force=force, checkpoint=True, quiet=True)
+        raise
     for slot in todo:
         record = read_record(slot.run.record_path) if Path(slot.run.record_path).is_file() else None
         if record is not None and record.get("status") in FINISHED:
@@ -343,6 +331,51 @@ def bake(
         print(f"normbench: run archive {archive.root}: {said}")
     print(report.line())
     return report
+
+
+def train_queue(
+    queue_left: list[Slot], running: dict[int, tuple[subprocess.Popen, Slot]], shares: list[set[int]],
+    deadline: float | None, archive: Archive, report: BakeReport, runs_dir: str, results_dir: str,
+    gpu_ids: list[str], force: bool,
+) -> set[str]:  # fmt: skip
+    """Launch the queued runs as slots free up (``running``: slot index -> its process and run), archive each as it
+    ends; the boards whose runs changed."""
+    changed: set[str] = set()
+    while queue_left or running:
+        free = [i for i in range(len(shares)) if i not in running]
+        time_left = None if deadline is None else deadline - time.time()
+        while free and queue_left and (time_left is None or time_left > MIN_SLOT_S):
+            i, slot = free.pop(0), queue_left.pop(0)
+            log = Path(slot.run.record_path).parent / "bake.log"
+            gpu = gpu_ids[i % len(gpu_ids)] if gpu_ids else None
+            running[i] = (launch(run_command(slot, runs_dir, results_dir, gpu), shares[i], deadline, log), slot)
+        if not running:
+            break
+        time.sleep(1.0)
+        for i, (proc, slot) in list(running.items()):
+            if proc.poll() is None:
+                continue
+            del running[i]
+            outcome = archive_runs(archive, [slot.run], force=force, checkpoint=True, quiet=True)
+            report.archived.update(outcome)
+            if outcome.get("added") or outcome.get("continued"):
+                changed.add(slot.item.board)
+    return changed
+
+
+def stop_runs(procs: list[subprocess.Popen], grace_s: float = 120.0) -> None:
+    """SIGTERM to every run still going (each saves its checkpoint and records itself interrupted), then wait for
+    them; a run that outlives ``grace_s`` is killed."""
+    for proc in procs:
+        if proc.poll() is None:
+            proc.terminate()
+    end = time.time() + grace_s
+    for proc in procs:
+        try:
+            proc.wait(timeout=max(0.0, end - time.time()))
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 def refresh_pages(results_dir: str) -> None:
