@@ -137,10 +137,12 @@ def write_results(
             f"judges its claims again; retrained replicates are compared with it in results/reproducibility.md)"
         )
         return
-    # beside new seeds of the same board, the published runs are shown with their published values
-    stand_in_records = stand_ins(task, published, archive) if records else []
+    # beside new seeds of the same board, and on a new board of published runs only (a report card's on the runs of
+    # boards published before the archive), the published runs are shown with their published values
+    new_board = not (out / "leaderboard.json").is_file()
+    stand_in_records = stand_ins(task, published, archive) if records or new_board else []
     order = [(r.variant, r.seed) for r in runs]
-    if not records and not progress:
+    if not records and not progress and not stand_in_records:
         raise ValueError(
             f"runs_dir: no finished run records for task {task} (preset {preset}); "
             f"run `normbench sweep --config {task}` first"

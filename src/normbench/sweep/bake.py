@@ -268,7 +268,7 @@ def bake(
         nice: CPU priority increment of the bake and its runs (0: normal priority).
         runs_dir: where runs train (their logs, checkpoints and records).
         results_dir: the results root: the run archive (``archive/``) and the boards.
-        force: archive runs trained from uncommitted code.
+        force: archive runs trained from uncommitted code, and show such runs on the boards (which say so).
         dry_run: print where each queued run stands and what would train; train nothing.
         train: ``False``: train nothing; rebuild every queued board that has a run held (archived or finished here).
     """
@@ -320,7 +320,7 @@ def bake(
     if not train:  # told to train nothing: every board with a run held is rebuilt from what is held
         changed |= {s.item.board for s in slots if s.state == "finished"}
     for item in boards_of(items, changed):
-        rebuild(item, items, runs_dir, results_dir)
+        rebuild(item, items, runs_dir, results_dir, force=force)
         report.boards.append(item.board)
     if report.boards:
         refresh_pages(results_dir)
@@ -409,8 +409,9 @@ def boards_of(items: list[QueueItem], changed: set[str]) -> list[QueueItem]:
     return out
 
 
-def rebuild(item: QueueItem, items: list[QueueItem], runs_dir: str, results_dir: str) -> Any:
-    """Rebuild one board from the archive and the local runs: every variant and seed the queue names for it."""
+def rebuild(item: QueueItem, items: list[QueueItem], runs_dir: str, results_dir: str, force: bool = False) -> Any:
+    """Rebuild one board from the archive and the local runs: every variant and seed the queue names for it
+    (``force``: runs trained from uncommitted code go on it too, the board saying so)."""
     from normbench.sweep.run import run_sweep  # the sweep layer's writer; imported here, where it is needed
 
     same = [i for i in items if i.board == item.board]
@@ -425,5 +426,6 @@ def rebuild(item: QueueItem, items: list[QueueItem], runs_dir: str, results_dir:
         results_dir=results_dir,
         name=item.folder,
         progress=False,
+        force=force,
     )
     return run_sweep(options, train=False)
