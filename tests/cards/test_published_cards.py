@@ -49,7 +49,10 @@ def test_a_published_cards_numbers_are_its_boards_and_every_board_that_holds_the
         board = load_board(RESULTS / section["board"])
         for metric, row in section["headline"].items():
             for role, name in section["variants"].items():
-                variant = board.by_name[name]
+                variant = board.by_name.get(name)
+                if variant is None:  # not trained yet (its runs are queued): the card shows no value
+                    assert row[role] is None, (section["board"], name, metric)
+                    continue
                 assert row[role] == variant.metrics[metric].to_json(), (section["board"], name, metric)
                 for key, other_board in other_boards().items():
                     if not key.startswith(section["task"]):

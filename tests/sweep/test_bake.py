@@ -52,8 +52,10 @@ def test_the_shipped_queue_is_ten_quick_seeds_the_learning_rates_more_seeds_then
     items = load_queue(Path(__file__).parents[2] / "results" / "bake.yaml")
     boards = ["majority/quick-10", "majority/lr", "majority/tuned", "lm", "majority/paper-1000", "lm/lr", "lm/tuned",
               "lm/stability", "lm/dyt-recipe", "majority/paper", "majority/paper"]  # fmt: skip
-    assert [i.board for i in items] == boards
-    assert [i.seeds for i in items] == [tuple(range(10)), (100, 101), tuple(range(10)), tuple(range(5)),
+    assert [i.board for i in items][: len(boards)] == boards
+    cards = [i.board for i in items][len(boards) :]  # then the published report cards' runs
+    assert cards and all(board.split("/")[1].partition("card-")[1] for board in cards)
+    assert [i.seeds for i in items][: len(boards)] == [tuple(range(10)), (100, 101), tuple(range(10)), tuple(range(5)),
                                         tuple(range(10)), (100, 101), tuple(range(5)), (0, 1), (3, 4), (0, 1, 2),
                                         tuple(range(3, 10))]  # fmt: skip
 
@@ -188,3 +190,19 @@ def test_a_board_waiting_for_its_tuning_grid_is_left_for_a_later_bake(tmp_path: 
     queue = load_queue(queue_file(tmp_path, tiny_config(tmp_path), board="majority/tuned"))
     assert bake_module.survey(queue, Archive(tmp_path / "results"), str(tmp_path / "runs")) == []
     assert "normbench: bake: results/majority/tuned/ waits: bench.tuned.choice: " in capsys.readouterr().err
+
+
+def test_a_stopped_bake_stops_the_runs_it_started() -> None:
+    """SIGTERM (or Ctrl-C) to a bake reaches its runs: each is terminated, and one that ignores it is killed."""
+    import subprocess
+    import sys
+
+    from normbench.sweep.bake import stop_runs
+
+    polite = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    stubborn = subprocess.Popen(
+        [sys.executable, "-c", "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print(flush=True); "
+         "time.sleep(60)"], stdout=subprocess.PIPE)  # fmt: skip
+    stubborn.stdout.readline()  # its handler is in place
+    stop_runs([polite, stubborn], grace_s=2.0)
+    assert polite.returncode == -15 and stubborn.returncode == -9
