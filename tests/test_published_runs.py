@@ -34,7 +34,13 @@ def published_boards() -> list[Path]:
 BOARDS = published_boards()
 
 
-@pytest.mark.parametrize("path", BOARDS, ids=[str(p.relative_to(ROOT / "results").parent) for p in BOARDS])
+@pytest.mark.parametrize(
+    "path",
+    [  # a report card's boards (one per task, grid and tuned rate) are many: checked with the slow tests
+        pytest.param(p, marks=pytest.mark.slow) if "card-" in p.parent.name else p for p in BOARDS
+    ],
+    ids=[str(p.relative_to(ROOT / "results").parent) for p in BOARDS],
+)
 def test_published_runs_keep_their_config_hash(path: Path, tmp_path: Path) -> None:
     board = json.loads(path.read_text())
     card = path.parent.name.partition("card-")[2]  # a report card's board: planned from the card's own task config
