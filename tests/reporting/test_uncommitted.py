@@ -1,4 +1,5 @@
-"""Runs trained from uncommitted code are not published unless forced, and then the board says so."""
+"""Runs trained from uncommitted code are not published unless allowed (``--uncommitted``), and then the board
+says so."""
 
 from __future__ import annotations
 
@@ -23,9 +24,9 @@ def test_a_dirty_run_is_refused_in_the_repository_results_and_marked_when_forced
     assert publish.check_committed(out, [record(False)]) is False
     with pytest.raises(publish.Refused, match=r"1 runs of .* were trained from uncommitted code \(pre/both seed 1\)"):
         publish.check_committed(out, [record(False), record(True, 1)])
-    with pytest.raises(publish.Refused, match="pass --force"):
+    with pytest.raises(publish.Refused, match="pass --uncommitted true"):
         publish.check_committed(out, [record(None)])  # a tree whose state is unknown is not a commit either
-    assert publish.check_committed(out, [record(True)], force=True) is True
+    assert publish.check_committed(out, [record(True)], uncommitted=True) is True
     # outside the repository's results/ nothing is published: the board is only marked
     assert publish.check_committed(tmp_path / "elsewhere", [record(True)]) is True
 

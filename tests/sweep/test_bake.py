@@ -26,7 +26,7 @@ def queue_file(folder: Path, config: Path, seeds: str = "0-1", board: str = "maj
 def bake_seeds(tmp_path: Path, config: Path, seeds: str, runs: str, results: str):
     """Bake the tiny queue at ``seeds`` in this process, on one worker, at normal priority."""
     queue = str(queue_file(tmp_path, config, seeds=seeds))
-    return bake(queue, workers=1, nice=0, runs_dir=runs, results_dir=results, force=True)
+    return bake(queue, workers=1, nice=0, runs_dir=runs, results_dir=results, uncommitted=True)
 
 
 @pytest.mark.parametrize(
@@ -83,13 +83,19 @@ def test_a_bake_adds_seeds_to_its_own_board(tmp_path: Path, capsys) -> None:
     assert json.loads(board.read_text())["variants"][0]["seeds"] == [0]
     bake_seeds(tmp_path, config, "0-1", runs, results)
     assert json.loads(board.read_text())["variants"][0]["seeds"] == [0, 1]
+    # a queue that names fewer of its runs rebuilds nothing over it, uncommitted runs allowed or not
+    capsys.readouterr()
+    queue = str(queue_file(tmp_path, config, seeds="0"))
+    report = bake(queue, workers=1, nice=0, runs_dir=runs, results_dir=results, uncommitted=True, train=False)
+    assert json.loads(board.read_text())["variants"][0]["seeds"] == [0, 1] and report.boards == []
+    assert "majority/tiny kept as published: " in capsys.readouterr().out
 
 
 def test_a_bake_trains_the_queue_into_the_archive_and_builds_the_board_once(tmp_path: Path, capsys) -> None:
     config = tiny_config(tmp_path)
     queue = queue_file(tmp_path, config)
     runs, results = str(tmp_path / "runs"), str(tmp_path / "results")
-    report = bake(str(queue), workers=1, nice=0, runs_dir=runs, results_dir=results, force=True)
+    report = bake(str(queue), workers=1, nice=0, runs_dir=runs, results_dir=results, uncommitted=True)
     assert (report.finished_now, report.not_started, report.in_progress) == (2, 0, [])
     archive = Archive(results)
     reps = list(archive.runs("majority"))
@@ -99,7 +105,9 @@ def test_a_bake_trains_the_queue_into_the_archive_and_builds_the_board_once(tmp_
     assert "2 of 2 queued runs finished (2 now); the queue is done" in capsys.readouterr().out
     # again: nothing trains, the board is not rewritten
     stamp = (Path(results) / "majority" / "tiny" / "leaderboard.json").stat().st_mtime_ns
-    report = bake(str(queue), workers=1, nice=0, runs_dir=str(tmp_path / "elsewhere"), results_dir=results, force=True)
+    report = bake(
+        str(queue), workers=1, nice=0, runs_dir=str(tmp_path / "elsewhere"), results_dir=results, uncommitted=True
+    )
     assert (report.finished_before, report.finished_now) == (2, 0)
     assert (Path(results) / "majority" / "tiny" / "leaderboard.json").stat().st_mtime_ns == stamp
     assert not (tmp_path / "elsewhere").exists() or not any((tmp_path / "elsewhere").rglob("record.json"))
@@ -112,7 +120,9 @@ def test_a_bake_trains_the_queue_into_the_archive_and_builds_the_board_once(tmp_
     assert "is unchanged" in capsys.readouterr().out
     # a board the queue names that does not exist yet is built from the runs the archive holds, training nothing
     other = queue_file(tmp_path, config, board="majority/tiny-card")
-    report = bake(str(other), workers=1, nice=0, runs_dir=str(tmp_path / "elsewhere"), results_dir=results, force=True)
+    report = bake(
+        str(other), workers=1, nice=0, runs_dir=str(tmp_path / "elsewhere"), results_dir=results, uncommitted=True
+    )
     assert report.finished_now == 0 and report.boards == ["majority/tiny-card"]
     card = json.loads((Path(results) / "majority" / "tiny-card" / "leaderboard.json").read_text())
     assert card["variants"][0]["seeds"] == [0, 1]
@@ -121,7 +131,7 @@ def test_a_bake_trains_the_queue_into_the_archive_and_builds_the_board_once(tmp_
 def test_a_budget_too_small_for_a_run_starts_none(tmp_path: Path, capsys) -> None:
     queue = queue_file(tmp_path, tiny_config(tmp_path))
     report = bake(str(queue), budget=0.01, workers=1, nice=0, runs_dir=str(tmp_path / "runs"),
-                  results_dir=str(tmp_path / "results"), force=True)  # fmt: skip
+                  results_dir=str(tmp_path / "results"), uncommitted=True)  # fmt: skip
     assert (report.finished_now, report.not_started) == (0, 2)
     assert "2 not started; `normbench bake` continues them" in capsys.readouterr().out
 

@@ -80,9 +80,9 @@ def plan_card(norm: str, tasks: list[str], results_dir: str | Path) -> tuple[Pat
 
 
 def make_card(norm: str, tasks: str | list[str] | None = None, results_dir: str = "results", **bake: Any) -> Path:
-    """Probe ``norm``, train its card's runs (a bake: ``bake`` holds its options, e.g. ``budget`` in minutes, ``gpus``,
-    ``workers``, ``runs_dir``, ``force``), write ``results/cards/<slug>/card.md``; returns the card's folder. A norm
-    that cannot be imported or built is a one-line ``ValueError``."""
+    """Probe ``norm``, train its card's runs (a bake: ``bake`` holds its options, e.g. ``budget`` in minutes,
+    ``gpus``, ``workers``, ``runs_dir``, ``uncommitted``), write ``results/cards/<slug>/card.md``; returns the card's
+    folder. A norm that cannot be imported or built is a one-line ``ValueError``."""
     from normbench.sweep.bake import bake as bake_queue  # the sweep layer trains; imported where it is needed
 
     names = parse_tasks(tasks)

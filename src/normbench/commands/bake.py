@@ -13,7 +13,7 @@ def bake(
     nice: int = 10,
     runs_dir: str = "runs",
     results_dir: str = "results",
-    force: bool = False,
+    uncommitted: bool = False,
     dry_run: bool = False,
 ) -> None:
     """Train the queued runs the published boards want, in priority order, within a time budget; add them to the run
@@ -27,9 +27,9 @@ def bake(
         nice: CPU priority increment of the bake and its runs (default 10: trains in the background; 0: normal).
         runs_dir: where the runs train.
         results_dir: the results root: the run archive (``archive/``) and the boards.
-        force: archive runs trained from uncommitted code (the boards then say so).
+        uncommitted: archive runs trained from uncommitted code and show them on the rebuilt boards (which say so).
         dry_run: print where each queued run stands; train nothing.
     """
     from normbench.sweep.bake import bake as bake_queue
 
-    bake_queue(queue, budget, gpus, workers, nice, runs_dir, results_dir, force, dry_run)
+    bake_queue(queue, budget, gpus, workers, nice, runs_dir, results_dir, uncommitted, dry_run)

@@ -35,6 +35,7 @@ def leaderboard(
     results_dir: str = "results",
     name: str | None = None,
     force: bool = False,
+    uncommitted: bool = False,
     dry_run: bool = False,
 ) -> None:
     """Rebuild a sweep's leaderboard from its run records (nothing is trained).
@@ -50,6 +51,7 @@ def leaderboard(
         results_dir: root of the results; the folder is chosen as for ``normbench sweep``.
         name: the sweep's ``--name``, if it had one.
         force: replace the published leaderboard even when the records lack some of its finished runs.
+        uncommitted: show runs trained from uncommitted code (the board then says so).
         dry_run: plan and check, write nothing.
     """
     from normbench.sweep.run import run_sweep
@@ -64,6 +66,7 @@ def leaderboard(
         name=name,
         progress=False,
         force=force,
+        uncommitted=uncommitted,
     )
     run_sweep(options, train=False, dry_run=dry_run)
 

@@ -12,7 +12,7 @@ def card(
     nice: int = 10,
     runs_dir: str = "runs",
     results_dir: str = "results",
-    force: bool = False,
+    uncommitted: bool = False,
     train: bool = True,
 ) -> None:
     """Write the report card of a norm: its measured facts, and its runs on every task beside the published LayerNorm
@@ -29,7 +29,7 @@ def card(
         nice: CPU priority increment of the runs (default 10: trains in the background; 0: normal).
         runs_dir: where the runs train.
         results_dir: the results root: the run archive, the boards and the cards.
-        force: archive runs trained from uncommitted code (the boards then say so).
+        uncommitted: archive runs trained from uncommitted code and show them on the card's boards (which say so).
         train: ``false``: train nothing; write the card from the runs the archive holds (its boards rebuilt).
     """
     from normbench.cards.make import make_card
@@ -43,6 +43,6 @@ def card(
         workers=workers,
         nice=nice,
         runs_dir=runs_dir,
-        force=force,
+        uncommitted=uncommitted,
         train=train,
     )

@@ -33,6 +33,7 @@ Runs = dict[tuple[str, int], str | None]
 """Finished (or planned) runs of a build: ``(variant, seed)`` -> config hash (``None``: not known)."""
 
 FORCE = "pass --force to replace it"
+ALLOW_UNCOMMITTED = "pass --uncommitted true to publish them"
 SHOWN = 4  # missing runs named in a refusal; the rest are counted
 
 
@@ -208,20 +209,20 @@ def publishes(out: Path) -> bool:
     return root is not None and Path(out).resolve().is_relative_to(root / "results")
 
 
-def check_committed(out: Path, records: list[dict[str, Any]], force: bool = False) -> bool:
+def check_committed(out: Path, records: list[dict[str, Any]], uncommitted: bool = False) -> bool:
     """May these runs be published at ``out``? A run trained from uncommitted code (a dirty tree, or one whose
-    state is unknown) names code that no commit holds: refused with one line unless ``force``, which publishes the
-    board marked as trained from uncommitted code. Returns whether the board must carry that mark."""
+    state is unknown) names code that no commit holds: refused with one line unless ``uncommitted``, which publishes
+    the board marked as trained from uncommitted code. Returns whether the board must carry that mark."""
     dirty = [r for r in records if (r.get("provenance") or {}).get("dirty") is not False]
     if not dirty:
         return False
     if not publishes(out):
         return True
-    if not force:
+    if not uncommitted:
         runs = describe_runs(sorted({(r["variant"], int(r["seed"])) for r in dirty}))
         raise Refused(
             f"results_dir: {len(dirty)} runs of {out} were {UNCOMMITTED} ({runs}); commit and train them again, "
-            f"or {FORCE} marked as {UNCOMMITTED}"
+            f"or {ALLOW_UNCOMMITTED} marked as {UNCOMMITTED}"
         )
     return True
 

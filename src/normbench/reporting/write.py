@@ -103,6 +103,7 @@ def write_results(
     sweep: str | None = None,
     definition: dict[str, Any] | None = None,
     force: bool = False,
+    uncommitted: bool = False,
     archive: Archive | None = None,
 ) -> None:
     """Build the leaderboard of the finished records among ``runs`` into ``out``, with the task's
@@ -110,7 +111,8 @@ def write_results(
     the ``lm`` runs that ``plan`` finds).
 
     Nothing is written when ``out`` holds a leaderboard with finished runs or settings this build lacks
-    (:func:`normbench.reporting.publish.check_leaderboard`; ``force`` replaces it anyway).
+    (:func:`normbench.reporting.publish.check_leaderboard`; ``force`` replaces it anyway). Runs trained from
+    uncommitted code are refused unless ``uncommitted`` (or ``force``), and the board then says so.
     ``archive``: the run archive; a run it holds a canonical replicate of is shown from there, and an unfinished
     run (local or archived) is a row of the board's ``in_progress`` table ("step k of N").
     """
@@ -188,7 +190,7 @@ def write_results(
     )
     extra = {
         **({"in_progress": progress} if progress else {}),
-        **({"uncommitted_code": True} if publish.check_committed(out, records, force) else {}),
+        **({"uncommitted_code": True} if publish.check_committed(out, records, force or uncommitted) else {}),
     }
     if extra:
         board = parse_board({**board.to_json(), **extra})

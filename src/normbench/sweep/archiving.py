@@ -1,7 +1,7 @@
 """A sweep's finished runs go into the run archive (:mod:`normbench.archive.store`), one replicate per platform.
 
 Only runs trained from committed code are archived: a record whose tree was dirty (or unknown) names code that no
-commit holds, so nobody could retrain it. ``force`` archives them anyway; the board then says so.
+commit holds, so nobody could retrain it. ``uncommitted`` archives them anyway; the board then says so.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from normbench.training.records import FINISHED, read_record
 
 
 def archive_runs(
-    archive: Archive, runs: Sequence[Run], *, force: bool = False, checkpoint: bool = False, quiet: bool = False
+    archive: Archive, runs: Sequence[Run], *, uncommitted: bool = False, checkpoint: bool = False, quiet: bool = False
 ) -> Counter:
     """Add every planned run with a local record to ``archive``: the finished ones, and with ``checkpoint`` the
     unfinished ones that have a checkpoint to continue from (a bake's). Prints one line (unless ``quiet``); returns
@@ -34,7 +34,7 @@ def archive_runs(
         unfinished = record.get("status") not in FINISHED
         if unfinished and not (checkpoint and (Path(path).parent / "checkpoints" / "last.ckpt").is_file()):
             continue
-        if (record.get("provenance") or {}).get("dirty") is not False and not force:
+        if (record.get("provenance") or {}).get("dirty") is not False and not uncommitted:
             outcomes["not archived (uncommitted code)"] += 1
             continue
         try:

@@ -28,6 +28,7 @@ import yaml
 
 from normbench.archive.store import Archive, checkpoint_step, steps_done
 from normbench.reporting.progress import planned_steps
+from normbench.reporting.publish import Refused
 from normbench.reporting.replicates import write_report
 from normbench.reporting.tuned import ChoiceNotReady
 from normbench.sweep.archiving import archive_runs
@@ -253,7 +254,7 @@ def bake(
     nice: int = 10,
     runs_dir: str = "runs",
     results_dir: str = "results",
-    force: bool = False,
+    uncommitted: bool = False,
     dry_run: bool = False,
     train: bool = True,
 ) -> BakeReport:
@@ -268,7 +269,8 @@ def bake(
         nice: CPU priority increment of the bake and its runs (0: normal priority).
         runs_dir: where runs train (their logs, checkpoints and records).
         results_dir: the results root: the run archive (``archive/``) and the boards.
-        force: archive runs trained from uncommitted code, and show such runs on the boards (which say so).
+        uncommitted: archive runs trained from uncommitted code, and show such runs on the rebuilt boards (which say
+            so); a published board is still never replaced with fewer runs or other values.
         dry_run: print where each queued run stands and what would train; train nothing.
         train: ``False``: train nothing; rebuild every queued board that has a run held (archived or finished here).
     """
@@ -301,11 +303,13 @@ def bake(
     queue_left = list(todo) if train else []
     try:
         changed = train_queue(
-            queue_left, running, shares, deadline, archive, report, runs_dir, results_dir, gpu_ids, force
+            queue_left, running, shares, deadline, archive, report, runs_dir, results_dir, gpu_ids, uncommitted
         )
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the runs started stop too, checkpointed and archived, then it ends
         stop_runs([proc for proc, _ in running.values()])
-        archive_runs(archive, [slot.run for _, slot in running.values()], force=force, checkpoint=True, quiet=True)
+        archive_runs(
+            archive, [slot.run for _, slot in running.values()], uncommitted=uncommitted, checkpoint=True, quiet=True
+        )
         raise
     for slot in todo:
         record = read_record(slot.run.record_path) if Path(slot.run.record_path).is_file() else None
@@ -320,7 +324,11 @@ def bake(
     if not train:  # told to train nothing: every board with a run held is rebuilt from what is held
         changed |= {s.item.board for s in slots if s.state == "finished"}
     for item in boards_of(items, changed):
-        rebuild(item, items, runs_dir, results_dir, force=force)
+        try:
+            rebuild(item, items, runs_dir, results_dir, uncommitted=uncommitted)
+        except Refused as exc:  # a published board the queue does not cover stays as it is; the others are built
+            print(f"normbench: bake: {item.board} kept as published: {exc}")
+            continue
         report.boards.append(item.board)
     if report.boards:
         refresh_pages(results_dir)
@@ -336,7 +344,7 @@ def bake(
 def train_queue(
     queue_left: list[Slot], running: dict[int, tuple[subprocess.Popen, Slot]], shares: list[set[int]],
     deadline: float | None, archive: Archive, report: BakeReport, runs_dir: str, results_dir: str,
-    gpu_ids: list[str], force: bool,
+    gpu_ids: list[str], uncommitted: bool,
 ) -> set[str]:  # fmt: skip
     """Launch the queued runs as slots free up (``running``: slot index -> its process and run), archive each as it
     ends; the boards whose runs changed."""
@@ -356,7 +364,7 @@ def train_queue(
             if proc.poll() is None:
                 continue
             del running[i]
-            outcome = archive_runs(archive, [slot.run], force=force, checkpoint=True, quiet=True)
+            outcome = archive_runs(archive, [slot.run], uncommitted=uncommitted, checkpoint=True, quiet=True)
             report.archived.update(outcome)
             if outcome.get("added") or outcome.get("continued"):
                 changed.add(slot.item.board)
@@ -409,9 +417,10 @@ def boards_of(items: list[QueueItem], changed: set[str]) -> list[QueueItem]:
     return out
 
 
-def rebuild(item: QueueItem, items: list[QueueItem], runs_dir: str, results_dir: str, force: bool = False) -> Any:
+def rebuild(item: QueueItem, items: list[QueueItem], runs_dir: str, results_dir: str, uncommitted: bool = False) -> Any:
     """Rebuild one board from the archive and the local runs: every variant and seed the queue names for it
-    (``force``: runs trained from uncommitted code go on it too, the board saying so)."""
+    (``uncommitted``: runs trained from uncommitted code go on it too, the board saying so; a published board is
+    never replaced with fewer runs or other values)."""
     from normbench.sweep.run import run_sweep  # the sweep layer's writer; imported here, where it is needed
 
     same = [i for i in items if i.board == item.board]
@@ -426,6 +435,6 @@ def rebuild(item: QueueItem, items: list[QueueItem], runs_dir: str, results_dir:
         results_dir=results_dir,
         name=item.folder,
         progress=False,
-        force=force,
+        uncommitted=uncommitted,
     )
     return run_sweep(options, train=False)

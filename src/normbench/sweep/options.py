@@ -37,7 +37,9 @@ class SweepOptions:
         leaderboard: write the leaderboard.
         progress: progress bars (on a terminal).
         force: replace the published leaderboard even when this sweep lacks some of its finished runs or
-            settings (refused by default, before anything trains), and archive runs trained from uncommitted code.
+            settings (refused by default, before anything trains); implies ``uncommitted``.
+        uncommitted: archive and publish runs trained from uncommitted code (the board then says so), without
+            leave to replace a published leaderboard.
         archive: add the finished runs to the run archive (``RESULTS_DIR/archive``: one replicate per platform,
             never replacing one) and show on the board each run's canonical replicate where it has one.
     """
@@ -58,6 +60,7 @@ class SweepOptions:
     leaderboard: bool = True
     progress: bool = True
     force: bool = False
+    uncommitted: bool = False
     archive: bool = True
 
     def gpu_ids(self) -> list[int] | None:

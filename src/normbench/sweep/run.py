@@ -175,7 +175,7 @@ def check_results_owner(out: Path, key: str, preset: str | None, runs: list[Run]
             return
     elif owner == key or grows(doc, preset, runs):
         return
-    raise ValueError(
+    raise publish.Refused(
         f"name: {out} holds the leaderboard of another sweep (key {owner}, this one {key}); "
         f"choose another --name, or {publish.FORCE}"
     )
@@ -205,6 +205,7 @@ def run_sweep(
     vectorize = options.stack_size()
     runs_dir, results_dir, name, force = options.runs_dir, options.results_dir, options.name, options.force
     leaderboard, progress = options.leaderboard, options.progress
+    uncommitted = force or options.uncommitted  # runs trained from uncommitted code may be archived and shown
     axes = parse_grid(grid)
     if preset is None:
         preset = load_config(config).get("default_preset")
@@ -244,11 +245,11 @@ def run_sweep(
         vectorize, workers = stack_plan.stack_size, stack_plan.workers
     if workers is None:  # follow the machine: one run per CPU core, or per GPU group
         workers = 1 if vectorize > 1 and not gpus else default_workers(gpus, gpus_per_run)
-    if train and leaderboard and shard is None and not dry_run and not force and publish.publishes(out):
+    if train and leaderboard and shard is None and not dry_run and not uncommitted and publish.publishes(out):
         if git_state().get("dirty") is not False:  # its runs could not be published: say so before training them
             raise publish.Refused(
                 f"results_dir: this checkout has uncommitted changes, so runs trained now cannot be published in "
-                f"{out}; commit first, or {publish.FORCE} marked as {publish.UNCOMMITTED}"
+                f"{out}; commit first, or {publish.ALLOW_UNCOMMITTED} marked as {publish.UNCOMMITTED}"
             )
     if train:  # before training: an output folder found unwritable at the end loses the compute
         check_writable(runs_dir, "runs_dir")
@@ -274,7 +275,7 @@ def run_sweep(
         and train
         and leaderboard
         and shard is None
-        and archive_runs(archive, runs, force=force).get("added")
+        and archive_runs(archive, runs, uncommitted=uncommitted).get("added")
     ):
         write_report(results_dir)  # the drift between this machine's replicates and the published values
     written = None
@@ -311,6 +312,7 @@ def run_sweep(
                 sweep=key,
                 definition=definition,
                 force=force,
+                uncommitted=uncommitted,
                 archive=archive,
             )
         except publish.Refused as exc:
