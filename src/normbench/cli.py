@@ -55,7 +55,7 @@ from jsonargparse import ArgumentError, ArgumentParser, Namespace
 from normbench import commands
 from normbench.errors import one_line
 from normbench.io import VERBOSE_ENV, quiet_third_party
-from normbench.sweep.options import OPTION_NAMES, SweepOptions, split_overrides
+from normbench.sweep.options import BAKE_OPTION_NAMES, OPTION_NAMES, BakeOptions, SweepOptions, split_overrides
 from normbench.training.runlock import BUSY_STATUS, RunBusy
 
 # every subcommand, with the one line `normbench --help` shows for it
@@ -89,6 +89,7 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
 ANALYSES: dict[str, Callable[..., Any]] = {"decompose": commands.decompose, "geometry": commands.geometry}
 TRUST_OPTION = "--trust_record_code"  # as normbench.tasks.trust names them (imported only when a command runs)
 TRUST_ENV = "NORMBENCH_TRUST_RECORD_CODE"
+BAKED = "options"  # the parameter of a command that takes a bake's options (:class:`BakeOptions`), flat on its line
 TAKES_OVERRIDES = ("sweep", "bench", "geometry")  # commands whose other --section.key VALUE configure the runs
 DRY_RUN = "--dry_run"
 VERBOSE = "--verbose"
@@ -157,8 +158,14 @@ def first_line(function: Callable[..., Any]) -> str:
 def function_parser(function: Callable[..., Any], skip: set[str] | None = None) -> ArgumentParser:
     """A subcommand's parser from a function's signature and docstring: required arguments positional."""
     parser = ArgumentParser(description=(function.__doc__ or "").split("\n\n")[0], exit_on_error=False)
-    parser.add_function_arguments(function, as_group=False, as_positional=True, skip=skip)
-    return with_common_options(parser, has=inspect.signature(function).parameters)
+    params = inspect.signature(function).parameters
+    baked = BAKED in params  # a bake's options (bake, card): their fields are the command's own options
+    parser.add_function_arguments(
+        function, as_group=False, as_positional=True, skip=(skip or set()) | ({BAKED} if baked else set())
+    )
+    if baked:
+        parser.add_class_arguments(BakeOptions, as_group=False)
+    return with_common_options(parser, has=params)
 
 
 def sweep_parser(positional_task: bool = False) -> ArgumentParser:
@@ -286,6 +293,8 @@ def dispatch(parsed: Namespace, overrides: list[str], dry: bool) -> None:
         ANALYSES[name](**kwargs)
         return
     kwargs = arguments(args)
+    if BAKED in inspect.signature(FUNCTIONS[command]).parameters:
+        kwargs[BAKED] = BakeOptions(**{k: kwargs.pop(k) for k in BAKE_OPTION_NAMES})
     if command in ("leaderboard", "bake"):
         kwargs["dry_run"] = dry
     elif dry and command not in READ_ONLY:

@@ -124,6 +124,34 @@ def visible_gpus() -> list[int]:
 OPTION_NAMES = frozenset(f.name for f in dataclasses.fields(SweepOptions))
 
 
+@dataclass(frozen=True)
+class BakeOptions:
+    """How a bake trains its runs: the options ``normbench bake`` and ``normbench card`` share.
+
+    Args:
+        budget: minutes of training (default: until every run is done); every run started is checkpointed at
+            the end, and the same command continues it.
+        gpus: comma-separated GPU ids; ``workers`` runs per GPU (default 4 per GPU).
+        workers: concurrent runs (default: one per CPU core, 4 per GPU with ``gpus``).
+        nice: CPU priority increment of the bake and its runs (default 10: trains in the background; 0: normal).
+        runs_dir: where the runs train.
+        results_dir: the results root: the run archive (``archive/``), the boards and the cards.
+        uncommitted: archive runs trained from uncommitted code and show them on the rebuilt boards (which say
+            so); a published board is never replaced with fewer runs or other values.
+    """
+
+    budget: float | None = None
+    gpus: str | None = None
+    workers: int | None = None
+    nice: int = 10
+    runs_dir: str = "runs"
+    results_dir: str = "results"
+    uncommitted: bool = False
+
+
+BAKE_OPTION_NAMES = frozenset(f.name for f in dataclasses.fields(BakeOptions))
+
+
 def split_overrides(argv: list[str], own: frozenset[str] = OPTION_NAMES) -> tuple[list[str], list[str]]:
     """``argv`` -> (the command's own options, every run's config overrides).
 
