@@ -263,17 +263,20 @@ def committed_board(args: list[str]) -> bool:
     return results.containing_commit(results.resolve(args[0], name)) is not None
 
 
-def planning_the_whole_queue_again(command: str) -> bool:
-    """A documented bake that differs from ``normbench bake --dry_run`` in its budget or devices only: each plans
-    every queued run again (minutes); their options are checked against ``--help`` by tests/test_docs.py."""
+def the_same_work_again(command: str) -> bool:
+    """A documented command that repeats a slower one with other options only: a bake other than
+    ``normbench bake --dry_run`` (each plans every queued run again: minutes), and ``nox -s tests`` or
+    ``nox -s bench-perf`` with pytest's options (each collects the same suite again). They run with the slow
+    tests; their options are checked against ``--help`` by tests/test_docs.py."""
     words = shlex.split(command)
     bake = words[:2] == ["normbench", "bake"] or words[:3] == ["nox", "-s", "bake"]
-    return bake and command != "normbench bake --dry_run"
+    suite_again = words[:3] in (["nox", "-s", "tests"], ["nox", "-s", "bench-perf"]) and "--" in words
+    return (bake and command != "normbench bake --dry_run") or suite_again
 
 
 @pytest.mark.parametrize(
     "command",
-    [pytest.param(c, marks=pytest.mark.slow) if planning_the_whole_queue_again(c) else c for c in COMMANDS],
+    [pytest.param(c, marks=pytest.mark.slow) if the_same_work_again(c) else c for c in COMMANDS],
 )
 def test_documented_command_runs(command: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(REPO)
