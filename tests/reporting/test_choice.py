@@ -95,3 +95,19 @@ def test_one_measured_value_is_no_choice() -> None:
     (group,) = board.choice["groups"]
     assert group["chosen"] is None and group["measured"] == 1
     assert "no `alpha0` chosen (only one value has a mean `final_val_loss`" in lb.render_markdown(board, [])
+
+
+def test_an_unfinished_grid_chooses_nothing_yet_and_one_seed_shows_no_spread() -> None:
+    """A grid board built while runs are missing marks the value leading so far, not a choice; a value measured on
+    one seed shows its mean alone (a std of one seed is not a spread)."""
+    from normbench.reporting.choice import render_choice
+
+    records = [r for r in grid_records() if not (r["variant"].endswith("alpha0=10.0") and r["seed"] == 1)]
+    records = [r for r in records if "alpha0=5.0" not in r["variant"]]  # 10.0 leads, on one seed
+    board = lb.build("lm", "dyt-alpha", records, {"metrics": METRICS, "choice": SPEC})
+    unfinished = "\n".join(render_choice(board.choice, complete=False))
+    assert "| `pre/dyt` | 10.0 | 1 | 6.050 | 6.150 | – | **leading** |" in unfinished
+    assert "nothing is chosen yet" in unfinished and "**chosen**" not in unfinished
+    assert "`alpha0` = 10.0 leads so far" in unfinished and "It is the largest value trained so far." in unfinished
+    finished = "\n".join(render_choice(board.choice))
+    assert "| 10.0 | 1 | 6.050 | 6.150 | – | **chosen** |" in finished and "nothing is chosen" not in finished

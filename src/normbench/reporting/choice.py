@@ -97,17 +97,21 @@ def build_choice(spec: dict[str, Any], variants: list[dict[str, Any]], metrics: 
 
 
 def _mean_std(m: dict[str, Any]) -> str:
+    """``mean ± std``; the mean alone where one seed has a value (its std is not a spread)."""
     if m.get("mean") is None:
         return "–"
-    return f"{m['mean']:.3f} ± {m['std']:.3f}" if m.get("std") is not None else f"{m['mean']:.3f}"
+    one_seed = m.get("n") is not None and m["n"] < 2
+    return f"{m['mean']:.3f} ± {m['std']:.3f}" if m.get("std") is not None and not one_seed else f"{m['mean']:.3f}"
 
 
-def render_choice(choice: dict[str, Any] | None) -> list[str]:
-    """Markdown of the choice document: the grid with every value's mean ± std, and the value chosen."""
+def render_choice(choice: dict[str, Any] | None, complete: bool = True) -> list[str]:
+    """Markdown of the choice document: the grid with every value's mean ± std, and the value chosen (with the grid
+    not ``complete``: the value leading so far, since the choice is made once on the whole grid)."""
     if not choice:
         return []
     axis, metric, best = choice["axis"], choice["metric"], "lowest" if choice["goal"] == "min" else "highest"
     report = choice["report"]
+    mark = "chosen" if complete else "leading"
     lines = [
         f"## Choice of `{axis}`",
         "",
@@ -115,12 +119,22 @@ def render_choice(choice: dict[str, Any] | None) -> list[str]:
         f"`{metric}`" + (f"; {', '.join(f'`{r}`' for r in report)} beside it" if report else "") + ". "
         "Collapsed: seeds flagged collapsed or at chance (kept in the means).",
         "",
-        f"| variant | {axis} | seeds | {metric} | " + "".join(f"{r} | " for r in report) + "collapsed | chosen |",
+        *(
+            []
+            if complete
+            else [
+                "**The grid is not finished: nothing is chosen yet.** *Leading* marks the best value among the runs "
+                "finished so far; the choice is made once, on the whole grid, and boards judged at the chosen "
+                "values wait for it.",
+                "",
+            ]
+        ),
+        f"| variant | {axis} | seeds | {metric} | " + "".join(f"{r} | " for r in report) + f"collapsed | {mark} |",
         "|---|---|---|---|" + "---|" * len(report) + "---|---|",
     ]
     for group in choice["groups"]:
         for r in group["rows"]:
-            chosen = "**chosen**" if r["value"] == group["chosen"] else ""
+            chosen = f"**{mark}**" if r["value"] == group["chosen"] else ""
             collapsed = ", ".join(r["collapsed"]) or "–"
             lines.append(
                 f"| `{group['base']}` | {r['value']} | {len(r['seeds'])} | {_mean_std(r['metric'])} | "
@@ -136,14 +150,19 @@ def render_choice(choice: dict[str, Any] | None) -> list[str]:
             )
             continue
         row = next(r for r in group["rows"] if r["value"] == group["chosen"])
+        end = "largest" if group["chosen"] == group["rows"][-1]["value"] else "smallest"
         edge = (
-            f" It is the grid's {'largest' if group['chosen'] == group['rows'][-1]['value'] else 'smallest'} "
-            f"value: a value beyond the grid may be better."
+            (
+                f" It is the grid's {end} value: a value beyond the grid may be better."
+                if complete
+                else f" It is the {end} value trained so far."
+            )
             if group.get("at_edge")
             else ""
         )
         lines.append(
-            f"- `{group['base']}`: `{axis}` = {group['chosen']} ({best} mean `{metric}`, "
+            f"- `{group['base']}`: `{axis}` = {group['chosen']}{'' if complete else ' leads so far'} "
+            f"({best} mean `{metric}`, "
             f"{_mean_std(row['metric'])}; variant `{group['chosen_variant']}`).{edge}"
         )
     return [*lines, ""]

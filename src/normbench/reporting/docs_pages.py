@@ -241,6 +241,7 @@ def trained_on(board: Board) -> str:
             for pl in p.get("platforms") or []
         }
         - {""}
+        - set(devices)  # a GPU's device name is its model already
     )
     where = ", ".join(devices) + (f": {'; '.join(machines)}" if machines else "")
     per_run = " or ".join(map(str, threads))

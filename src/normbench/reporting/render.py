@@ -553,7 +553,9 @@ def render(board: Board) -> str:
         *render_protocol(board.protocol),
         *render_matrix(board.matrix),
         *render_width(board.width),
-        *render_choice(board.choice),
+        *render_choice(
+            board.choice, complete=not board.planned_runs or (board.finished_runs or 0) >= board.planned_runs
+        ),
         *rates_table(board),
         *variants_table(board),
         *chance_note(board),
