@@ -100,6 +100,8 @@ def test_a_bake_trains_the_queue_into_the_archive_and_builds_the_board_once(tmp_
     archive = Archive(results)
     reps = list(archive.runs("majority"))
     assert len(reps) == 2 and all(r.finished for r in reps)
+    # no budget, on the CPU, at a small batch: the two seeds of the variant trained as one stack
+    assert all(r.record()["vectorized"] == {"stack_size": 2, "seeds": [0, 1]} for r in reps)
     board = json.loads((Path(results) / "majority" / "tiny" / "leaderboard.json").read_text())
     assert board["variants"][0]["seeds"] == [0, 1]
     assert "2 of 2 queued runs finished (2 now); the queue is done" in capsys.readouterr().out
@@ -216,3 +218,28 @@ def test_a_stopped_bake_stops_the_runs_it_started() -> None:
     stubborn.stdout.readline()  # its handler is in place
     stop_runs([polite, stubborn], grace_s=2.0)
     assert polite.returncode == -15 and stubborn.returncode == -9
+
+
+def test_seeds_their_stack_cannot_train_are_trained_alone(tmp_path: Path) -> None:
+    """A norm ``vmap`` cannot map (a host read in its forward pass) fails as a stack of seeds; the bake then trains
+    each seed alone, and both finish."""
+    import yaml
+
+    config = tiny_config(tmp_path)
+    doc = yaml.safe_load(config.read_text())
+    doc["bench"]["variants"]["pre/hostread"] = {
+        "model.init_args.arch.attn_norm.component": "tests.unstackable_norm:HostReadNorm"
+    }
+    config.write_text(yaml.safe_dump(doc, sort_keys=False))
+    queue = tmp_path / "bake.yaml"
+    queue.write_text(
+        f"queue:\n  - {{board: majority/tiny, task: majority, config: {config}, preset: quick, variants: [pre/hostread], "
+        "seeds: 0-1}\n"
+    )
+    results = str(tmp_path / "results")
+    report = bake(str(queue), workers=1, nice=0, runs_dir=str(tmp_path / "runs"), results_dir=results, uncommitted=True)
+    assert (report.finished_now, report.not_started) == (2, 0)
+    records = [r.record() for r in Archive(results).runs("majority")]
+    assert len(records) == 2 and all(r["status"] == "done" and "vectorized" not in r for r in records)
+    (log,) = [p for p in (tmp_path / "runs").rglob("bake.log") if p.parent.name == "seed0"]  # the stack's, then seed 0's
+    assert "1 of 1 failed" not in log.read_text() and "2 failed" in log.read_text()
