@@ -241,5 +241,7 @@ def test_seeds_their_stack_cannot_train_are_trained_alone(tmp_path: Path) -> Non
     assert (report.finished_now, report.not_started) == (2, 0)
     records = [r.record() for r in Archive(results).runs("majority")]
     assert len(records) == 2 and all(r["status"] == "done" and "vectorized" not in r for r in records)
-    (log,) = [p for p in (tmp_path / "runs").rglob("bake.log") if p.parent.name == "seed0"]  # the stack's, then seed 0's
+    (log,) = [
+        p for p in (tmp_path / "runs").rglob("bake.log") if p.parent.name == "seed0"
+    ]  # the stack's, then seed 0's
     assert "1 of 1 failed" not in log.read_text() and "2 failed" in log.read_text()
