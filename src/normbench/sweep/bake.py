@@ -18,7 +18,6 @@ alone. With a budget every run is alone, since a stack keeps no checkpoint befor
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import os
 import re
 import subprocess
@@ -37,11 +36,11 @@ from normbench.reporting.publish import Refused
 from normbench.reporting.replicates import write_report
 from normbench.reporting.tuned import ChoiceNotReady
 from normbench.sweep.archiving import archive_runs
-from normbench.sweep.backends import available_cpus
+from normbench.sweep.backends import available_cpus, is_finished
 from normbench.sweep.device_plan import CPU_STACK_MAX_BATCH
 from normbench.sweep.options import SweepOptions
 from normbench.sweep.plan import Run, parse_seeds, plan_runs
-from normbench.sweep.vectorized import can_stack
+from normbench.sweep.vectorized import stack_traits
 from normbench.training.deadline import STOP_AT
 from normbench.training.records import FINISHED, read_record
 
@@ -193,12 +192,6 @@ def survey(items: list[QueueItem], archive: Archive, runs_dir: str, restore: boo
     return slots
 
 
-def finished_here(run: Run) -> bool:
-    """Whether the run's local record says it finished (done or diverged)."""
-    path = Path(run.record_path) if run.record_path else None
-    return path is not None and path.is_file() and read_record(path).get("status") in FINISHED
-
-
 def local_steps(run: Run, record: dict[str, Any]) -> int:
     """The steps a local unfinished run continues from: its checkpoint's (0 without one)."""
     ckpt = Path(run.record_path).parent / "checkpoints" / "last.ckpt"
@@ -242,15 +235,8 @@ def stacking_pays(slot: Slot) -> bool:
     """Whether a run's seeds train faster stacked than alone on the CPU: its task module stacks
     (:func:`normbench.sweep.vectorized.can_stack`) and its batch is at most ``CPU_STACK_MAX_BATCH`` rows (results/perf:
     10 majority seeds at batch 256 take 0.61x the time of 10 lone runs, at batch 4096 1.8x)."""
-    config = slot.run.config
-    batch = int(((config.get("data") or {}).get("init_args") or {}).get("batch_size") or 0)
-    module, _, name = str((config.get("model") or {}).get("class_path", "")).rpartition(".")
-    if not module or not 0 < batch <= CPU_STACK_MAX_BATCH:
-        return False
-    try:  # the task's own module: the plan built it already
-        return can_stack(getattr(importlib.import_module(module), name, None))
-    except ImportError:
-        return False
+    batch, stackable = stack_traits(slot.run.config)  # the task's own module: the plan built it already
+    return stackable and batch is not None and batch <= CPU_STACK_MAX_BATCH
 
 
 def next_batch(queue_left: list[Slot], stack: bool) -> list[Slot]:
@@ -421,7 +407,7 @@ def train_queue(
             if outcome.get("added") or outcome.get("continued"):
                 changed.add(batch[0].item.board)
             if len(batch) > 1:  # a seed the stack did not finish (e.g. a norm vmap cannot map) is trained alone
-                queue_left[:0] = [dataclasses.replace(s, alone=True) for s in batch if not finished_here(s.run)]
+                queue_left[:0] = [dataclasses.replace(s, alone=True) for s in batch if not is_finished(s.run)]
     return changed
 
 

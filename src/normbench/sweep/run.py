@@ -10,7 +10,6 @@ written by :func:`normbench.reporting.write.write_results`, under its publishing
 from __future__ import annotations
 
 import hashlib
-import importlib
 import json
 import re
 import sys
@@ -32,7 +31,7 @@ from normbench.sweep.device_plan import StackPlan, plan_stacks, seed_step_bytes
 from normbench.sweep.options import SweepOptions
 from normbench.sweep.plan import Run, parse_grid, parse_names, parse_seeds, plan_runs, quiet_lightning
 from normbench.sweep.stacks import execute_vectorized
-from normbench.sweep.vectorized import can_stack
+from normbench.sweep.vectorized import stack_traits
 from normbench.tasks import get_task, resolve_config
 from normbench.training.config import load_config
 from normbench.training.records import FINISHED, RESUMABLE, git_state, read_record
@@ -333,16 +332,13 @@ def auto_stacks(runs: list[Run], gpus: list[int] | None, workers: int | None) ->
     for run in runs:
         per_variant[run.variant] = per_variant.get(run.variant, 0) + 1
     config = runs[0].config
-    batch = int(((config.get("data") or {}).get("init_args") or {}).get("batch_size") or 1)
-    module_path = str((config.get("model") or {}).get("class_path", ""))
-    module, _, name = module_path.rpartition(".")
-    cls = getattr(importlib.import_module(module), name, None) if module else None
+    batch, stackable = stack_traits(config)
     return plan_stacks(
         max(per_variant.values()),
         len(per_variant),
         seed_step_bytes(config),
         gpus,
-        batch_size=batch,
+        batch_size=batch or 1,
         cpu_workers=workers or default_workers(gpus),
-        stackable=can_stack(cls),
+        stackable=stackable,
     )

@@ -25,6 +25,7 @@ analyses read: :func:`save_seed_checkpoint`). Each seed's run directory is locke
 from __future__ import annotations
 
 import contextlib
+import importlib
 import sys
 import time
 from collections.abc import Iterator
@@ -352,6 +353,15 @@ def train_stack(arg_lists: list[list[str]]) -> list[Path]:
             return []
         clis, generators = [c for c, _ in kept], [g for _, g in kept]
         return fit_stack(clis, generators)
+
+
+def stack_traits(config: dict[str, Any]) -> tuple[int | None, bool]:
+    """A run config's batch size (``None`` where it names none) and whether its task module stacks
+    (:func:`can_stack`): what decides whether stacking its seeds pays."""
+    batch = ((config.get("data") or {}).get("init_args") or {}).get("batch_size")
+    module, _, name = str((config.get("model") or {}).get("class_path", "")).rpartition(".")
+    cls = getattr(importlib.import_module(module), name, None) if module else None
+    return (int(batch) if batch else None), can_stack(cls)
 
 
 def can_stack(module: Any) -> bool:
