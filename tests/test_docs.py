@@ -29,6 +29,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 import normbench
 from normbench.reporting import docs_pages
@@ -37,6 +38,7 @@ REPO = Path(normbench.__file__).resolve().parents[2]
 DOCS = REPO / "docs"
 RESULTS = REPO / "results"
 README = REPO / "README.md"
+TASKS_DIR = REPO / "tasks"
 README_MAX_LINES = 300
 
 # --------------------------------------------------------------------------------------------- number check
@@ -74,10 +76,19 @@ def generated_texts(results_dir: Path = RESULTS) -> list[str]:
 
 
 def declared_constants() -> set[str]:
-    """The declared cross-platform tolerances, as the documentation prints them."""
+    """The declared cross-platform tolerances, and the values of the tasks' declared grids (hyperparameters, not
+    results: ``4.0e-3`` printed as ``4e-3`` or ``4.0e-3``), as the documentation prints them."""
     from normbench.training.reproducibility import tolerance_table
 
-    return {f"{row[k]:g}" for row in tolerance_table() for k in ("abs", "rel")}
+    tolerances = {f"{row[k]:g}" for row in tolerance_table() for k in ("abs", "rel")}
+    grids = set()
+    for config in sorted(TASKS_DIR.glob("*.yaml")):
+        for preset in (yaml.safe_load(config.read_text(encoding="utf-8")).get("presets") or {}).values():
+            for values in ((preset or {}).get("bench") or {}).get("grid", {}).values():
+                for value in (v for v in values if isinstance(v, float)):
+                    mantissa, exponent = f"{value:.1e}".split("e")
+                    grids |= {f"{float(mantissa):g}e{int(exponent)}", f"{mantissa}e{int(exponent)}"}
+    return tolerances | grids
 
 
 def canonical(number: str) -> str:

@@ -383,6 +383,36 @@ def test_one_point_of_a_presets_grid_is_a_variant_of_its_own() -> None:
         plan_runs("majority", "lr", seeds=[100], variants=["pre/both,lr=0.005"])
 
 
+def test_sst2_chooses_on_held_out_sentences_and_judges_on_every_phrase_at_the_quick_boards_hash(tmp_path: Path) -> None:
+    """SST-2's grid trains without 872 held-out training sentences (another config hash than the quick board's at the
+    same rate); its tuned board trains on every phrase again, so its shared runs are the quick board's."""
+    from normbench.archive.board import dumps_board
+    from normbench.reporting import leaderboard as lb
+    from tests.factories import make_record
+
+    grid_config, grid = plan_runs("sst2", "lr", seeds=[100], variants=["post/both"])
+    assert grid_config["data"]["init_args"]["holdout"] == 872 and grid_config["bench"]["choice"]["metric"] == "val_acc"
+    _, quick = plan_runs("sst2", "quick", seeds=[0], variants=["post/both", "none/none"])
+    assert grid[2].variant == "post/both,lr=0.001" and grid[2].config_hash != quick[0].config_hash
+    accs = {"0.0003": 0.70, "0.001": 0.80, "0.002": 0.82}
+    records = [
+        make_record(f"{base},lr={lr}", 100 + s, series={"val/acc": [[3000, acc + (base == "none/none") * 0.1 * s]]})
+        for base in ("post/both", "none/none")
+        for lr, acc in accs.items()
+        for s in range(2)
+    ]
+    bench = {"metrics": {"val_acc": {"series": "val/acc", "at_step": "last"}}}
+    bench["choice"] = {"axis": "lr", "metric": "val_acc", "goal": "max", "report": []}
+    (tmp_path / "sst2" / "lr").mkdir(parents=True)
+    board = lb.build("sst2", "lr", records, bench)
+    (tmp_path / "sst2" / "lr" / "leaderboard.json").write_text(dumps_board(board), encoding="utf-8")
+    config, runs = plan_runs("sst2", "tuned", seeds=[0], variants=["post/both", "none/none"], results_dir=tmp_path)
+    assert config["data"]["init_args"]["holdout"] == 0
+    assert [r.variant for r in runs] == ["post/both,lr=0.001", "post/both,lr=0.002", "none/none,lr=0.001",
+                                         "none/none,lr=0.002"]  # fmt: skip
+    assert (runs[0].config_hash, runs[2].config_hash) == (quick[0].config_hash, quick[1].config_hash)
+
+
 def test_the_tuned_preset_plans_each_variants_shared_and_chosen_rate(tmp_path: Path) -> None:
     """``bench.tuned``: of the lr grid, each base keeps 1e-3 and the rate the lr board chose for it; a point that is
     neither is one line; the shared runs are the quick-10 board's (the same config hash)."""

@@ -9,6 +9,10 @@ load ``stanfordnlp/sst2`` from the hub. A BERT-style WordPiece tokenizer (lower-
 ``[CLS] sentence [SEP]``) is trained with HF ``tokenizers`` on the training sentences and cached
 under ``$NORMBENCH_CACHE/sst2/<digest>/``; batches are padded to their longest sentence.
 
+``holdout`` > 0 holds that many whole training sentences out, with every phrase inside them
+(:mod:`normbench.data.phrases`), as the validation split a learning rate is chosen on; GLUE's dev sentences then
+serve the test stage only, so a choice made on the held-out sentences never reads them.
+
 Before anything is tokenized, every split's sentences are normalized (``text_normalization``):
 ``ptb`` (the default) undoes the Penn Treebank escapes that GLUE's dev and test files keep and its
 training phrases mostly do not (``-lrb-`` for ``(``, ``\\/`` for ``/``, ...;
@@ -31,6 +35,7 @@ from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers,
 from torch.utils.data import DataLoader, Dataset
 
 from normbench.data.batching import batch_loader, trainer_progress
+from normbench.data.phrases import hold_out
 from normbench.data.text import DATA_ENV, SOURCES, default_data_dir, resolve_source
 from normbench.data.tokenizer import load_tokenizer, save_next_to_run, save_tokenizer
 from normbench.data.treebank import TEXT_NORMALIZATIONS, TextNormalization, normalize_texts
@@ -271,12 +276,18 @@ class SST2DataModule(L.LightningDataModule):
         batch_size, eval_batch_size: loader batch sizes.
         train_limit: use only the first ``train_limit`` training examples (None: all).
         cache_dir: cache root (default ``$NORMBENCH_CACHE/sst2``).
+        holdout: whole training sentences held out, with every phrase inside them, as the validation split (after
+            ``train_limit``); 0: none, GLUE's dev sentences are the validation split. Either way the test stage (the
+            unselectable-token analysis) reads the dev sentences.
         text_normalization: ``ptb`` (undo the Penn Treebank escapes, :func:`~normbench.data.treebank.ptb_unescape`)
             or ``none`` (the text as read, as runs before this option trained on).
     """
 
     # a resolved config written before ``text_normalization`` existed trained on the text as read
     LEGACY_INIT_ARGS: ClassVar[dict[str, Any]] = {"text_normalization": "none"}
+    # arguments added after runs were trained, at the value that trains as those runs did: left out of a run's
+    # identity there (normbench.training.rundir.run_identity), so those runs keep their config hash
+    IDENTITY_DEFAULTS: ClassVar[dict[str, Any]] = {"holdout": 0}
 
     def __init__(
         self,
@@ -290,6 +301,7 @@ class SST2DataModule(L.LightningDataModule):
         train_limit: int | None = None,
         cache_dir: str | None = None,
         text_normalization: TextNormalization = "ptb",
+        holdout: int = 0,
     ) -> None:
         super().__init__()
         for name, value in {
@@ -299,6 +311,8 @@ class SST2DataModule(L.LightningDataModule):
         }.items():
             if not isinstance(value, int) or value <= 0:
                 raise ValueError(f"data.{name}: must be a positive integer, got {value!r}")
+        if not isinstance(holdout, int) or isinstance(holdout, bool) or holdout < 0:
+            raise ValueError(f"data.holdout: must be a whole number of sentences >= 0, got {holdout!r}")
         if max_length < 3:
             raise ValueError(f"data.max_length: must be >= 3 ([CLS], a token, [SEP]), got {max_length}")
         if source not in SOURCES:
@@ -312,7 +326,7 @@ class SST2DataModule(L.LightningDataModule):
         self.auto = source == "auto"
         self.source = resolve_source(source, self.folder)
         self.vocab_size, self.max_length, self.train_limit = vocab_size, max_length, train_limit
-        self.text_normalization = text_normalization
+        self.text_normalization, self.holdout = text_normalization, holdout
         self.batch_size, self.eval_batch_size = batch_size, eval_batch_size
         self.cache_dir = Path(cache_dir) if cache_dir else cache_root() / "sst2"
         self.splits: dict[str, dict[str, list]] | None = None
@@ -332,7 +346,8 @@ class SST2DataModule(L.LightningDataModule):
         return path if self.source == "local" and path.is_file() else None
 
     def raw(self) -> dict[str, dict[str, list]]:
-        """The labelled splits, ``{"train"|"validation": {"sentence": [...], "label": [...]}}``."""
+        """The labelled splits, ``{"train"|"validation"|"test": {"sentence": [...], "label": [...]}}``: ``test`` is
+        GLUE's dev sentences, and so is ``validation`` unless ``holdout`` holds training sentences out for it."""
         if self.splits is None:
             self.splits = load_local(self.folder) if self.source == "local" else self.load_hub()
             self.splits = {
@@ -340,6 +355,9 @@ class SST2DataModule(L.LightningDataModule):
             }
             if self.train_limit is not None:
                 self.splits["train"] = {k: v[: self.train_limit] for k, v in self.splits["train"].items()}
+            self.splits["test"] = self.splits["validation"]
+            if self.holdout:
+                self.splits["train"], self.splits["validation"] = hold_out(self.splits["train"], self.holdout)
         return self.splits
 
     def load_hub(self) -> dict[str, dict[str, list]]:
@@ -402,8 +420,12 @@ class SST2DataModule(L.LightningDataModule):
         """Encode the labelled splits (once); at the ``predict`` stage also ``test.tsv``, if present."""
         if self.tokenizer_path is None:
             self.tokenizer_path = self.build_tokenizer()
-            for split, data in self.raw().items():
-                self.encoded[split] = Encoded(self.encode(data["sentence"]), data["label"])
+            splits = self.raw()
+            for split, data in splits.items():
+                same = next((s for s in self.encoded if splits[s] is data), None)  # dev as validation and test
+                self.encoded[split] = (
+                    self.encoded[same] if same else Encoded(self.encode(data["sentence"]), data["label"])
+                )
         if stage == "predict" and "predict" not in self.encoded:
             data = self.raw_predict()
             if data is not None:
@@ -429,8 +451,8 @@ class SST2DataModule(L.LightningDataModule):
         return self.loader("validation", self.eval_batch_size, shuffle=False)
 
     def test_dataloader(self) -> DataLoader:
-        """The dev sentences again: the test stage is the unselectable-token analysis."""
-        return self.val_dataloader()
+        """The dev sentences: the test stage is the unselectable-token analysis."""
+        return self.loader("test", self.eval_batch_size, shuffle=False)
 
     def predict_dataloader(self) -> DataLoader:
         """Batches of the unlabelled ``test.tsv`` in file order: ``input_ids``, ``padding_mask``, ``index``.

@@ -183,11 +183,11 @@ def finished(path: Path | None) -> bool:
 
 
 def dev_sentences(run_config: dict[str, Any]) -> list[str]:
-    """The dev sentences of the data module of a resolved ``sst2`` config (its ``raw()`` validation split)."""
+    """The dev sentences of the data module of a resolved ``sst2`` config (its ``raw()`` test split)."""
     data = run_config["data"]
     cls = record_class(data.get("class_path"), "data")  # a record's config: registered classes only
     init_args = {**getattr(cls, "LEGACY_INIT_ARGS", {}), **(data.get("init_args") or {})}  # as the run trained
-    return cls(**init_args).raw()["validation"]["sentence"]
+    return cls(**init_args).raw()["test"]["sentence"]
 
 
 def write_token_report(

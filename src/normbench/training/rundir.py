@@ -95,6 +95,8 @@ def run_identity(config: dict[str, Any], arch: dict[str, Any] | None, world_size
         out["trainer"] = {k: v for k, v in trainer.items() if k not in NON_SEMANTIC_TRAINER_KEYS}
         if callbacks := semantic_callbacks(trainer.get("callbacks")):
             out["trainer"]["callbacks"] = callbacks
+    if isinstance(out.get("data"), dict):
+        out["data"] = without_identity_defaults(out["data"])
     if arch is not None and isinstance(out.get("model"), dict):
         out["model"] = {**out["model"], "init_args": {**(out["model"].get("init_args") or {}), "arch": arch}}
     batch = ((config.get("data") or {}).get("init_args") or {}).get("batch_size")
@@ -106,6 +108,20 @@ def run_identity(config: dict[str, Any], arch: dict[str, Any] | None, world_size
     if NUMERICS_VERSION > 1:
         out["numerics"] = NUMERICS_VERSION
     return out
+
+
+def without_identity_defaults(data: dict[str, Any]) -> dict[str, Any]:
+    """The data section without the init arguments its class added after runs were trained, where they hold the value
+    that trains as those runs did (the class's ``IDENTITY_DEFAULTS``): those runs keep their config hash."""
+    init_args = data.get("init_args")
+    if not isinstance(init_args, dict):
+        return data
+    try:
+        defaults = getattr(record_class(data.get("class_path"), "data"), "IDENTITY_DEFAULTS", {})
+    except ValueError:  # not a class a record may name: nothing to leave out (the run's build says what is wrong)
+        return data
+    kept = {k: v for k, v in init_args.items() if not (k in defaults and v == defaults[k])}
+    return {**data, "init_args": kept}
 
 
 def config_hash(identity: dict[str, Any]) -> str:
