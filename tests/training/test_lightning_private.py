@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import lightning as L
+import pytest
 import torch
 from lightning.pytorch.demos.boring_classes import BoringModel
 from torchmetrics import MeanMetric
@@ -67,6 +68,7 @@ def test_every_private_attribute_exists_on_real_objects(tmp_path: Path) -> None:
         "lightning.pytorch.loops.training_epoch_loop._TrainingEpochLoop",
         "checkpoint['loops']['fit_loop']",
         "torchmetrics.Metric",
+        "lightning.pytorch.cli.LightningCLI",  # test_the_cli_config_dump_is_lightnings_own_dict below
     }
     probe = Probe()
     trainer = L.Trainer(
@@ -90,3 +92,22 @@ def test_every_private_attribute_exists_on_real_objects(tmp_path: Path) -> None:
     assert calls["validation_follows"] is True  # val_check_interval=2: a validation follows step 2
     assert calls["metric_states"]["m"]["updates"] == 1
     assert calls["rewound"]["ready"] == 1 and calls["rewound"]["completed"] == 0
+
+
+@pytest.mark.parametrize("task", ["majority", "lm", "sst2"])
+def test_the_cli_config_dump_is_lightnings_own_dict(task: str, tmp_path: Path) -> None:
+    """NormbenchCLI overrides LightningCLI._dump_config (the hyperparameters its instantiators save) with a JSON dump:
+    the method and attribute still exist, and the dict is the one Lightning's YAML dump gives."""
+    import yaml
+    from lightning.pytorch.cli import LightningCLI
+
+    from normbench.tasks import get_task
+    from normbench.training.cli import NormbenchCLI
+
+    for name in lp.PRIVATE_ATTRIBUTES["lightning.pytorch.cli.LightningCLI"][:1]:
+        assert callable(getattr(LightningCLI, name, None)), f"private attribute gone: LightningCLI.{name}"
+    cli = NormbenchCLI(args=["--config", str(get_task(task).config_path), f"--runs_dir={tmp_path}"])
+    assert hasattr(cli, "config_dump")
+    lightnings = cli.parser.dump(cli.config, skip_link_targets=False, skip_none=False, format="yaml")
+    assert cli.config_dump == yaml.safe_load(lightnings)
+    assert cli.model.hparams["_class_path"] == cli.config_dump["model"]["class_path"]

@@ -8,6 +8,7 @@ record next to the run's TensorBoard logs, in the run's own directory
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 import warnings
@@ -16,7 +17,6 @@ from typing import Any
 
 import lightning as L
 import torch
-import yaml
 from lightning.pytorch.callbacks import LearningRateMonitor
 from lightning.pytorch.cli import LightningCLI
 from lightning.pytorch.loggers import TensorBoardLogger
@@ -106,10 +106,21 @@ class NormbenchCLI(LightningCLI):
         # for every run of a sweep, stacked seeds included
         parser.set_defaults({"trainer.enable_model_summary": verbose()})
 
+    def _dump_config(self) -> None:
+        """Lightning's own (the config its instantiators save as the model's and data module's hyperparameters), the
+        config dumped as JSON instead of YAML: the same dict, without a pure-Python YAML round trip, which was most
+        of the time a sweep's or bake's plan took (:mod:`normbench.training.lightning_private` names it)."""
+        if hasattr(self, "config_dump"):
+            return
+        dump = self.parser.dump(self.config, skip_link_targets=False, skip_none=False, format="json")
+        self.config_dump = json.loads(dump)
+        if "subcommand" in self.config:
+            self.config_dump = self.config_dump[self.config.subcommand]
+
     def resolved_config(self) -> dict[str, Any]:
         """The resolved config, with the data module's init arguments as it trains on them (``identity_args``:
         e.g. the ``source`` that ``auto`` picked): what the run's identity and record hold."""
-        config = yaml.safe_load(self.parser.dump(self.config, skip_check=True))
+        config = json.loads(self.parser.dump(self.config, format="json", skip_check=True))
         identity_args = getattr(getattr(self, "datamodule", None), "identity_args", None)
         if callable(identity_args) and isinstance((config.get("data") or {}).get("init_args"), dict):
             config["data"]["init_args"].update(identity_args())

@@ -3,7 +3,8 @@
 An exact resume (:mod:`normbench.training.checkpointing`) needs a few things Lightning keeps to
 itself: the metrics a step is about to log, the optimizer-step counter of the loggers, whether a
 validation follows the step just taken, the validation loop's progress in a checkpoint, and a
-torchmetrics accumulator's state. They are read and written here only. ``PRIVATE_ATTRIBUTES``
+torchmetrics accumulator's state. They are read and written here only (and LightningCLI's config dump,
+overridden by :class:`normbench.training.cli.NormbenchCLI`). ``PRIVATE_ATTRIBUTES``
 names each one; ``tests/training/test_lightning_private.py`` checks them on real objects, and
 ``pyproject.toml`` pins ``lightning`` to the releases that test passes on.
 """
@@ -31,6 +32,8 @@ PRIVATE_ATTRIBUTES: dict[str, tuple[str, ...]] = {
     ),
     "checkpoint['loops']['fit_loop']": ("epoch_loop.val_loop.batch_progress", "epoch_loop.state_dict"),
     "torchmetrics.Metric": ("_update_count", "_computed"),
+    # overridden by normbench.training.cli.NormbenchCLI (a JSON dump: the same dict, faster)
+    "lightning.pytorch.cli.LightningCLI": ("_dump_config", "config_dump"),
 }
 
 
