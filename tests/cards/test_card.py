@@ -139,7 +139,11 @@ def test_the_card_judges_the_new_norm_against_layernorm_and_rmsnorm(tmp_path: Pa
     assert section["thresholds"]["steps_to_train_loss_1.0"]["new"]["mean"] == 1050  # a 10-point trailing mean
     card = build_card(PNORM, {8: probe(PNORM, 8, timing=False)}, ["majority"], [{}], tmp_path)
     md = render_card(card)
-    assert "| majority | `test_acc@1000` | 0.806 ± 0.004743 (n = 5) |" in md
+    assert "| majority | `test_acc@1000` | 0.8060 ± 0.0047 (n = 5) |" in md  # the std to 2 digits, the mean with it
+    assert (  # the tuned rates' row says what it waits for
+        "| majority | – at the tuned lr | not judged yet: its learning-rate grid `results/majority/lr-card-pnorm/` "
+        "has no finished run |" in md
+    )
     assert "| matches no, beats yes | matches no, beats yes |" in md  # far ahead of both at step 1000
     assert "## majority" in md and "### Against LayerNorm and RMSNorm" in md and "@misc{normbench_card_pnorm," in md
     assert card.summary_lines()[0] == (
@@ -243,4 +247,22 @@ def test_the_card_judges_at_each_variants_tuned_rate_and_counts_failures_over_th
         "### At each variant's tuned learning rate" in md and "| new | 0.001 | 0.001 | yes |" in md
     )  # the grid's first point
     assert "| 0.01 | 101 | none | none |" in md
-    assert "| majority | `test_acc@1000` at the tuned lr | 0.706 ± 0.004743 (n = 5) | 0.806" in md
+    assert "| majority | `test_acc@1000` at the tuned lr | 0.7060 ± 0.0047 (n = 5) | 0.8060" in md
+
+
+@pytest.mark.parametrize(
+    ("metric", "shown"),
+    [
+        ({"mean": 0.93731, "std": 0.00088391, "n": 10}, "0.93731 ± 0.00088 (n = 10)"),
+        ({"mean": 1031.2, "std": 116.4, "n": 10}, "1031 ± 116 (n = 10)"),
+        ({"mean": 73.453, "std": 3.259, "n": 10}, "73.5 ± 3.3 (n = 10)"),
+        ({"mean": 5.2281, "std": 0.0, "n": 3}, "5.2281 ± 0.0000 (n = 3)"),
+        ({"mean": 5.2281, "std": None, "n": 1}, "5.228 (n = 1)"),
+        ({"mean": None, "note": "not run"}, "not run"),
+        (None, "–"),
+    ],
+)
+def test_a_card_value_shows_its_std_to_two_digits_and_the_mean_to_the_same_place(metric: dict, shown: str) -> None:
+    from normbench.cards.build import fmt
+
+    assert fmt(metric) == shown

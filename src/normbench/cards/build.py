@@ -13,6 +13,7 @@ figures and the runs' time and devices.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -74,13 +75,17 @@ def answer(claim: dict[str, Any]) -> str:
 
 
 def fmt(m: dict[str, Any] | None) -> str:
-    """``mean ± std (n)``, the note where there is no mean, ``–`` without a value."""
+    """``mean ± std (n)``, the std to two significant digits and the mean to the same decimal place (one seed: the
+    mean to four significant digits, no spread); the note where there is no mean, ``–`` without a value."""
     if not m:
         return "–"
     if m.get("mean") is None:
         return m.get("note") or "–"
-    std = "" if m.get("std") is None or (m.get("n") or 0) < 2 else f" ± {m['std']:.4g}"  # one seed: no spread
-    return f"{m['mean']:.4g}{std} (n = {m['n']})"
+    mean, std = m["mean"], m.get("std")
+    if std is None or (m.get("n") or 0) < 2 or not math.isfinite(std) or not math.isfinite(mean):
+        return f"{mean:.4g} (n = {m['n']})"
+    places = max(0, 1 - math.floor(math.log10(std))) if std > 0 else 4
+    return f"{mean:.{places}f} ± {std:.{places}f} (n = {m['n']})"
 
 
 def summary_table(tasks: list[dict[str, Any]]) -> list[dict[str, str]]:
@@ -96,10 +101,22 @@ def summary_table(tasks: list[dict[str, Any]]) -> list[dict[str, str]]:
         rows += summary_rows_at(
             t["task"], "shared", t["headline"], t["claims"], (failed, len(t.get("new_seeds") or t["seeds"]))
         )
-        tuned = (t.get("tuning") or {}).get("tuned")
-        if tuned:
-            rows += summary_rows_at(t["task"], "tuned", tuned["headline"], tuned["claims"])
+        tuning = t.get("tuning") or {}
+        if tuning.get("tuned"):
+            rows += summary_rows_at(t["task"], "tuned", tuning["tuned"]["headline"], tuning["tuned"]["claims"])
+        elif tuning:
+            rows.append({"task": t["task"], "metric": "–", "lr": "tuned", "new": waiting(tuning)})
     return rows
+
+
+def waiting(tuning: dict[str, Any]) -> str:
+    """What a task's claims at the tuned rates wait for: its learning-rate grid, with how many of its runs finished."""
+    grid, where = tuning.get("grid"), f"`results/{tuning['grid_board']}/`"
+    if grid is None:
+        return f"not judged yet: its learning-rate grid {where} has no finished run"
+    if grid["planned"] is not None and grid["finished"] >= grid["planned"]:
+        return f"not judged yet: the rates are chosen on {where}; the judging seeds at them are not trained"
+    return f"not judged yet: its learning-rate grid {where} has {grid['finished']} of {grid['planned']} runs"
 
 
 def summary_rows_at(

@@ -62,9 +62,10 @@ def plan_card(norm: str, tasks: list[str], results_dir: str | Path) -> tuple[Pat
         if protocol.grid and protocol.tuned:
             grid_seeds = load_config(task, protocol.grid)["bench"]["seeds"]
             grids.append({"board": board_of(task, norm, "lr"), "task": task, "preset": protocol.grid,
-                          "variants": variants, "seeds": ",".join(map(str, grid_seeds)), "config": config})  # fmt: skip
+                          "variants": list(variants), "seeds": ",".join(map(str, grid_seeds)),
+                          "config": config})  # fmt: skip
             tuned.append({"board": board_of(task, norm, "tuned"), "task": task, "preset": protocol.tuned,
-                          "variants": variants, "seeds": seeds, "config": config})  # fmt: skip
+                          "variants": list(variants), "seeds": seeds, "config": config})  # fmt: skip
             presets[protocol.tuned] = {"bench": {"claims": None, "tuned": {"choice": board_of(task, norm, "lr")}}}
         doc: dict[str, Any] = {"extends": task, "presets": presets}
         if definition is not None:
