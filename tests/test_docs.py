@@ -84,7 +84,7 @@ def declared_constants() -> set[str]:
     grids = set()
     for config in sorted(TASKS_DIR.glob("*.yaml")):
         for preset in (yaml.safe_load(config.read_text(encoding="utf-8")).get("presets") or {}).values():
-            for values in ((preset or {}).get("bench") or {}).get("grid", {}).values():
+            for values in (((preset or {}).get("bench") or {}).get("grid") or {}).values():
                 for value in (v for v in values if isinstance(v, float)):
                     mantissa, exponent = f"{value:.1e}".split("e")
                     grids |= {f"{float(mantissa):g}e{int(exponent)}", f"{mantissa}e{int(exponent)}"}

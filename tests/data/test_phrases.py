@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from normbench.data.phrases import hold_out, whole_sentences, word_runs
-from normbench.data.sst2 import SST2DataModule
+from normbench.data.sst2 import PIPELINE_VERSION, SST2DataModule
+from normbench.io import texts_digest
 from tests.sst2_corpus import write_sst2
 
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "data" / "sst2"
@@ -78,7 +79,10 @@ def test_held_out_sentences_are_the_validation_split_and_dev_the_test_split(tmp_
     assert len(held.raw()["validation"]["sentence"]) == 10
     assert not set(held.raw()["validation"]["sentence"]) & set(held.raw()["train"]["sentence"])
     assert len(held.raw()["train"]["sentence"]) < len(plain.raw()["train"]["sentence"])
-    assert held.tokenizer_path != plain.tokenizer_path  # the tokenizer never sees the held-out sentences
+    kept = texts_digest(
+        held.raw()["train"]["sentence"], {"vocab_size": 28996, "version": PIPELINE_VERSION, "text_normalization": "ptb"}
+    )
+    assert held.tokenizer_path.parent.name == kept  # trained on the kept phrases only
     assert sum(len(b["labels"]) for b in held.test_dataloader()) == 12
     assert sum(len(b["labels"]) for b in held.val_dataloader()) == 10
 
@@ -102,11 +106,11 @@ def test_holdout_is_part_of_a_run_identity_only_away_from_zero(tmp_path: Path) -
 
 @pytest.mark.skipif(not SHARED.is_dir(), reason="the shared SST-2 files are not on this machine")
 def test_the_shared_training_phrases_hold_out_whole_sentences() -> None:
-    from normbench.data.sst2 import load_local
-
-    train = load_local(SHARED)["train"]
-    kept, held = hold_out(train, 872)
+    """As the grid trains: the normalized (ptb) text, through the data module."""
+    splits = SST2DataModule(data_dir=str(SHARED), holdout=872).raw()
+    kept, held = splits["train"], splits["validation"]
     assert len(held["sentence"]) == 872 and 0.4 < sum(held["label"]) / 872 < 0.7
     inside = {run for s in held["sentence"] for run in word_runs(s.split(), proper=False)}
     assert not inside & {" ".join(p.split()) for p in kept["sentence"]}
-    assert len(train["sentence"]) - len(kept["sentence"]) > 872  # the sentences and the phrases inside them
+    assert 67349 - len(kept["sentence"]) > 872  # the sentences and the phrases inside them
+    assert len(splits["test"]["sentence"]) == 872 and splits["test"] is not held  # GLUE's dev sentences

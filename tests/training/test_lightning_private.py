@@ -107,7 +107,10 @@ def test_the_cli_config_dump_is_lightnings_own_dict(task: str, tmp_path: Path) -
     for name in lp.PRIVATE_ATTRIBUTES["lightning.pytorch.cli.LightningCLI"][:1]:
         assert callable(getattr(LightningCLI, name, None)), f"private attribute gone: LightningCLI.{name}"
     cli = NormbenchCLI(args=["--config", str(get_task(task).config_path), f"--runs_dir={tmp_path}"])
-    assert hasattr(cli, "config_dump")
     lightnings = cli.parser.dump(cli.config, skip_link_targets=False, skip_none=False, format="yaml")
     assert cli.config_dump == yaml.safe_load(lightnings)
+    # the resolved config (what a run's identity hashes) read the same way through JSON as through YAML
+    resolved = yaml.safe_load(cli.parser.dump(cli.config, skip_check=True))
+    resolved["data"]["init_args"].update(getattr(cli.datamodule, "identity_args", dict)())
+    assert cli.resolved_config() == resolved
     assert cli.model.hparams["_class_path"] == cli.config_dump["model"]["class_path"]

@@ -75,17 +75,20 @@ def answer(claim: dict[str, Any]) -> str:
 
 
 def fmt(m: dict[str, Any] | None) -> str:
-    """``mean ± std (n)``, the std to two significant digits and the mean to the same decimal place (one seed: the
-    mean to four significant digits, no spread); the note where there is no mean, ``–`` without a value."""
+    """``mean ± std (n)``, both to the decimal place of the std's second significant digit (at most 10 places; a std
+    of 100 or more to whole units); one seed: the mean to four significant digits, no spread; a value that is not
+    finite as it is; the note where there is no mean, ``–`` without a value."""
     if not m:
         return "–"
     if m.get("mean") is None:
         return m.get("note") or "–"
-    mean, std = m["mean"], m.get("std")
-    if std is None or (m.get("n") or 0) < 2 or not math.isfinite(std) or not math.isfinite(mean):
-        return f"{mean:.4g} (n = {m['n']})"
-    places = max(0, 1 - math.floor(math.log10(std))) if std > 0 else 4
-    return f"{mean:.{places}f} ± {std:.{places}f} (n = {m['n']})"
+    mean, std, n = m["mean"], m.get("std"), m.get("n")
+    if std is None or (n or 0) < 2:
+        return f"{mean:.4g} (n = {n})"
+    if not (math.isfinite(std) and math.isfinite(mean)) or abs(mean) >= 1e15:
+        return f"{mean:.4g} ± {abs(std):.4g} (n = {n})"
+    places = min(10, max(0, 1 - math.floor(math.log10(abs(std))))) if std else 4
+    return f"{round(mean, places) or 0.0:.{places}f} ± {abs(std):.{places}f} (n = {n})"  # no "-0.000"
 
 
 def summary_table(tasks: list[dict[str, Any]]) -> list[dict[str, str]]:
@@ -114,7 +117,9 @@ def waiting(tuning: dict[str, Any]) -> str:
     grid, where = tuning.get("grid"), f"`results/{tuning['grid_board']}/`"
     if grid is None:
         return f"not judged yet: its learning-rate grid {where} has no finished run"
-    if grid["planned"] is not None and grid["finished"] >= grid["planned"]:
+    if grid["planned"] is None:
+        return f"not judged yet: its learning-rate grid {where} has {grid['finished']} finished runs"
+    if grid["finished"] >= grid["planned"]:
         return f"not judged yet: the rates are chosen on {where}; the judging seeds at them are not trained"
     return f"not judged yet: its learning-rate grid {where} has {grid['finished']} of {grid['planned']} runs"
 

@@ -27,7 +27,7 @@ import yaml
 
 from normbench.data.tokenizer import TOKENIZER_FILE
 from normbench.errors import short_key
-from normbench.tasks.trust import record_class, untrusted_norms
+from normbench.tasks.trust import record_class, registered_classes, untrusted_norms
 
 # The numerics version of the training code: bumped by any change that moves a number of a run whose
 # configuration is unchanged (an op order, an initialiser, the data order, a dtype, a reduction), so that such a
@@ -112,14 +112,13 @@ def run_identity(config: dict[str, Any], arch: dict[str, Any] | None, world_size
 
 def without_identity_defaults(data: dict[str, Any]) -> dict[str, Any]:
     """The data section without the init arguments its class added after runs were trained, where they hold the value
-    that trains as those runs did (the class's ``IDENTITY_DEFAULTS``): those runs keep their config hash."""
+    that trains as those runs did (the class's ``IDENTITY_DEFAULTS``; registered tasks' data classes only): those runs
+    keep their config hash."""
     init_args = data.get("init_args")
     if not isinstance(init_args, dict):
         return data
-    try:
-        defaults = getattr(record_class(data.get("class_path"), "data"), "IDENTITY_DEFAULTS", {})
-    except ValueError:  # not a class a record may name: nothing to leave out (the run's build says what is wrong)
-        return data
+    # a registered task's data class only: the identity must not hang on what this process has imported
+    defaults = getattr(registered_classes().get(str(data.get("class_path"))), "IDENTITY_DEFAULTS", {})
     kept = {k: v for k, v in init_args.items() if not (k in defaults and v == defaults[k])}
     return {**data, "init_args": kept}
 
