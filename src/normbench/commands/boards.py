@@ -91,7 +91,7 @@ def rejudge(board: str, force: bool = False) -> None:
     from normbench.reporting import leaderboard as lb
     from normbench.reporting.canonical import adopt_canonical
     from normbench.reporting.rejudge import changed_verdicts, check_same_runs, rejudge_board
-    from normbench.reporting.write import order_plots
+    from normbench.reporting.write import keep_facts, order_plots
     from normbench.sweep.plan import parse_grid, plan_runs
 
     path = board_path(board)
@@ -135,6 +135,7 @@ def rejudge(board: str, force: bool = False) -> None:
         or new.reproducibility != doc.reproducibility  # the tolerances a re-run is held to today
         or [v.to_json() for v in new.variants] != [v.to_json() for v in doc.variants]  # e.g. a null drawn further
     )
+    keep_facts(path.parent)  # the data facts the judging read (chance, collapse) go to the archive with the board
     if not changed and not moved and not restated:
         print(f"normbench: {path}: no verdict changed; left as it is")
         return

@@ -34,7 +34,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
 import re
 import time
 import typing
@@ -47,7 +46,7 @@ import numpy as np
 
 from normbench.analysis.random_grid import cell_keys
 from normbench.analysis.unselectable import DEFAULT_TOL, unselectable_mask
-from normbench.data.text import DATA_ENV
+from normbench.archive.facts import data_fact
 from normbench.io import atomic_write_json, cache_root
 from normbench.nn.norms import get_component
 from normbench.nn.placement import attention_input_norm, present_norms
@@ -458,30 +457,44 @@ def set_sizes_from_data(config: dict[str, Any]) -> list[int]:
     """The number of keys in every set of a run's test stage: the unpadded length of each sequence its
     data module's ``test_dataloader`` yields (built from the config's ``data`` section as the run was).
 
-    Cached under ``<cache root>/chance/`` by the ``data`` section: building the module can train a tokenizer.
+    A fact of the run archive by the ``data`` section (:func:`normbench.archive.facts.data_fact`: read from there
+    where the data are not on this machine; building the module can train a tokenizer).
     """
-    from normbench.training.loading import build_datamodule  # loads the training stack: only when needed
-
     data = config.get("data") or {}
-    params: dict[str, Any] = {"version": VERSION, "sizes_of": data}
-    if not (data.get("init_args") or {}).get("data_dir"):  # the default folder: the environment and cwd decide
-        params["default_data_dir"] = [os.environ.get(DATA_ENV), os.getcwd()]
-    path = cache_root() / "chance" / f"sizes-{_digest(params)}.json"
-    cached = _read(path, params)
-    if cached is not None:
-        return list(cached)
-    sizes: list[int] = []
-    for batch in build_datamodule(config, "test").test_dataloader():
-        padding = batch.get("padding_mask") if isinstance(batch, dict) else None
-        if padding is None:
-            tokens = batch["input_ids"] if isinstance(batch, dict) else batch[0]
-            sizes += [int(tokens.shape[1])] * int(tokens.shape[0])
+
+    def compute() -> list[list[int]]:
+        from normbench.training.loading import build_datamodule  # loads the training stack: only when needed
+
+        sizes: list[int] = []
+        for batch in build_datamodule(config, "test").test_dataloader():
+            padding = batch.get("padding_mask") if isinstance(batch, dict) else None
+            if padding is None:
+                tokens = batch["input_ids"] if isinstance(batch, dict) else batch[0]
+                sizes += [int(tokens.shape[1])] * int(tokens.shape[0])
+            else:
+                sizes += [int(v) for v in (~padding).sum(dim=1).tolist()]
+        if not sizes:
+            raise ValueError("config: its test data yielded no key sets")
+        return run_lengths(sizes)
+
+    return from_run_lengths(data_fact("set_sizes", data, compute, version=VERSION))
+
+
+def run_lengths(values: list[int]) -> list[list[int]]:
+    """``[[value, count], ...]`` of consecutive equal values, in order (a fact's compact form: 20,000 majority
+    sequences of one length are one pair)."""
+    out: list[list[int]] = []
+    for value in values:
+        if out and out[-1][0] == value:
+            out[-1][1] += 1
         else:
-            sizes += [int(v) for v in (~padding).sum(dim=1).tolist()]
-    if not sizes:
-        raise ValueError("config: its test data yielded no key sets")
-    atomic_write_json(path, {"params": params, "result": sizes})
-    return sizes
+            out.append([value, 1])
+    return out
+
+
+def from_run_lengths(pairs: list[list[int]]) -> list[int]:
+    """The values :func:`run_lengths` encodes, in order."""
+    return [int(value) for value, count in pairs for _ in range(int(count))]
 
 
 def matched_null(

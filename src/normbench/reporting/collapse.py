@@ -24,6 +24,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from normbench.archive.facts import data_fact
 from normbench.training.loading import build_datamodule
 
 COLLAPSED = "collapsed"
@@ -32,13 +33,18 @@ AT_CHANCE = "at chance"
 
 @functools.cache
 def _unigram_entropy(data: str) -> float | str:
-    """The unigram entropy (nats) of the training stream of the data module that ``data`` (JSON) configures, or
-    why it cannot be computed (kept too: a missing corpus is reported once, not rebuilt for every run)."""
-    try:
+    """The unigram entropy (nats) of the training stream of the data module that ``data`` (JSON) configures (a fact of
+    the run archive, :func:`normbench.archive.facts.data_fact`: read from there where the corpus is not on this
+    machine), or why it cannot be had (kept too: a missing corpus is reported once, not rebuilt for every run)."""
+
+    def compute() -> float:
         dm = build_datamodule({"data": json.loads(data)}, "fit")
         if not hasattr(dm, "unigram_entropy"):
-            return f"{type(dm).__name__} has no token stream to take a unigram entropy of"
+            raise ValueError(f"{type(dm).__name__} has no token stream to take a unigram entropy of")
         return float(dm.unigram_entropy("train"))
+
+    try:
+        return float(data_fact("unigram_entropy", json.loads(data), compute))
     except Exception as exc:  # noqa: BLE001 - e.g. the corpus is not on this machine: reported, never silent
         first = (str(exc).strip().splitlines() or [""])[0]
         return first or type(exc).__name__

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from normbench.archive import FINISHED, Board, BoardError, load_board, parse_board
+from normbench.archive.facts import archive_facts
 from normbench.archive.store import Archive, Replicate, same_numbers
 from normbench.io import atomic_files
 from normbench.reporting import claims, publish, report_kinds
@@ -211,7 +212,9 @@ def write_results(
             json_path, md_path = lb.write(board, out, plots, stage)
     except KeptAsPublished as kept:
         print(kept)
+        keep_facts(out)
         return
+    keep_facts(out)
     missing = len(runs) - len(records)
     note = f" ({missing} planned runs have no finished record yet)" if missing else ""
     print(f"normbench: wrote {md_path} and {json_path}{note}")
@@ -221,6 +224,15 @@ def write_results(
         doc = write_token_report(config, preset, out, runs, plan)
         for claim in doc.get("claims", []):
             print(f"  {claim['id']}: {claim['verdict']}")
+
+
+def keep_facts(out: Path) -> None:
+    """A published board's data facts go to the checkout's run archive (:mod:`normbench.archive.facts`), so that a
+    clone without its corpus rebuilds it the same."""
+    root = publish.repository_root()
+    if root is not None and publish.publishes(out):
+        for path in archive_facts(root / "results"):
+            print(f"normbench: archived the data fact {path} (commit it with the board)")
 
 
 # when and where a board was built (its citation names the commit), and the figure files it lists
