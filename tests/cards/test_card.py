@@ -140,6 +140,10 @@ def test_the_card_judges_the_new_norm_against_layernorm_and_rmsnorm(tmp_path: Pa
     card = build_card(PNORM, {8: probe(PNORM, 8, timing=False)}, ["majority"], [{}], tmp_path)
     md = render_card(card)
     assert "| majority | `test_acc@1000` | 0.8060 ± 0.0047 (n = 5) |" in md  # the std to 2 digits, the mean with it
+    assert card.summary_lines()[-1] == (
+        "majority at the tuned lr: not judged yet: its learning-rate grid `results/majority/lr-card-pnorm/` has no "
+        "finished run"
+    )
     assert (  # the tuned rates' row says what it waits for
         "| majority | – at the tuned lr | not judged yet: its learning-rate grid `results/majority/lr-card-pnorm/` "
         "has no finished run |" in md

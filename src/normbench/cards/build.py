@@ -331,10 +331,10 @@ class Card:
             return [f"broken: {self.broken}"]
         lines = []
         for row in summary_table(self.tasks):
-            if row["metric"] == "–":
-                lines.append(f"{row['task']}: not run")
+            at = " at the tuned lr" if row.get("lr") == "tuned" else ""
+            if row["metric"] == "–":  # a task not run, or its tuned claims not judged yet: the row says which
+                lines.append(f"{row['task']}{at}: {row['new']}")
                 continue
-            at = " at the tuned lr" if row["lr"] == "tuned" else ""
             against = f"vs LayerNorm {row['vs_layernorm']}; vs RMSNorm {row['vs_rmsnorm']}"
             lines.append(f"{row['task']}: {row['metric']}{at}: {against}")
         return lines
