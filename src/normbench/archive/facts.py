@@ -56,8 +56,8 @@ def read_fact(path: Path, kind: str, params: dict[str, Any]) -> dict[str, Any] |
 def data_fact(kind: str, data: dict[str, Any], compute: Callable[[], Any], **extra: Any) -> Any:
     """The fact ``kind`` of the data config ``data`` (a run config's ``data`` section; ``extra``: what else decides
     the value, e.g. a version): read from :func:`fact_dirs`, else ``compute()``d and cached on this machine. A fact of
-    data read from files (the config names a ``source`` or ``data_dir``) is noted in :data:`READ`, for :func:`archive_facts`; data
-    the code generates (the majority task's) need no archive."""
+    data read from files (the config names a ``source`` or ``data_dir``) is noted in :data:`READ`, for
+    :func:`archive_facts`; data the code generates (the majority task's) need no archive."""
     params = {"data": data, **extra}
     name = fact_name(kind, params)
     from_files = bool({"source", "data_dir"} & set(data.get("init_args") or {}))  # a corpus read from files or a hub
