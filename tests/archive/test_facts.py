@@ -86,3 +86,21 @@ def test_run_lengths_round_trip(values: list[int]) -> None:
     pairs = chance.run_lengths(values)
     assert chance.from_run_lengths(pairs) == values
     assert all(a[0] != b[0] for a, b in zip(pairs, pairs[1:], strict=False))
+
+
+def test_every_archived_run_of_a_corpus_has_its_board_facts_in_the_archive() -> None:
+    """A clone without WikiText-2 or SST-2 rebuilds every board of archived runs: the facts those boards read off
+    the data (the LM's collapse baseline, SST-2's key-set sizes) are committed beside the runs."""
+    import gzip
+
+    results = Path(__file__).resolve().parents[2] / "results"
+    needed = {"lm": "unigram_entropy", "sst2": "set_sizes"}
+    missing = set()
+    for task, kind in needed.items():
+        for path in sorted((results / "archive" / task).glob("*/seed*/*/record.json.gz")):
+            data = json.loads(gzip.decompress(path.read_bytes()))["config"]["data"]
+            params = {"data": data, **({"version": chance.VERSION} if kind == "set_sizes" else {})}
+            name = facts.fact_name(kind, params)
+            if facts.read_fact(results / "archive" / facts.FACTS / name, kind, params) is None:
+                missing.add(f"{task} {kind} ({path.parts[-4]})")
+    assert not missing, f"data facts not archived: {sorted(missing)}"
