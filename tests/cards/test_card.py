@@ -273,3 +273,18 @@ def test_a_card_value_shows_its_std_to_two_digits_and_the_mean_to_the_same_place
     from normbench.cards.build import fmt
 
     assert fmt(metric) == shown
+
+
+@pytest.mark.parametrize(
+    ("finished", "says"),
+    [
+        (42, "is finished (42 runs): each variant's rate is chosen on it; the judging seeds at the chosen rates"),
+        (30, "has 30 of 42 runs; each variant's rate is chosen once it is finished"),
+    ],
+)
+def test_a_tuning_section_says_whether_its_grid_or_its_judging_seeds_wait(finished: int, says: str) -> None:
+    from normbench.cards.render import tuning_lines
+
+    grid = {"planned": 42, "finished": finished, "failed_seeds": {}, "seeds": [100, 101]}
+    tuning = {"grid_board": "majority/lr-card-x", "tuned_board": "majority/tuned-card-x", "grid": grid, "tuned": None}
+    assert says in "\n".join(tuning_lines({"tuning": tuning}))

@@ -51,8 +51,7 @@ def test_every_card_gets_its_page_and_a_row_of_the_index(tmp_path: Path) -> None
     assert "## The board" in page
     index = (docs / "cards" / "index.md").read_text(encoding="utf-8")
     assert (
-        "| [`examples.pnorm_example:PNorm`](pnorm.md) | majority | `test_acc@1000` | 0.8060 ± 0.0047 (n = 5) |"
-        in index
+        "| [`examples.pnorm_example:PNorm`](pnorm.md) | majority | `test_acc@1000` | 0.8060 ± 0.0047 (n = 5) |" in index
     )
     assert docs_pages.write_pages(docs, results, tmp_path, check=True) == []
     assert docs_pages.published(results, docs) == ["majority/card-pnorm"]

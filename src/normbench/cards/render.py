@@ -146,6 +146,11 @@ def tuning_lines(t: dict[str, Any]) -> Lines:
     where = f"`results/{tuning['grid_board']}/`"
     if grid is None:
         lines.append(f"The learning-rate grid ({where}) has no finished run yet; the same command trains it.")
+    elif tuned is None and grid["planned"] is not None and grid["finished"] >= grid["planned"]:
+        lines.append(
+            f"The learning-rate grid ({where}) is finished ({grid['finished']} runs): each variant's rate is chosen "
+            "on it; the judging seeds at the chosen rates are not trained yet (the same command trains them)."
+        )
     elif tuned is None:
         lines.append(
             f"The learning-rate grid ({where}) has {grid['finished']} of {grid['planned']} runs; each variant's rate "
