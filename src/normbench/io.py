@@ -117,6 +117,11 @@ def texts_digest(texts: list[str], params: dict[str, Any]) -> str:
     return h.hexdigest()[:16]
 
 
+def params_digest(params: dict[str, Any]) -> str:
+    """16 hex digits naming a cache entry or archived fact: sha256 over the sorted-JSON ``params``."""
+    return hashlib.sha256(json.dumps(params, sort_keys=True).encode()).hexdigest()[:16]
+
+
 def cache_root() -> Path:
     """Where generated/tokenized data is cached: ``$NORMBENCH_CACHE`` or ``~/.cache/normbench``."""
     return Path(os.environ.get("NORMBENCH_CACHE", Path.home() / ".cache" / "normbench"))

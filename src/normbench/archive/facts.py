@@ -13,14 +13,13 @@ them from the data last.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from normbench.archive.store import ARCHIVE
-from normbench.io import atomic_write_json, cache_root
+from normbench.io import atomic_write_json, cache_root, params_digest
 
 FACTS = "data-facts"
 READ: dict[str, dict[str, Any]] = {}  # the facts this process's builds read or computed: file name -> document
@@ -28,7 +27,7 @@ READ: dict[str, dict[str, Any]] = {}  # the facts this process's builds read or 
 
 def fact_name(kind: str, params: dict[str, Any]) -> str:
     """``<kind>-<16 hex digits of sha256 over the sorted-JSON params>.json``."""
-    return f"{kind}-{hashlib.sha256(json.dumps(params, sort_keys=True).encode()).hexdigest()[:16]}.json"
+    return f"{kind}-{params_digest(params)}.json"
 
 
 def checkout_results() -> Path | None:

@@ -47,7 +47,7 @@ import numpy as np
 from normbench.analysis.random_grid import cell_keys
 from normbench.analysis.unselectable import DEFAULT_TOL, unselectable_mask
 from normbench.archive.facts import data_fact
-from normbench.io import atomic_write_json, cache_root
+from normbench.io import atomic_write_json, cache_root, params_digest
 from normbench.nn.norms import get_component
 from normbench.nn.placement import attention_input_norm, present_norms
 from normbench.reporting.stats import values_of
@@ -133,7 +133,7 @@ def _chance(
         "keys": keys,
         "tol": DEFAULT_TOL,
     }
-    path = cache_root() / "chance" / f"{_digest(params)}.json"
+    path = cache_root() / "chance" / f"{params_digest(params)}.json"
     cached = _read(path, params)
     if cached is not None:
         return cached
@@ -173,10 +173,6 @@ def _sizes(n: int | Sequence[int]) -> tuple[list[int], int | dict[str, Any]]:
     ordered = sorted(sizes)
     digest = hashlib.sha256(json.dumps(ordered).encode()).hexdigest()[:16]
     return sizes, {"sets": len(sizes), "keys": sum(sizes), "min": ordered[0], "max": ordered[-1], "digest": digest}
-
-
-def _digest(params: dict[str, Any]) -> str:
-    return hashlib.sha256(json.dumps(params, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def _read(path: Path, params: dict[str, Any]) -> dict[str, Any] | None:
