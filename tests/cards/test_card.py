@@ -278,13 +278,22 @@ def test_a_card_value_shows_its_std_to_two_digits_and_the_mean_to_the_same_place
 @pytest.mark.parametrize(
     ("finished", "says"),
     [
-        (42, "is finished (42 runs): each variant's rate is chosen on it; the judging seeds at the chosen rates"),
-        (30, "has 30 of 42 runs; each variant's rate is chosen once it is finished"),
+        (
+            42,
+            "grid `results/majority/lr-card-x/` is finished (42 runs). Each variant's rate is chosen on it; its judging",
+        ),
+        (30, "grid `results/majority/lr-card-x/` has 30 of 42 runs. Each variant's rate is chosen once it is finished"),
+        (None, "grid `results/majority/lr-card-x/` has 30 finished runs. Each variant's rate is chosen once it is"),
     ],
 )
 def test_a_tuning_section_says_whether_its_grid_or_its_judging_seeds_wait(finished: int, says: str) -> None:
+    from normbench.cards.build import grid_progress, waiting
     from normbench.cards.render import tuning_lines
 
-    grid = {"planned": 42, "finished": finished, "failed_seeds": {}, "seeds": [100, 101]}
+    planned = None if finished is None else 42
+    grid = {"planned": planned, "finished": finished or 30, "failed_seeds": {}, "seeds": [100, 101]}
     tuning = {"grid_board": "majority/lr-card-x", "tuned_board": "majority/tuned-card-x", "grid": grid, "tuned": None}
-    assert says in "\n".join(tuning_lines({"tuning": tuning}))
+    section = "\n".join(tuning_lines({"tuning": tuning}))
+    assert says in section
+    phrase = grid_progress(tuning)[1]
+    assert f"Not judged yet: {phrase}." in section and waiting(tuning).startswith(f"not judged yet: {phrase}")

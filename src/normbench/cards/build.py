@@ -112,16 +112,27 @@ def summary_table(tasks: list[dict[str, Any]]) -> list[dict[str, str]]:
     return rows
 
 
-def waiting(tuning: dict[str, Any]) -> str:
-    """What a task's claims at the tuned rates wait for: its learning-rate grid, with how many of its runs finished."""
+def grid_progress(tuning: dict[str, Any]) -> tuple[str, str]:
+    """Where a task's learning-rate grid stands, as ``(state, phrase)``: ``empty`` (no finished run), ``partial``
+    (some of its runs; ``unknown`` where the planned count is not known) or ``finished``. The card's summary row and
+    its tuning section both say it with this phrase, so the two never disagree."""
     grid, where = tuning.get("grid"), f"`results/{tuning['grid_board']}/`"
     if grid is None:
-        return f"not judged yet: its learning-rate grid {where} has no finished run"
+        return "empty", f"its learning-rate grid {where} has no finished run"
     if grid["planned"] is None:
-        return f"not judged yet: its learning-rate grid {where} has {grid['finished']} finished runs"
+        return "unknown", f"its learning-rate grid {where} has {grid['finished']} finished runs"
     if grid["finished"] >= grid["planned"]:
-        return f"not judged yet: the rates are chosen on {where}; the judging seeds at them are not trained"
-    return f"not judged yet: its learning-rate grid {where} has {grid['finished']} of {grid['planned']} runs"
+        return "finished", f"its learning-rate grid {where} is finished ({grid['finished']} runs)"
+    return "partial", f"its learning-rate grid {where} has {grid['finished']} of {grid['planned']} runs"
+
+
+def waiting(tuning: dict[str, Any]) -> str:
+    """What a task's claims at the tuned rates wait for: its learning-rate grid, or the judging seeds at the rates
+    chosen on it."""
+    state, phrase = grid_progress(tuning)
+    if state == "finished":
+        return f"not judged yet: {phrase}; the judging seeds at the chosen rates are not trained"
+    return f"not judged yet: {phrase}"
 
 
 def summary_rows_at(

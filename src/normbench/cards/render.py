@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from normbench.archive import JudgedClaim
-from normbench.cards.build import BASELINES, Card, fmt, summary_table
+from normbench.cards.build import BASELINES, Card, fmt, grid_progress, summary_table
 from normbench.reporting.claims_view import INTRO, key_numbers, summary_rows
 from normbench.reporting.markdown import Lines, cell
 
@@ -143,19 +143,14 @@ def tuning_lines(t: dict[str, Any]) -> Lines:
         return []
     lines = ["", "### At each variant's tuned learning rate", ""]
     grid, tuned = tuning.get("grid"), tuning.get("tuned")
-    where = f"`results/{tuning['grid_board']}/`"
-    if grid is None:
-        lines.append(f"The learning-rate grid ({where}) has no finished run yet; the same command trains it.")
-    elif tuned is None and grid["planned"] is not None and grid["finished"] >= grid["planned"]:
-        lines.append(
-            f"The learning-rate grid ({where}) is finished ({grid['finished']} runs): each variant's rate is chosen "
-            "on it; the judging seeds at the chosen rates are not trained yet (the same command trains them)."
-        )
-    elif tuned is None:
-        lines.append(
-            f"The learning-rate grid ({where}) has {grid['finished']} of {grid['planned']} runs; each variant's rate "
-            "is chosen once it is finished, then its judging seeds are trained there (the same command)."
-        )
+    if tuned is None:
+        state, phrase = grid_progress(tuning)
+        then = {
+            "empty": "The same command trains it, then the judging seeds at each variant's chosen rate.",
+            "finished": "Each variant's rate is chosen on it; its judging seeds at that rate are not trained yet (the "
+            "same command trains them).",
+        }.get(state, "Each variant's rate is chosen once it is finished, then its judging seeds train there.")
+        lines.append(f"Not judged yet: {phrase}. {then}")
     else:
         lines += [
             f"Each variant's rate was chosen on the grid `results/{tuning['grid_board']}/` (tuning seeds "
