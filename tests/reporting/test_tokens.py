@@ -2,10 +2,30 @@
 
 from __future__ import annotations
 
+import gzip
+import json
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from normbench.reporting.tokens import finish, lm_seeds, render_bold, seed_table, summarize, word_spans
+from normbench.archive.store import Archive
+from normbench.io import params_digest
+from normbench.reporting.sentence_tokens import (
+    SENTENCE_TOKENS,
+    SENTENCE_TOKENS_VERSION,
+    bold_words,
+    per_sentence,
+    render_words,
+    summarize,
+    word_spans,
+)
+from normbench.reporting.tokens import TokenRun, finish, lm_seeds, pick_shown, seed_table, token_runs
 from normbench.sweep.run import planner
+from tests.factories import make_record
+
+
+def render_bold(text: str, offsets: list[tuple[int, int]], marked: list[bool]) -> str:
+    return render_words(text, bold_words(text, offsets, marked))
 
 
 def test_word_spans() -> None:
@@ -24,14 +44,22 @@ def test_empty_spans_are_ignored() -> None:
     assert render_bold("fun", [(0, 0), (0, 3)], [True, False]) == "fun"
 
 
+@dataclass
+class Encoding:
+    offsets: list[tuple[int, int]] = field(default_factory=list)
+
+
 def test_summarize_counts_sentence_tokens_only() -> None:
     results = [
         {"per_layer": [[True, True, False], [False, False, True]], "content": [False, True, True]},
         {"per_layer": [[False, False], [False, False]], "content": [True, True]},
     ]
-    s = summarize(results)
+    encodings = [Encoding([(0, 0), (0, 2), (3, 5)]), Encoding([(0, 1), (2, 3)])]
+    analysis = per_sentence(["ab cd", "e f"], encodings, results)
+    assert analysis["bold_words"] == [[0, 1], []]  # the [CLS]-like first token is marked but not the sentence's
+    s = summarize(analysis)
     assert s["tokens"] == 4 and s["per_layer"] == [1, 1] and s["any_layer"] == 2
-    assert s["fraction_any_layer"] == 0.5 and s["sentences_with_unselectable"] == 1
+    assert s["fraction_any_layer"] == 0.5 and s["sentences_with_unselectable"] == 1 and s["sentences"] == 2
 
 
 def summary(bad: int, tokens: int = 100) -> dict:
@@ -71,3 +99,85 @@ def test_table3_lists_each_seed_and_marks_missing_ones() -> None:
 def test_table3_reads_every_seed_of_the_lm_bench(tmp_path: Path) -> None:
     assert lm_seeds({"preset": "quick", "variant": "pre/project"}, planner(str(tmp_path))) == [0, 1, 2]
     assert lm_seeds({"preset": "quick", "variant": "pre/project", "seeds": [4]}, planner(str(tmp_path))) == [4]
+
+
+SENTENCES = ["ab cd", "e f"]
+ANALYSIS = {"tokens": [2, 2], "any_layer": [1, 0], "per_layer": [[1, 0], [0, 0]], "bold_words": [[1], []]}
+
+
+@dataclass(frozen=True)
+class Planned:
+    variant: str
+    seed: int
+    record_path: Path | None
+    config_hash: str | None
+    config: dict[str, Any] = field(default_factory=dict)
+
+
+def archive_run(root: Path, seed: int, analysis: dict[str, Any] | None, sentences: list[str] = SENTENCES) -> Path:
+    """An archived finished sst2 run of none/none (hash h-none/none), with its token analysis kept beside it."""
+    folder = root / "archive" / "sst2" / "h-none" / f"seed{seed}" / "cpu-x"
+    folder.mkdir(parents=True)
+    record = make_record("none/none", seed, task="sst2", config_hash="h-none", checkpoint="c.ckpt", log_dir="runs/x")
+    (folder / "record.json.gz").write_bytes(gzip.compress(json.dumps(record).encode()))
+    if analysis is not None:
+        params = {"version": SENTENCE_TOKENS_VERSION, "sentences": params_digest({"sentences": sentences})}
+        (folder / SENTENCE_TOKENS).write_text(json.dumps({**analysis, **params, "n_sentences": len(sentences)}))
+    return folder / "record.json.gz"
+
+
+def test_an_archived_run_is_read_through_its_kept_analysis_without_its_weights(tmp_path: Path) -> None:
+    """A rebuild from the archive alone (a fresh clone): the counts come from sentence_tokens.json."""
+    archive = Archive(tmp_path)
+    archive_run(tmp_path, 3, ANALYSIS)
+    archive_run(tmp_path, 4, None)  # archived before its analysis was computed: not read, never a crash
+    archive_run(tmp_path, 5, ANALYSIS, sentences=["other"])  # computed on other sentences: not read
+    planned = [Planned("none/none", seed, None, "h-none") for seed in (3, 4, 5)]
+    (run,) = token_runs("sst2", planned, archive, {}, lambda: SENTENCES)
+    assert run.seed == 3 and run.analysis == {**run.analysis, **ANALYSIS}
+    assert run.summary["any_layer"] == 1 and run.summary["tokens"] == 4 and run.summary["per_layer"] == [1, 0]
+
+
+def test_a_run_published_before_the_archive_stands_in_with_its_published_counts(tmp_path: Path) -> None:
+    archive = Archive(tmp_path)
+    (tmp_path / "archive" / "sst2").mkdir(parents=True)
+    (tmp_path / "archive" / "sst2" / "published.json").write_text(json.dumps({"runs": {"h-none": [0]}}))
+    published = {("sst2", "none/none", 0): TokenRun("sst2", "none/none", 0, "h-none", summary(7))}
+
+    def nope() -> list[str]:
+        raise AssertionError("a stand-in needs no sentences")
+
+    planned = [Planned("none/none", 0, tmp_path / "runs" / "absent.json", "h-none")]
+    (run,) = token_runs("sst2", planned, archive, published, nope)
+    assert run.record is None and run.summary == summary(7)
+    other = {("sst2", "none/none", 0): TokenRun("sst2", "none/none", 0, "h-other", summary(7))}
+    assert token_runs("sst2", planned, archive, other, nope) == []  # counts of another config never stand in
+
+
+def test_the_printed_sentences_come_from_the_named_seed_else_the_published_block_else_the_first_seed() -> None:
+    analysed = TokenRun("sst2", "none/none", 3, "h", summary(1), {"log_dir": "runs/x"}, ANALYSIS)
+    stand_in = TokenRun("sst2", "none/none", 0, "h", summary(2))
+    old = {"seed": 0, "config_hash": "h", "lines": ["as published"]}
+    make = lambda t: {"seed": t.seed}  # noqa: E731
+    assert pick_shown([stand_in, analysed], 3, old, make) == {"seed": 3}
+    assert pick_shown([stand_in, analysed], 0, old, make) is old
+    assert pick_shown([stand_in, analysed], 0, {**old, "config_hash": "other"}, make) == {"seed": 3}
+    assert pick_shown([stand_in], 0, None, make) is None
+
+
+def test_a_rebuild_from_the_archive_alone_reads_every_lm_run_the_published_report_read(tmp_path: Path) -> None:
+    """Table 3's runs were published before the archive (their weights are gone): they stand in with their published
+    counts, so the report can grow by new seeds without losing them. (Table 4's published runs are of a superseded
+    config: its rebuild reads today's runs.)"""
+    from normbench.reporting.tokens import TOKEN_REPORT, plan_report, published_runs, read_report
+
+    results = Path(__file__).resolve().parents[2] / "results"
+    plan = planner(str(tmp_path / "runs"))
+    config, runs = plan("sst2", None, None, None)
+    old = read_report(results / "sst2" / TOKEN_REPORT)
+    assert old is not None
+    lm = {k: v for k, v in published_runs(old, config).items() if k[0].startswith("lm ")}
+    read = plan_report(config, runs, plan, Archive(results), old, lambda c: [])
+    assert len(lm) == 6 and set(lm) <= set(read.labels())
+    by_seed = {t.label: t.summary for runs_ in read.table3.values() for t in runs_}
+    assert all(by_seed[k] == old["sections"][f"table3:{k[0][3:]}:seed{k[1]}"]["summary"] for k in lm)

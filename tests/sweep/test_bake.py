@@ -51,13 +51,13 @@ def test_a_bad_queue_is_one_line_naming_the_item_and_field(tmp_path: Path, text:
 def test_the_shipped_queue_is_ten_quick_seeds_the_learning_rates_more_seeds_then_the_paper_protocol() -> None:
     items = load_queue(Path(__file__).parents[2] / "results" / "bake.yaml")
     boards = ["majority/quick-10", "majority/lr", "majority/tuned", "lm", "majority/paper-1000", "lm/lr", "lm/tuned",
-              "sst2/lr", "sst2/tuned", "lm/stability", "lm/dyt-recipe", "majority/paper", "majority/paper"]  # fmt: skip
+              "sst2/lr", "sst2/tuned", "sst2", "lm/stability", "lm/dyt-recipe", "majority/paper", "majority/paper"]  # fmt: skip
     assert [i.board for i in items][: len(boards)] == boards
     cards = [i.board for i in items][len(boards) :]  # then the published report cards' runs
     assert cards and all(board.split("/")[1].partition("card-")[1] for board in cards)
     assert [i.seeds for i in items][: len(boards)] == [tuple(range(10)), (100, 101), tuple(range(10)), tuple(range(5)),
                                         tuple(range(10)), (100, 101), tuple(range(5)), (100, 101), tuple(range(5)),
-                                        (0, 1), (3, 4), (0, 1, 2),
+                                        tuple(range(5)), (0, 1), (3, 4), (0, 1, 2),
                                         tuple(range(3, 10))]  # fmt: skip
 
 
@@ -246,3 +246,22 @@ def test_seeds_their_stack_cannot_train_are_trained_alone(tmp_path: Path) -> Non
         p for p in (tmp_path / "runs").rglob("bake.log") if p.parent.name == "seed0"
     ]  # the stack's, then seed 0's
     assert "1 of 1 failed" not in log.read_text() and "2 failed" in log.read_text()
+
+
+def test_a_bake_keeps_the_token_analyses_or_says_in_one_line_why_not(tmp_path: Path, monkeypatch, capsys) -> None:
+    """After training language-model or SST-2 runs, a bake computes the token analyses the sst2 report reads while
+    the weights are here; without the SST-2 dev sentences it says so and goes on."""
+    from normbench.reporting import tokens
+    from normbench.sweep.bake import keep_token_analyses_here
+
+    def missing(*args: object) -> int:
+        raise ValueError("data.data_dir: train.tsv, dev.tsv not found in 'x'\nmore")
+
+    monkeypatch.setattr(tokens, "keep_token_analyses", missing)
+    keep_token_analyses_here(str(tmp_path / "runs"), str(tmp_path / "results"), Archive(tmp_path / "results"))
+    assert capsys.readouterr().out == (
+        "normbench: bake: token analyses not computed: data.data_dir: train.tsv, dev.tsv not found in 'x'\n"
+    )
+    monkeypatch.setattr(tokens, "keep_token_analyses", lambda *args: 7)
+    keep_token_analyses_here(str(tmp_path / "runs"), str(tmp_path / "results"), Archive(tmp_path / "results"))
+    assert "the sst2 token report reads 7 runs" in capsys.readouterr().out

@@ -3,7 +3,7 @@
 Layout (under ``results/archive/``)::
 
     <task>/<config hash>/seed<k>/<replicate>/record.json.gz   the run record, series included (gzip)
-                                            /<analysis>.json   what the boards read beside it (decomposition, key sets)
+                                            /<analysis>.json   what the boards read beside it (key sets, tokens, ...)
                                             /last.ckpt         an unfinished run's checkpoint (small models only)
     <task>/<config hash>/seed<k>/canonical                     the replicate the boards show (one line)
     <task>/published.json                                      runs published before the archive: their board's
@@ -38,8 +38,9 @@ RESTORED = "archive_replicate"  # in a run directory restored from the archive: 
 CANONICAL = "canonical"
 PUBLISHED = "published.json"  # per task: runs whose canonical values are their board's (records not kept)
 FINISHED = ("done", "diverged")
-# the analyses a board reads beside a record (normbench.training.rundir names them)
-ANALYSES = ("decomposition.json", "key_sets.json", "class_keys.json", "head_keys.json")
+# the analyses a board reads beside a record, computed from the final checkpoint where it was (the archive keeps no
+# weights of a finished run): normbench.training.rundir names the first four, reporting.sentence_tokens the last
+ANALYSES = ("decomposition.json", "key_sets.json", "class_keys.json", "head_keys.json", "sentence_tokens.json")
 MAX_CHECKPOINT_BYTES = 2 * 2**20  # an unfinished run's checkpoint is committed only for small models
 
 

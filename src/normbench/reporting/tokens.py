@@ -3,183 +3,117 @@
 A token is marked when its key (its row of the attention input) is unselectable in at least one
 layer. The sentences are rendered from the original text through the tokenizer's character
 offsets, so a word is bold when any of its pieces is unselectable, whatever the tokenizer.
+
+Each run's counts come from its analysis (:mod:`normbench.reporting.sentence_tokens`), computed from its final
+checkpoint where that is at hand and kept beside its record in the run archive. A run published before the archive
+kept records (its weights are gone) stands in with the counts the published report gave it, as the boards' runs do
+(:mod:`normbench.reporting.published`); so the report grows by new seeds without losing the old ones.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import torch
-
-from normbench.analysis.model_keys import unselectable_per_layer
 from normbench.archive import JudgedClaim, load_record
-from normbench.data.tokenizer import load_tokenizer
+from normbench.archive.store import Archive
 from normbench.io import atomic_write_json, atomic_write_text
 from normbench.reporting.claims import judge, load_claims
 from normbench.reporting.claims_view import INTRO, summary_rows
+from normbench.reporting.progress import PlannedRun
+from normbench.reporting.sentence_tokens import render_words, sentence_tokens, summarize
+from normbench.reporting.shown import keep_analyses, shown_runs
 from normbench.tasks.trust import record_class
-from normbench.training.loading import load_run
 from normbench.training.records import provenance
-from normbench.training.rundir import checkpoint_of, tokenizer_path
 
 TOKEN_REPORT = "unselectable_tokens.json"  # beside it: unselectable_tokens.md
+TABLE3_SHOWN = "table3_shown"  # the report's section holding Table 3's printed sentences
 
 
-def word_spans(text: str) -> list[tuple[int, int]]:
-    """Character spans of the whitespace-separated words of ``text``."""
-    spans, start = [], None
-    for i, ch in enumerate(text + " "):
-        if ch.isspace():
-            if start is not None:
-                spans.append((start, i))
-                start = None
-        elif start is None:
-            start = i
-    return spans
+@dataclass(frozen=True)
+class TokenRun:
+    """One run a token report reads: its counts over every dev sentence (``summary``) and, where its analysis is at
+    hand, the analysis itself; ``record`` is ``None`` for a run published before the archive, whose counts are the
+    published report's."""
+
+    task: str
+    variant: str
+    seed: int
+    config_hash: str | None
+    summary: dict[str, Any]
+    record: dict[str, Any] | None = None
+    analysis: dict[str, Any] | None = None
+
+    @property
+    def label(self) -> tuple[str, int]:
+        return f"{self.task} {self.variant}", self.seed
 
 
-def render_bold(text: str, offsets: list[tuple[int, int]], marked: list[bool]) -> str:
-    """``text`` with every word that overlaps a marked token span in **bold**."""
-    hits = [span for span, m in zip(offsets, marked, strict=False) if m and span[1] > span[0]]
-    words = []
-    for a, b in word_spans(text):
-        word = text[a:b]
-        words.append(f"**{word}**" if any(s < b and e > a for s, e in hits) else word)
-    return " ".join(words)
-
-
-def analyse_sentences(
-    model: torch.nn.Module,
-    encodings: list[Any],
-    content: Callable[[Any], list[bool]],
-    forward_args: Callable[[torch.Tensor, torch.Tensor], tuple],
-    batch_size: int = 64,
-) -> list[dict[str, Any]]:
-    """Per sentence: which tokens are unselectable in which layer.
-
-    ``content(encoding)`` marks the tokens that belong to the sentence (not [CLS]/[SEP]/EOS);
-    ``forward_args(ids, padding_mask)`` are the model's inputs for a padded batch.
-    """
-    out = []
-    device = next(model.parameters()).device
-    for start in range(0, len(encodings), batch_size):
-        chunk = encodings[start : start + batch_size]
-        longest = max(len(e.ids) for e in chunk)
-        ids = torch.zeros(len(chunk), longest, dtype=torch.long, device=device)
-        pad = torch.ones(len(chunk), longest, dtype=torch.bool, device=device)
-        for row, e in enumerate(chunk):
-            ids[row, : len(e.ids)] = torch.as_tensor(e.ids, device=device)
-            pad[row, : len(e.ids)] = False
-        layers = unselectable_per_layer(model, *forward_args(ids, pad), key_padding_mask=pad, heads=False)
-        for row, e in enumerate(chunk):
-            n = len(e.ids)
-            out.append(
-                {"per_layer": [layer["positions_after"][row, :n].tolist() for layer in layers], "content": content(e)}
-            )
+def published_counts(old: dict[str, Any] | None, sst2_variant: str) -> dict[tuple[str, str, int], TokenRun]:
+    """The runs a published report read, as stand-ins: ``(task, variant, seed) -> TokenRun`` with its counts and the
+    config hash of its run (from the report, else from its run folder's name)."""
+    if not old:
+        return {}
+    out: dict[tuple[str, str, int], TokenRun] = {}
+    sections = old.get("sections") or {}
+    table4 = sections.get("table4") or {}
+    digest = table4.get("config_hash") or hash_of(table4.get("record"))
+    for seed, summary in (table4.get("per_seed") or {}).items():
+        out[("sst2", sst2_variant, int(seed))] = TokenRun("sst2", sst2_variant, int(seed), digest, summary)
+    for key, section in sections.items():
+        if m := re.fullmatch(r"table3:(.+):seed(\d+)", key):
+            digest = section.get("config_hash") or hash_of(section.get("record"))
+            out[("lm", m[1], int(m[2]))] = TokenRun("lm", m[1], int(m[2]), digest, section["summary"])
     return out
 
 
-def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
-    """Counts of unselectable sentence tokens per layer and in any layer."""
-    n_layers = len(results[0]["per_layer"]) if results else 0
-    total = sum(sum(r["content"]) for r in results)
-    per_layer = [
-        sum(sum(u and c for u, c in zip(r["per_layer"][i], r["content"], strict=False)) for r in results)
-        for i in range(n_layers)
-    ]
-    any_layer = sum(
-        sum(c and any(layer[j] for layer in r["per_layer"]) for j, c in enumerate(r["content"])) for r in results
-    )
-    sentences = sum(
-        any(c and any(layer[j] for layer in r["per_layer"]) for j, c in enumerate(r["content"])) for r in results
-    )
-    return {
-        "sentences": len(results),
-        "tokens": total,
-        "per_layer": per_layer,
-        "any_layer": any_layer,
-        "fraction_any_layer": any_layer / total if total else 0.0,
-        "sentences_with_unselectable": sentences,
-    }
+def hash_of(record_path: str | None) -> str | None:
+    """The config hash a run folder's name ends with (``runs/<task>/<name>-<hash>/seed<k>/record.json``)."""
+    m = re.search(r"-([0-9a-f]{12})/seed\d+/record\.json$", record_path or "")
+    return m[1] if m else None
 
 
-def load_trained(record_path: Path) -> tuple[dict[str, Any], Any, Any]:
-    """(record, trained LightningModule in eval mode, tokenizer saved next to the run) of a finished run."""
-    record = load_record(record_path).to_json()
-    run = Path(record_path).parent
-    ckpt = checkpoint_of(record, run)
-    if record["status"] != "done" or ckpt is None:
-        raise ValueError(f"{record_path}: the run is {record['status']!r} without a final checkpoint")
-    _, module = load_run(ckpt)
-    return record, module, load_tokenizer(tokenizer_path(run))
-
-
-def sst2_model_tokens(
-    record_path: Path, sentences: list[str]
-) -> tuple[dict[str, Any], list[Any], list[dict[str, Any]]]:
-    record, module, tokenizer = load_trained(record_path)
-    max_len = module.arch.max_positions
-    tokenizer.enable_truncation(min(max_len, 128))
-    encodings = tokenizer.encode_batch(sentences)
-    results = analyse_sentences(
-        module.model, encodings, lambda e: [m == 0 for m in e.special_tokens_mask], lambda ids, pad: (ids, pad)
-    )
-    return record, encodings, results
-
-
-def lm_model_tokens(record_path: Path, sentences: list[str]) -> tuple[dict[str, Any], list[Any], list[dict[str, Any]]]:
-    record, module, tokenizer = load_trained(record_path)
-    tokenizer.enable_truncation(module.arch.max_positions)
-    encodings = tokenizer.encode_batch(sentences)
-    results = analyse_sentences(module.model, encodings, lambda e: [True] * len(e.ids), lambda ids, pad: (ids,))
-    return record, encodings, results
-
-
-def section(
-    title: str,
-    what: str,
-    record: dict[str, Any],
-    summary: dict[str, Any],
-    sentences: list[str],
-    encodings: list[Any],
-    results: list[dict[str, Any]],
-    shown: int,
-) -> list[str]:
-    layers = ", ".join(f"L{i + 1}: {n}" for i, n in enumerate(summary["per_layer"]))
-    lines = [
-        f"## {title}",
-        "",
-        what,
-        "",
-        f"Run `{record['log_dir']}` (variant `{record['variant']}`, seed {record['seed']}, "
-        f"config hash `{record['config_hash']}`).",
-        "",
-        f"Over all {summary['sentences']} dev sentences: {summary['any_layer']} of {summary['tokens']} tokens "
-        f"({100 * summary['fraction_any_layer']:.1f}%) are unselectable in at least one layer, in "
-        f"{summary['sentences_with_unselectable']} sentences; per layer: {layers}.",
-        "",
-        f"The first {shown} dev sentences, in file order (tokens unselectable in at least one layer in **bold**):",
-        "",
-    ]
-    for text, enc, res in list(zip(sentences, encodings, results, strict=False))[:shown]:
-        marked = [c and any(layer[j] for layer in res["per_layer"]) for j, c in enumerate(res["content"])]
-        lines.append(f"- {render_bold(text, enc.offsets, marked)}")
-    return lines + [""]
-
-
-def find_record(plan: Any, task: str, preset: str, variant: str, seed: int) -> Path | None:
-    """The finished record of one run that ``plan`` (a :data:`normbench.reporting.write.RunPlanner`) finds."""
-    _, runs = plan(task, preset, [seed], [variant])
-    path = runs[0].record_path
-    return path if finished(path) else None  # unfinished: reported as not run
+def token_runs(
+    task: str,
+    runs: Sequence[PlannedRun],
+    archive: Archive | None,
+    published: dict[tuple[str, str, int], TokenRun],
+    sentences: Callable[[], list[str]],
+) -> list[TokenRun]:
+    """The runs of ``runs`` (one task's, one variant's) the report reads, in seed order: a run published before the
+    archive stands in with its published counts; another finished run is read through its analysis, computed from
+    its final checkpoint (then kept beside its replicate in the archive) or read from the archive. A finished run
+    with neither is left out."""
+    out = []
+    for run in shown_runs(task, runs, archive):
+        stand_in = published.get((task, run.variant, run.seed))
+        before_archive = (
+            archive is not None
+            and run.config_hash is not None
+            and archive.published_elsewhere(task, run.config_hash, run.seed)
+            and archive.canonical(task, run.config_hash, run.seed) is None
+        )
+        if before_archive:  # its published counts are canonical, as its board's values are
+            if stand_in is not None and stand_in.config_hash == run.config_hash:
+                out.append(TokenRun(task, run.variant, run.seed, run.config_hash, stand_in.summary))
+            continue
+        if not finished(run.record_path):
+            continue
+        record = {**load_record(run.record_path).to_json(), "record_path": str(run.record_path)}
+        analysis = sentence_tokens(record, sentences())
+        if analysis is None:
+            continue
+        keep_analyses(task, [run], archive)
+        out.append(TokenRun(task, run.variant, run.seed, run.config_hash, summarize(analysis), record, analysis))
+    return sorted(out, key=lambda t: t.seed)
 
 
 def finished(path: Path | None) -> bool:
-    """Whether ``path`` is the record of a run that is done (and so has its final checkpoint)."""
-    return path is not None and path.is_file() and load_record(path).status == "done"
+    """Whether ``path`` is the record of a run that is done."""
+    return path is not None and Path(path).is_file() and load_record(path).status == "done"
 
 
 def dev_sentences(run_config: dict[str, Any]) -> list[str]:
@@ -190,121 +124,224 @@ def dev_sentences(run_config: dict[str, Any]) -> list[str]:
     return cls(**init_args).raw()["test"]["sentence"]
 
 
+@dataclass(frozen=True)
+class TokenPlan:
+    """What a token report reads: Table 4's runs (the sst2 variant's) and Table 3's (per lm variant), the lm seeds
+    Table 3 spans, and the dev sentences (loaded once, when a run's analysis needs them)."""
+
+    table4: list[TokenRun]
+    table3: dict[str, list[TokenRun]]
+    lm_seeds: list[int]
+    sentences: Callable[[], list[str]]
+
+    def labels(self) -> dict[tuple[str, int], None]:
+        """The runs read, named as :func:`published_runs` names them."""
+        every = [*self.table4, *(t for runs in self.table3.values() for t in runs)]
+        return {t.label: None for t in every}
+
+
+def plan_report(
+    config: dict[str, Any],
+    runs: Sequence[PlannedRun],
+    plan: Any,
+    archive: Archive | None,
+    old: dict[str, Any] | None,
+    load_sentences: Callable[[dict[str, Any]], list[str]] = dev_sentences,
+) -> TokenPlan:
+    """The runs a token report on ``runs`` (this sst2 sweep's) reads; Table 3's are the ``lm`` task's own bench's,
+    which ``plan`` (a :data:`normbench.reporting.write.RunPlanner`) finds. ``old``: the published report, whose
+    counts the runs published before the archive stand in with."""
+    spec = config["bench"]["token_report"]
+    mine = [r for r in runs if r.variant == spec["variant"]]
+    loaded: list[list[str]] = []
+
+    def sentences() -> list[str]:  # the dev sentences as this sweep's first finished run read them
+        if not loaded:
+            done = next((r.record_path for r in shown_runs("sst2", mine, archive) if finished(r.record_path)), None)
+            loaded.append(load_sentences(load_record(done).config if done is not None else config))
+        return loaded[0]
+
+    published = published_counts(old, spec["variant"])
+    table4 = token_runs("sst2", mine, archive, published, sentences)
+    table3: dict[str, list[TokenRun]] = {}
+    lm = spec.get("lm")
+    seeds: list[int] = []
+    if lm:
+        seeds = lm_seeds(lm, plan)
+        for variant in filter(None, (lm["variant"], lm.get("reference"))):
+            _, planned = plan("lm", lm["preset"], seeds, [variant])
+            table3[variant] = token_runs("lm", planned, archive, published, sentences)
+    return TokenPlan(table4, table3, seeds, sentences)
+
+
+def report_runs(
+    config: dict[str, Any], runs: Sequence[PlannedRun], plan: Any, archive: Archive | None = None, old: Any = None
+) -> dict[tuple[str, int], str | None]:
+    """The runs :func:`write_token_report` would read, as ``("sst2 <variant>", seed)`` (Table 4) and
+    ``("lm <variant>", seed)`` (Table 3) -> ``None``."""
+    return plan_report(config, runs, plan, archive, old).labels()
+
+
+def shown_block(title: str, what: str, run: TokenRun, sentences: list[str], shown: int) -> dict[str, Any]:
+    """The printed part of a table: which run, and its first ``shown`` sentences with their bold words."""
+    record = run.record or {}
+    lines = [render_words(text, bold) for text, bold in zip(sentences, run.analysis["bold_words"], strict=False)]
+    return {
+        "title": title,
+        "what": what,
+        "variant": run.variant,
+        "seed": run.seed,
+        "config_hash": run.config_hash,
+        "run": record.get("log_dir"),
+        "summary": run.summary,
+        "lines": lines[:shown],
+    }
+
+
+def section(block: dict[str, Any]) -> list[str]:
+    """Markdown of a table's printed part (:func:`shown_block`)."""
+    summary = block["summary"]
+    layers = ", ".join(f"L{i + 1}: {n}" for i, n in enumerate(summary["per_layer"]))
+    lines = [
+        f"## {block['title']}",
+        "",
+        block["what"],
+        "",
+        f"Run `{block['run']}` (variant `{block['variant']}`, seed {block['seed']}, "
+        f"config hash `{block['config_hash']}`).",
+        "",
+        f"Over all {summary['sentences']} dev sentences: {summary['any_layer']} of {summary['tokens']} tokens "
+        f"({100 * summary['fraction_any_layer']:.1f}%) are unselectable in at least one layer, in "
+        f"{summary['sentences_with_unselectable']} sentences; per layer: {layers}.",
+        "",
+        f"The first {len(block['lines'])} dev sentences, in file order (tokens unselectable in at least one layer in "
+        "**bold**):",
+        "",
+    ]
+    return lines + [f"- {line}" for line in block["lines"]] + [""]
+
+
+def pick_shown(
+    runs: list[TokenRun], seed: int, old_block: dict[str, Any] | None, make: Callable[[TokenRun], dict[str, Any]]
+) -> dict[str, Any] | None:
+    """The printed part of a table: the run of ``seed`` when its analysis is at hand, else the published report's
+    block when it printed a run still read, else the first run with its analysis at hand (``None``: none)."""
+    by_seed = {t.seed: t for t in runs}
+    if seed in by_seed and by_seed[seed].analysis is not None:
+        return make(by_seed[seed])
+    if old_block and (t := by_seed.get(int(old_block["seed"]))) and t.config_hash == old_block.get("config_hash"):
+        return old_block
+    first = next((t for t in runs if t.analysis is not None), None)
+    return make(first) if first is not None else None
+
+
+TABLE4 = (
+    "Table 4: BERT-style encoder without LayerNorm",
+    "The sst2 task's model with every LayerNorm removed, its own WordPiece tokenizer.",
+)
+
+
+def table3_text(variant: str) -> tuple[str, str]:
+    return (
+        "Table 3: the language model without scaling",
+        f"The lm task's `{variant}` model (projection-only norm in front of attention) on the same sentences, with "
+        "its own byte-level BPE tokenizer.",
+    )
+
+
 def write_token_report(
     config: dict[str, Any],
     preset: str,
     out_dir: Path,
-    runs: Sequence[Any],
+    runs: Sequence[PlannedRun],
     plan: Any,
+    archive: Archive | None = None,
     load_sentences: Callable[[dict[str, Any]], list[str]] = dev_sentences,
 ) -> dict[str, Any]:
-    """Write ``unselectable_tokens.md`` / ``.json`` from the trained runs named by ``bench.token_report``.
+    """Write ``unselectable_tokens.md`` / ``.json`` from the runs named by ``bench.token_report``.
 
-    Table 4 reads this sweep's run (``runs``) of the named variant and seed; Table 3 reads the
-    ``lm`` task's own bench, whose runs ``plan`` (a :data:`normbench.reporting.write.RunPlanner`) finds.
-    ``load_sentences(config)`` gives the dev sentences of an sst2 config.
+    Table 4 reads this sweep's runs (``runs``) of the named variant, every seed; its sentences are the named seed's
+    (else the first seed's whose analysis is at hand). Table 3 reads the ``lm`` task's own bench, whose runs ``plan``
+    (a :data:`normbench.reporting.write.RunPlanner`) finds. ``load_sentences(config)`` gives the dev sentences of an
+    sst2 config. Runs published before the archive stand in with the counts the report at ``out_dir`` gave them.
     """
     spec = config["bench"]["token_report"]
     shown = int(spec.get("sentences", 40))
+    path = Path(out_dir) / TOKEN_REPORT
+    old = read_report(path)
+    reads = plan_report(config, runs, plan, archive, old, load_sentences)
+    old_sections = (old or {}).get("sections") or {}
     doc: dict[str, Any] = {"provenance": provenance(), "sections": {}, "claims": []}
     lines = [
         "# Unselectable tokens on SST-2 dev sentences (Brody et al. 2023, Tables 3-4)",
         "",
-        "Generated by `normbench leaderboard sst2` from the trained checkpoints; do not edit by hand. A token is",
-        "unselectable in a layer when its key (its row of that layer's attention input) lies in the convex hull",
-        "of the other keys of its sentence, so no query can give it the top score.",
+        "Generated by `normbench leaderboard sst2` from the runs' token analyses (computed from their final",
+        "checkpoints; do not edit by hand). A token is unselectable in a layer when its key (its row of that",
+        "layer's attention input) lies in the convex hull of the other keys of its sentence, so no query can give it",
+        "the top score.",
         "",
     ]
-    # the sentences shown: the named seed's run, else the first finished seed of the variant
-    done = sorted(
-        (
-            (r.seed != spec["seed"], r.seed, r.record_path)
-            for r in runs
-            if r.variant == spec["variant"] and finished(r.record_path)
-        ),
-        key=lambda t: t[:2],
+    block4 = pick_shown(
+        reads.table4,
+        int(spec["seed"]),
+        (old_sections.get("table4") or {}).get("shown"),
+        lambda t: shown_block(*TABLE4, t, reads.sentences(), shown),
     )
-    shown_seed, sst2_path = (done[0][1], done[0][2]) if done else (spec["seed"], None)
-    sentences = load_sentences(load_record(sst2_path).config if sst2_path is not None else config)
-    if sst2_path is None:
+    if block4 is None:
         lines += ["## Table 4", "", f"Not run: no finished `sst2` run of `{spec['variant']}`.", ""]
     else:
-        record, enc, res = sst2_model_tokens(sst2_path, sentences)
-        summary = summarize(res)
-        lines += section(
-            "Table 4: BERT-style encoder without LayerNorm",
-            "The sst2 task's model with every LayerNorm removed, its own WordPiece tokenizer.",
-            record,
-            summary,
-            sentences,
-            enc,
-            res,
-            shown,
-        )
-        per_seed = {shown_seed: summary}
-        for _, seed, path in done[1:]:  # every other finished seed of the variant: its counts
-            per_seed[seed] = summarize(sst2_model_tokens(path, sentences)[2])
+        per_seed = {t.seed: t.summary for t in reads.table4}
         doc["sections"]["table4"] = {
-            "record": str(sst2_path),
-            "summary": summary,
+            "record": next((t.record["record_path"] for t in reads.table4 if t.record), None),
+            "config_hash": block4["config_hash"],
+            "summary": block4["summary"],
             "per_seed": {str(k): v for k, v in sorted(per_seed.items())},
+            "shown": block4,
         }
+        lines += section(block4)
         lines += seed_table("Table 4 over every seed", "sst2", {spec["variant"]: per_seed}, sorted(per_seed))
     lm = spec.get("lm")
     lm_summaries: dict[str, dict[int, dict[str, Any]]] = {}
     if lm:
-        seeds = lm_seeds(lm, plan)
-        for variant in filter(None, (lm["variant"], lm.get("reference"))):
-            for seed in seeds:
-                path = find_record(plan, "lm", lm["preset"], variant, seed)
-                if path is None:
-                    continue
-                record, enc, res = lm_model_tokens(path, sentences)
-                summary = summarize(res)
-                lm_summaries.setdefault(variant, {})[seed] = summary
-                doc["sections"][f"table3:{variant}:seed{seed}"] = {"record": str(path), "summary": summary}
-                if variant == lm["variant"] and len(lm_summaries[variant]) == 1:  # the sentences of its first seed
-                    lines += section(
-                        "Table 3: the language model without scaling",
-                        f"The lm task's `{variant}` model "
-                        "(projection-only norm in front of attention) on the same sentences, with its own "
-                        "byte-level BPE tokenizer.",
-                        record,
-                        summary,
-                        sentences,
-                        enc,
-                        res,
-                        shown,
-                    )
+        for variant, read in reads.table3.items():
+            for t in read:
+                lm_summaries.setdefault(variant, {})[t.seed] = t.summary
+                doc["sections"][f"table3:{variant}:seed{t.seed}"] = {
+                    "record": t.record["record_path"] if t.record else None,
+                    "config_hash": t.config_hash,
+                    "summary": t.summary,
+                }
+        block3 = pick_shown(
+            reads.table3.get(lm["variant"]) or [],
+            min(reads.lm_seeds, default=0),
+            old_sections.get(TABLE3_SHOWN),
+            lambda t: shown_block(*table3_text(lm["variant"]), t, reads.sentences(), shown),
+        )
+        if block3 is not None:
+            doc["sections"][TABLE3_SHOWN] = block3
+            lines += section(block3)
         if lm_summaries:
-            lines += seed_table("Table 3 over every seed", "lm", lm_summaries, seeds)
+            lines += seed_table("Table 3 over every seed", "lm", lm_summaries, reads.lm_seeds)
         else:
             lines += [
                 "## Table 3",
                 "",
-                f"Not run: no finished `lm` runs (preset `{lm['preset']}`, seeds {seeds}); "
+                f"Not run: no finished `lm` runs (preset `{lm['preset']}`, seeds {reads.lm_seeds}); "
                 "run `nox -s bench-lm` first.",
                 "",
             ]
     return finish(doc, lines, lm_summaries, out_dir)
 
 
-def report_runs(config: dict[str, Any], runs: Sequence[Any], plan: Any) -> dict[tuple[str, int], str | None]:
-    """The runs :func:`write_token_report` would read, as ``("sst2 <variant>", seed)`` (Table 4, from
-    ``runs``) and ``("lm <variant>", seed)`` (Table 3) -> ``None``; nothing is loaded but the records."""
-    spec = config["bench"]["token_report"]
-    found: dict[tuple[str, int], str | None] = {
-        (f"sst2 {spec['variant']}", r.seed): None
-        for r in runs
-        if r.variant == spec["variant"] and finished(r.record_path)
-    }
-    lm = spec.get("lm")
-    if lm:
-        seeds = lm_seeds(lm, plan)
-        for variant in filter(None, (lm["variant"], lm.get("reference"))):
-            _, planned = plan("lm", lm["preset"], seeds, [variant])  # the runs find_record finds, all seeds
-            found.update({(f"lm {variant}", r.seed): None for r in planned if finished(r.record_path)})
-    return found
+def read_report(path: Path) -> dict[str, Any] | None:
+    """The published token report at ``path`` (``None``: none, or not readable as one)."""
+    import json
+
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return doc if isinstance(doc, dict) else None
 
 
 def published_runs(doc: dict[str, Any], config: dict[str, Any]) -> dict[tuple[str, int], str | None]:
@@ -371,3 +408,15 @@ def finish(
     atomic_write_json(out_dir / TOKEN_REPORT, doc)
     atomic_write_text(out_dir / "unselectable_tokens.md", "\n".join(lines) + "\n")
     return doc
+
+
+def keep_token_analyses(plan: Any, archive: Archive, results_dir: str | Path) -> int:
+    """Compute the token analyses of the runs the ``sst2`` token report reads (its Table 4 runs and Table 3's ``lm``
+    runs) whose final checkpoints are here, and keep each beside its replicate in the run archive; returns how many
+    runs the report can read. A bake calls this before its runs' weights are gone, so that the report is rebuilt
+    later from the archive alone, on any machine."""
+    config, runs = plan("sst2", None, None, None)
+    if not (config.get("bench") or {}).get("token_report"):
+        return 0
+    old = read_report(Path(results_dir) / "sst2" / TOKEN_REPORT)
+    return len(plan_report(config, runs, plan, archive, old).labels())

@@ -11,75 +11,26 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from normbench.archive import FINISHED, Board, BoardError, load_board, parse_board
 from normbench.archive.facts import archive_facts
-from normbench.archive.store import Archive, Replicate, same_numbers
+from normbench.archive.store import Archive
 from normbench.io import atomic_files
 from normbench.reporting import claims, publish, report_kinds
 from normbench.reporting import leaderboard as lb
 from normbench.reporting.plots import plot_series
 from normbench.reporting.progress import PlannedRun, in_progress
 from normbench.reporting.published import is_stand_in, stand_ins
+from normbench.reporting.shown import keep_analyses, shown_runs
 from normbench.reporting.tokens import TOKEN_REPORT, published_runs, report_runs, write_token_report
-from normbench.training.records import read_record
 
 # (task, preset, seeds or None, variants) -> (resolved config, planned runs): how a report finds the runs of
 # another sweep (the sst2 token report reads the lm bench's runs); the sweep layer passes its planner
 RunPlanner = Callable[
     [str, "str | None", "list[int] | None", "list[str] | None"], tuple[dict[str, Any], Sequence[PlannedRun]]
 ]
-
-
-@dataclass(frozen=True)
-class ShownRun:
-    """A planned run with the record a board shows for it (the archive's canonical replicate, or the local one)."""
-
-    variant: str
-    seed: int
-    record_path: Path | None
-    config_hash: str | None
-    config: dict[str, Any]
-
-
-def shown_runs(task: str, runs: Sequence[PlannedRun], archive: Archive | None) -> list[PlannedRun]:
-    """``runs`` with each record path pointing at what the board shows: the canonical replicate where the run
-    archive has a finished one (so published numbers change only when the canonical runs do), else the local
-    record."""
-    if archive is None:
-        return list(runs)
-    out: list[PlannedRun] = []
-    for r in runs:
-        rep = archive.canonical(task, r.config_hash, r.seed) if r.config_hash else None
-        path = rep.record_path if rep is not None else r.record_path
-        if rep is not None and r.record_path is not None and is_replicate_here(r.record_path, rep):
-            path = r.record_path  # the canonical run itself, with its checkpoint: its analyses are computed here
-        out.append(ShownRun(r.variant, r.seed, path, r.config_hash, r.config))
-    return out
-
-
-def is_replicate_here(local: Path, rep: Replicate) -> bool:
-    """Whether the local record at ``local`` is the run of the archived replicate ``rep`` (same numbers)."""
-    if not Path(local).is_file():
-        return False
-    try:
-        return same_numbers(read_record(local), rep.record())
-    except ValueError:
-        return False
-
-
-def keep_analyses(task: str, runs: Sequence[PlannedRun], archive: Archive | None) -> None:
-    """Copy the analyses computed from local checkpoints (decomposition, key sets) beside their canonical
-    replicates in the archive, which keeps no weights: a rebuild from the archive then reads them."""
-    if archive is None:
-        return
-    for r in runs:
-        rep = archive.canonical(task, r.config_hash, r.seed) if r.config_hash else None
-        if rep is not None and r.record_path is not None and is_replicate_here(r.record_path, rep):
-            archive.attach_analyses(Path(r.record_path).parent, rep)
 
 
 def load_finished(runs: Sequence[PlannedRun], statuses: tuple[str, ...] = FINISHED) -> list[dict[str, Any]]:
@@ -163,7 +114,7 @@ def write_results(
         publish.check_report(
             out / TOKEN_REPORT,
             lambda doc: published_runs(doc, config),
-            report_runs(config, runs, plan),
+            report_runs(config, runs, plan, archive, publish.read_board(out / TOKEN_REPORT, "--results_dir/--name")),
             force,
             "--results_dir/--name",
             superseded=superseded,
@@ -221,7 +172,7 @@ def write_results(
     for claim in board.claims:
         print(f"  {claim.id}: {claim.verdict}")
     if bench_cfg.get("token_report"):
-        doc = write_token_report(config, preset, out, runs, plan)
+        doc = write_token_report(config, preset, out, runs, plan, archive)
         for claim in doc.get("claims", []):
             print(f"  {claim['id']}: {claim['verdict']}")
 

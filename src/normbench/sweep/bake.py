@@ -45,6 +45,7 @@ from normbench.training.deadline import STOP_AT
 from normbench.training.records import FINISHED, read_record
 
 QUEUE = "results/bake.yaml"
+TOKEN_TASKS = ("lm", "sst2")  # tasks whose runs the sst2 token report (Tables 3-4) reads
 MIN_SLOT_S = 60.0  # a run is started only with this much of the budget left (loading data, a few steps, a checkpoint)
 REBUILD_RESERVE_S = 60.0  # of the budget, kept for stopping the runs, archiving them and rebuilding the boards
 ITEM_KEYS = ("board", "task", "preset", "variants", "seeds")
@@ -346,10 +347,12 @@ def bake(
         started = [slot.run for _, batch in running.values() for slot in batch]
         archive_runs(archive, started, uncommitted=uncommitted, checkpoint=True, quiet=True)
         raise
+    finished_tasks: set[str] = set()
     for slot in todo:
         record = read_record(slot.run.record_path) if Path(slot.run.record_path).is_file() else None
         if record is not None and record.get("status") in FINISHED:
             report.finished_now += 1
+            finished_tasks.add(slot.item.task)
         elif record is not None and (step := local_steps(slot.run, record)) > 0:
             report.in_progress.append((slot.run.variant, slot.run.seed, step, planned_steps(slot.run.config)))
         else:
@@ -365,6 +368,8 @@ def bake(
             print(f"normbench: bake: {item.board} kept as published: {exc}")
             continue
         report.boards.append(item.board)
+    if finished_tasks & set(TOKEN_TASKS):
+        keep_token_analyses_here(runs_dir, results_dir, archive)
     if report.boards:
         refresh_pages(results_dir)
     if report.archived.get("added") or report.archived.get("continued"):
@@ -409,6 +414,21 @@ def train_queue(
             if len(batch) > 1:  # a seed the stack did not finish (e.g. a norm vmap cannot map) is trained alone
                 queue_left[:0] = [dataclasses.replace(s, alone=True) for s in batch if not is_finished(s.run)]
     return changed
+
+
+def keep_token_analyses_here(runs_dir: str, results_dir: str, archive: Archive) -> None:
+    """The token analyses (:mod:`normbench.reporting.sentence_tokens`) of the runs trained here that the ``sst2``
+    token report reads, computed while their weights are here and kept in the run archive; one line when the
+    SST-2 dev sentences they need are not at hand."""
+    from normbench.reporting.tokens import keep_token_analyses
+    from normbench.sweep.run import planner
+
+    try:
+        read = keep_token_analyses(planner(runs_dir), archive, results_dir)
+    except (ValueError, OSError) as exc:
+        print(f"normbench: bake: token analyses not computed: {str(exc).splitlines()[0]}")
+        return
+    print(f"normbench: bake: the sst2 token report reads {read} runs (their token analyses are in the run archive)")
 
 
 def stop_runs(procs: list[subprocess.Popen], grace_s: float = 120.0) -> None:
