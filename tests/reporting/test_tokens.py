@@ -181,3 +181,28 @@ def test_a_rebuild_from_the_archive_alone_reads_every_lm_run_the_published_repor
     assert len(lm) == 6 and set(lm) <= set(read.labels())
     by_seed = {t.label: t.summary for runs_ in read.table3.values() for t in runs_}
     assert all(by_seed[k] == old["sections"][f"table3:{k[0][3:]}:seed{k[1]}"]["summary"] for k in lm)
+
+
+def test_the_committed_token_report_holds_todays_judgement_of_its_counts(tmp_path: Path) -> None:
+    """`normbench rejudge results/sst2` judges Tables 3-4's claims again from the counts the report holds; on the
+    committed report it changes nothing, and on one judged by an older rule it rewrites the claims section only."""
+    import shutil
+
+    from normbench.reporting.tokens import TOKEN_REPORT, rejudge_token_report
+
+    results = Path(__file__).resolve().parents[2] / "results" / "sst2"
+    for name in (TOKEN_REPORT, "unselectable_tokens.md"):
+        shutil.copy(results / name, tmp_path / name)
+    assert rejudge_token_report(tmp_path) == []
+    assert (tmp_path / TOKEN_REPORT).read_bytes() == (results / TOKEN_REPORT).read_bytes()
+    doc = json.loads((results / TOKEN_REPORT).read_text())
+    doc["claims"][0]["rule"] = "an older rule"
+    (tmp_path / TOKEN_REPORT).write_text(json.dumps(doc))
+    md = (results / "unselectable_tokens.md").read_text()
+    assert rejudge_token_report(tmp_path) == []  # the same verdict, restated
+    assert (tmp_path / "unselectable_tokens.md").read_text() == md
+    assert (
+        json.loads((tmp_path / TOKEN_REPORT).read_text())["claims"]
+        == json.loads(results.joinpath(TOKEN_REPORT).read_text())["claims"]
+    )
+    assert rejudge_token_report(tmp_path / "absent") is None

@@ -91,6 +91,7 @@ def rejudge(board: str, force: bool = False) -> None:
     from normbench.reporting import leaderboard as lb
     from normbench.reporting.canonical import adopt_canonical
     from normbench.reporting.rejudge import changed_verdicts, check_same_runs, rejudge_board
+    from normbench.reporting.tokens import TOKEN_REPORT, rejudge_token_report
     from normbench.reporting.write import keep_facts, order_plots
     from normbench.sweep.plan import parse_grid, plan_runs
 
@@ -136,6 +137,10 @@ def rejudge(board: str, force: bool = False) -> None:
         or [v.to_json() for v in new.variants] != [v.to_json() for v in doc.variants]  # e.g. a null drawn further
     )
     keep_facts(path.parent)  # the data facts the judging read (chance, collapse) go to the archive with the board
+    report = rejudge_token_report(path.parent)  # Tables 3-4 beside the SST-2 board: judged from its own counts
+    if report is not None:
+        said = "; ".join(report) if report else "none"
+        print(f"normbench: {path.parent / TOKEN_REPORT}: claims judged again; verdicts changed: {said}")
     if not changed and not moved and not restated:
         print(f"normbench: {path}: no verdict changed; left as it is")
         return

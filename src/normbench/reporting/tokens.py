@@ -27,7 +27,7 @@ from normbench.reporting.progress import PlannedRun
 from normbench.reporting.sentence_tokens import render_words, sentence_tokens, summarize
 from normbench.reporting.shown import keep_analyses, shown_runs
 from normbench.tasks.trust import record_class
-from normbench.training.records import provenance
+from normbench.training.records import git_state, provenance, utc_now
 
 TOKEN_REPORT = "unselectable_tokens.json"  # beside it: unselectable_tokens.md
 TABLE3_SHOWN = "table3_shown"  # the report's section holding Table 3's printed sentences
@@ -392,17 +392,60 @@ def claims_lines(claims: list[dict[str, Any]]) -> list[str]:
     return ["## Claims", "", INTRO, "", *summary_rows([JudgedClaim.from_json(c) for c in claims])]
 
 
-def finish(
-    doc: dict[str, Any], lines: list[str], lm_summaries: dict[str, dict[int, dict[str, Any]]], out_dir: Path
-) -> dict[str, Any]:
-    """Judge the Table 3 claim over every lm seed and write both files atomically."""
+def judge_tokens(lm_summaries: dict[str, dict[int, dict[str, Any]]]) -> list[dict[str, Any]]:
+    """The report's claims (``brody2023-sst2-tokens``) judged on each lm model's fraction of unselectable tokens,
+    seed by seed."""
     variants = {}
     for v, by_seed in lm_summaries.items():
         per_seed = [by_seed[s]["fraction_any_layer"] for s in sorted(by_seed)]
         variants[f"lm/{v}"] = {
             "metrics": {"unselectable_tokens": {"mean": sum(per_seed) / len(per_seed), "per_seed": per_seed}}
         }
-    claims = [judge(c, variants) for c in load_claims("brody2023-sst2-tokens")]
+    return [judge(c, variants) for c in load_claims("brody2023-sst2-tokens")]
+
+
+def rejudge_token_report(folder: Path) -> list[str] | None:
+    """Judge a published token report's claims again from the per-seed counts it holds (today's claims and rules;
+    nothing is computed from weights), rewriting its claims and its Markdown's claims section where they changed.
+    Returns the changed verdicts (``[]``: none changed) or ``None`` where the folder holds no token report."""
+    path, md_path = Path(folder) / TOKEN_REPORT, Path(folder) / "unselectable_tokens.md"
+    doc = read_report(path)
+    if doc is None or not md_path.is_file():
+        return None
+    lm_summaries: dict[str, dict[int, dict[str, Any]]] = {}
+    for key, section in (doc.get("sections") or {}).items():
+        if m := re.fullmatch(r"table3:(.+):seed(\d+)", key):
+            lm_summaries.setdefault(m[1], {})[int(m[2])] = section["summary"]
+    claims = judge_tokens(lm_summaries)
+    old = {c["id"]: c for c in doc.get("claims") or []}
+    if claims == doc.get("claims"):
+        return []
+    head, sep, _ = md_path.read_text(encoding="utf-8").partition("## Claims\n")
+    if not sep:
+        raise ValueError(f"{md_path}: no '## Claims' section; rebuild it with `normbench leaderboard sst2`")
+    atomic_write_json(path, {**doc, "claims": claims, "rejudged": rejudged_by()})
+    atomic_write_text(md_path, head + "\n".join(claims_lines(claims)) + "\n")
+    return [
+        f"{c['id']}: {old[c['id']]['verdict']} -> {c['verdict']}"
+        for c in claims
+        if c["id"] in old and old[c["id"]]["verdict"] != c["verdict"]
+    ]
+
+
+def rejudged_by() -> dict[str, Any]:
+    """When, at which commit and what a re-judging recomputed."""
+    return {
+        "at": utc_now(),
+        **git_state(),
+        "what": "the claims, from the per-seed counts above; the counts and the sentences are those of the build",
+    }
+
+
+def finish(
+    doc: dict[str, Any], lines: list[str], lm_summaries: dict[str, dict[int, dict[str, Any]]], out_dir: Path
+) -> dict[str, Any]:
+    """Judge the Table 3 claim over every lm seed and write both files atomically."""
+    claims = judge_tokens(lm_summaries)
     doc["claims"] = claims
     lines += claims_lines(claims)
     atomic_write_json(out_dir / TOKEN_REPORT, doc)
