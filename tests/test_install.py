@@ -119,3 +119,14 @@ def test_wheel_install_resolves_tasks_by_name(tmp_path: Path) -> None:
     assert sweep.returncode == 0, sweep.stderr[-3000:]
     (board,) = (elsewhere / "results" / "majority").glob("*/leaderboard.json")  # a smoke test: a named subfolder
     assert [v["final_step"] for v in json.loads(board.read_text())["variants"]] == [5]
+
+
+def test_every_subpackage_ships_in_the_wheel() -> None:
+    """pyproject.toml lists the packages by hand: a new subpackage of src/normbench must be listed, or a plain
+    install lacks it (``normbench card`` once did)."""
+    import tomllib
+
+    listed = set(tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    src = REPO / "src" / "normbench"
+    found = {"normbench", *(f"normbench.{p.parent.name}" for p in src.glob("*/__init__.py"))}
+    assert found <= listed, sorted(found - listed)
