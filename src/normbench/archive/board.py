@@ -143,6 +143,8 @@ class Board(JsonObject):
         tuned, tuned_claims: a board judged at a shared and at tuned learning rates (:mod:`normbench.reporting.tuned`):
             each base variant's shared and chosen point, and the claims judged at the chosen points (``claims`` then
             holds them at the shared point).
+        reference_runs: the board's seeds beside another code's runs of the same protocol
+            (:mod:`normbench.reporting.reference_runs`).
     """
 
     task: str = required(str)
@@ -175,6 +177,7 @@ class Board(JsonObject):
     in_progress: list[dict[str, Any]] | None = optional(list)
     tuned: dict[str, Any] | None = optional(dict)
     tuned_claims: tuple[JudgedClaim, ...] | None = optional(list, decode=items(JudgedClaim))
+    reference_runs: dict[str, Any] | None = optional(dict)
 
     WHAT = "board"
 

@@ -134,6 +134,7 @@ def rejudge(board: str, force: bool = False) -> None:
         or new.protocol != doc.protocol  # e.g. power, a rule's text, a protocol note
         or new.tables != doc.tables  # e.g. the null beside a paper table's values
         or new.reproducibility != doc.reproducibility  # the tolerances a re-run is held to today
+        or new.reference_runs != doc.reference_runs  # another code's runs beside the board's seeds
         or [v.to_json() for v in new.variants] != [v.to_json() for v in doc.variants]  # e.g. a null drawn further
     )
     keep_facts(path.parent)  # the data facts the judging read (chance, collapse) go to the archive with the board

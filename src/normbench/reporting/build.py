@@ -36,6 +36,7 @@ from normbench.reporting.published import (
     published_seeds,
     value_of,
 )
+from normbench.reporting.reference_runs import build_reference
 from normbench.reporting.run_cache import no_checkpoint_note
 from normbench.reporting.stats import aggregate
 from normbench.tasks import norm_roles
@@ -281,6 +282,9 @@ def build(
         "reproducibility": reproducibility(variants, bench),
         **({"collapse": {**collapse, "unavailable": unavailable}} if collapse else {}),
         **({"choice": build_choice(bench["choice"], variants, metrics)} if bench.get("choice") else {}),
+        **(
+            {"reference_runs": build_reference(bench["reference_runs"], by_name)} if bench.get("reference_runs") else {}
+        ),
         **(
             {
                 "failed_runs": [

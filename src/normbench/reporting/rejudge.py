@@ -23,6 +23,7 @@ from normbench.reporting.claims import board_claims
 from normbench.reporting.collapse import check_spec as check_collapse
 from normbench.reporting.collapse import with_baselines
 from normbench.reporting.matrix import build_matrix
+from normbench.reporting.reference_runs import build_reference
 from normbench.reporting.width import build_width
 from normbench.training.records import git_state, utc_now
 
@@ -93,6 +94,8 @@ def rejudge_board(
         new["collapse"] = {**collapse, "unavailable": unavailable}
     if bench.get("choice"):
         new["choice"] = build_choice(bench["choice"], variants, board.get("metrics") or {})
+    if bench.get("reference_runs"):  # the reference's runs may have grown; the board's seeds may be more
+        new["reference_runs"] = build_reference(bench["reference_runs"], {v["name"]: v for v in variants})
     if bench.get("matrix"):
         new["matrix"] = build_matrix(bench["matrix"], variants, planned)
     if bench.get("width"):

@@ -19,6 +19,7 @@ from normbench.reporting.claims_view import claims_table, findings
 from normbench.reporting.markdown import Lines, cell
 from normbench.reporting.matrix import UNSELECTABLE, panels
 from normbench.reporting.progress import render_progress
+from normbench.reporting.reference_runs import render_reference
 from normbench.reporting.tuned_view import rates_table, side_by_side
 from normbench.reporting.width import render_width
 from normbench.training.reproducibility import tolerance_table
@@ -566,6 +567,7 @@ def render(board: Board) -> str:
         *per_seed_table(board),
         *metric_definitions(board),
         *paper_tables(board),
+        *render_reference(board.reference_runs),
         *claims_table(board),
         *side_by_side(board),
         *against_chance_table(board),
