@@ -130,3 +130,21 @@ def test_every_subpackage_ships_in_the_wheel() -> None:
     src = REPO / "src" / "normbench"
     found = {"normbench", *(f"normbench.{p.parent.name}" for p in src.glob("*/__init__.py"))}
     assert found <= listed, sorted(found - listed)
+
+
+def test_every_data_file_of_the_package_ships_in_the_wheel() -> None:
+    """Each file under src/normbench that is not Python matches a package-data glob of pyproject.toml (the claims,
+    margins and the reference runs a board reads)."""
+    import tomllib
+
+    globs = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
+    src = REPO / "src" / "normbench"
+    for path in src.rglob("*"):
+        if not path.is_file() or path.suffix in (".py", ".pyc") or "__pycache__" in path.parts:
+            continue
+        package = ".".join(("normbench", *path.relative_to(src).parent.parts))
+        shipped = [
+            g for pkg, patterns in globs.items() for g in patterns if package.startswith(pkg)
+            and path.relative_to(src / Path(*pkg.split(".")[1:])).match(g)
+        ]  # fmt: skip
+        assert shipped, f"{path.relative_to(REPO)} matches no package-data glob of pyproject.toml"

@@ -133,9 +133,32 @@ def test_an_archived_run_is_read_through_its_kept_analysis_without_its_weights(t
     archive_run(tmp_path, 4, None)  # archived before its analysis was computed: not read, never a crash
     archive_run(tmp_path, 5, ANALYSIS, sentences=["other"])  # computed on other sentences: not read
     planned = [Planned("none/none", seed, None, "h-none") for seed in (3, 4, 5)]
-    (run,) = token_runs("sst2", planned, archive, {}, lambda: SENTENCES)
-    assert run.seed == 3 and run.analysis == {**run.analysis, **ANALYSIS}
+    (run,), missing = token_runs("sst2", planned, archive, {}, lambda: SENTENCES)
+    assert run.seed == 3 and run.analysis == {**run.analysis, **ANALYSIS} and run.source.endswith("record.json.gz")
     assert run.summary["any_layer"] == 1 and run.summary["tokens"] == 4 and run.summary["per_layer"] == [1, 0]
+    assert [(label, why.split(" (")[0]) for label, why in missing] == [
+        (("sst2 none/none", 4), "the run archive keeps no token analysis of it"),
+        (
+            ("sst2 none/none", 5),
+            "its archived token analysis was computed on other dev sentences or by another version",
+        ),
+    ]
+
+
+def test_a_local_run_without_its_checkpoint_is_read_from_the_archive_else_named(tmp_path: Path) -> None:
+    archive = Archive(tmp_path)
+    archived = archive_run(tmp_path, 3, ANALYSIS)
+    record = json.loads(gzip.decompress(archived.read_bytes()))
+    local = tmp_path / "runs" / "seed3" / "record.json"
+    local.parent.mkdir(parents=True)
+    local.write_text(json.dumps(record))  # the canonical replicate's run, its checkpoint deleted since
+    (run,), missing = token_runs("sst2", [Planned("none/none", 3, local, "h-none")], archive, {}, lambda: SENTENCES)
+    assert run.summary["any_layer"] == 1 and run.source == str(archived) and missing == []
+    other = tmp_path / "runs" / "seed6" / "record.json"
+    other.parent.mkdir(parents=True)
+    other.write_text(json.dumps({**record, "seed": 6, "checkpoint": None}))
+    read, missing = token_runs("sst2", [Planned("none/none", 6, other, "h-none")], archive, {}, lambda: SENTENCES)
+    assert read == [] and missing == [(("sst2 none/none", 6), "its record names no final checkpoint")]
 
 
 def test_a_run_published_before_the_archive_stands_in_with_its_published_counts(tmp_path: Path) -> None:
@@ -148,10 +171,11 @@ def test_a_run_published_before_the_archive_stands_in_with_its_published_counts(
         raise AssertionError("a stand-in needs no sentences")
 
     planned = [Planned("none/none", 0, tmp_path / "runs" / "absent.json", "h-none")]
-    (run,) = token_runs("sst2", planned, archive, published, nope)
+    (run,), _ = token_runs("sst2", planned, archive, published, nope)
     assert run.record is None and run.summary == summary(7)
     other = {("sst2", "none/none", 0): TokenRun("sst2", "none/none", 0, "h-other", summary(7))}
-    assert token_runs("sst2", planned, archive, other, nope) == []  # counts of another config never stand in
+    read, missing = token_runs("sst2", planned, archive, other, nope)  # counts of another config never stand in
+    assert read == [] and "the published report has no counts of it" in missing[0][1]
 
 
 def test_the_printed_sentences_come_from_the_named_seed_else_the_published_block_else_the_first_seed() -> None:

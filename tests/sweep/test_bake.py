@@ -250,18 +250,28 @@ def test_seeds_their_stack_cannot_train_are_trained_alone(tmp_path: Path) -> Non
 
 def test_a_bake_keeps_the_token_analyses_or_says_in_one_line_why_not(tmp_path: Path, monkeypatch, capsys) -> None:
     """After training language-model or SST-2 runs, a bake computes the token analyses the sst2 report reads while
-    the weights are here; without the SST-2 dev sentences it says so and goes on."""
+    the weights are here, once per task and preset with every seed queued; without the SST-2 dev sentences it says so
+    and goes on."""
     from normbench.reporting import tokens
-    from normbench.sweep.bake import keep_token_analyses_here
+    from normbench.sweep.bake import QueueItem, keep_token_analyses_here
 
-    def missing(*args: object) -> int:
+    asked = []
+
+    def missing(*args: object) -> tuple[int, int]:
         raise ValueError("data.data_dir: train.tsv, dev.tsv not found in 'x'\nmore")
 
+    items = [
+        QueueItem("lm", "lm", "quick", ("pre/both",), (0, 1)),
+        QueueItem("lm", "lm", "quick", ("pre/project",), (3, 4)),
+        QueueItem("majority", "majority", "quick", ("pre/both",), (0,)),
+    ]
+    archive = Archive(tmp_path / "results")
     monkeypatch.setattr(tokens, "keep_token_analyses", missing)
-    keep_token_analyses_here(str(tmp_path / "runs"), str(tmp_path / "results"), Archive(tmp_path / "results"))
+    keep_token_analyses_here(items, str(tmp_path / "runs"), str(tmp_path / "results"), archive)
     assert capsys.readouterr().out == (
         "normbench: bake: token analyses not computed: data.data_dir: train.tsv, dev.tsv not found in 'x'\n"
     )
-    monkeypatch.setattr(tokens, "keep_token_analyses", lambda *args: 7)
-    keep_token_analyses_here(str(tmp_path / "runs"), str(tmp_path / "results"), Archive(tmp_path / "results"))
-    assert "the sst2 token report reads 7 runs" in capsys.readouterr().out
+    monkeypatch.setattr(tokens, "keep_token_analyses", lambda *args: asked.append(args[3:]) or (7, 5))
+    keep_token_analyses_here(items, str(tmp_path / "runs"), str(tmp_path / "results"), archive)
+    assert asked == [("lm", "quick", [0, 1, 3, 4])]
+    assert "the sst2 token report reads 7 of the queued runs; 5 token analyses are kept" in capsys.readouterr().out

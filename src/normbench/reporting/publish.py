@@ -230,13 +230,14 @@ def check_committed(out: Path, records: list[dict[str, Any]], uncommitted: bool 
 def check_report(
     path: Path,
     read_runs: Callable[[dict[str, Any]], Runs],
-    runs: Runs,
+    runs: Runs | Callable[[], Runs],
     force: bool = False,
     elsewhere: str = "--results_dir",
     noun: str = "this build has",
     superseded: bool | frozenset[str] = False,
 ) -> None:
-    """May a report built from ``runs`` replace the one at ``path``, whose runs ``read_runs(doc)`` gives?"""
+    """May a report built from ``runs`` replace the one at ``path``, whose runs ``read_runs(doc)`` gives? ``runs``
+    may be a function giving them: called only when there is a published report to check against."""
     if force:
         return
     doc = read_board(path, elsewhere)
@@ -246,7 +247,7 @@ def check_report(
         old = read_runs(doc)
     except (AttributeError, KeyError, TypeError, ValueError) as exc:
         raise unreadable(path, ValueError(f"not the report its writer gives: {exc!r}"), elsewhere) from exc
-    check_runs(path, old, {}, runs, {}, elsewhere, noun, superseded)
+    check_runs(path, old, {}, runs() if callable(runs) else runs, {}, elsewhere, noun, superseded)
 
 
 def geometry_runs(doc: dict[str, Any]) -> Runs:

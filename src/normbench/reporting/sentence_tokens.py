@@ -3,9 +3,11 @@ final checkpoint and kept beside its record (``sentence_tokens.json``; in the ru
 weights), so that the token report can be rebuilt from the archive alone.
 
 A token is unselectable in a layer when its key (its row of that layer's attention input) lies in the convex hull
-of the other keys of its sentence. Per sentence the file holds the sentence's tokens (``[CLS]``/``[SEP]`` left
-out), how many are unselectable in each layer and in any layer, and which of its whitespace words hold one (the
-words the report prints in bold).
+of the other keys of its sentence. Per sentence the file holds counts: the sentence's tokens (``[CLS]``/``[SEP]``
+left out), how many are unselectable in each layer and in any layer, and which of its whitespace words hold one
+(the words the report prints in bold). It names the sentences by their digest: reading it needs the dev sentences.
+The archive never replaces an analysis, so a change to what this file holds is a new ``SENTENCE_TOKENS_VERSION``
+and a new file name (with its entry in :data:`normbench.archive.store.ANALYSES`).
 """
 
 from __future__ import annotations

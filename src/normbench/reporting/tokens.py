@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -24,10 +24,12 @@ from normbench.io import atomic_write_json, atomic_write_text
 from normbench.reporting.claims import judge, load_claims
 from normbench.reporting.claims_view import INTRO, summary_rows
 from normbench.reporting.progress import PlannedRun
-from normbench.reporting.sentence_tokens import render_words, sentence_tokens, summarize
+from normbench.reporting.sentence_tokens import SENTENCE_TOKENS, render_words, sentence_tokens, summarize
 from normbench.reporting.shown import keep_analyses, shown_runs
 from normbench.tasks.trust import record_class
+from normbench.training.config import load_config
 from normbench.training.records import git_state, provenance, utc_now
+from normbench.training.rundir import checkpoint_of
 
 TOKEN_REPORT = "unselectable_tokens.json"  # beside it: unselectable_tokens.md
 TABLE3_SHOWN = "table3_shown"  # the report's section holding Table 3's printed sentences
@@ -37,7 +39,7 @@ TABLE3_SHOWN = "table3_shown"  # the report's section holding Table 3's printed 
 class TokenRun:
     """One run a token report reads: its counts over every dev sentence (``summary``) and, where its analysis is at
     hand, the analysis itself; ``record`` is ``None`` for a run published before the archive, whose counts are the
-    published report's."""
+    published report's. ``source``: the record it was read from (for a stand-in, the published report's)."""
 
     task: str
     variant: str
@@ -46,10 +48,14 @@ class TokenRun:
     summary: dict[str, Any]
     record: dict[str, Any] | None = None
     analysis: dict[str, Any] | None = None
+    source: str | None = None
 
     @property
     def label(self) -> tuple[str, int]:
         return f"{self.task} {self.variant}", self.seed
+
+
+Missing = tuple[tuple[str, int], str]  # a finished run the report could not read, and why
 
 
 def published_counts(old: dict[str, Any] | None, sst2_variant: str) -> dict[tuple[str, str, int], TokenRun]:
@@ -61,19 +67,26 @@ def published_counts(old: dict[str, Any] | None, sst2_variant: str) -> dict[tupl
     sections = old.get("sections") or {}
     table4 = sections.get("table4") or {}
     digest = table4.get("config_hash") or hash_of(table4.get("record"))
+    sources = table4.get("records") or {}
     for seed, summary in (table4.get("per_seed") or {}).items():
-        out[("sst2", sst2_variant, int(seed))] = TokenRun("sst2", sst2_variant, int(seed), digest, summary)
+        source = sources.get(seed) or (table4.get("record") if hash_of(table4.get("record"), int(seed)) else None)
+        out[("sst2", sst2_variant, int(seed))] = TokenRun(
+            "sst2", sst2_variant, int(seed), digest, summary, source=source
+        )
     for key, section in sections.items():
         if m := re.fullmatch(r"table3:(.+):seed(\d+)", key):
             digest = section.get("config_hash") or hash_of(section.get("record"))
-            out[("lm", m[1], int(m[2]))] = TokenRun("lm", m[1], int(m[2]), digest, section["summary"])
+            out[("lm", m[1], int(m[2]))] = TokenRun(
+                "lm", m[1], int(m[2]), digest, section["summary"], source=section.get("record")
+            )
     return out
 
 
-def hash_of(record_path: str | None) -> str | None:
-    """The config hash a run folder's name ends with (``runs/<task>/<name>-<hash>/seed<k>/record.json``)."""
-    m = re.search(r"-([0-9a-f]{12})/seed\d+/record\.json$", record_path or "")
-    return m[1] if m else None
+def hash_of(record_path: str | None, seed: int | None = None) -> str | None:
+    """The config hash a run folder's name ends with (``runs/<task>/<name>-<hash>/seed<k>/record.json``; of seed
+    ``seed`` only, when given)."""
+    m = re.search(r"-([0-9a-f]{12})/seed(\d+)/record\.json$", record_path or "")
+    return m[1] if m and (seed is None or int(m[2]) == seed) else None
 
 
 def token_runs(
@@ -82,14 +95,15 @@ def token_runs(
     archive: Archive | None,
     published: dict[tuple[str, str, int], TokenRun],
     sentences: Callable[[], list[str]],
-) -> list[TokenRun]:
-    """The runs of ``runs`` (one task's, one variant's) the report reads, in seed order: a run published before the
-    archive stands in with its published counts; another finished run is read through its analysis, computed from
-    its final checkpoint (then kept beside its replicate in the archive) or read from the archive. A finished run
-    with neither is left out."""
-    out = []
+) -> tuple[list[TokenRun], list[Missing]]:
+    """The runs of ``runs`` (one task's) the report reads, in seed order, and the finished ones it cannot read with
+    why. A run published before the archive stands in with its published counts; another finished run is read
+    through its analysis, computed from its final checkpoint (then kept beside its replicate in the archive) or
+    read from the archive."""
+    out: list[TokenRun] = []
+    missing: list[Missing] = []
     for run in shown_runs(task, runs, archive):
-        stand_in = published.get((task, run.variant, run.seed))
+        label = (f"{task} {run.variant}", run.seed)
         before_archive = (
             archive is not None
             and run.config_hash is not None
@@ -97,18 +111,49 @@ def token_runs(
             and archive.canonical(task, run.config_hash, run.seed) is None
         )
         if before_archive:  # its published counts are canonical, as its board's values are
+            stand_in = published.get((task, run.variant, run.seed))
             if stand_in is not None and stand_in.config_hash == run.config_hash:
-                out.append(TokenRun(task, run.variant, run.seed, run.config_hash, stand_in.summary))
+                out.append(replace(stand_in, variant=run.variant))
+            else:
+                missing.append(
+                    (label, "published before the run archive, and the published report has no counts of it")
+                )
             continue
         if not finished(run.record_path):
             continue
-        record = {**load_record(run.record_path).to_json(), "record_path": str(run.record_path)}
-        analysis = sentence_tokens(record, sentences())
-        if analysis is None:
-            continue
+        read, why = read_run(task, run, archive, sentences)
+        if read is None:
+            missing.append((label, why))
+        else:
+            out.append(read)
+    return sorted(out, key=lambda t: t.seed), missing
+
+
+def read_run(
+    task: str, run: PlannedRun, archive: Archive | None, sentences: Callable[[], list[str]]
+) -> tuple[TokenRun | None, str]:
+    """A finished run's counts: from its final checkpoint where it is here (the analysis then goes beside its
+    replicate in the archive), else from the analysis the archive keeps; ``(None, why)`` with neither."""
+    path = Path(run.record_path)
+    record = {**load_record(path).to_json(), "record_path": str(path)}
+    local = not record.get("archived")
+    ckpt = checkpoint_of(record, path.parent) if local else None
+    if local and (ckpt is None or not ckpt.is_file()):
+        rep = archive.canonical(task, run.config_hash, run.seed) if archive is not None and run.config_hash else None
+        if rep is None:
+            return None, (
+                "its record names no final checkpoint" if ckpt is None else f"its final checkpoint {ckpt} is missing"
+            )
+        record, local = {**load_record(rep.record_path).to_json(), "record_path": str(rep.record_path)}, False
+    analysis = sentence_tokens(record, sentences())
+    if analysis is None and (Path(record["record_path"]).parent / SENTENCE_TOKENS).is_file():
+        return None, "its archived token analysis was computed on other dev sentences or by another version"
+    if analysis is None:
+        return None, "the run archive keeps no token analysis of it (one is computed only where its checkpoint is)"
+    if local:
         keep_analyses(task, [run], archive)
-        out.append(TokenRun(task, run.variant, run.seed, run.config_hash, summarize(analysis), record, analysis))
-    return sorted(out, key=lambda t: t.seed)
+    summary = summarize(analysis)
+    return TokenRun(task, run.variant, run.seed, run.config_hash, summary, record, analysis, record["record_path"]), ""
 
 
 def finished(path: Path | None) -> bool:
@@ -127,17 +172,38 @@ def dev_sentences(run_config: dict[str, Any]) -> list[str]:
 @dataclass(frozen=True)
 class TokenPlan:
     """What a token report reads: Table 4's runs (the sst2 variant's) and Table 3's (per lm variant), the lm seeds
-    Table 3 spans, and the dev sentences (loaded once, when a run's analysis needs them)."""
+    Table 3 spans, the finished runs it cannot read (with why), and the dev sentences (loaded once, when a run's
+    analysis needs them)."""
 
     table4: list[TokenRun]
     table3: dict[str, list[TokenRun]]
     lm_seeds: list[int]
     sentences: Callable[[], list[str]]
+    missing: list[Missing]
 
-    def labels(self) -> dict[tuple[str, int], None]:
-        """The runs read, named as :func:`published_runs` names them."""
+    def labels(self) -> dict[tuple[str, int], str | None]:
+        """The runs read with their config hashes, named as :func:`published_runs` names them."""
         every = [*self.table4, *(t for runs in self.table3.values() for t in runs)]
-        return {t.label: None for t in every}
+        return {t.label: t.config_hash for t in every}
+
+
+def sentence_loader(
+    config: dict[str, Any],
+    runs: Sequence[PlannedRun],
+    archive: Archive | None,
+    load_sentences: Callable[[dict[str, Any]], list[str]] = dev_sentences,
+) -> Callable[[], list[str]]:
+    """The dev sentences, loaded once when first asked for: as the first finished run of ``runs`` read them (its
+    record's config), else as ``config`` reads them."""
+    loaded: list[list[str]] = []
+
+    def sentences() -> list[str]:
+        if not loaded:
+            done = next((r.record_path for r in shown_runs("sst2", runs, archive) if finished(r.record_path)), None)
+            loaded.append(load_sentences(load_record(done).config if done is not None else config))
+        return loaded[0]
+
+    return sentences
 
 
 def plan_report(
@@ -153,16 +219,9 @@ def plan_report(
     counts the runs published before the archive stand in with."""
     spec = config["bench"]["token_report"]
     mine = [r for r in runs if r.variant == spec["variant"]]
-    loaded: list[list[str]] = []
-
-    def sentences() -> list[str]:  # the dev sentences as this sweep's first finished run read them
-        if not loaded:
-            done = next((r.record_path for r in shown_runs("sst2", mine, archive) if finished(r.record_path)), None)
-            loaded.append(load_sentences(load_record(done).config if done is not None else config))
-        return loaded[0]
-
+    sentences = sentence_loader(config, mine, archive, load_sentences)
     published = published_counts(old, spec["variant"])
-    table4 = token_runs("sst2", mine, archive, published, sentences)
+    table4, missing = token_runs("sst2", mine, archive, published, sentences)
     table3: dict[str, list[TokenRun]] = {}
     lm = spec.get("lm")
     seeds: list[int] = []
@@ -170,16 +229,49 @@ def plan_report(
         seeds = lm_seeds(lm, plan)
         for variant in filter(None, (lm["variant"], lm.get("reference"))):
             _, planned = plan("lm", lm["preset"], seeds, [variant])
-            table3[variant] = token_runs("lm", planned, archive, published, sentences)
-    return TokenPlan(table4, table3, seeds, sentences)
+            table3[variant], lost = token_runs("lm", planned, archive, published, sentences)
+            missing += lost
+    return TokenPlan(table4, table3, seeds, sentences, missing)
 
 
 def report_runs(
     config: dict[str, Any], runs: Sequence[PlannedRun], plan: Any, archive: Archive | None = None, old: Any = None
 ) -> dict[tuple[str, int], str | None]:
     """The runs :func:`write_token_report` would read, as ``("sst2 <variant>", seed)`` (Table 4) and
-    ``("lm <variant>", seed)`` (Table 3) -> ``None``."""
+    ``("lm <variant>", seed)`` (Table 3) -> config hash. Their analyses are computed here (and cached)."""
     return plan_report(config, runs, plan, archive, old).labels()
+
+
+def keep_token_analyses(
+    plan: Any, archive: Archive, results_dir: str | Path, task: str, preset: str, seeds: list[int]
+) -> tuple[int, int]:
+    """Of ``task``'s runs at ``preset`` and ``seeds`` (a bake's), those the ``sst2`` token report reads (Table 4's
+    sst2 variant at the sst2 bench's preset; Table 3's lm variants at its lm preset): compute their token analyses
+    where their final checkpoints are here and keep each beside its replicate in the run archive, so that the report
+    is rebuilt later from the archive, on any machine. Returns (runs read, analyses now in the archive)."""
+    sst2_preset = load_config("sst2").get("default_preset")
+    config, _ = plan("sst2", sst2_preset, None, None)
+    spec = (config.get("bench") or {}).get("token_report")
+    if not spec:
+        return 0, 0
+    lm = spec.get("lm") or {}
+    if task == "sst2" and preset == sst2_preset:
+        variants = [spec["variant"]]
+    elif task == "lm" and preset == lm.get("preset"):
+        variants = [v for v in (lm.get("variant"), lm.get("reference")) if v]
+    else:
+        return 0, 0
+    _, planned = plan(task, preset, seeds, variants)
+    published = published_counts(read_report(Path(results_dir) / "sst2" / TOKEN_REPORT), spec["variant"])
+    read, _ = token_runs(task, planned, archive, published, sentence_loader(config, [], archive))
+    kept = sum(
+        1
+        for t in read
+        if t.analysis is not None
+        and (rep := archive.canonical(task, t.config_hash or "", t.seed)) is not None
+        and (rep.path / SENTENCE_TOKENS).is_file()
+    )
+    return len(read), kept
 
 
 def shown_block(title: str, what: str, run: TokenRun, sentences: list[str], shown: int) -> dict[str, Any]:
@@ -291,11 +383,13 @@ def write_token_report(
         lines += ["## Table 4", "", f"Not run: no finished `sst2` run of `{spec['variant']}`.", ""]
     else:
         per_seed = {t.seed: t.summary for t in reads.table4}
+        sources = {str(t.seed): t.source for t in reads.table4}
         doc["sections"]["table4"] = {
-            "record": next((t.record["record_path"] for t in reads.table4 if t.record), None),
+            "record": sources.get(str(block4["seed"])),
             "config_hash": block4["config_hash"],
             "summary": block4["summary"],
             "per_seed": {str(k): v for k, v in sorted(per_seed.items())},
+            "records": sources,
             "shown": block4,
         }
         lines += section(block4)
@@ -307,7 +401,7 @@ def write_token_report(
             for t in read:
                 lm_summaries.setdefault(variant, {})[t.seed] = t.summary
                 doc["sections"][f"table3:{variant}:seed{t.seed}"] = {
-                    "record": t.record["record_path"] if t.record else None,
+                    "record": t.source,
                     "config_hash": t.config_hash,
                     "summary": t.summary,
                 }
@@ -330,6 +424,10 @@ def write_token_report(
                 "run `nox -s bench-lm` first.",
                 "",
             ]
+    if reads.missing:
+        doc["not_read"] = [{"run": label, "seed": seed, "why": why} for (label, seed), why in reads.missing]
+        lines += ["Finished runs the report could not read (shown as –):", ""]
+        lines += [f"- `{label}` seed {seed}: {why}" for (label, seed), why in reads.missing] + [""]
     return finish(doc, lines, lm_summaries, out_dir)
 
 
@@ -348,12 +446,14 @@ def published_runs(doc: dict[str, Any], config: dict[str, Any]) -> dict[tuple[st
     """The runs an ``unselectable_tokens.json`` read, named as :func:`report_runs` names them."""
     variant = config["bench"]["token_report"]["variant"]
     sections = doc["sections"]
+    table4 = sections.get("table4") or {}
+    digest = table4.get("config_hash") or hash_of(table4.get("record"))
     found: dict[tuple[str, int], str | None] = {
-        (f"sst2 {variant}", int(seed)): None for seed in (sections.get("table4") or {}).get("per_seed") or {}
+        (f"sst2 {variant}", int(seed)): digest for seed in table4.get("per_seed") or {}
     }
-    for key in sections:
+    for key, section in sections.items():
         if m := re.fullmatch(r"table3:(.+):seed(\d+)", key):
-            found[(f"lm {m[1]}", int(m[2]))] = None
+            found[(f"lm {m[1]}", int(m[2]))] = section.get("config_hash") or hash_of(section.get("record"))
     return found
 
 
@@ -451,15 +551,3 @@ def finish(
     atomic_write_json(out_dir / TOKEN_REPORT, doc)
     atomic_write_text(out_dir / "unselectable_tokens.md", "\n".join(lines) + "\n")
     return doc
-
-
-def keep_token_analyses(plan: Any, archive: Archive, results_dir: str | Path) -> int:
-    """Compute the token analyses of the runs the ``sst2`` token report reads (its Table 4 runs and Table 3's ``lm``
-    runs) whose final checkpoints are here, and keep each beside its replicate in the run archive; returns how many
-    runs the report can read. A bake calls this before its runs' weights are gone, so that the report is rebuilt
-    later from the archive alone, on any machine."""
-    config, runs = plan("sst2", None, None, None)
-    if not (config.get("bench") or {}).get("token_report"):
-        return 0
-    old = read_report(Path(results_dir) / "sst2" / TOKEN_REPORT)
-    return len(plan_report(config, runs, plan, archive, old).labels())

@@ -24,7 +24,7 @@ from normbench.reporting.plots import plot_series
 from normbench.reporting.progress import PlannedRun, in_progress
 from normbench.reporting.published import is_stand_in, stand_ins
 from normbench.reporting.shown import keep_analyses, shown_runs
-from normbench.reporting.tokens import TOKEN_REPORT, published_runs, report_runs, write_token_report
+from normbench.reporting.tokens import TOKEN_REPORT, published_runs, read_report, report_runs, write_token_report
 
 # (task, preset, seeds or None, variants) -> (resolved config, planned runs): how a report finds the runs of
 # another sweep (the sst2 token report reads the lm bench's runs); the sweep layer passes its planner
@@ -114,7 +114,7 @@ def write_results(
         publish.check_report(
             out / TOKEN_REPORT,
             lambda doc: published_runs(doc, config),
-            report_runs(config, runs, plan, archive, publish.read_board(out / TOKEN_REPORT, "--results_dir/--name")),
+            lambda: report_runs(config, runs, plan, archive, read_report(out / TOKEN_REPORT)),
             force,
             "--results_dir/--name",
             superseded=superseded,

@@ -369,7 +369,7 @@ def bake(
             continue
         report.boards.append(item.board)
     if finished_tasks & set(TOKEN_TASKS):
-        keep_token_analyses_here(runs_dir, results_dir, archive)
+        keep_token_analyses_here([i for i in items if i.task in finished_tasks], runs_dir, results_dir, archive)
     if report.boards:
         refresh_pages(results_dir)
     if report.archived.get("added") or report.archived.get("continued"):
@@ -416,19 +416,24 @@ def train_queue(
     return changed
 
 
-def keep_token_analyses_here(runs_dir: str, results_dir: str, archive: Archive) -> None:
-    """The token analyses (:mod:`normbench.reporting.sentence_tokens`) of the runs trained here that the ``sst2``
-    token report reads, computed while their weights are here and kept in the run archive; one line when the
-    SST-2 dev sentences they need are not at hand."""
+def keep_token_analyses_here(items: list[QueueItem], runs_dir: str, results_dir: str, archive: Archive) -> None:
+    """The token analyses (:mod:`normbench.reporting.sentence_tokens`) of the queued runs that the ``sst2`` token
+    report reads, computed while their weights are here and kept in the run archive; one line says how many, or
+    why none (the SST-2 dev sentences they need are not at hand)."""
     from normbench.reporting.tokens import keep_token_analyses
     from normbench.sweep.run import planner
 
+    plan, read, kept = planner(runs_dir), 0, 0
     try:
-        read = keep_token_analyses(planner(runs_dir), archive, results_dir)
+        for task, preset in dict.fromkeys((i.task, i.preset) for i in items if i.task in TOKEN_TASKS):
+            seeds = sorted({s for i in items if (i.task, i.preset) == (task, preset) for s in i.seeds})
+            n, k = keep_token_analyses(plan, archive, results_dir, task, preset, seeds)
+            read, kept = read + n, kept + k
     except (ValueError, OSError) as exc:
         print(f"normbench: bake: token analyses not computed: {str(exc).splitlines()[0]}")
         return
-    print(f"normbench: bake: the sst2 token report reads {read} runs (their token analyses are in the run archive)")
+    if read:
+        print(f"normbench: bake: the sst2 token report reads {read} of the queued runs; {kept} token analyses are kept")
 
 
 def stop_runs(procs: list[subprocess.Popen], grace_s: float = 120.0) -> None:
