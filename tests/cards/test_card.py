@@ -297,3 +297,38 @@ def test_a_tuning_section_says_whether_its_grid_or_its_judging_seeds_wait(finish
     assert says in section
     phrase = grid_progress(tuning)[1]
     assert f"Not judged yet: {phrase}." in section and waiting(tuning).startswith(f"not judged yet: {phrase}")
+
+
+def test_a_norm_that_fails_at_every_rate_of_its_grid_says_so_at_the_tuned_rate() -> None:
+    """A norm that diverges at every rate has no tuned rate: its tuned rows say why, not "not run"."""
+    from normbench.cards.build import card_claims, no_rate, summary_table
+    from normbench.cards.render import tuning_lines
+    from normbench.reporting.claims import judge
+
+    protocol = CardProtocol.of("majority")
+    claims = [judge(c, {}, None) for c in card_claims(protocol, "pre/pnorm") if "test_acc@1000" in c["id"]]
+    assert claims and all(c["verdict"] == "not run" for c in claims)
+    grid = {
+        "planned": 6,
+        "finished": 6,
+        "seeds": [100, 101],
+        "failed_seeds": {"new": {"0.001": ["100", "101"], "0.01": ["100", "101"]}},
+    }
+    tuned = {
+        "planned": 50, "finished": 50, "shared": 0.001, "claims": claims,
+        "rates": {"new": {"chosen": None, "at_edge": False}, "layernorm": {"chosen": "0.006", "at_edge": False}},
+        "headline": {"test_acc@1000": {"new": None, "layernorm": None, "rmsnorm": None}},
+    }  # fmt: skip
+    tuning = {"grid_board": "majority/lr-card-x", "tuned_board": "majority/tuned-card-x", "grid": grid, "tuned": tuned}
+    assert no_rate(tuning) == "every seed failed at every rate of its grid (2 rates)"
+    task = {"task": "majority", "status": "complete", "headline": {}, "claims": [], "seeds": [0], "tuning": tuning}
+    (row,) = summary_table([task])
+    assert row["vs_layernorm"] == (
+        "matches no (every seed failed at every rate of its grid (2 rates)), "
+        "beats no (every seed failed at every rate of its grid (2 rates))"
+    )
+    assert "The new norm has no tuned rate: every seed failed at every rate" in "\n".join(tuning_lines(task))
+    grid["failed_seeds"]["new"]["0.01"] = ["100"]
+    assert no_rate(tuning) == "no rate was chosen on its grid"
+    tuned["rates"]["new"]["chosen"] = "0.01"
+    assert no_rate(tuning) is None

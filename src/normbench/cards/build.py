@@ -106,7 +106,9 @@ def summary_table(tasks: list[dict[str, Any]]) -> list[dict[str, str]]:
         )
         tuning = t.get("tuning") or {}
         if tuning.get("tuned"):
-            rows += summary_rows_at(t["task"], "tuned", tuning["tuned"]["headline"], tuning["tuned"]["claims"])
+            rows += summary_rows_at(
+                t["task"], "tuned", tuning["tuned"]["headline"], tuning["tuned"]["claims"], why=no_rate(tuning)
+            )
         elif tuning:
             rows.append({"task": t["task"], "metric": "–", "lr": "tuned", "new": waiting(tuning)})
     return rows
@@ -126,6 +128,20 @@ def grid_progress(tuning: dict[str, Any]) -> tuple[str, str]:
     return "partial", f"its learning-rate grid {where} has {grid['finished']} of {grid['planned']} runs"
 
 
+def no_rate(tuning: dict[str, Any]) -> str | None:
+    """Why the new norm has no tuned rate although its grid is judged (``None`` where it has one): every seed failed
+    at every rate of its grid, or none of its rates was chosen."""
+    rates = ((tuning.get("tuned") or {}).get("rates") or {}).get("new") or {}
+    if not tuning.get("tuned") or rates.get("chosen") is not None:
+        return None
+    grid = tuning.get("grid") or {}
+    failed = (grid.get("failed_seeds") or {}).get("new") or {}
+    seeds = {str(s) for s in grid.get("seeds") or []}
+    if failed and seeds and all(set(f) >= seeds for f in failed.values()):
+        return f"every seed failed at every rate of its grid ({len(failed)} rates)"
+    return "no rate was chosen on its grid"
+
+
 def waiting(tuning: dict[str, Any]) -> str:
     """What a task's claims at the tuned rates wait for: its learning-rate grid, or the judging seeds at the rates
     chosen on it."""
@@ -136,15 +152,23 @@ def waiting(tuning: dict[str, Any]) -> str:
 
 
 def summary_rows_at(
-    task: str, rate: str, headline: dict[str, Any], claims: list[dict[str, Any]], failed: tuple[int, int] = (0, 0)
+    task: str,
+    rate: str,
+    headline: dict[str, Any],
+    claims: list[dict[str, Any]],
+    failed: tuple[int, int] = (0, 0),
+    why: str | None = None,
 ) -> list[dict[str, str]]:
     """One task's summary rows at one learning rate (``rate``: ``shared`` or ``tuned``). ``failed``: the new norm's
-    failed seeds of its seeds; a claim its failed seeds left without a verdict reads "no (k of n seeds failed)"."""
+    failed seeds of its seeds; a claim its failed seeds left without a verdict reads "no (k of n seeds failed)", and
+    one left without a verdict for ``why`` (e.g. no rate could be chosen) reads "no (<why>)"."""
     verdicts = {c["id"]: c for c in claims}
 
     def said(claim: dict[str, Any]) -> str:
         if claim["verdict"] == "not run" and failed[0]:
             return f"no ({failed[0]} of {failed[1]} seeds failed)"
+        if claim["verdict"] == "not run" and why:
+            return f"no ({why})"
         return answer(claim)
 
     return [

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from normbench.archive import JudgedClaim
-from normbench.cards.build import BASELINES, Card, fmt, grid_progress, summary_table
+from normbench.cards.build import BASELINES, Card, fmt, grid_progress, no_rate, summary_table
 from normbench.reporting.claims_view import INTRO, key_numbers, summary_rows
 from normbench.reporting.markdown import Lines, cell
 
@@ -165,6 +165,11 @@ def tuning_lines(t: dict[str, Any]) -> Lines:
                 for role, r in tuned["rates"].items()
             ),
             "",
+            *(
+                [f"The new norm has no tuned rate: {why}, so no claim is judged at one.", ""]
+                if (why := no_rate(tuning))
+                else []
+            ),
             *summary_rows([JudgedClaim.from_json(c) for c in tuned["claims"]], rate="tuned"),
         ]
     failed = (grid or {}).get("failed_seeds") or {}
