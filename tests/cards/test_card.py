@@ -320,14 +320,14 @@ def test_a_norm_that_fails_at_every_rate_of_its_grid_says_so_at_the_tuned_rate()
         "headline": {"test_acc@1000": {"new": None, "layernorm": None, "rmsnorm": None}},
     }  # fmt: skip
     tuning = {"grid_board": "majority/lr-card-x", "tuned_board": "majority/tuned-card-x", "grid": grid, "tuned": tuned}
-    assert no_rate(tuning) == "every seed failed at every rate of its grid (2 rates)"
+    assert no_rate(tuning) == "every seed failed at all 2 rates of its grid"
     task = {"task": "majority", "status": "complete", "headline": {}, "claims": [], "seeds": [0], "tuning": tuning}
     (row,) = summary_table([task])
     assert row["vs_layernorm"] == (
-        "matches no (every seed failed at every rate of its grid (2 rates)), "
-        "beats no (every seed failed at every rate of its grid (2 rates))"
+        "matches no (every seed failed at all 2 rates of its grid), "
+        "beats no (every seed failed at all 2 rates of its grid)"
     )
-    assert "The new norm has no tuned rate: every seed failed at every rate" in "\n".join(tuning_lines(task))
+    assert "The new norm has no tuned rate: every seed failed at all 2 rates" in "\n".join(tuning_lines(task))
     grid["failed_seeds"]["new"]["0.01"] = ["100"]
     assert no_rate(tuning) == "no rate was chosen on its grid"
     tuned["rates"]["new"]["chosen"] = "0.01"

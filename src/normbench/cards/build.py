@@ -138,7 +138,7 @@ def no_rate(tuning: dict[str, Any]) -> str | None:
     failed = (grid.get("failed_seeds") or {}).get("new") or {}
     seeds = {str(s) for s in grid.get("seeds") or []}
     if failed and seeds and all(set(f) >= seeds for f in failed.values()):
-        return f"every seed failed at every rate of its grid ({len(failed)} rates)"
+        return f"every seed failed at all {len(failed)} rates of its grid"
     return "no rate was chosen on its grid"
 
 
