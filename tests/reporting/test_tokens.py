@@ -230,3 +230,24 @@ def test_the_committed_token_report_holds_todays_judgement_of_its_counts(tmp_pat
         == json.loads(results.joinpath(TOKEN_REPORT).read_text())["claims"]
     )
     assert rejudge_token_report(tmp_path / "absent") is None
+
+
+def test_counts_a_published_report_made_on_other_sentences_are_marked() -> None:
+    """The published Table 3 was counted on GLUE's dev text as read; today's runs read it normalised: a seed table
+    mixing the two marks the old counts and says on what they were made."""
+    lines = seed_table(
+        "Table 3 over every seed", "lm", {"pre/project": {0: summary(3), 3: summary(4)}}, [0, 3], {("pre/project", 0)},
+        "text_normalization none",
+    )  # fmt: skip
+    assert "| `pre/project` | 3 / 100 (3.00%) † | 4 / 100 (4.00%) |" in lines
+    assert any("other dev sentences (text_normalization none)" in line for line in lines)
+    assert not any("†" in line for line in seed_table("t", "lm", {"pre/project": {0: summary(3)}}, [0]))
+
+
+def test_the_published_report_names_the_sentences_its_counts_are_on() -> None:
+    from normbench.reporting.tokens import TOKEN_REPORT, published_counts, read_report
+
+    doc = read_report(Path(__file__).resolve().parents[2] / "results" / "sst2" / TOKEN_REPORT)
+    assert doc["sentences"]["n"] == 872 and "text_normalization none" in doc["sentences"]["text"]
+    runs = published_counts(doc, "none/none")
+    assert {t.sentences for t in runs.values()} == {doc["sentences"]["digest"]}

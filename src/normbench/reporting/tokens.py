@@ -20,7 +20,7 @@ from typing import Any
 
 from normbench.archive import JudgedClaim, load_record
 from normbench.archive.store import Archive
-from normbench.io import atomic_write_json, atomic_write_text
+from normbench.io import atomic_write_json, atomic_write_text, params_digest
 from normbench.reporting.claims import judge, load_claims
 from normbench.reporting.claims_view import INTRO, summary_rows
 from normbench.reporting.progress import PlannedRun
@@ -49,6 +49,7 @@ class TokenRun:
     record: dict[str, Any] | None = None
     analysis: dict[str, Any] | None = None
     source: str | None = None
+    sentences: str | None = None  # the digest of the dev sentences its counts are on (None: not known)
 
     @property
     def label(self) -> tuple[str, int]:
@@ -65,19 +66,20 @@ def published_counts(old: dict[str, Any] | None, sst2_variant: str) -> dict[tupl
         return {}
     out: dict[tuple[str, str, int], TokenRun] = {}
     sections = old.get("sections") or {}
+    counted_on = (old.get("sentences") or {}).get("digest")
     table4 = sections.get("table4") or {}
     digest = table4.get("config_hash") or hash_of(table4.get("record"))
     sources = table4.get("records") or {}
     for seed, summary in (table4.get("per_seed") or {}).items():
         source = sources.get(seed) or (table4.get("record") if hash_of(table4.get("record"), int(seed)) else None)
         out[("sst2", sst2_variant, int(seed))] = TokenRun(
-            "sst2", sst2_variant, int(seed), digest, summary, source=source
+            "sst2", sst2_variant, int(seed), digest, summary, source=source, sentences=counted_on
         )
     for key, section in sections.items():
         if m := re.fullmatch(r"table3:(.+):seed(\d+)", key):
             digest = section.get("config_hash") or hash_of(section.get("record"))
             out[("lm", m[1], int(m[2]))] = TokenRun(
-                "lm", m[1], int(m[2]), digest, section["summary"], source=section.get("record")
+                "lm", m[1], int(m[2]), digest, section["summary"], source=section.get("record"), sentences=counted_on
             )
     return out
 
@@ -153,7 +155,15 @@ def read_run(
     if local:
         keep_analyses(task, [run], archive)
     summary = summarize(analysis)
-    return TokenRun(task, run.variant, run.seed, run.config_hash, summary, record, analysis, record["record_path"]), ""
+    digest = sentences_digest(sentences())
+    return TokenRun(
+        task, run.variant, run.seed, run.config_hash, summary, record, analysis, record["record_path"], digest
+    ), ""
+
+
+def sentences_digest(sentences: list[str]) -> str:
+    """What names a set of dev sentences (the token analyses' ``sentences`` parameter)."""
+    return params_digest({"sentences": sentences})
 
 
 def finished(path: Path | None) -> bool:
@@ -363,7 +373,26 @@ def write_token_report(
     old = read_report(path)
     reads = plan_report(config, runs, plan, archive, old, load_sentences)
     old_sections = (old or {}).get("sections") or {}
-    doc: dict[str, Any] = {"provenance": provenance(), "sections": {}, "claims": []}
+    every = [*reads.table4, *(t for runs_ in reads.table3.values() for t in runs_)]
+    analysed = any(t.analysis is not None for t in every)
+    counted_on = sentences_digest(reads.sentences()) if analysed else ((old or {}).get("sentences") or {}).get("digest")
+    other = {(t.variant, t.seed) for t in every if t.sentences != counted_on}  # stand-ins counted on other sentences
+    other_text = ((old or {}).get("sentences") or {}).get("text") or ""
+    doc: dict[str, Any] = {
+        "provenance": provenance(),
+        "sentences": (
+            {
+                "digest": counted_on,
+                "n": len(reads.sentences()),
+                "text": "SST-2 dev sentences, text_normalization "
+                + str(((config.get("data") or {}).get("init_args") or {}).get("text_normalization")),
+            }
+            if analysed
+            else (old or {}).get("sentences")
+        ),
+        "sections": {},
+        "claims": [],
+    }
     lines = [
         "# Unselectable tokens on SST-2 dev sentences (Brody et al. 2023, Tables 3-4)",
         "",
@@ -393,7 +422,9 @@ def write_token_report(
             "shown": block4,
         }
         lines += section(block4)
-        lines += seed_table("Table 4 over every seed", "sst2", {spec["variant"]: per_seed}, sorted(per_seed))
+        lines += seed_table(
+            "Table 4 over every seed", "sst2", {spec["variant"]: per_seed}, sorted(per_seed), other, other_text
+        )
     lm = spec.get("lm")
     lm_summaries: dict[str, dict[int, dict[str, Any]]] = {}
     if lm:
@@ -415,7 +446,7 @@ def write_token_report(
             doc["sections"][TABLE3_SHOWN] = block3
             lines += section(block3)
         if lm_summaries:
-            lines += seed_table("Table 3 over every seed", "lm", lm_summaries, reads.lm_seeds)
+            lines += seed_table("Table 3 over every seed", "lm", lm_summaries, reads.lm_seeds, other, other_text)
         else:
             lines += [
                 "## Table 3",
@@ -465,8 +496,16 @@ def lm_seeds(lm: dict[str, Any], plan: Any) -> list[int]:
     return [int(s) for s in (config.get("bench") or {}).get("seeds") or [0]]
 
 
-def seed_table(title: str, task: str, summaries: dict[str, dict[int, dict[str, Any]]], seeds: list[int]) -> list[str]:
-    """Markdown: unselectable dev-sentence tokens of each model of ``task``, one column per seed."""
+def seed_table(
+    title: str,
+    task: str,
+    summaries: dict[str, dict[int, dict[str, Any]]],
+    seeds: list[int],
+    other: set[tuple[str, int]] = frozenset(),
+    other_text: str = "",
+) -> list[str]:
+    """Markdown: unselectable dev-sentence tokens of each model of ``task``, one column per seed; ``other``: the
+    (variant, seed) runs whose counts a published report made on other dev sentences (marked †)."""
     lines = [
         f"### {title}",
         "",
@@ -479,11 +518,19 @@ def seed_table(title: str, task: str, summaries: dict[str, dict[int, dict[str, A
     for variant, by_seed in summaries.items():
         cells = [
             f"{by_seed[s]['any_layer']} / {by_seed[s]['tokens']} ({100 * by_seed[s]['fraction_any_layer']:.2f}%)"
+            + (" †" if (variant, s) in other else "")
             if s in by_seed
             else "–"
             for s in seeds
         ]
         lines.append(f"| `{variant}` | " + " | ".join(cells) + " |")
+    if any((v, s) in other for v, by_seed in summaries.items() for s in by_seed):
+        lines += [
+            "",
+            "† published before the run archive kept runs: counted by the published report on other dev sentences"
+            + (f" ({other_text})" if other_text else "")
+            + ", shown as published; not comparable token for token.",
+        ]
     return lines + [""]
 
 
