@@ -85,6 +85,7 @@ def make_card(norm: str, tasks: str | list[str] | None = None, results_dir: str 
     ``gpus``, ``workers``, ``runs_dir``, ``uncommitted``), write ``results/cards/<slug>/card.md``; returns the card's
     folder. A norm that cannot be imported or built is a one-line ``ValueError``."""
     from normbench.sweep.bake import bake as bake_queue  # the sweep layer trains; imported where it is needed
+    from normbench.sweep.bake import refresh_pages
 
     names = parse_tasks(tasks)
     measured = probed_component(norm, names)  # one line when it cannot be imported or built
@@ -101,6 +102,7 @@ def make_card(norm: str, tasks: str | list[str] | None = None, results_dir: str 
         (stage / "card.json").write_text(card.dumps(), encoding="utf-8")
         (stage / "card.md").write_text(render_card(card), encoding="utf-8")
     print(f"normbench: wrote {folder / 'card.md'} and {folder / 'card.json'}")
+    refresh_pages(results_dir)  # the card's docs page and the cards index, from the card just written
     for line in card.summary_lines():
         print(f"  {line}")
     return folder
