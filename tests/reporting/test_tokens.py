@@ -97,7 +97,7 @@ def test_table3_lists_each_seed_and_marks_missing_ones() -> None:
 
 
 def test_table3_reads_every_seed_of_the_lm_bench(tmp_path: Path) -> None:
-    assert lm_seeds({"preset": "quick", "variant": "pre/project"}, planner(str(tmp_path))) == [0, 1, 2]
+    assert lm_seeds({"preset": "quick", "variant": "pre/project"}, planner(str(tmp_path))) == [0, 1, 2, 3, 4]
     assert lm_seeds({"preset": "quick", "variant": "pre/project", "seeds": [4]}, planner(str(tmp_path))) == [4]
 
 
