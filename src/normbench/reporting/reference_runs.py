@@ -21,10 +21,11 @@ Spec::
 from __future__ import annotations
 
 import json
+import statistics
 from importlib import resources
 from typing import Any
 
-from normbench.reporting.stats import difference_interval, mean_interval
+from normbench.reporting.stats import difference_interval, mean_interval, values_of
 
 KEYS = {"file", "metric", "value", "group", "variants", "seeded_by"}
 
@@ -114,10 +115,6 @@ def build_reference(spec: dict[str, Any], variants: dict[str, dict[str, Any]]) -
 
 def std(values: list[float | None]) -> float | None:
     """The sample standard deviation of the finite values (``None`` with fewer than two)."""
-    import statistics
-
-    from normbench.reporting.stats import values_of
-
     finite = values_of(values)
     return statistics.stdev(finite) if len(finite) > 1 else None
 

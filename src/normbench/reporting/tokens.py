@@ -12,6 +12,7 @@ kept records (its weights are gone) stands in with the counts the published repo
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -464,8 +465,6 @@ def write_token_report(
 
 def read_report(path: Path) -> dict[str, Any] | None:
     """The published token report at ``path`` (``None``: none, or not readable as one)."""
-    import json
-
     try:
         doc = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError):
