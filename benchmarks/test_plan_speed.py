@@ -3,7 +3,7 @@
 A sweep, a bake (``normbench bake --dry_run`` plans every queued run) and a card plan each variant by building its
 LightningCLI (parse, instantiate the model and data module) and hashing its resolved config. The baseline builds
 Lightning's own ``LightningCLI`` on the same resolved configs, one per variant, and nothing else; the candidate is
-``plan_runs`` of the majority task's learning-rate grid (six variants at seven rates). Ratio near 1: planning costs a
+``plan_runs`` of the majority task's learning-rate grid (six variants at nine rates). Ratio near 1: planning costs a
 CLI build per variant and little more; normbench's CLI dumps its config as JSON, where Lightning's dumps YAML and reads
 it back in pure Python, so the ratio may fall below 1.
 """
