@@ -116,6 +116,24 @@ def test_a_superseding_build_keeps_what_the_old_board_said(tmp_path: Path) -> No
     assert same is None  # a rebuild of the same runs replaces nothing
 
 
+def test_the_replaced_build_shows_the_gap_now_for_rules_that_record_none(tmp_path: Path) -> None:
+    """An "exists" rule records no gap to the paper; the replaced-build table computes it from the seeds."""
+    import dataclasses
+
+    from normbench.reporting.render import render_superseded
+
+    board = lb.build("majority", "paper-1000", records(), BENCH)
+    then = {
+        "id": board.claims[0].id,
+        "gap_to_paper": {"with_projection": {"estimate": 0.1, "low": 0.05, "high": 0.15, "n": 3, "paper": 0.9}},
+    }
+    claims = tuple(dataclasses.replace(c, gap_to_paper=None) for c in board.claims)
+    row = next(line for line in render_superseded({"why": "w", "claims": [then]}, claims) if "with_projection" in line)
+    assert row.split("|")[4].strip() != "–"  # the gap now, computed from the claim's per-seed values
+    seeds = [v for v in claims[0].per_seed["with_projection"] if v is not None]
+    assert f"{sum(seeds) / len(seeds):.3f}" in row
+
+
 def test_a_failing_render_leaves_the_published_board_and_its_figures(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
     board = lb.build("majority", "paper-1000", records(), BENCH)
     lb.write(board, tmp_path, ["loss.png"])

@@ -43,6 +43,7 @@ from normbench.reporting.stats import (
     Interval,
     difference_equivalence,
     difference_interval,
+    gap,
     mean_interval,
     target_equivalence,
     values_of,
@@ -219,21 +220,6 @@ def paper_gaps(entry: dict[str, Any]) -> dict[str, Any]:
     roles = entry.get("variants") or {}
     paper = {r: v for r, v in (entry.get("paper") or {}).items() if isinstance(v, (int, float)) and r in roles}
     return {r: gap(values_of((entry.get("per_seed") or {}).get(r)), float(v)) for r, v in paper.items()}
-
-
-def gap(sample: list[float], target: float) -> dict[str, Any] | None:
-    """mean − target with the 95% t-interval of the mean shifted by the target (``None`` without values)."""
-    interval = mean_interval(sample)
-    if interval is None:
-        return None
-    shift = lambda x: None if x is None else float(x) - target
-    return {
-        "estimate": shift(interval.estimate),
-        "low": shift(interval.low),
-        "high": shift(interval.high),
-        "n": interval.n[0],
-        "paper": target,
-    }
 
 
 def judge_ratio(

@@ -20,6 +20,7 @@ from normbench.reporting.markdown import Lines, cell
 from normbench.reporting.matrix import UNSELECTABLE, panels
 from normbench.reporting.progress import render_progress
 from normbench.reporting.reference_runs import render_reference
+from normbench.reporting.stats import gap, values_of
 from normbench.reporting.tuned_view import rates_table, side_by_side
 from normbench.reporting.width import render_width
 from normbench.training.reproducibility import tolerance_table
@@ -293,6 +294,8 @@ def render_superseded(old: Mapping[str, Any] | None, claims: tuple[JudgedClaim, 
         for role, g in (then.get("gap_to_paper") or {}).items():
             current = now.get(then["id"])
             g_now = ((current.gap_to_paper if current else None) or {}).get(role)
+            if g_now is None and current is not None and g is not None:  # a rule that records no gap of its own
+                g_now = gap(values_of((current.per_seed or {}).get(role)), float(g["paper"]))
             lines.append(f"| `{then['id']}` | {role} | {gap_text(g)} | {gap_text(g_now)} | {closed_text(g, g_now)} |")
     return lines
 

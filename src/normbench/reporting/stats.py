@@ -247,3 +247,18 @@ def aggregate(
             out["lower_bound"] = statistics.fmean(v if v is not None else b for v, b in pairs)
             out["per_seed_lower_bound"] = [v if v is not None else b for v, b in zip(per_seed, bounds, strict=False)]
     return out
+
+
+def gap(sample: list[float], target: float) -> dict[str, Any] | None:
+    """mean − target with the 95% t-interval of the mean shifted by the target (``None`` without values)."""
+    interval = mean_interval(sample)
+    if interval is None:
+        return None
+    shift = lambda x: None if x is None else float(x) - target
+    return {
+        "estimate": shift(interval.estimate),
+        "low": shift(interval.low),
+        "high": shift(interval.high),
+        "n": interval.n[0],
+        "paper": target,
+    }

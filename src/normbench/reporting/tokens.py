@@ -51,6 +51,7 @@ class TokenRun:
     analysis: dict[str, Any] | None = None
     source: str | None = None
     sentences: str | None = None  # the digest of the dev sentences its counts are on (None: not known)
+    sentences_text: str | None = None  # what those sentences are, where they are not the report's own
 
     @property
     def label(self) -> tuple[str, int]:
@@ -67,20 +68,23 @@ def published_counts(old: dict[str, Any] | None, sst2_variant: str) -> dict[tupl
         return {}
     out: dict[tuple[str, str, int], TokenRun] = {}
     sections = old.get("sections") or {}
-    counted_on = (old.get("sentences") or {}).get("digest")
+    report_sentences = old.get("sentences") or {}
     table4 = sections.get("table4") or {}
+    own = table4.get("sentences") or {}  # seed -> the sentences of a stand-in counted on other ones
     digest = table4.get("config_hash") or hash_of(table4.get("record"))
     sources = table4.get("records") or {}
     for seed, summary in (table4.get("per_seed") or {}).items():
         source = sources.get(seed) or (table4.get("record") if hash_of(table4.get("record"), int(seed)) else None)
+        on = own.get(str(seed)) or report_sentences
         out[("sst2", sst2_variant, int(seed))] = TokenRun(
-            "sst2", sst2_variant, int(seed), digest, summary, source=source, sentences=counted_on
+            "sst2", sst2_variant, int(seed), digest, summary, source=source, **sentences_of(on)
         )
     for key, section in sections.items():
         if m := re.fullmatch(r"table3:(.+):seed(\d+)", key):
             digest = section.get("config_hash") or hash_of(section.get("record"))
+            on = section.get("sentences") or report_sentences
             out[("lm", m[1], int(m[2]))] = TokenRun(
-                "lm", m[1], int(m[2]), digest, section["summary"], source=section.get("record"), sentences=counted_on
+                "lm", m[1], int(m[2]), digest, section["summary"], source=section.get("record"), **sentences_of(on)
             )
     return out
 
@@ -377,8 +381,9 @@ def write_token_report(
     every = [*reads.table4, *(t for runs_ in reads.table3.values() for t in runs_)]
     analysed = any(t.analysis is not None for t in every)
     counted_on = sentences_digest(reads.sentences()) if analysed else ((old or {}).get("sentences") or {}).get("digest")
-    other = {(t.variant, t.seed) for t in every if t.sentences != counted_on}  # stand-ins counted on other sentences
-    other_text = ((old or {}).get("sentences") or {}).get("text") or ""
+    others = [t for t in every if t.sentences != counted_on]  # stand-ins counted on other sentences
+    other = {(t.variant, t.seed) for t in others}
+    other_text = "; ".join(dict.fromkeys(t.sentences_text for t in others if t.sentences_text))
     doc: dict[str, Any] = {
         "provenance": provenance(),
         "sentences": (
@@ -422,6 +427,8 @@ def write_token_report(
             "records": sources,
             "shown": block4,
         }
+        if elsewhere := {str(t.seed): on_sentences(t) for t in reads.table4 if t.sentences != counted_on}:
+            doc["sections"]["table4"]["sentences"] = elsewhere
         lines += section(block4)
         lines += seed_table(
             "Table 4 over every seed", "sst2", {spec["variant"]: per_seed}, sorted(per_seed), other, other_text
@@ -436,6 +443,7 @@ def write_token_report(
                     "record": t.source,
                     "config_hash": t.config_hash,
                     "summary": t.summary,
+                    **({"sentences": on_sentences(t)} if t.sentences != counted_on else {}),
                 }
         block3 = pick_shown(
             reads.table3.get(lm["variant"]) or [],
@@ -461,6 +469,16 @@ def write_token_report(
         lines += ["Finished runs the report could not read (shown as –):", ""]
         lines += [f"- `{label}` seed {seed}: {why}" for (label, seed), why in reads.missing] + [""]
     return finish(doc, lines, lm_summaries, out_dir)
+
+
+def sentences_of(on: dict[str, Any]) -> dict[str, str | None]:
+    """:class:`TokenRun`'s ``sentences`` and ``sentences_text`` from a report's ``{digest, text}`` block."""
+    return {"sentences": on.get("digest"), "sentences_text": on.get("text")}
+
+
+def on_sentences(run: TokenRun) -> dict[str, str | None]:
+    """The sentences a stand-in's counts are on, kept beside them so that every later rebuild still marks them."""
+    return {"digest": run.sentences, "text": run.sentences_text}
 
 
 def read_report(path: Path) -> dict[str, Any] | None:
