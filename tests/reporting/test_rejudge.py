@@ -130,8 +130,20 @@ def test_the_replaced_build_shows_the_gap_now_for_rules_that_record_none(tmp_pat
     claims = tuple(dataclasses.replace(c, gap_to_paper=None) for c in board.claims)
     row = next(line for line in render_superseded({"why": "w", "claims": [then]}, claims) if "with_projection" in line)
     assert row.split("|")[4].strip() != "–"  # the gap now, computed from the claim's per-seed values
+
     seeds = [v for v in claims[0].per_seed["with_projection"] if v is not None]
     assert f"{sum(seeds) / len(seeds):.3f}" in row
+
+
+def test_gap_closed_says_whether_the_gap_closed_or_there_was_none() -> None:
+    from normbench.reporting.render import closed_text
+
+    zero = {"estimate": 0.0, "low": 0.0, "high": 0.0}
+    off = {"estimate": 0.1, "low": 0.05, "high": 0.15}
+    assert closed_text(off, zero) == "yes: the interval now contains 0"
+    assert closed_text(zero, zero) == "no gap then or now: both intervals contain 0"
+    assert closed_text(off, {"estimate": 0.05, "low": 0.01, "high": 0.09}).startswith("no: smaller by 0.050")
+    assert closed_text(None, zero) == "–"
 
 
 def test_a_failing_render_leaves_the_published_board_and_its_figures(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001

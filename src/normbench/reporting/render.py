@@ -265,9 +265,9 @@ def closed_text(then: Mapping[str, Any] | None, now: Mapping[str, Any] | None) -
     if not then or not now or now.get("low") is None:
         return "–"
     if now["low"] <= 0 <= now["high"]:
-        return "yes: the interval now contains 0" + (
-            "" if then.get("low") is None or not then["low"] <= 0 <= then["high"] else " (it did before)"
-        )
+        if then.get("low") is not None and then["low"] <= 0 <= then["high"]:
+            return "no gap then or now: both intervals contain 0"
+        return "yes: the interval now contains 0"
     smaller = abs(now["estimate"]) < abs(then["estimate"])
     return (
         f"no: {'smaller' if smaller else 'larger'} by {abs(abs(then['estimate']) - abs(now['estimate'])):.3f}, "
