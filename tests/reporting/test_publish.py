@@ -175,7 +175,7 @@ def test_every_published_board_is_covered_by_itself() -> None:
     tokens = ROOT / "results" / "sst2" / TOKEN_REPORT
     config = {"bench": {"token_report": {"variant": "none/none"}}}
     runs = published_runs(json.loads(tokens.read_text()), config)
-    assert len(runs) == 9  # Table 4: 3 sst2 seeds; Table 3: 2 lm models x 3 seeds
+    assert len(runs) == 15  # Table 4: 5 sst2 seeds; Table 3: 2 lm models x 5 seeds
     publish.check_report(tokens, lambda doc: published_runs(doc, config), runs)
 
 
