@@ -468,7 +468,7 @@ def write_token_report(
         doc["not_read"] = [{"run": label, "seed": seed, "why": why} for (label, seed), why in reads.missing]
         lines += ["Finished runs the report could not read (shown as –):", ""]
         lines += [f"- `{label}` seed {seed}: {why}" for (label, seed), why in reads.missing] + [""]
-    return finish(doc, lines, lm_summaries, out_dir)
+    return finish(doc, lines, lm_summaries, out_dir, old)
 
 
 def sentences_of(on: dict[str, Any]) -> dict[str, str | None]:
@@ -606,14 +606,17 @@ def rejudged_by() -> dict[str, Any]:
 
 
 def finish(
-    doc: dict[str, Any], lines: list[str], lm_summaries: dict[str, dict[int, dict[str, Any]]], out_dir: Path
+    doc: dict[str, Any],
+    lines: list[str],
+    lm_summaries: dict[str, dict[int, dict[str, Any]]],
+    out_dir: Path,
+    old: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Judge the Table 3 claim over every lm seed and write both files atomically (not again when they would say
-    the same: only when and where they were built would differ)."""
+    the same as ``old``, the published report: only when and where they were built would differ)."""
     claims = judge_tokens(lm_summaries)
     doc["claims"] = claims
     lines += claims_lines(claims)
-    old = read_report(out_dir / TOKEN_REPORT)
     content = lambda d: {k: v for k, v in json.loads(json.dumps(d)).items() if k != "provenance"}  # noqa: E731
     if old is not None and content(old) == content(doc):
         print(f"normbench: {out_dir / TOKEN_REPORT} is unchanged (same runs, counts and verdicts)")
