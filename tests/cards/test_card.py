@@ -94,6 +94,8 @@ def test_the_card_plan_adds_its_variant_to_the_tasks_config(tmp_path: Path) -> N
     spec = load_config(tuned["config"], "tuned")["bench"]["tuned"]
     assert spec == {"choice": "majority/lr-card-pnorm", "shared": 1e-3}  # its norm's rate chosen on its own grid
     assert yaml.safe_load(queue.read_text())["queue"] == items
+    _, (sst2, *_) = plan_card(PNORM, ["sst2"], tmp_path)
+    assert load_config(sst2["config"], "quick")["bench"].get("token_report") is None  # Tables 3-4 read other models
     assert parse_tasks("lm,majority") == ["majority", "lm"]
     with pytest.raises(ValueError, match=r"^tasks: 'cifar' is not a card task"):
         parse_tasks("majority,cifar")
@@ -197,6 +199,19 @@ def test_a_card_told_not_to_train_is_built_from_the_archive_alone(tmp_path: Path
     assert [t["status"] for t in card["tasks"]] == ["not run"]  # no baseline nor run of its own held here
     assert not any((tmp_path / "runs").rglob("record.json"))
     assert (folder / "bake.yaml").is_file() and (folder / "majority.yaml").is_file()  # the same command trains it
+
+
+def test_a_card_asked_for_one_task_keeps_the_tasks_its_published_card_covers(tmp_path: Path) -> None:
+    """``--tasks sst2`` trains and rebuilds SST-2 only; the card still covers majority, read from its board."""
+    write_board(tmp_path, {"pre/both": (0.66, 0.89), "pre/scale": (0.69, 0.90), "pre/pnorm": (0.80, 0.895)})
+    first = make_card(PNORM, "majority", str(tmp_path), runs_dir=str(tmp_path / "runs"), nice=0, train=False)
+    was = yaml.safe_load((first / "card.json").read_text())
+    folder = make_card(PNORM, "sst2", str(tmp_path), runs_dir=str(tmp_path / "runs"), nice=0, train=False)
+    card = yaml.safe_load((folder / "card.json").read_text())
+    assert [t["task"] for t in card["tasks"]] == ["majority", "sst2"]
+    assert card["tasks"][0]["headline"] == was["tasks"][0]["headline"]  # the majority section as published
+    queue = yaml.safe_load((folder / "bake.yaml").read_text())["queue"]
+    assert {item["task"] for item in queue} == {"majority", "sst2"}  # the card's queue still trains both
 
 
 def write_tuning_boards(results: Path) -> None:

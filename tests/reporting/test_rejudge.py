@@ -193,3 +193,18 @@ def test_rejudging_a_committed_board_that_nothing_changed_leaves_it_as_it_is(tmp
     assert "no verdict changed; left as it is" in capsys.readouterr().out
     assert (tmp_path / "leaderboard.json").stat().st_mtime_ns == stamp
     assert (tmp_path / "leaderboard.json").read_bytes() == (published / "leaderboard.json").read_bytes()
+
+
+def test_a_replaced_build_without_paper_claims_lists_its_configs_instead_of_an_empty_table() -> None:
+    """A board that judged no claim against a paper value (a card's board) says so, and shows each variant's config
+    then and now, rather than a gap table with no rows."""
+    from normbench.reporting.render import render_superseded
+
+    board = lb.build("majority", "paper-1000", records(), BENCH)
+    name, digest = board.variants[0].name, board.variants[0].config_hash
+    then = {"why": "trained before a fix", "config_hashes": {name: "0123456789ab", "pre/gone": "ba9876543210"}}
+    lines = render_superseded(then, (), board.variants)
+    text = "\n".join(lines)
+    assert "judged no claim against a paper value" in text and "gap closed" not in text
+    assert f"| `{name}` | `0123456789ab` | `{digest}` |" in lines
+    assert "| `pre/gone` | `ba9876543210` | – |" in lines

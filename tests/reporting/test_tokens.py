@@ -193,12 +193,13 @@ def test_a_rebuild_from_the_archive_alone_reads_every_lm_run_the_published_repor
     """Table 3's runs were published before the archive (their weights are gone): they stand in with their published
     counts, so the report can grow by new seeds without losing them. (Table 4's published runs are of a superseded
     config: its rebuild reads today's runs.)"""
-    from normbench.reporting.tokens import TOKEN_REPORT, plan_report, published_runs, read_report
+    from normbench.reporting.publish import read_if_readable
+    from normbench.reporting.tokens import TOKEN_REPORT, plan_report, published_runs
 
     results = Path(__file__).resolve().parents[2] / "results"
     plan = planner(str(tmp_path / "runs"))
     config, runs = plan("sst2", None, None, None)
-    old = read_report(results / "sst2" / TOKEN_REPORT)
+    old = read_if_readable(results / "sst2" / TOKEN_REPORT)
     assert old is not None
     sections = old["sections"]
     lm = {  # the runs published before the archive: their record is a run folder's, not the archive's
@@ -251,9 +252,10 @@ def test_counts_a_published_report_made_on_other_sentences_are_marked() -> None:
 
 def test_the_published_report_names_the_sentences_its_counts_are_on() -> None:
     """The report names its sentences; a stand-in counted on other ones keeps them beside its counts."""
-    from normbench.reporting.tokens import TOKEN_REPORT, published_counts, read_report
+    from normbench.reporting.publish import read_if_readable
+    from normbench.reporting.tokens import TOKEN_REPORT, published_counts
 
-    doc = read_report(Path(__file__).resolve().parents[2] / "results" / "sst2" / TOKEN_REPORT)
+    doc = read_if_readable(Path(__file__).resolve().parents[2] / "results" / "sst2" / TOKEN_REPORT)
     assert doc["sentences"]["n"] == 872 and doc["sentences"]["digest"]
     runs = published_counts(doc, "none/none")
     for key, section in doc["sections"].items():

@@ -10,11 +10,14 @@ The card's folder ``results/cards/<slug>/`` holds what it trains from and what i
 
 Training is a bake (:func:`normbench.sweep.bake.bake`): runs the archive holds (the published baselines) are not
 trained again, unfinished runs continue, ``budget`` bounds the time, and each board is rebuilt from the archive. A
-norm the probe finds broken is not trained: its card says what is wrong.
+norm the probe finds broken is not trained: its card says what is wrong. ``tasks`` names what is trained and
+rebuilt; a published card keeps every task it covers (the others' sections are read from their published boards),
+so a card is never replaced by one that says less.
 """
 
 from __future__ import annotations
 
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -26,6 +29,7 @@ from normbench.cards.probe import probe
 from normbench.cards.protocol import TASKS, CardProtocol, board_of, card_variant, probed_component, slug
 from normbench.cards.render import render_card
 from normbench.io import atomic_files
+from normbench.reporting.publish import read_if_readable
 from normbench.training.config import load_config
 
 WIDTHS = (8, 768)  # the majority model's width and GPT-2's
@@ -42,6 +46,28 @@ def parse_tasks(text: str | list[str] | None) -> list[str]:
     return [t for t in TASKS if t in names]
 
 
+def card_tasks(names: list[str], folder: Path) -> list[str]:
+    """The tasks a card covers: ``names`` (those trained and rebuilt now) and every task the published card at
+    ``folder`` already covers, in the card's order."""
+    published = read_if_readable(folder / "card.json") or {}
+    had = {t.get("task") for t in published.get("tasks") or [] if isinstance(t, dict)}
+    return [t for t in TASKS if t in names or t in had]
+
+
+def bake_tasks(queue: Path, items: list[dict[str, Any]], names: list[str], **bake: Any) -> None:
+    """Bake the card's queue items of the tasks ``names`` (the whole ``queue`` file when that is every item)."""
+    from normbench.sweep.bake import bake as bake_queue  # the sweep layer trains; imported where it is needed
+
+    chosen = [item for item in items if item["task"] in names]
+    if chosen == items:
+        bake_queue(str(queue), **bake)
+        return
+    with tempfile.TemporaryDirectory(prefix="normbench-card-") as tmp:
+        part = Path(tmp) / "bake.yaml"
+        part.write_text(yaml.safe_dump({"queue": chosen}, sort_keys=False), encoding="utf-8")
+        bake_queue(str(part), **bake)
+
+
 def plan_card(norm: str, tasks: list[str], results_dir: str | Path) -> tuple[Path, list[dict[str, Any]]]:
     """Write the card's task configs and queue (``results/cards/<slug>/``); returns the queue file and its items: every
     task's headline runs first, then the learning-rate grids, then the runs at the tuned rates (which wait for their
@@ -56,9 +82,11 @@ def plan_card(norm: str, tasks: list[str], results_dir: str | Path) -> tuple[Pat
         seeds = ",".join(map(str, protocol.seeds))
         head.append({"board": board_of(task, norm), "task": task, "preset": protocol.preset, "variants": variants,
                      "seeds": seeds, "config": config})  # fmt: skip
-        # the task's config, its presets' claims left to the card (they compare the task's own variants), the card's
-        # variant added where the task does not define it; none of it changes a run's config hash
-        presets: dict[str, Any] = {protocol.preset: {"bench": {"claims": None}}}
+        # the task's config, its presets' claims and reports left to the card (they compare the task's own variants:
+        # SST-2's token report reads none/none and the LM's models), the card's variant added where the task does not
+        # define it; none of it changes a run's config hash
+        reports = {"token_report": None} if load_config(task, protocol.preset)["bench"].get("token_report") else {}
+        presets: dict[str, Any] = {protocol.preset: {"bench": {"claims": None, **reports}}}
         if protocol.grid and protocol.tuned:
             grid_seeds = load_config(task, protocol.grid)["bench"]["seeds"]
             grids.append({"board": board_of(task, norm, "lr"), "task": task, "preset": protocol.grid,
@@ -84,20 +112,20 @@ def make_card(norm: str, tasks: str | list[str] | None = None, results_dir: str 
     """Probe ``norm``, train its card's runs (a bake: ``bake`` holds its options, e.g. ``budget`` in minutes,
     ``gpus``, ``workers``, ``runs_dir``, ``uncommitted``), write ``results/cards/<slug>/card.md``; returns the card's
     folder. A norm that cannot be imported or built is a one-line ``ValueError``."""
-    from normbench.sweep.bake import bake as bake_queue  # the sweep layer trains; imported where it is needed
-    from normbench.sweep.bake import refresh_pages
+    from normbench.sweep.bake import refresh_pages  # the sweep layer trains; imported where it is needed
 
     names = parse_tasks(tasks)
     measured = probed_component(norm, names)  # one line when it cannot be imported or built
     start = time.time()
     facts = {d: probe(measured, d) for d in WIDTHS}
     folder = Path(results_dir) / "cards" / slug(norm)
+    covered = card_tasks(names, folder)
     if any(f.problem for f in facts.values()):
         items: list[dict[str, Any]] = []
     else:
-        queue, items = plan_card(norm, names, results_dir)
-        bake_queue(str(queue), results_dir=results_dir, **bake)
-    card = build_card(norm, facts, names, items, results_dir, wall_time_s=time.time() - start)
+        queue, items = plan_card(norm, covered, results_dir)
+        bake_tasks(queue, items, names, results_dir=results_dir, **bake)
+    card = build_card(norm, facts, covered, items, results_dir, wall_time_s=time.time() - start)
     with atomic_files(folder, last=("card.md", "card.json")) as stage:
         (stage / "card.json").write_text(card.dumps(), encoding="utf-8")
         (stage / "card.md").write_text(render_card(card), encoding="utf-8")

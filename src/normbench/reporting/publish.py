@@ -54,6 +54,22 @@ def read_board(path: Path, elsewhere: str) -> dict[str, Any] | None:
     return doc
 
 
+def read_if_readable(path: Path) -> dict[str, Any] | None:
+    """The JSON object at ``path``, or ``None`` when there is none or it cannot be read as one (for a writer whose
+    publishing check, :func:`check_report`, has already refused an unreadable file unless ``--force``)."""
+    try:
+        return read_board(path, "--results_dir")
+    except Refused:
+        return None
+
+
+def says_the_same(old: dict[str, Any], new: dict[str, Any], volatile: tuple[str, ...]) -> bool:
+    """Whether two builds of a board or report say the same: equal once the ``volatile`` top-level keys (when and
+    where they were built) are left out, so a build that says the same is not written again."""
+    strip = lambda doc: {k: v for k, v in doc.items() if k not in volatile}  # noqa: E731
+    return json.loads(json.dumps(strip(old), default=str)) == json.loads(json.dumps(strip(new), default=str))
+
+
 def unreadable(path: Path, exc: Exception, elsewhere: str) -> Refused:
     """The refusal for a board that exists but cannot be read."""
     reason = one_line(str(exc))[:120]

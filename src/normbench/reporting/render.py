@@ -275,29 +275,44 @@ def closed_text(then: Mapping[str, Any] | None, now: Mapping[str, Any] | None) -
     )
 
 
-def render_superseded(old: Mapping[str, Any] | None, claims: tuple[JudgedClaim, ...]) -> Lines:
-    """The build this board replaced (``supersedes``): each claim's gap to the paper then and now."""
+def render_superseded(
+    old: Mapping[str, Any] | None, claims: tuple[JudgedClaim, ...], variants: tuple[VariantEntry, ...] = ()
+) -> Lines:
+    """The build this board replaced (``supersedes``): each claim's gap to the paper then and now, or, where it
+    judged no claim against a paper value, the configs it showed and those that replace them."""
     if not old:
         return []
     now = {c.id: c for c in claims}
-    lines = [
-        "",
-        "## The build this one replaces",
-        "",
-        f"Built {old.get('generated_at')} at commit `{(old.get('git_commit') or 'unknown')[:12]}`, "
-        f"{old['why']}. Gap to the paper = mean − paper value, 95% interval over seeds.",
-        "",
-        "| claim | role | then: mean (gap [95% CI]) | now: mean (gap [95% CI]) | gap closed |",
-        "|---|---|---|---|---|",
-    ]
+    rows = []
     for then in old.get("claims") or []:
         for role, g in (then.get("gap_to_paper") or {}).items():
             current = now.get(then["id"])
             g_now = ((current.gap_to_paper if current else None) or {}).get(role)
             if g_now is None and current is not None and g is not None:  # a rule that records no gap of its own
                 g_now = gap(values_of((current.per_seed or {}).get(role)), float(g["paper"]))
-            lines.append(f"| `{then['id']}` | {role} | {gap_text(g)} | {gap_text(g_now)} | {closed_text(g, g_now)} |")
+            rows.append(f"| `{then['id']}` | {role} | {gap_text(g)} | {gap_text(g_now)} | {closed_text(g, g_now)} |")
+    built = f"Built {old.get('generated_at')} at commit `{(old.get('git_commit') or 'unknown')[:12]}`, {old['why']}."
+    lines = ["", "## The build this one replaces", ""]
+    if rows:
+        return lines + [
+            f"{built} Gap to the paper = mean − paper value, 95% interval over seeds.",
+            "",
+            "| claim | role | then: mean (gap [95% CI]) | now: mean (gap [95% CI]) | gap closed |",
+            "|---|---|---|---|---|",
+            *rows,
+        ]
+    hashes_now = {v.name: v.config_hash for v in variants}
+    then = old.get("config_hashes") or {}
+    lines += [f"{built} It judged no claim against a paper value, so there is no gap to compare; its configs:", ""]
+    lines += ["| variant | config then | config now |", "|---|---|---|"]
+    for name in sorted(set(then) | set(hashes_now)):
+        lines.append(f"| `{name}` | {code_or_dash(then.get(name))} | {code_or_dash(hashes_now.get(name))} |")
     return lines
+
+
+def code_or_dash(text: str | None) -> str:
+    """``text`` as inline code, or "–" when there is none."""
+    return f"`{text}`" if text else "–"
 
 
 def stored_tolerance(table: list[Mapping[str, Any]], metric: str) -> Mapping[str, Any]:
@@ -574,7 +589,7 @@ def render(board: Board) -> str:
         *claims_table(board),
         *side_by_side(board),
         *against_chance_table(board),
-        *render_superseded(board.supersedes, board.claims),
+        *render_superseded(board.supersedes, board.claims, board.variants),
         *provenance_table(board),
         *render_reproducibility(board.reproducibility),
         *figures(board),

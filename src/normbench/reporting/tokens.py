@@ -12,7 +12,6 @@ kept records (its weights are gone) stands in with the counts the published repo
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -22,6 +21,7 @@ from typing import Any
 from normbench.archive import JudgedClaim, load_record
 from normbench.archive.store import Archive
 from normbench.io import atomic_write_json, atomic_write_text, params_digest
+from normbench.reporting import publish
 from normbench.reporting.claims import judge, load_claims
 from normbench.reporting.claims_view import INTRO, summary_rows
 from normbench.reporting.progress import PlannedRun
@@ -277,7 +277,7 @@ def keep_token_analyses(
     else:
         return 0, 0
     _, planned = plan(task, preset, seeds, variants)
-    published = published_counts(read_report(Path(results_dir) / "sst2" / TOKEN_REPORT), spec["variant"])
+    published = published_counts(publish.read_if_readable(Path(results_dir) / "sst2" / TOKEN_REPORT), spec["variant"])
     read, _ = token_runs(task, planned, archive, published, sentence_loader(config, [], archive))
     kept = sum(
         1
@@ -375,7 +375,7 @@ def write_token_report(
     spec = config["bench"]["token_report"]
     shown = int(spec.get("sentences", 40))
     path = Path(out_dir) / TOKEN_REPORT
-    old = read_report(path)
+    old = publish.read_if_readable(path)
     reads = plan_report(config, runs, plan, archive, old, load_sentences)
     old_sections = (old or {}).get("sections") or {}
     every = [*reads.table4, *(t for runs_ in reads.table3.values() for t in runs_)]
@@ -481,15 +481,6 @@ def on_sentences(run: TokenRun) -> dict[str, str | None]:
     return {"digest": run.sentences, "text": run.sentences_text}
 
 
-def read_report(path: Path) -> dict[str, Any] | None:
-    """The published token report at ``path`` (``None``: none, or not readable as one)."""
-    try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return doc if isinstance(doc, dict) else None
-
-
 def published_runs(doc: dict[str, Any], config: dict[str, Any]) -> dict[tuple[str, int], str | None]:
     """The runs an ``unselectable_tokens.json`` read, named as :func:`report_runs` names them."""
     variant = config["bench"]["token_report"]["variant"]
@@ -573,7 +564,7 @@ def rejudge_token_report(folder: Path) -> list[str] | None:
     nothing is computed from weights), rewriting its claims and its Markdown's claims section where they changed.
     Returns the changed verdicts (``[]``: none changed) or ``None`` where the folder holds no token report."""
     path, md_path = Path(folder) / TOKEN_REPORT, Path(folder) / "unselectable_tokens.md"
-    doc = read_report(path)
+    doc = publish.read_if_readable(path)
     if doc is None or not md_path.is_file():
         return None
     lm_summaries: dict[str, dict[int, dict[str, Any]]] = {}
@@ -617,8 +608,7 @@ def finish(
     claims = judge_tokens(lm_summaries)
     doc["claims"] = claims
     lines += claims_lines(claims)
-    content = lambda d: {k: v for k, v in json.loads(json.dumps(d)).items() if k != "provenance"}  # noqa: E731
-    if old is not None and content(old) == content(doc):
+    if old is not None and publish.says_the_same(old, doc, ("provenance",)):
         print(f"normbench: {out_dir / TOKEN_REPORT} is unchanged (same runs, counts and verdicts)")
         return old
     atomic_write_json(out_dir / TOKEN_REPORT, doc)

@@ -9,7 +9,6 @@ finished runs and its settings, else nothing is written (``force`` replaces it).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -24,7 +23,7 @@ from normbench.reporting.plots import plot_series
 from normbench.reporting.progress import PlannedRun, in_progress
 from normbench.reporting.published import is_stand_in, stand_ins
 from normbench.reporting.shown import keep_analyses, shown_runs
-from normbench.reporting.tokens import TOKEN_REPORT, published_runs, read_report, report_runs, write_token_report
+from normbench.reporting.tokens import TOKEN_REPORT, published_runs, report_runs, write_token_report
 
 # (task, preset, seeds or None, variants) -> (resolved config, planned runs): how a report finds the runs of
 # another sweep (the sst2 token report reads the lm bench's runs); the sweep layer passes its planner
@@ -114,7 +113,7 @@ def write_results(
         publish.check_report(
             out / TOKEN_REPORT,
             lambda doc: published_runs(doc, config),
-            lambda: report_runs(config, runs, plan, archive, read_report(out / TOKEN_REPORT)),
+            lambda: report_runs(config, runs, plan, archive, publish.read_if_readable(out / TOKEN_REPORT)),
             force,
             "--results_dir/--name",
             superseded=superseded,
@@ -210,7 +209,7 @@ def kept_as_published(out: Path, doc: dict[str, Any], force: bool) -> str | None
     if published is None or force:
         return None
     old = published.to_json() if isinstance(published, Board) else published
-    if same_content(old, doc):
+    if publish.says_the_same(old, doc, VOLATILE):
         return f"normbench: {out / 'leaderboard.json'} is unchanged (same runs, values and verdicts)"
     if drift := replicate_drift(old, doc):
         variant, metric, seed, was, now = max(drift, key=lambda d: abs(d[4] - d[3]))
@@ -221,12 +220,6 @@ def kept_as_published(out: Path, doc: dict[str, Any], force: bool) -> str | None
             f"{publish.FORCE}"
         )
     return None
-
-
-def same_content(old: dict[str, Any], new: dict[str, Any]) -> bool:
-    """Whether two builds of a board say the same (everything but when and where they were built)."""
-    strip = lambda doc: {k: v for k, v in doc.items() if k not in VOLATILE}  # noqa: E731
-    return json.loads(json.dumps(strip(old), default=str)) == json.loads(json.dumps(strip(new), default=str))
 
 
 def replicate_drift(old: dict[str, Any], new: dict[str, Any]) -> list[tuple[str, str, int, float, float]]:
