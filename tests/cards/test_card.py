@@ -201,8 +201,16 @@ def test_a_card_told_not_to_train_is_built_from_the_archive_alone(tmp_path: Path
     assert (folder / "bake.yaml").is_file() and (folder / "majority.yaml").is_file()  # the same command trains it
 
 
-def test_a_card_asked_for_one_task_keeps_the_tasks_its_published_card_covers(tmp_path: Path) -> None:
+def test_a_card_asked_for_one_task_keeps_the_tasks_its_published_card_covers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """``--tasks sst2`` trains and rebuilds SST-2 only; the card still covers majority, read from its board."""
+    import normbench.sweep.bake
+
+    baked: list[list[dict]] = []
+    monkeypatch.setattr(
+        normbench.sweep.bake, "bake", lambda queue, **_: baked.append(yaml.safe_load(Path(queue).read_text())["queue"])
+    )
     write_board(tmp_path, {"pre/both": (0.66, 0.89), "pre/scale": (0.69, 0.90), "pre/pnorm": (0.80, 0.895)})
     first = make_card(PNORM, "majority", str(tmp_path), runs_dir=str(tmp_path / "runs"), nice=0, train=False)
     was = yaml.safe_load((first / "card.json").read_text())
@@ -210,8 +218,22 @@ def test_a_card_asked_for_one_task_keeps_the_tasks_its_published_card_covers(tmp
     card = yaml.safe_load((folder / "card.json").read_text())
     assert [t["task"] for t in card["tasks"]] == ["majority", "sst2"]
     assert card["tasks"][0]["headline"] == was["tasks"][0]["headline"]  # the majority section as published
+    assert [{item["task"] for item in queue} for queue in baked] == [{"majority"}, {"sst2"}]  # only what was asked
     queue = yaml.safe_load((folder / "bake.yaml").read_text())["queue"]
     assert {item["task"] for item in queue} == {"majority", "sst2"}  # the card's queue still trains both
+    (folder / "card.json").write_text('{"tasks": [')  # a card that cannot be read is never narrowed
+    with pytest.raises(ValueError, match=r"^results_dir: .*card.json exists but is unreadable"):
+        make_card(PNORM, "sst2", str(tmp_path), runs_dir=str(tmp_path / "runs"), nice=0, train=False)
+
+
+def test_a_card_covers_every_task_with_a_card_board_even_after_a_broken_card(tmp_path: Path) -> None:
+    """A card written while its norm was broken covers no task; its boards still name the tasks it had."""
+    from normbench.cards.make import card_tasks
+
+    write_board(tmp_path, {"pre/both": (0.66, 0.89), "pre/scale": (0.69, 0.90), "pre/pnorm": (0.80, 0.895)})
+    (tmp_path / "cards" / "pnorm").mkdir(parents=True)
+    (tmp_path / "cards" / "pnorm" / "card.json").write_text('{"tasks": []}')
+    assert card_tasks(PNORM, ["lm"], tmp_path) == ["majority", "lm"]
 
 
 def write_tuning_boards(results: Path) -> None:

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from torch import nn
 
-from normbench.cards.probe import inputs, probe
+from normbench.cards.probe import NormFacts, inputs, probe
 
 
 class NaNNorm(nn.Module):
@@ -85,11 +85,21 @@ def test_a_norm_that_cannot_be_imported_is_one_line() -> None:
         probe("nowhere.at_all:Norm", 8)
 
 
-def test_the_speed_is_a_ratio_to_layer_norm_measured_in_one_process() -> None:
+def test_the_speed_is_the_median_ratio_to_layer_norm_over_alternating_rounds() -> None:
+    import statistics
+
+    from normbench.cards.probe import ROUNDS
+    from normbench.cards.render import speed_text
+
     facts = probe("both", 8)
     assert facts.forward_backward_s > 0 and facts.layer_norm_s > 0
-    assert facts.speed_ratio == facts.forward_backward_s / facts.layer_norm_s
+    assert facts.round_ratios is not None and len(facts.round_ratios) == ROUNDS
+    assert facts.speed_ratio == statistics.median(facts.round_ratios)
+    assert min(facts.round_ratios) <= facts.speed_ratio <= max(facts.round_ratios)
     assert facts.to_json()["speed_ratio"] == facts.speed_ratio
+    assert speed_text(facts).endswith(f"over {ROUNDS} rounds)")
+    kept = NormFacts("both", 8, forward_backward_s=2.0, layer_norm_s=1.6)  # a card measured before the rounds
+    assert kept.speed_ratio == 1.25 and speed_text(kept) == "1.25x"
 
 
 @settings(max_examples=20, deadline=None)

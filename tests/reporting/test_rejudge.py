@@ -208,3 +208,23 @@ def test_a_replaced_build_without_paper_claims_lists_its_configs_instead_of_an_e
     assert "judged no claim against a paper value" in text and "gap closed" not in text
     assert f"| `{name}` | `0123456789ab` | `{digest}` |" in lines
     assert "| `pre/gone` | `ba9876543210` | – |" in lines
+
+
+def test_a_build_that_only_adds_a_variant_replaces_no_superseded_build(tmp_path: Path) -> None:
+    """Adding a variant beside runs of the same configs replaces nothing; a block a board carries passes on while its
+    configs are still superseded, and is dropped once they are not."""
+    old = lb.build("majority", "paper-1000", records(), BENCH)
+    hashes = [v.config_hash for v in old.variants]
+    extra = [
+        {**r, "variant": "pre/extra", "config_hash": "extra-hash"} for r in records() if r["variant"] == "pre/both"
+    ]
+    wider = lb.build("majority", "paper-1000", records() + extra, BENCH)
+    lb.write(old, tmp_path, [])
+    bench = {**BENCH, "superseded": "every earlier build"}
+    assert write.superseded_build(tmp_path / "leaderboard.json", wider, bench) is None
+    block = {"why": "w", "config_hashes": {"pre/both": "0ld"}, "claims": []}
+    lb.write(old.with_keys(supersedes=block), tmp_path, [])
+    narrowed = {**BENCH, "superseded": {"why": "w", "configs": ["0ld"]}}
+    assert write.superseded_build(tmp_path / "leaderboard.json", wider, narrowed) == block
+    others = {**BENCH, "superseded": {"why": "w", "configs": hashes[:1] + ["another"]}}
+    assert write.superseded_build(tmp_path / "leaderboard.json", wider, others) is None

@@ -42,3 +42,16 @@ def test_intervals_use_the_finite_values_only() -> None:
     diff = difference_interval([1.0, 2.0, 3.0, NAN], [5.0, 6.0, 7.0, None], ("a", "b"))
     assert diff == difference_interval([1.0, 2.0, 3.0], [5.0, 6.0, 7.0], ("a", "b"))
     assert diff.estimate == -4.0 and diff.excludes_zero() and diff.n == (3, 3)
+
+
+def test_a_null_difference_whose_seeds_agree_and_whose_draws_are_unknown_takes_the_normal_limit() -> None:
+    """All of the SE is the null's and its draws are not known (one draw): no Welch df, the normal interval."""
+    from normbench.reporting.stats import null_difference
+
+    diff = null_difference([0.0, 0.0, 0.0], 0.1, 0.01, 1)
+    assert diff is not None and diff.df is None
+    assert diff.estimate == pytest.approx(-0.1)
+    assert diff.low == pytest.approx(-0.1 - 1.959964 * 0.01) and diff.high == pytest.approx(-0.1 + 1.959964 * 0.01)
+    assert diff.p_value is not None and diff.p_value < 1e-10
+    welch = null_difference([0.0, 0.01, 0.02], 0.1, 0.01, 50)
+    assert welch is not None and welch.df is not None and welch.df > 2

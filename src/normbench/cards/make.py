@@ -29,7 +29,7 @@ from normbench.cards.probe import probe
 from normbench.cards.protocol import TASKS, CardProtocol, board_of, card_variant, probed_component, slug
 from normbench.cards.render import render_card
 from normbench.io import atomic_files
-from normbench.reporting.publish import read_if_readable
+from normbench.reporting.publish import Refused, read_board
 from normbench.training.config import load_config
 
 WIDTHS = (8, 768)  # the majority model's width and GPT-2's
@@ -46,12 +46,18 @@ def parse_tasks(text: str | list[str] | None) -> list[str]:
     return [t for t in TASKS if t in names]
 
 
-def card_tasks(names: list[str], folder: Path) -> list[str]:
-    """The tasks a card covers: ``names`` (those trained and rebuilt now) and every task the published card at
-    ``folder`` already covers, in the card's order."""
-    published = read_if_readable(folder / "card.json") or {}
+def card_tasks(norm: str, names: list[str], results_dir: str | Path) -> list[str]:
+    """The tasks a card covers, in the card's order: ``names`` (those trained and rebuilt now), every task the
+    published card already covers, and every task that has a card board (so a card once written broken, with no
+    task, gets them back). A published card that cannot be read is a one-line ``ValueError``."""
+    path = Path(results_dir) / "cards" / slug(norm) / "card.json"
+    try:
+        published = read_board(path, "--results_dir") or {}
+    except Refused as exc:
+        raise ValueError(f"results_dir: {path} exists but is unreadable; restore it or remove it ({exc})") from None
     had = {t.get("task") for t in published.get("tasks") or [] if isinstance(t, dict)}
-    return [t for t in TASKS if t in names or t in had]
+    boards = {t for t in TASKS if (Path(results_dir) / board_of(t, norm) / "leaderboard.json").is_file()}
+    return [t for t in TASKS if t in names or t in had or t in boards]
 
 
 def bake_tasks(queue: Path, items: list[dict[str, Any]], names: list[str], **bake: Any) -> None:
@@ -119,7 +125,7 @@ def make_card(norm: str, tasks: str | list[str] | None = None, results_dir: str 
     start = time.time()
     facts = {d: probe(measured, d) for d in WIDTHS}
     folder = Path(results_dir) / "cards" / slug(norm)
-    covered = card_tasks(names, folder)
+    covered = card_tasks(norm, names, results_dir)
     if any(f.problem for f in facts.values()):
         items: list[dict[str, Any]] = []
     else:

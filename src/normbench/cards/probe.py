@@ -12,13 +12,15 @@ scale a trained network gives), in float64:
 
 A norm that raises, changes the shape or returns a value that is not finite on these inputs is *broken*:
 :attr:`NormFacts.problem` says how, and nothing else is measured. Speed: forward + backward of the norm against
-``F.layer_norm`` on the same float32 input, each the median of ``torch.utils.benchmark`` runs (a ratio, measured
-in one process, so that the machine cancels out).
+``F.layer_norm`` on the same float32 input, timed in alternating rounds (``torch.utils.benchmark``, one process);
+the ratio is the median of the rounds' ratios, so that the machine, and a load that changes while it is measured,
+cancel out, and the rounds' spread is kept beside it.
 """
 
 from __future__ import annotations
 
 import math
+import statistics
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -31,6 +33,7 @@ from normbench.nn.norms import NormSpec, create_norm, get_component
 TOLERANCE = 1e-6
 SAMPLES = 512
 TIMING_ROWS = {8: 65_536, 768: 1024}  # about 2-3 MB a tensor, as the norm speed benchmark
+ROUNDS = 7  # alternating timing rounds of the norm and F.layer_norm
 
 
 @dataclass(frozen=True)
@@ -46,10 +49,14 @@ class NormFacts:
     declared: dict[str, bool] | None = None  # what the class says (projects, scales)
     forward_backward_s: float | None = None
     layer_norm_s: float | None = None
+    round_ratios: tuple[float, ...] | None = None  # each timing round's forward + backward time over F.layer_norm's
 
     @property
     def speed_ratio(self) -> float | None:
-        """Forward + backward time over ``F.layer_norm``'s (``None`` where not timed)."""
+        """Forward + backward time over ``F.layer_norm``'s: the median of the rounds' ratios (``None`` where not
+        timed; the ratio of the two medians for facts that kept no rounds)."""
+        if self.round_ratios:
+            return statistics.median(self.round_ratios)
         if self.forward_backward_s is None or not self.layer_norm_s:
             return None
         return self.forward_backward_s / self.layer_norm_s
@@ -106,11 +113,21 @@ def probe(component: str, d: int, options: dict[str, Any] | None = None, *, timi
     if not timing:
         return facts
     ours, reference = forward_backward_times(norm.float(), d)
-    return NormFacts(**{**asdict(facts), "forward_backward_s": ours, "layer_norm_s": reference})
+    return NormFacts(
+        **{
+            **asdict(facts),
+            "forward_backward_s": statistics.median(ours),
+            "layer_norm_s": statistics.median(reference),
+            "round_ratios": tuple(a / b for a, b in zip(ours, reference, strict=True)),
+        }
+    )
 
 
-def forward_backward_times(norm: torch.nn.Module, d: int, min_run_time: float = 0.2) -> tuple[float, float]:
-    """Median seconds of one forward + backward of ``norm`` and of ``F.layer_norm`` on the same float32 input."""
+def forward_backward_times(
+    norm: torch.nn.Module, d: int, rounds: int = ROUNDS, min_run_time: float = 0.03
+) -> tuple[list[float], list[float]]:
+    """Per round, the median seconds of one forward + backward of ``norm`` and then of ``F.layer_norm`` on the same
+    float32 input (rounds alternate the two, so that both see the same load)."""
     x = torch.randn(TIMING_ROWS.get(d, 4096), d, requires_grad=True, device=torch.device("cpu"))
     grad = torch.ones_like(x)
 
@@ -118,8 +135,12 @@ def forward_backward_times(norm: torch.nn.Module, d: int, min_run_time: float = 
         x.grad = None
         fn(x).backward(grad)
 
-    times = []
-    for fn in (norm, lambda t: F.layer_norm(t, (d,))):
-        timer = benchmark.Timer(stmt="step(fn)", globals={"step": step, "fn": fn})
-        times.append(float(timer.blocked_autorange(min_run_time=min_run_time).median))
-    return times[0], times[1]
+    timers = [
+        benchmark.Timer(stmt="step(fn)", globals={"step": step, "fn": fn})
+        for fn in (norm, lambda t: F.layer_norm(t, (d,)))
+    ]
+    ours, reference = [], []
+    for _ in range(rounds):
+        ours.append(float(timers[0].blocked_autorange(min_run_time=min_run_time).median))
+        reference.append(float(timers[1].blocked_autorange(min_run_time=min_run_time).median))
+    return ours, reference

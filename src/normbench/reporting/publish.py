@@ -55,8 +55,9 @@ def read_board(path: Path, elsewhere: str) -> dict[str, Any] | None:
 
 
 def read_if_readable(path: Path) -> dict[str, Any] | None:
-    """The JSON object at ``path``, or ``None`` when there is none or it cannot be read as one (for a writer whose
-    publishing check, :func:`check_report`, has already refused an unreadable file unless ``--force``)."""
+    """The JSON object at ``path``, or ``None`` when there is none or it cannot be read as one: for what a build
+    reads from a published report (its stand-ins' counts, its sentences), whose publishing check,
+    :func:`check_report`, refuses an unreadable one before anything is written unless ``--force``."""
     try:
         return read_board(path, "--results_dir")
     except Refused:

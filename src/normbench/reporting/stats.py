@@ -103,8 +103,9 @@ def null_difference(
     level: float = LEVEL,
 ) -> Interval | None:
     """Welch interval (at ``level``) of mean(sample) − a null's mean estimated from ``null_draws`` random draws with
-    standard error ``null_sem``: SE = sqrt(s²/n + sem²), Welch-Satterthwaite df with n − 1 and draws − 1; its
-    two-sided p-value. ``None`` without a finite value; no interval with one value."""
+    standard error ``null_sem``: SE = sqrt(s²/n + sem²), Welch-Satterthwaite df with n − 1 and draws − 1 (the
+    normal limit where the seeds agree exactly and the null's draws are not known); its two-sided p-value. ``None``
+    without a finite value; no interval with one value."""
     sample = values_of(sample)
     if not sample:
         return None
@@ -116,7 +117,11 @@ def null_difference(
     se = math.sqrt(va + vb)
     if se == 0.0:
         return Interval(diff, diff, diff, n, 0.0 if diff else 1.0, of=names)
-    df = (va + vb) ** 2 / (va**2 / (n[0] - 1) + (vb**2 / (n[1] - 1) if n[1] > 1 else 0.0))
+    denominator = va**2 / (n[0] - 1) + (vb**2 / (n[1] - 1) if n[1] > 1 else 0.0)
+    if denominator == 0.0:  # all of the SE is the null's, whose draws are not known: its normal limit
+        half = scipy_stats.norm.ppf(0.5 + level / 2) * se
+        return Interval(diff, diff - half, diff + half, n, float(2 * scipy_stats.norm.sf(abs(diff) / se)), of=names)
+    df = (va + vb) ** 2 / denominator
     half = scipy_stats.t.ppf(0.5 + level / 2, df) * se
     p = 2 * scipy_stats.t.sf(abs(diff) / se, df)
     return Interval(diff, diff - half, diff + half, n, float(p), of=names, df=float(df))

@@ -562,9 +562,12 @@ def judge_tokens(lm_summaries: dict[str, dict[int, dict[str, Any]]]) -> list[dic
 def rejudge_token_report(folder: Path) -> list[str] | None:
     """Judge a published token report's claims again from the per-seed counts it holds (today's claims and rules;
     nothing is computed from weights), rewriting its claims and its Markdown's claims section where they changed.
-    Returns the changed verdicts (``[]``: none changed) or ``None`` where the folder holds no token report."""
+    Returns the changed verdicts (``[]``: none changed) or ``None`` where the folder holds no token report; one that
+    cannot be read is a one-line ``ValueError``."""
     path, md_path = Path(folder) / TOKEN_REPORT, Path(folder) / "unselectable_tokens.md"
     doc = publish.read_if_readable(path)
+    if doc is None and path.exists():
+        raise ValueError(f"report: {path} exists but is unreadable (not a JSON object); restore it")
     if doc is None or not md_path.is_file():
         return None
     lm_summaries: dict[str, dict[int, dict[str, Any]]] = {}
@@ -608,7 +611,7 @@ def finish(
     claims = judge_tokens(lm_summaries)
     doc["claims"] = claims
     lines += claims_lines(claims)
-    if old is not None and publish.says_the_same(old, doc, ("provenance",)):
+    if old is not None and publish.says_the_same(old, doc, ("provenance", "rejudged")):
         print(f"normbench: {out_dir / TOKEN_REPORT} is unchanged (same runs, counts and verdicts)")
         return old
     atomic_write_json(out_dir / TOKEN_REPORT, doc)

@@ -9,7 +9,7 @@ finished runs and its settings, else nothing is written (``force`` replaces it).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -192,8 +192,9 @@ def keep_facts(out: Path) -> None:
             print(f"normbench: archived the data fact {path} (commit it with the board)")
 
 
-# when and where a board was built (its citation names the commit), and the figure files it lists
-VOLATILE = ("generated_at", "provenance", "citation", "figures")
+# when and where a board was built (its citation names the commit), the figure files it lists, and when its claims
+# were last judged again from its own values (`normbench rejudge`)
+VOLATILE = ("generated_at", "provenance", "citation", "figures", "rejudged")
 
 
 class KeptAsPublished(Exception):
@@ -252,8 +253,8 @@ def order_plots(plots: list[str], folder: Path) -> list[str]:
 def superseded_build(path: Path, board: Board, bench_cfg: dict[str, Any]) -> dict[str, Any] | None:
     """What the published board at ``path`` said, when ``board`` replaces it as a build of superseded configs
     (``bench.superseded``): its date, commit, configs and claims with their gaps to the paper, kept so
-    the new board shows whether the change closed them. A board that already carries such a block
-    for the same runs passes it on."""
+    the new board shows whether the change closed them. A build that replaces no superseded config (the same runs,
+    or a variant added) passes on the block the board carries, while its configs are still superseded."""
     superseded = publish.superseded_configs(bench_cfg)
     if not superseded or not path.is_file():
         return None
@@ -261,10 +262,16 @@ def superseded_build(path: Path, board: Board, bench_cfg: dict[str, Any]) -> dic
         old = load_board(path)
     except BoardError as exc:
         raise publish.unreadable(path, exc, "--results_dir/--name") from None
+
+    def applies(hashes: Iterable[str | None]) -> bool:
+        return any(superseded is True or h in superseded for h in hashes)
+
     old_hashes = {v.name: v.config_hash for v in old.variants}
     new_hashes = {v.name: v.config_hash for v in board.variants}
-    if old_hashes == new_hashes or not any(superseded is True or h in superseded for h in old_hashes.values()):
-        return old.supersedes
+    replaced = [h for name, h in old_hashes.items() if new_hashes.get(name) != h]  # runs of another config now
+    if not applies(replaced):  # nothing superseded is replaced: a block still about superseded configs passes on
+        kept = old.supersedes
+        return kept if kept and applies((kept.get("config_hashes") or {}).values()) else None
     why = bench_cfg["superseded"]["why"] if isinstance(bench_cfg["superseded"], dict) else bench_cfg["superseded"]
     return {
         "generated_at": old.generated_at,
