@@ -275,3 +275,35 @@ def test_a_bake_keeps_the_token_analyses_or_says_in_one_line_why_not(tmp_path: P
     keep_token_analyses_here(items, str(tmp_path / "runs"), str(tmp_path / "results"), archive)
     assert asked == [("lm", "quick", [0, 1, 3, 4])]
     assert "the sst2 token report reads 7 of the queued runs; 5 token analyses are kept" in capsys.readouterr().out
+
+
+def test_a_board_waiting_for_its_grid_is_queued_once_the_grid_is_trained(monkeypatch, capsys) -> None:
+    """When no run of the tuning grid is pending any more, the grid's board is rebuilt and the waiting board's runs
+    join the queue where their item stands (before later items), in the same bake."""
+    from types import SimpleNamespace
+
+    from normbench.sweep import bake as bake_module
+    from normbench.sweep.bake import QueueItem, Slot, in_queue_order, release_waiting
+
+    grid, tuned, later = (
+        QueueItem(board, "majority", preset, ("pre/both",), (0,), None)
+        for board, preset in (("majority/lr", "lr"), ("majority/tuned", "tuned"), ("majority/more", "quick"))
+    )
+    items = [grid, tuned, later]
+
+    def slot(item: QueueItem, seed: int, state: str = "not started") -> Slot:
+        return Slot(item, SimpleNamespace(config_hash=f"{item.board}-hash", seed=seed), state)
+
+    rebuilt: list[str] = []
+    monkeypatch.setattr(bake_module, "rebuild", lambda item, *a, **k: rebuilt.append(item.board))
+    monkeypatch.setattr(bake_module, "survey", lambda its, *a, **k: [slot(tuned, 0, "finished"), slot(tuned, 1)])
+    waiting = [(tuned, "majority/lr")]
+    assert release_waiting(waiting, [slot(grid, 101), slot(later, 0)], items, None, "runs", "results") == []
+    assert waiting == [(tuned, "majority/lr")] and rebuilt == []  # a grid run still pending: it waits
+    queue_left = [slot(later, 0)]
+    new = release_waiting(waiting, queue_left, items, None, "runs", "results")
+    assert [(s.item.board, s.run.seed) for s in new] == [("majority/tuned", 1)]  # the finished run is not queued
+    assert waiting == [] and rebuilt == ["majority/lr"]
+    assert "results/majority/lr/ is finished: 1 runs of results/majority/tuned/ queued" in capsys.readouterr().out
+    in_queue_order(queue_left, new, items)
+    assert [s.item.board for s in queue_left] == ["majority/tuned", "majority/more"]

@@ -26,7 +26,12 @@ RATES = ("shared", "tuned")
 
 class ChoiceNotReady(ValueError):
     """The choice board a tuned board reads is not built yet, or its grid is not finished (one line): the choice is
-    made once, on the whole grid, so a bake leaves the tuned board for later."""
+    made once, on the whole grid, so a bake leaves the tuned board until that grid is done. ``board``: the choice
+    board (``majority/lr``)."""
+
+    def __init__(self, message: str, board: str = "") -> None:
+        super().__init__(message)
+        self.board = board
 
 
 def check_spec(spec: Any) -> dict[str, Any]:
@@ -63,7 +68,8 @@ def resolve(spec: Any, names: list[str], results_dir: str | Path) -> dict[str, A
     except FileNotFoundError:
         raise ChoiceNotReady(
             f"bench.tuned.choice: {path}/leaderboard.json does not exist; train that board's grid first "
-            f"(normbench bake)"
+            f"(normbench bake)",
+            spec["choice"],
         ) from None
     except BoardError as exc:
         raise ValueError(f"bench.tuned.choice: {exc}") from None
@@ -73,7 +79,8 @@ def resolve(spec: Any, names: list[str], results_dir: str | Path) -> dict[str, A
     if board.planned_runs is not None and (board.finished_runs or 0) < board.planned_runs:
         raise ChoiceNotReady(
             f"bench.tuned.choice: {path}/leaderboard.json has {board.finished_runs or 0} of its {board.planned_runs} "
-            f"runs; the values are chosen once its grid is finished (normbench bake)"
+            f"runs; the values are chosen once its grid is finished (normbench bake)",
+            spec["choice"],
         )
     axis = choice["axis"]
     split = [s for s in (split_name(n, axis) for n in names) if s is not None]

@@ -24,6 +24,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -162,9 +163,16 @@ class Slot:
     alone: bool = False  # trained alone even where its seeds could be stacked (its stack did not train it)
 
 
-def survey(items: list[QueueItem], archive: Archive, runs_dir: str, restore: bool = True) -> list[Slot]:
+Waiting = list[tuple[QueueItem, str]]
+"""Queue items judged at tuned values whose choice board (the second, ``majority/lr``) is not finished yet."""
+
+
+def survey(
+    items: list[QueueItem], archive: Archive, runs_dir: str, restore: bool = True, waiting: Waiting | None = None
+) -> list[Slot]:
     """Every queued run in priority order (items in order; in each, seed by seed across the variants), with
-    unfinished archived runs restored into ``runs_dir`` where they are further than the local ones."""
+    unfinished archived runs restored into ``runs_dir`` where they are further than the local ones. An item whose
+    tuning grid is not finished is left out, said in one line, and added to ``waiting``."""
     slots: list[Slot] = []
     seen: set[tuple[str, str, int]] = set()
     for item in items:
@@ -182,6 +190,8 @@ def survey(items: list[QueueItem], archive: Archive, runs_dir: str, restore: boo
             )
         except ChoiceNotReady as exc:  # a board judged at tuned rates waits for its tuning grid
             print(f"normbench: bake: results/{item.board}/ waits: {exc}", file=sys.stderr)
+            if waiting is not None:
+                waiting.append((item, exc.board))
             continue
         order = {v: i for i, v in enumerate(item.variants)}
         for run in sorted(runs, key=lambda r: (r.seed, order.get(r.variant, len(order)))):
@@ -191,6 +201,46 @@ def survey(items: list[QueueItem], archive: Archive, runs_dir: str, restore: boo
             seen.add(key)
             slots.append(stand(item, run, archive, restore))
     return slots
+
+
+def release_waiting(
+    waiting: Waiting, pending: list[Slot], items: list[QueueItem], archive: Archive, runs_dir: str, results_dir: str,
+    uncommitted: bool = False,
+) -> list[Slot]:  # fmt: skip
+    """The runs of the waiting items whose choice board this queue trains and has no run ``pending`` of any more: that
+    board is rebuilt (its grid finished, the values are chosen) and the items are planned again, so a tuning grid and
+    the runs at its chosen values train in one bake. Released items leave ``waiting``, ready or not."""
+    busy = {s.item.board for s in pending}
+    ready = [(item, board) for item, board in waiting if board not in busy and any(i.board == board for i in items)]
+    if not ready:
+        return []
+    for board in dict.fromkeys(board for _, board in ready):
+        try:
+            rebuild(next(i for i in items if i.board == board), items, runs_dir, results_dir, uncommitted=uncommitted)
+        except Refused as exc:
+            print(f"normbench: bake: {board} kept as published: {exc}")
+    queued = {(s.item.task, str(s.run.config_hash), s.run.seed) for s in pending}
+    released: list[Slot] = []
+    for item, board in ready:
+        waiting.remove((item, board))
+        still: Waiting = []
+        slots = [
+            s
+            for s in survey([item], archive, runs_dir, waiting=still)
+            if s.state != "finished" and (s.item.task, str(s.run.config_hash), s.run.seed) not in queued
+        ]
+        if not still:
+            print(f"normbench: bake: results/{board}/ is finished: {len(slots)} runs of results/{item.board}/ queued")
+            released += slots
+    return released
+
+
+def in_queue_order(queue_left: list[Slot], new: list[Slot], items: list[QueueItem]) -> None:
+    """Put ``new`` slots into ``queue_left`` where their item stands in the queue (before later items' runs)."""
+    rank = {id(item): i for i, item in enumerate(items)}
+    for slot in new:
+        at = next((k for k, s in enumerate(queue_left) if rank[id(s.item)] > rank[id(slot.item)]), len(queue_left))
+        queue_left.insert(at, slot)
 
 
 def local_steps(run: Run, record: dict[str, Any]) -> int:
@@ -317,7 +367,8 @@ def bake(
     start = time.time()
     items = load_queue(queue)
     archive = Archive(results_dir)
-    slots = survey(items, archive, runs_dir, restore=not dry_run)
+    waiting: Waiting = []
+    slots = survey(items, archive, runs_dir, restore=not dry_run, waiting=waiting)
     report = BakeReport(finished_before=sum(s.state == "finished" for s in slots))
     todo = [s for s in slots if s.state != "finished"]
     # stable: the runs nearest their end first (what is started finishes first), then the queue's order
@@ -338,10 +389,17 @@ def bake(
     running: dict[int, tuple[subprocess.Popen, list[Slot]]] = {}
     queue_left = list(todo) if train else []
     stack = deadline is None and not gpu_ids  # stacks keep no checkpoint; on GPUs they trained slower (docs/archive.md)
+
+    def release(pending: list[Slot]) -> None:  # the runs of items whose tuning grid has just finished join the queue
+        new = release_waiting(waiting, pending, items, archive, runs_dir, results_dir, uncommitted)
+        todo.extend(new)
+        in_queue_order(queue_left, new, items)
+
     try:
         changed = train_queue(
-            queue_left, running, shares, deadline, archive, report, runs_dir, results_dir, gpu_ids, uncommitted, stack
-        )
+            queue_left, running, shares, deadline, archive, report, runs_dir, results_dir, gpu_ids, uncommitted, stack,
+            release=release if waiting and train else None,
+        )  # fmt: skip
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the runs started stop too, checkpointed and archived, then it ends
         stop_runs([proc for proc, _ in running.values()])
         started = [slot.run for _, batch in running.values() for slot in batch]
@@ -384,12 +442,19 @@ def bake(
 def train_queue(
     queue_left: list[Slot], running: dict[int, tuple[subprocess.Popen, list[Slot]]], shares: list[set[int]],
     deadline: float | None, archive: Archive, report: BakeReport, runs_dir: str, results_dir: str,
-    gpu_ids: list[str], uncommitted: bool, stack: bool = False,
+    gpu_ids: list[str], uncommitted: bool, stack: bool = False, release: Callable[[list[Slot]], None] | None = None,
 ) -> set[str]:  # fmt: skip
     """Launch the queued runs as slots free up (``running``: slot index -> its process and runs; ``stack``: seeds of
     a variant stacked where that pays), archive each as it ends; the boards whose runs changed. A seed its stack did
-    not finish goes back to the front of the queue, to train alone."""
+    not finish goes back to the front of the queue, to train alone. ``release(pending)``, called before the first
+    launch and after each run ends, queues the runs that waited for a grid no longer pending."""
     changed: set[str] = set()
+
+    def pending() -> list[Slot]:
+        return [*queue_left, *(slot for _, batch in running.values() for slot in batch)]
+
+    if release is not None:
+        release(pending())
     while queue_left or running:
         free = [i for i in range(len(shares)) if i not in running]
         time_left = None if deadline is None else deadline - time.time()
@@ -413,6 +478,8 @@ def train_queue(
                 changed.add(batch[0].item.board)
             if len(batch) > 1:  # a seed the stack did not finish (e.g. a norm vmap cannot map) is trained alone
                 queue_left[:0] = [dataclasses.replace(s, alone=True) for s in batch if not is_finished(s.run)]
+            if release is not None:
+                release(pending())
     return changed
 
 
