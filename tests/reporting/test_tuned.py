@@ -175,3 +175,14 @@ def test_the_choice_waits_for_its_whole_grid(tmp_path: Path) -> None:
         tuned.resolve({"choice": "majority/lr", "shared": 0.001}, NAMES, results)
     with pytest.raises(tuned.ChoiceNotReady, match="does not exist"):
         tuned.resolve({"choice": "majority/other", "shared": 0.001}, NAMES, results)
+
+
+def test_a_choice_made_on_a_smaller_grid_than_the_configs_waits_for_the_new_values(tmp_path: Path) -> None:
+    """A grid that grew (a rate added to the config) makes the published choice stale, complete as that board is:
+    the tuned runs wait until the choice is made again on the whole grid."""
+    results = choice_board(tmp_path, TUNING)
+    grown = NAMES + ["pre/a,lr=0.03", "pre/b,lr=0.03"]
+    with pytest.raises(tuned.ChoiceNotReady, match=r"chose pre/a's lr among 3 of the 4 grid values \(not 0\.03\)") as e:
+        tuned.resolve({"choice": "majority/lr", "shared": 0.001}, grown, results)
+    assert e.value.board == "majority/lr"
+    assert tuned.resolve({"choice": "majority/lr", "shared": 0.001}, NAMES, results)["bases"][0]["chosen"] == "0.003"

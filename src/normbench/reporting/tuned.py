@@ -92,6 +92,16 @@ def resolve(spec: Any, names: list[str], results_dir: str | Path) -> dict[str, A
             f"bench.tuned.shared: {spec['shared']!r} is not a point of the {axis} grid ({', '.join(grid_values)})"
         )
     groups = {g["base"]: g for g in choice.get("groups") or []}
+    for base in bases:
+        chosen_among = {str(r["value"]) for r in (groups.get(base) or {}).get("rows") or []}
+        missing = [v for v in grid_values if not any(same_value(c, v) for c in chosen_among)]
+        if groups.get(base) and missing:  # the board was built on a smaller grid than the config's: choose again
+            raise ChoiceNotReady(
+                f"bench.tuned.choice: {path}/leaderboard.json chose {base}'s {axis} among "
+                f"{len(grid_values) - len(missing)} of the {len(grid_values)} grid values (not {', '.join(missing)}); "
+                f"it is built again once those runs are trained (normbench bake)",
+                spec["choice"],
+            )
     rows = []
     for base in bases:
         group = groups.get(base) or {}
