@@ -394,7 +394,8 @@ def test_sst2_chooses_on_held_out_sentences_and_judges_on_every_phrase_at_the_qu
     assert grid_config["data"]["init_args"]["holdout"] == 872 and grid_config["bench"]["choice"]["metric"] == "val_acc"
     _, quick = plan_runs("sst2", "quick", seeds=[0], variants=["post/both", "none/none"])
     assert grid[2].variant == "post/both,lr=0.001" and grid[2].config_hash != quick[0].config_hash
-    accs = {"0.0003": 0.70, "0.001": 0.80, "0.002": 0.82}
+    accs = {"0.0003": 0.70, "0.0006": 0.75, "0.001": 0.80, "0.002": 0.82, "0.004": 0.78}  # the config's grid
+    assert [r.variant.split("lr=")[1] for r in grid] == list(accs)
     records = [
         make_record(f"{base},lr={lr}", 100 + s, series={"val/acc": [[3000, acc + (base == "none/none") * 0.1 * s]]})
         for base in ("post/both", "none/none")
@@ -416,17 +417,20 @@ def test_sst2_chooses_on_held_out_sentences_and_judges_on_every_phrase_at_the_qu
 def test_the_tuned_preset_plans_each_variants_shared_and_chosen_rate(tmp_path: Path) -> None:
     """``bench.tuned``: of the lr grid, each base keeps 1e-3 and the rate the lr board chose for it; a point that is
     neither is one line; the shared runs are the quick-10 board's (the same config hash)."""
+    import math
+
     from normbench.archive.board import dumps_board
     from normbench.reporting import leaderboard as lb
     from tests.factories import make_record
 
-    accs = {"0.001": 0.8, "0.003": 0.9, "0.01": 0.85}
+    _, grid = plan_runs("majority", "lr", seeds=[100], variants=["pre/both"])  # the config's whole grid
+    best = {"pre/both": 0.003, "pre/scale": 0.01}
     records = [
         make_record(
-            f"{base},lr={lr}", 100 + s, series={"test/acc": [[5000, acc + (base == "pre/scale") * float(lr) * 10]]}
+            f"{base},lr={lr}", 100 + s, series={"test/acc": [[5000, 0.9 - 0.05 * abs(math.log(float(lr) / peak))]]}
         )
-        for base in ("pre/both", "pre/scale")
-        for lr, acc in accs.items()
+        for base, peak in best.items()
+        for lr in (run.variant.split("lr=")[1] for run in grid)
         for s in range(2)
     ]
     bench = {"metrics": {"test_acc@5000": {"series": "test/acc", "at_step": 5000}}}
