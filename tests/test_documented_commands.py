@@ -301,6 +301,7 @@ def test_nox_installs_with_uv_where_it_is_installed_and_with_pip_otherwise() -> 
     noxfile = sys.modules["documented_noxfile"]
     with_uv = noxfile.install_commands("/opt/uv")
     assert [c[:3] for c in with_uv] == [["/opt/uv", "pip", "install"]] and with_uv[0][-1].endswith("[dev]")
+    assert "--compile-bytecode" in with_uv[0]  # uv compiles nothing unless asked
     assert noxfile.create_command("/opt/uv")[:2] == ["/opt/uv", "venv"]
     with_pip = noxfile.install_commands(None)
     assert [c[1:4] for c in with_pip] == [["-m", "pip", "install"]] * 2 and with_pip[-1][-1].endswith("[dev]")

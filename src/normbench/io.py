@@ -127,6 +127,14 @@ def cache_root() -> Path:
     return Path(os.environ.get("NORMBENCH_CACHE", Path.home() / ".cache" / "normbench"))
 
 
+def load_yaml(text: str) -> Any:
+    """``yaml.safe_load`` through libyaml where PyYAML was built with it (the same safe tags and resolvers, about ten
+    times faster on a task config than the pure-Python parser)."""
+    import yaml
+
+    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+
+
 def read_yaml(path: Any, field: str = "config") -> Any:
     """The YAML file ``path`` (a path, or a package resource) parsed; a file that is not UTF-8 or not valid
     YAML is one ``ValueError`` naming ``field``, the file and the line (``config: tiny.yaml:3:5: ...``)."""
@@ -137,7 +145,7 @@ def read_yaml(path: Any, field: str = "config") -> Any:
     except UnicodeDecodeError as exc:
         raise ValueError(f"{field}: {path}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
     try:
-        return yaml.safe_load(text)
+        return load_yaml(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f":{mark.line + 1}:{mark.column + 1}" if mark is not None else ""

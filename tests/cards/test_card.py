@@ -222,8 +222,9 @@ def test_a_card_asked_for_one_task_keeps_the_tasks_its_published_card_covers(
     queue = yaml.safe_load((folder / "bake.yaml").read_text())["queue"]
     assert {item["task"] for item in queue} == {"majority", "sst2"}  # the card's queue still trains both
     (folder / "card.json").write_text('{"tasks": [')  # a card that cannot be read is never narrowed
-    with pytest.raises(ValueError, match=r"^results_dir: .*card.json exists but is unreadable"):
+    with pytest.raises(ValueError, match=r"^results_dir: .*card.json exists but is unreadable \(") as exc:
         make_card(PNORM, "sst2", str(tmp_path), runs_dir=str(tmp_path / "runs"), nice=0, train=False)
+    assert str(exc.value).count("card.json") == 1 and "--force" not in str(exc.value)  # one line, one remedy
 
 
 def test_a_card_covers_every_task_with_a_card_board_even_after_a_broken_card(tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from normbench.reporting import chance_rules
 from normbench.reporting.chance_rules import chance_claims, paper_chance
 from normbench.reporting.claims import judge
 
@@ -66,7 +67,8 @@ def test_growth_is_judged_against_the_nulls_growth() -> None:
     assert judged["difference"]["estimate"] == pytest.approx(0.155 - 0.25, abs=1e-3)
 
 
-def test_the_papers_value_beside_the_null_at_its_key_counts() -> None:
+def test_the_papers_value_beside_the_null_at_its_key_counts(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(chance_rules, "PAPER_CHANCE_SETS", 16)  # standard error ~0.004: the bounds stay 5 SE away
     claim = {"id": "t", "paper": {"without_scaling": 0.51}, "chance_at": {"role": "without_scaling", "d": 7,
                                                                         "n": [768, 1024]}}  # fmt: skip
     result = paper_chance(claim)

@@ -93,6 +93,25 @@ def test_the_model_summary_only_with_verbose(tmp_path: Path, monkeypatch: pytest
     assert not (tmp_path / "runs").exists()
 
 
+def test_command_lines_in_one_process_share_a_parser_and_keep_their_own_models(tmp_path: Path) -> None:
+    """The parser is built once per process and reused; each command line still builds its own model, with its own
+    saved hyperparameters and identity (the shared parser instantiates through the latest CLI)."""
+    from normbench.training.cli import NormbenchCLI
+
+    base = ["--config", CONFIG, f"--runs_dir={tmp_path / 'runs'}"]
+    wide = NormbenchCLI(args=[*base, "--model.init_args.arch.d_model=16"])
+    narrow = NormbenchCLI(args=[*base, "--model.init_args.arch.attn_norm.component=scale"])
+    again = NormbenchCLI(args=[*base, "--model.init_args.arch.d_model=16"])
+    assert narrow.parser is wide.parser is again.parser
+    assert (wide.model.arch.d_model, narrow.model.arch.d_model) == (16, 8)
+    assert narrow.model.hparams["arch"]["attn_norm"]["component"] == "scale"
+    assert (
+        wide.model.hparams["arch"]["attn_norm"]["component"] == "both" and wide.model.hparams["arch"]["d_model"] == 16
+    )
+    assert len({wide.config_hash, narrow.config_hash}) == 2 and again.config_hash == wide.config_hash
+    assert not (tmp_path / "runs").exists()
+
+
 def test_preset_is_merged_and_overrides_win() -> None:
     quick = load_config(CONFIG, "quick")
     assert quick["preset"] == "quick" and quick["trainer"]["max_steps"] == 5000

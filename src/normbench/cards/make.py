@@ -28,6 +28,7 @@ from normbench.cards.build import build_card
 from normbench.cards.probe import probe
 from normbench.cards.protocol import TASKS, CardProtocol, board_of, card_variant, probed_component, slug
 from normbench.cards.render import render_card
+from normbench.errors import one_line
 from normbench.io import atomic_files
 from normbench.reporting.publish import Refused, read_board
 from normbench.training.config import load_config
@@ -54,7 +55,8 @@ def card_tasks(norm: str, names: list[str], results_dir: str | Path) -> list[str
     try:
         published = read_board(path, "--results_dir") or {}
     except Refused as exc:
-        raise ValueError(f"results_dir: {path} exists but is unreadable; restore it or remove it ({exc})") from None
+        reason = one_line(str(exc.__cause__ or exc))[:120]
+        raise ValueError(f"results_dir: {path} exists but is unreadable ({reason}); restore it or remove it") from None
     had = {t.get("task") for t in published.get("tasks") or [] if isinstance(t, dict)}
     boards = {t for t in TASKS if (Path(results_dir) / board_of(t, norm) / "leaderboard.json").is_file()}
     return [t for t in TASKS if t in names or t in had or t in boards]

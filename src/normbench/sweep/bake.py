@@ -162,6 +162,16 @@ class Slot:
     step: int = 0
     alone: bool = False  # trained alone even where its seeds could be stacked (its stack did not train it)
 
+    @property
+    def key(self) -> tuple[str, str, int]:
+        """The run's identity in the archive: (task, config hash, seed)."""
+        return run_key(self.item, self.run)
+
+
+def run_key(item: QueueItem, run: Run) -> tuple[str, str, int]:
+    """(task, config hash, seed): one run however many queue items ask for it."""
+    return item.task, str(run.config_hash), run.seed
+
 
 Waiting = list[tuple[QueueItem, str]]
 """Queue items judged at tuned values whose choice board (the second, ``majority/lr``) is not finished yet."""
@@ -195,7 +205,7 @@ def survey(
             continue
         order = {v: i for i, v in enumerate(item.variants)}
         for run in sorted(runs, key=lambda r: (r.seed, order.get(r.variant, len(order)))):
-            key = (item.task, str(run.config_hash), run.seed)
+            key = run_key(item, run)
             if key in seen:
                 continue
             seen.add(key)
@@ -219,15 +229,13 @@ def release_waiting(
             rebuild(next(i for i in items if i.board == board), items, runs_dir, results_dir, uncommitted=uncommitted)
         except Refused as exc:
             print(f"normbench: bake: {board} kept as published: {exc}")
-    queued = {(s.item.task, str(s.run.config_hash), s.run.seed) for s in pending}
+    queued = {s.key for s in pending}
     released: list[Slot] = []
     for item, board in ready:
         waiting.remove((item, board))
         still: Waiting = []
         slots = [
-            s
-            for s in survey([item], archive, runs_dir, waiting=still)
-            if s.state != "finished" and (s.item.task, str(s.run.config_hash), s.run.seed) not in queued
+            s for s in survey([item], archive, runs_dir, waiting=still) if s.state != "finished" and s.key not in queued
         ]
         if not still:
             print(f"normbench: bake: results/{board}/ is finished: {len(slots)} runs of results/{item.board}/ queued")

@@ -376,7 +376,7 @@ def plan_runs(
             except Exception as exc:  # noqa: BLE001 - reported as one line naming the variant
                 raise ValueError(f"{one_line(str(exc))} (variant {name!r})") from exc
             config_hash, label = cli.config_hash, cli.run_label
-            resolved = cli.resolved_config()
+            resolved = cli.identity_config
             trainer, data = resolved.get("trainer") or {}, resolved.get("data") or {}
             if config_hash in planned:  # e.g. a grid's placement-none cells: one network, planned once
                 print(

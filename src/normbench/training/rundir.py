@@ -16,6 +16,7 @@ model share it, while two that differ never share a directory::
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import re
@@ -27,6 +28,7 @@ import yaml
 
 from normbench.data.tokenizer import TOKENIZER_FILE
 from normbench.errors import short_key
+from normbench.io import load_yaml
 from normbench.tasks.trust import record_class, registered_classes, untrusted_norms
 
 # The numerics version of the training code: bumped by any change that moves a number of a run whose
@@ -249,10 +251,20 @@ def _base_config(args: list[str]) -> dict[str, Any]:
     if text is None:
         return {}
     try:
-        loaded = yaml.safe_load(
+        return _parsed_config(
             Path(text).read_text(encoding="utf-8") if "\n" not in text and Path(text).is_file() else text
         )
-    except (OSError, yaml.YAMLError):
+    except OSError:
+        return {}
+
+
+@functools.lru_cache(maxsize=16)
+def _parsed_config(text: str) -> dict[str, Any]:
+    """A config's YAML text as a dict (``{}`` when it is not one), parsed once: a sweep plans every variant on one
+    config. Callers only read it."""
+    try:
+        loaded = load_yaml(text)
+    except yaml.YAMLError:
         return {}
     return loaded if isinstance(loaded, dict) else {}
 
