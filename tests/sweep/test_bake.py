@@ -307,3 +307,37 @@ def test_a_board_waiting_for_its_grid_is_queued_once_the_grid_is_trained(monkeyp
     assert "results/majority/lr/ is finished: 1 runs of results/majority/tuned/ queued" in capsys.readouterr().out
     in_queue_order(queue_left, new, items)
     assert [s.item.board for s in queue_left] == ["majority/tuned", "majority/more"]
+
+
+def test_a_run_past_its_last_training_step_is_stopped_at_the_end_of_the_budget(monkeypatch, capsys) -> None:
+    """The deadline stops training steps only: a run in its tests and analyses (minutes on a language model) when
+    the budget ends is stopped then, so the bake ends within its budget instead of waiting for it."""
+    import subprocess
+    import sys
+    import time
+    from types import SimpleNamespace
+
+    from normbench.sweep import bake as bake_module
+
+    procs: list[subprocess.Popen] = []
+
+    def launch(command, cores, deadline, log):
+        procs.append(subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"]))
+        return procs[-1]
+
+    monkeypatch.setattr(bake_module, "launch", launch)
+    monkeypatch.setattr(bake_module, "run_command", lambda *args: [])
+    monkeypatch.setattr(bake_module, "archive_runs", lambda *args, **kwargs: {})
+    slot = SimpleNamespace(
+        run=SimpleNamespace(record_path="/nonexistent/run/record.json"), item=SimpleNamespace(board="majority/x"),
+        alone=True, state="not started",
+    )  # fmt: skip
+    report = bake_module.BakeReport(finished_before=0)
+    began = time.time()
+    changed = bake_module.train_queue(
+        [slot], {}, [set()], time.time() + 3600, None, report, "runs", "results", [], uncommitted=True,
+        hard_stop=time.time() + 1.0,
+    )  # fmt: skip
+    assert changed == set() and len(procs) == 1 and procs[0].returncode == -15
+    assert time.time() - began < 30
+    assert "1 run(s) still going at the end of the budget" in capsys.readouterr().err

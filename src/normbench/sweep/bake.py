@@ -4,7 +4,9 @@ The queue (``results/bake.yaml``) lists, in priority order, the runs the publish
 (``results/<board>/``), its task, preset, variants and seeds. :func:`bake` skips what the run archive already holds
 finished, continues unfinished runs from their archived checkpoints, trains the rest in order, and at the deadline
 stops every run it started: each saves its checkpoint (:mod:`normbench.training.deadline`) and goes into the archive
-unfinished, so the next bake, on this machine or another, continues it. Finished runs go into the archive as
+unfinished, so the next bake, on this machine or another, continues it. A run still going halfway through the
+budget's reserve (past its last training step: its tests and analyses) is
+stopped then, so the bake ends within its budget. Finished runs go into the archive as
 replicates of this platform. Then the boards whose runs changed are rebuilt from the archive (an unfinished run is a
 row, "step k of N"). A bake runs at low CPU priority by default (``nice``), so it can train in the background.
 
@@ -49,6 +51,7 @@ QUEUE = "results/bake.yaml"
 TOKEN_TASKS = ("lm", "sst2")  # tasks whose runs the sst2 token report (Tables 3-4) reads
 MIN_SLOT_S = 60.0  # a run is started only with this much of the budget left (loading data, a few steps, a checkpoint)
 REBUILD_RESERVE_S = 60.0  # of the budget, kept for stopping the runs, archiving them and rebuilding the boards
+STOP_GRACE_S = 20.0  # a run still going at the hard stop has this long to save its state before it is killed
 ITEM_KEYS = ("board", "task", "preset", "variants", "seeds")
 OPTIONAL_KEYS = ("config",)  # a config file of the task's (default: its shipped config)
 
@@ -392,7 +395,9 @@ def bake(
     if nice:
         os.nice(nice)
     # the budget covers the end too: each run's last checkpoint, the archive and the boards' rebuild
-    deadline = start + budget * 60 - min(REBUILD_RESERVE_S, 0.2 * budget * 60) if budget is not None else None
+    reserve = min(REBUILD_RESERVE_S, 0.2 * budget * 60) if budget is not None else 0.0
+    deadline = start + budget * 60 - reserve if budget is not None else None
+    hard_stop = start + budget * 60 - reserve / 2 if budget is not None else None
     shares = cpu_shares(workers)
     running: dict[int, tuple[subprocess.Popen, list[Slot]]] = {}
     queue_left = list(todo) if train else []
@@ -406,7 +411,7 @@ def bake(
     try:
         changed = train_queue(
             queue_left, running, shares, deadline, archive, report, runs_dir, results_dir, gpu_ids, uncommitted, stack,
-            release=release if waiting and train else None,
+            release=release if waiting and train else None, hard_stop=hard_stop,
         )  # fmt: skip
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the runs started stop too, checkpointed and archived, then it ends
         stop_runs([proc for proc, _ in running.values()])
@@ -451,11 +456,14 @@ def train_queue(
     queue_left: list[Slot], running: dict[int, tuple[subprocess.Popen, list[Slot]]], shares: list[set[int]],
     deadline: float | None, archive: Archive, report: BakeReport, runs_dir: str, results_dir: str,
     gpu_ids: list[str], uncommitted: bool, stack: bool = False, release: Callable[[list[Slot]], None] | None = None,
+    hard_stop: float | None = None,
 ) -> set[str]:  # fmt: skip
     """Launch the queued runs as slots free up (``running``: slot index -> its process and runs; ``stack``: seeds of
     a variant stacked where that pays), archive each as it ends; the boards whose runs changed. A seed its stack did
     not finish goes back to the front of the queue, to train alone. ``release(pending)``, called before the first
-    launch and after each run ends, queues the runs that waited for a grid no longer pending."""
+    launch and after each run ends, queues the runs that waited for a grid no longer pending. At ``hard_stop`` (a
+    time) the runs still going are stopped (:func:`stop_runs`): a run past the deadline's last training step does
+    not see the deadline."""
     changed: set[str] = set()
 
     def pending() -> list[Slot]:
@@ -473,6 +481,16 @@ def train_queue(
             running[i] = (launch(run_command(batch, runs_dir, results_dir, gpu), shares[i], deadline, log), batch)
         if not running:
             break
+        if hard_stop is not None and time.time() >= hard_stop:
+            late = [proc for proc, _ in running.values() if proc.poll() is None]
+            if late:
+                print(
+                    f"normbench: bake: {len(late)} run(s) still going at the end of the budget (after training: tests "
+                    "and analyses) stopped; each resumes from its checkpoint",
+                    file=sys.stderr,
+                )
+                stop_runs(late, grace_s=STOP_GRACE_S)
+            hard_stop = None
         time.sleep(1.0)
         for i, (proc, batch) in list(running.items()):
             if proc.poll() is None:
