@@ -86,6 +86,40 @@ def test_a_folder_stays_with_the_command_that_wrote_it_across_code_versions(tmp_
         )
 
 
+def test_a_tuned_sweep_is_named_by_its_base_variants_and_owns_its_board_named_by_old_points(tmp_path) -> None:
+    """A board judged at tuned rates is the same sweep whatever its choice board chose: its definition names the
+    base variants (as its command does), and a board written when the definition named the chosen points is its own;
+    a board of other base variants is not."""
+    import json
+
+    from normbench.sweep.plan import Run
+    from normbench.sweep.run import check_results_owner, sweep_definition, sweep_key
+
+    bench = {"bench": {"tuned": {"choice": "majority/lr", "shared": 0.001}}}
+
+    def runs_at(*names: str) -> list:
+        return [Run(n, s, [], config=bench) for n in names for s in (0, 1)]
+
+    now = runs_at("pre/both,lr=0.001", "pre/both,lr=0.006", "pre/scale,lr=0.001", "pre/scale,lr=0.025")
+    definition = sweep_definition("tuned", now, None, None, None)
+    assert definition["variants"] == ["pre/both", "pre/scale"]
+    then = {
+        **definition,
+        "variants": ["pre/both,lr=0.001", "pre/both,lr=0.006", "pre/scale,lr=0.001", "pre/scale,lr=0.006"],
+    }
+    (tmp_path / "leaderboard.json").write_text(json.dumps(make_board(sweep_key=sweep_key(then), sweep=then)))
+    check_results_owner(tmp_path, sweep_key(definition), "tuned", now, definition)
+    other = runs_at("pre/both,lr=0.001", "pre/both,lr=0.006", "pre/none,lr=0.001", "pre/none,lr=0.025")
+    other_definition = sweep_definition("tuned", other, None, None, None)
+    with pytest.raises(ValueError, match="another sweep"):
+        check_results_owner(tmp_path, sweep_key(other_definition), "tuned", other, other_definition)
+    untuned = [Run(r.variant, r.seed, []) for r in now]  # the same points, not judged at tuned rates: named by points
+    assert sweep_definition("tuned", untuned, None, None, None)["variants"] == then["variants"][:2] + [
+        "pre/scale,lr=0.001",
+        "pre/scale,lr=0.025",
+    ]
+
+
 @pytest.mark.parametrize("task", ["majority", "lm", "sst2"])
 def test_the_published_leaderboard_is_still_the_default_bench(task: str) -> None:
     """Other sweeps (the matrix, presets) add variants to a task's YAML; the task's own bench must keep its

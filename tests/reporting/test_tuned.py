@@ -186,3 +186,44 @@ def test_a_choice_made_on_a_smaller_grid_than_the_configs_waits_for_the_new_valu
         tuned.resolve({"choice": "majority/lr", "shared": 0.001}, grown, results)
     assert e.value.board == "majority/lr"
     assert tuned.resolve({"choice": "majority/lr", "shared": 0.001}, NAMES, results)["bases"][0]["chosen"] == "0.003"
+
+
+def test_a_tuned_board_whose_choice_moved_supersedes_the_old_points_with_a_generated_reason(tmp_path: Path) -> None:
+    """The choice board chose again (its grid grew): the published tuned board's old tuned point gives way to the new
+    one, with a sentence naming the move; a point still chosen, and a declared reason about it, stay as they were."""
+    from normbench.reporting import publish
+
+    view = tuned.resolve({"choice": "majority/lr", "shared": 0.001}, NAMES, choice_board(tmp_path, TUNING))
+    was = {**view, "bases": [{**view["bases"][0]}, {**view["bases"][1], "chosen": "0.003", "tuned": "pre/b,lr=0.003"}]}
+    names = ["pre/a,lr=0.001", "pre/a,lr=0.003", "pre/b,lr=0.001", "pre/b,lr=0.003"]
+    records = [record(n, s, 0.9) for n in names for s in (0, 1)]
+    records = [{**r, "config_hash": f"h{names.index(r['variant'])}"} for r in records]
+    old = lb.build("majority", "tuned", records, {"metrics": METRICS}).with_keys(tuned=was)
+    path = tmp_path / "published.json"
+    path.write_text(dumps_board(old), encoding="utf-8")
+
+    bench = tuned.with_rechosen({"tuned": view}, path)
+    assert bench["superseded"] == {
+        "why": "majority/lr chose again on its grown grid: pre/b lr=0.01 (was 0.003)",
+        "configs": ["h3"],
+    }
+    assert tuned.with_rechosen({"tuned": was}, path) == {"tuned": was}  # the same choices: nothing superseded
+    assert tuned.with_rechosen({"tuned": view}, tmp_path / "absent.json") == {"tuned": view}
+    declared = {"why": "the seven-rate grid", "configs": ["h3", "elsewhere"]}
+    assert tuned.with_rechosen({"tuned": view, "superseded": declared}, path)["superseded"] == {
+        "why": "majority/lr chose again on its grown grid: pre/b lr=0.01 (was 0.003)",
+        "configs": ["h3", "elsewhere"],
+    }
+    declared = {"why": "a pipeline change.", "configs": ["h0"]}  # about a config this board shows: its reason stays
+    assert tuned.with_rechosen({"tuned": view, "superseded": declared}, path)["superseded"]["why"] == (
+        "a pipeline change; majority/lr chose again on its grown grid: pre/b lr=0.01 (was 0.003)"
+    )
+
+    # the publishing rule: the old point's runs may be missing from the new build, no other run may
+    superseded = publish.superseded_configs(bench)
+    old_runs = {(r["variant"], r["seed"]): r["config_hash"] for r in records}
+    new = {run: digest for run, digest in old_runs.items() if run[0] != "pre/b,lr=0.003"}
+    new |= {("pre/b,lr=0.01", s): "h4" for s in (0, 1)}
+    publish.check_runs(path, old_runs, {}, new, {}, "--name", superseded=superseded)
+    with pytest.raises(publish.Refused, match="missing: pre/b,lr=0.003 seed 0"):
+        publish.check_runs(path, old_runs, {}, new, {}, "--name")

@@ -127,6 +127,17 @@ def superseded_configs(bench: dict[str, Any]) -> bool | frozenset[str]:
     return bool(value)
 
 
+def is_superseded(digest: str | None, superseded: bool | frozenset[str]) -> bool:
+    """Whether a published run's config hash is superseded (``bench.superseded``: every config, or those listed)."""
+    return superseded is True or (digest is not None and digest in (superseded or ()))
+
+
+def dropped(run: tuple[str, int], digest: str | None, shown: set[str], superseded: bool | frozenset[str]) -> bool:
+    """Whether a published run may be absent from a new build: its variant is gone from it (a tuned board's point
+    its choice board no longer chooses) and its config hash is among those declared superseded by name."""
+    return run[0] not in shown and isinstance(superseded, frozenset) and digest in superseded
+
+
 def check_runs(
     path: Path,
     old: Runs,
@@ -142,7 +153,9 @@ def check_runs(
     Only the settings the old board records are compared (older boards record fewer). ``superseded``: the
     task declares its published runs superseded by today's pipeline (``bench.superseded``, see
     :func:`superseded_configs`: all of them, or those of the config hashes listed), so a build of the
-    same runs under today's config hashes may replace them.
+    same runs under today's config hashes may replace them, and a build without a variant whose config hash is
+    listed (a tuned board's point its choice board no longer chooses: :func:`normbench.reporting.tuned.rechosen`)
+    may drop it.
     """
     differ = [
         f"{key} {old_settings[key]!r}, this build {new_settings.get(key)!r}"
@@ -152,7 +165,7 @@ def check_runs(
     changed = {}
     for (variant, seed), digest in old.items():
         now = new.get((variant, seed))
-        if digest and now and now != digest and not (superseded is True or digest in (superseded or ())):
+        if digest and now and now != digest and not is_superseded(digest, superseded):
             changed.setdefault(variant, f"config of {variant} {digest}, this build {now}")
     differ += list(changed.values())
     if differ:
@@ -161,7 +174,8 @@ def check_runs(
             f"results_dir: {path} was built with other settings ({shown}); rebuild it with its "
             f"settings, write elsewhere with {elsewhere}, or {FORCE}"
         )
-    missing = [run for run in old if run not in new]
+    shown = {variant for variant, _ in new}
+    missing = [run for run, digest in old.items() if run not in new and not dropped(run, digest, shown, superseded)]
     if missing:
         raise Refused(
             f"results_dir: {path} holds {len(old)} finished runs; {noun} {len(new)} ({len(missing)} "

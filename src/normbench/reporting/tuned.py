@@ -162,3 +162,46 @@ def rates_of(view: dict[str, Any], claim_variants: dict[str, str] | None, rate: 
         if value is not None:
             out[role] = value
     return out
+
+
+def rechosen(view: dict[str, Any], published: Path) -> dict[str, Any] | None:
+    """The published board's tuned points its choice board no longer chooses, as ``bench.superseded``
+    (``{why, configs}``, and ``published``: every config hash the published board shows; ``None``: none, or no
+    published board): its grid grew and it chose again, so those points' runs give way to the new choices' and the
+    board shows what it said before."""
+    try:
+        old = load_board(published)
+    except (FileNotFoundError, BoardError):
+        return None
+    before = {row["base"]: row for row in (old.tuned or {}).get("bases") or []}
+    hashes = {v.name: v.config_hash for v in old.variants}
+    moved = [
+        (row, before[row["base"]])
+        for row in view["bases"]
+        if row["base"] in before and before[row["base"]].get("tuned") not in (None, row["tuned"])
+    ]
+    configs = [hashes[was["tuned"]] for _, was in moved if hashes.get(was["tuned"])]
+    if not configs:
+        return None
+    axis = view["axis"]
+    said = "; ".join(f"{row['base']} {axis}={row['chosen']} (was {was['chosen']})" for row, was in moved)
+    why = f"{view['choice']} chose again on its grown grid: {said}"
+    return {"why": why, "configs": configs, "published": [h for h in hashes.values() if h]}
+
+
+def with_rechosen(bench: dict[str, Any], published: Path) -> dict[str, Any]:
+    """``bench`` with the points :func:`rechosen` finds added to its ``superseded``. A declared list of configs is
+    kept, and its sentence too where it names configs of the published board beyond the rechosen ones."""
+    view, declared = bench.get("tuned"), bench.get("superseded")
+    if not isinstance(view, dict) or "bases" not in view or declared is True or isinstance(declared, str):
+        return bench
+    found = rechosen(view, published)
+    if found is None:
+        return bench
+    why, configs = found["why"], found["configs"]
+    if isinstance(declared, dict):
+        listed = [str(c) for c in declared.get("configs") or []]
+        if (set(listed) - set(configs)) & set(found["published"]):
+            why = f"{str(declared.get('why', '')).rstrip('.')}; {why}"
+        configs = list(dict.fromkeys([*listed, *configs]))
+    return {**bench, "superseded": {"why": why, "configs": configs}}

@@ -17,7 +17,7 @@ from normbench.archive import FINISHED, Board, BoardError, load_board, parse_boa
 from normbench.archive.facts import archive_facts
 from normbench.archive.store import Archive
 from normbench.io import atomic_files
-from normbench.reporting import claims, publish, report_kinds
+from normbench.reporting import claims, publish, report_kinds, tuned
 from normbench.reporting import leaderboard as lb
 from normbench.reporting.plots import plot_series
 from normbench.reporting.progress import PlannedRun, in_progress
@@ -100,7 +100,7 @@ def write_results(
             f"runs_dir: no finished run records for task {task} (preset {preset}); "
             f"run `normbench sweep --config {task}` first"
         )
-    bench_cfg = config.get("bench") or {}
+    bench_cfg = tuned.with_rechosen(config.get("bench") or {}, out / "leaderboard.json")
     superseded = publish.superseded_configs(bench_cfg)
     publish.check_leaderboard(
         out,

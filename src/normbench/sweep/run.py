@@ -22,7 +22,7 @@ import torch
 from normbench.archive import BoardError, load_board
 from normbench.archive.store import Archive
 from normbench.io import check_writable
-from normbench.reporting import publish
+from normbench.reporting import publish, tuned
 from normbench.reporting.replicates import write_report
 from normbench.reporting.write import RunPlanner, load_finished, write_results
 from normbench.sweep.archiving import archive_runs
@@ -82,16 +82,33 @@ def sweep_definition(
 ) -> dict[str, Any]:
     """What a sweep is, as its command says it: preset, variants, seeds, overrides, grid, config file.
 
-    Independent of the code's run keys, so the same command keeps owning its folder across versions.
+    Independent of the code's run keys, so the same command keeps owning its folder across versions. A sweep judged
+    at tuned values (``bench.tuned``) names its base variants, as its command does: its points move whenever the
+    choice board chooses again (its grid grew), and it stays the same sweep.
     """
+    at_tuned = judged_at_tuned_values(runs)
     return {
         "preset": preset,
-        "variants": list(dict.fromkeys(r.variant for r in runs)),
+        "variants": list(dict.fromkeys(r.variant.split(",")[0] if at_tuned else r.variant for r in runs)),
         "seeds": sorted({r.seed for r in runs}),
         "overrides": list(overrides or []),
         "grid": list(grid or []),
         "config_file": Path(config_file).name if config_file else None,
     }
+
+
+def judged_at_tuned_values(runs: list[Run]) -> bool:
+    """Whether the runs are a sweep whose config chooses its points on a choice board (``bench.tuned``)."""
+    return any((r.config.get("bench") or {}).get("tuned") for r in runs)
+
+
+def named_by_points(old: Any, definition: dict[str, Any] | None) -> bool:
+    """Whether ``old``, a tuned board's sweep definition written when such boards were named by their points
+    (``pre/scale,lr=0.006``), is ``definition`` once its points are reduced to their base variants."""
+    if not isinstance(old, dict) or definition is None:
+        return False
+    bases = list(dict.fromkeys(str(v).split(",")[0] for v in old.get("variants") or []))
+    return {**old, "variants": bases} == definition
 
 
 def sweep_key(definition: dict[str, Any]) -> str:
@@ -151,9 +168,12 @@ def grows(doc: dict, preset: str | None, runs: list[Run]) -> bool:
     return doc.get("preset") == preset and bool(shown) and shown <= planned
 
 
-def check_results_owner(out: Path, key: str, preset: str | None, runs: list[Run]) -> None:
+def check_results_owner(
+    out: Path, key: str, preset: str | None, runs: list[Run], definition: dict[str, Any] | None = None
+) -> None:
     """One-line error when ``out`` holds the leaderboard of another sweep (its ``sweep_key`` differs and it is not
-    this sweep's board with fewer seeds or variants: :func:`grows`).
+    this sweep's board with fewer seeds or variants: :func:`grows`, nor this tuned sweep's board named by the points
+    it chose then: :func:`named_by_points`).
 
     A leaderboard written before sweeps had a definition (no ``sweep`` block) belongs to this sweep
     when its preset, variants and seeds are this sweep's.
@@ -173,6 +193,8 @@ def check_results_owner(out: Path, key: str, preset: str | None, runs: list[Run]
         if doc.get("preset") == preset and planned == published:
             return
     elif owner == key or grows(doc, preset, runs):
+        return
+    elif judged_at_tuned_values(runs) and named_by_points(doc.get("sweep"), definition):
         return
     raise publish.Refused(
         f"name: {out} holds the leaderboard of another sweep (key {owner}, this one {key}); "
@@ -222,14 +244,16 @@ def run_sweep(
     key = sweep_key(definition)
     if leaderboard and shard is None:  # before training: a clash is an error, not lost compute
         if folder is not None and not force:
-            check_results_owner(out, key, preset, runs)
+            check_results_owner(out, key, preset, runs, definition)
         publish.check_leaderboard(
             out,
             {(r.variant, r.seed): r.config_hash for r in runs},
             publish.sweep_settings(task, cfg.get("preset"), definition),
             force,
             planned=True,
-            superseded=publish.superseded_configs(cfg.get("bench") or {}),
+            superseded=publish.superseded_configs(
+                tuned.with_rechosen(cfg.get("bench") or {}, out / "leaderboard.json")
+            ),
         )
     if shard is not None:
         m = re.fullmatch(r"(\d+)/(\d+)", shard)
