@@ -35,28 +35,34 @@ def stand_ins(task: str, runs: Sequence[PlannedRun], archive: Archive | None) ->
             continue
         if shown is None:
             shown = published_variants(archive.root.parent)
-        first = next((s for s in shown.get((task, digest)) or [] if run.seed in (s.variant.get("seeds") or [])), None)
-        if first is None:
+        showing = [s for s in shown.get((task, digest)) or [] if run.seed in (s.variant.get("seeds") or [])]
+        if not showing:
             raise ValueError(
                 f"archive: {task} run {digest} seed {run.seed} is listed in {task}/published.json, but no board under "
                 f"{archive.root.parent} shows it; restore that board or train the run again"
             )
-        out.append(stand_in(task, run, first))
+        out.append(stand_in(task, run, showing[0], showing[1:]))
     return out
 
 
-def stand_in(task: str, run: PlannedRun, first: Shown) -> dict[str, Any]:
-    """The stand-in record of ``run``, from its entry on the earliest board that shows it."""
+def stand_in(task: str, run: PlannedRun, first: Shown, later: Sequence[Shown] = ()) -> dict[str, Any]:
+    """The stand-in record of ``run``, from its entry on the earliest board that shows it; a metric that board lacks
+    a value of (an analysis its preset did not run) is read from the next board that shows the run with one."""
     canon, seed = first.variant, int(run.seed)
-    seeds = list(canon["seeds"])
-    i, key, n = seeds.index(seed), str(seed), len(seeds)
-    values = {
-        metric: [
-            (agg.get("per_seed") or [None] * n)[i],
-            (agg.get("per_seed_lower_bound") or [None] * n)[i],
-        ]
-        for metric, agg in (canon.get("metrics") or {}).items()
-    }
+    key = str(seed)
+    values: dict[str, list[Any]] = {}
+    notes: dict[str, str] = {}
+    for shown in (first, *later):
+        seeds = list(shown.variant.get("seeds") or [])
+        i, n = seeds.index(seed), len(seeds)
+        for metric, agg in (shown.variant.get("metrics") or {}).items():
+            value = [(agg.get("per_seed") or [None] * n)[i], (agg.get("per_seed_lower_bound") or [None] * n)[i]]
+            if values.get(metric, [None])[0] is None and (metric not in values or value[0] is not None):
+                values[metric] = value
+                notes.pop(metric, None)
+                if agg.get("note"):
+                    notes[metric] = agg["note"]
+    n = len(canon["seeds"])
     pv = canon.get("provenance") or {}
     record: dict[str, Any] = {
         "task": task,
@@ -83,7 +89,7 @@ def stand_in(task: str, run: PlannedRun, first: Shown) -> dict[str, Any]:
         "published": {
             "board": first.board,
             "values": values,
-            "notes": {m: agg["note"] for m, agg in (canon.get("metrics") or {}).items() if agg.get("note")},
+            "notes": notes,
         },
     }
     if (step := (canon.get("diverged_at_step") or {}).get(key)) is not None or record["status"] == "diverged":
