@@ -57,7 +57,7 @@ def stand_in(task: str, run: PlannedRun, first: Shown, later: Sequence[Shown] = 
         i, n = seeds.index(seed), len(seeds)
         for metric, agg in (shown.variant.get("metrics") or {}).items():
             value = [(agg.get("per_seed") or [None] * n)[i], (agg.get("per_seed_lower_bound") or [None] * n)[i]]
-            if values.get(metric, [None])[0] is None and (metric not in values or value[0] is not None):
+            if metric not in values or (values[metric][0] is None and value[0] is not None):
                 values[metric] = value
                 notes.pop(metric, None)
                 if agg.get("note"):

@@ -15,7 +15,7 @@ from typing import Any
 from normbench import __version__
 from normbench.archive import Board, parse_board
 from normbench.io import strict_json
-from normbench.reporting import key_sets
+from normbench.reporting import key_sets, publish
 from normbench.reporting.build import build_protocol, build_tables, flag_seeds, n_layers_of, reproducibility
 from normbench.reporting.chance import with_chance
 from normbench.reporting.choice import build_choice
@@ -39,7 +39,7 @@ def check_same_runs(board: Board, planned: dict[str, str], superseded: bool | fr
                 f"results: variant {name!r} of the board is not in its sweep's plan today; "
                 f"rebuild the board from its runs"
             )
-        if now != digest and not (superseded is True or digest in (superseded or ())):
+        if now != digest and not publish.is_superseded(digest, superseded):
             raise ValueError(
                 f"results: variant {name!r} was trained with config {digest}, today's plan gives "
                 f"{now}; its claims are judged by retraining it (normbench bench), not re-judged"
