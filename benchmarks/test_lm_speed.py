@@ -15,6 +15,8 @@ import pytest
 import torch
 
 from normbench.data.batching import IndexedTensors, tensor_loader
+from normbench.nn.gpt import GPTConfig
+from normbench.tasks.base import OptimConfig
 from normbench.tasks.lm import LMModule
 
 transformers = pytest.importorskip("transformers")
@@ -29,7 +31,9 @@ def blocks() -> torch.Tensor:
 
 
 def normbench_train(blocks: torch.Tensor, dropout: float) -> int:
-    module = LMModule(vocab_size=VOCAB, max_positions=CONTEXT, dropout=dropout, lr=2e-3, lr_decay_steps=STEPS)
+    module = LMModule(
+        GPTConfig(vocab_size=VOCAB, max_positions=CONTEXT, dropout=dropout), OptimConfig(lr=2e-3, lr_decay_steps=STEPS)
+    )
     trainer = L.Trainer(
         max_steps=STEPS,
         accelerator="cpu",

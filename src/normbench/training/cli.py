@@ -28,6 +28,7 @@ from normbench.data.preflight import check_data
 from normbench.io import check_writable, show_bars, verbose
 from normbench.rng import rng_states
 from normbench.tasks.base import NormbenchModule
+from normbench.training.allocator import keep_freed_memory
 from normbench.training.checkpointing import AtomicCheckpointIO, RunState, clear_run_dir, resume_checkpoint
 from normbench.training.config import check_shared_hparams, check_trainer, preset_args
 from normbench.training.deadline import Deadline, deadline_from_env
@@ -186,6 +187,7 @@ class NormbenchCLI(LightningCLI):
             raise ValueError(f"compile: {mode!r} is not allowed; choose one of {', '.join(COMPILE_MODES)}")
         if mode != "none":
             self.model.compile_network(mode)
+        host_memory = keep_freed_memory()  # the process is about to train: its large tensors are reused
         if trainer.strategy.root_device.type == "cuda" and gpu_determinism_wanted():
             # same GPU, same seed -> same run (trainer.deterministic: true is strict)
             use_deterministic_gpu_algorithms()
@@ -214,6 +216,7 @@ class NormbenchCLI(LightningCLI):
                 torch_device=trainer.strategy.root_device,
                 world_size=identity["world_size"],
                 global_batch_size=identity["global_batch_size"],
+                host_memory=host_memory,
                 **({"compile": mode} if mode != "none" else {}),
             ),
         }
