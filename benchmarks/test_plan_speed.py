@@ -20,6 +20,7 @@ from normbench.sweep.plan import plan_runs
 from normbench.tasks.base import NormbenchModule
 
 SEEDS = [100]
+POINTS = 6 * 9  # six variants at nine rates
 
 
 def planned_configs() -> list[dict]:
@@ -47,13 +48,16 @@ def lightning_builds(configs: list[dict], tmp_path) -> int:  # noqa: ANN001
 
 def test_lightning_cli_builds(benchmark, record_pair, tmp_path) -> None:  # noqa: ANN001
     configs = planned_configs()
-    assert benchmark.pedantic(lightning_builds, args=(configs, tmp_path), rounds=3, iterations=1) == 42
+    assert benchmark.pedantic(lightning_builds, args=(configs, tmp_path), rounds=3, iterations=1) == POINTS
     record_pair(
-        "planning the majority lr grid (per variant)", "baseline", "reported (one LightningCLI per variant = 1)", per=42
+        "planning the majority lr grid (per variant)",
+        "baseline",
+        "reported (one LightningCLI per variant = 1)",
+        per=POINTS,
     )
 
 
 def test_plan_runs(benchmark, record_pair) -> None:  # noqa: ANN001
     runs = benchmark.pedantic(lambda: plan_runs("majority", "lr", seeds=SEEDS)[1], rounds=3, iterations=1)
-    assert len(runs) == 42
-    record_pair("planning the majority lr grid (per variant)", "plan_runs", per=42)
+    assert len(runs) == POINTS
+    record_pair("planning the majority lr grid (per variant)", "plan_runs", per=POINTS)
