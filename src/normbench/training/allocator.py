@@ -46,17 +46,11 @@ def allow_mmap(allowed: bool) -> bool:
 
 
 def keep_freed_memory() -> str:
-    """Keep freed host memory for reuse (see the module docstring), once per process; the allocator in use:
+    """Keep freed host memory for reuse (see the module docstring); the allocator in use:
     ``heap`` (freed memory kept) or ``system`` (glibc's defaults: ``NORMBENCH_MALLOC=system``, or not glibc)."""
     choice = os.environ.get(ENV, "heap")
     if choice not in ("heap", "system"):
         raise ValueError(f"{ENV}: {choice!r} is not allowed; choose heap or system")
     if choice == "system":
         return "system"
-    return "heap" if kept_once() else "system"
-
-
-@cache
-def kept_once() -> bool:
-    """``allow_mmap(False)``, at most once per process."""
-    return allow_mmap(False)
+    return "heap" if allow_mmap(False) else "system"
