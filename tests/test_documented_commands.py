@@ -212,10 +212,14 @@ def run_nox(command: str, monkeypatch: pytest.MonkeyPatch) -> str:
 
 
 def run_tool(name: str, args: list[str], command: str) -> str:
-    """A session's ``mkdocs`` (its site built into a temporary folder) or ``ruff`` (read-only checks) command,
-    run with this interpreter's module of that name."""
+    """A session's ``ruff`` command (read-only checks), run with this interpreter's module of that name, or its
+    ``mkdocs`` command, checked: the same strict build of the site is run and read by
+    tests/test_docs.py::test_the_site_builds_strictly (a build takes about 20 s)."""
     assert name == "ruff" or args[:1] == ["build"], f"`{command}` runs {name} {args}"
     assert name == "mkdocs" or "--check" in args or args[:1] == ["check"], f"`{command}` would rewrite files"
+    if name == "mkdocs":
+        assert args == ["build", "--strict"], f"`{command}` runs mkdocs {args}, not the build the docs test runs"
+        return ""
     with tempfile.TemporaryDirectory() as site:
         extra = ["--site-dir", site] if name == "mkdocs" else []
         done = subprocess.run(
