@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from types import SimpleNamespace
 
-from normbench.reporting.canonical import Shown
+from normbench.reporting.canonical import Shown, published_variants, source_first
 from normbench.reporting.published import stand_in, value_of
+
+RESULTS = Path(__file__).resolve().parents[2] / "results"
 
 
 def shown(board: str, seeds: list[int], metrics: dict) -> Shown:
@@ -43,3 +46,35 @@ def test_a_metric_the_earliest_board_lacks_is_read_from_a_later_board_of_the_sam
     assert record["published"]["notes"] == {"steps_to_0.2": "not reached by step 5000"}
     assert record["published"]["board"] == "lm/width"
     assert value_of(stand_in("lm", run, first), "mu_i@out") == (None, None)
+
+
+def test_the_recorded_source_stays_canonical_when_it_is_rebuilt_later() -> None:
+    """Rebuilding the board that first published a run moves its ``generated_at`` past the boards that showed the run
+    since; the source those boards recorded (``published_seeds``) still comes first, seed by seed."""
+    source = Shown("lm", "2026-11-27T09:00:00Z", {"seeds": [0, 1, 2, 3], "published_seeds": {"lm": [0, 1, 2]}})
+    width = Shown("lm/width", "2026-11-25T00:00:00Z", {"seeds": [0, 1, 2]})
+    card = Shown("lm/card", "2026-11-26T00:00:00Z", {"seeds": [0, 1, 2], "published_seeds": {"lm": [0, 1, 2]}})
+    late = Shown("lm/card2", "2026-11-28T00:00:00Z", {"seeds": [0, 1, 2], "published_seeds": {"lm/width": [0, 1, 2]}})
+    by_date = [width, card, source, late]
+    assert [s.board for s in source_first(by_date)] == ["lm", "lm/width", "lm/card", "lm/card2"]
+    assert source_first(by_date, 1)[0] is source
+    assert source_first([width, late], 1)[0] is width  # the source the earliest recorder names
+    assert source_first([width], 1) == [width]  # nothing recorded: the earliest board
+    per_seed = Shown("lm/card3", "2026-11-26T00:00:00Z", {"seeds": [0, 1], "published_seeds": {"a": [0], "b": [1]}})
+    a, b = Shown("a", "2026-11-20T00:00:00Z", {"seeds": [0]}), Shown("b", "2026-11-21T00:00:00Z", {"seeds": [0, 1]})
+    assert source_first([a, b, per_seed], 1)[0] is b and source_first([a, b, per_seed], 0)[0] is a
+
+
+def test_every_committed_board_names_the_source_a_rebuild_would_take() -> None:
+    """A board's stand-in seeds name the board whose values they show; a rebuild takes them from the same board."""
+    shown = published_variants(RESULTS)
+    wrong = []
+    for (task, digest), boards in shown.items():
+        for s in boards:
+            for name, seeds in (s.variant.get("published_seeds") or {}).items():
+                for seed in seeds:
+                    showing = [o for o in boards if seed in (o.variant.get("seeds") or [])]
+                    source = source_first(showing, seed)[0].board
+                    if source != name:
+                        wrong.append(f"{s.board}: {task} {digest} seed {seed} from {name}, a rebuild: {source}")
+    assert wrong == []

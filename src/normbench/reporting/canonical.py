@@ -3,9 +3,10 @@
 A run is (task, config hash, seed). Its canonical values are those of the earliest board that published it
 (``generated_at``): for a run built from the archive that board already shows the archive's canonical replicate
 (:meth:`normbench.archive.store.Archive.canonical`); for a run published before the archive it is the board
-where it first appeared. Another board that shows the same run with other values (a replicate trained on another
-platform) takes the canonical values, variant by variant; its metrics the canonical board does not have are left
-without a value (they were measured on the replicate only), and its claims are judged again
+where it first appeared, as the boards built since record it (``published_seeds``: a rebuild moves a board's
+``generated_at``, never that name). Another board that shows the same run with other values (a replicate trained
+on another platform) takes the canonical values, variant by variant; its metrics the canonical board does not have
+are left without a value (they were measured on the replicate only), and its claims are judged again
 (``normbench rejudge``). A metric only one board has, on the same runs, is an analysis the other did not run.
 """
 
@@ -31,7 +32,8 @@ class Shown:
 
 
 def published_variants(results_dir: str | Path) -> dict[tuple[str, str], list[Shown]]:
-    """Every published board's variants by (task, config hash), earliest board first."""
+    """Every published board's variants by (task, config hash), the canonical board first (:func:`source_first`),
+    then the others, earliest first."""
     results_dir = Path(results_dir)
     out: dict[tuple[str, str], list[Shown]] = {}
     for path in sorted(results_dir.rglob("leaderboard.json")):
@@ -50,7 +52,24 @@ def published_variants(results_dir: str | Path) -> dict[tuple[str, str], list[Sh
                 out.setdefault(key, []).append(Shown(board, str(doc.get("generated_at", "")), variant))
     for shown in out.values():
         shown.sort(key=lambda s: (s.generated_at, s.board))
+        shown[:] = source_first(shown)
     return out
+
+
+def source_first(shown: list[Shown], seed: int | None = None) -> list[Shown]:
+    """``shown`` (earliest board first) with the recorded source of its runs published before the archive (of
+    ``seed``, or of any seed) moved to the front, if it still shows them.
+
+    The source is the board that the earliest board to record one (``published_seeds``) names. A board's
+    ``generated_at`` moves each time it is rebuilt, so "the earliest board" alone would hand the runs' canonical
+    values to another board after each rebuild of the first one; the name recorded when a board first took their
+    values does not move."""
+    boards = {s.board for s in shown}
+    for s in shown:
+        for name, seeds in (s.variant.get("published_seeds") or {}).items():
+            if name in boards and (seed is None or seed in seeds):
+                return sorted(shown, key=lambda other: other.board != name)  # stable: the others stay by date
+    return list(shown)
 
 
 def differing_metrics(variant: dict[str, Any], canonical: dict[str, Any]) -> list[str]:

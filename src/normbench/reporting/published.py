@@ -1,10 +1,11 @@
 """Runs published before the run archive, as stand-in records, so that their boards can grow.
 
 A run listed in ``<task>/published.json`` of the archive has no record: its canonical values are the per-seed values
-of the earliest board that shows it (:func:`normbench.reporting.canonical.published_variants`). A board that adds
+of the board that first published it: the source the boards built since have recorded (``published_seeds``), else the
+earliest board that shows it (:func:`normbench.reporting.canonical.source_first`). A board that adds
 seeds to such runs (a bake growing ``results/lm/`` from 3 to 5 seeds) is built from the new seeds' records and from
 one stand-in per published run (:func:`stand_ins`): a record without series whose ``published`` block holds that
-seed's value of every metric the earliest board has, its status, flags and provenance. The build reads a stand-in's
+seed's value of every metric that board has, its status, flags and provenance. The build reads a stand-in's
 values where it reads a record's series (:func:`value_of`), so every mean, interval and verdict is over all seeds;
 a metric the published board lacks has no value for those seeds (the board says so), and the figures, drawn from
 series, show the seeds with records only.
@@ -16,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from normbench.archive.store import Archive
-from normbench.reporting.canonical import Shown, published_variants
+from normbench.reporting.canonical import Shown, published_variants, source_first
 from normbench.reporting.progress import PlannedRun
 
 NOT_MEASURED = "not measured on the runs published on results/{board}/ before the archive"
@@ -36,6 +37,7 @@ def stand_ins(task: str, runs: Sequence[PlannedRun], archive: Archive | None) ->
         if shown is None:
             shown = published_variants(archive.root.parent)
         showing = [s for s in shown.get((task, digest)) or [] if run.seed in (s.variant.get("seeds") or [])]
+        showing = source_first(showing, int(run.seed))
         if not showing:
             raise ValueError(
                 f"archive: {task} run {digest} seed {run.seed} is listed in {task}/published.json, but no board under "
