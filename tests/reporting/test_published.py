@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from types import SimpleNamespace
 
+from normbench.archive.store import Archive
 from normbench.reporting.canonical import Shown, published_variants, source_first
-from normbench.reporting.published import stand_in, value_of
+from normbench.reporting.published import stand_in, stand_in_wall_time, value_of
 
 RESULTS = Path(__file__).resolve().parents[2] / "results"
 
@@ -78,3 +79,13 @@ def test_every_committed_board_names_the_source_a_rebuild_would_take() -> None:
                     if source != name:
                         wrong.append(f"{s.board}: {task} {digest} seed {seed} from {name}, a rebuild: {source}")
     assert wrong == []
+
+
+def test_a_stand_in_keeps_the_wall_time_it_was_published_with() -> None:
+    """results/lm/ is its own source and has grown from 3 seeds to 5: its stand-in seeds keep their share of the
+    3-seed board's wall time (as lm/dyt-tuned shows it), not a fifth of today's sum, which would grow at every rebuild."""
+    shown = published_variants(RESULTS)[("lm", "457fc5b2c93d")]
+    source, then = shown[0], next(s for s in shown if s.board == "lm/dyt-tuned")
+    assert source.board == "lm" and source.variant["seeds"] == [0, 1, 2, 3, 4] and then.variant["seeds"] == [0, 1, 2]
+    wall = stand_in_wall_time("lm", "457fc5b2c93d", source.variant, Archive(RESULTS))
+    assert abs(3 * wall - then.variant["provenance"]["wall_time_s"]) < 0.1

@@ -43,13 +43,34 @@ def stand_ins(task: str, runs: Sequence[PlannedRun], archive: Archive | None) ->
                 f"archive: {task} run {digest} seed {run.seed} is listed in {task}/published.json, but no board under "
                 f"{archive.root.parent} shows it; restore that board or train the run again"
             )
-        out.append(stand_in(task, run, showing[0], showing[1:]))
+        wall = stand_in_wall_time(task, digest, showing[0].variant, archive)
+        out.append(stand_in(task, run, showing[0], showing[1:], wall_time_s=wall))
     return out
 
 
-def stand_in(task: str, run: PlannedRun, first: Shown, later: Sequence[Shown] = ()) -> dict[str, Any]:
+def stand_in_wall_time(task: str, digest: str, source: dict[str, Any], archive: Archive) -> float:
+    """The training wall time of one stand-in seed of ``source`` (a variant of the board that published the runs):
+    its sum over seeds, less the seeds it shows from archived records, shared by its stand-in seeds. (A board keeps
+    the sum only; dividing that by all its seeds would move the figure at every rebuild of a board that is its own
+    source and has grown since.)"""
+    total = float((source.get("provenance") or {}).get("wall_time_s") or 0.0)
+    seeds = [int(seed) for seed in source.get("seeds") or []]
+    standing_in = 0
+    for seed in seeds:
+        rep = None if archive.published_elsewhere(task, digest, seed) else archive.canonical(task, digest, seed)
+        if rep is None:
+            standing_in += 1
+        else:
+            total -= float(rep.record().get("wall_time_s") or 0.0)
+    return max(total, 0.0) / max(standing_in, 1)
+
+
+def stand_in(
+    task: str, run: PlannedRun, first: Shown, later: Sequence[Shown] = (), wall_time_s: float | None = None
+) -> dict[str, Any]:
     """The stand-in record of ``run``, from its entry on the earliest board that shows it; a metric that board lacks
-    a value of (an analysis its preset did not run) is read from the next board that shows the run with one."""
+    a value of (an analysis its preset did not run) is read from the next board that shows the run with one.
+    ``wall_time_s``: its seed's wall time (default: the board's sum over its seeds, shared equally)."""
     canon, seed = first.variant, int(run.seed)
     key = str(seed)
     values: dict[str, list[Any]] = {}
@@ -86,7 +107,7 @@ def stand_in(task: str, run: PlannedRun, first: Shown, later: Sequence[Shown] = 
             "date": (pv.get("dates") or ["unknown"])[0],
             **({"platform": pv["platforms"][0]} if len(pv.get("platforms") or []) == 1 else {}),
         },
-        "wall_time_s": float(pv.get("wall_time_s") or 0.0) / n,  # the board keeps the sum over its seeds only
+        "wall_time_s": float(pv.get("wall_time_s") or 0.0) / n if wall_time_s is None else wall_time_s,
         "log_dir": next((d for d in pv.get("log_dirs") or [] if d and d.rpartition("seed")[2] == key), None),
         "published": {
             "board": first.board,
