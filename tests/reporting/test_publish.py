@@ -338,3 +338,22 @@ def test_a_superseded_board_is_replaced_by_the_same_runs_under_todays_hashes(tmp
     publish.check_leaderboard(out, today, {}, superseded=True)
     with pytest.raises(publish.Refused, match="1 missing"):
         publish.check_leaderboard(out, {("post/both", 0): "new"}, {}, superseded=True)
+
+
+def test_a_clean_build_replaces_one_from_uncommitted_code_that_says_the_same() -> None:
+    volatile = ("provenance", "generated_at")
+    dirty = {"claims": [1], "provenance": {"git_commit": "a", "dirty": True}, "generated_at": "then"}
+    clean = {"claims": [1], "provenance": {"git_commit": "b", "dirty": False}, "generated_at": "now"}
+    assert publish.says_the_same(clean, {**clean, "generated_at": "later"}, volatile)
+    assert publish.says_the_same(dirty, {**dirty, "generated_at": "later"}, volatile)
+    assert publish.says_the_same(clean, dirty, volatile)  # a dirty build never replaces a clean one for nothing
+    assert not publish.says_the_same(dirty, clean, volatile)
+    assert not publish.says_the_same(clean, {**clean, "claims": [2]}, volatile)
+
+
+def test_no_published_report_was_built_from_uncommitted_code() -> None:
+    """The SST-2 token report and the cards (boards: tests/reporting/test_uncommitted.py)."""
+    results = Path(__file__).resolve().parents[2] / "results"
+    reports = [*results.glob("*/unselectable_tokens.json"), *results.glob("cards/*/card.json")]
+    assert reports
+    assert [str(p) for p in reports if publish.built_from_uncommitted_code(json.loads(p.read_text()))] == []

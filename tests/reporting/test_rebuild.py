@@ -18,12 +18,10 @@ def files(root: Path) -> dict[str, bytes]:
 @pytest.mark.slow  # the language model's board takes minutes: its matched nulls are drawn again
 @pytest.mark.parametrize("task", ["majority", "lm", "sst2"])
 def test_a_rebuild_from_the_archive_alone_leaves_the_published_results(task: str, tmp_path: Path, normbench_in_process):  # noqa: ANN001
-    results = tmp_path / "results"
+    results = tmp_path / "results"  # beside no runs/, as in a fresh clone; paths the boards print are relative
     shutil.copytree(REPO / "results", results)
     before = files(results)
-    done = normbench_in_process(
-        "leaderboard", task, f"--results_dir={results}", f"--runs_dir={tmp_path / 'runs'}", cwd=REPO
-    )
+    done = normbench_in_process("leaderboard", task, "--results_dir=results", "--runs_dir=runs", cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
     after = files(results)
     assert sorted(name for name in before.keys() | after.keys() if before.get(name) != after.get(name)) == []

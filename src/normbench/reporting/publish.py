@@ -66,9 +66,18 @@ def read_if_readable(path: Path) -> dict[str, Any] | None:
 
 def says_the_same(old: dict[str, Any], new: dict[str, Any], volatile: tuple[str, ...]) -> bool:
     """Whether two builds of a board or report say the same: equal once the ``volatile`` top-level keys (when and
-    where they were built) are left out, so a build that says the same is not written again."""
+    where they were built) are left out, so a build that says the same is not written again. A build from committed
+    code never says the same as one from uncommitted code (``provenance.dirty``): it replaces it."""
+    if built_from_uncommitted_code(old) and not built_from_uncommitted_code(new):
+        return False
     strip = lambda doc: {k: v for k, v in doc.items() if k not in volatile}  # noqa: E731
     return json.loads(json.dumps(strip(old), default=str)) == json.loads(json.dumps(strip(new), default=str))
+
+
+def built_from_uncommitted_code(doc: dict[str, Any]) -> bool:
+    """Whether a board or report says it was built from a tree whose code differs from its commit."""
+    provenance = doc.get("provenance")
+    return isinstance(provenance, dict) and provenance.get("dirty") is True
 
 
 def unreadable(path: Path, exc: Exception, elsewhere: str) -> Refused:
