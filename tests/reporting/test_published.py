@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 from normbench.archive.store import Archive
 from normbench.reporting.canonical import Shown, published_variants, source_first
-from normbench.reporting.published import stand_in, stand_in_wall_time, value_of
+from normbench.reporting.published import one_of, stand_in, stand_in_provenance, stand_in_wall_time, value_of
 
 RESULTS = Path(__file__).resolve().parents[2] / "results"
 
@@ -89,3 +89,15 @@ def test_a_stand_in_keeps_the_wall_time_it_was_published_with() -> None:
     assert source.board == "lm" and source.variant["seeds"] == [0, 1, 2, 3, 4] and then.variant["seeds"] == [0, 1, 2]
     wall = stand_in_wall_time("lm", "457fc5b2c93d", source.variant, Archive(RESULTS))
     assert abs(3 * wall - then.variant["provenance"]["wall_time_s"]) < 0.1
+
+
+def test_a_stand_in_of_a_board_that_grew_takes_the_provenance_of_its_published_seeds() -> None:
+    """results/lm/ published LayerNorm's seeds 0-2 and grew to 5 seeds from archived records: its provenance lists
+    join both; the stand-ins take that of a board that showed their values alone (lm/dyt-tuned), and a join joined
+    again stays as it is."""
+    archive, digest = Archive(RESULTS), "457fc5b2c93d"
+    showing = source_first([s for s in published_variants(RESULTS)[("lm", digest)] if 0 in s.variant["seeds"]], 0)
+    assert showing[0].board == "lm"
+    provenance = stand_in_provenance("lm", digest, showing, archive)
+    assert provenance["git_commits"] == ["d41580d43369af194e2a128ffb03df0c0392d4e2"]
+    assert one_of(["a + b", "b"]) == "a + b" and one_of(["a"]) == "a" and one_of([]) == "unknown"

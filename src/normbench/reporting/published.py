@@ -44,8 +44,26 @@ def stand_ins(task: str, runs: Sequence[PlannedRun], archive: Archive | None) ->
                 f"{archive.root.parent} shows it; restore that board or train the run again"
             )
         wall = stand_in_wall_time(task, digest, showing[0].variant, archive)
-        out.append(stand_in(task, run, showing[0], showing[1:], wall_time_s=wall))
+        provenance = stand_in_provenance(task, digest, showing, archive)
+        out.append(stand_in(task, run, showing[0], showing[1:], wall_time_s=wall, provenance=provenance))
     return out
+
+
+def stand_in_provenance(task: str, digest: str, showing: Sequence[Shown], archive: Archive) -> dict[str, Any]:
+    """The provenance of the stand-in seeds of ``showing[0]``, the board that published them: its own, unless it has
+    grown since with seeds from archived records (its lists then join both, and would join again at each rebuild);
+    then that of the earliest board that took its values while showing those stand-in seeds only."""
+    source = showing[0]
+
+    def stand_ins_only(shown: Shown) -> bool:
+        return all(archive.published_elsewhere(task, digest, int(seed)) for seed in shown.variant.get("seeds") or [])
+
+    if not stand_ins_only(source):
+        for shown in showing[1:]:
+            took = source.board in (shown.variant.get("published_seeds") or {})
+            if stand_ins_only(shown) and (took or shown.variant.get("canonical") == source.board):
+                return shown.variant.get("provenance") or {}
+    return source.variant.get("provenance") or {}
 
 
 def stand_in_wall_time(task: str, digest: str, source: dict[str, Any], archive: Archive) -> float:
@@ -66,11 +84,17 @@ def stand_in_wall_time(task: str, digest: str, source: dict[str, Any], archive: 
 
 
 def stand_in(
-    task: str, run: PlannedRun, first: Shown, later: Sequence[Shown] = (), wall_time_s: float | None = None
+    task: str,
+    run: PlannedRun,
+    first: Shown,
+    later: Sequence[Shown] = (),
+    wall_time_s: float | None = None,
+    provenance: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The stand-in record of ``run``, from its entry on the earliest board that shows it; a metric that board lacks
     a value of (an analysis its preset did not run) is read from the next board that shows the run with one.
-    ``wall_time_s``: its seed's wall time (default: the board's sum over its seeds, shared equally)."""
+    ``wall_time_s``: its seed's wall time (default: the board's sum over its seeds, shared equally); ``provenance``:
+    that of its seeds (default: the board's)."""
     canon, seed = first.variant, int(run.seed)
     key = str(seed)
     values: dict[str, list[Any]] = {}
@@ -86,7 +110,7 @@ def stand_in(
                 if agg.get("note"):
                     notes[metric] = agg["note"]
     n = len(canon["seeds"])
-    pv = canon.get("provenance") or {}
+    pv = canon.get("provenance") or {} if provenance is None else provenance
     record: dict[str, Any] = {
         "task": task,
         "variant": run.variant,
@@ -123,11 +147,13 @@ def stand_in(
 
 
 def one_of(values: Any) -> Any:
-    """The one value of a board's provenance list, or its values joined by `` + `` (a variant over several)."""
+    """The one value of a board's provenance list, or its values joined by `` + `` (a variant over several), each
+    once: an entry that is itself such a join is split first, so joining again gives the same string."""
     values = list(values or [])
     if len(values) == 1:
         return values[0]
-    return " + ".join(map(str, values)) if values else "unknown"
+    parts = [part for value in values for part in str(value).split(" + ")]
+    return " + ".join(dict.fromkeys(parts)) if parts else "unknown"
 
 
 def value_of(record: dict[str, Any], metric: str) -> tuple[float | None, float | None] | None:
