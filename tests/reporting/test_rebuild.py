@@ -3,6 +3,7 @@ no runs directory), comes out byte for byte as committed, and no other file unde
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -17,7 +18,14 @@ def files(root: Path) -> dict[str, bytes]:
 
 @pytest.mark.slow  # the language model's board takes minutes: its matched nulls are drawn again
 @pytest.mark.parametrize("task", ["majority", "lm", "sst2"])
-def test_a_rebuild_from_the_archive_alone_leaves_the_published_results(task: str, tmp_path: Path, normbench_in_process):  # noqa: ANN001
+def test_a_rebuild_from_the_archive_alone_leaves_the_published_results(
+    task: str,
+    tmp_path: Path,
+    normbench_in_process,  # noqa: ANN001
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the corpora where a clone of the repository finds them (planning builds each variant's data module)
+    monkeypatch.setenv("NORMBENCH_DATA_DIR", os.environ.get("NORMBENCH_DATA_DIR", str(REPO.parent / "shared" / "data")))
     results = tmp_path / "results"  # beside no runs/, as in a fresh clone; paths the boards print are relative
     shutil.copytree(REPO / "results", results)
     before = files(results)
