@@ -24,6 +24,14 @@ def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytes
 LIGHTNING_LOGGERS = ("lightning", "lightning_fabric", "pytorch_lightning")
 
 
+def swap_stream(handler: logging.StreamHandler, stream: object) -> None:
+    """``handler.setStream(stream)``, except that a stream closed since (an earlier test's capture) is not flushed."""
+    if getattr(handler.stream, "closed", False):
+        handler.stream = stream
+    else:
+        handler.setStream(stream)
+
+
 @dataclass
 class CliResult:
     """What ``normbench <args>`` returned and printed."""
@@ -55,7 +63,7 @@ def normbench_in_process(
         ]
         streams = [h.stream for h in handlers]
         for handler in handlers:
-            handler.setStream(sys.stderr)
+            swap_stream(handler, sys.stderr)
         message = ""
         try:
             main(list(args))
@@ -70,7 +78,7 @@ def normbench_in_process(
             np.random.set_state(rng[1])
             torch.set_rng_state(rng[2])
             for handler, stream in zip(handlers, streams, strict=False):
-                handler.setStream(stream)
+                swap_stream(handler, stream)
         out = capsys.readouterr()
         return CliResult(code, out.out, out.err + message)
 

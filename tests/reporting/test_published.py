@@ -101,3 +101,11 @@ def test_a_stand_in_of_a_board_that_grew_takes_the_provenance_of_its_published_s
     provenance = stand_in_provenance("lm", digest, showing, archive)
     assert provenance["git_commits"] == ["d41580d43369af194e2a128ffb03df0c0392d4e2"]
     assert one_of(["a + b", "b"]) == "a + b" and one_of(["a"]) == "a" and one_of([]) == "unknown"
+
+
+def test_without_a_board_of_its_seeds_alone_a_grown_board_gives_what_its_archived_seeds_did_not_bring() -> None:
+    archive, digest = Archive(RESULTS), "d17b6d5cce87"  # pre/project: no other board took results/lm/'s seeds 0-2
+    showing = source_first([s for s in published_variants(RESULTS)[("lm", digest)] if 0 in s.variant["seeds"]], 0)
+    provenance = stand_in_provenance("lm", digest, showing, archive)
+    assert provenance["git_commits"] == ["d41580d43369af194e2a128ffb03df0c0392d4e2"]
+    assert provenance["torch"] == ["2.14.1+cu130"] and provenance["devices"] == ["cpu"]  # cpu: shared, kept

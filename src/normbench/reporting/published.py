@@ -52,18 +52,44 @@ def stand_ins(task: str, runs: Sequence[PlannedRun], archive: Archive | None) ->
 def stand_in_provenance(task: str, digest: str, showing: Sequence[Shown], archive: Archive) -> dict[str, Any]:
     """The provenance of the stand-in seeds of ``showing[0]``, the board that published them: its own, unless it has
     grown since with seeds from archived records (its lists then join both, and would join again at each rebuild);
-    then that of the earliest board that took its values while showing those stand-in seeds only."""
+    then that of the earliest board that took its values while showing those stand-in seeds only, else its own less
+    the values that only its archived seeds have (:func:`without_archived_seeds`)."""
     source = showing[0]
 
     def stand_ins_only(shown: Shown) -> bool:
         return all(archive.published_elsewhere(task, digest, int(seed)) for seed in shown.variant.get("seeds") or [])
 
-    if not stand_ins_only(source):
-        for shown in showing[1:]:
-            took = source.board in (shown.variant.get("published_seeds") or {})
-            if stand_ins_only(shown) and (took or shown.variant.get("canonical") == source.board):
-                return shown.variant.get("provenance") or {}
-    return source.variant.get("provenance") or {}
+    if stand_ins_only(source):
+        return source.variant.get("provenance") or {}
+    for shown in showing[1:]:
+        took = source.board in (shown.variant.get("published_seeds") or {})
+        if stand_ins_only(shown) and (took or shown.variant.get("canonical") == source.board):
+            return shown.variant.get("provenance") or {}
+    return without_archived_seeds(task, digest, source.variant, archive)
+
+
+# a board's provenance lists of text and the record field each entry comes from
+JOINED = {"git_commits": "git_commit", "torch": "torch", "lightning": "lightning", "devices": "device"}
+
+
+def without_archived_seeds(task: str, digest: str, variant: dict[str, Any], archive: Archive) -> dict[str, Any]:
+    """``variant``'s provenance with the values that its seeds from archived records brought taken out of its text
+    lists (``JOINED``): what is left is its stand-in seeds'. A list that would be left empty (the stand-ins share
+    every value with the archived seeds) stays whole."""
+    provenance = dict(variant.get("provenance") or {})
+    records = [
+        rep.record()
+        for seed in variant.get("seeds") or []
+        if not archive.published_elsewhere(task, digest, int(seed))
+        and (rep := archive.canonical(task, digest, int(seed))) is not None
+    ]
+    for key, field in JOINED.items():
+        theirs = {str((record.get("provenance") or {}).get(field)) for record in records}
+        parts = dict.fromkeys(part for value in provenance.get(key) or [] for part in str(value).split(" + "))
+        kept = [part for part in parts if part not in theirs]
+        if kept:
+            provenance[key] = kept
+    return provenance
 
 
 def stand_in_wall_time(task: str, digest: str, source: dict[str, Any], archive: Archive) -> float:
