@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import shutil
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -109,3 +111,66 @@ def test_without_a_board_of_its_seeds_alone_a_grown_board_gives_what_its_archive
     provenance = stand_in_provenance("lm", digest, showing, archive)
     assert provenance["git_commits"] == ["d41580d43369af194e2a128ffb03df0c0392d4e2"]
     assert provenance["torch"] == ["2.14.1+cu130"] and provenance["devices"] == ["cpu"]  # cpu: shared, kept
+
+
+def listed_runs() -> list[tuple[str, str, int]]:
+    out = []
+    for path in sorted((RESULTS / "archive").glob("*/published.json")):
+        runs = json.loads(path.read_text(encoding="utf-8"))["runs"]
+        out += [(path.parent.name, digest, int(seed)) for digest, seeds in runs.items() for seed in seeds]
+    return out
+
+
+def test_every_run_published_before_the_archive_has_its_values_kept_in_the_archive() -> None:
+    archive = Archive(RESULTS)
+    runs = listed_runs()
+    assert len(runs) > 100
+    assert [r for r in runs if archive.published_values(*r) is None] == []
+
+
+def test_every_board_shows_the_kept_values_of_a_run_published_before_the_archive() -> None:
+    """One run, one result: a board that shows such a run shows, seed by seed, the values kept for it."""
+    archive, wrong = Archive(RESULTS), []
+    for (task, digest), boards in published_variants(RESULTS).items():
+        for shown in boards:
+            seeds = list(shown.variant.get("seeds") or [])
+            for i, seed in enumerate(seeds):
+                kept = (
+                    archive.published_values(task, digest, int(seed))
+                    if archive.published_elsewhere(task, digest, int(seed))
+                    else None
+                )
+                for metric, agg in (shown.variant.get("metrics") or {}).items() if kept else ():
+                    value = (agg.get("per_seed") or [None] * len(seeds))[i]
+                    was = (kept["published"]["values"].get(metric) or [None])[0]
+                    if value is not None and value != was:
+                        wrong.append(f"{shown.board} {digest} seed {seed} {metric}: {value} shown, {was} kept")
+    assert wrong == []
+
+
+def test_a_build_reads_the_kept_values_and_no_board(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    from normbench.reporting import published
+
+    archive = Archive(RESULTS)
+    task, digest, seed = "lm", "457fc5b2c93d", 0
+    monkeypatch.setattr(published, "published_variants", lambda *a: (_ for _ in ()).throw(AssertionError("read")))
+    run = SimpleNamespace(variant="pre/both", seed=seed, record_path=None, config_hash=digest, config={"x": 1})
+    (record,) = published.stand_ins(task, [run], archive)
+    assert record["config"] == {"x": 1} and record["variant"] == "pre/both" and record["series"] == {}
+    assert record["published"] == archive.published_values(task, digest, seed)["published"]
+    assert record["provenance"]["git_commit"] == "d41580d43369af194e2a128ffb03df0c0392d4e2"
+
+
+def test_keeping_the_values_writes_each_listed_run_once(tmp_path: Path) -> None:
+    from normbench.reporting.published import keep_published_values
+
+    shutil.copytree(RESULTS, tmp_path / "results", ignore=shutil.ignore_patterns("*.png"))
+    archive = Archive(tmp_path / "results")
+    for path in (tmp_path / "results" / "archive" / "sst2").rglob("published-values.json"):
+        path.unlink()
+    written = keep_published_values("sst2", archive)
+    assert written and all(p.name == "published-values.json" for p in written)
+    for path in written:
+        relative = path.relative_to(tmp_path)
+        assert json.loads(path.read_text()) == json.loads((RESULTS.parent / relative).read_text())
+    assert keep_published_values("sst2", archive) == []  # kept once

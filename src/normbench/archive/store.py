@@ -37,6 +37,7 @@ CHECKPOINT = "last.ckpt"
 RESTORED = "archive_replicate"  # in a run directory restored from the archive: the replicate it continues
 CANONICAL = "canonical"
 PUBLISHED = "published.json"  # per task: runs whose canonical values are their board's (records not kept)
+PUBLISHED_VALUES = "published-values.json"  # per such run and seed: those values, taken once from the boards
 FINISHED = ("done", "diverged")
 # the analyses a board reads beside a record, computed from the final checkpoint where it was (the archive keeps no
 # weights of a finished run): normbench.training.rundir names the first four, reporting.sentence_tokens the last
@@ -139,6 +140,23 @@ class Archive:
             return False
         runs = json.loads(path.read_text(encoding="utf-8")).get("runs") or {}
         return int(seed) in (runs.get(config_hash) or [])
+
+    def published_values_path(self, task: str, config_hash: str, seed: int) -> Path:
+        """Where the values a board published for a run before the archive existed are kept, once taken from it."""
+        return self.seed_dir(task, config_hash, seed) / PUBLISHED_VALUES
+
+    def published_values(self, task: str, config_hash: str, seed: int) -> dict[str, Any] | None:
+        """The kept values of a run published before the archive (:meth:`published_values_path`), or ``None``."""
+        path = self.published_values_path(task, config_hash, seed)
+        if not path.is_file():
+            return None
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ArchiveError(f"archive: {path} is unreadable ({exc}); restore it from git") from exc
+        if not isinstance(doc, dict) or not isinstance(doc.get("published"), dict):
+            raise ArchiveError(f"archive: {path} holds no 'published' block; restore it from git")
+        return doc
 
     def canonical(self, task: str, config_hash: str, seed: int) -> Replicate | None:
         """The replicate the boards show: the one ``canonical`` names, else the first finished one; ``None`` for a

@@ -9,14 +9,22 @@ seed's value of every metric that board has, its status, flags and provenance. T
 values where it reads a record's series (:func:`value_of`), so every mean, interval and verdict is over all seeds;
 a metric the published board lacks has no value for those seeds (the board says so), and the figures, drawn from
 series, show the seeds with records only.
+
+Each stand-in is taken from the boards once and kept in the archive, beside the run's replicates
+(``<task>/<hash>/seed<k>/published-values.json``, :func:`keep_published_values`); a build reads the kept file and no
+board, so a board is a function of the archive alone and no rebuild can move another board's stand-ins.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
+from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
-from normbench.archive.store import Archive
+from normbench.archive.store import PUBLISHED, Archive
+from normbench.io import atomic_write_json
 from normbench.reporting.canonical import Shown, published_variants, source_first
 from normbench.reporting.progress import PlannedRun
 
@@ -34,6 +42,10 @@ def stand_ins(task: str, runs: Sequence[PlannedRun], archive: Archive | None) ->
         digest = run.config_hash
         if not digest or not archive.published_elsewhere(task, digest, run.seed):
             continue
+        kept = archive.published_values(task, digest, int(run.seed))
+        if kept is not None:  # the values taken once from the boards: no board is read
+            out.append({**run_fields(task, run), **{k: v for k, v in kept.items() if k not in RUN_FIELDS}})
+            continue
         if shown is None:
             shown = published_variants(archive.root.parent)
         showing = [s for s in shown.get((task, digest)) or [] if run.seed in (s.variant.get("seeds") or [])]
@@ -47,6 +59,39 @@ def stand_ins(task: str, runs: Sequence[PlannedRun], archive: Archive | None) ->
         provenance = stand_in_provenance(task, digest, showing, archive)
         out.append(stand_in(task, run, showing[0], showing[1:], wall_time_s=wall, provenance=provenance))
     return out
+
+
+RUN_FIELDS = ("task", "variant", "seed", "config_hash", "config", "series")
+
+
+def run_fields(task: str, run: PlannedRun) -> dict[str, Any]:
+    """The fields of a stand-in record that the planned run gives (its values come from the published board)."""
+    return {
+        "task": task,
+        "variant": run.variant,
+        "seed": int(run.seed),
+        "config_hash": run.config_hash,
+        "config": run.config,
+        "series": {},
+    }
+
+
+def keep_published_values(task: str, archive: Archive) -> list[Path]:
+    """Write each run of ``<task>/published.json`` that has no kept values yet as its stand-in, taken from the
+    boards as :func:`stand_ins` takes it (the run-specific fields left out), beside its replicates; returns the
+    files written. Once kept, a build reads the file and no board: a rebuilt board can no longer change another's
+    stand-ins."""
+    listed = json.loads((archive.root / task / PUBLISHED).read_text(encoding="utf-8")).get("runs") or {}
+    written = []
+    for digest, seeds in sorted(listed.items()):
+        for seed in seeds:
+            path = archive.published_values_path(task, digest, int(seed))
+            if path.exists():
+                continue
+            run = SimpleNamespace(variant="", seed=int(seed), record_path=None, config_hash=digest, config={})
+            (record,) = stand_ins(task, [run], archive)
+            written.append(atomic_write_json(path, {k: v for k, v in record.items() if k not in RUN_FIELDS}))
+    return written
 
 
 def stand_in_provenance(task: str, digest: str, showing: Sequence[Shown], archive: Archive) -> dict[str, Any]:
