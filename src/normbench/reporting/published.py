@@ -32,8 +32,9 @@ NOT_MEASURED = "not measured on the runs published on results/{board}/ before th
 
 
 def stand_ins(task: str, runs: Sequence[PlannedRun], archive: Archive | None) -> list[dict[str, Any]]:
-    """A stand-in record for each of ``runs`` that was published before the archive (the others are left out).
-    One-line error for a published run no board shows."""
+    """A stand-in record for each of ``runs`` that was published before the archive (the others are left out): its
+    values kept in the archive, or, for a run whose values are not kept yet, taken from the boards that show it.
+    One-line error for such a run no board shows."""
     if archive is None:
         return []
     shown: dict[tuple[str, str], list[Shown]] | None = None
