@@ -114,9 +114,9 @@ def test_without_a_board_of_its_seeds_alone_a_grown_board_gives_what_its_archive
 
 
 def listed_runs() -> list[tuple[str, str, int]]:
-    out = []
+    archive, out = Archive(RESULTS), []
     for path in sorted((RESULTS / "archive").glob("*/published.json")):
-        runs = json.loads(path.read_text(encoding="utf-8"))["runs"]
+        runs = archive.published_runs(path.parent.name)
         out += [(path.parent.name, digest, int(seed)) for digest, seeds in runs.items() for seed in seeds]
     return out
 

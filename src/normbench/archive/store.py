@@ -135,11 +135,14 @@ class Archive:
     def published_elsewhere(self, task: str, config_hash: str, seed: int) -> bool:
         """Whether the run's canonical values are those its board published before the archive existed (its record
         was not kept): ``<task>/published.json`` lists such runs, and no replicate added later replaces them."""
+        return int(seed) in (self.published_runs(task).get(config_hash) or [])
+
+    def published_runs(self, task: str) -> dict[str, list[int]]:
+        """``<task>/published.json``'s runs: config hash -> the seeds whose values their board published."""
         path = self.root / task / PUBLISHED
         if not path.is_file():
-            return False
-        runs = json.loads(path.read_text(encoding="utf-8")).get("runs") or {}
-        return int(seed) in (runs.get(config_hash) or [])
+            return {}
+        return json.loads(path.read_text(encoding="utf-8")).get("runs") or {}
 
     def published_values_path(self, task: str, config_hash: str, seed: int) -> Path:
         """Where the values a board published for a run before the archive existed are kept, once taken from it."""

@@ -17,13 +17,12 @@ board, so a board is a function of the archive alone and no rebuild can move ano
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from normbench.archive.store import PUBLISHED, Archive
+from normbench.archive.store import Archive
 from normbench.io import atomic_write_json
 from normbench.reporting.canonical import Shown, published_variants, source_first
 from normbench.reporting.progress import PlannedRun
@@ -82,9 +81,8 @@ def keep_published_values(task: str, archive: Archive) -> list[Path]:
     boards as :func:`stand_ins` takes it (the run-specific fields left out), beside its replicates; returns the
     files written. Once kept, a build reads the file and no board: a rebuilt board can no longer change another's
     stand-ins."""
-    listed = json.loads((archive.root / task / PUBLISHED).read_text(encoding="utf-8")).get("runs") or {}
     written = []
-    for digest, seeds in sorted(listed.items()):
+    for digest, seeds in sorted(archive.published_runs(task).items()):
         for seed in seeds:
             path = archive.published_values_path(task, digest, int(seed))
             if path.exists():
@@ -123,12 +121,7 @@ def without_archived_seeds(task: str, digest: str, variant: dict[str, Any], arch
     lists (``JOINED``): what is left is its stand-in seeds'. A list that would be left empty (the stand-ins share
     every value with the archived seeds) stays whole."""
     provenance = dict(variant.get("provenance") or {})
-    records = [
-        rep.record()
-        for seed in variant.get("seeds") or []
-        if not archive.published_elsewhere(task, digest, int(seed))
-        and (rep := archive.canonical(task, digest, int(seed))) is not None
-    ]
+    records = archived_records(task, digest, variant, archive)
     for key, field in JOINED.items():
         theirs = {str((record.get("provenance") or {}).get(field)) for record in records}
         parts = dict.fromkeys(part for value in provenance.get(key) or [] for part in str(value).split(" + "))
@@ -144,15 +137,20 @@ def stand_in_wall_time(task: str, digest: str, source: dict[str, Any], archive: 
     the sum only; dividing that by all its seeds would move the figure at every rebuild of a board that is its own
     source and has grown since.)"""
     total = float((source.get("provenance") or {}).get("wall_time_s") or 0.0)
-    seeds = [int(seed) for seed in source.get("seeds") or []]
-    standing_in = 0
-    for seed in seeds:
-        rep = None if archive.published_elsewhere(task, digest, seed) else archive.canonical(task, digest, seed)
-        if rep is None:
-            standing_in += 1
-        else:
-            total -= float(rep.record().get("wall_time_s") or 0.0)
-    return max(total, 0.0) / max(standing_in, 1)
+    records = archived_records(task, digest, source, archive)
+    total -= sum(float(record.get("wall_time_s") or 0.0) for record in records)
+    return max(total, 0.0) / max(len(source.get("seeds") or []) - len(records), 1)
+
+
+def archived_records(task: str, digest: str, variant: dict[str, Any], archive: Archive) -> list[dict[str, Any]]:
+    """The canonical records of the seeds ``variant`` shows from the archive (not from a board's published values)."""
+    out = []
+    for seed in variant.get("seeds") or []:
+        if not archive.published_elsewhere(task, digest, int(seed)):
+            rep = archive.canonical(task, digest, int(seed))
+            if rep is not None:
+                out.append(rep.record())
+    return out
 
 
 def stand_in(
