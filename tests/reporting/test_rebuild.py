@@ -1,9 +1,8 @@
 """Boards are views of the run archive: each headline board, rebuilt from the committed archive alone (a fresh clone,
-no runs directory), comes out byte for byte as committed, and no other file under ``results/`` changes."""
+no runs directory, no corpus), comes out byte for byte as committed, and no other file under ``results/`` changes."""
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
@@ -24,8 +23,10 @@ def test_a_rebuild_from_the_archive_alone_leaves_the_published_results(
     normbench_in_process,  # noqa: ANN001
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # the corpora where a clone of the repository finds them (planning builds each variant's data module)
-    monkeypatch.setenv("NORMBENCH_DATA_DIR", os.environ.get("NORMBENCH_DATA_DIR", str(REPO.parent / "shared" / "data")))
+    # no corpus, and no hub: what a board reads of its data comes from the archive's data facts
+    monkeypatch.setenv("NORMBENCH_DATA_DIR", str(tmp_path / "no-corpora"))
+    for offline in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"):
+        monkeypatch.setenv(offline, "1")
     results = tmp_path / "results"  # beside no runs/, as in a fresh clone; paths the boards print are relative
     shutil.copytree(REPO / "results", results)
     before = files(results)

@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from normbench.archive.store import Archive
 from normbench.io import params_digest
 from normbench.reporting.sentence_tokens import (
@@ -19,8 +21,19 @@ from normbench.reporting.sentence_tokens import (
     summarize,
     word_spans,
 )
-from normbench.reporting.tokens import TokenRun, finish, lm_seeds, pick_shown, seed_table, token_runs
+from normbench.reporting.tokens import (
+    DevSentences,
+    TokenRun,
+    dev_sentence_facts,
+    finish,
+    lm_seeds,
+    pick_shown,
+    seed_table,
+    sentences_digest,
+    token_runs,
+)
 from normbench.sweep.run import planner
+from normbench.training.config import load_config
 from tests.factories import make_record
 
 
@@ -105,6 +118,15 @@ SENTENCES = ["ab cd", "e f"]
 ANALYSIS = {"tokens": [2, 2], "any_layer": [1, 0], "per_layer": [[1, 0], [0, 0]], "bold_words": [[1], []]}
 
 
+def dev(sentences: list[str]) -> DevSentences:
+    """Dev sentences as a report finds them, read from a corpus."""
+    return DevSentences(sentences_digest(sentences), len(sentences), sentences[:1], lambda: sentences)
+
+
+def no_corpus(config: dict[str, Any]) -> list[str]:
+    raise AssertionError("the corpus was read")
+
+
 @dataclass(frozen=True)
 class Planned:
     variant: str
@@ -133,7 +155,7 @@ def test_an_archived_run_is_read_through_its_kept_analysis_without_its_weights(t
     archive_run(tmp_path, 4, None)  # archived before its analysis was computed: not read, never a crash
     archive_run(tmp_path, 5, ANALYSIS, sentences=["other"])  # computed on other sentences: not read
     planned = [Planned("none/none", seed, None, "h-none") for seed in (3, 4, 5)]
-    (run,), missing = token_runs("sst2", planned, archive, {}, lambda: SENTENCES)
+    (run,), missing = token_runs("sst2", planned, archive, {}, lambda: dev(SENTENCES))
     assert run.seed == 3 and run.analysis == {**run.analysis, **ANALYSIS} and run.source.endswith("record.json.gz")
     assert run.summary["any_layer"] == 1 and run.summary["tokens"] == 4 and run.summary["per_layer"] == [1, 0]
     assert [(label, why.split(" (")[0]) for label, why in missing] == [
@@ -152,13 +174,51 @@ def test_a_local_run_without_its_checkpoint_is_read_from_the_archive_else_named(
     local = tmp_path / "runs" / "seed3" / "record.json"
     local.parent.mkdir(parents=True)
     local.write_text(json.dumps(record))  # the canonical replicate's run, its checkpoint deleted since
-    (run,), missing = token_runs("sst2", [Planned("none/none", 3, local, "h-none")], archive, {}, lambda: SENTENCES)
+    (run,), missing = token_runs(
+        "sst2", [Planned("none/none", 3, local, "h-none")], archive, {}, lambda: dev(SENTENCES)
+    )
     assert run.summary["any_layer"] == 1 and run.source == str(archived) and missing == []
     other = tmp_path / "runs" / "seed6" / "record.json"
     other.parent.mkdir(parents=True)
     other.write_text(json.dumps({**record, "seed": 6, "checkpoint": None}))
-    read, missing = token_runs("sst2", [Planned("none/none", 6, other, "h-none")], archive, {}, lambda: SENTENCES)
+    read, missing = token_runs("sst2", [Planned("none/none", 6, other, "h-none")], archive, {}, lambda: dev(SENTENCES))
     assert read == [] and missing == [(("sst2 none/none", 6), "its record names no final checkpoint")]
+
+
+def test_dev_sentences_are_read_from_the_corpus_once_then_from_their_data_fact(tmp_path: Path) -> None:
+    """Their digest, count and printed sentences are a data fact (kept in the run archive with the report), so a
+    clone without the corpus finds them; the corpus is read again only to compute an analysis, and must match."""
+    config = {"data": {"class_path": "normbench.data.sst2.SST2DataModule", "init_args": {"case": str(tmp_path)}}}
+    read: list[int] = []
+
+    def corpus(c: dict[str, Any]) -> list[str]:
+        read.append(1)
+        return SENTENCES
+
+    first = dev_sentence_facts(config, 1, corpus)
+    assert (first.digest, first.n, first.shown, read) == (sentences_digest(SENTENCES), 2, ["ab cd"], [1])
+    again = dev_sentence_facts(config, 1, no_corpus)  # no corpus here: the fact alone
+    assert (again.digest, again.n, again.shown) == (first.digest, first.n, first.shown)
+    other = dev_sentence_facts(config, 1, lambda c: ["other sentences"])
+    with pytest.raises(ValueError, match=r"^data.data_dir: its SST-2 dev sentences \(digest .*\) are not those"):
+        other.texts()  # an analysis computed on them would be named by the fact's digest: refused
+    assert dev_sentence_facts(config, 1, corpus).texts() == SENTENCES
+
+
+def test_the_committed_token_report_has_its_data_fact_in_the_archive() -> None:
+    """The fact beside the archive names the report's sentences, and its printed sentences are the report's own (the
+    slow rebuild test, tests/reporting/test_rebuild.py, rebuilds the report from it with no corpus)."""
+    from normbench.reporting.tokens import TOKEN_REPORT, shown_count
+
+    results = Path(__file__).resolve().parents[2] / "results"
+    report = json.loads((results / "sst2" / TOKEN_REPORT).read_text())
+    facts = [json.loads(p.read_text()) for p in (results / "archive" / "data-facts").glob("dev_sentences-*.json")]
+    (fact,) = [f for f in facts if f["value"]["digest"] == report["sentences"]["digest"]]
+    assert fact["value"]["n"] == report["sentences"]["n"] and fact["params"]["shown"] == shown_count(
+        load_config("sst2")
+    )
+    printed = [line.replace("**", "") for line in report["sections"]["table4"]["shown"]["lines"]]
+    assert printed == [" ".join(text.split()) for text in fact["value"]["shown"][: len(printed)]]
 
 
 def test_a_run_published_before_the_archive_stands_in_with_its_published_counts(tmp_path: Path) -> None:
@@ -207,7 +267,7 @@ def test_a_rebuild_from_the_archive_alone_reads_every_lm_run_the_published_repor
         for k, v in published_runs(old, config).items()
         if k[0].startswith("lm ") and sections[f"table3:{k[0][3:]}:seed{k[1]}"]["record"].startswith("runs/")
     }
-    read = plan_report(config, runs, plan, Archive(results), old, lambda c: [])
+    read = plan_report(config, runs, plan, Archive(results), old, no_corpus)
     assert len(lm) == 6 and set(lm) <= set(read.labels())
     by_seed = {t.label: t.summary for runs_ in read.table3.values() for t in runs_}
     assert all(by_seed[k] == old["sections"][f"table3:{k[0][3:]}:seed{k[1]}"]["summary"] for k in lm)

@@ -20,7 +20,6 @@ import torch
 
 from normbench.analysis.model_keys import unselectable_per_layer
 from normbench.data.tokenizer import load_tokenizer
-from normbench.io import params_digest
 from normbench.reporting.run_cache import cached_analysis
 from normbench.training.loading import load_run
 from normbench.training.rundir import run_of_checkpoint, tokenizer_path
@@ -130,12 +129,11 @@ def compute(ckpt: Path, sentences: list[str]) -> dict[str, Any]:
     return per_sentence(sentences, encodings, results)
 
 
-def sentence_tokens(record: dict[str, Any], sentences: list[str]) -> dict[str, Any] | None:
-    """A finished run's analysis on ``sentences``: computed from its final checkpoint (and cached beside it), or read
-    from the run archive; ``None`` for an archived run whose analysis was never computed where its weights were."""
-    params = {
-        "version": SENTENCE_TOKENS_VERSION,
-        "sentences": params_digest({"sentences": sentences}),
-        "n_sentences": len(sentences),
-    }
-    return cached_analysis(record, SENTENCE_TOKENS, params, lambda ckpt: compute(ckpt, sentences))
+def sentence_tokens(
+    record: dict[str, Any], digest: str, n: int, sentences: Callable[[], list[str]]
+) -> dict[str, Any] | None:
+    """A finished run's analysis on the ``n`` dev sentences named by ``digest``: computed from its final checkpoint
+    on ``sentences()`` (and cached beside it), or read from the run archive; ``None`` for an archived run whose
+    analysis was never computed where its weights were."""
+    params = {"version": SENTENCE_TOKENS_VERSION, "sentences": digest, "n_sentences": n}
+    return cached_analysis(record, SENTENCE_TOKENS, params, lambda ckpt: compute(ckpt, sentences()))

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from normbench.archive import JudgedClaim, load_record
+from normbench.archive.facts import data_fact
 from normbench.archive.store import Archive
 from normbench.io import atomic_write_json, atomic_write_text, params_digest
 from normbench.reporting import publish
@@ -101,7 +102,7 @@ def token_runs(
     runs: Sequence[PlannedRun],
     archive: Archive | None,
     published: dict[tuple[str, str, int], TokenRun],
-    sentences: Callable[[], list[str]],
+    sentences: Callable[[], DevSentences],
 ) -> tuple[list[TokenRun], list[Missing]]:
     """The runs of ``runs`` (one task's) the report reads, in seed order, and the finished ones it cannot read with
     why. A run published before the archive stands in with its published counts; another finished run is read
@@ -137,7 +138,7 @@ def token_runs(
 
 
 def read_run(
-    task: str, run: PlannedRun, archive: Archive | None, sentences: Callable[[], list[str]]
+    task: str, run: PlannedRun, archive: Archive | None, sentences: Callable[[], DevSentences]
 ) -> tuple[TokenRun | None, str]:
     """A finished run's counts: from its final checkpoint where it is here (the analysis then goes beside its
     replicate in the archive), else from the analysis the archive keeps; ``(None, why)`` with neither."""
@@ -152,7 +153,8 @@ def read_run(
                 "its record names no final checkpoint" if ckpt is None else f"its final checkpoint {ckpt} is missing"
             )
         record, local = {**load_record(rep.record_path).to_json(), "record_path": str(rep.record_path)}, False
-    analysis = sentence_tokens(record, sentences())
+    on = sentences()
+    analysis = sentence_tokens(record, on.digest, on.n, on.texts)
     if analysis is None and (Path(record["record_path"]).parent / SENTENCE_TOKENS).is_file():
         return None, "its archived token analysis was computed on other dev sentences or by another version"
     if analysis is None:
@@ -160,9 +162,8 @@ def read_run(
     if local:
         keep_analyses(task, [run], archive)
     summary = summarize(analysis)
-    digest = sentences_digest(sentences())
     return TokenRun(
-        task, run.variant, run.seed, run.config_hash, summary, record, analysis, record["record_path"], digest
+        task, run.variant, run.seed, run.config_hash, summary, record, analysis, record["record_path"], on.digest
     ), ""
 
 
@@ -193,7 +194,7 @@ class TokenPlan:
     table4: list[TokenRun]
     table3: dict[str, list[TokenRun]]
     lm_seeds: list[int]
-    sentences: Callable[[], list[str]]
+    sentences: Callable[[], DevSentences]
     missing: list[Missing]
 
     def labels(self) -> dict[tuple[str, int], str | None]:
@@ -202,21 +203,72 @@ class TokenPlan:
         return {t.label: t.config_hash for t in every}
 
 
+def shown_count(config: dict[str, Any]) -> int:
+    """How many dev sentences a token report prints per table (``bench.token_report.sentences``, default 40)."""
+    return int(((config.get("bench") or {}).get("token_report") or {}).get("sentences", 40))
+
+
+@dataclass(frozen=True)
+class DevSentences:
+    """The dev sentences a token report is on: their digest and count (what names a run's analysis), the first
+    ``shown`` of them (what the report prints), and all of them (``texts()``: read from the corpus, needed only to
+    compute an analysis from a checkpoint)."""
+
+    digest: str
+    n: int
+    shown: list[str]
+    texts: Callable[[], list[str]]
+
+
+DEV_SENTENCES_VERSION = 1  # of the dev_sentences data fact's value
+
+
+def dev_sentence_facts(
+    run_config: dict[str, Any], shown: int, load_sentences: Callable[[dict[str, Any]], list[str]] = dev_sentences
+) -> DevSentences:
+    """The :class:`DevSentences` of a resolved ``sst2`` config. The digest, count and printed sentences are a fact of
+    the run archive (:func:`normbench.archive.facts.data_fact`), so a clone without the SST-2 corpus rebuilds the
+    report from the archived analyses; the corpus is read only to compute one, and then must give that digest."""
+    loaded: list[list[str]] = []
+
+    def texts() -> list[str]:
+        if not loaded:
+            loaded.append(load_sentences(run_config))
+        return loaded[0]
+
+    def compute() -> dict[str, Any]:
+        return {"digest": sentences_digest(texts()), "n": len(texts()), "shown": texts()[:shown]}
+
+    data = run_config.get("data") or {}
+    fact = data_fact("dev_sentences", data, compute, shown=shown, version=DEV_SENTENCES_VERSION)
+
+    def checked() -> list[str]:
+        if (here := sentences_digest(texts())) != fact["digest"]:
+            raise ValueError(
+                f"data.data_dir: its SST-2 dev sentences (digest {here}) are not those the run archive's analyses "
+                f"are on ({fact['digest']}); point it at GLUE's SST-2"
+            )
+        return texts()
+
+    return DevSentences(str(fact["digest"]), int(fact["n"]), list(fact["shown"]), checked)
+
+
 def sentence_loader(
     config: dict[str, Any],
     runs: Sequence[PlannedRun],
     archive: Archive | None,
     load_sentences: Callable[[dict[str, Any]], list[str]] = dev_sentences,
-) -> Callable[[], list[str]]:
-    """The dev sentences, loaded once when first asked for: as the first finished run of ``runs`` read them (its
-    record's config), else as ``config`` reads them."""
-    loaded: list[list[str]] = []
+) -> Callable[[], DevSentences]:
+    """The dev sentences, found once when first asked for: as the first finished run of ``runs`` read them (its
+    record's config), else as the first planned run would (its resolved config), else as ``config`` reads them."""
+    found: list[DevSentences] = []
 
-    def sentences() -> list[str]:
-        if not loaded:
+    def sentences() -> DevSentences:
+        if not found:
             done = next((r.record_path for r in shown_runs("sst2", runs, archive) if finished(r.record_path)), None)
-            loaded.append(load_sentences(load_record(done).config if done is not None else config))
-        return loaded[0]
+            run_config = load_record(done).config if done is not None else runs[0].config if runs else config
+            found.append(dev_sentence_facts(run_config, shown_count(config), load_sentences))
+        return found[0]
 
     return sentences
 
@@ -265,7 +317,7 @@ def keep_token_analyses(
     where their final checkpoints are here and keep each beside its replicate in the run archive, so that the report
     is rebuilt later from the archive, on any machine. Returns (runs read, analyses now in the archive)."""
     sst2_preset = load_config("sst2").get("default_preset")
-    config, _ = plan("sst2", sst2_preset, None, None)
+    config, sst2_runs = plan("sst2", sst2_preset, None, None)
     spec = (config.get("bench") or {}).get("token_report")
     if not spec:
         return 0, 0
@@ -278,7 +330,8 @@ def keep_token_analyses(
         return 0, 0
     _, planned = plan(task, preset, seeds, variants)
     published = published_counts(publish.read_if_readable(Path(results_dir) / "sst2" / TOKEN_REPORT), spec["variant"])
-    read, _ = token_runs(task, planned, archive, published, sentence_loader(config, [], archive))
+    sentences = sentence_loader(config, [r for r in sst2_runs if r.variant == spec["variant"]], archive)
+    read, _ = token_runs(task, planned, archive, published, sentences)
     kept = sum(
         1
         for t in read
@@ -373,14 +426,14 @@ def write_token_report(
     sst2 config. Runs published before the archive stand in with the counts the report at ``out_dir`` gave them.
     """
     spec = config["bench"]["token_report"]
-    shown = int(spec.get("sentences", 40))
+    shown = shown_count(config)
     path = Path(out_dir) / TOKEN_REPORT
     old = publish.read_if_readable(path)
     reads = plan_report(config, runs, plan, archive, old, load_sentences)
     old_sections = (old or {}).get("sections") or {}
     every = [*reads.table4, *(t for runs_ in reads.table3.values() for t in runs_)]
     analysed = any(t.analysis is not None for t in every)
-    counted_on = sentences_digest(reads.sentences()) if analysed else ((old or {}).get("sentences") or {}).get("digest")
+    counted_on = reads.sentences().digest if analysed else ((old or {}).get("sentences") or {}).get("digest")
     others = [t for t in every if t.sentences != counted_on]  # stand-ins counted on other sentences
     other = {(t.variant, t.seed) for t in others}
     other_text = "; ".join(dict.fromkeys(t.sentences_text for t in others if t.sentences_text))
@@ -389,7 +442,7 @@ def write_token_report(
         "sentences": (
             {
                 "digest": counted_on,
-                "n": len(reads.sentences()),
+                "n": reads.sentences().n,
                 "text": "SST-2 dev sentences, text_normalization "
                 + str(((config.get("data") or {}).get("init_args") or {}).get("text_normalization")),
             }
@@ -412,7 +465,7 @@ def write_token_report(
         reads.table4,
         int(spec["seed"]),
         (old_sections.get("table4") or {}).get("shown"),
-        lambda t: shown_block(*TABLE4, t, reads.sentences(), shown),
+        lambda t: shown_block(*TABLE4, t, reads.sentences().shown, shown),
     )
     if block4 is None:
         lines += ["## Table 4", "", f"Not run: no finished `sst2` run of `{spec['variant']}`.", ""]
@@ -449,7 +502,7 @@ def write_token_report(
             reads.table3.get(lm["variant"]) or [],
             min(reads.lm_seeds, default=0),
             old_sections.get(TABLE3_SHOWN),
-            lambda t: shown_block(*table3_text(lm["variant"]), t, reads.sentences(), shown),
+            lambda t: shown_block(*table3_text(lm["variant"]), t, reads.sentences().shown, shown),
         )
         if block3 is not None:
             doc["sections"][TABLE3_SHOWN] = block3

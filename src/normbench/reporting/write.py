@@ -177,10 +177,12 @@ def write_results(
 
 
 def write_tokens(config: dict[str, Any], preset: str | None, out: Path, runs: Any, plan: Any, archive: Any) -> None:
-    """Write the token report beside the board (:func:`write_token_report`) and print its verdicts."""
+    """Write the token report beside the board (:func:`write_token_report`), print its verdicts, and archive the data
+    facts it read (its dev sentences'), as the board's are."""
     doc = write_token_report(config, preset, out, runs, plan, archive)
     for claim in doc.get("claims", []):
         print(f"  {claim['id']}: {claim['verdict']}")
+    keep_facts(out)
 
 
 def keep_facts(out: Path) -> None:
