@@ -336,8 +336,27 @@ def test_a_superseded_board_is_replaced_by_the_same_runs_under_todays_hashes(tmp
     with pytest.raises(publish.Refused, match="other settings"):
         publish.check_leaderboard(out, today, {})
     publish.check_leaderboard(out, today, {}, superseded=True)
-    with pytest.raises(publish.Refused, match="1 missing"):
+    with pytest.raises(publish.AwaitingReplacements, match="stands as published: 1 of its 2 runs .* post/both seed 1"):
         publish.check_leaderboard(out, {("post/both", 0): "new"}, {}, superseded=True)
+
+
+def test_a_superseded_board_stands_until_every_planned_replacement_has_finished(tmp_path: Path) -> None:
+    """Superseded runs of a variant the build still plans wait for their replacements (the board is never shown with
+    fewer runs); those of a variant it no longer plans (a tuned board's old point) may go; other runs never."""
+    from normbench.reporting import publish
+
+    out = tmp_path / "board"
+    out.mkdir()
+    old = [make_variant("pre/both", [0, 1], "kept"), make_variant("pre/none", [0, 1], "old")]
+    (out / "leaderboard.json").write_text(json.dumps(make_board(old, task="sst2", preset="matrix")))
+    finished = {("pre/both", 0): "kept", ("pre/both", 1): "kept"}
+    listed = frozenset({"old"})
+    with pytest.raises(publish.AwaitingReplacements, match="2 of its 4 runs"):
+        publish.check_leaderboard(out, finished, {}, superseded=listed, variants={"pre/both", "pre/none"})
+    publish.check_leaderboard(out, finished, {}, superseded=listed, variants={"pre/both"})  # pre/none dropped
+    with pytest.raises(publish.Refused, match="1 missing: pre/both seed 1") as refused:
+        publish.check_leaderboard(out, {("pre/both", 0): "kept"}, {}, superseded=listed, variants={"pre/both"})
+    assert not isinstance(refused.value, publish.AwaitingReplacements)
 
 
 def test_a_clean_build_replaces_one_from_uncommitted_code_that_says_the_same() -> None:

@@ -41,6 +41,11 @@ class Refused(ValueError):
     """A build that may not replace the board in its way (one line: ``results_dir: ...``)."""
 
 
+class AwaitingReplacements(Refused):
+    """A board whose superseded runs are still planned and not yet retrained on today's pipeline: it stands as
+    published until every replacement has finished (one line saying how many have)."""
+
+
 def read_board(path: Path, elsewhere: str) -> dict[str, Any] | None:
     """The JSON object at ``path``; ``None`` when there is none; a :class:`Refused` line when it cannot be read."""
     if not path.exists():
@@ -141,10 +146,11 @@ def is_superseded(digest: str | None, superseded: bool | frozenset[str]) -> bool
     return superseded is True or (digest is not None and digest in (superseded or ()))
 
 
-def dropped(run: tuple[str, int], digest: str | None, shown: set[str], superseded: bool | frozenset[str]) -> bool:
-    """Whether a published run may be absent from a new build: its variant is gone from it (a tuned board's point
-    its choice board no longer chooses) and its config hash is among those declared superseded by name."""
-    return run[0] not in shown and isinstance(superseded, frozenset) and digest in superseded
+def dropped(run: tuple[str, int], digest: str | None, kept: set[str], superseded: bool | frozenset[str]) -> bool:
+    """Whether a published run may be absent from a new build: its variant is gone from it (``kept``: the variants the
+    build plans; a tuned board's point its choice board no longer chooses) and its config hash is among those
+    declared superseded by name."""
+    return run[0] not in kept and isinstance(superseded, frozenset) and digest in superseded
 
 
 def check_runs(
@@ -156,6 +162,7 @@ def check_runs(
     elsewhere: str,
     noun: str = "this build has",
     superseded: bool | frozenset[str] = False,
+    variants: set[str] | None = None,
 ) -> None:
     """Refuse (one line) unless ``new`` covers every run of ``old`` with the same config hash and the same settings.
 
@@ -164,7 +171,8 @@ def check_runs(
     :func:`superseded_configs`: all of them, or those of the config hashes listed), so a build of the
     same runs under today's config hashes may replace them, and a build without a variant whose config hash is
     listed (a tuned board's point its choice board no longer chooses: :func:`normbench.reporting.tuned.rechosen`)
-    may drop it.
+    may drop it. ``variants``: the variants the build plans (default: those of ``new``); a superseded run of one of
+    them that ``new`` lacks is a replacement not finished yet, and the board stands (:class:`AwaitingReplacements`).
     """
     differ = [
         f"{key} {old_settings[key]!r}, this build {new_settings.get(key)!r}"
@@ -183,8 +191,15 @@ def check_runs(
             f"results_dir: {path} was built with other settings ({shown}); rebuild it with its "
             f"settings, write elsewhere with {elsewhere}, or {FORCE}"
         )
-    shown = {variant for variant, _ in new}
-    missing = [run for run, digest in old.items() if run not in new and not dropped(run, digest, shown, superseded)]
+    kept = {variant for variant, _ in new} if variants is None else set(variants)
+    missing = [run for run, digest in old.items() if run not in new and not dropped(run, digest, kept, superseded)]
+    if missing and all(is_superseded(old[run], superseded) for run in missing):
+        raise AwaitingReplacements(
+            f"results_dir: {path} stands as published: {len(missing)} of its {len(old)} runs were trained on a "
+            f"superseded pipeline and wait for their replacements ({describe_runs(missing)}; {len(new)} runs of "
+            "this build have finished); `normbench bake` or `normbench sweep` trains them, and the board is rebuilt "
+            "once every one has"
+        )
     if missing:
         raise Refused(
             f"results_dir: {path} holds {len(old)} finished runs; {noun} {len(new)} ({len(missing)} "
@@ -200,9 +215,11 @@ def check_leaderboard(
     force: bool = False,
     planned: bool = False,
     superseded: bool | frozenset[str] = False,
+    variants: set[str] | None = None,
 ) -> None:
     """May a build with ``runs`` (finished, or with ``planned`` the sweep's planned ones) and ``settings``
-    (:func:`sweep_settings`) replace ``out/leaderboard.json``? Refuses with one line if not."""
+    (:func:`sweep_settings`) replace ``out/leaderboard.json``? Refuses with one line if not (``variants``: the
+    variants the build plans, :func:`check_runs`)."""
     if force:
         return
     path = Path(out) / "leaderboard.json"
@@ -225,6 +242,7 @@ def check_leaderboard(
         elsewhere,
         "this sweep plans" if planned else "this build has",
         superseded,
+        variants,
     )
 
 
