@@ -336,7 +336,10 @@ def test_a_superseded_board_is_replaced_by_the_same_runs_under_todays_hashes(tmp
     with pytest.raises(publish.Refused, match="other settings"):
         publish.check_leaderboard(out, today, {})
     publish.check_leaderboard(out, today, {}, superseded=True)
-    with pytest.raises(publish.AwaitingReplacements, match="stands as published: 1 of its 2 runs .* post/both seed 1"):
+    with pytest.raises(
+        publish.AwaitingReplacements,
+        match=r"stands as published: 1 of its 2 runs .*\(post/both seed 1; this build has 1 finished\)",
+    ):
         publish.check_leaderboard(out, {("post/both", 0): "new"}, {}, superseded=True)
 
 

@@ -196,9 +196,9 @@ def check_runs(
     if missing and all(is_superseded(old[run], superseded) for run in missing):
         raise AwaitingReplacements(
             f"results_dir: {path} stands as published: {len(missing)} of its {len(old)} runs were trained on a "
-            f"superseded pipeline and wait for their replacements ({describe_runs(missing)}; {len(new)} runs of "
-            "this build have finished); `normbench bake` or `normbench sweep` trains them, and the board is rebuilt "
-            "once every one has"
+            f"superseded pipeline and wait for their replacements ({describe_runs(missing)}; this build has "
+            f"{len(new)} finished); `normbench bake` or `normbench sweep` trains them, and the board is rebuilt once "
+            "every one has"
         )
     if missing:
         raise Refused(
