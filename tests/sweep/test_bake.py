@@ -224,6 +224,7 @@ def test_a_stopped_bake_stops_the_runs_it_started() -> None:
     assert polite.returncode == -15 and stubborn.returncode == -9
 
 
+@pytest.mark.slow  # four training processes (the stack, then each seed alone, at a minute); a rare fallback path
 def test_seeds_their_stack_cannot_train_are_trained_alone(tmp_path: Path) -> None:
     """A norm ``vmap`` cannot map (a host read in its forward pass) fails as a stack of seeds; the bake then trains
     each seed alone, and both finish."""
