@@ -75,7 +75,9 @@ def test_second_setup_reuses_the_cache(tmp_path: Path, monkeypatch: pytest.Monke
         module(tmp_path / "wt", vocab_size=300).setup("fit")
 
 
-def test_missing_data_dir_is_one_line(tmp_path: Path) -> None:
+def test_missing_data_dir_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Offline, so the missing folder is reported at once (the hub's failure behind source auto: test_lm_task)."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(ValueError) as err:
         module(tmp_path / "absent").setup("fit")
     assert "\n" not in str(err.value) and "absent" in str(err.value)
