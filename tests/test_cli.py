@@ -175,6 +175,7 @@ def test_a_smoke_test_sweep_never_touches_published_runs_or_results(tmp_path: Pa
 # --------------------------------------------------------------------------------------------- --help
 
 HEAVY = ("torch", "lightning", "pytorch_lightning")
+REPO = Path(__file__).resolve().parents[1]
 
 
 def help_commands() -> list[list[str]]:
@@ -201,6 +202,24 @@ print("HEAVY", sorted(m for m in {HEAVY!r} if m in sys.modules))
     assert done.returncode == 0, done.stderr[-3000:]
     assert "HEAVY []" in done.stdout.splitlines()
     assert "options of every command" in done.stdout and "normbench fit" in done.stdout
+
+
+def test_cite_and_compare_import_no_torch_or_lightning() -> None:
+    """``normbench cite`` and ``normbench compare`` read committed boards only: they answer without importing torch or
+    Lightning (a fresh interpreter; what it imported, not how long it took)."""
+    script = f"""
+import sys
+from normbench.cli import main
+try:
+    main(["cite", "majority"])
+except SystemExit:  # a board rewritten by a bench in this checkout: nothing to cite, refused in one line
+    pass
+main(["compare", "majority", "pre/both", "pre/scale"])
+print("HEAVY", sorted(m for m in {HEAVY!r} if m in sys.modules))
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, cwd=REPO)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "HEAVY []" in done.stdout.splitlines() and "pre/scale" in done.stdout
 
 
 def test_the_short_fit_help_names_options_that_fit_takes(normbench_in_process) -> None:  # noqa: ANN001

@@ -57,6 +57,7 @@ from normbench.errors import one_line
 from normbench.io import VERBOSE_ENV, quiet_third_party
 from normbench.sweep.options import BAKE_OPTION_NAMES, OPTION_NAMES, BakeOptions, SweepOptions, split_overrides
 from normbench.training.runlock import BUSY_STATUS, RunBusy
+from normbench.training.sigterm import TERMINATED_STATUS, Terminated, sigterm_interrupts, sigterm_received
 
 # every subcommand, with the one line `normbench --help` shows for it
 COMMANDS: dict[str, str] = {
@@ -390,8 +391,6 @@ def main(argv: list[str] | None = None) -> None:
     if not argv or any(a in ("-h", "--help") for a in argv):  # help imports no torch or Lightning
         run_command(argv, dry)
         return
-    from normbench.training.interrupts import sigterm_interrupts
-
     with sigterm_interrupts():
         run_command(argv, dry)
 
@@ -422,14 +421,13 @@ def run_command(argv: list[str], dry: bool) -> None:
         print(f"normbench: error: {exc}", file=sys.stderr)
         raise SystemExit(1) from None
     except KeyboardInterrupt as exc:
-        interrupts = sys.modules.get("normbench.training.interrupts")
-        if interrupts is not None and (isinstance(exc, interrupts.Terminated) or interrupts.sigterm_received()):
+        if isinstance(exc, Terminated) or sigterm_received():
             print(
                 "normbench: terminated (SIGTERM); running runs are recorded as interrupted, and the same command "
                 "resumes where this one stopped",
                 file=sys.stderr,
             )
-            raise SystemExit(interrupts.TERMINATED_STATUS) from None
+            raise SystemExit(TERMINATED_STATUS) from None
         print("normbench: interrupted; the same command resumes where this one stopped", file=sys.stderr)
         raise SystemExit(130) from None
     except BrokenPipeError:  # e.g. `normbench --help | head`: the reader left; no traceback

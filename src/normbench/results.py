@@ -27,7 +27,7 @@ from typing import Any
 import pandas as pd
 
 from normbench.archive import Board, BoardError, load_board
-from normbench.reporting.leaderboard import bibtex
+from normbench.reporting.citation import bibtex
 from normbench.reporting.stats import LEVEL, difference_interval
 
 FILENAME = "leaderboard.json"

@@ -8,11 +8,9 @@ from here (``build``, ``render_markdown``, ``fmt_metric``...) are re-exported.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from normbench import __version__
 from normbench.archive import Board, dumps_board
 from normbench.io import atomic_files, atomic_write_text
 from normbench.reporting.build import (  # noqa: F401 - re-exported
@@ -30,6 +28,7 @@ from normbench.reporting.build import (  # noqa: F401 - re-exported
     unique_platforms,
     variant_entry,
 )
+from normbench.reporting.citation import bibtex
 from normbench.reporting.claims_view import (  # noqa: F401 - re-exported
     VERDICT_WORDS,
     describe_gaps,
@@ -74,39 +73,6 @@ def render_markdown(board: Board, plots: Sequence[str | Path] | None = None) -> 
     """``leaderboard.md`` of ``board`` (:func:`normbench.reporting.render.render`), with ``plots`` as its figures
     when given."""
     return render(with_figures(board, plots))
-
-
-def board_version(board: Board) -> str:
-    """The normbench version that built a leaderboard (older boards: read from their citation), else this one's."""
-    if version := board.provenance.get("normbench"):
-        return str(version)
-    found = re.search(r"normbench (\S+) leaderboard", (board.citation or {}).get("bibtex", ""))
-    return found[1] if found else __version__
-
-
-def bibtex(board: Board, path: str, contained_in: str | None = None) -> str:
-    """A BibTeX entry for the leaderboard at ``path`` (``results/<task>/[<name>/]leaderboard.json``): what it is,
-    the commit its runs were built at and, once known, ``contained_in``, the commit that contains the file."""
-    short = path.removeprefix("results/").removesuffix("/leaderboard.json")
-    key = re.sub(r"[^A-Za-z0-9]+", "_", f"normbench_{short}") + (f"_{contained_in[:7]}" if contained_in else "")
-    built = board.provenance.get("git_commit") or "unknown"
-    note = (
-        f"{path} at commit {contained_in} (runs built at commit {built})"
-        if contained_in
-        else f"{path}, built at commit {built}; `normbench cite {path}` names the commit that contains it"
-    )
-    version = board_version(board)
-    return "\n".join(
-        [
-            f"@misc{{{key},",
-            f"  title = {{normbench {version} leaderboard: {board.task}, preset {board.preset}}},",
-            "  author = {{The normbench authors}},",
-            f"  year = {{{board.generated_at[:4]}}},",
-            f"  version = {{{version}}},",
-            f"  note = {{{note}}},",
-            "}",
-        ]
-    )
 
 
 def write(

@@ -13,9 +13,10 @@ import numpy as np  # noqa: E402
 
 from normbench.archive import JudgedClaim, dumps_board, parse_board  # noqa: E402
 from normbench.io import atomic_files, atomic_write, atomic_write_json, atomic_write_text  # noqa: E402
+from normbench.reporting.citation import bibtex  # noqa: E402
 from normbench.reporting.claims import judge_grid, load_claims  # noqa: E402
 from normbench.reporting.claims_view import summary_rows  # noqa: E402
-from normbench.reporting.leaderboard import bibtex, render_protocol, whose  # noqa: E402
+from normbench.reporting.leaderboard import render_protocol, whose  # noqa: E402
 from normbench.training.records import provenance, utc_now  # noqa: E402
 
 STAT_TITLES = {

@@ -11,7 +11,7 @@ with the CPU threads split between them; one subprocess per GPU (or per group of
 GPUs, e.g. for DDP inside a run); and any slice ``shard=(i, n)`` of the runs, for job arrays on a
 cluster. Ctrl-C stops every backend the same way: running runs are recorded as ``interrupted`` (their
 subprocesses get the SIGINT too), no further run starts, and ``KeyboardInterrupt`` reaches the caller.
-SIGTERM does the same under ``normbench`` (:func:`normbench.training.interrupts.sigterm_interrupts`), with
+SIGTERM does the same under ``normbench`` (:func:`normbench.training.sigterm.sigterm_interrupts`), with
 ``Terminated``, a kind of ``KeyboardInterrupt``.
 """
 
@@ -39,10 +39,10 @@ from normbench.data.preflight import check_data_configs
 from normbench.io import show_bars
 from normbench.sweep.plan import Run
 from normbench.training.cli import train
-from normbench.training.interrupts import TERMINATED_STATUS
 from normbench.training.progress import latest_progress, progress_interval
 from normbench.training.rundir import SWEEP_LOG
 from normbench.training.runlock import BUSY_STATUS, RunBusy, is_locked
+from normbench.training.sigterm import TERMINATED_STATUS
 from normbench.training.verify import finished_status
 
 # `normbench fit` after Ctrl-C or SIGTERM; a child killed by SIGINT or SIGTERM itself

@@ -7,10 +7,10 @@ tells the callbacks (``on_exception``), tears down, ignores SIGINT from then on 
 tells that exit apart from a failure (:func:`was_interrupted`) and raises ``KeyboardInterrupt`` again;
 :func:`sigint_restored` puts back the SIGINT handler Lightning replaced.
 
-SIGTERM is made a Ctrl-C of its own kind: :func:`sigterm_interrupts` installs a handler raising
-:class:`Terminated` (a ``KeyboardInterrupt``), so it stops a run, a sweep and its subprocesses the way
-Ctrl-C does. Lightning keeps that handler when it adds its own during a fit; without it (the library
-used directly) Lightning's ``SIGTERMException``, a ``SystemExit``, is recognised too.
+SIGTERM is made a Ctrl-C of its own kind (:mod:`normbench.training.sigterm`): it raises :class:`Terminated`,
+a ``KeyboardInterrupt``, so it stops a run, a sweep and its subprocesses the way Ctrl-C does. Lightning keeps
+that handler when it adds its own during a fit; without it (the library used directly) Lightning's
+``SIGTERMException``, a ``SystemExit``, is recognised too.
 """
 
 from __future__ import annotations
@@ -24,40 +24,7 @@ from typing import Any
 import lightning as L
 from lightning.pytorch.utilities.exceptions import SIGTERMException
 
-TERMINATED_STATUS = 128 + signal.SIGTERM  # 143: the shell's status of a command ended by SIGTERM
-
-
-class Terminated(KeyboardInterrupt):  # noqa: N818 - a signal, named like KeyboardInterrupt
-    """SIGTERM received: the run stops as for Ctrl-C, and the command exits ``TERMINATED_STATUS``."""
-
-
-_received: list[int] = []  # the SIGTERMs this process has received
-
-
-def sigterm_received() -> bool:
-    """Whether this process has received SIGTERM (once it has, it is stopping)."""
-    return bool(_received)
-
-
-def _raise_terminated(signum: int, frame: Any) -> None:
-    if _received:  # the first one stops the command; later ones must not interrupt its clean-up
-        return
-    _received.append(signum)
-    raise Terminated
-
-
-@contextmanager
-def sigterm_interrupts() -> Iterator[None]:
-    """Inside (in the main thread), SIGTERM raises :class:`Terminated`; the previous handler is put back on leaving."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGTERM, _raise_terminated)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-        _received.clear()
+from normbench.training.sigterm import Terminated, sigterm_received
 
 
 class InterruptFlag(L.Callback):
