@@ -49,7 +49,7 @@ def snapshot(root: Path, top_only: bool = False) -> dict[str, bytes]:
     return {str(p.relative_to(root)): p.read_bytes() for p in files if p.is_file()}
 
 
-def test_bench_writes_leaderboard_and_resumes(tmp_path: Path) -> None:
+def test_bench_writes_leaderboard_and_resumes(tmp_path: Path, normbench_in_process) -> None:  # noqa: ANN001
     config = str(tiny_config(tmp_path))
     first = normbench(tmp_path, "sweep", "--config", config)
     assert first.returncode == 0, first.stderr[-3000:]
@@ -84,8 +84,7 @@ def test_bench_writes_leaderboard_and_resumes(tmp_path: Path) -> None:
     records = sorted((tmp_path / "runs").rglob("record.json"))
     assert len(records) == 4
     stamps = [r.stat().st_mtime_ns for r in records]
-    second = normbench(
-        tmp_path,
+    second = normbench_in_process(  # the same runs again, found by their config: nothing trains, no new interpreter
         "bench",
         "majority",
         "--preset",
@@ -99,6 +98,10 @@ def test_bench_writes_leaderboard_and_resumes(tmp_path: Path) -> None:
         "--data.init_args.eval_batch_size=300",
         "--trainer.max_steps=20",
         "--trainer.val_check_interval=10",
+        f"--runs_dir={tmp_path / 'runs'}",
+        f"--results_dir={tmp_path / 'results'}",
+        "--workers=1",
+        cwd=tmp_path,
     )
     assert second.returncode == 0, second.stderr[-3000:]
     assert "4 of 4 runs already finished" in second.stderr + second.stdout  # the same runs, found by their config

@@ -118,6 +118,7 @@ def normbench(env: dict[str, str], cwd: Path, *args: str) -> subprocess.Complete
 
 
 def test_a_plugin_task_and_norm_register_and_train(tmp_path: Path) -> None:
+    """Entry points add a task and two norms (a function and a module's class with options): listed, and trained."""
     env = install_plugin(tmp_path / "site")
     listed = normbench(env, tmp_path, "tasks")
     assert listed.returncode == 0, listed.stderr[-2000:]
@@ -133,6 +134,10 @@ def test_a_plugin_task_and_norm_register_and_train(tmp_path: Path) -> None:
         "quick",
         "--model.arch.attn_norm.component",
         "half_rms",
+        "--model.arch.ffn_norm.component",  # an entry point naming a module's class, with options
+        "halve",
+        "--model.arch.ffn_norm.options",
+        "{factor: 0.25}",
         "--trainer.enable_progress_bar=false",
         f"--runs_dir={tmp_path / 'runs'}",
     )
@@ -141,6 +146,12 @@ def test_a_plugin_task_and_norm_register_and_train(tmp_path: Path) -> None:
     record = json.loads(record_path.read_text())
     assert record["status"] == "done" and record["final_step"] == 6 and record["task"] == "tinytask"
     assert record["norms"]["attn_norm"] == {"component": "half_rms", "affine": False, "eps": 0.0}
+    assert record["norms"]["ffn_norm"] == {
+        "component": "halve",
+        "affine": True,
+        "eps": 0.0,
+        "options": {"factor": 0.25},
+    }
     assert record["series"]["test/acc"] and record["series"]["geometry/L1.attn_norm/input_std"]
 
 
@@ -160,29 +171,6 @@ def test_an_unknown_component_is_one_line_naming_the_plugins(tmp_path: Path) -> 
     last = bad.stderr.strip().splitlines()[-1]
     assert last.startswith("normbench: error:") and "'layer' is not allowed" in last and "half_rms" in last
     assert not (tmp_path / "runs").exists()
-
-
-def test_a_module_class_entry_point_is_a_component(tmp_path: Path) -> None:
-    env = install_plugin(tmp_path / "site")
-    fit = normbench(
-        env,
-        tmp_path,
-        "fit",
-        "--config",
-        "tinytask",
-        "--preset",
-        "quick",
-        "--model.arch.ffn_norm.component",
-        "halve",
-        "--model.arch.ffn_norm.options",
-        "{factor: 0.25}",
-        "--trainer.enable_progress_bar=false",
-        f"--runs_dir={tmp_path / 'runs'}",
-    )
-    assert fit.returncode == 0, fit.stderr[-3000:]
-    (record_path,) = (tmp_path / "runs" / "tinytask").rglob("record.json")
-    norms = json.loads(record_path.read_text())["norms"]
-    assert norms["ffn_norm"] == {"component": "halve", "affine": True, "eps": 0.0, "options": {"factor": 0.25}}
 
 
 @pytest.mark.parametrize(

@@ -8,34 +8,23 @@ configuration, a changed default) would orphan every published run; this reads t
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from normbench.reporting.publish import superseded_configs
 from normbench.sweep.plan import plan_runs
+from tests.plans import assert_whole_plan, is_card_board, published_boards
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def published_boards() -> list[Path]:
-    """The committed leaderboards of sweeps (not a user's own ``--name`` sweeps, which git does not track)."""
-    try:
-        listed = subprocess.run(["git", "ls-files", "results"], cwd=ROOT, capture_output=True, text=True, check=True)
-        paths = [ROOT / line for line in listed.stdout.splitlines() if line.endswith("leaderboard.json")]
-    except (OSError, subprocess.CalledProcessError):  # not a git checkout: every board on disk
-        paths = list((ROOT / "results").rglob("leaderboard.json"))
-    return sorted(
-        p for p in paths if json.loads(p.read_text()).get("variants") and json.loads(p.read_text()).get("preset")
-    )
 
 
 BOARDS = published_boards()
 
 
 def plan_board(board: dict, card: str, preset: str, runs_dir: Path) -> tuple[dict, dict[str, str]]:
-    """The config and ``{variant: config hash}`` today's code plans for a board's task at ``preset``."""
+    """The config and ``{variant: config hash}`` today's code plans for a board's task at ``preset`` (a task's own
+    preset: checked whole, as tests/tasks/test_configs.py checks the presets no board plans)."""
     config, runs = plan_runs(
         board["task"],
         preset,
@@ -50,13 +39,15 @@ def plan_board(board: dict, card: str, preset: str, runs_dir: Path) -> tuple[dic
             else {}
         ),
     )
+    if not card:
+        assert_whole_plan(config, runs, seeds=1)
     return config, {r.variant: r.config_hash for r in runs}
 
 
 @pytest.mark.parametrize(
     "path",
     [  # a report card's boards (one per task, grid and tuned rate) are many: checked with the slow tests
-        pytest.param(p, marks=pytest.mark.slow) if "card-" in p.parent.name else p for p in BOARDS
+        pytest.param(p, marks=pytest.mark.slow) if is_card_board(p) else p for p in BOARDS
     ],
     ids=[str(p.relative_to(ROOT / "results").parent) for p in BOARDS],
 )

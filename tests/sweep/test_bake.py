@@ -77,25 +77,9 @@ def test_a_run_a_board_published_before_the_archive_is_finished_not_retrained(tm
     assert [s.state for s in survey(queue, archive, str(tmp_path / "runs"))] == ["not started", "finished"]
 
 
-def test_a_bake_adds_seeds_to_its_own_board(tmp_path: Path, capsys) -> None:
-    """A board built from seed 0 grows to seeds 0-1 when the queue names more seeds; a board of another preset in
-    the same folder stays an error."""
-    config = tiny_config(tmp_path)
-    runs, results = str(tmp_path / "runs"), str(tmp_path / "results")
-    bake_seeds(tmp_path, config, "0", runs, results)
-    board = Path(results) / "majority" / "tiny" / "leaderboard.json"
-    assert json.loads(board.read_text())["variants"][0]["seeds"] == [0]
-    bake_seeds(tmp_path, config, "0-1", runs, results)
-    assert json.loads(board.read_text())["variants"][0]["seeds"] == [0, 1]
-    # a queue that names fewer of its runs rebuilds nothing over it, uncommitted runs allowed or not
-    capsys.readouterr()
-    queue = str(queue_file(tmp_path, config, seeds="0"))
-    report = bake(queue, workers=1, nice=0, runs_dir=runs, results_dir=results, uncommitted=True, train=False)
-    assert json.loads(board.read_text())["variants"][0]["seeds"] == [0, 1] and report.boards == []
-    assert "majority/tiny kept as published: " in capsys.readouterr().out
-
-
 def test_a_bake_trains_the_queue_into_the_archive_and_builds_the_board_once(tmp_path: Path, capsys) -> None:
+    """A bake trains the queue into the archive and builds its board; again, it trains and rewrites nothing; the board
+    rebuilds from the archive alone; a queue naming more seeds grows it, one naming fewer leaves it as published."""
     config = tiny_config(tmp_path)
     queue = queue_file(tmp_path, config)
     runs, results = str(tmp_path / "runs"), str(tmp_path / "results")
@@ -132,6 +116,17 @@ def test_a_bake_trains_the_queue_into_the_archive_and_builds_the_board_once(tmp_
     assert report.finished_now == 0 and report.boards == ["majority/tiny-card"]
     card = json.loads((Path(results) / "majority" / "tiny-card" / "leaderboard.json").read_text())
     assert card["variants"][0]["seeds"] == [0, 1]
+    # a queue that names more seeds grows the board; one that names fewer of its runs rebuilds nothing over it
+    bake_seeds(tmp_path, config, "0-2", runs, results)
+    board_path = Path(results) / "majority" / "tiny" / "leaderboard.json"
+    assert json.loads(board_path.read_text())["variants"][0]["seeds"] == [0, 1, 2]
+    capsys.readouterr()
+    report = bake(
+        str(queue_file(tmp_path, config, seeds="0")), workers=1, nice=0, runs_dir=runs, results_dir=results,
+        uncommitted=True, train=False,
+    )  # fmt: skip
+    assert json.loads(board_path.read_text())["variants"][0]["seeds"] == [0, 1, 2] and report.boards == []
+    assert "majority/tiny kept as published: " in capsys.readouterr().out
 
 
 def test_a_budget_too_small_for_a_run_starts_none(tmp_path: Path, capsys) -> None:

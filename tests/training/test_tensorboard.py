@@ -112,7 +112,7 @@ def sweep_logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "--variants",
         f"[{', '.join(VARIANTS)}]",
         "--seeds",
-        "0,1",
+        "0",
         "--trainer.max_steps",
         "12",
         "--trainer.log_every_n_steps",
@@ -134,7 +134,7 @@ def sweep_logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_event_files_hold_the_hparams_and_the_layout(sweep_logs: Path) -> None:
     runs = sorted(p for p in sweep_logs.glob("*/seed*") if p.is_dir())
-    assert len(runs) == 4 and all("num_sequences=600" in p.parent.name for p in runs)
+    assert len(runs) == 2 and all("num_sequences=600" in p.parent.name for p in runs)
     for run in runs:
         events = EventAccumulator(str(run), size_guidance={"tensors": 0, "scalars": 0})
         events.Reload()
@@ -182,7 +182,7 @@ def test_a_tensorboard_server_shows_hparams_sessions_and_the_layout(sweep_logs: 
         deadline = time.monotonic() + 120
 
         def complete(groups: list) -> bool:  # every session listed, each with its metrics loaded
-            return len(groups) == 4 and all(g.get("metricValues") for g in groups)
+            return len(groups) == 2 and all(g.get("metricValues") for g in groups)
 
         while time.monotonic() < deadline and not complete(groups):
             time.sleep(1)
@@ -199,8 +199,8 @@ def test_a_tensorboard_server_shows_hparams_sessions_and_the_layout(sweep_logs: 
                 ).get("sessionGroups", [])
             except OSError:
                 continue
-        assert len(groups) == 4, f"the HParams tab lists {len(groups)} sessions, not 4"
-        assert sorted(g["hparams"]["variant"] for g in groups) == sorted(VARIANTS * 2)
+        assert len(groups) == 2, f"the HParams tab lists {len(groups)} sessions, not 2"
+        assert sorted(g["hparams"]["variant"] for g in groups) == sorted(VARIANTS)
         for group in groups:  # each session is bound to its final metrics
             assert any(m["name"]["tag"] == "hparams/final_train_loss" for m in group["metricValues"])
         experiment = fetch(f"{base}/hparams/experiment", {"experimentName": ""})
