@@ -338,7 +338,8 @@ def test_a_superseded_board_is_replaced_by_the_same_runs_under_todays_hashes(tmp
     publish.check_leaderboard(out, today, {}, superseded=True)
     with pytest.raises(
         publish.AwaitingReplacements,
-        match=r"stands as published: 1 of its 2 runs .*\(post/both seed 1; this build has 1 finished\)",
+        match=r"stands as published: 1 of its 2 runs, trained on a superseded pipeline, has no replacement yet "
+        r"\(post/both seed 1; this build has 1 finished\)",
     ):
         publish.check_leaderboard(out, {("post/both", 0): "new"}, {}, superseded=True)
 

@@ -195,10 +195,10 @@ def check_runs(
     missing = [run for run, digest in old.items() if run not in new and not dropped(run, digest, kept, superseded)]
     if missing and all(is_superseded(old[run], superseded) for run in missing):
         raise AwaitingReplacements(
-            f"results_dir: {path} stands as published: {len(missing)} of its {len(old)} runs were trained on a "
-            f"superseded pipeline and wait for their replacements ({describe_runs(missing)}; this build has "
-            f"{len(new)} finished); `normbench bake` or `normbench sweep` trains them, and the board is rebuilt once "
-            "every one has"
+            f"results_dir: {path} stands as published: {len(missing)} of its {len(old)} runs, trained on a "
+            f"superseded pipeline, {'has' if len(missing) == 1 else 'have'} no replacement yet "
+            f"({describe_runs(missing)}; this build has {len(new)} finished); `normbench bake` or `normbench sweep` "
+            "trains them, and the board is rebuilt once every one has"
         )
     if missing:
         raise Refused(
