@@ -20,9 +20,8 @@ def published_boards() -> list[Path]:
         paths = [ROOT / line for line in listed.stdout.splitlines() if line.endswith("leaderboard.json")]
     except (OSError, subprocess.CalledProcessError):  # not a git checkout: every board on disk
         paths = list((ROOT / "results").rglob("leaderboard.json"))
-    return sorted(
-        p for p in paths if json.loads(p.read_text()).get("variants") and json.loads(p.read_text()).get("preset")
-    )
+    boards = {p: json.loads(p.read_text()) for p in paths}
+    return sorted(p for p, board in boards.items() if board.get("variants") and board.get("preset"))
 
 
 def is_card_board(path: Path) -> bool:
