@@ -130,6 +130,17 @@ def test_every_run_published_before_the_archive_has_its_values_kept_in_the_archi
     assert [r for r in runs if archive.published_values(*r) is None] == []
 
 
+def test_the_archive_never_forgets_a_run_published_before_it() -> None:
+    """Append-only: every run whose published values the archive keeps stays listed in its task's published.json,
+    even after its boards moved on to other runs (the superseded SST-2 matrix runs no board shows any more)."""
+    kept = {
+        (p.parts[-4], p.parts[-3], int(p.parts[-2].removeprefix("seed")))
+        for p in (RESULTS / "archive").glob("*/*/seed*/published-values.json")
+    }
+    assert len(kept) > 100
+    assert sorted(kept - set(listed_runs())) == []
+
+
 def test_every_board_shows_the_kept_values_of_a_run_published_before_the_archive() -> None:
     """One run, one result: a board that shows such a run shows, seed by seed, the values kept for it."""
     archive, wrong = Archive(RESULTS), []
