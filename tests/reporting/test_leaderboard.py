@@ -359,6 +359,25 @@ def test_the_protocol_table_reads_the_runs_config() -> None:
     assert "| batch size | 256 | 6000 |" in md and "- Not the paper's protocol." in md
 
 
+def test_a_protocol_setting_that_differs_by_variant_names_every_value_not_the_first_runs() -> None:
+    """A tuned board holds each variant at its own learning rate: its protocol row lists them all, in order."""
+    recs = []
+    for name, lr in (("pre/both,lr=0.0006", 6e-4), ("pre/both,lr=0.001", 1e-3), ("pre/scale,lr=0.0006", 6e-4)):
+        for seed in (0, 1):
+            r = record(name, seed, [[5, 0.7]], [[5, 0.4]])
+            r["config"]["model"] = {"init_args": {"optim": {"lr": lr, "warmup_steps": 300}}}
+            recs.append(r)
+    settings = [
+        {"setting": "learning rate", "config": "model.init_args.optim.lr", "paper": 5e-5},
+        {"setting": "warm-up steps", "config": "model.init_args.optim.warmup_steps", "paper": "not stated"},
+    ]
+    board = lb.build("sst2", "tuned", recs, {"metrics": METRICS, "protocol": {"settings": settings}})
+    assert board.protocol["settings"] == [
+        {"setting": "learning rate", "this_sweep": "0.0006 / 0.001 (differs by variant)", "paper": 5e-5},
+        {"setting": "warm-up steps", "this_sweep": 300, "paper": "not stated"},
+    ]
+
+
 def test_each_leaderboard_carries_a_bibtex_entry_naming_its_commit(tmp_path) -> None:
     board = lb.build("majority", "quick", [record("pre/both", 0, [[5, 0.7]], [[5, 0.4]])], {"metrics": METRICS})
     out = tmp_path / "results" / "majority" / "paper-1000"

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import re
 from collections import defaultdict
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -273,7 +274,11 @@ def build(
         "preset": preset,
         "generated_at": utc_now(),
         "provenance": prov,
-        "protocol": build_protocol(bench.get("protocol") or {}, config, variants),
+        "protocol": build_protocol(
+            bench.get("protocol") or {},
+            {name: group[0]["config"] for name, group in by_variant.items()} or {"": config},
+            variants,
+        ),
         "metrics": metrics,
         "columns": list(bench.get("columns") or metrics),
         "variants": variants,
@@ -304,15 +309,19 @@ def n_layers_of(config: dict[str, Any]) -> int:
     return int(config_value(config, "model.init_args.arch.n_layers") or 1)
 
 
-def build_protocol(spec: dict[str, Any], config: dict[str, Any], variants: list[dict[str, Any]]) -> dict[str, Any]:
-    """The sweep's protocol beside the paper's (``bench.protocol``), read from the runs' config.
+def build_protocol(
+    spec: dict[str, Any], configs: Mapping[str, dict[str, Any]], variants: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """The sweep's protocol beside the paper's (``bench.protocol``), read from the runs' configs.
 
-    ``settings``: rows ``{setting, config: <dotted key> | value: <text>, paper: <text>}``; the
+    ``settings``: rows ``{setting, config: <dotted key> | value: <text>, paper: <text>}``; a config row reads every
+    variant's config (``configs``: variant name -> resolved config) and names each value where they differ. The
     number of seeds is read from the variants. ``notes``: sentences printed under the table.
     """
+    ordered = [configs[v["name"]] for v in variants if v["name"] in configs] or list(configs.values())
     rows = []
     for row in spec.get("settings") or []:
-        ours = config_value(config, row["config"]) if "config" in row else row.get("value")
+        ours = setting_value(row["config"], ordered) if "config" in row else row.get("value")
         rows.append({"setting": row["setting"], "this_sweep": ours, "paper": row.get("paper")})
     if spec.get("paper_seeds") is not None:
         seeds = sorted({len(v["seeds"]) for v in variants})
@@ -320,6 +329,22 @@ def build_protocol(spec: dict[str, Any], config: dict[str, Any], variants: list[
             {"setting": "seeds per variant", "this_sweep": "/".join(map(str, seeds)), "paper": spec["paper_seeds"]}
         )
     return {"settings": rows, "notes": list(spec.get("notes") or [])}
+
+
+def setting_value(key: str, configs: list[dict[str, Any]]) -> Any:
+    """One protocol setting over the board's runs: its value where every variant shares it, else the distinct values
+    in ascending order as text (``0.0006 / 0.001 (differs by variant)``), never the first run's value alone."""
+    values: list[Any] = []
+    for config in configs:
+        value = config_value(config, key)
+        if value not in values:
+            values.append(value)
+    if len(values) <= 1:
+        return values[0] if values else None
+    ordered = sorted(
+        values, key=lambda v: (not isinstance(v, (int, float)), v if isinstance(v, (int, float)) else str(v))
+    )
+    return " / ".join(str(v) for v in ordered) + " (differs by variant)"
 
 
 def fill_note(note: str, config: dict[str, Any], variants: dict[str, dict[str, Any]]) -> str:

@@ -80,7 +80,7 @@ def rejudge_board(
     new = {
         **board,
         "variants": variants,
-        "protocol": build_protocol(bench.get("protocol") or {}, config, variants),
+        "protocol": build_protocol(bench.get("protocol") or {}, configs, variants),
         "tables": build_tables(tables, by_name, config) if tables else board.get("tables", []),
     }
     fields = judged.fields(bench)
