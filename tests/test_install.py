@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -73,19 +74,22 @@ def test_wheel_install_resolves_tasks_by_name(tmp_path: Path) -> None:
         timeout=300,
     )
     assert install.returncode == 0, install.stderr[-3000:]
-
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # a checkout on the path would shadow the wheel
     elsewhere = tmp_path / "work"
     elsewhere.mkdir()
     where = subprocess.run(
         [str(python), "-c", "import normbench; print(normbench.__file__)"],
         cwd=elsewhere,
+        env=env,
         capture_output=True,
         text=True,
         check=True,
     ).stdout.strip()
     assert Path(where).is_relative_to(env_dir)  # the wheel's copy, not the checkout
     normbench_cmd = python.with_name("normbench")
-    listed = subprocess.run([str(normbench_cmd), "tasks"], cwd=elsewhere, capture_output=True, text=True, timeout=300)
+    listed = subprocess.run(
+        [str(normbench_cmd), "tasks"], cwd=elsewhere, env=env, capture_output=True, text=True, timeout=300
+    )
     assert listed.returncode == 0, listed.stderr[-3000:]
     rows = [line.split("\t") for line in listed.stdout.splitlines()]
     assert [r[0] for r in rows] == ["lm", "majority", "sst2"]
@@ -112,6 +116,7 @@ def test_wheel_install_resolves_tasks_by_name(tmp_path: Path) -> None:
             "1",
         ],
         cwd=elsewhere,
+        env=env,
         capture_output=True,
         text=True,
         timeout=600,
