@@ -327,6 +327,7 @@ def test_a_seed_at_chance_is_flagged_counted_and_shown_with_and_without() -> Non
     assert acc.without_flagged.mean == pytest.approx(0.77) and acc.without_flagged.n == 2
     md = lb.render_markdown(board, [])
     assert "seed 1: at chance" in md and "| `post/both` | 1 (flagged) |" in md and "0.770 ± 0.042" in md
+    assert lb.status_cell(v) == "done; at chance (seed 1)"  # not "collapsed": that is a loss at its baseline
     with pytest.raises(ValueError, match="bench.chance.metric: 'nope'"):
         lb.build("sst2", "quick", recs, {"metrics": METRICS, "chance": {"metric": "nope", "at_most": 0.5}})
 

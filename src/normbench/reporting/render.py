@@ -16,6 +16,7 @@ from normbench.reporting.chance import chance_text
 from normbench.reporting.chance_view import against_chance_table
 from normbench.reporting.choice import render_choice
 from normbench.reporting.claims_view import claims_table, findings
+from normbench.reporting.collapse import AT_CHANCE, COLLAPSED
 from normbench.reporting.markdown import Lines, cell
 from normbench.reporting.matrix import UNSELECTABLE, panels
 from normbench.reporting.progress import render_progress
@@ -56,17 +57,31 @@ def diverged_text(seed: str | int, step: int | None) -> str:
 
 def status_cell(variant: VariantEntry) -> str:
     """``done``, or e.g. ``diverged at step 37 (seed 1); failed (seed 2); 2 done`` when some seeds
-    diverged or failed, with ``; collapsed (seeds 0, 2)`` when some collapsed or stayed at chance."""
+    diverged or failed, with ``; collapsed (seeds 0, 2)`` when some collapsed and ``; at chance (seed 1)`` when some
+    stayed at chance."""
     diverged = variant.diverged_at_step or {}
     failed = variant.failed or {}
-    collapsed = variant.collapsed or []
-    mark = f"; collapsed (seed{'s' if len(collapsed) > 1 else ''} {', '.join(collapsed)})" if collapsed else ""
+    mark = "".join(f"; {what} ({seeds_text(seeds)})" for what, seeds in flagged_kinds(variant).items())
     if not diverged and not failed:
         return variant.status + mark
     parts = [diverged_text(seed, step) for seed, step in diverged.items()]
     parts += [f"failed (seed {seed})" for seed in failed]
     done = sum(s == "done" for s in (variant.run_status or {}).values())
     return "; ".join(parts + ([f"{done} done"] if done else [])) + mark
+
+
+def flagged_kinds(variant: VariantEntry) -> dict[str, list[str]]:
+    """The variant's seeds kept in its means but flagged, by why: ``{"collapsed": [...], "at chance": [...]}``."""
+    kinds: dict[str, list[str]] = {}
+    for seed in variant.collapsed or []:
+        why = str((variant.flagged or {}).get(seed, COLLAPSED))
+        kinds.setdefault(AT_CHANCE if why.startswith(AT_CHANCE) else COLLAPSED, []).append(seed)
+    return kinds
+
+
+def seeds_text(seeds: list[str]) -> str:
+    """``seed 1`` or ``seeds 0, 2``."""
+    return f"seed{'s' if len(seeds) > 1 else ''} {', '.join(seeds)}"
 
 
 def seeds_cell(variant: VariantEntry) -> str:
