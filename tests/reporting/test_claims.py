@@ -97,3 +97,34 @@ def test_the_paper_presets_meet_the_protocols_their_claims_name(preset: str, met
             continue
         check = protocol_check({"protocol": name}, config)
         assert check["met"] == (name in met), (preset, name, check["differences"])
+
+
+def test_a_geometry_claim_shows_the_mean_of_the_seeds_it_counts() -> None:
+    """A collapsed seed feeds no geometry claim: the claim's measured mean is that of the seeds it judges, not the
+    board's mean over every seed (which keeps the collapsed one)."""
+    from normbench.reporting.claims import judge_runs
+
+    def variant(values: list[float], collapsed: list[str]) -> dict:
+        mean = sum(values) / len(values)
+        return {
+            "seeds": list(range(len(values))),
+            "collapsed": collapsed,
+            "metrics": {"unselectable_L1": {"mean": mean, "per_seed": values}},
+        }
+
+    claim = {
+        "id": "t.l1",
+        "owner": "paper",
+        "source": "test",
+        "metric": "unselectable_L1",
+        "variants": {"without": "none/none", "with": "post/both"},
+        "paper": {"without": ">0", "with": 0},
+        "rule": {"kind": "positive_zero", "positive": "without", "zero": "with"},
+    }
+    variants = {"none/none": variant([0.0, 0.02, 0.04], ["0"]), "post/both": variant([0.0, 0.0, 0.0], [])}
+    judged = judge_runs(claim, variants)
+    assert judged["per_seed"] == {"without": [0.02, 0.04], "with": [0.0, 0.0, 0.0]}
+    assert judged["measured"] == {"without": pytest.approx(0.03), "with": 0.0}
+    assert judged["counted"] == [
+        "none/none: 2 of 3 seeds; seed 0 collapsed (a collapsed model feeds no geometry claim)"
+    ]

@@ -602,6 +602,13 @@ def board_claims(bench: dict[str, Any], variants: list[dict[str, Any]], config: 
     return BoardClaims(judged["shared"], against_chance, judged["tuned"])
 
 
+def counted_mean(values: list[float | None]) -> float | None:
+    """The mean of the seeds a verdict counts (its ``measured`` value where some seeds are left out: the mean beside
+    the per-seed values it is judged on, not the board's mean over every seed)."""
+    present = [v for v in values if v is not None]
+    return sum(present) / len(present) if present else None
+
+
 def judge_runs(claim: dict[str, Any], variants: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """The rule of ``claim`` applied to the variants' per-seed values (see :func:`judge`)."""
     if claim["rule"]["kind"] in CLAIM_RULES:
@@ -618,8 +625,8 @@ def judge_runs(claim: dict[str, Any], variants: dict[str, dict[str, Any]]) -> di
         # only seeds that finished without diverging are judged (and, on unselectable keys, did not collapse)
         keep, note = finished_seeds(variant, geometric="unselectable" in role_metrics[role])
         notes += [f"{name}: {note}"] if note else []
-        measured[role] = metric.get("mean")
         per_seed[role] = counted(metric.get("per_seed") or [], keep)
+        measured[role] = metric.get("mean") if all(keep) else counted_mean(per_seed[role])
         bounds[role] = counted(metric.get("per_seed_lower_bound") or [], keep)
     rule = claim["rule"]
     entry = {
