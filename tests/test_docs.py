@@ -536,3 +536,20 @@ def test_every_claims_table_fits_a_documentation_column() -> None:
             if line.startswith("| claim |"):
                 columns = len(line.strip("|").split(" | "))
                 assert columns <= 5, f"{path}: a claims table of {columns} columns: {line}"
+
+
+def test_each_leaderboard_markdown_is_the_current_rendering_of_its_json() -> None:
+    """A rebuild that finds a board's JSON unchanged writes nothing, so a change of the renderer reaches the Markdown
+    only when the board is rebuilt with ``--force``: this names every board whose Markdown the renderer no longer
+    writes (the random-key grid of ``unselectable`` has a renderer of its own)."""
+    from normbench.archive import load_board
+    from normbench.reporting import leaderboard as lb
+
+    keys = [key for key in committed_boards() if key.split("/")[0] != "unselectable"]
+    assert len(keys) > 40
+    stale = [
+        key
+        for key in keys
+        if lb.render(load_board(RESULTS / key)) != (RESULTS / key / "leaderboard.md").read_text(encoding="utf-8")
+    ]
+    assert stale == [], f"rebuild these boards with --force (values unchanged, Markdown stale): {stale}"
