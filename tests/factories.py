@@ -80,3 +80,17 @@ def make_board(
     }
     board.update(extra)
     return board
+
+
+def positive_zero_claim(metric: str, without: str, with_: str, claim_id: str = "x") -> dict[str, Any]:
+    """A claims-file entry of the paper's Table 4 kind: ``metric`` is above 0 in every seed of the variant ``without``
+    and exactly 0 in every seed of ``with_``."""
+    return {
+        "id": claim_id,
+        "owner": "paper",
+        "source": "s",
+        "metric": metric,
+        "variants": {"without": without, "with": with_},
+        "paper": {"without": "> 0", "with": 0},
+        "rule": {"kind": "positive_zero", "positive": "without", "zero": "with"},
+    }

@@ -103,6 +103,7 @@ def test_a_geometry_claim_shows_the_mean_of_the_seeds_it_counts() -> None:
     """A collapsed seed feeds no geometry claim: the claim's measured mean is that of the seeds it judges, not the
     board's mean over every seed (which keeps the collapsed one)."""
     from normbench.reporting.claims import judge_runs
+    from tests.factories import positive_zero_claim
 
     def variant(values: list[float], collapsed: list[str]) -> dict:
         mean = sum(values) / len(values)
@@ -112,15 +113,7 @@ def test_a_geometry_claim_shows_the_mean_of_the_seeds_it_counts() -> None:
             "metrics": {"unselectable_L1": {"mean": mean, "per_seed": values}},
         }
 
-    claim = {
-        "id": "t.l1",
-        "owner": "paper",
-        "source": "test",
-        "metric": "unselectable_L1",
-        "variants": {"without": "none/none", "with": "post/both"},
-        "paper": {"without": ">0", "with": 0},
-        "rule": {"kind": "positive_zero", "positive": "without", "zero": "with"},
-    }
+    claim = positive_zero_claim("unselectable_L1", "none/none", "post/both")
     variants = {"none/none": variant([0.0, 0.02, 0.04], ["0"]), "post/both": variant([0.0, 0.0, 0.0], [])}
     judged = judge_runs(claim, variants)
     assert judged["per_seed"] == {"without": [0.02, 0.04], "with": [0.0, 0.0, 0.0]}

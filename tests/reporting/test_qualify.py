@@ -13,6 +13,7 @@ from normbench.io import read_yaml
 from normbench.reporting.claims import judge
 from normbench.reporting.qualify import detectable_effect, margin_registration, qualify
 from normbench.reporting.stats import difference_interval
+from tests.factories import positive_zero_claim
 
 RESULTS = Path(__file__).resolve().parents[2] / "results"
 BOARDS = [p for p in sorted(RESULTS.rglob("leaderboard.json")) if "archive" not in p.parts]
@@ -32,16 +33,7 @@ def variant(values: list[float], metric: str = "m") -> dict:
 
 
 def positive_zero(without: list[float]) -> dict:
-    claim = {
-        "id": "x",
-        "owner": "paper",
-        "source": "s",
-        "metric": "m",
-        "variants": {"without": "a", "with": "b"},
-        "paper": {"without": "> 0", "with": 0},
-        "rule": {"kind": "positive_zero", "positive": "without", "zero": "with"},
-    }
-    return judge(claim, {"a": variant(without), "b": variant([0.0, 0.0, 0.0])})
+    return judge(positive_zero_claim("m", "a", "b"), {"a": variant(without), "b": variant([0.0, 0.0, 0.0])})
 
 
 def test_exists_in_every_seed_is_reproduced_only_when_the_difference_is_significant() -> None:
