@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -328,6 +329,7 @@ def test_a_seed_at_chance_is_flagged_counted_and_shown_with_and_without() -> Non
     md = lb.render_markdown(board, [])
     assert "seed 1: at chance" in md and "| `post/both` | 1 (flagged) |" in md and "0.770 ± 0.042" in md
     assert lb.status_cell(v) == "done; at chance (seed 1)"  # not "collapsed": that is a loss at its baseline
+    assert lb.status_cell(dataclasses.replace(v, collapsed=[1])) == "done; at chance (seed 1)"  # seed as a number
     with pytest.raises(ValueError, match="bench.chance.metric: 'nope'"):
         lb.build("sst2", "quick", recs, {"metrics": METRICS, "chance": {"metric": "nope", "at_most": 0.5}})
 

@@ -332,8 +332,9 @@ def build_protocol(
 
 
 def setting_value(key: str, configs: list[dict[str, Any]]) -> Any:
-    """One protocol setting over the board's runs: its value where every variant shares it, else the distinct values
-    in ascending order as text (``0.0006 / 0.001 (differs by variant)``), never the first run's value alone."""
+    """One protocol setting over the board's runs: its value (as the config holds it) where every variant shares it,
+    else the distinct values in ascending order as text (``0.0006 / 0.001 (differs by variant)``; ``not set`` for a
+    variant whose config lacks it), never the first run's value alone."""
     values: list[Any] = []
     for config in configs:
         value = config_value(config, key)
@@ -344,7 +345,7 @@ def setting_value(key: str, configs: list[dict[str, Any]]) -> Any:
     ordered = sorted(
         values, key=lambda v: (not isinstance(v, (int, float)), v if isinstance(v, (int, float)) else str(v))
     )
-    return " / ".join(str(v) for v in ordered) + " (differs by variant)"
+    return " / ".join("not set" if v is None else str(v) for v in ordered) + " (differs by variant)"
 
 
 def fill_note(note: str, config: dict[str, Any], variants: dict[str, dict[str, Any]]) -> str:

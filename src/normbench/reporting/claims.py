@@ -604,9 +604,9 @@ def board_claims(bench: dict[str, Any], variants: list[dict[str, Any]], config: 
 
 def counted_mean(values: list[float | None]) -> float | None:
     """The mean of the seeds a verdict counts (its ``measured`` value where some seeds are left out: the mean beside
-    the per-seed values it is judged on, not the board's mean over every seed)."""
-    present = [v for v in values if v is not None]
-    return sum(present) / len(present) if present else None
+    the per-seed values it is judged on, not the board's mean over every seed); ``None`` where a counted seed has no
+    value, as :func:`normbench.reporting.stats.aggregate` leaves no mean then."""
+    return statistics.fmean(values) if values and all(v is not None for v in values) else None
 
 
 def judge_runs(claim: dict[str, Any], variants: dict[str, dict[str, Any]]) -> dict[str, Any]:
@@ -625,8 +625,10 @@ def judge_runs(claim: dict[str, Any], variants: dict[str, dict[str, Any]]) -> di
         # only seeds that finished without diverging are judged (and, on unselectable keys, did not collapse)
         keep, note = finished_seeds(variant, geometric="unselectable" in role_metrics[role])
         notes += [f"{name}: {note}"] if note else []
-        per_seed[role] = counted(metric.get("per_seed") or [], keep)
-        measured[role] = metric.get("mean") if all(keep) else counted_mean(per_seed[role])
+        values = metric.get("per_seed") or []
+        per_seed[role] = counted(values, keep)
+        lined_up = len(values) == len(keep)
+        measured[role] = counted_mean(per_seed[role]) if lined_up and not all(keep) else metric.get("mean")
         bounds[role] = counted(metric.get("per_seed_lower_bound") or [], keep)
     rule = claim["rule"]
     entry = {

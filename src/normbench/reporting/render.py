@@ -73,7 +73,7 @@ def status_cell(variant: VariantEntry) -> str:
 def flagged_kinds(variant: VariantEntry) -> dict[str, list[str]]:
     """The variant's seeds kept in its means but flagged, by why: ``{"collapsed": [...], "at chance": [...]}``."""
     kinds: dict[str, list[str]] = {}
-    for seed in variant.collapsed or []:
+    for seed in map(str, variant.collapsed or []):
         why = str((variant.flagged or {}).get(seed, COLLAPSED))
         kinds.setdefault(AT_CHANCE if why.startswith(AT_CHANCE) else COLLAPSED, []).append(seed)
     return kinds
