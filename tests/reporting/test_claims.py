@@ -126,12 +126,19 @@ def test_a_geometry_claim_shows_the_mean_of_the_seeds_it_counts() -> None:
 def test_a_claims_measured_mean_follows_the_boards_rule_for_missing_values() -> None:
     """A counted seed without a value leaves no mean (as the board's aggregate does), and per-seed values that do not
     line up with the seeds keep the board's mean."""
-    from normbench.reporting.claims import counted_mean, judge_runs
+    from normbench.reporting.claims import judge_runs
     from tests.factories import positive_zero_claim
 
-    assert counted_mean([0.02, None]) is None and counted_mean([]) is None
-    assert counted_mean([0.02, 0.04]) == pytest.approx(0.03)
     claim = positive_zero_claim("unselectable_L1", "none/none", "post/both")
+
+    def measured(values: list[float | None], collapsed: list[str]) -> float | None:
+        left = {"seeds": list(range(len(values))), "collapsed": collapsed, "metrics": {"unselectable_L1": {}}}
+        left["metrics"]["unselectable_L1"] = {"mean": None, "per_seed": values}
+        zero = {"seeds": [0, 1], "metrics": {"unselectable_L1": {"mean": 0.0, "per_seed": [0.0, 0.0]}}}
+        return judge_runs(claim, {"none/none": left, "post/both": zero})["measured"]["without"]
+
+    assert measured([0.0, 0.02, None], ["0"]) is None and measured([0.01], ["0"]) is None
+    assert measured([0.0, 0.02, 0.04], ["0"]) == pytest.approx(0.03)
     unaligned = {"seeds": [0, 1, 2], "collapsed": ["0"], "metrics": {"unselectable_L1": {"mean": 7.0, "per_seed": []}}}
     zero = {"seeds": [0, 1], "metrics": {"unselectable_L1": {"mean": 0.0, "per_seed": [0.0, 0.0]}}}
     assert judge_runs(claim, {"none/none": unaligned, "post/both": zero})["measured"]["without"] == 7.0

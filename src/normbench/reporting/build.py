@@ -26,7 +26,7 @@ from normbench import __version__
 from normbench.archive import FINISHED, Board, load_record, parse_board
 from normbench.io import strict_json
 from normbench.reporting.chance import with_chance
-from normbench.reporting.choice import build_choice
+from normbench.reporting.choice import build_choice, sort_key
 from normbench.reporting.claims import board_claims
 from normbench.reporting.collapse import check_spec as check_collapse
 from normbench.reporting.collapse import collapse_text, is_collapsed, with_baselines
@@ -342,9 +342,7 @@ def setting_value(key: str, configs: list[dict[str, Any]]) -> Any:
             values.append(value)
     if len(values) <= 1:
         return values[0] if values else None
-    ordered = sorted(
-        values, key=lambda v: (not isinstance(v, (int, float)), v if isinstance(v, (int, float)) else str(v))
-    )
+    ordered = sorted(values, key=lambda v: sort_key(str(v)))
     return " / ".join("not set" if v is None else str(v) for v in ordered) + " (differs by variant)"
 
 

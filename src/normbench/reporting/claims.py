@@ -41,6 +41,7 @@ from normbench.reporting.stability import check_rule as check_stability
 from normbench.reporting.stability import judge_stability
 from normbench.reporting.stats import (
     Interval,
+    aggregate,
     difference_equivalence,
     difference_interval,
     gap,
@@ -602,13 +603,6 @@ def board_claims(bench: dict[str, Any], variants: list[dict[str, Any]], config: 
     return BoardClaims(judged["shared"], against_chance, judged["tuned"])
 
 
-def counted_mean(values: list[float | None]) -> float | None:
-    """The mean of the seeds a verdict counts (its ``measured`` value where some seeds are left out: the mean beside
-    the per-seed values it is judged on, not the board's mean over every seed); ``None`` where a counted seed has no
-    value, as :func:`normbench.reporting.stats.aggregate` leaves no mean then."""
-    return statistics.fmean(values) if values and all(v is not None for v in values) else None
-
-
 def judge_runs(claim: dict[str, Any], variants: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """The rule of ``claim`` applied to the variants' per-seed values (see :func:`judge`)."""
     if claim["rule"]["kind"] in CLAIM_RULES:
@@ -627,8 +621,11 @@ def judge_runs(claim: dict[str, Any], variants: dict[str, dict[str, Any]]) -> di
         notes += [f"{name}: {note}"] if note else []
         values = metric.get("per_seed") or []
         per_seed[role] = counted(values, keep)
+        # the mean beside the values judged: over the counted seeds where some are left out (the board's own rule)
         lined_up = len(values) == len(keep)
-        measured[role] = counted_mean(per_seed[role]) if lined_up and not all(keep) else metric.get("mean")
+        measured[role] = (
+            aggregate(values, [None] * len(values), keep)["mean"] if lined_up and not all(keep) else metric.get("mean")
+        )
         bounds[role] = counted(metric.get("per_seed_lower_bound") or [], keep)
     rule = claim["rule"]
     entry = {
