@@ -269,3 +269,39 @@ def test_the_example_norm_is_benched_beside_layer_norm(tmp_path: Path) -> None:
     for metric in ("test_acc@1000", "class_keys_unselectable", "class_keys_unselectable_heads"):
         assert metric in plugin["metrics"], metric
     assert plugin["metrics"]["class_keys_unselectable"]["per_seed"][0] is not None
+
+
+def test_the_console_script_resolves_import_paths_against_the_current_directory(tmp_path: Path) -> None:
+    """The installed ``normbench`` script, whose ``sys.path`` lacks the current directory (``python -m`` has it),
+    resolves ``package.module:Class`` from the directory it runs in: ``normbench card examples.pnorm_example:PNorm``
+    in a clone, or a user's own ``mynorms/pnorm.py``."""
+    script = Path(sys.executable).parent / ("normbench.exe" if sys.platform == "win32" else "normbench")
+    if not script.exists():
+        pytest.skip("this environment has no normbench console script")
+    (tmp_path / "mynorms").mkdir()
+    (tmp_path / "mynorms" / "pnorm.py").write_text((EXAMPLES / "pnorm_example.py").read_text())
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"NORMBENCH_DRY_RUN": "1"}
+    done = subprocess.run(
+        [str(script), "fit", "--config", "majority", "--preset", "quick"]
+        + ["--model.arch.attn_norm.component", "mynorms.pnorm:PNorm"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "dry run: pre-attn_mynorms.pnorm:PNorm" in done.stdout + done.stderr
+
+
+def test_the_current_directory_comes_after_the_installed_packages(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file in the current directory never shadows an installed package: the directory is appended, once."""
+    from normbench.cli import import_paths_from_here
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", ["/installed/site-packages"])
+    import_paths_from_here()
+    import_paths_from_here()
+    assert sys.path == ["/installed/site-packages", str(tmp_path)]

@@ -28,6 +28,9 @@ Every command that writes under ``results/`` (sweep, bench, leaderboard, random_
 replaces a published board only with a build that covers its finished runs and its settings; otherwise
 it writes nothing and says so in one line, and ``--force`` replaces the board anyway.
 
+An import path (``package.module:Class``) given on the command line or in a config resolves against the installed
+packages and then the current directory (which ``python -m normbench`` has on its path as well).
+
 Run records and checkpoints are data: reading one imports only registered tasks, data modules and norms
 (:mod:`normbench.tasks.trust`); ``--trust_record_code true``, which every command takes, lets them import
 what they name.
@@ -380,8 +383,18 @@ def take_switch(argv: list[str], option: str) -> tuple[list[str], bool | None]:
     return out, value
 
 
+def import_paths_from_here() -> None:
+    """Import paths (``package.module:Class``, e.g. ``examples.pnorm_example:PNorm`` in a clone) resolve against the
+    current directory, which ``python -m normbench`` puts on ``sys.path`` and the console script does not: appended
+    after the installed packages, so no file here shadows them."""
+    here = os.getcwd()
+    if not {"", ".", here} & set(sys.path):
+        sys.path.append(here)
+
+
 def main(argv: list[str] | None = None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
+    import_paths_from_here()
     argv, verbose = take_switch(argv, VERBOSE)
     if verbose:  # third-party banners and tips too, here and in every subprocess
         os.environ[VERBOSE_ENV] = "1"
