@@ -51,6 +51,7 @@ def normbench_in_process(
 
     def run(*args: str, cwd: Path) -> CliResult:
         monkeypatch.chdir(cwd)
+        monkeypatch.setattr(sys, "path", list(sys.path))  # main() may append the directory it runs in
         capsys.readouterr()
         environ, rng = dict(os.environ), (random.getstate(), np.random.get_state(), torch.get_rng_state())
         # Lightning's loggers write to the stderr of their import: here, to the one this test captures

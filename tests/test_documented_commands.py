@@ -38,6 +38,13 @@ PLACEHOLDERS = {
     "AXIS=V1,V2": "model.init_args.arch.attn_norm.component=both,scale",
     "<label>-<hash>": "pre-both-0",
 }
+# the norms the docs name as a user's own (a module, an entry point's name, the noxfile's NORM), and the norms
+# that stand in for them: a card's dry run imports and builds its norm
+USER_NORMS = {
+    r"\bmypkg\.norms:MyNorm\b": "examples.pnorm_example:PNorm",
+    r"\bmypkg_norm\b": "scalenorm",
+    r"(?<=card -- )NORM\b": "examples.pnorm_example:PNorm",
+}
 
 
 def shell_lines(text: str) -> list[str]:
@@ -96,6 +103,8 @@ def documented() -> list[str]:
         c.replace("<label>-<hash>", PLACEHOLDERS["<label>-<hash>"]).removeprefix("python -m ")
         for c in readme + noxfile + helps
     ]
+    for pattern, norm in USER_NORMS.items():
+        commands = [re.sub(pattern, norm, c) if " card" in c else c for c in commands]
     return list(dict.fromkeys(commands))  # `python -m nox ...` and `nox ...` are one command
 
 

@@ -299,7 +299,7 @@ def dispatch(parsed: Namespace, overrides: list[str], dry: bool) -> None:
     kwargs = arguments(args)
     if BAKED in inspect.signature(FUNCTIONS[command]).parameters:
         kwargs[BAKED] = BakeOptions(**{k: kwargs.pop(k) for k in BAKE_OPTION_NAMES})
-    if command in ("leaderboard", "bake"):
+    if command in ("leaderboard", "bake", "card"):
         kwargs["dry_run"] = dry
     elif dry and command not in READ_ONLY:
         print(f"normbench: dry run: `normbench {command}` is valid")

@@ -197,6 +197,9 @@ CHATTY_LOGGERS = (
     "lightning.fabric.utilities.seed",
     "lightning.fabric.utilities.rank_zero",
 )
+# torch.utils.benchmark (the card's timing) imports torch.utils.cpp_extension, which warns "No CUDA runtime is found"
+# wherever a CUDA toolkit is installed without a GPU: it compiles nothing for normbench
+SILENCED_LOGGERS = ("torch.utils.cpp_extension",)
 # Deprecation warnings raised by third-party code about its own use of PyTorch: nothing a user can act on
 INTERNAL_WARNINGS = (r".*isinstance\(treespec, LeafSpec\).*",)
 
@@ -212,6 +215,8 @@ def quiet_third_party() -> None:
         return
     for name in CHATTY_LOGGERS:
         logging.getLogger(name).setLevel(logging.WARNING)
+    for name in SILENCED_LOGGERS:
+        logging.getLogger(name).setLevel(logging.ERROR)
     for message in INTERNAL_WARNINGS:
         warnings.filterwarnings("ignore", message=message)
 

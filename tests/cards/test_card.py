@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -191,6 +194,42 @@ def test_a_norm_that_cannot_be_imported_is_one_line_with_exit_2(normbench_in_pro
         "'nowhere'); or a named card: dyt, peri, qknorm, scalenorm"
     )
     assert not any(tmp_path.iterdir())
+
+
+def test_a_bad_norm_is_one_line_where_a_cuda_toolkit_has_no_gpu(tmp_path: Path) -> None:
+    """A fresh interpreter with ``CUDA_HOME`` set and no GPU: torch's "No CUDA runtime is found" warning, which the
+    card's timing imports, does not come before the one line."""
+    if torch.cuda.is_available():
+        pytest.skip("the warning is given only where no GPU is present")
+    env = {k: v for k, v in os.environ.items() if k != "NORMBENCH_VERBOSE"} | {"CUDA_HOME": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, "-m", "normbench", "card", "nowhere.at_all:Norm", "--results_dir", str(tmp_path / "results")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+        env=env,
+    )
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [
+        "normbench: error: norm: cannot import 'nowhere.at_all:Norm' (ModuleNotFoundError: No module named "
+        "'nowhere'); or a named card: dyt, peri, qknorm, scalenorm"
+    ]
+
+
+def test_a_dry_run_card_builds_the_norm_and_shows_its_runs_writing_nothing(
+    normbench_in_process, tmp_path: Path
+) -> None:
+    result = normbench_in_process(
+        "card", PNORM, "--tasks", "majority", "--dry_run", "--results_dir", str(tmp_path), cwd=tmp_path
+    )
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert "  majority/card-pnorm\tpre/pnorm\tseed 0\tnot started" in lines
+    assert lines[-1].startswith("normbench: dry run: ") and lines[-1].endswith("nothing trained")
+    assert not any(tmp_path.iterdir())
+    bad = normbench_in_process("card", "nowhere.at_all:Norm", "--dry_run", "--results_dir", str(tmp_path), cwd=tmp_path)
+    assert bad.returncode == 2 and "cannot import 'nowhere.at_all:Norm'" in bad.stderr
 
 
 def test_a_card_told_not_to_train_is_built_from_the_archive_alone(tmp_path: Path) -> None:

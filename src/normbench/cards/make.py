@@ -76,11 +76,13 @@ def bake_tasks(queue: Path, items: list[dict[str, Any]], names: list[str], **bak
         bake_queue(str(part), **bake)
 
 
-def plan_card(norm: str, tasks: list[str], results_dir: str | Path) -> tuple[Path, list[dict[str, Any]]]:
-    """Write the card's task configs and queue (``results/cards/<slug>/``); returns the queue file and its items: every
-    task's headline runs first, then the learning-rate grids, then the runs at the tuned rates (which wait for their
-    grid)."""
-    folder = Path(results_dir) / "cards" / slug(norm)
+def plan_card(
+    norm: str, tasks: list[str], results_dir: str | Path, folder: Path | None = None
+) -> tuple[Path, list[dict[str, Any]]]:
+    """Write the card's task configs and queue (into ``folder``, by default ``results/cards/<slug>/``); returns the
+    queue file and its items: every task's headline runs first, then the learning-rate grids, then the runs at the
+    tuned rates (which wait for their grid)."""
+    folder = folder or Path(results_dir) / "cards" / slug(norm)
     head, grids, tuned, files = [], [], [], {}
     for task in tasks:
         protocol = CardProtocol.of(task)
@@ -116,17 +118,25 @@ def plan_card(norm: str, tasks: list[str], results_dir: str | Path) -> tuple[Pat
     return folder / "bake.yaml", items
 
 
-def make_card(norm: str, tasks: str | list[str] | None = None, results_dir: str = "results", **bake: Any) -> Path:
+def make_card(
+    norm: str, tasks: str | list[str] | None = None, results_dir: str = "results", dry_run: bool = False, **bake: Any
+) -> Path:
     """Probe ``norm``, train its card's runs (a bake: ``bake`` holds its options, e.g. ``budget`` in minutes,
     ``gpus``, ``workers``, ``runs_dir``, ``uncommitted``), write ``results/cards/<slug>/card.md``; returns the card's
-    folder. A norm that cannot be imported or built is a one-line ``ValueError``."""
+    folder. A norm that cannot be imported or built is a one-line ``ValueError``. ``dry_run``: the norm imported and
+    built, where each of the card's runs stands printed; nothing trained or written."""
     from normbench.sweep.bake import refresh_pages  # the sweep layer trains; imported where it is needed
 
     names = parse_tasks(tasks)
     measured = probed_component(norm, names)  # one line when it cannot be imported or built
+    folder = Path(results_dir) / "cards" / slug(norm)
+    if dry_run:
+        with tempfile.TemporaryDirectory(prefix="normbench-card-") as tmp:  # the card's folder stays as it is
+            queue, items = plan_card(norm, card_tasks(norm, names, results_dir), results_dir, folder=Path(tmp))
+            bake_tasks(queue, items, names, results_dir=results_dir, dry_run=True, **bake)
+        return folder
     start = time.time()
     facts = {d: probe(measured, d) for d in WIDTHS}
-    folder = Path(results_dir) / "cards" / slug(norm)
     covered = card_tasks(norm, names, results_dir)
     if any(f.problem for f in facts.values()):
         items: list[dict[str, Any]] = []

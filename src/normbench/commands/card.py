@@ -7,7 +7,9 @@ import dataclasses
 from normbench.sweep.options import BakeOptions
 
 
-def card(norm: str, tasks: str | None = None, train: bool = True, options: BakeOptions | None = None) -> None:
+def card(
+    norm: str, tasks: str | None = None, train: bool = True, options: BakeOptions | None = None, dry_run: bool = False
+) -> None:
     """Write the report card of a norm: its measured facts, and its runs on every task beside the published LayerNorm
     and RMSNorm runs, judged against both (``results/cards/<norm>/card.md``; its boards
     ``results/<task>/card-<norm>/``).
@@ -17,8 +19,9 @@ def card(norm: str, tasks: str | None = None, train: bool = True, options: BakeO
         tasks: comma-separated tasks (default majority,lm,sst2).
         train: ``false``: train nothing; write the card from the runs the archive holds (its boards rebuilt).
         options: how the card's runs train, as a bake's (:class:`normbench.sweep.options.BakeOptions`).
+        dry_run: import and build the norm, print where each of the card's runs stands; train and write nothing.
     """
     from normbench.cards.make import make_card
 
     bake = dataclasses.asdict(options or BakeOptions())
-    make_card(norm, tasks, bake.pop("results_dir"), train=train, **bake)
+    make_card(norm, tasks, bake.pop("results_dir"), train=train, dry_run=dry_run, **bake)
