@@ -230,6 +230,14 @@ def test_a_dry_run_card_builds_the_norm_and_shows_its_runs_writing_nothing(
     assert not any(tmp_path.iterdir())
     bad = normbench_in_process("card", "nowhere.at_all:Norm", "--dry_run", "--results_dir", str(tmp_path), cwd=tmp_path)
     assert bad.returncode == 2 and "cannot import 'nowhere.at_all:Norm'" in bad.stderr
+    nan = normbench_in_process(
+        "card", "tests.cards.test_probe:NaNNorm", "--dry_run", "--results_dir", str(tmp_path), cwd=tmp_path
+    )
+    assert nan.returncode == 0 and nan.stdout.splitlines() == [
+        "normbench: dry run: tests.cards.test_probe:NaNNorm at d = 8 returns values that are not finite for 248 of 512 "
+        "inputs: its card trains nothing"
+    ]
+    assert not any(tmp_path.iterdir())
 
 
 def test_a_card_told_not_to_train_is_built_from_the_archive_alone(tmp_path: Path) -> None:

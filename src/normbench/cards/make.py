@@ -123,14 +123,18 @@ def make_card(
 ) -> Path:
     """Probe ``norm``, train its card's runs (a bake: ``bake`` holds its options, e.g. ``budget`` in minutes,
     ``gpus``, ``workers``, ``runs_dir``, ``uncommitted``), write ``results/cards/<slug>/card.md``; returns the card's
-    folder. A norm that cannot be imported or built is a one-line ``ValueError``. ``dry_run``: the norm imported and
-    built, where each of the card's runs stands printed; nothing trained or written."""
+    folder. A norm that cannot be imported or built is a one-line ``ValueError``. ``dry_run``: the norm imported, built
+    and probed (untimed), where each of the card's runs stands printed; nothing trained or written."""
     from normbench.sweep.bake import refresh_pages  # the sweep layer trains; imported where it is needed
 
     names = parse_tasks(tasks)
     measured = probed_component(norm, names)  # one line when it cannot be imported or built
     folder = Path(results_dir) / "cards" / slug(norm)
     if dry_run:
+        broken = [f for f in (probe(measured, d, timing=False) for d in WIDTHS) if f.problem]
+        if broken:
+            print(f"normbench: dry run: {norm} at d = {broken[0].d} {broken[0].problem}: its card trains nothing")
+            return folder
         with tempfile.TemporaryDirectory(prefix="normbench-card-") as tmp:  # the card's folder stays as it is
             queue, items = plan_card(norm, card_tasks(norm, names, results_dir), results_dir, folder=Path(tmp))
             bake_tasks(queue, items, names, results_dir=results_dir, dry_run=True, **bake)
