@@ -18,6 +18,7 @@ import torch
 @pytest.fixture(autouse=True)
 def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("NORMBENCH_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
+    monkeypatch.setattr(sys, "path", list(sys.path))  # normbench's main() puts the directory it runs in on it
     torch.manual_seed(0)
 
 
@@ -51,7 +52,6 @@ def normbench_in_process(
 
     def run(*args: str, cwd: Path) -> CliResult:
         monkeypatch.chdir(cwd)
-        monkeypatch.setattr(sys, "path", list(sys.path))  # main() may append the directory it runs in
         capsys.readouterr()
         environ, rng = dict(os.environ), (random.getstate(), np.random.get_state(), torch.get_rng_state())
         # Lightning's loggers write to the stderr of their import: here, to the one this test captures

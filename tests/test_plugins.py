@@ -294,14 +294,19 @@ def test_the_console_script_resolves_import_paths_against_the_current_directory(
     assert "dry run: pre-attn_mynorms.pnorm:PNorm" in done.stdout + done.stderr
 
 
-def test_the_current_directory_comes_after_the_installed_packages(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A file in the current directory never shadows an installed package: the directory is appended, once."""
+def test_the_current_directory_comes_first_as_under_python_m(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The console script's parent process resolves import paths as the ``python -m`` runs it starts do: the current
+    directory first, added once; not under ``-P``/``PYTHONSAFEPATH``."""
+    from types import SimpleNamespace
+
     from normbench.cli import import_paths_from_here
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(sys, "path", ["/installed/site-packages"])
     import_paths_from_here()
     import_paths_from_here()
-    assert sys.path == ["/installed/site-packages", str(tmp_path)]
+    assert sys.path == [str(tmp_path), "/installed/site-packages"]
+    monkeypatch.setattr(sys, "path", ["/installed/site-packages"])
+    monkeypatch.setattr(sys, "flags", SimpleNamespace(safe_path=True, isolated=False))
+    import_paths_from_here()
+    assert sys.path == ["/installed/site-packages"]

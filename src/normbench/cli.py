@@ -28,8 +28,8 @@ Every command that writes under ``results/`` (sweep, bench, leaderboard, random_
 replaces a published board only with a build that covers its finished runs and its settings; otherwise
 it writes nothing and says so in one line, and ``--force`` replaces the board anyway.
 
-An import path (``package.module:Class``) given on the command line or in a config resolves against the installed
-packages and then the current directory (which ``python -m normbench`` has on its path as well).
+An import path (``package.module:Class``) given on the command line or in a config resolves against the current
+directory first and then the installed packages, as under ``python -m normbench`` and in every run a command starts.
 
 Run records and checkpoints are data: reading one imports only registered tasks, data modules and norms
 (:mod:`normbench.tasks.trust`); ``--trust_record_code true``, which every command takes, lets them import
@@ -385,11 +385,16 @@ def take_switch(argv: list[str], option: str) -> tuple[list[str], bool | None]:
 
 def import_paths_from_here() -> None:
     """Import paths (``package.module:Class``, e.g. ``examples.pnorm_example:PNorm`` in a clone) resolve against the
-    current directory, which ``python -m normbench`` puts on ``sys.path`` and the console script does not: appended
-    after the installed packages, so no file here shadows them."""
-    here = os.getcwd()
+    current directory first, as under ``python -m normbench`` (and in every run a command starts, each a ``python -m``
+    process); the console script's ``sys.path`` lacks it. Not under ``-P``/``PYTHONSAFEPATH`` or ``-I``."""
+    if sys.flags.safe_path or sys.flags.isolated:
+        return
+    try:
+        here = os.getcwd()
+    except OSError:  # the directory was removed: nothing to import from
+        return
     if not {"", ".", here} & set(sys.path):
-        sys.path.append(here)
+        sys.path.insert(0, here)
 
 
 def main(argv: list[str] | None = None) -> None:

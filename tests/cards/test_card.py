@@ -14,6 +14,7 @@ import yaml
 from normbench.archive.board import dumps_board
 from normbench.cards.build import build_card, card_claims, task_card
 from normbench.cards.make import make_card, parse_tasks, plan_card
+from normbench.cards.probe import inputs as probe_inputs
 from normbench.cards.probe import probe
 from normbench.cards.protocol import TASKS, CardProtocol, NamedCard, card_variant, probed_component, slug
 from normbench.cards.render import render_card
@@ -199,8 +200,8 @@ def test_a_norm_that_cannot_be_imported_is_one_line_with_exit_2(normbench_in_pro
 def test_a_bad_norm_is_one_line_where_a_cuda_toolkit_has_no_gpu(tmp_path: Path) -> None:
     """A fresh interpreter with ``CUDA_HOME`` set and no GPU: torch's "No CUDA runtime is found" warning, which the
     card's timing imports, does not come before the one line."""
-    if torch.cuda.is_available():
-        pytest.skip("the warning is given only where no GPU is present")
+    if torch.cuda.is_available() or torch.version.cuda is None:
+        pytest.skip("the warning is given where torch is built with CUDA and no GPU is present")
     env = {k: v for k, v in os.environ.items() if k != "NORMBENCH_VERBOSE"} | {"CUDA_HOME": str(tmp_path)}
     done = subprocess.run(
         [sys.executable, "-m", "normbench", "card", "nowhere.at_all:Norm", "--results_dir", str(tmp_path / "results")],
@@ -228,14 +229,30 @@ def test_a_dry_run_card_builds_the_norm_and_shows_its_runs_writing_nothing(
     assert "  majority/card-pnorm\tpre/pnorm\tseed 0\tnot started" in lines
     assert lines[-1].startswith("normbench: dry run: ") and lines[-1].endswith("nothing trained")
     assert not any(tmp_path.iterdir())
+    told = normbench_in_process(
+        "card",
+        PNORM,
+        "--tasks",
+        "majority",
+        "--train",
+        "false",
+        "--dry_run",
+        "--results_dir",
+        str(tmp_path),
+        cwd=tmp_path,
+    )
+    assert told.returncode == 0 and told.stdout.splitlines()[-1] == (
+        "normbench: dry run: nothing to train (train false); the boards with runs held would be rebuilt"
+    )
     bad = normbench_in_process("card", "nowhere.at_all:Norm", "--dry_run", "--results_dir", str(tmp_path), cwd=tmp_path)
     assert bad.returncode == 2 and "cannot import 'nowhere.at_all:Norm'" in bad.stderr
     nan = normbench_in_process(
         "card", "tests.cards.test_probe:NaNNorm", "--dry_run", "--results_dir", str(tmp_path), cwd=tmp_path
     )
+    not_finite = int((probe_inputs(8)[:, 0] < 0).sum())  # NaNNorm: NaN where the first feature is negative
     assert nan.returncode == 0 and nan.stdout.splitlines() == [
-        "normbench: dry run: tests.cards.test_probe:NaNNorm at d = 8 returns values that are not finite for 248 of 512 "
-        "inputs: its card trains nothing"
+        f"normbench: dry run: tests.cards.test_probe:NaNNorm at d = 8 returns values that are not finite for "
+        f"{not_finite} of 512 inputs: its card trains nothing"
     ]
     assert not any(tmp_path.iterdir())
 

@@ -31,6 +31,26 @@ class HalfNorm(nn.Module):
         return x[..., : x.shape[-1] // 2]
 
 
+class _FailingBackward(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x: torch.Tensor) -> torch.Tensor:  # noqa: ANN001
+        return x.clone()
+
+    @staticmethod
+    def backward(ctx, grad: torch.Tensor) -> torch.Tensor:  # noqa: ANN001
+        raise RuntimeError("no gradient here")
+
+
+class BackwardRaisingNorm(nn.Module):
+    """A forward that works and a backward that raises."""
+
+    def __init__(self, d: int) -> None:
+        super().__init__()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return _FailingBackward.apply(x)
+
+
 class RaisingNorm(nn.Module):
     def __init__(self, d: int) -> None:
         super().__init__()
@@ -72,6 +92,7 @@ def test_a_plug_in_is_measured_as_it_behaves_not_as_it_declares() -> None:
         ("NaNNorm", r"^returns values that are not finite for \d+ of 512 inputs$"),
         ("HalfNorm", r"^changes the shape: \(512, 8\) -> \(512, 4\)$"),
         ("RaisingNorm", r"^raises RuntimeError: not today$"),
+        ("BackwardRaisingNorm", r"^raises RuntimeError in float32 forward \+ backward: no gradient here$"),
     ],
 )
 def test_a_broken_norm_is_named_with_what_is_wrong(name: str, problem: str) -> None:

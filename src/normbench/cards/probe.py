@@ -19,6 +19,7 @@ cancel out, and the rounds' spread is kept beside it.
 
 from __future__ import annotations
 
+import copy
 import math
 import statistics
 from dataclasses import asdict, dataclass
@@ -26,7 +27,6 @@ from typing import Any
 
 import torch
 import torch.nn.functional as F
-from torch.utils import benchmark
 
 from normbench.nn.norms import NormSpec, create_norm, get_component
 
@@ -98,6 +98,12 @@ def probe(component: str, d: int, options: dict[str, Any] | None = None, *, timi
         return NormFacts(
             component, d, f"returns values that are not finite for {bad} of {len(x)} inputs", declared=declared
         )
+    try:  # the float32 forward + backward that training (and the timing) runs
+        x32 = x[:64].float().requires_grad_()
+        copy.deepcopy(norm).float()(x32).sum().backward()
+    except Exception as exc:  # noqa: BLE001 - a norm that raises is reported, not propagated
+        why = f"raises {type(exc).__name__} in float32 forward + backward: {exc}".splitlines()[0]
+        return NormFacts(component, d, why, declared=declared)
     rms = y.pow(2).mean(dim=-1).sqrt().clamp_min(torch.finfo(torch.float64).tiny)
     norms = y.norm(dim=-1)
     projects = bool((y.mean(dim=-1).abs() / rms).max() <= TOLERANCE)
@@ -128,6 +134,8 @@ def forward_backward_times(
 ) -> tuple[list[float], list[float]]:
     """Per round, the median seconds of one forward + backward of ``norm`` and then of ``F.layer_norm`` on the same
     float32 input (rounds alternate the two, so that both see the same load)."""
+    from torch.utils import benchmark  # imports torch.utils.cpp_extension, which may warn: only when timing
+
     x = torch.randn(TIMING_ROWS.get(d, 4096), d, requires_grad=True, device=torch.device("cpu"))
     grad = torch.ones_like(x)
 

@@ -390,7 +390,10 @@ def bake(
         for s in slots:
             step = f" (step {s.step:,})" if s.state == "in progress" else ""
             print(f"  {s.item.board}\t{s.run.variant}\tseed {s.run.seed}\t{s.state}{step}")
-        print(f"normbench: dry run: {len(todo)} runs to train, {workers} at a time; nothing trained")
+        if not train:
+            print("normbench: dry run: nothing to train (train false); the boards with runs held would be rebuilt")
+        else:
+            print(f"normbench: dry run: {len(todo)} runs to train, {workers} at a time; nothing trained")
         return report
     if nice:
         os.nice(nice)
