@@ -130,23 +130,20 @@ def make_card(
     names = parse_tasks(tasks)
     measured = probed_component(norm, names)  # one line when it cannot be imported or built
     folder = Path(results_dir) / "cards" / slug(norm)
-    if dry_run:
-        broken = [f for f in (probe(measured, d, timing=False) for d in WIDTHS) if f.problem]
-        if broken:
-            print(f"normbench: dry run: {norm} at d = {broken[0].d} {broken[0].problem}: its card trains nothing")
-            return folder
-        with tempfile.TemporaryDirectory(prefix="normbench-card-") as tmp:  # the card's folder stays as it is
-            queue, items = plan_card(norm, card_tasks(norm, names, results_dir), results_dir, folder=Path(tmp))
-            bake_tasks(queue, items, names, results_dir=results_dir, dry_run=True, **bake)
-        return folder
     start = time.time()
-    facts = {d: probe(measured, d) for d in WIDTHS}
+    facts = {d: probe(measured, d, timing=not dry_run) for d in WIDTHS}
     covered = card_tasks(norm, names, results_dir)
-    if any(f.problem for f in facts.values()):
-        items: list[dict[str, Any]] = []
-    else:
-        queue, items = plan_card(norm, covered, results_dir)
-        bake_tasks(queue, items, names, results_dir=results_dir, **bake)
+    broken = [f for f in facts.values() if f.problem]
+    if broken and dry_run:
+        print(f"normbench: dry run: {norm} at d = {broken[0].d} {broken[0].problem}: its card trains nothing")
+        return folder
+    items: list[dict[str, Any]] = []
+    if not broken:
+        with tempfile.TemporaryDirectory(prefix="normbench-card-") as tmp:  # a dry run leaves the card's folder as is
+            queue, items = plan_card(norm, covered, results_dir, folder=Path(tmp) if dry_run else None)
+            bake_tasks(queue, items, names, results_dir=results_dir, dry_run=dry_run, **bake)
+    if dry_run:
+        return folder
     card = build_card(norm, facts, covered, items, results_dir, wall_time_s=time.time() - start)
     with atomic_files(folder, last=("card.md", "card.json")) as stage:
         (stage / "card.json").write_text(card.dumps(), encoding="utf-8")
