@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from normbench.reporting import leaderboard as lb
-from normbench.reporting.choice import build_choice, split_name
+from normbench.reporting.choice import build_choice, render_choice, split_name
 from tests.factories import make_record
 
 METRICS = {
@@ -64,6 +64,40 @@ def test_collapsed_seeds_are_shown_beside_their_value() -> None:
     entry["collapsed"] = ["0", "1"]
     choice = build_choice(SPEC, variants, METRICS)
     assert choice["groups"][0]["rows"][0]["collapsed"] == ["0", "1"]
+    assert "| 0.5 | 2 | 6.440 ± 0.000 | 6.540 ± 0.000 | seeds 0, 1 collapsed or at chance |" in "\n".join(
+        render_choice(choice)
+    )
+
+
+def test_a_value_where_a_seed_diverged_is_not_chosen_and_the_table_says_why() -> None:
+    """The best mean over a value's surviving seeds does not win: a diverged seed makes that value unstable, and the
+    table names the seed and its step instead of hiding it behind a smaller seed count."""
+    records = grid_records()
+    diverged = next(r for r in records if r["variant"] == "pre/dyt,alpha0=5.0" and r["seed"] == 1)
+    diverged.update(status="diverged", diverged_at_step=261)
+    board = lb.build("lm", "dyt-alpha", records, {"metrics": METRICS, "choice": SPEC})
+    (group,) = board.choice["groups"]
+    row = next(r for r in group["rows"] if r["value"] == "5.0")
+    assert row["diverged"] == {"1": 261} and row["metric"]["mean"] == pytest.approx(6.0)  # the lowest mean left
+    assert group["unstable"] == ["5.0"] and group["chosen"] == "10.0"
+    md = lb.render_markdown(board, [])
+    assert "| `pre/dyt` | 5.0 | 2 | 6.000 | 6.100 | seed 1 diverged at step 261 |  |" in md
+    assert (
+        "5.0 had a lower mean over its other seeds (6.000) but is unstable there (seed 1 diverged at step 261)." in md
+    )
+
+
+def test_no_value_is_chosen_where_a_seed_diverged_at_every_value() -> None:
+    records = grid_records()
+    for r in records:
+        if r["seed"] == 0:
+            r.update(status="diverged", diverged_at_step=40)
+    board = lb.build("lm", "dyt-alpha", records, {"metrics": METRICS, "choice": SPEC})
+    (group,) = board.choice["groups"]
+    assert group["chosen"] is None and group["unstable"] == ["0.5", "2.0", "5.0", "10.0"]
+    assert "no `alpha0` chosen (a seed diverged or failed at every value trained: 0.5, 2.0, 5.0, 10.0)" in (
+        lb.render_markdown(board, [])
+    )
 
 
 def test_each_base_variant_gets_its_own_choice() -> None:
@@ -100,8 +134,6 @@ def test_one_measured_value_is_no_choice() -> None:
 def test_an_unfinished_grid_chooses_nothing_yet_and_one_seed_shows_no_spread() -> None:
     """A grid board built while runs are missing marks the value leading so far, not a choice; a value measured on
     one seed shows its mean alone (a std of one seed is not a spread)."""
-    from normbench.reporting.choice import render_choice
-
     records = [r for r in grid_records() if not (r["variant"].endswith("alpha0=10.0") and r["seed"] == 1)]
     records = [r for r in records if "alpha0=5.0" not in r["variant"]]  # 10.0 leads, on one seed
     board = lb.build("lm", "dyt-alpha", records, {"metrics": METRICS, "choice": SPEC})

@@ -7,8 +7,9 @@ variants with a labelled grid axis (``bench.grid_labels``), so each variant's na
     choice: {axis: alpha0, metric: final_val_loss, goal: min, report: [analysis_loss]}
 
 The variants are grouped by their name without the axis (the base), and in each group the chosen value is
-argmin_v mean over seeds of the metric (``goal: max``: argmax); values without a mean (every seed diverged)
-cannot be chosen. ``report`` metrics are shown beside it, e.g. a loss on data the choice did not see.
+argmin_v mean over seeds of the metric (``goal: max``: argmax) over the values where every seed trained: a value
+where a seed diverged or failed is unstable there and cannot be chosen, however good its surviving seeds' mean
+(each row names those seeds). ``report`` metrics are shown beside it, e.g. a loss on data the choice did not see.
 A chosen value at either end of a numeric grid is marked ``at_edge``: the best value may lie beyond the grid.
 """
 
@@ -72,15 +73,20 @@ def build_choice(spec: dict[str, Any], variants: list[dict[str, Any]], metrics: 
                 "metric": m.get(spec["metric"]) or {},
                 "report": {r: m.get(r) or {} for r in spec["report"]},
                 "collapsed": collapsed_seeds(v),
+                "diverged": {str(k): step for k, step in (v.get("diverged_at_step") or {}).items()},
+                "failed": sorted(str(k) for k in (v.get("failed") or {})),
             }
         )
     out = []
     for base, rows in groups.items():
         rows.sort(key=lambda r: sort_key(r["value"]))
         scored = [r for r in rows if r["metric"].get("mean") is not None]
+        unstable = [r for r in rows if r["diverged"] or r["failed"]]
+        stable = [r for r in scored if r not in unstable]
         sign = 1.0 if spec["goal"] == "min" else -1.0
-        # a choice needs two measured values at least: one value alone is no choice
-        best = min(scored, key=lambda r: sign * r["metric"]["mean"]) if len(scored) > 1 else None
+        # a choice needs two trained values at least (a value whose seeds diverged counts: it lost): one is no choice
+        trained = len(scored) + sum(1 for r in unstable if r not in scored)
+        best = min(stable, key=lambda r: sign * r["metric"]["mean"]) if stable and trained > 1 else None
         numeric = all(sort_key(r["value"])[0] == 0 for r in rows)
         at_edge = bool(best) and numeric and best["value"] in (rows[0]["value"], rows[-1]["value"])
         out.append(
@@ -90,6 +96,7 @@ def build_choice(spec: dict[str, Any], variants: list[dict[str, Any]], metrics: 
                 "chosen": best["value"] if best else None,
                 "chosen_variant": best["variant"] if best else None,
                 "measured": len(scored),
+                "unstable": [r["value"] for r in unstable],
                 "at_edge": at_edge,
             }
         )
@@ -117,7 +124,8 @@ def render_choice(choice: dict[str, Any] | None, complete: bool = True) -> list[
         "",
         f"The grid of `{axis}` per base variant, mean ± std over seeds. Chosen: the value with the {best} mean "
         f"`{metric}`" + (f"; {', '.join(f'`{r}`' for r in report)} beside it" if report else "") + ". "
-        "Collapsed: seeds flagged collapsed or at chance (kept in the means).",
+        "Flagged: seeds that diverged or failed (their value cannot be chosen: it is unstable there, whatever the "
+        "other seeds' mean) and seeds collapsed or at chance (kept in the means).",
         "",
         *(
             []
@@ -129,13 +137,13 @@ def render_choice(choice: dict[str, Any] | None, complete: bool = True) -> list[
                 "",
             ]
         ),
-        f"| variant | {axis} | seeds | {metric} | " + "".join(f"{r} | " for r in report) + f"collapsed | {mark} |",
+        f"| variant | {axis} | seeds | {metric} | " + "".join(f"{r} | " for r in report) + f"flagged | {mark} |",
         "|---|---|---|---|" + "---|" * len(report) + "---|---|",
     ]
     for group in choice["groups"]:
         for r in group["rows"]:
             chosen = f"**{mark}**" if r["value"] == group["chosen"] else ""
-            collapsed = ", ".join(r["collapsed"]) or "–"
+            collapsed = _flagged(r)
             lines.append(
                 f"| `{group['base']}` | {r['value']} | {len(r['seeds'])} | {_mean_std(r['metric'])} | "
                 + "".join(f"{_mean_std(r['report'][x])} | " for x in report)
@@ -143,11 +151,15 @@ def render_choice(choice: dict[str, Any] | None, complete: bool = True) -> list[
             )
     lines.append("")
     for group in choice["groups"]:
+        unstable = group.get("unstable") or []
         if group["chosen"] is None:
-            why = "only one value has" if group.get("measured") == 1 else "no value has"
-            lines.append(
-                f"- `{group['base']}`: no `{axis}` chosen ({why} a mean `{metric}`; the grid is not trained yet)."
-            )
+            if unstable and all(r["value"] in unstable for r in group["rows"] if r["metric"].get("mean") is not None):
+                why = f"a seed diverged or failed at every value trained: {', '.join(unstable)}"
+            else:
+                why = ("only one value has" if group.get("measured") == 1 else "no value has") + (
+                    f" a mean `{metric}`; the grid is not trained yet"
+                )
+            lines.append(f"- `{group['base']}`: no `{axis}` chosen ({why}).")
             continue
         row = next(r for r in group["rows"] if r["value"] == group["chosen"])
         end = "largest" if group["chosen"] == group["rows"][-1]["value"] else "smallest"
@@ -160,9 +172,35 @@ def render_choice(choice: dict[str, Any] | None, complete: bool = True) -> list[
             if group.get("at_edge")
             else ""
         )
+        sign = 1.0 if choice["goal"] == "min" else -1.0
+        passed = [
+            r
+            for r in group["rows"]
+            if r["value"] in unstable
+            and r["metric"].get("mean") is not None
+            and sign * r["metric"]["mean"] < sign * row["metric"]["mean"]
+        ]
+        ruled_out = "".join(
+            f" {r['value']} had a {'lower' if sign > 0 else 'higher'} mean over its other seeds "
+            f"({_mean_std(r['metric'])}) but is unstable there ({_flagged(r, collapsed=False)})."
+            for r in passed
+        )
         lines.append(
             f"- `{group['base']}`: `{axis}` = {group['chosen']}{'' if complete else ' leads so far'} "
-            f"({best} mean `{metric}`, "
-            f"{_mean_std(row['metric'])}; variant `{group['chosen_variant']}`).{edge}"
+            f"({best} mean `{metric}` of the values where no seed diverged, "
+            f"{_mean_std(row['metric'])}; variant `{group['chosen_variant']}`).{edge}{ruled_out}"
         )
     return [*lines, ""]
+
+
+def _flagged(row: dict[str, Any], collapsed: bool = True) -> str:
+    """The row's flagged seeds: ``seed 101 diverged at step 261; seeds 0, 1 collapsed`` (``–`` when none)."""
+    parts = [
+        f"seed {seed} diverged" + (f" at step {step}" if step is not None else "")
+        for seed, step in (row.get("diverged") or {}).items()
+    ]
+    parts += [f"seed {seed} failed" for seed in row.get("failed") or []]
+    if collapsed and row.get("collapsed"):
+        seeds = row["collapsed"]
+        parts.append(f"seed{'s' if len(seeds) > 1 else ''} {', '.join(seeds)} collapsed or at chance")
+    return "; ".join(parts) or "–"
