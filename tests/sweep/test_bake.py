@@ -340,3 +340,19 @@ def test_a_run_past_its_last_training_step_is_stopped_at_the_end_of_the_budget(m
     assert changed == set() and len(procs) == 1 and procs[0].returncode == -15
     assert time.time() - began < 30
     assert "1 run(s) still going at the end of the budget" in capsys.readouterr().err
+
+
+def test_a_bake_run_computes_its_analyses_where_it_trained(tmp_path: Path) -> None:
+    """A bake's run (a sweep that writes no board) computes the analyses its board reads while its weights are at
+    hand, so the archive keeps them even when the bake ends before rebuilding the board (stopped, killed)."""
+    from normbench.cli import main
+    from normbench.sweep.bake import run_command, survey
+
+    config = tiny_config(tmp_path)
+    (slot,) = survey(load_queue(queue_file(tmp_path, config, seeds="0")), Archive(tmp_path / "results"), "unused")
+    command = run_command([slot], str(tmp_path / "runs"), str(tmp_path / "results"), None)
+    assert command[command.index("--leaderboard") + 1] == "false"
+    main([*command[3:], "--workers", "1"])  # `python -m normbench sweep ...`, in this process
+    (run,) = (tmp_path / "runs" / "majority").glob("*/seed0")
+    assert (run / "decomposition.json").is_file()
+    assert not (tmp_path / "results" / "majority" / "tiny").exists()  # no board: the bake builds it

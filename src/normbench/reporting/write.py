@@ -9,6 +9,7 @@ finished runs and its settings, else nothing is written (``force`` replaces it).
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,25 @@ def load_finished(runs: Sequence[PlannedRun], statuses: tuple[str, ...] = FINISH
         if r["status"] in statuses
     ]
     return [{**r, "variant": by_path[r["record_path"]].variant} for r in records]
+
+
+def write_analyses(task: str, preset: str | None, config: dict, runs: Sequence[PlannedRun]) -> int:
+    """Compute into each finished run's folder the analyses of its checkpoint that the preset's board reads (the
+    decomposition, key sets, per-head and per-class keys of :mod:`normbench.reporting.report_kinds`), while the
+    weights are here. For a sweep that writes no board (a bake's run, a shard): its runs enter the run archive, which
+    keeps no weights of a finished run, so an analysis not computed now is lost. Returns the finished runs read; an
+    analysis that cannot be computed is one line on stderr (the board's build tries again where the weights are)."""
+    records = load_finished(runs)
+    if not records:
+        return 0
+    first = records[0]
+    sweep = report_kinds.Sweep(task, preset, Path(first["record_path"]).parent, lb.n_layers_of(first["config"]))
+    try:
+        report_kinds.enrich(records, config.get("bench") or {}, sweep)
+    except (ValueError, OSError, RuntimeError) as exc:
+        first_line = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        print(f"normbench: analyses of the finished runs not computed: {first_line}", file=sys.stderr)
+    return len(records)
 
 
 def write_results(

@@ -24,7 +24,7 @@ from normbench.archive.store import Archive
 from normbench.io import check_writable
 from normbench.reporting import publish, tuned
 from normbench.reporting.replicates import write_report
-from normbench.reporting.write import RunPlanner, load_finished, write_results
+from normbench.reporting.write import RunPlanner, load_finished, write_analyses, write_results
 from normbench.sweep.archiving import archive_runs
 from normbench.sweep.backends import Outcome, default_workers, execute
 from normbench.sweep.device_plan import StackPlan, plan_stacks, seed_step_bytes
@@ -291,6 +291,8 @@ def run_sweep(
         outcome = execute_vectorized(runs, vectorize, progress=progress, workers=workers, gpus=gpus)
     else:
         outcome = execute(runs, workers=workers, progress=progress, gpus=gpus, gpus_per_run=gpus_per_run)
+    if train and not (leaderboard and shard is None):  # no board here: analyse while the weights are at hand
+        write_analyses(task, cfg.get("preset"), cfg, runs)
     archive = Archive(results_dir) if options.archive else None
     # a sweep that publishes (its leaderboard) adds its runs to the archive beside the boards
     if (
