@@ -65,6 +65,22 @@ def test_the_same_numbers_again_add_nothing_and_other_numbers_never_replace_a_re
     assert archive.canonical("majority", "abc123", 0) == first
 
 
+def test_the_same_run_trained_again_brings_the_analyses_its_replicate_lacks_and_replaces_none(tmp_path: Path) -> None:
+    archive = Archive(tmp_path / "results")
+    first, _ = archive.add(run_dir(tmp_path, "a", CPU, 0.5))  # archived before its analyses were computed
+    again = run_dir(tmp_path, "b", CPU, 0.5)
+    (again / "key_sets.json").write_text('{"new": 1}')
+    (again / "decomposition.json").write_text('{"new": 1}')
+    (first.path / "decomposition.json").write_text('{"first": 1}')
+    assert archive.add(again)[1] == "same"
+    assert (first.path / "key_sets.json").read_text() == '{"new": 1}'
+    assert (first.path / "decomposition.json").read_text() == '{"first": 1}'
+    other = run_dir(tmp_path, "c", CPU, 0.25)  # other numbers: its analyses are not this replicate's
+    (other / "head_keys.json").write_text("{}")
+    archive.add(other)
+    assert not (first.path / "head_keys.json").exists()
+
+
 def test_records_are_gzipped_deterministically_and_read_as_archived(tmp_path: Path) -> None:
     one, _ = Archive(tmp_path / "r1").add(run_dir(tmp_path, "a", CPU))
     two, _ = Archive(tmp_path / "r2").add(run_dir(tmp_path, "b", CPU))

@@ -231,7 +231,8 @@ class Archive:
             if old.get("status") not in FINISHED:
                 outcome = "continued"
                 record = with_segments(old, record) if steps_done(record) >= steps_done(old) else old
-            elif same_numbers(old, record):
+            elif same_numbers(old, record):  # trained again: the analyses its first training did not keep join it
+                self.attach_analyses(run_dir, existing[name])
                 return existing[name], "same"
             else:
                 k = 2
