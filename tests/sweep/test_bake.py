@@ -356,3 +356,23 @@ def test_a_bake_run_computes_its_analyses_where_it_trained(tmp_path: Path) -> No
     (run,) = (tmp_path / "runs" / "majority").glob("*/seed0")
     assert (run / "decomposition.json").is_file()
     assert not (tmp_path / "results" / "majority" / "tiny").exists()  # no board: the bake builds it
+
+
+def test_a_run_two_boards_show_is_trained_once_and_builds_both_boards(tmp_path: Path) -> None:
+    """Two queued boards that plan the same run (a card's grid shares the task grid's LayerNorm runs): it trains once,
+    and both boards are built from it, when it trains and when a bake that trains nothing rebuilds them."""
+    config = tiny_config(tmp_path)
+    queue = tmp_path / "two.yaml"
+    item = f"task: majority\n    config: {config}\n    preset: quick\n    variants: [pre/both]\n    seeds: 0\n"
+    queue.write_text(f"queue:\n  - board: majority/tiny\n    {item}  - board: majority/shares\n    {item}")
+    runs, results = str(tmp_path / "runs"), str(tmp_path / "results")
+    report = bake(str(queue), workers=1, nice=0, runs_dir=runs, results_dir=results, uncommitted=True)
+    assert report.finished_now == 1 and len(list(Archive(results).runs("majority"))) == 1
+    assert report.boards == ["majority/tiny", "majority/shares"]
+    shared = Path(results) / "majority" / "shares" / "leaderboard.json"
+    assert json.loads(shared.read_text())["variants"][0]["seeds"] == [0]
+    shared.unlink()
+    report = bake(
+        str(queue), nice=0, runs_dir=str(tmp_path / "none"), results_dir=results, uncommitted=True, train=False
+    )
+    assert shared.is_file() and report.boards == ["majority/tiny", "majority/shares"]

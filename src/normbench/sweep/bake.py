@@ -164,6 +164,12 @@ class Slot:
     state: str  # finished | in progress | not started
     step: int = 0
     alone: bool = False  # trained alone even where its seeds could be stacked (its stack did not train it)
+    also: list[str] = field(default_factory=list)  # later items' boards that show this run too
+
+    @property
+    def boards(self) -> list[str]:
+        """Every queued board that shows this run: its item's, then those of later items that plan it too."""
+        return [self.item.board, *self.also]
 
     @property
     def key(self) -> tuple[str, str, int]:
@@ -187,7 +193,7 @@ def survey(
     unfinished archived runs restored into ``runs_dir`` where they are further than the local ones. An item whose
     tuning grid is not finished is left out, said in one line, and added to ``waiting``."""
     slots: list[Slot] = []
-    seen: set[tuple[str, str, int]] = set()
+    seen: dict[tuple[str, str, int], Slot] = {}
     for item in items:
         seeds = ",".join(map(str, item.seeds))
         try:
@@ -209,10 +215,12 @@ def survey(
         order = {v: i for i, v in enumerate(item.variants)}
         for run in sorted(runs, key=lambda r: (r.seed, order.get(r.variant, len(order)))):
             key = run_key(item, run)
-            if key in seen:
+            if key in seen:  # trained once, shown on every board that plans it
+                if item.board not in seen[key].boards:
+                    seen[key].also.append(item.board)
                 continue
-            seen.add(key)
-            slots.append(stand(item, run, archive, restore))
+            seen[key] = stand(item, run, archive, restore)
+            slots.append(seen[key])
     return slots
 
 
@@ -223,7 +231,7 @@ def release_waiting(
     """The runs of the waiting items whose choice board this queue trains and has no run ``pending`` of any more: that
     board is rebuilt (its grid finished, the values are chosen) and the items are planned again, so a tuning grid and
     the runs at its chosen values train in one bake. Released items leave ``waiting``, ready or not."""
-    busy = {s.item.board for s in pending}
+    busy = {board for s in pending for board in s.boards}
     ready = [(item, board) for item, board in waiting if board not in busy and any(i.board == board for i in items)]
     if not ready:
         return []
@@ -432,9 +440,10 @@ def bake(
         else:
             report.not_started += 1
     # a board not yet built whose runs the archive holds (a report card on published baselines) is built too
-    changed |= {s.item.board for s in slots if s.state == "finished" and not board_file(results_dir, s.item).is_file()}
+    held = {board for s in slots if s.state == "finished" for board in s.boards}
+    changed |= {board for board in held if not board_file(results_dir, board).is_file()}
     if not train:  # told to train nothing: every board with a run held is rebuilt from what is held
-        changed |= {s.item.board for s in slots if s.state == "finished"}
+        changed |= held
     for item in boards_of(items, changed):
         try:
             rebuild(item, items, runs_dir, results_dir, uncommitted=uncommitted)
@@ -504,7 +513,7 @@ def train_queue(
             )
             report.archived.update(outcome)
             if outcome.get("added") or outcome.get("continued"):
-                changed.add(batch[0].item.board)
+                changed.update(board for slot in batch for board in slot.boards)
             if len(batch) > 1:  # a seed the stack did not finish (e.g. a norm vmap cannot map) is trained alone
                 queue_left[:0] = [dataclasses.replace(s, alone=True) for s in batch if not is_finished(s.run)]
             if release is not None:
@@ -563,9 +572,9 @@ def refresh_pages(results_dir: str) -> None:
         print(f"normbench: bake: rewrote {', '.join(str(p.relative_to(root)) for p in stale)}")
 
 
-def board_file(results_dir: str, item: QueueItem) -> Path:
-    """The leaderboard JSON of a queued item's board."""
-    return Path(results_dir) / item.board / "leaderboard.json"
+def board_file(results_dir: str, board: str) -> Path:
+    """The leaderboard JSON of a queued board (``lm/lr``)."""
+    return Path(results_dir) / board / "leaderboard.json"
 
 
 def boards_of(items: list[QueueItem], changed: set[str]) -> list[QueueItem]:
