@@ -228,3 +228,25 @@ def test_a_build_that_only_adds_a_variant_replaces_no_superseded_build(tmp_path:
     assert write.superseded_build(tmp_path / "leaderboard.json", wider, narrowed) == block
     others = {**BENCH, "superseded": {"why": "w", "configs": hashes[:1] + ["another"]}}
     assert write.superseded_build(tmp_path / "leaderboard.json", wider, others) is None
+
+
+def test_rejudging_a_board_whose_choice_the_rule_now_makes_otherwise_rewrites_it(tmp_path: Path, capsys) -> None:  # noqa: ANN001
+    """A grid board built under an earlier choice rule (its rows without the seeds that diverged) is rewritten with
+    today's choice table, though no verdict changed."""
+    import json
+
+    from normbench.commands.boards import rejudge
+
+    doc = json.loads(
+        (Path(__file__).resolve().parents[2] / "results" / "lm" / "dyt-alpha" / "leaderboard.json").read_text()
+    )
+    for group in doc["choice"]["groups"]:
+        group.pop("unstable", None)
+        for row in group["rows"]:
+            row.pop("diverged", None), row.pop("failed", None)
+    (tmp_path / "leaderboard.json").write_text(json.dumps(doc), encoding="utf-8")
+    rejudge(str(tmp_path))
+    assert "verdicts changed: none" in capsys.readouterr().out
+    rewritten = json.loads((tmp_path / "leaderboard.json").read_text())
+    assert all("diverged" in row for group in rewritten["choice"]["groups"] for row in group["rows"])
+    assert "| flagged |" in (tmp_path / "leaderboard.md").read_text()

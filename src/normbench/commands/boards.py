@@ -78,7 +78,7 @@ def rejudge(board: str, force: bool = False) -> None:
     planned again to read its runs' settings, and every variant must plan to the config it was trained
     with. Use it after a change to a claim or its rule; values change only by retraining, or where an earlier
     board shows the same runs with other values (one run, one result: the board takes the earlier board's
-    values, :mod:`normbench.reporting.canonical`). The board is rewritten only when some verdict, value,
+    values, :mod:`normbench.reporting.canonical`). The board is rewritten only when some verdict, value, choice,
     claim's wording or protocol note changed; a board that is not JSON or not a leaderboard is one line.
 
     Args:
@@ -135,6 +135,7 @@ def rejudge(board: str, force: bool = False) -> None:
         or new.tables != doc.tables  # e.g. the null beside a paper table's values
         or new.reproducibility != doc.reproducibility  # the tolerances a re-run is held to today
         or new.reference_runs != doc.reference_runs  # another code's runs beside the board's seeds
+        or new.choice != doc.choice  # a grid's choice under today's rule (e.g. a diverged seed rules its value out)
         or [v.to_json() for v in new.variants] != [v.to_json() for v in doc.variants]  # e.g. a null drawn further
     )
     keep_facts(path.parent)  # the data facts the judging read (chance, collapse) go to the archive with the board
