@@ -96,6 +96,8 @@ def test_the_drift_of_each_metric_in_tolerances_and_seed_stds(tmp_path: Path) ->
     (row,) = summary(rows, reported, spreads)
     assert row["status"] == "tolerance below 3x the drift" and row["needed"] > row["ceiling"]
     assert "## Reported drift" in render(rows, [row], reported)
+    chaos = [{**r, "metric": "val_acc", "chaotic": "why"} for r in rows]  # compared on chaotic configs only
+    assert [r["metric"] for r in summary(rows + chaos, [], spreads)] == ["val_loss"]
 
 
 def test_the_committed_report_is_generated_from_the_archive(tmp_path: Path) -> None:

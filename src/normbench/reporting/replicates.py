@@ -217,7 +217,9 @@ def summary(
                 }
             )
     out = []
-    for metric in sorted(set(drifts) | set(compared)):
+    # a metric compared on chaotic configurations only has no drift a tolerance answers to: it is listed apart
+    held = {m for m, group in compared.items() if any(not r.get("chaotic") for r in group)}
+    for metric in sorted(set(drifts) | held):
         group, found = compared.get(metric, []), drifts.get(metric, [])
         worst = max(found, key=lambda d: d["drift"]) if found else None
         tol = tolerance(metric)
