@@ -194,7 +194,7 @@ def render_choice(choice: dict[str, Any] | None, complete: bool = True) -> list[
 
 
 def _flagged(row: dict[str, Any], collapsed: bool = True) -> str:
-    """The row's flagged seeds: ``seed 101 diverged at step 261; seeds 0, 1 collapsed`` (``–`` when none)."""
+    """The row's flagged seeds, ``seed 101 diverged at step 261; seeds 0, 1 collapsed or at chance``, or ``–``."""
     parts = [
         f"seed {seed} diverged" + (f" at step {step}" if step is not None else "")
         for seed, step in (row.get("diverged") or {}).items()
