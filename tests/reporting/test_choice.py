@@ -43,7 +43,9 @@ def test_the_choice_is_the_value_with_the_lowest_mean() -> None:
     md = lb.render_markdown(board, [])
     assert "## Choice of `alpha0`" in md
     assert "| `pre/dyt` | 5.0 | 2 | 6.010 ± 0.014 | 6.110 ± 0.014 | – | **chosen** |" in md
-    assert "- `pre/dyt`: `alpha0` = 5.0 (lowest mean `final_val_loss`" in md
+    assert (
+        "- `pre/dyt`: `alpha0` = 5.0 (lowest mean `final_val_loss` of the values where no seed diverged or failed" in md
+    )
     assert group["at_edge"] is False and "beyond the grid" not in md
     maximum = build_choice({**SPEC, "goal": "max"}, board.to_json()["variants"], METRICS)
     assert maximum["groups"][0]["chosen"] == "0.5" and maximum["groups"][0]["at_edge"] is True

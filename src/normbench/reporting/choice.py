@@ -187,7 +187,7 @@ def render_choice(choice: dict[str, Any] | None, complete: bool = True) -> list[
         )
         lines.append(
             f"- `{group['base']}`: `{axis}` = {group['chosen']}{'' if complete else ' leads so far'} "
-            f"({best} mean `{metric}` of the values where no seed diverged, "
+            f"({best} mean `{metric}` of the values where no seed diverged or failed, "
             f"{_mean_std(row['metric'])}; variant `{group['chosen_variant']}`).{edge}{ruled_out}"
         )
     return [*lines, ""]
