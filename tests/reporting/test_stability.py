@@ -5,8 +5,10 @@ from __future__ import annotations
 import pytest
 from scipy import stats
 
+from normbench.archive import JudgedClaim
 from normbench.reporting.claims import check_claim, judge
-from normbench.reporting.stability import counts
+from normbench.reporting.claims_view import details
+from normbench.reporting.stability import counts, detectable_failure_rate
 from tests.factories import make_variant
 
 CLAIM = {
@@ -70,3 +72,27 @@ def test_a_role_without_runs_is_not_run_and_a_bad_rule_is_one_line() -> None:
     bad = {**CLAIM, "rule": {"kind": "stability", "less_stable": "nobody"}}
     with pytest.raises(ValueError, match=r"^claim 'x.stability': rule.less_stable must name one of its two roles"):
         check_claim(bad)
+
+
+def test_the_power_is_the_smallest_failure_rate_the_test_finds() -> None:
+    """16 runs a side: 5 failures against none is the fewest the one-sided test finds (p = 0.022; 4: p = 0.051), so
+    the detectable rate q is the smallest with P(Binom(16, q) >= 5) >= 0.8."""
+    q = detectable_failure_rate(16, 16)
+    assert q is not None and stats.binom.sf(4, 16, q) >= 0.8 > stats.binom.sf(4, 16, q - 0.01)
+    assert (
+        stats.fisher_exact([[5, 11], [0, 16]], "greater")[1]
+        < 0.05
+        < stats.fisher_exact([[4, 12], [0, 16]], "greater")[1]
+    )
+    assert detectable_failure_rate(3, 3) is None  # 3 of 3 against 0 of 3: p = 0.05, never below it
+    assert detectable_failure_rate(10, 10) > q  # fewer runs, only a larger rate is found
+
+
+def test_a_grid_where_nothing_failed_says_so_with_its_power_and_details() -> None:
+    entry = judge(check_claim(dict(CLAIM)), grid({}))
+    assert "no run of either failed on this grid: it did not reach a rate where they differ" in entry["explanation"]
+    assert entry["power"]["detectable"] == detectable_failure_rate(9, 9)
+    assert f"a failure rate of {detectable_failure_rate(9, 9):.2g} in post (none in pre)" in entry["explanation"]
+    block = "\n".join(details(JudgedClaim.from_json(entry)))
+    assert "- **measured (failed runs)**: post: 0 of 9, pre: 0 of 9" in block
+    assert "detectable at 80% power" in block

@@ -163,6 +163,17 @@ def holds_text(holds_for: dict[str, bool]) -> str:
     return ", ".join(f"`{name}` {'✓' if ok else '✗'}" for name, ok in holds_for.items())
 
 
+def measured_field(claim: JudgedClaim, seeds: str) -> tuple[str, str]:
+    """The details' measured line: every seed's value, or a stability claim's failed runs per role."""
+    if claim.failures:
+        counts = {
+            role: (sum(c["failed"] for c in cells.values()), sum(c["runs"] for c in cells.values()))
+            for role, cells in claim.failures.items()
+        }
+        return "measured (failed runs)", ", ".join(f"{role}: {f} of {n}" for role, (f, n) in counts.items())
+    return "measured (per seed)", f"{describe(claim.measured)} ({seeds})"
+
+
 def details(claim: JudgedClaim, rate: str = "") -> Lines:
     """One claim's details as a collapsible block: every field the summary leaves out (``rate``: the learning rate
     it was judged at, on a board that judges each claim at two)."""
@@ -174,7 +185,7 @@ def details(claim: JudgedClaim, rate: str = "") -> Lines:
         ("compares", " vs ".join(f"{r} = `{v}`" for r, v in (claim.variants or {}).items()) or "–"),
         *([("learning rates", rates_text(claim))] if claim.rates else []),
         ("paper", describe(claim.paper) or "–"),
-        ("measured (per seed)", f"{describe(claim.measured)} ({seeds})"),
+        measured_field(claim, seeds),
         ("difference [95% CI]", (describe_difference(doc) + describe_gaps(claim)) or "–"),
         *([("chance at the paper's key counts", claim.paper_chance["text"])] if claim.paper_chance else []),
         *([("holds for", holds_text(claim.holds_for))] if isinstance(claim.holds_for, dict) else []),

@@ -9,6 +9,9 @@ seeds). With f_a of n_a runs failed for the role claimed less stable (``rule.les
 other, a one-sided Fisher exact test on the 2x2 table gives p = P(at least f_a | the margins): reproduced when
 p < 0.05, not reproduced when the opposite one-sided test is significant, inconclusive otherwise (also when no run
 of either failed: the grid did not reach a rate where they differ). Each rate's counts are on the board.
+
+Power: with n_a and n_b runs, the smallest failure rate of the role claimed less stable (the other never failing)
+that the test finds with 80% power, P(p < 0.05) = sum over f of Binom(f; n_a, q) 1[Fisher p(f) < 0.05] >= 0.8.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from normbench.reporting.choice import sort_key, split_name
 from normbench.reporting.counting import entry_head, reasons
 
 ALPHA = 0.05
+POWER = 0.80
 
 
 def failed_runs(variant: dict[str, Any]) -> tuple[list[str], list[str]]:
@@ -40,6 +44,22 @@ def counts(base: str, axis: str, variants: dict[str, dict[str, Any]]) -> dict[st
         seeds, failed = failed_runs(variant)
         out[split[1]] = (len(failed), len(seeds))
     return dict(sorted(out.items(), key=lambda kv: sort_key(kv[0])))
+
+
+def detectable_failure_rate(na: int, nb: int, power: float = POWER, alpha: float = ALPHA) -> float | None:
+    """The smallest failure rate q of ``na`` runs that the one-sided Fisher test finds against ``nb`` runs that never
+    fail, with probability ``power`` (to 0.01; ``None`` when even q = 1 is not found: too few runs)."""
+    if not na or not nb:
+        return None
+    significant = [f for f in range(na + 1) if scipy_stats.fisher_exact([[f, na - f], [0, nb]], "greater")[1] < alpha]
+    if not significant:
+        return None
+    fewest = min(significant)  # p falls as f grows, so every f >= fewest is significant
+    for hundredths in range(1, 101):
+        q = hundredths / 100
+        if float(scipy_stats.binom.sf(fewest - 1, na, q)) >= power:
+            return q
+    return None
 
 
 def check_rule(claim: dict[str, Any]) -> None:
@@ -85,9 +105,20 @@ def judge_stability(claim: dict[str, Any], variants: dict[str, dict[str, Any]]) 
     p_more = float(scipy_stats.fisher_exact(table, alternative="greater")[1])
     p_less = float(scipy_stats.fisher_exact(table, alternative="less")[1])
     verdict = "reproduced" if p_more < ALPHA else "not reproduced" if p_less < ALPHA else "inconclusive"
+    detectable = detectable_failure_rate(na, nb)
+    entry["power"] = {"detectable": detectable, "level": POWER, "of": "failure rate"}
+    found = (
+        f"with {na} and {nb} runs, a failure rate of {detectable:.2g} in {worse} (none in {other}) is found with "
+        f"{POWER:.0%} power"
+        if detectable is not None
+        else f"{na} and {nb} runs are too few for the test to find any failure rate"
+    )
+    none_failed = (
+        "; no run of either failed on this grid: it did not reach a rate where they differ" if not fa + fb else ""
+    )
     entry["explanation"] = (
         f"failed runs (diverged, at chance or collapsed) over {len({v for c in by_role.values() for v in c})} "
-        f"values of {axis}: {worse} {fa} of {na}, {other} {fb} of {nb}; {grid}"
+        f"values of {axis}: {worse} {fa} of {na}, {other} {fb} of {nb}{none_failed}; {found}; {grid}"
     )
     return {
         **entry,
