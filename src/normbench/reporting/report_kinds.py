@@ -16,6 +16,8 @@ from typing import Any
 from normbench.reporting import class_keys, head_keys, key_sets
 from normbench.reporting import leaderboard as lb
 from normbench.reporting.decomposition import plot_decomposition, with_decomposition
+from normbench.reporting.grid_plot import check_spec as check_grid_plot
+from normbench.reporting.grid_plot import plot_grid
 from normbench.reporting.matrix import build_matrix, plot_matrix
 from normbench.reporting.width import build_width, plot_width
 
@@ -104,6 +106,11 @@ def _draw_width(board: dict[str, Any], spec: Any, records: Records, sweep: Sweep
     return [plot_width(board["width"], sweep.out / "width.png", title)]
 
 
+def _draw_grid(board: dict[str, Any], spec: Any, records: Records, sweep: Sweep) -> Sequence[Path]:
+    axis, _ = check_grid_plot(spec, board)
+    return [plot_grid(board, spec, sweep.out / f"by_{axis}.png")]
+
+
 # bench key -> its report; applied in this order (a later `first` figure leads an earlier one)
 REPORT_KINDS: dict[str, ReportKind] = {
     "decomposition": ReportKind(enrich=_decomposition, draw=_draw_decomposition),
@@ -112,6 +119,7 @@ REPORT_KINDS: dict[str, ReportKind] = {
     "key_sets": ReportKind(enrich=_key_sets, draw=_draw_key_sets),
     "matrix": ReportKind(draw=_draw_matrix, first=True),
     "width": ReportKind(draw=_draw_width, first=True),
+    "grid_plot": ReportKind(draw=_draw_grid, first=True),
 }
 
 
