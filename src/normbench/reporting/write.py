@@ -181,10 +181,10 @@ def write_results(
             ]
             doc = board.to_json()  # the kinds add their views (matrix, width) to the document
             plots = report_kinds.draw(doc, bench_cfg, with_series, sweep_of, plots)
-            if (kept := kept_as_published(out, doc, force)) is not None:
+            if (kept := kept_as_published(out, doc, force, plots)) is not None:
                 raise KeptAsPublished(kept)  # the unit is not written: nothing under out changes
             board = parse_board(doc)
-            json_path, md_path = lb.write(board, out, plots, stage)
+            json_path, md_path = lb.write(board, out, plots + figures_kept(out, plots), stage)
     except KeptAsPublished as kept:
         print(kept)
         keep_facts(out)
@@ -228,16 +228,17 @@ class KeptAsPublished(Exception):
     """A build that leaves the published board as it is (its message says why)."""
 
 
-def kept_as_published(out: Path, doc: dict[str, Any], force: bool) -> str | None:
+def kept_as_published(out: Path, doc: dict[str, Any], force: bool, plots: Sequence[str] = ()) -> str | None:
     """Why the published board at ``out`` stays as it is (a line to print), or ``None`` to write this build:
-    a build that says the same is not written again (``git status`` stays clean), and one whose per-seed values
-    differ for the same runs (replicates trained on another platform or commit) does not replace the published
-    values unless ``force``."""
+    a build that says the same and draws no figure the board lacks (``plots``, by name) is not written again
+    (``git status`` stays clean), and one whose per-seed values differ for the same runs (replicates trained on
+    another platform or commit) does not replace the published values unless ``force``."""
     published = publish.read_board(out / "leaderboard.json", "--results_dir/--name")
     if published is None or force:
         return None
     old = published.to_json() if isinstance(published, Board) else published
-    if publish.says_the_same(old, doc, VOLATILE):
+    new_figure = {Path(p).name for p in plots} - {Path(p).name for p in old.get("figures") or []}
+    if publish.says_the_same(old, doc, VOLATILE) and not new_figure:
         return f"normbench: {out / 'leaderboard.json'} is unchanged (same runs, values and verdicts)"
     if drift := replicate_drift(old, doc):
         variant, metric, seed, was, now = max(drift, key=lambda d: abs(d[4] - d[3]))
@@ -248,6 +249,15 @@ def kept_as_published(out: Path, doc: dict[str, Any], force: bool) -> str | None
             f"{publish.FORCE}"
         )
     return None
+
+
+def figures_kept(out: Path, plots: Sequence[str]) -> list[str]:
+    """The published board's figures that this build does not draw but that still lie beside it (one another
+    command draws, such as the majority board's geometry): the rebuilt board keeps showing them."""
+    old = publish.read_if_readable(out / "leaderboard.json") or {}
+    drawn = {Path(p).name for p in plots}
+    figures = old.get("figures") if isinstance(old.get("figures"), list) else []
+    return [f for f in figures if isinstance(f, str) and f not in drawn and (out / Path(f).name).is_file()]
 
 
 def replicate_drift(old: dict[str, Any], new: dict[str, Any]) -> list[tuple[str, str, int, float, float]]:
