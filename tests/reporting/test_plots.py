@@ -12,6 +12,7 @@ from normbench.reporting import plots
 from normbench.reporting.decomposition import finite_band, plot_decomposition
 
 NAN = float("nan")
+SPEC = {"series": "train/loss_step"}
 
 
 def run(seed: int, points: list[list[Any]], status: str = "done", diverged_at: int | None = None) -> dict[str, Any]:
@@ -65,3 +66,16 @@ def test_the_decomposition_plot_skips_values_that_are_not_finite(tmp_path: Path)
     finite = {"layers": {"embed": {"i": 1.0, "h": 0.0, "f": 0.0, "c": 0.0}}}
     lost = {"layers": {"embed": {"i": None, "h": NAN, "f": NAN, "c": NAN}}}
     assert plot_decomposition({"a": [finite, lost], "b": [lost]}, tmp_path / "decomposition.png").is_file()
+
+
+def test_a_grid_boards_many_variants_get_their_legend_beside_the_axes(tmp_path: Path) -> None:
+    """More than ``MANY`` variants: a wider figure, whose legend stands right of the axes instead of over the curves."""
+    from PIL import Image
+
+    many = {f"pre/both,lr={i}": [run(0, [[10, 2.0 + i], [20, 1.0 + i]])] for i in range(plots.MANY + 4)}
+    few = dict(list(many.items())[:2])
+    wide, narrow = (
+        plots.plot_series(many, SPEC, tmp_path / "many.png"),
+        plots.plot_series(few, SPEC, tmp_path / "few.png"),
+    )
+    assert Image.open(wide).size[0] == 1260 and Image.open(narrow).size[0] == 840

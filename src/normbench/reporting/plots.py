@@ -15,6 +15,8 @@ import numpy as np  # noqa: E402
 from normbench.io import atomic_write  # noqa: E402
 from normbench.tasks.series import smooth  # noqa: E402
 
+MANY = 8  # more variants than this: the legend goes beside the axes
+
 
 def finite_points(points: list[list[float | None]]) -> np.ndarray:
     """The ``[step, value]`` points whose value is finite, as an (n, 2) array (``null``, NaN and ±inf skipped)."""
@@ -52,11 +54,15 @@ def variant_label(name: str, records: list[dict[str, Any]], plotted: int) -> str
 def plot_series(records_by_variant: dict[str, list[dict[str, Any]]], spec: dict[str, Any], path: str | Path) -> Path:
     """Write one PNG of ``spec['series']`` for every variant (mean line, min-max band over seeds).
 
-    The band is over the seeds that did not diverge (the diverged ones' finite points when every
+    With more than :data:`MANY` variants (a grid board) the legend stands beside the axes, in columns. The band is
+    over the seeds that did not diverge (the diverged ones' finite points when every
     seed diverged); values that are not finite are skipped, and a variant with none still gets its
     legend entry. A log axis (``logy``) shows only positive values, and stays linear without any.
     """
-    fig, ax = plt.subplots(figsize=(7, 4.2), dpi=120)
+    many = len(records_by_variant) > MANY  # a grid board's variants: the legend beside the axes, not over the curves
+    fig, ax = plt.subplots(figsize=(10.5 if many else 7, 4.2), dpi=120)
+    if len(records_by_variant) > 10:  # more lines than the default cycle's ten colours
+        ax.set_prop_cycle(color=plt.get_cmap("tab20").colors)
     logy, positive = bool(spec.get("logy")), False
     for name, records in records_by_variant.items():
         runs = [smooth(r["series"].get(spec["series"], []), int(spec.get("smooth", 1))) for r in records]
@@ -79,7 +85,11 @@ def plot_series(records_by_variant: dict[str, list[dict[str, Any]]], spec: dict[
     if logy and positive:
         ax.set_yscale("log")
     ax.grid(alpha=0.3)
-    if ax.get_legend_handles_labels()[0]:
+    handles = ax.get_legend_handles_labels()[0]
+    if handles and many:
+        columns = math.ceil(len(handles) / 22)
+        ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0), ncol=columns, frameon=False)
+    elif handles:
         ax.legend(fontsize=8)
     fig.tight_layout()
     return save_png(fig, path)
