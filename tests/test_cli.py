@@ -251,3 +251,25 @@ def test_dry_run_and_verbose_take_every_form_of_a_switch() -> None:
     assert take_switch(["bake"], "--dry_run") == (["bake"], None)
     with pytest.raises(SystemExit, match="dry_run: must be true or false, got 'yes'"):
         take_switch(["bake", "--dry_run=yes"], "--dry_run")
+
+
+def test_as_a_process_a_sigterm_leaves_at_once_with_143(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    """``normbench`` as the process (no argv given): after SIGTERM's one line it ends with 143 without interpreter
+    clean-up (which could outlast a scheduler's grace period); called with argv it raises SystemExit as before."""
+    from normbench import cli
+    from normbench.training.sigterm import Terminated
+
+    def terminated(argv: list[str], dry: bool) -> None:
+        raise Terminated
+
+    left: list[int] = []
+    monkeypatch.setattr(cli, "fit", terminated)
+    monkeypatch.setattr(cli, "leave_now", left.append)
+    monkeypatch.setattr(sys, "argv", ["normbench", "fit"])
+    with pytest.raises(SystemExit) as info:
+        cli.main()
+    assert info.value.code == 143 and left == [143]
+    assert capsys.readouterr().err.strip().startswith("normbench: terminated (SIGTERM)")
+    with pytest.raises(SystemExit) as again:
+        cli.main(["fit"])
+    assert again.value.code == 143 and left == [143]

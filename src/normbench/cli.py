@@ -398,7 +398,19 @@ def import_paths_from_here() -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    argv = list(sys.argv[1:] if argv is None else argv)
+    """``normbench <argv>`` (default: this process's command line). As the process itself (``argv`` not given), a
+    command stopped by SIGTERM leaves at once with status 143 once its one line is out: its records and checkpoints
+    are written by then, and waiting on third-party clean-up at interpreter exit could outlast SLURM's or
+    ``docker stop``'s grace period (it was seen to hang for minutes on a loaded machine)."""
+    if argv is None:
+        try:
+            main(sys.argv[1:])
+        except SystemExit as exc:
+            if exc.code == TERMINATED_STATUS:
+                leave_now(TERMINATED_STATUS)
+            raise
+        return
+    argv = list(argv)
     import_paths_from_here()
     argv, verbose = take_switch(argv, VERBOSE)
     if verbose:  # third-party banners and tips too, here and in every subprocess
@@ -411,6 +423,16 @@ def main(argv: list[str] | None = None) -> None:
         return
     with sigterm_interrupts():
         run_command(argv, dry)
+
+
+def leave_now(status: int) -> None:
+    """Flush the standard streams and end the process with ``status``, skipping interpreter clean-up."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(status)
 
 
 def run_command(argv: list[str], dry: bool) -> None:
