@@ -33,6 +33,7 @@ def test_every_claim_has_a_summary_row_and_a_details_block(path: Path) -> None:
     assert text.count('<details markdown="1"') == len(board.claims) == text.count("</details>")
     for claim in board.claims:
         block = text[text.index(f'id="{anchor(claim, rate)}"') :].split("</details>")[0]
-        assert f"- **rule**: {claim.rule}" in block and "- **measured (per seed)**:" in block
+        measured = "(failed runs)" if claim.failures else "(per seed)"  # a stability claim counts runs, not seeds
+        assert f"- **rule**: {claim.rule}" in block and f"- **measured {measured}**:" in block
         at = f" at the {rate} rate" if rate else ""
         assert f"<summary><code>{claim.id}</code>{at}: {claim.verdict}</summary>" in block
