@@ -34,3 +34,10 @@ def test_figures_the_build_does_not_draw_stay_on_the_board_while_their_files_do(
     (out / "geometry_3d.png").unlink()
     assert figures_kept(out, ["loss.png"]) == ["accuracy.png"]
     assert figures_kept(tmp_path / "nowhere", ["loss.png"]) == []
+
+
+def test_a_figure_kept_is_named_once_by_its_file_name(tmp_path: Path) -> None:
+    out, doc = published(tmp_path)
+    listed = ["sub/loss.png", "accuracy.png", "accuracy.png", "/abs/geometry_3d.png"]
+    (out / "leaderboard.json").write_text(json.dumps({**doc, "figures": listed}), encoding="utf-8")
+    assert figures_kept(out, ["/stage/loss.png"]) == ["accuracy.png", "geometry_3d.png"]

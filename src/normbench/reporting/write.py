@@ -257,7 +257,8 @@ def figures_kept(out: Path, plots: Sequence[str]) -> list[str]:
     old = publish.read_if_readable(out / "leaderboard.json") or {}
     drawn = {Path(p).name for p in plots}
     figures = old.get("figures") if isinstance(old.get("figures"), list) else []
-    return [f for f in figures if isinstance(f, str) and f not in drawn and (out / Path(f).name).is_file()]
+    names = dict.fromkeys(Path(f).name for f in figures if isinstance(f, str))  # by file name, once, in its order
+    return [name for name in names if name not in drawn and (out / name).is_file()]
 
 
 def replicate_drift(old: dict[str, Any], new: dict[str, Any]) -> list[tuple[str, str, int, float, float]]:
