@@ -90,9 +90,10 @@ def test_the_power_is_the_smallest_failure_rate_the_test_finds() -> None:
 
 def test_a_grid_where_nothing_failed_says_so_with_its_power_and_details() -> None:
     entry = judge(check_claim(dict(CLAIM)), grid({}))
-    assert "no run of either failed on this grid: it did not reach a rate where they differ" in entry["explanation"]
+    assert "no run of either failed at any rate of this grid, so it cannot tell them apart" in entry["explanation"]
     assert entry["power"]["detectable"] == detectable_failure_rate(9, 9)
-    assert f"a failure rate of {detectable_failure_rate(9, 9):.2g} in post (none in pre)" in entry["explanation"]
+    rate = f"{detectable_failure_rate(9, 9):.2g}"
+    assert f"a failure rate of {rate} in post is found with 80% power if pre never fails" in entry["explanation"]
     block = "\n".join(details(JudgedClaim.from_json(entry)))
     assert "- **measured (failed runs)**: post: 0 of 9, pre: 0 of 9" in block
-    assert "detectable at 80% power" in block
+    assert f"a failure rate of {rate} is found with 80% power" in block  # the verdict says what the 0.5 is of

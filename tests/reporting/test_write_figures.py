@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from normbench.reporting.report_kinds import REPORT_KINDS, Sweep, draw
 from normbench.reporting.write import figures_kept, kept_as_published
 from tests.factories import make_board, make_variant
 
@@ -32,7 +33,7 @@ def test_figures_the_build_does_not_draw_stay_on_the_board_while_their_files_do(
     out, _ = published(tmp_path)
     assert figures_kept(out, ["/stage/by_lr.png", "/stage/loss.png", "/stage/accuracy.png"]) == ["geometry_3d.png"]
     (out / "geometry_3d.png").unlink()
-    assert figures_kept(out, ["loss.png"]) == ["accuracy.png"]
+    assert figures_kept(out, ["loss.png"]) == []  # accuracy.png is the board's own: a build that drops it drops it
     assert figures_kept(tmp_path / "nowhere", ["loss.png"]) == []
 
 
@@ -40,4 +41,25 @@ def test_a_figure_kept_is_named_once_by_its_file_name(tmp_path: Path) -> None:
     out, doc = published(tmp_path)
     listed = ["sub/loss.png", "accuracy.png", "accuracy.png", "/abs/geometry_3d.png"]
     (out / "leaderboard.json").write_text(json.dumps({**doc, "figures": listed}), encoding="utf-8")
-    assert figures_kept(out, ["/stage/loss.png"]) == ["accuracy.png", "geometry_3d.png"]
+    assert figures_kept(out, ["/stage/loss.png"]) == ["geometry_3d.png"]
+
+
+def test_a_figure_drawn_in_a_new_style_is_written_though_the_board_says_the_same(tmp_path: Path) -> None:
+    out, doc = published(tmp_path)
+    plots = [str(out / name) for name in FIGURES]
+    assert kept_as_published(out, doc, False, plots) is not None
+    assert kept_as_published(out, {**doc, "figure_styles": {"loss.png": 2}}, False, plots) is None
+
+
+def test_kinds_above_style_one_record_the_style_of_each_figure_they_draw(tmp_path: Path) -> None:
+    assert REPORT_KINDS["grid_plot"].style > 1 and REPORT_KINDS["matrix"].style == 1
+    board = make_board(
+        [
+            make_variant(f"pre/both,lr={lr}", [0], metrics={"final_val_loss": {"per_seed": [v]}})
+            for lr, v in [(1, 5.0), (2, 4.0)]
+        ]
+    )
+    sweep = Sweep("lm", "quick", tmp_path, 2)
+    plots = draw(board, {"grid_plot": {"axis": "lr", "metric": "final_val_loss"}}, [], sweep, ["loss.png"])
+    assert [Path(p).name for p in plots] == ["by_lr.png", "loss.png"]
+    assert board["figure_styles"] == {"by_lr.png": REPORT_KINDS["grid_plot"].style}

@@ -136,7 +136,9 @@ class Board(JsonObject):
         reproducibility, collapse, choice, matrix, width, decided_by: the views a sweep's config asks for.
         failed_runs: runs that failed (named, never averaged); ``supersedes``: the build this one replaced.
         sweep_key, sweep: the sweep's key and definition; ``planned_runs``, ``finished_runs``: its size.
-        figures: the figures beside the board, in the order the Markdown shows them.
+        figures: the figures beside the board, in the order the Markdown shows them; ``figure_styles``: file name
+            -> the version of its drawing, for figures drawn above style 1
+            (:attr:`normbench.reporting.report_kinds.ReportKind.style`).
         citation: its BibTeX; ``rejudged``: when and at which commit its claims were judged again.
         uncommitted_code: some runs were trained from a dirty tree (published with ``--force``);
             ``in_progress``: the unfinished runs with their steps ("step k of N") and platforms.
@@ -171,6 +173,7 @@ class Board(JsonObject):
     width: dict[str, Any] | None = optional(dict)
     decided_by: dict[str, Any] | None = optional(dict)
     figures: tuple[str, ...] | None = optional(list, decode=as_tuple)
+    figure_styles: dict[str, int] | None = optional(dict)
     citation: dict[str, Any] | None = optional(dict)
     rejudged: dict[str, Any] | None = optional(dict)
     uncommitted_code: bool | None = optional(bool)

@@ -68,6 +68,7 @@ def geometry(
     """
     from normbench.io import atomic_files
     from normbench.reporting.geometry import write_geometry
+    from normbench.reporting.plots import GEOMETRY_FIGURES
     from normbench.sweep.plan import parse_names, plan_runs
 
     config, runs = plan_runs(
@@ -98,11 +99,9 @@ def geometry(
             )
             return
         with atomic_files(out, last=("geometry.json",)) as stage:
-            for name in ("geometry_3d.png", "query_angle_histograms.png", "geometry.json"):
+            for name in (*GEOMETRY_FIGURES, "geometry.json"):
                 shutil.copyfile(Path(tmp) / name, stage / name)
-    print(
-        f"normbench: wrote {out / 'geometry_3d.png'}, {out / 'query_angle_histograms.png'} and {out / 'geometry.json'}"
-    )
+    print(f"normbench: wrote {', '.join(str(out / name) for name in GEOMETRY_FIGURES)} and {out / 'geometry.json'}")
     for variant, s in summary.items():
         print(
             f"  {variant}: class-query angle to the normal {s['class_query_angle_to_normal_deg']:.1f} deg, "

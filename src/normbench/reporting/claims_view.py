@@ -8,6 +8,8 @@ seed, the interval, the rule) open under it. ``<details markdown="1">`` renders 
 
 from __future__ import annotations
 
+from typing import Any
+
 from normbench.archive import Board, JudgedClaim
 from normbench.reporting.chance import chance_text
 from normbench.reporting.claims import describe, describe_difference, describe_seeds, source_text
@@ -49,8 +51,16 @@ def verdict_cell(claim: JudgedClaim) -> str:
     if claim.margin_declared:
         text += f"; margin declared {claim.margin_declared}: exploratory"
     if claim.power and claim.power.get("detectable") is not None:
-        text += f"; detectable at 80% power: {claim.power['detectable']:.3g}"
+        text += f"; {detectable_text(claim.power)}"
     return text
+
+
+def detectable_text(power: dict[str, Any]) -> str:
+    """``detectable at 80% power: 0.012`` (a difference of the metric), or, where the power names what it is of (a
+    stability claim's failure rate), ``a failure rate of 0.42 is found with 80% power``."""
+    if power.get("of"):
+        return f"a {power['of']} of {power['detectable']:.3g} is found with {power.get('level', 0.8):.0%} power"
+    return f"detectable at 80% power: {power['detectable']:.3g}"
 
 
 def power_text(claim: JudgedClaim) -> str:
@@ -60,7 +70,11 @@ def power_text(claim: JudgedClaim) -> str:
     if power.get("leaning") and claim.verdict in ("inconclusive", "borderline"):
         parts.append(f"the point estimate leans {power['leaning']}")
     if power.get("detectable") is not None and claim.verdict in ("inconclusive", "borderline", "direction only"):
-        parts.append(f"these seeds detect a difference of {power['detectable']:.3g} with 80% power")
+        parts.append(
+            detectable_text(power)
+            if power.get("of")
+            else f"these seeds detect a difference of {power['detectable']:.3g} with 80% power"
+        )
     return "; ".join(parts)
 
 

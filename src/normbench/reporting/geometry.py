@@ -24,7 +24,7 @@ import torch  # noqa: E402
 from normbench.analysis.angles import attention_normals, query_angle_to_ones  # noqa: E402
 from normbench.archive import load_record  # noqa: E402
 from normbench.io import atomic_write_json  # noqa: E402
-from normbench.reporting.plots import save_png  # noqa: E402
+from normbench.reporting.plots import GEOMETRY_FIGURES, save_png  # noqa: E402
 from normbench.tasks.series import QUERY_ANGLE_HISTOGRAM, layer_series  # noqa: E402
 from normbench.training.loading import load_module  # noqa: E402
 from normbench.training.monitor import ANGLE_BINS  # noqa: E402
@@ -165,7 +165,8 @@ def write_geometry(record_paths: dict[str, Path], out: Path) -> dict[str, Any]:
             "eval_query_angle_mean_deg": {int(s): float(r @ centers) for s, r in zip(steps, rows, strict=False)},
         }
     out.mkdir(parents=True, exist_ok=True)
-    plot_geometry_3d(views, out / "geometry_3d.png")
-    plot_angle_histograms(histograms, out / "query_angle_histograms.png")
+    geometry_3d, histograms_png = GEOMETRY_FIGURES
+    plot_geometry_3d(views, out / geometry_3d)
+    plot_angle_histograms(histograms, out / histograms_png)
     atomic_write_json(out / "geometry.json", summary)
     return summary

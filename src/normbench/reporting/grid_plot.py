@@ -2,18 +2,20 @@
 
 A board that crosses its variants with a labelled axis (``pre/both,lr=0.004``: a learning-rate grid, DyT's
 alpha0, the stability grid) draws ``by_<axis>.png``. Each seed's value is a dot, the mean over the seeds with a
-finite value a line, and a seed that diverged (no finite value) a cross above the plotted values, so where a norm
-stops training shows on the figure. A numeric axis spanning 10x or more is logarithmic; an axis whose values are not
-all numbers (alpha0 per position, ``50.0;20.0;20.0``) keeps the grid's order, evenly spaced. On a choice board the
-chosen value is ringed. Spec (``bench.grid_plot``): ``axis`` and ``metric``, each defaulting to the board's choice;
-``title`` and ``ylabel`` optional.
+finite value a line. A seed that collapsed or stayed at chance (the board's ``collapsed`` seeds) is a hollow
+square at its value, and seeds that diverged (no finite value) are a cross with their count at the figure's worse
+edge (above the values for ``goal: min``, below them for ``goal: max``), so where a norm stops training shows on
+the figure. A numeric axis spanning 10x or more is logarithmic; an axis whose values are not all numbers (alpha0
+per position, ``50.0;20.0;20.0``) keeps the grid's order, evenly spaced. On a choice board the chosen value is
+ringed. Spec (``bench.grid_plot``): ``axis``, ``metric`` and ``goal`` (min or max), each defaulting to the board's
+choice (``goal``: min without one); ``title`` and ``ylabel`` optional.
 """
 
 from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import matplotlib
 
@@ -21,41 +23,74 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from normbench.reporting.choice import sort_key, split_name  # noqa: E402
+from normbench.reporting.collapse import collapsed_seeds  # noqa: E402
 from normbench.reporting.plots import save_png  # noqa: E402
 
 
-def check_spec(spec: Any, board: dict[str, Any]) -> tuple[str, str]:
-    """(axis, metric) of a ``bench.grid_plot`` spec (``true``: the board's choice), or a one-line error."""
+class GridSpec(NamedTuple):
+    """What a ``bench.grid_plot`` spec asks for: the grid's label, the metric drawn, and which way is better."""
+
+    axis: str
+    metric: str
+    goal: str
+
+
+class GridPoint(NamedTuple):
+    """One grid value of one base variant: its seeds' finite values, those of them that failed, and how many
+    seeds diverged."""
+
+    value: str
+    values: list[float]
+    failed: list[float]
+    diverged: int
+
+
+def check_spec(spec: Any, board: dict[str, Any]) -> GridSpec:
+    """A ``bench.grid_plot`` spec (``true``: the board's choice) checked against the board, or a one-line error."""
     spec = spec if isinstance(spec, dict) else {}
     choice = board.get("choice") or {}
     axis, metric = spec.get("axis", choice.get("axis")), spec.get("metric", choice.get("metric"))
+    goal = spec.get("goal", choice.get("goal", "min"))
     if not isinstance(axis, str) or not axis:
         raise ValueError(f"bench.grid_plot.axis: must name the grid's label (e.g. lr), got {axis!r}")
     if not isinstance(metric, str) or not metric:
         raise ValueError(f"bench.grid_plot.metric: must name one of the board's metrics, got {metric!r}")
-    return axis, metric
+    if goal not in ("min", "max"):
+        raise ValueError(f"bench.grid_plot.goal: must be min or max, got {goal!r}")
+    variants = board.get("variants") or []
+    if variants and not any(split_name(str(v.get("name", "")), axis) for v in variants):
+        raise ValueError(f"bench.grid_plot.axis: no variant of the board is labelled {axis}=..., got {axis!r}")
+    known = sorted({m for v in variants for m in v.get("metrics") or {}})
+    if known and metric not in known:
+        raise ValueError(
+            f"bench.grid_plot.metric: {metric!r} is not a metric of the board; choose one of {', '.join(known)}"
+        )
+    return GridSpec(axis, metric, goal)
 
 
-def grid_points(
-    variants: list[dict[str, Any]], axis: str, metric: str
-) -> dict[str, list[tuple[str, list[float], int]]]:
-    """Base variant -> its grid values in order, each with its seeds' finite values and its diverged seeds."""
-    out: dict[str, list[tuple[str, list[float], int]]] = {}
+def grid_points(variants: list[dict[str, Any]], axis: str, metric: str) -> dict[str, list[GridPoint]]:
+    """Base variant -> its grid points in the grid's order."""
+    out: dict[str, list[GridPoint]] = {}
     for variant in variants:
         split = split_name(str(variant.get("name", "")), axis)
         if split is None:
             continue
         per_seed = ((variant.get("metrics") or {}).get(metric) or {}).get("per_seed") or []
+        by_seed = dict(zip((str(s) for s in variant.get("seeds") or []), per_seed, strict=False))
+        failed_seeds = set(collapsed_seeds(variant))
         finite = [float(v) for v in per_seed if isinstance(v, (int, float)) and math.isfinite(v)]
+        failed = [float(by_seed[s]) for s in sorted(failed_seeds) if isinstance(by_seed.get(s), (int, float))]
         diverged = len(variant.get("diverged_at_step") or {})
-        out.setdefault(split[0], []).append((split[1], finite, diverged))
-    return {base: sorted(points, key=lambda p: sort_key(p[0])) for base, points in out.items()}
+        out.setdefault(split[0], []).append(GridPoint(split[1], finite, failed, diverged))
+    return {base: sorted(points, key=lambda p: sort_key(p.value)) for base, points in out.items()}
 
 
 def positions(values: list[str]) -> tuple[dict[str, float], bool]:
     """Each grid value's x position, and whether the axis is logarithmic (numbers spanning 10x or more); values
     that are not all positive numbers are placed 0, 1, 2, ... in the grid's order."""
     ordered = sorted(set(values), key=sort_key)
+    if not ordered:
+        return {}, False
     try:
         numbers = {v: float(v) for v in ordered}
     except ValueError:
@@ -65,43 +100,56 @@ def positions(values: list[str]) -> tuple[dict[str, float], bool]:
     return numbers, max(numbers.values()) >= 10 * min(numbers.values())
 
 
+def worse_edge(values: list[float], goal: str, n_bases: int) -> list[float]:
+    """Where each base's diverged-seed crosses sit: just past the worst plotted value (above it for ``goal: min``,
+    below it for ``goal: max``), one row per base so that two bases' crosses at one grid value do not overlap."""
+    low, high = (min(values), max(values)) if values else (0.0, 1.0)
+    step = 0.06 * ((high - low) or 1.0)
+    if goal == "min":
+        return [high + step * (i + 1) for i in range(n_bases)]
+    return [low - step * (i + 1) for i in range(n_bases)]
+
+
 def plot_grid(board: dict[str, Any], spec: Any, path: str | Path) -> Path:
     """Write the figure described in the module docstring for ``board`` (its variants and choice) to ``path``."""
-    axis, metric = check_spec(spec, board)
+    axis, metric, goal = check_spec(spec, board)
     spec = spec if isinstance(spec, dict) else {}
     points = grid_points(board.get("variants") or [], axis, metric)
-    x_of, logx = positions([value for rows in points.values() for value, _, _ in rows])
+    x_of, logx = positions([p.value for rows in points.values() for p in rows])
     chosen = {g["base"]: g.get("chosen") for g in (board.get("choice") or {}).get("groups") or []}
     fig, ax = plt.subplots(figsize=(7, 4.2), dpi=120)
-    finite_all = [v for rows in points.values() for _, values, _ in rows for v in values]
-    top = max(finite_all) if finite_all else 1.0
-    span = (top - min(finite_all)) if len(finite_all) > 1 else 1.0
-    cross_y = top + 0.06 * (span or 1.0)
-    crossed = False
-    for base, rows in points.items():
-        xs = [x_of[value] for value, values, _ in rows if values]
-        means = [sum(values) / len(values) for _, values, _ in rows if values]
+    edge = worse_edge([v for rows in points.values() for p in rows for v in p.values], goal, len(points))
+    crossed = failed = False
+    for i, (base, rows) in enumerate(points.items()):
+        xs = [x_of[p.value] for p in rows if p.values]
+        means = [sum(p.values) / len(p.values) for p in rows if p.values]
         (line,) = ax.plot(xs, means, marker="o", ms=4, lw=1.6, label=base)
         color = line.get_color()
-        for value, values, diverged in rows:
-            ax.scatter([x_of[value]] * len(values), values, s=10, color=color, alpha=0.5, lw=0)
-            if diverged:
+        for p in rows:
+            ax.scatter([x_of[p.value]] * len(p.values), p.values, s=10, color=color, alpha=0.5, lw=0)
+            if p.failed:
+                failed = True
+                ax.scatter([x_of[p.value]] * len(p.failed), p.failed, marker="s", s=36, facecolors="none",
+                           edgecolors=color, lw=1.2)  # fmt: skip
+            if p.diverged:
                 crossed = True
-                ax.scatter([x_of[value]], [cross_y], marker="x", s=40, color=color, clip_on=False)
-                ax.annotate(str(diverged), (x_of[value], cross_y), textcoords="offset points", xytext=(4, 2),
-                            fontsize=7, color=color)  # fmt: skip
-            if chosen.get(base) == value and values:
-                ax.scatter([x_of[value]], [sum(values) / len(values)], s=110, facecolors="none", edgecolors=color)
+                ax.scatter([x_of[p.value]], [edge[i]], marker="x", s=40, color=color, clip_on=False)
+                ax.annotate(f"{p.diverged} div.", (x_of[p.value], edge[i]), textcoords="offset points",
+                            xytext=(5, -3), fontsize=7, color=color)  # fmt: skip
+            if chosen.get(base) == p.value and p.values:
+                ax.scatter([x_of[p.value]], [sum(p.values) / len(p.values)], s=110, facecolors="none", edgecolors=color)
     if logx:
         ax.set_xscale("log")
         ax.minorticks_off()
     ordered = sorted(x_of, key=sort_key)  # a tick at every grid value, labelled as the grid names it
     ax.set_xticks([x_of[v] for v in ordered], ordered, rotation=30 if len(ordered) > 6 else 0, fontsize=8)
     ax.set_xlabel(axis)
-    ax.set_ylabel(spec.get("ylabel", metric))
+    ax.set_ylabel(f"{spec.get('ylabel', metric)} ({'lower' if goal == 'min' else 'higher'} is better)")
     notes = ["dots: seeds", "line: mean"]
+    if failed:
+        notes.append("square: failed seed")
     if crossed:
-        notes.append("x: diverged seeds (count)")
+        notes.append("x: seeds diverged")
     if any(chosen.values()):
         notes.append("ring: chosen")
     ax.set_title(f"{spec.get('title', f'{metric} by {axis}')} ({'; '.join(notes)})", fontsize=9)

@@ -16,6 +16,8 @@ from normbench.io import atomic_write  # noqa: E402
 from normbench.tasks.series import smooth  # noqa: E402
 
 MANY = 8  # more variants than this: the legend goes beside the axes
+GEOMETRY_FIGURES = ("geometry_3d.png", "query_angle_histograms.png")  # drawn beside the majority board by its own
+# command (`normbench geometry`): a rebuilt board keeps listing them (:func:`normbench.reporting.write.figures_kept`)
 
 
 def finite_points(points: list[list[float | None]]) -> np.ndarray:

@@ -52,11 +52,15 @@ class ReportKind:
             and the ``bench`` block with the metrics and tables that show them.
         draw: ``(board, spec, records, sweep) -> figures``: the kind's figures (and fields of the board).
         first: its figures lead the board's (the board's headline figure, e.g. the matrix).
+        style: the version of its drawing, raised when a change to it should reach the published boards: a board
+            records the style of each figure drawn above style 1 (``figure_styles``), so a rebuild from the same
+            runs whose figure is drawn in a new style is written, not kept as published.
     """
 
     enrich: Callable[[Records, Any, dict[str, Any], Sweep], tuple[Records, dict[str, Any]]] = keep
     draw: Callable[[dict[str, Any], Any, Records, Sweep], Sequence[Path]] = nothing
     first: bool = False
+    style: int = 1
 
 
 def _decomposition(records: Records, spec: Any, bench: dict[str, Any], sweep: Sweep) -> tuple[Records, dict]:
@@ -107,8 +111,7 @@ def _draw_width(board: dict[str, Any], spec: Any, records: Records, sweep: Sweep
 
 
 def _draw_grid(board: dict[str, Any], spec: Any, records: Records, sweep: Sweep) -> Sequence[Path]:
-    axis, _ = check_grid_plot(spec, board)
-    return [plot_grid(board, spec, sweep.out / f"by_{axis}.png")]
+    return [plot_grid(board, spec, sweep.out / f"by_{check_grid_plot(spec, board).axis}.png")]
 
 
 # bench key -> its report; applied in this order (a later `first` figure leads an earlier one)
@@ -119,7 +122,7 @@ REPORT_KINDS: dict[str, ReportKind] = {
     "key_sets": ReportKind(enrich=_key_sets, draw=_draw_key_sets),
     "matrix": ReportKind(draw=_draw_matrix, first=True),
     "width": ReportKind(draw=_draw_width, first=True),
-    "grid_plot": ReportKind(draw=_draw_grid, first=True),
+    "grid_plot": ReportKind(draw=_draw_grid, first=True, style=2),  # 2: failed seeds marked, crosses at the worse edge
 }
 
 
@@ -132,9 +135,12 @@ def enrich(records: Records, bench: dict[str, Any], sweep: Sweep) -> tuple[Recor
 
 
 def draw(board: dict[str, Any], bench: dict[str, Any], records: Records, sweep: Sweep, plots: list[str]) -> list[str]:
-    """``plots`` with every asked-for kind's figures (leading ones first), the board's fields added."""
+    """``plots`` with every asked-for kind's figures (leading ones first), the board's fields added (with
+    ``figure_styles``: file name -> style, for the figures of kinds drawn above style 1)."""
     for key, kind in REPORT_KINDS.items():
         if bench.get(key):
             drawn = [str(p) for p in kind.draw(board, bench[key], records, sweep)]
             plots = drawn + plots if kind.first else plots + drawn
+            if kind.style > 1:
+                board["figure_styles"] = {**board.get("figure_styles", {}), **{Path(p).name: kind.style for p in drawn}}
     return plots

@@ -8,10 +8,12 @@ failed to train: diverged (a loss that is not finite) or flagged at chance or co
 seeds). With f_a of n_a runs failed for the role claimed less stable (``rule.less_stable``) and f_b of n_b for the
 other, a one-sided Fisher exact test on the 2x2 table gives p = P(at least f_a | the margins): reproduced when
 p < 0.05, not reproduced when the opposite one-sided test is significant, inconclusive otherwise (also when no run
-of either failed: the grid did not reach a rate where they differ). Each rate's counts are on the board.
+of either failed: no rate of the grid made either fail, so it cannot tell them apart). Each rate's counts are on
+the board.
 
 Power: with n_a and n_b runs, the smallest failure rate of the role claimed less stable (the other never failing)
 that the test finds with 80% power, P(p < 0.05) = sum over f of Binom(f; n_a, q) 1[Fisher p(f) < 0.05] >= 0.8.
+It is a lower bound: where the other role fails too, only a larger rate is found.
 """
 
 from __future__ import annotations
@@ -108,13 +110,13 @@ def judge_stability(claim: dict[str, Any], variants: dict[str, dict[str, Any]]) 
     detectable = detectable_failure_rate(na, nb)
     entry["power"] = {"detectable": detectable, "level": POWER, "of": "failure rate"}
     found = (
-        f"with {na} and {nb} runs, a failure rate of {detectable:.2g} in {worse} (none in {other}) is found with "
-        f"{POWER:.0%} power"
+        f"with {na} and {nb} runs, a failure rate of {detectable:.2g} in {worse} is found with {POWER:.0%} power "
+        f"if {other} never fails (more if it does)"
         if detectable is not None
         else f"{na} and {nb} runs are too few for the test to find any failure rate"
     )
     none_failed = (
-        "; no run of either failed on this grid: it did not reach a rate where they differ" if not fa + fb else ""
+        "; no run of either failed at any rate of this grid, so it cannot tell them apart" if not fa + fb else ""
     )
     entry["explanation"] = (
         f"failed runs (diverged, at chance or collapsed) over {len({v for c in by_role.values() for v in c})} "

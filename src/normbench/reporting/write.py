@@ -20,7 +20,7 @@ from normbench.archive.store import Archive
 from normbench.io import atomic_files
 from normbench.reporting import claims, publish, report_kinds, tuned
 from normbench.reporting import leaderboard as lb
-from normbench.reporting.plots import plot_series
+from normbench.reporting.plots import GEOMETRY_FIGURES, plot_series
 from normbench.reporting.progress import PlannedRun, in_progress
 from normbench.reporting.published import is_stand_in, stand_ins
 from normbench.reporting.shown import keep_analyses, shown_runs
@@ -252,13 +252,14 @@ def kept_as_published(out: Path, doc: dict[str, Any], force: bool, plots: Sequen
 
 
 def figures_kept(out: Path, plots: Sequence[str]) -> list[str]:
-    """The published board's figures that this build does not draw but that still lie beside it (one another
-    command draws, such as the majority board's geometry): the rebuilt board keeps showing them."""
+    """The published board's figures that another command draws beside it (the majority board's geometry,
+    :data:`~normbench.reporting.plots.GEOMETRY_FIGURES`) and that still lie there: the rebuilt board keeps showing
+    them. A figure the board's own build no longer draws is not kept (its config dropped it)."""
     old = publish.read_if_readable(out / "leaderboard.json") or {}
     drawn = {Path(p).name for p in plots}
     figures = old.get("figures") if isinstance(old.get("figures"), list) else []
     names = dict.fromkeys(Path(f).name for f in figures if isinstance(f, str))  # by file name, once, in its order
-    return [name for name in names if name not in drawn and (out / name).is_file()]
+    return [n for n in names if n in GEOMETRY_FIGURES and n not in drawn and (out / n).is_file()]
 
 
 def replicate_drift(old: dict[str, Any], new: dict[str, Any]) -> list[tuple[str, str, int, float, float]]:
