@@ -21,6 +21,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.transforms import offset_copy  # noqa: E402
 
 from normbench.reporting.choice import sort_key, split_name  # noqa: E402
 from normbench.reporting.collapse import collapsed_seeds  # noqa: E402
@@ -125,12 +126,14 @@ def plot_grid(board: dict[str, Any], spec: Any, path: str | Path) -> Path:
         means = [sum(p.values) / len(p.values) for p in rows if p.values]
         (line,) = ax.plot(xs, means, marker="o", ms=4, lw=1.6, label=base)
         color = line.get_color()
+        # failed seeds of several bases often sit at one value (the unigram loss): each base's squares a little apart
+        beside = offset_copy(ax.transData, fig=fig, x=4.0 * (i - (len(points) - 1) / 2), units="points")
         for p in rows:
             ax.scatter([x_of[p.value]] * len(p.values), p.values, s=10, color=color, alpha=0.5, lw=0)
             if p.failed:
                 failed = True
                 ax.scatter([x_of[p.value]] * len(p.failed), p.failed, marker="s", s=36, facecolors="none",
-                           edgecolors=color, lw=1.2)  # fmt: skip
+                           edgecolors=color, lw=1.2, transform=beside)  # fmt: skip
             if p.diverged:
                 crossed = True
                 ax.scatter([x_of[p.value]], [edge[i]], marker="x", s=40, color=color, clip_on=False)

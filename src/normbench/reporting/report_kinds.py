@@ -122,7 +122,7 @@ REPORT_KINDS: dict[str, ReportKind] = {
     "key_sets": ReportKind(enrich=_key_sets, draw=_draw_key_sets),
     "matrix": ReportKind(draw=_draw_matrix, first=True),
     "width": ReportKind(draw=_draw_width, first=True),
-    "grid_plot": ReportKind(draw=_draw_grid, first=True, style=2),  # 2: failed seeds marked, crosses at the worse edge
+    "grid_plot": ReportKind(draw=_draw_grid, first=True, style=3),  # 2: failed seeds, worse-edge crosses; 3: set apart
 }
 
 
