@@ -56,6 +56,15 @@ def test_diverged_seeds_sit_past_the_worst_value_whichever_way_is_better() -> No
     assert worse_edge([0.5, 1.0], "max", 1) == pytest.approx([0.47])  # an accuracy: below the lowest value
     board = make_board(VARIANTS, choice={"axis": "lr", "metric": "final_val_loss", "goal": "max", "groups": []})
     assert check_spec(True, board).goal == "max"
+    other_metric = check_spec(
+        {"axis": "lr", "metric": "final_train_loss"},
+        make_board(
+            board["variants"]
+            + [make_variant("pre/both,lr=0.1", [0], metrics={"final_train_loss": {"per_seed": [1.0]}})],
+            choice=board["choice"],
+        ),
+    )
+    assert other_metric.goal == "min"  # the choice's goal is its metric's: another metric is a loss unless it says
 
 
 def test_a_spec_that_names_no_grid_or_metric_of_the_board_is_one_line() -> None:

@@ -244,9 +244,11 @@ def test_rejudging_a_board_whose_choice_the_rule_now_makes_otherwise_rewrites_it
         group.pop("unstable", None)
         for row in group["rows"]:
             row.pop("diverged", None), row.pop("failed", None)
+    doc["figure_styles"] = {"by_alpha0.png": 3}  # its grid figure drew the old choice
     (tmp_path / "leaderboard.json").write_text(json.dumps(doc), encoding="utf-8")
     rejudge(str(tmp_path))
     assert "verdicts changed: none" in capsys.readouterr().out
     rewritten = json.loads((tmp_path / "leaderboard.json").read_text())
     assert all("diverged" in row for group in rewritten["choice"]["groups"] for row in group["rows"])
     assert "| flagged |" in (tmp_path / "leaderboard.md").read_text()
+    assert "figure_styles" not in rewritten  # rejudge draws no figure: the next build from the archive redraws it

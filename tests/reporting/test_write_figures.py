@@ -63,3 +63,10 @@ def test_kinds_above_style_one_record_the_style_of_each_figure_they_draw(tmp_pat
     plots = draw(board, {"grid_plot": {"axis": "lr", "metric": "final_val_loss"}}, [], sweep, ["loss.png"])
     assert [Path(p).name for p in plots] == ["by_lr.png", "loss.png"]
     assert board["figure_styles"] == {"by_lr.png": REPORT_KINDS["grid_plot"].style}
+
+
+def test_a_build_that_stops_drawing_a_figure_is_written_without_it(tmp_path: Path) -> None:
+    out, doc = published(tmp_path)
+    assert kept_as_published(out, doc, False, [str(out / "loss.png")]) is None  # accuracy.png no longer drawn
+    (out / "geometry_3d.png").unlink()  # an outside figure whose file is gone is no longer shown either
+    assert kept_as_published(out, doc, False, [str(out / "loss.png"), str(out / "accuracy.png")]) is None

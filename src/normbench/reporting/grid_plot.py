@@ -2,13 +2,14 @@
 
 A board that crosses its variants with a labelled axis (``pre/both,lr=0.004``: a learning-rate grid, DyT's
 alpha0, the stability grid) draws ``by_<axis>.png``. Each seed's value is a dot, the mean over the seeds with a
-finite value a line. A seed that collapsed or stayed at chance (the board's ``collapsed`` seeds) is a hollow
-square at its value, and seeds that diverged (no finite value) are a cross with their count at the figure's worse
-edge (above the values for ``goal: min``, below them for ``goal: max``), so where a norm stops training shows on
-the figure. A numeric axis spanning 10x or more is logarithmic; an axis whose values are not all numbers (alpha0
-per position, ``50.0;20.0;20.0``) keeps the grid's order, evenly spaced. On a choice board the chosen value is
-ringed. Spec (``bench.grid_plot``): ``axis``, ``metric`` and ``goal`` (min or max), each defaulting to the board's
-choice (``goal``: min without one); ``title`` and ``ylabel`` optional.
+finite value a line (broken where every seed diverged). A seed that collapsed or stayed at chance (the board's
+``collapsed`` seeds) is a hollow square at its value, and seeds that diverged (no finite value) are a cross with
+their count at the figure's worse edge (above the values for ``goal: min``, below them for ``goal: max``; one row
+per variant that diverges), so where a norm stops training shows on the figure. A numeric axis spanning 10x or more
+is logarithmic; an axis whose values are not all numbers (alpha0 per position, ``50.0;20.0;20.0``) keeps the grid's
+order, evenly spaced. On a choice board the chosen value is ringed. Spec (``bench.grid_plot``): ``axis`` and
+``metric``, each defaulting to the board's choice, and ``goal`` (min or max: the choice's for the choice's metric,
+else min, a loss); ``title`` and ``ylabel`` optional.
 """
 
 from __future__ import annotations
@@ -37,12 +38,12 @@ class GridSpec(NamedTuple):
 
 
 class GridPoint(NamedTuple):
-    """One grid value of one base variant: its seeds' finite values, those of them that failed, and how many
-    seeds diverged."""
+    """One grid value of one base variant: its seeds' finite values, those of them that collapsed or stayed at
+    chance, and how many seeds diverged."""
 
     value: str
     values: list[float]
-    failed: list[float]
+    collapsed: list[float]
     diverged: int
 
 
@@ -51,7 +52,7 @@ def check_spec(spec: Any, board: dict[str, Any]) -> GridSpec:
     spec = spec if isinstance(spec, dict) else {}
     choice = board.get("choice") or {}
     axis, metric = spec.get("axis", choice.get("axis")), spec.get("metric", choice.get("metric"))
-    goal = spec.get("goal", choice.get("goal", "min"))
+    goal = spec.get("goal", choice.get("goal", "min") if metric == choice.get("metric") else "min")
     if not isinstance(axis, str) or not axis:
         raise ValueError(f"bench.grid_plot.axis: must name the grid's label (e.g. lr), got {axis!r}")
     if not isinstance(metric, str) or not metric:
@@ -78,11 +79,12 @@ def grid_points(variants: list[dict[str, Any]], axis: str, metric: str) -> dict[
             continue
         per_seed = ((variant.get("metrics") or {}).get(metric) or {}).get("per_seed") or []
         by_seed = dict(zip((str(s) for s in variant.get("seeds") or []), per_seed, strict=False))
-        failed_seeds = set(collapsed_seeds(variant))
         finite = [float(v) for v in per_seed if isinstance(v, (int, float)) and math.isfinite(v)]
-        failed = [float(by_seed[s]) for s in sorted(failed_seeds) if isinstance(by_seed.get(s), (int, float))]
+        collapsed = [
+            float(by_seed[s]) for s in sorted(set(collapsed_seeds(variant))) if isinstance(by_seed.get(s), (int, float))
+        ]
         diverged = len(variant.get("diverged_at_step") or {})
-        out.setdefault(split[0], []).append(GridPoint(split[1], finite, failed, diverged))
+        out.setdefault(split[0], []).append(GridPoint(split[1], finite, collapsed, diverged))
     return {base: sorted(points, key=lambda p: sort_key(p.value)) for base, points in out.items()}
 
 
@@ -119,26 +121,28 @@ def plot_grid(board: dict[str, Any], spec: Any, path: str | Path) -> Path:
     x_of, logx = positions([p.value for rows in points.values() for p in rows])
     chosen = {g["base"]: g.get("chosen") for g in (board.get("choice") or {}).get("groups") or []}
     fig, ax = plt.subplots(figsize=(7, 4.2), dpi=120)
-    edge = worse_edge([v for rows in points.values() for p in rows for v in p.values], goal, len(points))
-    crossed = failed = False
+    diverging = [base for base, rows in points.items() if any(p.diverged for p in rows)]  # one cross row each
+    edge = dict(zip(diverging, worse_edge([v for rows in points.values() for p in rows for v in p.values], goal,
+                                          len(diverging)), strict=True))  # fmt: skip
+    crossed = collapsed = False
     for i, (base, rows) in enumerate(points.items()):
-        xs = [x_of[p.value] for p in rows if p.values]
-        means = [sum(p.values) / len(p.values) for p in rows if p.values]
-        (line,) = ax.plot(xs, means, marker="o", ms=4, lw=1.6, label=base)
+        # a value where every seed diverged has no mean: the line breaks there (NaN) instead of joining across it
+        means = [sum(p.values) / len(p.values) if p.values else math.nan for p in rows]
+        (line,) = ax.plot([x_of[p.value] for p in rows], means, marker="o", ms=4, lw=1.6, label=base)
         color = line.get_color()
-        # failed seeds of several bases often sit at one value (the unigram loss): each base's squares a little apart
+        # collapsed seeds of several bases often sit at one value (the unigram loss): each base's a little apart
         beside = offset_copy(ax.transData, fig=fig, x=4.0 * (i - (len(points) - 1) / 2), units="points")
         for p in rows:
             ax.scatter([x_of[p.value]] * len(p.values), p.values, s=10, color=color, alpha=0.5, lw=0)
-            if p.failed:
-                failed = True
-                ax.scatter([x_of[p.value]] * len(p.failed), p.failed, marker="s", s=36, facecolors="none",
+            if p.collapsed:
+                collapsed = True
+                ax.scatter([x_of[p.value]] * len(p.collapsed), p.collapsed, marker="s", s=36, facecolors="none",
                            edgecolors=color, lw=1.2, transform=beside)  # fmt: skip
             if p.diverged:
                 crossed = True
-                ax.scatter([x_of[p.value]], [edge[i]], marker="x", s=40, color=color, clip_on=False)
-                ax.annotate(f"{p.diverged} div.", (x_of[p.value], edge[i]), textcoords="offset points",
-                            xytext=(5, -3), fontsize=7, color=color)  # fmt: skip
+                ax.scatter([x_of[p.value]], [edge[base]], marker="x", s=40, color=color, clip_on=False)
+                ax.annotate(f"{p.diverged} div.", (x_of[p.value], edge[base]), textcoords="offset points",
+                            xytext=(0, -5), ha="center", va="top", fontsize=6, color=color)  # fmt: skip
             if chosen.get(base) == p.value and p.values:
                 ax.scatter([x_of[p.value]], [sum(p.values) / len(p.values)], s=110, facecolors="none", edgecolors=color)
     if logx:
@@ -149,8 +153,8 @@ def plot_grid(board: dict[str, Any], spec: Any, path: str | Path) -> Path:
     ax.set_xlabel(axis)
     ax.set_ylabel(f"{spec.get('ylabel', metric)} ({'lower' if goal == 'min' else 'higher'} is better)")
     notes = ["dots: seeds", "line: mean"]
-    if failed:
-        notes.append("square: failed seed")
+    if collapsed:
+        notes.append("square: collapsed or at chance")
     if crossed:
         notes.append("x: seeds diverged")
     if any(chosen.values()):

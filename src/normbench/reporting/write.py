@@ -230,15 +230,16 @@ class KeptAsPublished(Exception):
 
 def kept_as_published(out: Path, doc: dict[str, Any], force: bool, plots: Sequence[str] = ()) -> str | None:
     """Why the published board at ``out`` stays as it is (a line to print), or ``None`` to write this build:
-    a build that says the same and draws no figure the board lacks (``plots``, by name) is not written again
-    (``git status`` stays clean), and one whose per-seed values differ for the same runs (replicates trained on
-    another platform or commit) does not replace the published values unless ``force``."""
+    a build that says the same and shows the same figures (``plots`` and :func:`figures_kept`, by name) is not
+    written again (``git status`` stays clean), and one whose per-seed values differ for the same runs (replicates
+    trained on another platform or commit) does not replace the published values unless ``force``."""
     published = publish.read_board(out / "leaderboard.json", "--results_dir/--name")
     if published is None or force:
         return None
     old = published.to_json() if isinstance(published, Board) else published
-    new_figure = {Path(p).name for p in plots} - {Path(p).name for p in old.get("figures") or []}
-    if publish.says_the_same(old, doc, VOLATILE) and not new_figure:
+    shown = {Path(p).name for p in plots} | set(figures_kept(out, plots))
+    figures_differ = shown != {Path(p).name for p in old.get("figures") or [] if isinstance(p, str)}
+    if publish.says_the_same(old, doc, VOLATILE) and not figures_differ:
         return f"normbench: {out / 'leaderboard.json'} is unchanged (same runs, values and verdicts)"
     if drift := replicate_drift(old, doc):
         variant, metric, seed, was, now = max(drift, key=lambda d: abs(d[4] - d[3]))
