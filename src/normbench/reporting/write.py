@@ -237,7 +237,7 @@ def kept_as_published(out: Path, doc: dict[str, Any], force: bool, plots: Sequen
     if published is None or force:
         return None
     old = published.to_json() if isinstance(published, Board) else published
-    shown = {Path(p).name for p in plots} | set(figures_kept(out, plots))
+    shown = {Path(p).name for p in plots} | set(outside_figures(old, out, plots))  # the board is read once here
     figures_differ = shown != {Path(p).name for p in old.get("figures") or [] if isinstance(p, str)}
     if publish.says_the_same(old, doc, VOLATILE) and not figures_differ:
         return f"normbench: {out / 'leaderboard.json'} is unchanged (same runs, values and verdicts)"
@@ -256,9 +256,13 @@ def figures_kept(out: Path, plots: Sequence[str]) -> list[str]:
     """The published board's figures that another command draws beside it (the majority board's geometry,
     :data:`~normbench.reporting.plots.GEOMETRY_FIGURES`) and that still lie there: the rebuilt board keeps showing
     them. A figure the board's own build no longer draws is not kept (its config dropped it)."""
-    old = publish.read_if_readable(out / "leaderboard.json") or {}
+    return outside_figures(publish.read_if_readable(out / "leaderboard.json") or {}, out, plots)
+
+
+def outside_figures(published: dict[str, Any], out: Path, plots: Sequence[str]) -> list[str]:
+    """:func:`figures_kept` of the ``published`` board already read."""
     drawn = {Path(p).name for p in plots}
-    figures = old.get("figures") if isinstance(old.get("figures"), list) else []
+    figures = published.get("figures") if isinstance(published.get("figures"), list) else []
     names = dict.fromkeys(Path(f).name for f in figures if isinstance(f, str))  # by file name, once, in its order
     return [n for n in names if n in GEOMETRY_FIGURES and n not in drawn and (out / n).is_file()]
 
