@@ -59,6 +59,42 @@ def test_a_choice_at_the_end_of_the_grid_says_so() -> None:
     assert "It is the grid's largest value: a value beyond the grid may be better." in lb.render_markdown(board, [])
 
 
+def test_on_an_axis_of_several_keys_the_edge_is_taken_in_each_key() -> None:
+    """alpha0 per position (attention;FFN;final; one number: the same in each): 50;20;20 lies inside the grid in every
+    key (attention 5-200, the others 5-100) and is no edge; 200;100;100 is the largest in both; 20;5;5 is the
+    smallest in the FFN and final keys only, and the board names them."""
+    losses = {
+        "5.0": 6.3,
+        "10.0": 5.7,
+        "100.0": 6.2,
+        "20.0;5.0;5.0": 6.0,
+        "50.0;20.0;20.0": 5.5,
+        "200.0;100.0;100.0": 6.4,
+    }
+
+    def chosen(best: str) -> tuple[dict, str]:
+        recs = [record(f"pre/dyt,alpha0={a}", s, (5.0 if a == best else v) + s / 100, v) for a, v in losses.items()
+                for s in (0, 1)]  # fmt: skip
+        board = lb.build("lm", "dyt-recipe", recs, {"metrics": METRICS, "choice": SPEC})
+        (group,) = board.choice["groups"]
+        assert group["chosen"] == best
+        return group, lb.render_markdown(board, [])
+
+    group, md = chosen("50.0;20.0;20.0")
+    assert group["at_edge"] is False and "edge" not in md
+    group, md = chosen("200.0;100.0;100.0")
+    assert group["at_edge"] is True
+    assert (
+        "It lies on the grid's edge (its value 1 of 3 is the largest; its value 2 of 3 is the largest; its value 3 of "
+        "3 is the largest of the grid): a value beyond the grid may be better." in md
+    )
+    group, md = chosen("20.0;5.0;5.0")
+    assert group["at_edge"] is True and "its value 2 of 3 is the smallest; its value 3 of 3 is the smallest" in md
+    assert "value 1 of 3" not in md
+    group, md = chosen("10.0")  # 10 in every key: inside the grid in each
+    assert group["at_edge"] is False
+
+
 def test_collapsed_seeds_are_shown_beside_their_value() -> None:
     board = lb.build("lm", "dyt-alpha", grid_records(), {"metrics": METRICS, "choice": SPEC})
     variants = board.to_json()["variants"]

@@ -7,7 +7,16 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from normbench.reporting.grid_plot import GridPoint, GridSpec, check_spec, grid_points, plot_grid, positions, worse_edge
+from normbench.reporting.grid_plot import (
+    GridPoint,
+    GridSpec,
+    check_spec,
+    grid_points,
+    mean_line,
+    plot_grid,
+    positions,
+    worse_edge,
+)
 from tests.factories import make_board, make_variant
 
 
@@ -38,6 +47,24 @@ def test_numbers_spanning_ten_times_are_on_a_log_axis_and_other_values_keep_the_
         {"10.0": 0.0, "20.0": 1.0, "50.0;20.0;20.0": 2.0},
         False,
     )
+
+
+def test_alpha0_per_position_follows_the_single_numbers_in_numeric_order_and_no_line_joins_the_two() -> None:
+    values = ["200.0;100.0;100.0", "50.0;20.0;20.0", "100.0", "5.0", "20.0;10.0;10.0"]
+    x_of, logx = positions(values)
+    assert sorted(x_of, key=x_of.__getitem__) == [
+        "5.0",
+        "100.0",
+        "20.0;10.0;10.0",
+        "50.0;20.0;20.0",
+        "200.0;100.0;100.0",
+    ]
+    assert logx is False
+    rows = sorted((GridPoint(v, [1.0, 3.0], [], 0) for v in values), key=lambda p: x_of[p.value])
+    rows[1] = GridPoint("100.0", [], [], 2)  # every seed diverged: no mean
+    xs, means = mean_line(rows, x_of)
+    assert xs[:2] == [0.0, 1.0] and xs[3:] == [2.0, 3.0, 4.0] and xs[2] != xs[2]  # NaN between 100.0 and 20;10;10
+    assert means[0] == 2.0 and means[1] != means[1] and means[2] != means[2] and means[3:] == [2.0, 2.0, 2.0]
 
 
 def test_the_figure_is_written_and_the_spec_defaults_to_the_choice(tmp_path: Path) -> None:

@@ -10,7 +10,9 @@ The variants are grouped by their name without the axis (the base), and in each 
 argmin_v mean over seeds of the metric (``goal: max``: argmax) over the values where every seed trained: a value
 where a seed diverged or failed is unstable there and cannot be chosen, however good its surviving seeds' mean
 (each row names those seeds). ``report`` metrics are shown beside it, e.g. a loss on data the choice did not see.
-A chosen value at either end of a numeric grid is marked ``at_edge``: the best value may lie beyond the grid.
+A chosen value at either end of a numeric grid is marked ``at_edge``: the best value may lie beyond the grid. On an
+axis that joins several keys (``50.0;20.0;20.0``) the edge is taken in each key: the chosen point is at the edge where
+one of its numbers is that key's smallest or largest over the grid.
 """
 
 from __future__ import annotations
@@ -46,12 +48,45 @@ def split_name(name: str, axis: str) -> tuple[str, str] | None:
     return ",".join(p for p in parts if p != found[0]), found[0].partition("=")[2]
 
 
-def sort_key(value: str) -> tuple[int, float, str]:
-    """Numbers in numeric order, then other values by name."""
+def sort_key(value: str) -> tuple[int, tuple[float, ...], str]:
+    """Numbers in numeric order, then values of several numbers (``50.0;20.0;20.0``: an axis that joins keys, one
+    number per key) in numeric order, then other values by name. The first element says which of the three."""
     try:
-        return (0, float(value), value)
+        return (0, (float(value),), value)
     except ValueError:
-        return (1, 0.0, value)
+        pass
+    try:
+        return (1, tuple(float(x) for x in value.split(";")), value)
+    except ValueError:
+        return (2, (), value)
+
+
+def coordinates(rows: list[dict[str, Any]]) -> list[tuple[float, ...]] | None:
+    """Each row's grid value as numbers, one per key of its axis: ``50.0;20.0;20.0`` (an axis that joins three keys),
+    a single number standing for every key (``10.0``: 10 in each). ``None`` where a value is not numeric or the values
+    disagree on the number of keys."""
+    try:
+        points = [tuple(float(x) for x in str(r["value"]).split(";")) for r in rows]
+    except ValueError:
+        return None
+    width = max((len(p) for p in points), default=1)
+    full = [p * width if len(p) == 1 else p for p in points]
+    return full if all(len(p) == width for p in full) else None
+
+
+def edges(value: str, rows: list[dict[str, Any]]) -> list[tuple[int, str]]:
+    """Where the grid value ``value`` lies on the grid's edge: ``(position, "smallest" | "largest")`` for each key of
+    the axis at which no row's value is smaller (larger). A best value there may lie beyond the grid; ``[]``: it lies
+    inside the grid in every key (or the grid is not numeric)."""
+    points = coordinates(rows)
+    index = next((i for i, r in enumerate(rows) if r["value"] == value), None)
+    if points is None or index is None or len(points) < 2:
+        return []
+    out = []
+    for k, x in enumerate(points[index]):
+        column = [p[k] for p in points]
+        out += [(k, end) for end, bound in (("smallest", min(column)), ("largest", max(column))) if x == bound]
+    return out
 
 
 def build_choice(spec: dict[str, Any], variants: list[dict[str, Any]], metrics: dict[str, Any]) -> dict[str, Any]:
@@ -87,8 +122,7 @@ def build_choice(spec: dict[str, Any], variants: list[dict[str, Any]], metrics: 
         # a choice needs two trained values at least (a value whose seeds diverged counts: it lost): one is no choice
         trained = len(scored) + sum(1 for r in unstable if r not in scored)
         best = min(stable, key=lambda r: sign * r["metric"]["mean"]) if stable and trained > 1 else None
-        numeric = all(sort_key(r["value"])[0] == 0 for r in rows)
-        at_edge = bool(best) and numeric and best["value"] in (rows[0]["value"], rows[-1]["value"])
+        at_edge = bool(best) and bool(edges(best["value"], rows))
         out.append(
             {
                 "base": base,
@@ -162,16 +196,7 @@ def render_choice(choice: dict[str, Any] | None, complete: bool = True) -> list[
             lines.append(f"- `{group['base']}`: no `{axis}` chosen ({why}).")
             continue
         row = next(r for r in group["rows"] if r["value"] == group["chosen"])
-        end = "largest" if group["chosen"] == group["rows"][-1]["value"] else "smallest"
-        edge = (
-            (
-                f" It is the grid's {end} value: a value beyond the grid may be better."
-                if complete
-                else f" It is the {end} value trained so far."
-            )
-            if group.get("at_edge")
-            else ""
-        )
+        edge = _edge_text(group, complete) if group.get("at_edge") else ""
         sign = 1.0 if choice["goal"] == "min" else -1.0
         passed = [
             r
@@ -191,6 +216,23 @@ def render_choice(choice: dict[str, Any] | None, complete: bool = True) -> list[
             f"{_mean_std(row['metric'])}; variant `{group['chosen_variant']}`).{edge}{ruled_out}"
         )
     return [*lines, ""]
+
+
+def _edge_text(group: dict[str, Any], complete: bool) -> str:
+    """A sentence saying where the chosen value lies on the grid's edge (:func:`edges`)."""
+    at = edges(group["chosen"], group["rows"])
+    width = len((coordinates(group["rows"]) or [(0.0,)])[0])
+    if width == 1:
+        end = at[0][1] if at else "largest"
+        return (
+            f" It is the grid's {end} value: a value beyond the grid may be better."
+            if complete
+            else f" It is the {end} value trained so far."
+        )
+    where = "; ".join(f"its value {k + 1} of {width} is the {end}" for k, end in at)
+    return f" It lies on the grid's edge ({where}{' of the grid' if complete else ' trained so far'})" + (
+        ": a value beyond the grid may be better." if complete else "."
+    )
 
 
 def _flagged(row: dict[str, Any], collapsed: bool = True) -> str:

@@ -6,10 +6,11 @@ finite value a line (broken where every seed diverged). A seed that collapsed or
 ``collapsed`` seeds) is a hollow square at its value, and seeds that diverged (no finite value) are a cross with
 their count at the figure's worse edge (above the values for ``goal: min``, below them for ``goal: max``; one row
 per variant that diverges), so where a norm stops training shows on the figure. A numeric axis spanning 10x or more
-is logarithmic; an axis whose values are not all numbers (alpha0 per position, ``50.0;20.0;20.0``) keeps the grid's
-order, evenly spaced. On a choice board the chosen value is ringed. Spec (``bench.grid_plot``): ``axis`` and
-``metric``, each defaulting to the board's choice, and ``goal`` (min or max: the choice's for the choice's metric,
-else min, a loss); ``title`` and ``ylabel`` optional.
+is logarithmic; an axis whose values are not all numbers keeps the grid's order, evenly spaced: on alpha0 per
+position, the single numbers (``10.0``, the same in every key) first, then the values of several numbers
+(``50.0;20.0;20.0``), each in numeric order, the mean line broken between the two. On a choice board the chosen
+value is ringed. Spec (``bench.grid_plot``): ``axis`` and ``metric``, each defaulting to the board's choice, and
+``goal`` (min or max: the choice's for the choice's metric, else min, a loss); ``title`` and ``ylabel`` optional.
 """
 
 from __future__ import annotations
@@ -103,6 +104,18 @@ def positions(values: list[str]) -> tuple[dict[str, float], bool]:
     return numbers, max(numbers.values()) >= 10 * min(numbers.values())
 
 
+def mean_line(rows: list[GridPoint], x_of: dict[str, float]) -> tuple[list[float], list[float]]:
+    """The mean line's points: each grid value's mean over its finite seeds, broken (NaN) where every seed diverged
+    and between a single number and a value of several (``10.0`` then ``20.0;10.0;10.0``), which no line joins."""
+    xs = [x_of[p.value] for p in rows]
+    means = [sum(p.values) / len(p.values) if p.values else math.nan for p in rows]
+    for k in reversed(range(1, len(rows))):
+        if sort_key(rows[k].value)[0] != sort_key(rows[k - 1].value)[0]:
+            xs.insert(k, math.nan)
+            means.insert(k, math.nan)
+    return xs, means
+
+
 def worse_edge(values: list[float], goal: str, n_bases: int) -> list[float]:
     """Where each base's diverged-seed crosses sit: just past the worst plotted value (above it for ``goal: min``,
     below it for ``goal: max``), one row per base so that two bases' crosses at one grid value do not overlap."""
@@ -126,9 +139,7 @@ def plot_grid(board: dict[str, Any], spec: Any, path: str | Path) -> Path:
                                           len(diverging)), strict=True))  # fmt: skip
     crossed = collapsed = False
     for i, (base, rows) in enumerate(points.items()):
-        # a value where every seed diverged has no mean: the line breaks there (NaN) instead of joining across it
-        means = [sum(p.values) / len(p.values) if p.values else math.nan for p in rows]
-        (line,) = ax.plot([x_of[p.value] for p in rows], means, marker="o", ms=4, lw=1.6, label=base)
+        (line,) = ax.plot(*mean_line(rows, x_of), marker="o", ms=4, lw=1.6, label=base)
         color = line.get_color()
         # collapsed seeds of several bases often sit at one value (the unigram loss): each base's a little apart
         beside = offset_copy(ax.transData, fig=fig, x=4.0 * (i - (len(points) - 1) / 2), units="points")
