@@ -376,3 +376,24 @@ def test_a_run_two_boards_show_is_trained_once_and_builds_both_boards(tmp_path: 
         str(queue), nice=0, runs_dir=str(tmp_path / "none"), results_dir=results, uncommitted=True, train=False
     )
     assert shared.is_file() and report.boards == ["majority/tiny", "majority/shares"]
+
+
+def test_a_bake_trains_the_runs_in_progress_first_those_with_fewest_steps_left_first_then_in_queue_order() -> None:
+    """952 of an LM run's 2,000 steps finish before 2,000 of the paper protocol's 14,000: a bake that resumes both
+    puts the one with fewer steps left first, whatever their steps done; runs not started keep the queue's order."""
+    from types import SimpleNamespace
+
+    from normbench.sweep.bake import QueueItem, Slot, training_order
+
+    paper, lm = (QueueItem(b, t, p, ("v",), (0,), None) for b, t, p in (("majority/paper", "majority", "paper"),
+                                                                         ("lm/x", "lm", "quick")))  # fmt: skip
+
+    def slot(item: QueueItem, seed: int, max_steps: int, step: int = 0) -> Slot:
+        run = SimpleNamespace(config_hash=item.board, seed=seed, trainer={"max_steps": max_steps})
+        return Slot(item, run, "in progress" if step else "not started", step)
+
+    slots = [slot(paper, 0, 14000), slot(paper, 3, 14000, 2000), slot(lm, 1, 2000), slot(lm, 4, 2000, 952),
+             slot(lm, 5, 2000, 1500)]  # fmt: skip
+    order = [(s.item.board, s.run.seed) for s in training_order(slots)]
+    assert order == [("lm/x", 5), ("lm/x", 4), ("majority/paper", 3), ("majority/paper", 0), ("lm/x", 1)]
+    assert slot(lm, 4, 2000, 952).steps_left == 1048 and slot(lm, 4, 0, 952).steps_left == 0

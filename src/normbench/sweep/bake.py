@@ -172,9 +172,22 @@ class Slot:
         return [self.item.board, *self.also]
 
     @property
+    def steps_left(self) -> int:
+        """The steps this run still trains: its ``trainer.max_steps`` less the steps done (0 where none is set)."""
+        return max(int(self.run.trainer.get("max_steps") or 0) - self.step, 0)
+
+    @property
     def key(self) -> tuple[str, str, int]:
         """The run's identity in the archive: (task, config hash, seed)."""
         return run_key(self.item, self.run)
+
+
+def training_order(slots: list[Slot]) -> list[Slot]:
+    """The order a bake trains ``slots`` in: runs in progress first (what is started finishes first), those with the
+    fewest steps left (``trainer.max_steps`` less the steps done) before the others, then the queue's order (the sort
+    is stable). Steps left, not steps done: 952 of an LM run's 2,000 finish before 2,000 of the paper protocol's
+    14,000."""
+    return sorted(slots, key=lambda s: (s.state != "in progress", s.steps_left if s.state == "in progress" else 0))
 
 
 def run_key(item: QueueItem, run: Run) -> tuple[str, str, int]:
@@ -390,8 +403,7 @@ def bake(
     slots = survey(items, archive, runs_dir, restore=not dry_run, waiting=waiting)
     report = BakeReport(finished_before=sum(s.state == "finished" for s in slots))
     todo = [s for s in slots if s.state != "finished"]
-    # stable: the runs nearest their end first (what is started finishes first), then the queue's order
-    todo.sort(key=lambda s: (s.state != "in progress", -s.step))
+    todo = training_order(todo)
     gpu_ids = [g for g in (gpus or "").replace(" ", "").split(",") if g]
     workers = workers or (4 * len(gpu_ids) if gpu_ids else available_cpus())
     if dry_run:
