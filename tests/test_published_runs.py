@@ -122,3 +122,25 @@ def test_the_tuned_dyt_is_the_alpha0_its_grid_chose(tmp_path: Path) -> None:
     assert {r.variant: r.config_hash for r in grid}[chosen[0]] == {r.variant: r.config_hash for r in tuned}[
         "pre/dyt_tuned"
     ]
+
+
+def test_the_recipe_dyt_is_the_point_its_grid_chose(tmp_path: Path) -> None:
+    """pre/dyt_recipe (results/lm/dyt-judged/) is the run of the point results/lm/dyt-recipe/ chose: of each base's
+    chosen alpha0 (with and without the embedding scale), the one with the lower mean validation loss; the same config
+    hash as that grid point, so tasks/lm.yaml cannot drift from the board's choice."""
+    board = ROOT / "results" / "lm" / "dyt-recipe" / "leaderboard.json"
+    choice = (json.loads(board.read_text(encoding="utf-8")).get("choice") or {}) if board.is_file() else {}
+    picked = [
+        (row["metric"]["mean"], group["chosen_variant"])
+        for group in choice.get("groups") or []
+        for row in group.get("rows") or []
+        if group.get("chosen_variant") and row["variant"] == group["chosen_variant"]
+    ]
+    if not picked:
+        pytest.skip("results/lm/dyt-recipe/ has chosen no point yet (normbench bake)")
+    best = min(picked)[1] if choice["goal"] == "min" else max(picked)[1]
+    _, grid = plan_runs("lm", "dyt-recipe", seeds=[3], runs_dir=str(tmp_path))
+    _, judged = plan_runs("lm", "dyt-judged", seeds=[0], runs_dir=str(tmp_path))
+    assert {r.variant: r.config_hash for r in grid}[best] == {r.variant: r.config_hash for r in judged}[
+        "pre/dyt_recipe"
+    ]
