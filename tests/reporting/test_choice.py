@@ -85,14 +85,16 @@ def test_on_an_axis_of_several_keys_the_edge_is_taken_in_each_key() -> None:
     group, md = chosen("200.0;100.0;100.0")
     assert group["at_edge"] is True
     assert (
-        "It lies on the grid's edge (its value 1 of 3 is the largest; its value 2 of 3 is the largest; its value 3 of "
-        "3 is the largest of the grid): a value beyond the grid may be better." in md
+        "It lies on the grid's edge (the largest in every key of the grid): a value beyond the grid may be better."
+        in md
     )
     group, md = chosen("20.0;5.0;5.0")
     assert group["at_edge"] is True and "its value 2 of 3 is the smallest; its value 3 of 3 is the smallest" in md
     assert "value 1 of 3" not in md
     group, md = chosen("10.0")  # 10 in every key: inside the grid in each
     assert group["at_edge"] is False
+    group, md = chosen("5.0")  # 5 in every key: the smallest in each
+    assert group["at_edge"] is True and "(the smallest in every key of the grid)" in md
 
 
 def test_collapsed_seeds_are_shown_beside_their_value() -> None:

@@ -229,7 +229,12 @@ def _edge_text(group: dict[str, Any], complete: bool) -> str:
             if complete
             else f" It is the {end} value trained so far."
         )
-    where = "; ".join(f"its value {k + 1} of {width} is the {end}" for k, end in at)
+    ends = {end: [k for k, e in at if e == end] for end in ("smallest", "largest")}
+    where = "; ".join(
+        f"the {end} in every key" if len(keys) == width else f"its value {k + 1} of {width} is the {end}"
+        for end, keys in ends.items()
+        for k in (keys[:1] if len(keys) == width else keys)
+    )
     return f" It lies on the grid's edge ({where}{' of the grid' if complete else ' trained so far'})" + (
         ": a value beyond the grid may be better." if complete else "."
     )
