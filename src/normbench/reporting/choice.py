@@ -65,10 +65,10 @@ def coordinates(rows: list[dict[str, Any]]) -> list[tuple[float, ...]] | None:
     """Each row's grid value as numbers, one per key of its axis: ``50.0;20.0;20.0`` (an axis that joins three keys),
     a single number standing for every key (``10.0``: 10 in each). ``None`` where a value is not numeric or the values
     disagree on the number of keys."""
-    try:
-        points = [tuple(float(x) for x in str(r["value"]).split(";")) for r in rows]
-    except ValueError:
+    keys = [sort_key(str(r["value"])) for r in rows]  # one parse of a grid value: sort_key's numbers
+    if any(kind == 2 for kind, _, _ in keys):
         return None
+    points = [numbers for _, numbers, _ in keys]
     width = max((len(p) for p in points), default=1)
     full = [p * width if len(p) == 1 else p for p in points]
     return full if all(len(p) == width for p in full) else None
