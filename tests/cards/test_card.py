@@ -71,7 +71,7 @@ def test_the_cards_variant_replaces_every_block_norms_component_and_keeps_the_re
 
 def test_a_named_card_is_the_variant_each_task_names_and_probes_its_norm() -> None:
     assert card_variant("peri", CardProtocol.of("majority")) == ("peri/both", None)
-    assert card_variant("dyt", CardProtocol.of("lm")) == ("pre/dyt_tuned", None)  # DyT as tuned on the LM
+    assert card_variant("dyt", CardProtocol.of("lm")) == ("pre/dyt_recipe", None)  # DyT as its recipe chose on the LM
     assert card_variant("qknorm", CardProtocol.of("sst2")) == ("pre/both+qknorm", None)
     name, derived = card_variant("dyt", CardProtocol.of("sst2"))  # SST-2 names no DyT: its block norms replaced
     assert name == "pre/dyt" and derived is not None and derived["model.init_args.arch.ffn_norm.component"] == "dyt"
@@ -103,6 +103,18 @@ def test_the_card_plan_adds_its_variant_to_the_tasks_config(tmp_path: Path) -> N
     assert parse_tasks("lm,majority") == ["majority", "lm"]
     with pytest.raises(ValueError, match=r"^tasks: 'cifar' is not a card task"):
         parse_tasks("majority,cifar")
+
+
+def test_a_card_planned_again_keeps_its_declared_superseded_runs(tmp_path: Path) -> None:
+    plan_card(PNORM, ["majority"], tmp_path)
+    config = tmp_path / "cards" / "pnorm" / "majority.yaml"
+    doc = yaml.safe_load(config.read_text())
+    declared = {"why": "the card's variant was chosen again", "configs": ["0123456789ab"]}
+    doc["presets"]["quick-10"]["bench"]["superseded"] = declared
+    config.write_text(yaml.safe_dump(doc))
+    plan_card(PNORM, ["majority"], tmp_path)  # the card's own declaration survives a re-plan: its old runs may go
+    assert load_config(str(config), "quick-10")["bench"]["superseded"] == declared
+    assert "superseded" not in yaml.safe_load(config.read_text())["presets"]["tuned"]["bench"]  # only where declared
 
 
 def record(variant: str, seed: int, acc1000: float, acc5000: float, diverged_at: int | None = None) -> dict:

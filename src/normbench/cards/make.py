@@ -76,6 +76,20 @@ def bake_tasks(queue: Path, items: list[dict[str, Any]], names: list[str], **bak
         bake_queue(str(part), **bake)
 
 
+def keep_superseded(presets: dict[str, Any], published: Path) -> None:
+    """Carry the card's own ``bench.superseded`` declarations from its published task config into ``presets``: a
+    re-plan keeps the sentence that lets a board drop the runs of a variant the card no longer trains (a named card
+    whose variant was chosen again)."""
+    try:
+        old = yaml.safe_load(published.read_text(encoding="utf-8")) or {}
+    except FileNotFoundError:
+        return
+    for name, preset in (old.get("presets") or {}).items():
+        declared = ((preset or {}).get("bench") or {}).get("superseded")
+        if declared is not None:
+            presets.setdefault(name, {}).setdefault("bench", {})["superseded"] = declared
+
+
 def plan_card(
     norm: str, tasks: list[str], results_dir: str | Path, folder: Path | None = None
 ) -> tuple[Path, list[dict[str, Any]]]:
@@ -105,6 +119,7 @@ def plan_card(
             tuned.append({"board": board_of(task, norm, "tuned"), "task": task, "preset": protocol.tuned,
                           "variants": list(variants), "seeds": seeds, "config": config})  # fmt: skip
             presets[protocol.tuned] = {"bench": {"claims": None, "tuned": {"choice": board_of(task, norm, "lr")}}}
+        keep_superseded(presets, Path(results_dir) / "cards" / slug(norm) / f"{task}.yaml")
         doc: dict[str, Any] = {"extends": task, "presets": presets}
         if definition is not None:
             doc["bench"] = {"variants": {name: definition}}
