@@ -176,3 +176,30 @@ def test_a_dry_run_says_which_runs_resume_and_which_restart(tmp_path, capsys) ->
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("normbench: dry run of majority (preset quick): 6 runs, 2 at a time")
     assert [line.split("\t")[2] for line in lines[1:]] == list(states.values())
+
+
+def test_a_board_whose_dropped_variant_is_declared_superseded_is_still_this_sweeps(tmp_path) -> None:
+    """A card whose named variant was chosen again (pre/x replaced by pre/y) owns its board when its config declares
+    pre/x's config hash superseded; without that sentence, or with another hash, the board is another sweep's."""
+    import json
+
+    from normbench.sweep.plan import Run
+    from normbench.sweep.run import check_results_owner, sweep_definition, sweep_key
+
+    published = make_board(
+        [make_variant("pre/both", [0, 1], config_hash="b"), make_variant("pre/x", [0, 1], config_hash="old")],
+        preset="quick",
+        sweep_key="then",
+        sweep={},
+    )
+    (tmp_path / "leaderboard.json").write_text(json.dumps(published))
+
+    def runs(bench: dict) -> list:
+        return [Run(v, s, [], config_hash=h, config={"bench": bench}) for v, h in (("pre/both", "b"), ("pre/y", "new"))
+                for s in (0, 1)]  # fmt: skip
+
+    declared = runs({"superseded": {"why": "pre/y is the card's variant now", "configs": ["old"]}})
+    check_results_owner(tmp_path, sweep_key(sweep_definition("quick", declared, None, None, None)), "quick", declared)
+    for bench in ({}, {"superseded": {"why": "another", "configs": ["other"]}}):
+        with pytest.raises(ValueError, match="another sweep"):
+            check_results_owner(tmp_path, "now", "quick", runs(bench))

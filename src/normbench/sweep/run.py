@@ -160,9 +160,15 @@ def results_folder(
 
 def grows(doc: dict, preset: str | None, runs: list[Run]) -> bool:
     """Whether this sweep is the board's own with more seeds or variants: same preset, and every run the board shows
-    (variant, seed, config hash) is one this sweep plans (the bake adds seeds to a published board this way)."""
+    (variant, seed, config hash) is one this sweep plans (the bake adds seeds to a published board this way), or one
+    of a variant it no longer plans whose config hash its config declares superseded (:func:`publish.dropped`)."""
+    superseded = publish.superseded_configs(runs[0].config.get("bench") or {}) if runs else False
+    kept = {r.variant for r in runs}
     shown = {
-        (v["name"], int(s), str(v.get("config_hash"))) for v in doc.get("variants", []) for s in v.get("seeds", [])
+        (v["name"], int(s), str(v.get("config_hash")))
+        for v in doc.get("variants", [])
+        for s in v.get("seeds", [])
+        if not publish.dropped((v["name"], int(s)), v.get("config_hash"), kept, superseded)
     }
     planned = {(r.variant, int(r.seed), str(r.config_hash)) for r in runs}
     return doc.get("preset") == preset and bool(shown) and shown <= planned
