@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from normbench.archive.store import Archive, ArchiveError, platform_slug, steps_done
+from normbench.archive.store import CHECKPOINT, FINISHED, RECORD, Archive, ArchiveError, platform_slug, steps_done
 from normbench.training.records import read_record
 
 CPU = {"cpu": "AMD EPYC", "cpu_capability": "AVX2", "threads": 1, "gpu": None}
@@ -144,3 +144,15 @@ def test_every_published_run_is_listed_or_archived() -> None:
             for seed in v.get("seeds") or []:
                 known = archive.published_elsewhere(board["task"], v["config_hash"], seed)
                 assert known or archive.canonical(board["task"], v["config_hash"], seed), (path, v["name"], seed)
+
+
+def test_a_committed_replicate_keeps_a_checkpoint_only_while_its_run_is_unfinished() -> None:
+    """A finished run's weights live on only in its analyses: a checkpoint left beside a finished record is weight
+    the archive carries for nothing (and a reader could take it for a run still to continue)."""
+    archive = Archive(Path(__file__).resolve().parents[2] / "results")
+    stale = [
+        str(ckpt.relative_to(archive.root))
+        for ckpt in sorted(archive.root.glob(f"*/*/seed*/*/{CHECKPOINT}"))
+        if read_record(ckpt.parent / RECORD).get("status") in FINISHED
+    ]
+    assert not stale, f"checkpoints beside finished records: {stale}"
