@@ -97,6 +97,12 @@ def test_the_card_plan_adds_its_variant_to_the_tasks_config(tmp_path: Path) -> N
     )
     spec = load_config(tuned["config"], "tuned")["bench"]["tuned"]
     assert spec == {"choice": "majority/lr-card-pnorm", "shared": 1e-3}  # its norm's rate chosen on its own grid
+    assert load_config(tuned["config"], "tuned")["bench"]["protocol"]["notes"] == [  # its own board's, not the task's
+        "The card's judging seeds 0-9 in the protocol of results/majority/card-pnorm/, every variant at the learning "
+        "rate all share (0.001; these are the runs of results/majority/card-pnorm/) and at its own rate, chosen on "
+        "results/majority/lr-card-pnorm/ (tuning seeds 100, 101). Every claim is judged at both."
+    ]
+    assert load_config(tuned["config"], "tuned")["bench"]["protocol"]["settings"]  # the task's table stays
     assert yaml.safe_load(queue.read_text())["queue"] == items
     _, (sst2, *_) = plan_card(PNORM, ["sst2"], tmp_path)
     assert load_config(sst2["config"], "quick")["bench"].get("token_report") is None  # Tables 3-4 read other models

@@ -90,6 +90,26 @@ def keep_superseded(presets: dict[str, Any], published: Path) -> None:
             presets.setdefault(name, {}).setdefault("bench", {})["superseded"] = declared
 
 
+def seed_span(seeds: list[int] | tuple[int, ...]) -> str:
+    """``0-9`` for consecutive seeds, else ``0, 2, 5``."""
+    seeds = sorted(int(s) for s in seeds)
+    consecutive = len(seeds) > 2 and seeds == list(range(seeds[0], seeds[-1] + 1))
+    return f"{seeds[0]}-{seeds[-1]}" if consecutive else ", ".join(map(str, seeds))
+
+
+def tuned_note(task: str, norm: str, protocol: CardProtocol, grid_seeds: list[int]) -> str:
+    """The protocol note of a card's board at the tuned rates: the card's own seeds, shared-rate runs and grid (the
+    task's note names the task's)."""
+    shared = load_config(task, protocol.tuned)["bench"]["tuned"]["shared"]
+    head = board_of(task, norm)
+    return (
+        f"The card's judging seeds {seed_span(protocol.seeds)} in the protocol of results/{head}/, every variant at "
+        f"the learning rate all share ({shared:g}; these are the runs of results/{head}/) and at its own rate, chosen "
+        f"on results/{board_of(task, norm, 'lr')}/ (tuning seeds {seed_span(grid_seeds)}). Every claim is judged at "
+        f"both."
+    )
+
+
 def plan_card(
     norm: str, tasks: list[str], results_dir: str | Path, folder: Path | None = None
 ) -> tuple[Path, list[dict[str, Any]]]:
@@ -118,7 +138,13 @@ def plan_card(
                           "config": config})  # fmt: skip
             tuned.append({"board": board_of(task, norm, "tuned"), "task": task, "preset": protocol.tuned,
                           "variants": list(variants), "seeds": seeds, "config": config})  # fmt: skip
-            presets[protocol.tuned] = {"bench": {"claims": None, "tuned": {"choice": board_of(task, norm, "lr")}}}
+            presets[protocol.tuned] = {
+                "bench": {
+                    "claims": None,
+                    "tuned": {"choice": board_of(task, norm, "lr")},
+                    "protocol": {"notes": [tuned_note(task, norm, protocol, grid_seeds)]},
+                }
+            }
         keep_superseded(presets, Path(results_dir) / "cards" / slug(norm) / f"{task}.yaml")
         doc: dict[str, Any] = {"extends": task, "presets": presets}
         if definition is not None:
