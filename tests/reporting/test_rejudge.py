@@ -226,8 +226,10 @@ def test_a_build_that_only_adds_a_variant_replaces_no_superseded_build(tmp_path:
     lb.write(old.with_keys(supersedes=block), tmp_path, [])
     narrowed = {**BENCH, "superseded": {"why": "w", "configs": ["0ld"]}}
     assert write.superseded_build(tmp_path / "leaderboard.json", wider, narrowed) == block
-    reworded = {**BENCH, "superseded": {"why": "w, said better", "configs": ["0ld"]}}  # the sentence as it reads now
-    assert write.superseded_build(tmp_path / "leaderboard.json", wider, reworded) == {**block, "why": "w, said better"}
+    # the sentence the block was written with stays: today's declaration may be another board's (a card's tuned board
+    # inherits its task's, which names the task's variants)
+    reworded = {**BENCH, "superseded": {"why": "the task's own sentence", "configs": ["0ld"]}}
+    assert write.superseded_build(tmp_path / "leaderboard.json", wider, reworded) == block
     others = {**BENCH, "superseded": {"why": "w", "configs": hashes[:1] + ["another"]}}
     assert write.superseded_build(tmp_path / "leaderboard.json", wider, others) is None
 

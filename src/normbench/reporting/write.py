@@ -313,10 +313,10 @@ def superseded_build(path: Path, board: Board, bench_cfg: dict[str, Any]) -> dic
     old_hashes = {v.name: v.config_hash for v in old.variants}
     new_hashes = {v.name: v.config_hash for v in board.variants}
     replaced = [h for name, h in old_hashes.items() if new_hashes.get(name) != h]  # runs of another config now
+    if not applies(replaced):  # nothing superseded is replaced: a block still about superseded configs passes on as
+        kept = old.supersedes  # it was written (its sentence says why then; today's may be another board's, inherited)
+        return kept if kept and applies((kept.get("config_hashes") or {}).values()) else None
     why = bench_cfg["superseded"]["why"] if isinstance(bench_cfg["superseded"], dict) else bench_cfg["superseded"]
-    if not applies(replaced):  # nothing superseded is replaced: a block still about superseded configs passes on,
-        kept = old.supersedes  # with the config's sentence as it reads now
-        return {**kept, "why": why} if kept and applies((kept.get("config_hashes") or {}).values()) else None
     return {
         "generated_at": old.generated_at,
         "git_commit": old.provenance.get("git_commit"),
