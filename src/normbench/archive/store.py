@@ -98,8 +98,14 @@ def platform_slug(provenance: dict[str, Any]) -> str:
         name = f"gpu-{plat['gpu']}"
     else:
         threads = plat.get("threads", provenance.get("threads"))
-        name = f"cpu-{plat.get('cpu') or 'unknown'}-{plat.get('cpu_capability') or 'unknown'}-t{threads}"
+        name = f"cpu-{cpu_family(plat.get('cpu') or 'unknown')}-{plat.get('cpu_capability') or 'unknown'}-t{threads}"
     return re.sub(r"-{2,}", "-", re.sub(r"[^a-z0-9.+-]+", "-", name.lower())).strip("-")
+
+
+def cpu_family(model: str) -> str:
+    """A CPU model name without its marks, generic words and clock: ``Intel(R) Xeon(R) Processor`` -> ``Intel Xeon``."""
+    model = re.sub(r"\((r|tm)\)|@\s*[\d.]+\s*[gm]hz|\b(processor|cpu)\b", " ", model, flags=re.IGNORECASE)
+    return " ".join(model.split()) or "unknown"
 
 
 def steps_done(record: dict[str, Any]) -> int:
