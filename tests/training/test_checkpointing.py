@@ -135,3 +135,22 @@ def test_the_record_points_at_the_final_steps_weights(tmp_path: Path) -> None:
     rec = read_record(fit(tmp_path, checkpoint_every=8))
     assert rec["final_step"] == 20 and Path(rec["checkpoint"]).name == "last.ckpt"
     assert torch.load(rec["checkpoint"], map_location="cpu", weights_only=False)["global_step"] == 20
+
+
+def test_a_resumed_run_names_every_segment_and_sums_their_wall_time(tmp_path: Path) -> None:
+    """A run resumed from another commit's (or platform's) checkpoint keeps who trained its first steps."""
+    path = fit(tmp_path)
+    full = read_record(path)
+    run_dir = path.parent
+    (mid,) = [p for p in (run_dir / "checkpoints").glob("*step=12.ckpt")]
+    shutil.copy(mid, run_dir / "checkpoints" / "last.ckpt")
+    earlier = {**full["provenance"], "git_commit": "0123456789ab", "dirty": False}
+    atomic_write_json(path, {**full, "status": "interrupted", "provenance": earlier, "wall_time_s": 1000.0})
+
+    resumed = read_record(fit(tmp_path))
+    first, last = resumed["segments"]
+    assert (first["git_commit"], first["to_step"]) == ("0123456789ab", 12)
+    assert (last["git_commit"], last["to_step"]) == (full["provenance"]["git_commit"], 20)
+    assert first["platform"] == last["platform"]
+    assert 1000.0 < resumed["wall_time_s"] < 1000.0 + 10 * full["wall_time_s"] + 60
+    assert resumed["provenance"]["git_commit"] == full["provenance"]["git_commit"]

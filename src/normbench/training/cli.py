@@ -24,6 +24,7 @@ from lightning.pytorch.loggers import TensorBoardLogger
 from lightning.pytorch.utilities import rank_zero_only
 from lightning.pytorch.utilities.model_helpers import is_overridden
 
+from normbench.archive.store import checkpoint_step
 from normbench.data.preflight import check_data
 from normbench.io import check_writable, show_bars, verbose
 from normbench.rng import rng_states
@@ -299,6 +300,7 @@ def start_point(recorder: RunRecordLogger) -> Path | None:
         checkpoint = resume_checkpoint(run_dir, wanted)
     if checkpoint is not None:
         print(f"normbench: resuming {run_dir} from {checkpoint}", file=sys.stderr)
+        recorder.continue_from(previous, checkpoint_step(checkpoint))
     elif rank_zero_only.rank == 0:
         clear_run_dir(run_dir)
     return checkpoint

@@ -30,6 +30,7 @@ from normbench.archive.record import (  # noqa: F401 - re-exported: the statuses
     load_record,
     series_problem,
 )
+from normbench.archive.store import segment
 from normbench.io import atomic_write_json
 from normbench.training.reproducibility import platform_info
 
@@ -124,6 +125,15 @@ class RunRecordLogger(Logger):
         self.meta = dict(meta)
         self.series: dict[str, list[list[float]]] = {}
         self.started = datetime.now(timezone.utc)
+        self.earlier: list[dict[str, Any]] = []  # a resumed run's earlier segments (who trained which steps)
+        self.earlier_wall_s = 0.0
+
+    def continue_from(self, previous: dict[str, Any], step: int) -> None:
+        """This attempt resumes ``previous`` (the run's record) from its checkpoint at ``step``: the record names
+        every segment that trained it (platform, commit, clean tree, steps reached) and its wall time is their sum."""
+        earlier = [dict(s) for s in previous.get("segments") or [segment(previous)]]
+        earlier[-1]["to_step"] = step
+        self.earlier, self.earlier_wall_s = earlier, float(previous.get("wall_time_s") or 0.0)
 
     @property
     def name(self) -> str:
@@ -149,8 +159,8 @@ class RunRecordLogger(Logger):
     def record(self, status: str, **extra: Any) -> dict[str, Any]:
         if status not in STATUSES:
             raise ValueError(f"status: {status!r} is not one of {', '.join(STATUSES)}")
-        wall = (datetime.now(timezone.utc) - self.started).total_seconds()
-        return {
+        wall = self.earlier_wall_s + (datetime.now(timezone.utc) - self.started).total_seconds()
+        record = {
             **self.meta,
             "status": status,
             **extra,
@@ -158,6 +168,9 @@ class RunRecordLogger(Logger):
             "updated_at": utc_now(),
             "series": self.series,
         }
+        if self.earlier:
+            record["segments"] = [*self.earlier, segment(record)]
+        return record
 
     @rank_zero_only
     def write(self, status: str, **extra: Any) -> None:
