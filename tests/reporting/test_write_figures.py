@@ -70,3 +70,27 @@ def test_a_build_that_stops_drawing_a_figure_is_written_without_it(tmp_path: Pat
     assert kept_as_published(out, doc, False, [str(out / "loss.png")]) is None  # accuracy.png no longer drawn
     (out / "geometry_3d.png").unlink()  # an outside figure whose file is gone is no longer shown either
     assert kept_as_published(out, doc, False, [str(out / "loss.png"), str(out / "accuracy.png")]) is None
+
+
+def test_a_rule_about_another_boards_metric_rewrites_no_board(tmp_path: Path) -> None:
+    """A declared tolerance or distribution rule is written on a board as the code had it; a change of a rule none
+    of its metrics follows leaves it as published, one its metric follows rewrites it."""
+    rules = {"tolerances": [{"metrics": "*acc*", "abs": 2.5e-4}], "by_distribution": [{"metrics": "final_train_loss"}]}
+    metric = {"per_seed": [0.9, 0.91], "mean": 0.905}
+    doc = make_board(
+        [make_variant("pre/both", [0, 1], metrics={"test_acc@1000": metric})],
+        reproducibility={"platforms": [], **rules},
+    )
+    out = tmp_path / "majority"
+    out.mkdir()
+    (out / "leaderboard.json").write_text(json.dumps(doc), encoding="utf-8")
+
+    def with_rules(**changed: list) -> dict:
+        return {**doc, "reproducibility": {**doc["reproducibility"], **changed}}
+
+    other = with_rules(by_distribution=[*rules["by_distribution"], {"metrics": "final_query_angle"}])
+    assert "is unchanged" in str(kept_as_published(out, other, False))
+    own = with_rules(by_distribution=[*rules["by_distribution"], {"metrics": "test_acc@1000"}])
+    assert kept_as_published(out, own, False) is None
+    wider = with_rules(tolerances=[{"metrics": "*acc*", "abs": 5e-4}])
+    assert kept_as_published(out, wider, False) is None

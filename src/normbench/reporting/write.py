@@ -9,6 +9,7 @@ finished runs and its settings, else nothing is written (``force`` replaces it).
 
 from __future__ import annotations
 
+import fnmatch
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -239,7 +240,7 @@ def kept_as_published(out: Path, doc: dict[str, Any], force: bool, plots: Sequen
     old = published.to_json() if isinstance(published, Board) else published
     shown = {Path(p).name for p in plots} | set(outside_figures(old, out, plots))  # the board is read once here
     figures_differ = shown != {Path(p).name for p in old.get("figures") or [] if isinstance(p, str)}
-    if publish.says_the_same(old, doc, VOLATILE) and not figures_differ:
+    if publish.says_the_same(own_rules(old), own_rules(doc), VOLATILE) and not figures_differ:
         return f"normbench: {out / 'leaderboard.json'} is unchanged (same runs, values and verdicts)"
     if drift := replicate_drift(old, doc):
         variant, metric, seed, was, now = max(drift, key=lambda d: abs(d[4] - d[3]))
@@ -250,6 +251,25 @@ def kept_as_published(out: Path, doc: dict[str, Any], force: bool, plots: Sequen
             f"{publish.FORCE}"
         )
     return None
+
+
+def own_rules(doc: dict[str, Any]) -> dict[str, Any]:
+    """``doc`` with only the reproducibility rules (declared tolerances, metrics compared by distribution) that apply
+    to a metric of its own: a rule about other boards' metrics changes no word of what this board says, so a build
+    that differs only there is not written again."""
+    rep = doc.get("reproducibility")
+    if not isinstance(rep, dict):
+        return doc
+    metrics = {m for v in doc.get("variants") or [] if isinstance(v, dict) for m in v.get("metrics") or {}}
+
+    def applies(row: Any) -> bool:
+        pattern = row.get("metrics") if isinstance(row, dict) else None
+        return not isinstance(pattern, str) or any(fnmatch.fnmatchcase(m, pattern) for m in metrics)
+
+    rules = {
+        k: [r for r in rep[k] if applies(r)] for k in ("tolerances", "by_distribution") if isinstance(rep.get(k), list)
+    }
+    return {**doc, "reproducibility": {**rep, **rules}}
 
 
 def figures_kept(out: Path, plots: Sequence[str]) -> list[str]:

@@ -153,6 +153,11 @@ TOLERANCES: tuple[tuple[str, Tolerance], ...] = (
 BY_DISTRIBUTION: tuple[tuple[str, str], ...] = (
     ("final_train_loss", "the majority task's final training loss drifts by 1e-4 between CPUs; its seeds by 1e-3"),
     ("test_acc@5000", "at step 5000 the majority task's seeds agree within 2e-3; CPUs drift by 1e-4"),
+    (
+        "final_query_angle",
+        "the majority task's final query angle drifts by 0.028 degrees between CPUs (Intel vs AMD); "
+        "the paper protocol's seeds by 0.78",
+    ),
 )
 DISTRIBUTION_WIDTH = 3.0  # a re-run agrees with the published seeds within this many of their standard deviations
 
