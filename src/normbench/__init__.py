@@ -13,4 +13,5 @@ __version__ = "0.1.0"
 # Intel MKL's conditional numerical reproducibility: the same results from run to run on one CPU,
 # whatever the memory alignment of the operands (see normbench.training.reproducibility). MKL reads it
 # once, at its first call; an explicit setting of the user's is kept.
-os.environ.setdefault("MKL_CBWR", "AUTO,STRICT")
+MKL_CBWR_DEFAULT = "AUTO,STRICT"
+os.environ.setdefault("MKL_CBWR", MKL_CBWR_DEFAULT)

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from normbench import MKL_CBWR_DEFAULT
 from normbench.io import atomic_write, atomic_write_json, dumps_json
 
 ARCHIVE = "archive"
@@ -92,13 +93,17 @@ def platform_slug(provenance: dict[str, Any]) -> str:
     """The platform class of a run, as a folder name: ``gpu-nvidia-h200``, ``cpu-amd-epyc-avx2-t1``.
 
     What decides a run's last bits: the GPU where there is one, else the CPU model, its vector width and the
-    number of threads (a reduction splits by thread)."""
+    number of threads (a reduction splits by thread), and MKL's reproducibility mode where it is not normbench's
+    (``...-mkl-cbwr-unset``: on an Intel CPU MKL then runs other kernels)."""
     plat = provenance.get("platform") or {}
     if plat.get("gpu"):
         name = f"gpu-{plat['gpu']}"
     else:
         threads = plat.get("threads", provenance.get("threads"))
         name = f"cpu-{cpu_family(plat.get('cpu') or 'unknown')}-{plat.get('cpu_capability') or 'unknown'}-t{threads}"
+        cbwr = plat.get("mkl_cbwr")
+        if cbwr is not None and cbwr != MKL_CBWR_DEFAULT:  # a record from before normbench set it names none
+            name += f"-mkl-cbwr-{cbwr or 'unset'}"
     return re.sub(r"-{2,}", "-", re.sub(r"[^a-z0-9.+-]+", "-", name.lower())).strip("-")
 
 
