@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import normbench
+from normbench.archive.store import Archive, platform_slug
 from normbench.training.reproducibility import mismatches, same_platform
 
 REPO = Path(normbench.__file__).resolve().parents[2]
@@ -61,5 +62,14 @@ def test_a_majority_bench_run_reproduces_the_committed_leaderboard(variant: str,
     seed = want["seeds"].index(0)
     expected = {metric: agg["per_seed"][seed] for metric, agg in want["metrics"].items()}
     actual = {metric: got["metrics"][metric]["per_seed"][0] for metric in expected}
-    assert not mismatches(actual, expected, bitwise), (run["platform"], platforms)
+    seeds = {metric: agg["per_seed"] for metric, agg in want["metrics"].items()}  # for metrics compared by distribution
+    assert not mismatches(actual, expected, bitwise, seeds), (run["platform"], platforms)
     assert sum(v is not None for v in expected.values()) >= 8
+    # this platform class's archived replicate of the run, where the archive holds one: every series bit for bit
+    same_class = [
+        rep
+        for rep in Archive(REPO / "results").replicates("majority", want["config_hash"], 0)
+        if rep.name == platform_slug(run) and rep.record()["provenance"].get("torch") == run["torch"]
+    ]
+    for rep in same_class:
+        assert json.loads(record.read_text())["series"] == rep.record()["series"], rep.path

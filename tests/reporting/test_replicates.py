@@ -107,3 +107,23 @@ def test_the_committed_report_is_generated_from_the_archive(tmp_path: Path) -> N
     write_report(tmp_path / "results")
     for name in ("reproducibility.md", "reproducibility.json"):
         assert (tmp_path / "results" / name).read_text() == (RESULTS / name).read_text(), name
+
+
+def test_a_replicates_archived_decomposition_is_compared_with_the_published_shares(tmp_path: Path) -> None:
+    """The decomposition's shares (mu_i@out ...) are read off a replicate's archived decomposition.json, as the board
+    read them off its own run's."""
+    results = tmp_path / "results"
+    board(results / "majority", [0.5, 0.6])
+    doc = json.loads((results / "majority" / "leaderboard.json").read_text())
+    doc["metrics"]["mu_i@out"] = {"series": "decomposition/output/i", "at_step": "last"}
+    doc["variants"][0]["metrics"]["mu_i@out"] = {"per_seed": [0.1175, 0.15], "std": 0.02}
+    (results / "majority" / "leaderboard.json").write_text(json.dumps(doc))
+    (results / "archive" / "majority").mkdir(parents=True)
+    (results / "archive" / "majority" / "published.json").write_text(json.dumps({"runs": {"abc123": [0, 1]}}))
+    replicate(tmp_path, results, 0, 0.5)
+    shares = {"embed": {"i": 1.0, "h": 0.0}, "L1": {"i": 0.11752, "h": 0.8}}
+    (rep,) = Archive(results).replicates("majority", "abc123", 0)
+    (rep.path / "decomposition.json").write_text(json.dumps({"output_layer": "L1", "layers": shares}))
+    rows = {r["metric"]: r for r in comparisons(results)}
+    assert sorted(rows) == ["final_train_loss", "mu_i@out"]
+    assert (rows["mu_i@out"]["published"], rows["mu_i@out"]["replicate"]) == (0.1175, 0.11752)

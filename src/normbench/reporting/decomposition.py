@@ -26,7 +26,7 @@ from normbench.io import atomic_write_json  # noqa: E402
 from normbench.nn.norms import get_component  # noqa: E402
 from normbench.reporting.plots import save_png  # noqa: E402
 from normbench.reporting.run_cache import cached_analysis, checkpoint_stamp  # noqa: E402
-from normbench.tasks.series import DECOMPOSITION  # noqa: E402
+from normbench.tasks.series import decomposition_as_series  # noqa: E402
 from normbench.training.loading import build_datamodule, load_run  # noqa: E402
 from normbench.training.rundir import DECOMPOSITION_NAME, run_of_checkpoint  # noqa: E402
 
@@ -87,17 +87,6 @@ def cached_decomposition(record: dict[str, Any], sequences: int) -> dict[str, An
     return cached_analysis(
         record, DECOMPOSITION_NAME, {"sequences_requested": sequences}, lambda ckpt: decompose_run(ckpt, sequences)
     )
-
-
-def as_series(decomposition: dict[str, Any], step: int) -> dict[str, list[list[float]]]:
-    """``decomposition/<layer>/<term>`` and ``decomposition/output/<term>`` as one-point series at ``step``."""
-    out = {}
-    for layer, shares in decomposition["layers"].items():
-        for term, value in shares.items():
-            out[DECOMPOSITION.format(layer=layer, term=term)] = [[step, value]]
-    for term, value in decomposition["layers"][decomposition["output_layer"]].items():
-        out[DECOMPOSITION.format(layer="output", term=term)] = [[step, value]]
-    return out
 
 
 def finite_band(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -183,7 +172,7 @@ def with_decomposition(records: list[dict[str, Any]], sequences: int) -> list[di
         if dec is not None:
             record = {
                 **record,
-                "series": {**record["series"], **as_series(dec, int(record.get("final_step") or 0))},
+                "series": {**record["series"], **decomposition_as_series(dec, int(record.get("final_step") or 0))},
                 "decomposition": dec,
             }
         out.append(record)

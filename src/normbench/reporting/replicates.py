@@ -2,8 +2,8 @@
 
 For every published board, every run it shows (variant, config hash, seed) and every replicate of that run in the
 run archive trained on another platform than the values the board shows, each metric of the board is read off the
-replicate's series (the board's own metric spec) and compared with the published per-seed value. Per metric, the
-table gives the largest absolute drift, in units of the declared cross-platform tolerance
+replicate's series and archived analyses (the board's own metric spec) and compared with the published per-seed
+value. Per metric, the table gives the largest absolute drift, in units of the declared cross-platform tolerance
 (:func:`normbench.training.reproducibility.tolerance`) and of the smallest seed std of the boards compared.
 
 The rule the tolerances are held to: each at least 3x the largest drift measured (on two CPU vendors, and a GPU
@@ -23,9 +23,10 @@ from typing import Any
 from normbench.archive.store import Archive, platform_slug
 from normbench.io import atomic_write_json, atomic_write_text, read_yaml
 from normbench.tasks import task_names
-from normbench.tasks.series import series_value
+from normbench.tasks.series import decomposition_as_series, series_value
 from normbench.training.config import load_config
 from normbench.training.reproducibility import by_distribution, chaotic, tolerance
+from normbench.training.rundir import DECOMPOSITION_NAME
 
 REPORT = "reproducibility"
 REPORTED = "archive/reported-drift.yaml"  # drift measured where the replicates' records were not kept
@@ -59,12 +60,13 @@ def comparisons(results_dir: str | Path) -> list[dict[str, Any]]:
                     record = rep.record()
                     if record.get("status") != "done":
                         continue
+                    series = {**(record.get("series") or {}), **analysis_series(rep.path, record)}
                     for metric, spec in specs.items():
                         if not isinstance(spec, dict) or "series" not in spec:
                             continue
                         published = ((variant.get("metrics") or {}).get(metric) or {}).get("per_seed") or []
                         was = published[i] if i < len(published) else None
-                        now, _ = series_value((record.get("series") or {}).get(spec["series"], []), spec)
+                        now, _ = series_value(series.get(spec["series"], []), spec)
                         if was is None or now is None:
                             continue
                         std = ((variant.get("metrics") or {}).get(metric) or {}).get("std")
@@ -83,6 +85,15 @@ def comparisons(results_dir: str | Path) -> list[dict[str, Any]]:
                             }
                         )
     return rows
+
+
+def analysis_series(folder: Path, record: dict[str, Any]) -> dict[str, list[list[float]]]:
+    """The series a replicate's archived analyses give a board (its decomposition, at its final step), as the board
+    read them when it was built from that run."""
+    path = folder / DECOMPOSITION_NAME
+    if not path.is_file():
+        return {}
+    return decomposition_as_series(json.loads(path.read_text(encoding="utf-8")), int(record.get("final_step") or 0))
 
 
 def vendor(platform: str) -> str:
@@ -299,7 +310,8 @@ def render(
         f"not archived (`results/{REPORTED}`) and the published boards; do not edit by hand "
         "(`python -m normbench.reporting.replicates`).",
         "Each published per-seed value is compared with every archived replicate of its run trained on another "
-        "platform (the board's own metric, read off the replicate's series).",
+        "platform (the board's own metric, read off the replicate's series, or its archived decomposition for the "
+        "decomposition's shares).",
         "",
         "The rule (`normbench.training.reproducibility`): each tolerance at least 3x the largest drift measured "
         "and at most a tenth of the smallest seed std of every board (the ceiling). Where no tolerance can "

@@ -87,6 +87,18 @@ def decomposition_series(n_layers: int, terms: Iterable[str] = ("i", "h", "f", "
     return [DECOMPOSITION.format(layer=layer, term=t) for layer in layers for t in terms]
 
 
+def decomposition_as_series(decomposition: dict[str, Any], step: int) -> dict[str, list[list[float]]]:
+    """A run's ``decomposition.json`` as one-point series at ``step``: ``decomposition/<layer>/<term>``, and
+    ``decomposition/output/<term>`` for its output layer."""
+    out = {}
+    for layer, shares in decomposition["layers"].items():
+        for term, value in shares.items():
+            out[DECOMPOSITION.format(layer=layer, term=term)] = [[step, value]]
+    for term, value in decomposition["layers"][decomposition["output_layer"]].items():
+        out[DECOMPOSITION.format(layer="output", term=term)] = [[step, value]]
+    return out
+
+
 def expand_metric_layers(metrics: dict[str, dict[str, Any]], n_layers: int) -> dict[str, dict[str, Any]]:
     """Metrics whose name holds ``{layer}`` become one metric per layer 1..n_layers (in name and series)."""
     out: dict[str, dict[str, Any]] = {}

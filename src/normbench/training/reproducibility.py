@@ -135,10 +135,7 @@ TOLERANCES: tuple[tuple[str, Tolerance], ...] = (
     ("*acc*", Tolerance(2.5e-4, 0.0, "a fraction of examples")),
     ("*f1*", Tolerance(2.5e-4, 0.0, "a fraction of examples")),
     ("mu_f*", Tolerance(5e-4, 0.0, "a share of the hidden state (the feed-forward term drifts the most)")),
-    (
-        "mu_i*",
-        Tolerance(3.5e-5, 0.0, "a share of the hidden state (its drift is known only as at least 1e-5: reported)"),
-    ),
+    ("mu_h@out", Tolerance(2.5e-4, 0.0, "a share of the output hidden state (the attention term)")),
     ("mu_*", Tolerance(1e-4, 0.0, "a share of the hidden state")),
     ("*loss*", Tolerance(0.0, 1e-5, "nats")),
     ("*ppl*", Tolerance(0.0, 2e-5, "exp of a loss")),
@@ -157,6 +154,11 @@ BY_DISTRIBUTION: tuple[tuple[str, str], ...] = (
         "final_query_angle",
         "the majority task's final query angle drifts by 0.028 degrees between CPUs (Intel vs AMD); "
         "the paper protocol's seeds by 0.78",
+    ),
+    (
+        "mu_i*",
+        "the input's share of the majority task's output drifts by 8.5e-5 between CPUs (Intel vs AMD); "
+        "on some boards its seeds agree within 4e-4",
     ),
 )
 DISTRIBUTION_WIDTH = 3.0  # a re-run agrees with the published seeds within this many of their standard deviations
