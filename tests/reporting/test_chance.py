@@ -264,6 +264,24 @@ def test_draws_grow_until_the_null_is_a_tenth_of_the_seed_spread() -> None:
     assert chance.sets_for(pilot, target_sem=None) == (50, False)
 
 
+def test_a_null_is_drawn_again_when_its_first_draw_falls_short_of_the_target() -> None:
+    """The sets needed are predicted from the pilot's estimated standard error; a draw that still misses the target
+    is drawn again, and whether the target is met is the final draw's own standard error, not the prediction."""
+    pilot = chance_fraction(8, 64, sets=50)
+    target = pilot["sem"] / 2
+    draws: list[int] = []
+
+    def draw(*, sets: int) -> dict:
+        draws.append(sets)
+        sem = target * 1.1 if len(draws) == 1 else target * 0.9  # the first draw misses by 10%
+        return {**pilot, "sets": sets, "sem": sem}
+
+    final = chance.draw_to_target(pilot, target, draw)
+    assert len(draws) == 2 and draws[1] > draws[0] and final["sem"] <= target
+    assert chance.draw_to_target(pilot, None, draw) is pilot  # no target: the pilot stands
+    assert chance.draw_to_target(pilot, pilot["sem"] * 2, draw) is pilot  # met already: nothing drawn
+
+
 def test_with_chance_shares_one_null_across_columns_and_meets_the_smallest_spread(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

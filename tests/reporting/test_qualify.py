@@ -18,6 +18,18 @@ from tests.factories import positive_zero_claim
 RESULTS = Path(__file__).resolve().parents[2] / "results"
 BOARDS = [p for p in sorted(RESULTS.rglob("leaderboard.json")) if "archive" not in p.parts]
 REPORTS = [RESULTS / "sst2" / "unselectable_tokens.json"]  # Tables 3-4, judged beside the SST-2 board
+CARDS = sorted((RESULTS / "cards").glob("*/card.json"))
+
+
+def judged_entries(doc: object) -> list[dict]:
+    """Every judged claim in a committed document, wherever it sits: a board's ``claims``, ``tuned_claims`` and
+    ``against_chance``, a card's per-task claims at either rate (a dict with an ``id`` and a ``verdict``)."""
+    if isinstance(doc, list):
+        return [e for item in doc for e in judged_entries(item)]
+    if not isinstance(doc, dict):
+        return []
+    own = [doc] if isinstance(doc.get("id"), str) and "verdict" in doc else []
+    return own + [e for value in doc.values() for e in judged_entries(value)]
 
 
 def test_the_detectable_effect_is_the_welch_interval_widened_to_80_percent_power() -> None:
@@ -92,6 +104,27 @@ def claims_files() -> list[tuple[str, dict]]:
     return out
 
 
+def test_a_claim_id_has_one_margin_per_claims_file() -> None:
+    """A second registration of the same claim id for the same claims file would let a margin move silently."""
+    from normbench.reporting.qualify import registered_margins
+
+    for claim_id, registrations in registered_margins().items():
+        files = [r["claims"] for r in registrations]
+        assert len(files) == len(set(files)), f"{claim_id}: registered twice for one claims file: {files}"
+
+
+@pytest.mark.parametrize("path", BOARDS + CARDS, ids=lambda p: str(p.relative_to(RESULTS)))
+def test_every_published_equivalence_was_judged_at_its_registered_margin(path: Path) -> None:
+    """A margin changed in the registry after a board was judged at the old one fails here: the change needs a new
+    claim id, judged on its own."""
+    for entry in judged_entries(json.loads(path.read_text(encoding="utf-8"))):
+        margin = (entry.get("equivalence") or {}).get("margin")
+        if margin is not None:
+            assert margin_registration(entry["id"], float(margin)) is not None, (
+                f"{entry['id']}: judged at margin {margin}, which is not its registered margin"
+            )
+
+
 def test_every_equivalence_margin_is_registered_under_its_claim_id() -> None:
     """A margin changed under the same claim id fails here: a new margin is a new claim id, registered in
     claims/margins.yaml before its runs."""
@@ -103,10 +136,10 @@ def test_every_equivalence_margin_is_registered_under_its_claim_id() -> None:
         assert registered["claims"] == name and registered["declared"] in ("before the runs", "after the runs")
 
 
-@pytest.mark.parametrize("path", BOARDS + REPORTS, ids=lambda p: str(p.relative_to(RESULTS)))
+@pytest.mark.parametrize("path", BOARDS + REPORTS + CARDS, ids=lambda p: str(p.relative_to(RESULTS)))
 def test_no_committed_claim_is_reproduced_while_its_interval_includes_zero(path: Path) -> None:
-    doc = json.loads(path.read_text(encoding="utf-8"))
-    for claim in [*(doc.get("claims") or []), *(doc.get("against_chance") or [])]:
+    """Every judged claim of every board, report and card: at the shared rate, at the tuned rates, against chance."""
+    for claim in judged_entries(json.loads(path.read_text(encoding="utf-8"))):
         diff = claim.get("difference")
         if claim.get("equivalence") is not None or not diff or diff.get("estimate") is None:
             continue  # an equivalence is shown by its 90% interval inside the margin, which may well hold 0

@@ -3,6 +3,7 @@ keeps, every claim judged at both rates, the Markdown and the one-line errors.""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from normbench.reporting import tuned
 from normbench.reporting.claims import board_claims
 from tests.factories import make_record
 
+RESULTS = Path(__file__).resolve().parents[2] / "results"
 METRICS = {"acc": {"series": "test/acc", "at_step": "last"}}
 CHOICE = {"axis": "lr", "metric": "acc", "goal": "max", "report": []}
 CLAIM = {
@@ -227,3 +229,19 @@ def test_a_tuned_board_whose_choice_moved_supersedes_the_old_points_with_a_gener
     publish.check_runs(path, old_runs, {}, new, {}, "--name", superseded=superseded)
     with pytest.raises(publish.Refused, match="missing: pre/b,lr=0.003 seed 0"):
         publish.check_runs(path, old_runs, {}, new, {}, "--name")
+
+
+def test_a_headline_board_names_where_its_claims_are_judged_again_and_no_other_board_inherits_it() -> None:
+    """``bench.protocol.see_also`` is keyed by preset: the quick board points at its ten-seed and tuned boards;
+    quick-10 (which extends quick) points at the tuned board only; a report card's board of the quick preset
+    judges no claims and gets none of it."""
+    from normbench.reporting.build import build_protocol
+
+    spec = {"notes": ["n"], "see_also": {"quick": ["q1", "q2"], "quick-10": ["t"]}}
+    assert build_protocol(spec, {}, [], preset="quick")["notes"] == ["n", "q1", "q2"]
+    assert build_protocol(spec, {}, [], preset="quick-10")["notes"] == ["n", "t"]
+    assert build_protocol(spec, {}, [], preset="matrix")["notes"] == ["n"]
+    assert build_protocol(spec, {}, [], preset="quick", judges_claims=False)["notes"] == ["n"]
+    for task in ("majority", "lm", "sst2"):
+        board = json.loads((RESULTS / task / "leaderboard.json").read_text(encoding="utf-8"))
+        assert any(f"results/{task}/tuned/" in note for note in board["protocol"]["notes"]), task

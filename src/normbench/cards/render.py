@@ -13,8 +13,16 @@ from normbench.archive import JudgedClaim
 from normbench.archive.store import cpu_family
 from normbench.cards.build import BASELINES, Card, fmt, grid_progress, no_rate, summary_table
 from normbench.cards.probe import NormFacts
-from normbench.reporting.claims_view import INTRO, key_numbers, summary_rows
+from normbench.reporting.chance_view import chance_rows
+from normbench.reporting.claims_view import INTRO, summary_rows
 from normbench.reporting.markdown import Lines, cell
+
+CHANCE_INTRO = (
+    "Each unselectable fraction of the new norm beside random keys of the same count and dimension (the matched "
+    "null; its standard error from the number of draws): below chance means the trained keys are *more* "
+    "selectable than random keys. The board [`results/{board}/`](../../{board}/leaderboard.md) says where a "
+    "null's draws stopped short of a tenth of the seed spread."
+)
 
 ROLES = ("new", *BASELINES)
 
@@ -118,9 +126,8 @@ def task_section(t: dict[str, Any]) -> Lines:
     lines += summary_rows([JudgedClaim.from_json(c) for c in t["claims"]])
     lines += tuning_lines(t)
     if t["against_chance"]:
-        lines += ["", "### Unselectable keys against chance", ""]
-        lines += [f"- {cell(c['id'])}: **{c['verdict']}**; {key_numbers(JudgedClaim.from_json(c))}"
-                  for c in t["against_chance"]]  # fmt: skip
+        lines += ["", "### Unselectable keys against chance", "", CHANCE_INTRO.format(board=t["board"]), ""]
+        lines += chance_rows([JudgedClaim.from_json(c) for c in t["against_chance"]])
     if t["figures"]:
         lines += ["", *(f"![{f.rpartition('/')[2]}](../../{f})" for f in t["figures"][:1])]
     return [*lines, ""]

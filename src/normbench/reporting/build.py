@@ -278,6 +278,8 @@ def build(
             bench.get("protocol") or {},
             {name: group[0]["config"] for name, group in by_variant.items()} or {"": config},
             variants,
+            preset=preset,
+            judges_claims=bool(bench.get("claims")),
         ),
         "metrics": metrics,
         "columns": list(bench.get("columns") or metrics),
@@ -310,13 +312,20 @@ def n_layers_of(config: dict[str, Any]) -> int:
 
 
 def build_protocol(
-    spec: dict[str, Any], configs: Mapping[str, dict[str, Any]], variants: list[dict[str, Any]]
+    spec: dict[str, Any],
+    configs: Mapping[str, dict[str, Any]],
+    variants: list[dict[str, Any]],
+    preset: str | None = None,
+    judges_claims: bool = True,
 ) -> dict[str, Any]:
     """The sweep's protocol beside the paper's (``bench.protocol``), read from the runs' configs.
 
     ``settings``: rows ``{setting, config: <dotted key> | value: <text>, paper: <text>}``; a config row reads every
     variant's config (``configs``: variant name -> resolved config) and names each value where they differ. The
-    number of seeds is read from the variants. ``notes``: sentences printed under the table.
+    number of seeds is read from the variants. ``notes``: sentences printed under the table. ``see_also``: preset ->
+    more sentences, printed only on that preset's board and only where it judges claims (``judges_claims``; a report
+    card's board of the same preset judges none): where the same claims are judged with more seeds or at each
+    variant's tuned rate. Keyed by preset, they are not inherited by the presets that extend it.
     """
     ordered = [configs[v["name"]] for v in variants if v["name"] in configs] or list(configs.values())
     rows = []
@@ -328,7 +337,9 @@ def build_protocol(
         rows.append(
             {"setting": "seeds per variant", "this_sweep": "/".join(map(str, seeds)), "paper": spec["paper_seeds"]}
         )
-    return {"settings": rows, "notes": list(spec.get("notes") or [])}
+    see_also = (spec.get("see_also") or {}).get(preset) if judges_claims else None
+    notes = list(spec.get("notes") or []) + list(see_also or [])
+    return {"settings": rows, "notes": notes}
 
 
 def setting_value(key: str, configs: list[dict[str, Any]]) -> Any:

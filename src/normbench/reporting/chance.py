@@ -31,6 +31,7 @@ per (dimensions, set sizes, sets, seed, key distribution, tolerance, version).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -536,6 +537,21 @@ def sets_for(pilot: dict[str, Any], target_sem: float | None) -> tuple[int, bool
     return min(needed, cap), needed <= cap
 
 
+def draw_to_target(
+    value: dict[str, Any], target: float | None, draw: typing.Callable[..., dict[str, Any]], rounds: int = 3
+) -> dict[str, Any]:
+    """``value`` (a pilot null) drawn again, over as many sets as :func:`sets_for` asks, until its own standard error
+    is at most ``target``, the work budget is spent or ``rounds`` draws are made: the sets needed are predicted from
+    a standard error that is itself an estimate, so one draw can fall just short. Whether the target is met is read
+    off the returned value's standard error, never off the prediction."""
+    for _ in range(rounds):
+        sets, _ = sets_for(value, target)
+        if sets <= value["sets"]:
+            break
+        value = draw(sets=sets)
+    return value
+
+
 def seed_sd(agg: dict[str, Any]) -> float | None:
     """The standard deviation over seeds of a leaderboard metric (``None`` with fewer than 2 finite values)."""
     values = values_of(agg.get("per_seed"))
@@ -566,9 +582,8 @@ def with_chance(variants: list[dict[str, Any]], configs: dict[str, dict[str, Any
         # seeds that agree exactly (often all 0) give no spread: the null is then held to a tenth of its own value
         scale = min(positive) if positive else (value["mean"] if 0.0 in spreads else None)
         target = SE_SHARE * scale if scale and not value["sanity_check"] else None
-        sets, met = sets_for(value, target)
-        if sets != value["sets"]:
-            value = chance_for_metric(metric, config, sets=sets)
+        value = draw_to_target(value, target, functools.partial(chance_for_metric, metric, config))
+        met = target is not None and value["sem"] is not None and value["sem"] <= target
         for agg, pilot, *_ in cells:
             agg["chance"] = {
                 "mean": value["mean"],

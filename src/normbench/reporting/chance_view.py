@@ -13,19 +13,25 @@ def num(x: float | None) -> str:
     return "–" if x is None else f"{x:.4f}"
 
 
-def null_cell(claim: JudgedClaim, board: Board) -> str:
-    """``mean ± SE (draws)``, and where the draws stopped short of a tenth of the seed spread."""
-    m = claim.measured
-    text = f"{num(m.get('null'))} ± {num(m.get('null_sem'))} ({m.get('null_draws')} draws)"
+def shortfall(claim: JudgedClaim, board: Board) -> float | None:
+    """The null's target standard error where its draws stopped short of it (the work budget ran out), else None."""
     (name,) = (claim.variants or {"": ""}).values()
     variant = board.by_name.get(name)
     chance = variant.metrics[claim.metric].chance if variant and claim.metric in variant.metrics else None
-    if chance and chance.get("target_met") is False:
-        text += f"; SE above a tenth of the seed spread ({chance['target_sem']:.1e}): the work budget ran out"
+    return chance["target_sem"] if chance and chance.get("target_met") is False else None
+
+
+def null_cell(claim: JudgedClaim, short_of: float | None = None) -> str:
+    """``mean ± SE (draws)``, and where the draws stopped short of a tenth of the seed spread (``short_of``)."""
+    m = claim.measured
+    text = f"{num(m.get('null'))} ± {num(m.get('null_sem'))} ({m.get('null_draws')} draws)"
+    if short_of is not None:
+        text += f"; SE above a tenth of the seed spread ({short_of:.1e}): the work budget ran out"
     return text
 
 
-def row(claim: JudgedClaim, board: Board) -> str:
+def row(claim: JudgedClaim, short_of: float | None = None) -> str:
+    """One cell against its null: where it lies first (the verdict), then the numbers."""
     m, d = claim.measured, claim.difference or {}
     (name,) = (claim.variants or {"": ""}).values()
     seeds = len([v for v in (claim.per_seed or {}).get("trained") or [] if v is not None])
@@ -35,9 +41,22 @@ def row(claim: JudgedClaim, board: Board) -> str:
         else f"{d['estimate']:+.4f}" + ("" if d.get("low") is None else f" [{d['low']:+.4f}, {d['high']:+.4f}]")
     )
     where = WHERE.get(claim.verdict, claim.verdict)
-    cells = (f"`{name}`", f"`{claim.metric}`", f"{num(m.get('trained'))} ({seeds} seeds)", null_cell(claim, board),
-             interval, where)  # fmt: skip
+    cells = (f"`{name}`", f"`{claim.metric}`", where, f"{num(m.get('trained'))} ({seeds} seeds)",
+             null_cell(claim, short_of), interval)  # fmt: skip
     return "| " + " | ".join(cell(x) for x in cells) + " |"
+
+
+def chance_rows(claims: list[JudgedClaim], short_of: list[float | None] | None = None) -> Lines:
+    """The table of ``normbench.chance.*`` claims, one row per (variant, column); ``short_of``: each null's target
+    standard error where its draws fell short of it."""
+    return [
+        f"{sum(c.verdict == 'not reproduced' for c in claims)} of {len(claims)} cells lie below chance and "
+        f"{sum(c.verdict == 'reproduced' for c in claims)} above it.",
+        "",
+        "| variant | column | where | trained (mean) | null ± SE | trained − null [95% CI] |",
+        "|---|---|---|---|---|---|",
+        *(row(c, s) for c, s in zip(claims, short_of or [None] * len(claims), strict=True)),
+    ]
 
 
 def against_chance_table(board: Board) -> Lines:
@@ -45,8 +64,6 @@ def against_chance_table(board: Board) -> Lines:
     claims = board.against_chance or ()
     if not claims:
         return []
-    below = sum(c.verdict == "not reproduced" for c in claims)
-    above = sum(c.verdict == "reproduced" for c in claims)
     return [
         "",
         "## Against chance",
@@ -58,9 +75,5 @@ def against_chance_table(board: Board) -> Lines:
         "often than random keys (reproduced: above chance; not reproduced: below chance, the trained keys are "
         "*more* selectable than random keys; inconclusive: the Welch 95% interval holds the null).",
         "",
-        f"{below} of {len(claims)} cells lie below chance and {above} above it.",
-        "",
-        "| variant | column | trained (mean) | null ± SE | trained − null [95% CI] | where |",
-        "|---|---|---|---|---|---|",
-        *(row(c, board) for c in claims),
+        *chance_rows(list(claims), [shortfall(c, board) for c in claims]),
     ]

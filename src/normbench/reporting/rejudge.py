@@ -80,7 +80,13 @@ def rejudge_board(
     new = {
         **board,
         "variants": variants,
-        "protocol": build_protocol(bench.get("protocol") or {}, configs, variants),
+        "protocol": build_protocol(
+            bench.get("protocol") or {},
+            configs,
+            variants,
+            preset=board.get("preset"),
+            judges_claims=bool(bench.get("claims")),
+        ),
         "tables": build_tables(tables, by_name, config) if tables else board.get("tables", []),
     }
     fields = judged.fields(bench)
