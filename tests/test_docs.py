@@ -553,3 +553,89 @@ def test_each_leaderboard_markdown_is_the_current_rendering_of_its_json() -> Non
         if lb.render(load_board(RESULTS / key)) != (RESULTS / key / "leaderboard.md").read_text(encoding="utf-8")
     ]
     assert stale == [], f"rebuild these boards with --force (values unchanged, Markdown stale): {stale}"
+
+
+CHROMIUM = next(
+    (p for p in ("/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome") if Path(p).is_file()), None
+)
+# Injected into a built page: for every table with a verdict column (a claims summary's `verdict`, an against-chance
+# table's `where`), that column's right edge beside the right edge of what the reader sees of it (the nearest
+# scrolling box, or the window).
+VERDICT_PROBE = """<script>
+window.addEventListener('load', () => {
+  const out = [];
+  for (const table of document.querySelectorAll('article table')) {
+    const heads = [...table.querySelectorAll('thead th')].map(th => th.textContent.trim());
+    const i = heads.findIndex(h => h === 'verdict' || h === 'where');
+    if (i < 0) continue;
+    let box = table.parentElement;
+    while (box.tagName !== 'ARTICLE' && getComputedStyle(box).overflowX === 'visible') box = box.parentElement;
+    const seen = Math.min(box.getBoundingClientRect().right, document.documentElement.clientWidth);
+    const right = table.querySelectorAll('thead th')[i].getBoundingClientRect().right;
+    out.push({table: heads.join(' | '), right: right, seen: seen});
+  }
+  document.body.setAttribute('data-probe', JSON.stringify(out));
+});
+</script>"""
+
+
+def verdict_columns(page: Path, width: int = 1280) -> list[dict]:
+    """The verdict columns of a built page as headless Chromium lays it out ``width`` pixels wide."""
+    import html
+    import json
+
+    probe = page.with_name(page.stem + ".probe.html")
+    probe.write_text(page.read_text(encoding="utf-8").replace("</body>", VERDICT_PROBE + "</body>"), encoding="utf-8")
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run",
+             "--disable-component-update", "--disable-sync", f"--user-data-dir={probe.parent / '.chromium'}"]  # fmt: skip
+    done = subprocess.run(
+        [CHROMIUM, *flags, f"--window-size={width},1600", "--virtual-time-budget=5000", "--dump-dom", probe.as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    found = re.search(r'data-probe="([^"]*)"', done.stdout)
+    assert found, f"{page}: the probe did not run: {done.stderr[-2000:]}"
+    return json.loads(html.unescape(found.group(1)))
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="no Chromium here (Debian: apt-get install chromium)")
+@pytest.mark.skipif(importlib.util.find_spec("mkdocs") is None, reason="mkdocs is not installed")
+def test_every_verdict_is_in_view_on_the_built_results_pages_at_1280_px(tmp_path: Path) -> None:
+    """The built site as a reader sees it, 1280 px wide in headless Chromium: on every results and card page each
+    claims table's verdict column (and each against-chance table's) ends inside what the page shows, with no
+    horizontal scrolling needed to read it."""
+    site = tmp_path / "site"
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    pages = sorted([*(site / "results").glob("*/index.html"), *(site / "cards").glob("*/index.html")])
+    assert len(pages) > 20
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(4) as pool:
+        columns = dict(zip(pages, pool.map(verdict_columns, pages), strict=True))
+    assert sum(len(c) for c in columns.values()) > 20  # the probe found the claims tables
+    cut = [f"{p.parent.name}: {c['table']} ends at {c['right']:.0f} px, seen to {c['seen']:.0f}"
+           for p, cs in columns.items() for c in cs if c["right"] > c["seen"] + 1]  # fmt: skip
+    assert cut == [], "verdicts cut off at 1280 px:\n" + "\n".join(cut)
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="no Chromium here (Debian: apt-get install chromium)")
+def test_the_verdict_probe_sees_a_verdict_scrolled_out_of_view(tmp_path: Path) -> None:
+    page = tmp_path / "wide.html"
+    wide = '<td style="white-space:nowrap">' + "x" * 400 + "</td>"
+    page.write_text(
+        '<html><body><article><div style="overflow-x:auto;width:800px"><table><thead><tr><th>claim</th>'
+        f"<th>verdict</th></tr></thead><tbody><tr>{wide}<td>reproduced</td></tr></tbody></table></div></article>"
+        "</body></html>",
+        encoding="utf-8",
+    )
+    (column,) = verdict_columns(page)
+    assert column["right"] > column["seen"] + 1000

@@ -256,3 +256,19 @@ def test_rejudging_a_board_whose_choice_the_rule_now_makes_otherwise_rewrites_it
     assert all("diverged" in row for group in rewritten["choice"]["groups"] for row in group["rows"])
     assert "| flagged |" in (tmp_path / "leaderboard.md").read_text()
     assert "figure_styles" not in rewritten  # rejudge draws no figure: the next build from the archive redraws it
+
+
+def test_a_card_board_finds_the_cards_config_it_was_planned_from(tmp_path: Path) -> None:
+    """A board names its sweep's config file by name only; a report card's boards (card-, lr-card-, tuned-card-<norm>)
+    find it in results/cards/<norm>/, and a name found nowhere is one line naming where it looked."""
+    from normbench.commands.boards import config_file_of
+
+    results = tmp_path / "results"
+    (results / "cards" / "dyt").mkdir(parents=True)
+    (results / "cards" / "dyt" / "lm.yaml").write_text("extends: lm\n", encoding="utf-8")
+    for board in ("card-dyt", "lr-card-dyt", "tuned-card-dyt"):
+        path = results / "lm" / board / "leaderboard.json"
+        assert config_file_of(path, "lm.yaml", "lm") == str(results / "cards" / "dyt" / "lm.yaml")
+    assert config_file_of(results / "lm" / "leaderboard.json", None, "lm") is None
+    with pytest.raises(ValueError, match=r"sweep.config_file: 'mine.yaml' of .* is not found \(looked at"):
+        config_file_of(results / "lm" / "mine" / "leaderboard.json", "mine.yaml", "lm")

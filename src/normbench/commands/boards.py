@@ -8,6 +8,7 @@ leaderboards), and ``normbench <command> --help`` answers without them.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -71,6 +72,24 @@ def leaderboard(
     run_sweep(options, train=False, dry_run=dry_run)
 
 
+def config_file_of(path: Path, name: str | None, task: str) -> str | None:
+    """The config file a board's sweep was planned from, which the board names by file name only: as given (from
+    here), beside the board, or a report card's own (``results/cards/<norm>/<name>`` for the boards
+    ``<task>/card-<norm>``, ``lr-card-<norm>`` and ``tuned-card-<norm>``); a one-line error where none is."""
+    if name is None:
+        return None
+    card = re.search(r"(?:^|-)card-(.+)$", path.parent.name)
+    results = next((p.parent for p in path.parents if p.name == task), path.parent.parent)  # results/<task>/..
+    candidates = [Path(name), path.parent / name]
+    if card:
+        candidates.append(results / "cards" / card.group(1) / name)
+    found = next((c for c in candidates if c.is_file()), None)
+    if found is None:
+        looked = ", ".join(str(c) for c in candidates)
+        raise ValueError(f"sweep.config_file: {name!r} of {path} is not found (looked at {looked})")
+    return str(found)
+
+
 def rejudge(board: str, force: bool = False) -> None:
     """Judge a published leaderboard's claims again from the per-seed values it holds (nothing is trained).
 
@@ -110,7 +129,7 @@ def rejudge(board: str, force: bool = False) -> None:
         sweep.get("overrides") or None,
         "runs",
         parse_grid(sweep.get("grid") or None),
-        config_path=sweep.get("config_file"),
+        config_path=config_file_of(path, sweep.get("config_file"), doc.task),
         results_dir=next((p.parent for p in path.parents if p.name == doc.task), "results"),
     )
     bench_cfg = config.get("bench") or {}
