@@ -505,12 +505,10 @@ def test_a_board_is_included_with_its_figures_and_headings_one_level_down() -> N
     assert all(line in text for line in board.splitlines() if line.startswith("|"))
 
 
-@pytest.mark.skipif(
-    importlib.util.find_spec("mkdocs") is None, reason="mkdocs is not installed (pip install -e .[dev])"
-)
-def test_the_site_builds_strictly(tmp_path: Path) -> None:
+def build_site(site: Path) -> Path:
+    """``mkdocs build --strict`` of the checkout into ``site``; its error output where it fails."""
     done = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -518,7 +516,14 @@ def test_the_site_builds_strictly(tmp_path: Path) -> None:
         env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
     )
     assert done.returncode == 0, done.stderr[-4000:]
-    site = tmp_path / "site"
+    return site
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("mkdocs") is None, reason="mkdocs is not installed (pip install -e .[dev])"
+)
+def test_the_site_builds_strictly(tmp_path: Path) -> None:
+    site = build_site(tmp_path / "site")
     majority = (site / "results" / "majority" / "index.html").read_text(encoding="utf-8")
     assert "test_acc@5000" in majority and 'src="../figures/majority/loss.png"' in majority
     assert (site / "results" / "figures" / "majority" / "loss.png").is_file()
@@ -605,16 +610,7 @@ def test_every_verdict_is_in_view_on_the_built_results_pages_at_1280_px(tmp_path
     """The built site as a reader sees it, 1280 px wide in headless Chromium: on every results and card page each
     claims table's verdict column (and each against-chance table's) ends inside what the page shows, with no
     horizontal scrolling needed to read it."""
-    site = tmp_path / "site"
-    done = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
-    )
-    assert done.returncode == 0, done.stderr[-4000:]
+    site = build_site(tmp_path / "site")
     pages = sorted([*(site / "results").glob("*/index.html"), *(site / "cards").glob("*/index.html")])
     assert len(pages) > 20
     from concurrent.futures import ThreadPoolExecutor
