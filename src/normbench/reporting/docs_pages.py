@@ -275,7 +275,8 @@ def verdicts_table(
     results_dir: str | Path = "results", page: str = "index.md", docs_dir: str | Path | None = None
 ) -> str:
     """One row per published board with claims: how many of its claims got each verdict, the paper's and
-    normbench's."""
+    normbench's; a board judged at tuned learning rates, or against the random-key null, has a row for those
+    verdicts too."""
     here = posixpath.dirname(page) or "."
     lines = [
         "| board | claims (paper / normbench) | " + " | ".join(VERDICT_ORDER) + " |",
@@ -284,17 +285,21 @@ def verdicts_table(
     for key in published(results_dir, docs_dir):
         if card_pages.page_of_card_board(key):  # a card's boards: the cards' own tables count them
             continue
-        claims = load_board(key, results_dir).claims
-        if not claims:
+        board = load_board(key, results_dir)
+        if not board.claims:
             continue
-        counts = Counter(c.verdict for c in claims)
-        owners = Counter(c.owner for c in claims)
         link = posixpath.relpath(page_of(key), here)
-        lines.append(
-            f"| [`{key}`]({link}) | {len(claims)} ({owners['paper']} / {owners['normbench']}) | "
-            + " | ".join(str(counts[v]) for v in VERDICT_ORDER)
-            + " |"
-        )
+        for where, claims in (("", board.claims), (", tuned rates", board.tuned_claims),
+                              (", against chance", board.against_chance)):  # fmt: skip
+            if not claims:
+                continue
+            counts = Counter(c.verdict for c in claims)
+            owners = Counter(c.owner for c in claims)
+            lines.append(
+                f"| [`{key}`]({link}){where} | {len(claims)} ({owners['paper']} / {owners['normbench']}) | "
+                + " | ".join(str(counts[v]) for v in VERDICT_ORDER)
+                + " |"
+            )
     return "\n".join(lines) + "\n"
 
 
