@@ -378,7 +378,7 @@ def test_one_point_of_a_presets_grid_is_a_variant_of_its_own() -> None:
     assert parse_names("[pre/dyt,alpha0=50.0;20.0;20.0]", "variants") == ["pre/dyt,alpha0=50.0;20.0;20.0"]
     _, runs = plan_runs("majority", "lr", seeds=[100], variants=["pre/both,lr=0.002", "pre/scale"])
     assert [r.variant for r in runs] == ["pre/both,lr=0.002"] + [f"pre/scale,lr={v}" for v in
-                                                                ("0.0003", "0.0006", "0.001", "0.002", "0.003", "0.006", "0.01", "0.016", "0.025")]  # fmt: skip
+                                                                ("0.0003", "0.0006", "0.001", "0.002", "0.003", "0.006", "0.01", "0.016", "0.025", "0.04", "0.063")]  # fmt: skip
     with pytest.raises(ValueError, match=r"'pre/both,lr=0.005' is not a point of the grid"):
         plan_runs("majority", "lr", seeds=[100], variants=["pre/both,lr=0.005"])
 
