@@ -268,7 +268,7 @@ def test_a_card_board_finds_the_cards_config_it_was_planned_from(tmp_path: Path)
     (results / "cards" / "dyt" / "lm.yaml").write_text("extends: lm\n", encoding="utf-8")
     for board in ("card-dyt", "lr-card-dyt", "tuned-card-dyt"):
         path = results / "lm" / board / "leaderboard.json"
-        assert config_file_of(path, "lm.yaml", "lm") == str(results / "cards" / "dyt" / "lm.yaml")
-    assert config_file_of(results / "lm" / "leaderboard.json", None, "lm") is None
+        assert config_file_of(path, "lm.yaml", results) == str(results / "cards" / "dyt" / "lm.yaml")
+    assert config_file_of(results / "lm" / "leaderboard.json", None, results) is None
     with pytest.raises(ValueError, match=r"sweep.config_file: 'mine.yaml' of .* is not found \(looked at"):
-        config_file_of(results / "lm" / "mine" / "leaderboard.json", "mine.yaml", "lm")
+        config_file_of(results / "lm" / "mine" / "leaderboard.json", "mine.yaml", results)

@@ -72,17 +72,16 @@ def leaderboard(
     run_sweep(options, train=False, dry_run=dry_run)
 
 
-def config_file_of(path: Path, name: str | None, task: str) -> str | None:
+def config_file_of(path: Path, name: str | None, results_dir: Path) -> str | None:
     """The config file a board's sweep was planned from, which the board names by file name only: as given (from
     here), beside the board, or a report card's own (``results/cards/<norm>/<name>`` for the boards
     ``<task>/card-<norm>``, ``lr-card-<norm>`` and ``tuned-card-<norm>``); a one-line error where none is."""
     if name is None:
         return None
     card = re.search(r"(?:^|-)card-(.+)$", path.parent.name)
-    results = next((p.parent for p in path.parents if p.name == task), path.parent.parent)  # results/<task>/..
     candidates = [Path(name), path.parent / name]
     if card:
-        candidates.append(results / "cards" / card.group(1) / name)
+        candidates.append(results_dir / "cards" / card.group(1) / name)
     found = next((c for c in candidates if c.is_file()), None)
     if found is None:
         looked = ", ".join(str(c) for c in candidates)
@@ -121,6 +120,7 @@ def rejudge(board: str, force: bool = False) -> None:
         raise ValueError(f"board: {path} does not exist; give a folder holding a leaderboard.json") from None
     sweep = doc.sweep or {}
     variants = list(dict.fromkeys(v.split(",")[0] for v in sweep.get("variants") or [])) or None  # grid cells: bases
+    results_dir = next((p.parent for p in path.parents if p.name == doc.task), None)  # results/<task>/...
     config, runs = plan_runs(
         doc.task,
         sweep.get("preset"),
@@ -129,15 +129,14 @@ def rejudge(board: str, force: bool = False) -> None:
         sweep.get("overrides") or None,
         "runs",
         parse_grid(sweep.get("grid") or None),
-        config_path=config_file_of(path, sweep.get("config_file"), doc.task),
-        results_dir=next((p.parent for p in path.parents if p.name == doc.task), "results"),
+        config_path=config_file_of(path, sweep.get("config_file"), results_dir or path.parent.parent),
+        results_dir=results_dir or "results",
     )
     bench_cfg = config.get("bench") or {}
     if not force:
         check_same_runs(doc, {r.variant: r.config_hash for r in runs}, publish.superseded_configs(bench_cfg))
     configs = {r.variant: r.config for r in runs}
     planned = {name: [r.seed for r in runs if r.variant == name] for name in configs}
-    results_dir = next((p.parent for p in path.parents if p.name == doc.task), None)  # results/<task>/...
     adopted, moved = (
         adopt_canonical(doc.to_json(), str(path.parent.relative_to(results_dir)), results_dir)
         if results_dir is not None
