@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from normbench.reporting.reference_runs import build_reference, load_reference, render_reference
+from normbench.reporting.reference_runs import build_reference, load_reference, paired, render_paired, render_reference
 from normbench.reporting.stats import difference_interval
 
 SPEC = {
@@ -44,6 +44,32 @@ def test_the_board_is_compared_with_the_references_unseeded_runs_and_its_seeded_
     md = "\n".join(render_reference(out))
     assert "| `pre/both` | `WITH_PROJ` | 0.7900 ± 0.0100 (n = 3) |" in md
     assert "- `pre/paper_no_projection` seed 0: the reference 0.6278, this board 0.6000" in md
+
+
+def test_seeded_pairs_are_summarised_as_paired_differences_against_the_boards_seed_spread() -> None:
+    variants = {
+        "pre/both": variant([0, 1, 2], [0.80, 0.78, 0.79]),
+        "pre/paper_no_projection": variant([0, 1], [0.6, 0.5]),
+    }
+    rows = build_reference(SPEC, variants)["rows"]
+    rows[0]["seeded"] = [{"seed": 1, "reference": 0.7790, "board": 0.78}, {"seed": 2, "reference": None, "board": 0.79}]
+    rows[1]["seeded"] = [{"seed": 0, "reference": 0.6030, "board": 0.6}]
+    summary = paired(rows)
+    assert summary["n"] == 2  # the pair without a reference value is left out
+    assert [p["difference"] for p in summary["pairs"]] == pytest.approx([0.001, -0.003])
+    assert summary["mean"]["estimate"] == pytest.approx(-0.001)
+    assert summary["mean"]["low"] < -0.001 < summary["mean"]["high"]
+    assert summary["max_abs"] == pytest.approx(0.003)
+    assert summary["board_std"] == {
+        "pre/both": pytest.approx(0.01),
+        "pre/paper_no_projection": pytest.approx(0.0707107),
+    }
+    text = render_paired(summary)[-1]
+    assert text.startswith("Paired over the 2 seeded runs (same data and initial weights): this board − the reference")
+    assert (
+        "at most 0.0030 in one pair; this board's spread over seeds (sample std) is 0.0100 to 0.0707, 3 times" in text
+    )
+    assert paired([{**rows[0], "seeded": []}]) is None and render_paired(None) == []
 
 
 def test_the_published_paper_1000_board_shows_todays_comparison_of_its_own_seeds() -> None:

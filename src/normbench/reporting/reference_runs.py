@@ -5,7 +5,9 @@ run, where, and what was checked, then one entry per run). For each variant the 
 ``metric`` are compared with the reference runs of the matching group: the difference of means with its 95% Welch
 interval and p-value, so a reader sees whether the two codes differ by more than their seeds do. A reference run
 trained on the same data and initial weights as a board seed (its ``data_seed`` is that seed) is shown beside that
-seed's value.
+seed's value, and all such pairs are summarised together: the paired difference d_s = board_s − reference_s, its
+mean with a 95% t-interval, and its largest |d_s| beside the board's own spread over seeds. Where the codes are the
+same computation up to the order of floating-point sums, |d_s| is far below that spread.
 
 Spec::
 
@@ -110,6 +112,31 @@ def build_reference(spec: dict[str, Any], variants: dict[str, dict[str, Any]]) -
         "script": ref.get("script"),
         "checked": ref.get("checked") or [],
         "rows": rows,
+        "paired": paired(rows),
+    }
+
+
+def paired(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Every seeded pair of every row together: d_s = board_s − reference_s (rows' order, then the pairs'), the
+    mean of d with its 95% t-interval, the largest |d|, and the board's sample std over seeds per variant with a
+    pair (the spread the pairs are measured against); ``None`` without a complete pair."""
+    complete = [
+        (row, p) for row in rows for p in row["seeded"] if p["board"] is not None and p["reference"] is not None
+    ]
+    if not complete:
+        return None
+    differences = [p["board"] - p["reference"] for _, p in complete]
+    interval = mean_interval(differences)
+    spreads = {row["variant"]: row["board"]["std"] for row, _ in complete}
+    return {
+        "n": len(differences),
+        "pairs": [
+            {"variant": row["variant"], "seed": p["seed"], "difference": d}
+            for (row, p), d in zip(complete, differences, strict=True)
+        ],
+        "mean": interval.as_dict() if interval else None,
+        "max_abs": max(abs(d) for d in differences),
+        "board_std": spreads,
     }
 
 
@@ -151,11 +178,34 @@ def render_reference(reference: dict[str, Any] | None) -> list[str]:
             f"{value(pair['board'])}"
             for row, pair in pairs
         ]
+    lines += render_paired(reference.get("paired"))
     if reference.get("checked"):
         lines += ["", "Checked beside it:", ""] + [f"- {c}" for c in reference["checked"]]
     if script.get("changes"):
         lines += ["", f"Run as: {script.get('options')}; {script['changes']}; on {script.get('platform')}."]
     return lines
+
+
+def render_paired(summary: dict[str, Any] | None) -> list[str]:
+    """One paragraph: the paired differences against the board's seed spread."""
+    if not summary:
+        return []
+    m = summary["mean"] or {}
+    interval = f" [{m['low']:+.4f}, {m['high']:+.4f}]" if m.get("low") is not None else ""
+    spreads = [v for v in summary["board_std"].values() if v is not None]
+    spread = (
+        f"; this board's spread over seeds (sample std) is {min(spreads):.4f}"
+        + (f" to {max(spreads):.4f}" if max(spreads) != min(spreads) else "")
+        + f", {min(spreads) / summary['max_abs']:.0f} times the largest paired difference or more"
+        if spreads and summary["max_abs"] > 0
+        else ""
+    )
+    return [
+        "",
+        f"Paired over the {summary['n']} seeded run{'s' if summary['n'] != 1 else ''} (same data and initial weights): "
+        f"this board − the reference = {m.get('estimate', 0):+.4f}{interval} on average, at most "
+        f"{summary['max_abs']:.4f} in one pair{spread}.",
+    ]
 
 
 def side(s: dict[str, Any]) -> str:
