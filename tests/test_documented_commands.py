@@ -285,12 +285,19 @@ def a_slow_command(command: str) -> bool:
     planned by tests/tasks/test_configs.py, the published boards' runs by tests/test_published_runs.py and the
     queue's form is checked by tests/sweep/test_bake.py), ``nox -s tests`` (it collects this whole suite again, half
     a minute: the default run is that command, and :func:`test_nox_itself_runs_a_documented_session_and_the_slow_tests_exist`
-    runs its session through nox) and ``nox -s bench-perf`` with pytest's options (the same benchmarks again). They
-    run with the slow tests; their options are checked against ``--help`` by tests/test_docs.py."""
+    runs its session through nox), ``nox -s bench-perf`` with pytest's options (the same benchmarks again), and the
+    cards of the built-in norms and ``nox -s card`` (the same build as ``normbench card
+    examples.pnorm_example:PNorm``, which the default run keeps, for another published card or through nox: most of
+    a minute each; tests/cards/ builds every published card's numbers from the archive). They run with the slow
+    tests; their options are checked against ``--help`` by tests/test_docs.py."""
     words = shlex.split(command)
     bake = words[:2] == ["normbench", "bake"] or words[:3] == ["nox", "-s", "bake"]
     suite_again = words[:3] == ["nox", "-s", "tests"] or (words[:3] == ["nox", "-s", "bench-perf"] and "--" in words)
-    return bake or suite_again
+    card_again = words[:3] == ["nox", "-s", "card"] or (words[:2] == ["normbench", "card"] and words[2:3] in BUILT_IN)
+    return bake or suite_again or card_again
+
+
+BUILT_IN = [["dyt"], ["scalenorm"], ["qknorm"], ["peri"]]  # the named cards (normbench.cards.protocol)
 
 
 @pytest.mark.parametrize(
