@@ -53,15 +53,15 @@ def test_the_shipped_queue_is_ten_quick_seeds_the_learning_rates_more_seeds_the_
 ):
     items = load_queue(Path(__file__).parents[2] / "results" / "bake.yaml")
     boards = ["majority/quick-10", "majority/lr", "majority/tuned", "lm", "majority/paper-1000", "lm/lr", "lm/tuned",
-              "sst2/lr", "sst2/tuned", "sst2", "sst2/matrix", "lm/modern", "lm/matrix", "lm/stability", "lm/dyt-recipe", "lm/dyt-judged",
-              "lm/width", "majority/paper", "majority/paper"]  # fmt: skip
+              "sst2/lr", "sst2/tuned", "sst2", "sst2/matrix", "sst2/matrix", "lm/modern", "lm/matrix", "lm/stability", "lm/dyt-recipe",
+              "lm/dyt-judged", "lm/width", "lm/width", "majority/paper", "majority/paper"]  # fmt: skip
     assert [i.board for i in items][: len(boards)] == boards
     cards = [i.board for i in items][len(boards) :]  # then the published report cards' runs
     assert cards and all(board.split("/")[1].partition("card-")[1] for board in cards)
     assert [i.seeds for i in items][: len(boards)] == [tuple(range(10)), (100, 101), tuple(range(10)), tuple(range(5)),
                                         tuple(range(10)), (100, 101), tuple(range(5)), (100, 101), tuple(range(5)),
-                                        tuple(range(5)), (0, 1, 2), tuple(range(5)), tuple(range(5)), (0, 1), (3, 4), (0, 1, 2, 5, 6), (0, 1, 2),
-                                        (0, 1, 2), tuple(range(3, 10))]  # fmt: skip
+                                        tuple(range(5)), (0, 1, 2), (3, 4), tuple(range(5)), tuple(range(5)), (0, 1), (3, 4), (0, 1, 2, 5, 6),
+                                        (0, 1, 2), (3, 4), (0, 1, 2), tuple(range(3, 10))]  # fmt: skip
 
 
 def test_a_run_a_board_published_before_the_archive_is_finished_not_retrained(tmp_path: Path) -> None:
