@@ -38,9 +38,13 @@ def test_the_board_is_compared_with_the_references_unseeded_runs_and_its_seeded_
     expected = difference_interval([0.80, 0.78, 0.79], theirs)
     assert with_proj["difference"]["estimate"] == pytest.approx(expected.estimate)
     assert with_proj["difference"]["p_value"] == pytest.approx(expected.p_value)
-    seeded = next(r for r in ref["runs"] if r["layer_norm"] == "WITHOUT_PROJ" and r["data_seed"] == 0)
-    assert without["seeded"] == [{"seed": 0, "reference": seeded["test_acc"]["1000"], "board": 0.6}]
-    assert without["reference"]["n"] == 3  # the seeded run is paired, not in the spread
+    seeded = {r["data_seed"]: r["test_acc"]["1000"] for r in ref["runs"] if r["layer_norm"] == "WITHOUT_PROJ"}
+    board = {0: 0.6, 1: 0.5}  # the board has no seed 2: that pair has no board value
+    assert without["seeded"] == [
+        {"seed": s, "reference": seeded[s], "board": board.get(s)} for s in sorted(k for k in seeded if k is not None)
+    ]
+    assert [p["seed"] for p in without["seeded"]] == [0, 1, 2]
+    assert without["reference"]["n"] == 3  # the seeded runs are paired, not in the spread
     md = "\n".join(render_reference(out))
     assert "| `pre/both` | `WITH_PROJ` | 0.7900 ± 0.0100 (n = 3) |" in md
     assert "- `pre/paper_no_projection` seed 0: the reference 0.6278, this board 0.6000" in md
