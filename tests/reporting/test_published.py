@@ -190,5 +190,14 @@ def test_keeping_the_values_writes_each_listed_run_once(tmp_path: Path) -> None:
         # the same values; a stand-in's wall time (the board's sum less its archived seeds', shared by the rest) may
         # differ in its last bit as the board's sum was taken over other seeds
         assert kept.pop("wall_time_s") == pytest.approx(committed.pop("wall_time_s"), rel=1e-12)
+        # a board built since may show metrics the run never measured: they are added without a value and with a
+        # note ("not measured on ..."); no value and no note of the kept file changes
+        for field, unmeasured in (
+            ("values", lambda v: all(x is None for x in v)),
+            ("notes", lambda v: "not measured" in v),
+        ):
+            now, then = kept["published"].pop(field, {}), committed["published"].pop(field, {})
+            assert {k: v for k, v in now.items() if k in then} == then
+            assert all(unmeasured(v) for k, v in now.items() if k not in then)
         assert kept == committed
     assert keep_published_values("lm", archive) == []  # kept once
