@@ -174,6 +174,11 @@ def test_the_card_judges_the_new_norm_against_layernorm_and_rmsnorm(tmp_path: Pa
     )
     assert "| matches no, beats yes | matches no, beats yes |" in md  # far ahead of both at step 1000
     assert "## majority" in md and "### Against LayerNorm and RMSNorm" in md and "@misc{normbench_card_pnorm," in md
+    spent = card.to_json()["training_cost"]  # 5 new-norm runs of 1 s each; a whole card trains 10 + 22 + 10 there
+    assert spent["tasks"]["majority"]["runs"] == 5 and spent["tasks"]["majority"]["whole_card_runs"] == 42
+    assert spent["estimated_whole_card_s"] == 42.0 and spent["estimated_tasks"] == ["majority"]
+    assert "| majority | 5 (of 42) | 5 s | 1 s | cpu |" in md
+    assert "the whole card's runs of majority take about 1 min, summed over runs." in md
     assert card.summary_lines()[0] == (
         "majority: test_acc@1000: vs LayerNorm matches no, beats yes; vs RMSNorm matches no, beats yes"
     )

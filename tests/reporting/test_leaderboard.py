@@ -508,3 +508,14 @@ def test_the_board_names_its_runs_platforms_and_whether_its_task_is_chaotic() ->
     assert "**Chaotic task**: a plateau escape" in text
     plain = lb.build("majority", "quick", [record("pre/both", 0, [[5, 0.7]], [[5, 0.4]])], {"metrics": METRICS})
     assert plain.reproducibility["chaotic"] is None and plain.reproducibility["runs_without_platform"] == 1
+
+
+def test_a_stack_of_seeds_counts_its_training_time_once() -> None:
+    """Seeds trained stacked in one process each record the stack's whole time: the board's sum counts it once."""
+    stacked = {"vectorized": {"stack_size": 2, "seeds": [0, 1]}}
+    records = [
+        {**record("pre/both", seed, [[2, 0.5]], [[2, 0.5]]), "wall_time_s": 30.0, **stacked} for seed in (0, 1)
+    ] + [record("pre/none", 0, [[2, 0.5]], [[2, 0.5]])]  # alone: its own 10 s
+    board = lb.build("majority", "quick", records, {"metrics": METRICS}, ["pre/both", "pre/none"])
+    assert [v.provenance["wall_time_s"] for v in board.variants] == [30.0, 10.0]
+    assert board.provenance["wall_time_s"] == 40.0

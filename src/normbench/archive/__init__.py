@@ -7,7 +7,7 @@ Each is a frozen dataclass with ``from_json``/``to_json`` (nothing lost on a rou
 from normbench.archive._json import SchemaError
 from normbench.archive.board import Board, BoardError, Metric, VariantEntry, dumps_board, load_board, parse_board
 from normbench.archive.claim import OWNERS, VERDICTS, ClaimSpec, JudgedClaim
-from normbench.archive.record import FINISHED, RESUMABLE, STATUSES, RunRecord, load_record
+from normbench.archive.record import FINISHED, RESUMABLE, STATUSES, RunRecord, load_record, wall_time_share_s
 
 __all__ = [
     "FINISHED",
@@ -26,5 +26,6 @@ __all__ = [
     "dumps_board",
     "load_board",
     "load_record",
+    "wall_time_share_s",
     "parse_board",
 ]

@@ -43,7 +43,8 @@ class RunRecord(JsonObject):
         error: why a ``failed`` run stopped; ``final_step``: optimizer steps done.
         diverged_at_step: the step whose loss was not finite (a ``diverged`` run).
         fit_time_s, test_time_s: time in fit and in the test stage; ``checkpoint``: the final weights;
-        resumed_from: the checkpoint a resumed run continued from; ``vectorized``: the stack it trained in.
+        resumed_from: the checkpoint a resumed run continued from; ``vectorized``: the stack it trained in (its
+            ``wall_time_s`` is then the whole stack's: :func:`wall_time_share_s` is the run's share).
     """
 
     task: str | None = optional(str)
@@ -88,6 +89,14 @@ class RunRecord(JsonObject):
     def finished(self) -> bool:
         """Whether the run ended with a result (``done`` or ``diverged``)."""
         return self.status in FINISHED
+
+
+def wall_time_share_s(record: dict[str, Any]) -> float:
+    """A run's share of the time it trained in: its ``wall_time_s``, divided by its stack's size where it trained
+    stacked with other seeds in one process (every record of a stack holds the stack's whole time), so that a sum over
+    runs counts each stack once."""
+    stack = (record.get("vectorized") or {}).get("stack_size") or 1
+    return float(record.get("wall_time_s") or 0.0) / stack
 
 
 def load_record(path: str | os.PathLike) -> RunRecord:

@@ -191,11 +191,20 @@ def summary_rows_at(
 
 def card_cost(tasks: list[dict[str, Any]]) -> dict[str, Any]:
     """The training time of the new norm's runs (the baselines' are the published runs'): per task, and summed with
-    the devices they ran on (``None`` where nothing finished)."""
+    the devices they ran on (``None`` where nothing finished); and the whole card's time estimated from it: per task,
+    the mean time of the runs held times the runs a whole card trains (``estimated_tasks``: the tasks it covers)."""
     per_task = {t["task"]: t.get("cost") for t in tasks if t.get("cost")}
     walls = [c["wall_time_s"] for c in per_task.values() if c.get("wall_time_s") is not None]
     devices = sorted({d for c in per_task.values() for d in c.get("devices") or ()})
-    return {"tasks": per_task, "wall_time_s": round(sum(walls), 1) if walls else None, "devices": devices}
+    timed = {task: c for task, c in per_task.items() if c.get("runs")}
+    estimate = sum(c["wall_time_s"] / c["runs"] * c["whole_card_runs"] for c in timed.values())
+    return {
+        "tasks": per_task,
+        "wall_time_s": round(sum(walls), 1) if walls else None,
+        "devices": devices,
+        "estimated_whole_card_s": round(estimate, 1) if timed else None,
+        "estimated_tasks": list(timed),
+    }
 
 
 def metric_row(board: Board, name: str, metric: str) -> dict[str, Any] | None:
@@ -242,7 +251,10 @@ def task_card(norm: str, protocol: CardProtocol, results_dir: str | Path) -> dic
         "diverged_at_step": dict(new.diverged_at_step or {}) if new else {},
         "figures": [f"{board_name}/{Path(f).name}" for f in board.figures or ()],
         "tuning": tuning,
-        "cost": _cost([new.provenance if new else None, *((tuning or {}).pop("provenance", None) or [])]),
+        "cost": _cost(
+            [new.provenance if new else None, *((tuning or {}).pop("provenance", None) or [])],
+            whole_card_runs=sum(protocol.new_norm_runs().values()),
+        ),
         "built_at": board.generated_at,
     }
 
@@ -310,13 +322,17 @@ def _is_layer(metric: str, template: str) -> bool:
     return metric.startswith(head) and metric.endswith(tail) and metric[len(head) : len(metric) - len(tail)].isdigit()
 
 
-def _cost(provenances: list[dict[str, Any] | None]) -> dict[str, Any] | None:
-    """The new norm's training time summed over its variants' provenance (headline, grid, tuned rate) and where."""
+def _cost(provenances: list[dict[str, Any] | None], whole_card_runs: int) -> dict[str, Any] | None:
+    """The new norm's training time summed over its variants' provenance (headline, grid, tuned rate), the runs it
+    counts (one log directory each), where they ran, and how many runs of the new norm a whole card trains on the task
+    (at most: :meth:`CardProtocol.new_norm_runs`)."""
     held = [p for p in provenances if p and p.get("wall_time_s") is not None]
     if not held:
         return None
     return {
         "wall_time_s": round(sum(p["wall_time_s"] for p in held), 1),
+        "runs": sum(len(p.get("log_dirs") or ()) for p in held),
+        "whole_card_runs": whole_card_runs,
         "devices": sorted({d for p in held for d in p.get("devices") or ()}),
         "platforms": [
             json.loads(x)

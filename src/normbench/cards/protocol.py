@@ -3,6 +3,7 @@ declares its own targets), as a typed :class:`CardProtocol`; and the card's vari
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -49,6 +50,17 @@ class CardProtocol:
     grid: str | None = None
     tuned: str | None = None
     named: dict[str, NamedCard] = field(default_factory=dict)
+
+    def new_norm_runs(self) -> dict[str, int]:
+        """The runs of the new norm a whole card trains on this task: ``headline`` (one per seed), ``grid`` (every
+        point of the learning-rate grid, times its tuning seeds) and ``tuned`` (the seeds again at the chosen rate: at
+        most, none where it chooses the shared rate)."""
+        runs = {"headline": len(self.seeds), "grid": 0, "tuned": 0}
+        if self.grid and self.tuned:
+            bench = load_config(self.task, self.grid)["bench"]
+            points = math.prod(len(values) for values in (bench.get("grid") or {}).values())
+            runs.update(grid=points * len(bench["seeds"]), tuned=len(self.seeds))
+        return runs
 
     @classmethod
     def of(cls, task: str) -> CardProtocol:

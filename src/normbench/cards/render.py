@@ -142,18 +142,37 @@ def cost(card: Card) -> Lines:
         return [*lines, f"Nothing was trained; the command took {card.wall_time_s:.0f} s here.", ""]
     if spent["wall_time_s"] is None:
         return [*lines, f"No run of the new norm has finished; the command took {card.wall_time_s:.0f} s here.", ""]
-    lines += ["| task | training time of the new norm's runs, summed over runs | devices |", "|---|---|---|"]
-    for task, c in spent["tasks"].items():
-        lines.append(f"| {task} | {c['wall_time_s']:.0f} s | {', '.join(c.get('devices') or []) or '–'} |")
     lines += [
-        f"| all | {spent['wall_time_s']:.0f} s | {', '.join(spent['devices']) or '–'} |",
+        "| task | the new norm's runs (of a whole card's) | training time, summed over runs | per run (mean) "
+        "| devices |",
+        "|---|---|---|---|---|",
+    ]
+    for task, c in spent["tasks"].items():
+        per_run = f"{c['wall_time_s'] / c['runs']:.0f} s" if c.get("runs") else "–"
+        lines.append(
+            f"| {task} | {c.get('runs', '–')} (of {c.get('whole_card_runs', '–')}) | {c['wall_time_s']:.0f} s | "
+            f"{per_run} | {', '.join(c.get('devices') or []) or '–'} |"
+        )
+    runs = sum(c.get("runs") or 0 for c in spent["tasks"].values())
+    whole = sum(c.get("whole_card_runs") or 0 for c in spent["tasks"].values())
+    lines += [
+        f"| all | {runs} (of {whole}) | {spent['wall_time_s']:.0f} s | | {', '.join(spent['devices']) or '–'} |",
         "",
         "The sum counts every run's own time; runs that train side by side (a bake trains one per CPU core, several "
         "per GPU) take less elapsed time. The LayerNorm and RMSNorm runs are the published ones: a card trains only "
-        "its norm's runs.",
-        "",
+        "its norm's runs. A whole card's count is at most: at a tuned rate that is the shared one, no run is added.",
     ]
-    return lines
+    if spent.get("estimated_whole_card_s") is not None:
+        lines.append(
+            f"At these means per run, the whole card's runs of {', '.join(spent['estimated_tasks'])} take about "
+            f"{duration(spent['estimated_whole_card_s'])}, summed over runs."
+        )
+    return [*lines, ""]
+
+
+def duration(seconds: float) -> str:
+    """A time for people: minutes under an hour and a half, else hours to one decimal."""
+    return f"{seconds / 60:.0f} min" if seconds < 5400 else f"{seconds / 3600:.1f} hours"
 
 
 def tuning_lines(t: dict[str, Any]) -> Lines:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from normbench import __version__
-from normbench.archive import FINISHED, Board, load_record, parse_board
+from normbench.archive import FINISHED, Board, load_record, parse_board, wall_time_share_s
 from normbench.io import strict_json
 from normbench.reporting.chance import with_chance
 from normbench.reporting.choice import build_choice, sort_key
@@ -176,7 +176,7 @@ def variant_entry(
         "world_sizes": sorted({r.get("world_size", 1) for r in records}),
         "global_batch_sizes": sorted({r.get("global_batch_size") for r in records}, key=str),
         "dates": [min(p["date"] for p in prov), max(p["date"] for p in prov)],
-        "wall_time_s": round(sum(r.get("wall_time_s", 0.0) for r in records), 1),
+        "wall_time_s": round(sum(wall_time_share_s(r) for r in records), 1),  # a stack of seeds counted once
         "log_dirs": [r.get("log_dir") for r in records],
         "platforms": unique_platforms(prov),
     }

@@ -5,8 +5,8 @@ A card (``results/cards/<slug>/card.{md,json}``, written by ``normbench card``) 
 (``results/<task>/card-<slug>/``, ``board:`` blocks), whose page it is (:func:`page_of_card_board`);
 :func:`normbench.reporting.docs_pages.write_pages` writes it. The index page
 ``docs/cards/index.md`` holds ``<!-- generated: cards -->``: every card's summary rows and the training time of its
-new norm's runs (:func:`cards_table`). Nothing here computes a value: the rows are the cards' own ``summary`` and
-``training_cost``.
+new norm's runs (:func:`cards_table`). Nothing here computes a value but a mean per run: the rows are the cards'
+own ``summary`` and ``training_cost`` (its whole-card estimate included).
 """
 
 from __future__ import annotations
@@ -110,20 +110,25 @@ def cards_table(
 def card_costs_table(
     results_dir: str | Path = "results", page: str = "cards/index.md", docs_dir: str | Path | None = None
 ) -> str:
-    """One row per card whose new norm trained: its runs' training time per task and summed, and where they ran
-    (each card's ``training_cost``; the baselines are published runs, not trained again)."""
+    """One row per card whose new norm trained: its runs per task (of the runs a whole card trains), their training
+    time per task and summed, the whole card's time the card estimates from them, and where they ran (each card's
+    ``training_cost``; the baselines are published runs, not trained again)."""
     lines = [
-        "| card | tasks (runs finished of planned) | the new norm's training time, summed | per task | devices |",
-        "|---|---|---|---|---|",
+        "| card | the new norm's runs (of a whole card's) | training time, summed | per run (mean) | "
+        "whole card, estimated | devices |",
+        "|---|---|---|---|---|---|",
     ]
     for link, card in linked_cards(results_dir, page):
         spent = card.get("training_cost") or {}
         if spent.get("wall_time_s") is None:
             continue
-        runs = ", ".join(
-            f"{t['task']} ({t['runs']['finished']} of {t['runs']['planned']})" for t in card["tasks"] if t.get("runs")
-        )
-        per_task = ", ".join(f"{t}: {c['wall_time_s'] / 60:.0f} min" for t, c in spent["tasks"].items())
+        tasks = spent["tasks"].items()
+        runs = ", ".join(f"{t}: {c.get('runs', '–')} of {c.get('whole_card_runs', '–')}" for t, c in tasks)
+        per_run = ", ".join(f"{t}: {c['wall_time_s'] / c['runs'] / 60:.1f} min" for t, c in tasks if c.get("runs"))
+        estimate = spent.get("estimated_whole_card_s")
+        whole = f"{estimate / 3600:.1f} h" if estimate is not None else "–"
         where = ", ".join(spent.get("devices") or []) or "–"
-        lines.append(f"| {link} | {runs} | {spent['wall_time_s'] / 60:.0f} min | {per_task} | {where} |")
+        lines.append(
+            f"| {link} | {runs} | {spent['wall_time_s'] / 60:.0f} min | {per_run or '–'} | {whole} | {where} |"
+        )
     return "\n".join(lines) + "\n"

@@ -22,6 +22,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from normbench.archive.record import wall_time_share_s
 from normbench.archive.store import Archive
 from normbench.io import atomic_write_json
 from normbench.reporting.canonical import Shown, published_variants, source_first
@@ -138,7 +139,7 @@ def stand_in_wall_time(task: str, digest: str, source: dict[str, Any], archive: 
     source and has grown since.)"""
     total = float((source.get("provenance") or {}).get("wall_time_s") or 0.0)
     records = archived_records(task, digest, source, archive)
-    total -= sum(float(record.get("wall_time_s") or 0.0) for record in records)
+    total -= sum(wall_time_share_s(record) for record in records)
     return max(total, 0.0) / max(len(source.get("seeds") or []) - len(records), 1)
 
 
