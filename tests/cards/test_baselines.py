@@ -15,7 +15,9 @@ from normbench.archive.store import Archive
 from normbench.cards.make import plan_card
 from normbench.cards.protocol import TASKS, CardProtocol, board_of, card_variant
 from normbench.cards.protocol import slug as card_slug
+from normbench.reporting.tuned import ChoiceNotReady, resolve
 from normbench.sweep.bake import Slot, Waiting, load_queue, survey
+from normbench.training.config import load_config
 
 REPO = Path(__file__).resolve().parents[2]
 RESULTS = REPO / "results"
@@ -33,16 +35,20 @@ class UnseenNorm(nn.Module):
 
 
 def finished_grid(task: str) -> str:
-    """A published card's learning-rate grid of ``task`` whose every run has finished: its choice of the baselines'
-    rates is the one every card's grid makes (the baselines' grid runs are the same runs on every card)."""
+    """A published card's learning-rate grid of ``task`` from which the task's ``bench.tuned`` resolves (its choice
+    replaced), i.e. whose every run has finished (:func:`normbench.reporting.tuned.resolve`), with a choice for both
+    baselines: the choice every card's grid makes (the baselines' grid runs are the same runs on every card)."""
     protocol = CardProtocol.of(task)
+    spec = load_config(task, protocol.tuned)["bench"]["tuned"]
     for slug in sorted(p.name for p in (RESULTS / "cards").iterdir() if (p / "card.json").is_file()):
         key = f"{task}/lr-card-{slug}"
         if not (RESULTS / key / "leaderboard.json").is_file():
             continue
-        board = load_board(RESULTS / key)
-        done = board.planned_runs is not None and board.finished_runs == board.planned_runs
-        if done and {protocol.layernorm, protocol.rmsnorm} <= {g["base"] for g in board.choice["groups"]}:
+        try:
+            rows = resolve({**spec, "choice": key}, list(load_board(RESULTS / key).by_name), RESULTS)["bases"]
+        except ChoiceNotReady:
+            continue
+        if {protocol.layernorm, protocol.rmsnorm} <= {r["base"] for r in rows if r["chosen"] is not None}:
             return key
     raise AssertionError(f"{task}: no card's learning-rate grid is finished, so no baseline rate is chosen yet")
 

@@ -13,7 +13,7 @@ import yaml
 
 from normbench.archive.board import dumps_board
 from normbench.cards.build import build_card, card_claims, task_card
-from normbench.cards.make import make_card, parse_tasks, plan_card
+from normbench.cards.make import make_card, parse_placements, parse_tasks, plan_card
 from normbench.cards.probe import inputs as probe_inputs
 from normbench.cards.probe import probe
 from normbench.cards.protocol import TASKS, CardProtocol, NamedCard, card_variant, probed_component, slug
@@ -44,7 +44,11 @@ def test_every_task_declares_a_card_its_boards_can_judge(task: str) -> None:
     assert {protocol.layernorm, protocol.rmsnorm} <= set(bench["variants"])
     metrics = set(expand_metric_layers(bench["metrics"], 4))
     assert set(protocol.metrics) | set(protocol.thresholds) <= metrics
-    for claim in card_claims(protocol, f"pre/{slug(PNORM)}"):
+    post = protocol.at("post")  # --placements pre,post: the same claims against the post-LN baselines
+    assert (post.layernorm, post.rmsnorm, post.grid) == ("post/both", "post/scale", None)
+    claims = card_claims(protocol, f"pre/{slug(PNORM)}") + card_claims(post, f"post/{slug(PNORM)}")
+    assert all(c["id"].startswith(f"normbench.card.{task}.post.") for c in claims[len(claims) // 2 :])
+    for claim in claims:
         check_claim(dict(claim))
         if claim["rule"]["kind"] == "equivalence":  # declared before any card ran
             registered = margin_registration(claim["id"], claim["rule"]["margin"])
@@ -80,6 +84,38 @@ def test_a_named_card_is_the_variant_each_task_names_and_probes_its_norm() -> No
         NamedCard.of("majority", "x", {"variant": "pre/nope"})
     with pytest.raises(ValueError, match=r"^norm: 'peri2' is not allowed; .*; or a named card: dyt, peri, qknorm"):
         probed_component("peri2")
+
+
+def test_a_card_at_post_adds_the_post_ln_variant_beside_the_published_post_ln_baselines(tmp_path: Path) -> None:
+    _, items = plan_card(PNORM, ["majority"], tmp_path, placements=["pre", "post"])
+    pre, post, grid, tuned = items  # the headline runs at each placement; the grid and tuned rates at pre only
+    assert post["board"] == "majority/post-card-pnorm" and post["variants"] == ["post/both", "post/scale", "post/pnorm"]
+    assert (grid["board"], tuned["board"]) == ("majority/lr-card-pnorm", "majority/tuned-card-pnorm")
+    defined = load_config(post["config"], "quick-10")["bench"]["variants"]["post/pnorm"]
+    assert defined["model.init_args.arch.placement"] == "post"
+    assert defined["model.init_args.arch.ffn_norm.component"] == PNORM
+    assert parse_placements("post,pre") == ["pre", "post"]
+    with pytest.raises(ValueError, match=r"^placements: 'post' is not a card placement list; give pre"):
+        parse_placements("post")
+    with pytest.raises(ValueError, match=r"^placements: 'peri' is not a card placement list"):
+        parse_placements("pre,peri")
+    with pytest.raises(ValueError, match=r"^placements: peri is a named card, trained as its own variant only"):
+        card_variant("peri", CardProtocol.of("majority").at("post"))
+
+
+def test_a_registered_norm_reuses_a_tasks_variant_only_where_it_is_the_cards_variant() -> None:
+    name, definition = card_variant("scale", CardProtocol.of("majority"))  # pre/scale is RMSNorm in attention only
+    assert name == "pre/scale-card" and definition["model.init_args.arch.ffn_norm.component"] == "scale"
+
+
+def test_a_card_folder_of_another_norm_is_one_line(tmp_path: Path) -> None:
+    folder = tmp_path / "cards" / "scale"  # the folder of tests.cards.test_card:Scale's card, and of scale's
+    folder.mkdir(parents=True)
+    (folder / "card.json").write_text('{"norm": "scale", "tasks": []}')
+    with pytest.raises(
+        ValueError, match=r"^norm: .*card.json is the card of scale, not of tests.cards.test_card:Scale"
+    ):
+        make_card("tests.cards.test_card:Scale", "majority", str(tmp_path), dry_run=True)
 
 
 def test_the_card_plan_adds_its_variant_to_the_tasks_config(tmp_path: Path) -> None:
@@ -136,7 +172,10 @@ def record(variant: str, seed: int, acc1000: float, acc5000: float, diverged_at:
 
 
 def write_board(
-    results: Path, accs: dict[str, tuple[float, float]], diverged: dict[str, list[int]] | None = None
+    results: Path,
+    accs: dict[str, tuple[float, float]],
+    diverged: dict[str, list[int]] | None = None,
+    board_name: str = "card-pnorm",
 ) -> None:
     protocol = CardProtocol.of("majority")
     records = [
@@ -147,7 +186,7 @@ def write_board(
     bench = load_config("majority", protocol.preset)["bench"]
     board = lb.build("majority", protocol.preset, records, {"metrics": bench["metrics"]})
     board = board.replace(planned_runs=15, finished_runs=15)
-    folder = results / "majority" / "card-pnorm"
+    folder = results / "majority" / board_name
     folder.mkdir(parents=True)
     (folder / "leaderboard.json").write_text(dumps_board(board), encoding="utf-8")
 
@@ -195,6 +234,36 @@ def test_a_norm_that_diverges_gets_a_card_with_each_seeds_step(tmp_path: Path) -
     assert "**Failed seeds of the new norm**: seed 0: diverged at step 1427; seed 1: diverged at step 1431" in md
     assert "| matches no (5 of 5 seeds failed), beats no (5 of 5 seeds failed) |" in md
     assert "| majority | `test_acc@1000` | no seed finished without diverging | 0.666" in md
+
+
+def test_a_seed_that_diverged_is_said_beside_the_verdict_the_others_give(tmp_path: Path) -> None:
+    write_board(tmp_path, {"pre/both": (0.66, 0.89), "pre/scale": (0.69, 0.90), "pre/pnorm": (0.80, 0.895)},
+                diverged={"pre/pnorm": [None, None, 1430, None, None]})  # fmt: skip
+    card = build_card(PNORM, {8: probe(PNORM, 8, timing=False)}, ["majority"], [{}], tmp_path)
+    section = card.tasks[0]
+    assert section["failed_seeds"] == {"2": "diverged at step 1430"}
+    assert section["headline"]["test_acc@1000"]["new"]["n"] == 4  # judged on the seeds left, and said so
+    assert card.summary_lines()[0] == (
+        "majority: test_acc@1000: vs LayerNorm matches no (1 of 5 seeds failed), beats yes (1 of 5 seeds failed); "
+        "vs RMSNorm matches no (1 of 5 seeds failed), beats yes (1 of 5 seeds failed)"
+    )
+
+
+def test_a_post_ln_section_is_judged_against_the_post_ln_baselines(tmp_path: Path) -> None:
+    accs = {"pre/both": (0.66, 0.89), "pre/scale": (0.69, 0.90), "pre/pnorm": (0.80, 0.895)}
+    write_board(tmp_path, accs)
+    write_board(tmp_path, {f"post/{k[4:]}": v for k, v in accs.items()}, board_name="post-card-pnorm")
+    card = build_card(
+        PNORM, {8: probe(PNORM, 8, timing=False)}, ["majority"], [{}], tmp_path, placements=["pre", "post"]
+    )
+    post = card.tasks[1]
+    assert (post["label"], post["board"], post["tuning"]) == ("majority (post)", "majority/post-card-pnorm", None)
+    assert post["variants"] == {"new": "post/pnorm", "layernorm": "post/both", "rmsnorm": "post/scale"}
+    assert {c["id"] for c in post["claims"]} >= {"normbench.card.majority.post.test_acc@1000.beats_layernorm"}
+    assert {c["verdict"] for c in post["claims"]} == {c["verdict"] for c in card.tasks[0]["claims"]}
+    md = render_card(card)
+    assert "## majority (post)" in md and "| majority (post) | `test_acc@1000` | 0.8060 ± 0.0047 (n = 5) |" in md
+    assert card.summary_lines()[-1].startswith("majority (post): test_acc@5000: vs LayerNorm matches")
 
 
 def test_a_task_without_a_board_is_not_run(tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from normbench import __version__
-from normbench.archive import Board, load_board
+from normbench.archive import Board, VariantEntry, load_board
 from normbench.cards.probe import NormFacts
 from normbench.cards.protocol import CardProtocol, board_of, card_variant, slug
 from normbench.io import dumps_json
@@ -44,7 +44,7 @@ def card_claims(protocol: CardProtocol, variant: str) -> list[dict[str, Any]]:
             out.append(
                 {
                     **head,
-                    "id": f"normbench.card.{protocol.task}.{metric}.matches_{key}",
+                    "id": f"{protocol.claim_prefix}.{metric}.matches_{key}",
                     "statement": f"The new norm's {metric} is within {protocol.margin:g} of {key}'s (two-sided TOST)",
                     "rule": {
                         "kind": "equivalence",
@@ -58,7 +58,7 @@ def card_claims(protocol: CardProtocol, variant: str) -> list[dict[str, Any]]:
             out.append(
                 {
                     **head,
-                    "id": f"normbench.card.{protocol.task}.{metric}.beats_{key}",
+                    "id": f"{protocol.claim_prefix}.{metric}.beats_{key}",
                     "statement": f"The new norm's {metric} is {protocol.better} than {key}'s",
                     "rule": {"kind": "ordering", "lower": better},
                 }
@@ -66,6 +66,7 @@ def card_claims(protocol: CardProtocol, variant: str) -> list[dict[str, Any]]:
     return out
 
 
+AT_TUNED = " at the tuned lr"  # a summary row's metric at each variant's tuned rate, as every table shows it
 ANSWERS = {"reproduced": "yes", "not reproduced": "no", "inconclusive": "undecided"}
 
 
@@ -94,23 +95,23 @@ def fmt(m: dict[str, Any] | None) -> str:
 def summary_table(tasks: list[dict[str, Any]]) -> list[dict[str, str]]:
     """The card's summary, one row per task and headline metric (then each again at the tuned learning rates, where
     judged): the three values (``mean ± std (n)``) and, against each baseline, ``matches <answer>, beats <answer>``;
-    a task not run is one row saying so."""
+    a task not run is one row saying so. ``shown``: the metric as the tables show it (Markdown)."""
     rows = []
     for t in tasks:
+        label = t.get("label", t["task"])
         if t["status"] == "not run":
-            rows.append({"task": t["task"], "metric": "–", "new": "not run"})
+            rows.append({"task": label, "metric": "–", "shown": "–", "new": "not run"})
             continue
         failed = len(set(t.get("diverged_at_step") or {}) | set(t.get("failed_seeds") or {}))
-        rows += summary_rows_at(
-            t["task"], "shared", t["headline"], t["claims"], (failed, len(t.get("new_seeds") or t["seeds"]))
-        )
+        seeds = len(set(map(str, t.get("new_seeds") or ())) | set(t.get("failed_seeds") or {})) or len(t["seeds"])
+        rows += summary_rows_at(label, "shared", t["headline"], t["claims"], (failed, seeds))
         tuning = t.get("tuning") or {}
         if tuning.get("tuned"):
             rows += summary_rows_at(
-                t["task"], "tuned", tuning["tuned"]["headline"], tuning["tuned"]["claims"], why=no_rate(tuning)
+                label, "tuned", tuning["tuned"]["headline"], tuning["tuned"]["claims"], why=no_rate(tuning)
             )
         elif tuning:
-            rows.append({"task": t["task"], "metric": "–", "lr": "tuned", "new": waiting(tuning)})
+            rows.append({"task": label, "metric": "–", "lr": "tuned", "shown": f"–{AT_TUNED}", "new": waiting(tuning)})
     return rows
 
 
@@ -125,7 +126,9 @@ def grid_progress(tuning: dict[str, Any]) -> tuple[str, str]:
         return "unknown", f"its learning-rate grid {where} has {grid['finished']} finished runs"
     if grid["finished"] >= grid["planned"]:
         return "finished", f"its learning-rate grid {where} is finished ({grid['finished']} runs)"
-    return "partial", f"its learning-rate grid {where} has {grid['finished']} of {grid['planned']} runs"
+    new = grid.get("new") or {}
+    own = f" (the new norm's: {new['finished']} of {new['planned']})" if new.get("planned") else ""
+    return "partial", f"its learning-rate grid {where} has {grid['finished']} of {grid['planned']} runs{own}"
 
 
 def no_rate(tuning: dict[str, Any]) -> str | None:
@@ -159,28 +162,29 @@ def summary_rows_at(
     failed: tuple[int, int] = (0, 0),
     why: str | None = None,
 ) -> list[dict[str, str]]:
-    """One task's summary rows at one learning rate (``rate``: ``shared`` or ``tuned``). ``failed``: the new norm's
-    failed seeds of its seeds; a claim its failed seeds left without a verdict reads "no (k of n seeds failed)", and
-    one left without a verdict for ``why`` (e.g. no rate could be chosen) reads "no (<why>)"."""
-    verdicts = {c["id"]: c for c in claims}
+    """One task's summary rows at one learning rate (``rate``: ``shared`` or ``tuned``; ``task``: the section's
+    label). ``failed``: the new norm's failed seeds of its seeds, said beside every verdict they touch: a claim they
+    left without a verdict reads "no (k of n seeds failed)", one judged on the seeds left "yes (k of n seeds
+    failed)"; one left without a verdict for ``why`` (e.g. no rate could be chosen) reads "no (<why>)"."""
+    verdicts = {(c["metric"], c["id"].rpartition(".")[2]): c for c in claims}
 
     def said(claim: dict[str, Any]) -> str:
         if claim["verdict"] == "not run" and failed[0]:
             return f"no ({failed[0]} of {failed[1]} seeds failed)"
         if claim["verdict"] == "not run" and why:
             return f"no ({why})"
-        return answer(claim)
+        return answer(claim) + (f" ({failed[0]} of {failed[1]} seeds failed)" if failed[0] else "")
 
     return [
         {
             "task": task,
             "metric": metric,
             "lr": rate,
+            "shown": f"`{metric}`" + (AT_TUNED if rate == "tuned" else ""),
             **{role: fmt(row.get(role)) for role in ("new", *BASELINES)},
             **{
                 f"vs_{key}": ", ".join(
-                    f"{kind} {said(verdicts[f'normbench.card.{task}.{metric}.{kind}_{key}'])}"
-                    for kind in ("matches", "beats")
+                    f"{kind} {said(verdicts[metric, f'{kind}_{key}'])}" for kind in ("matches", "beats")
                 )
                 for key in BASELINES
             },
@@ -193,11 +197,11 @@ def card_cost(tasks: list[dict[str, Any]]) -> dict[str, Any]:
     """The training time of the new norm's runs (the baselines' are the published runs'): per task, and summed with
     the devices they ran on (``None`` where nothing finished); and the whole card's time estimated from it: per task,
     the mean time of the runs held times the runs a whole card trains (``estimated_tasks``: the tasks it covers)."""
-    per_task = {t["task"]: t.get("cost") for t in tasks if t.get("cost")}
+    per_task = {t.get("label", t["task"]): t.get("cost") for t in tasks if t.get("cost")}
     walls = [c["wall_time_s"] for c in per_task.values() if c.get("wall_time_s") is not None]
     devices = sorted({d for c in per_task.values() for d in c.get("devices") or ()})
-    timed = {task: c for task, c in per_task.items() if c.get("runs")}
-    estimate = sum(c["wall_time_s"] / c["runs"] * c["whole_card_runs"] for c in timed.values())
+    timed = {task: c for task, c in per_task.items() if c.get("mean_run_s") is not None}
+    estimate = sum(c["mean_run_s"] * c["whole_card_runs"] for c in timed.values())
     return {
         "tasks": per_task,
         "wall_time_s": round(sum(walls), 1) if walls else None,
@@ -205,6 +209,24 @@ def card_cost(tasks: list[dict[str, Any]]) -> dict[str, Any]:
         "estimated_whole_card_s": round(estimate, 1) if timed else None,
         "estimated_tasks": list(timed),
     }
+
+
+def failures(variant: VariantEntry | None) -> dict[str, str]:
+    """Each failed seed of a variant and why, every reason it has: diverged (at its step), failed (the run's error)
+    or flagged (collapsed, at chance, ...), joined by "; "."""
+    if variant is None:
+        return {}
+    why: dict[str, list[str]] = {}
+    for seed, step in (variant.diverged_at_step or {}).items():
+        why.setdefault(seed, []).append(f"diverged at step {step}" if step is not None else "diverged")
+    for seed, error in (variant.failed or {}).items():
+        why.setdefault(seed, []).append(f"failed: {error}")
+    for seed, flag in (variant.flagged or {}).items():
+        if flag not in why.get(seed, []) and not (
+            flag.startswith("diverged") and seed in (variant.diverged_at_step or {})
+        ):
+            why.setdefault(seed, []).append(flag)
+    return {seed: "; ".join(reasons) for seed, reasons in sorted(why.items(), key=lambda kv: int(kv[0]))}
 
 
 def metric_row(board: Board, name: str, metric: str) -> dict[str, Any] | None:
@@ -216,12 +238,15 @@ def metric_row(board: Board, name: str, metric: str) -> dict[str, Any] | None:
 
 
 def task_card(norm: str, protocol: CardProtocol, results_dir: str | Path) -> dict[str, Any]:
-    """One task's section of the card, read from its board (``status: not run`` without one)."""
+    """One task's section of the card at the protocol's placement, read from its board (``status: not run`` without
+    one). ``label``: the task, with the placement where it is not the declared one (``majority (post)``)."""
     name, _ = card_variant(norm, protocol)
-    board_name = board_of(protocol.task, norm)
+    board_name = board_of(protocol.task, norm, protocol.placement if protocol.moved else "")
     variants = {"new": name, "layernorm": protocol.layernorm, "rmsnorm": protocol.rmsnorm}
-    base = {"task": protocol.task, "preset": protocol.preset, "seeds": list(protocol.seeds), "variants": variants,
-            "board": board_name, "margin": protocol.margin, "better": protocol.better}  # fmt: skip
+    label = f"{protocol.task} ({protocol.placement})" if protocol.moved else protocol.task
+    base = {"task": protocol.task, "placement": protocol.placement, "label": label, "preset": protocol.preset,
+            "seeds": list(protocol.seeds), "variants": variants, "board": board_name, "margin": protocol.margin,
+            "better": protocol.better, "claim_prefix": protocol.claim_prefix}  # fmt: skip
     try:
         board = load_board(Path(results_dir) / board_name)
     except FileNotFoundError:
@@ -237,6 +262,11 @@ def task_card(norm: str, protocol: CardProtocol, results_dir: str | Path) -> dic
         **base,
         "status": "complete" if planned is not None and finished == planned else "incomplete",
         "runs": {"planned": planned, "finished": finished, "in_progress": board.in_progress or []},
+        "norms": {
+            role: {"placement": board.by_name[v].placement, "norms": board.by_name[v].norms}
+            for role, v in variants.items()
+            if v in board.by_name
+        },
         "headline": {m: {role: metric_row(board, v, m) for role, v in variants.items()} for m in protocol.metrics},
         "claims": claims,
         "thresholds": {m: {role: metric_row(board, v, m) for role, v in variants.items()} for m in protocol.thresholds},
@@ -247,7 +277,7 @@ def task_card(norm: str, protocol: CardProtocol, results_dir: str | Path) -> dic
         "unselectable": {m: metric_row(board, name, m) for m in layers},
         "against_chance": chance,
         "new_seeds": list(new.seeds) if new else [],
-        "failed_seeds": dict(new.flagged or {}) if new else {},
+        "failed_seeds": failures(new),
         "diverged_at_step": dict(new.diverged_at_step or {}) if new else {},
         "figures": [f"{board_name}/{Path(f).name}" for f in board.figures or ()],
         "tuning": tuning,
@@ -275,16 +305,17 @@ def tuning_section(norm: str, protocol: CardProtocol, results_dir: str | Path) -
     except FileNotFoundError:
         grid = None
     if grid is not None:
-        failures: dict[str, dict[str, list[str]]] = {}
+        failed_at: dict[str, dict[str, list[str]]] = {}
         for v in grid.variants:
             base, _, rate = v.name.partition(",lr=")
             role = next((r for r, n in roles.items() if n == base), None)
             if role is not None and rate:
-                failed = set(v.flagged or {}) | set(v.diverged_at_step or {}) | set(v.failed or {})
-                failures.setdefault(role, {})[rate] = sorted(failed, key=int)
+                failed_at.setdefault(role, {})[rate] = list(failures(v))
                 spent += [v.provenance] if role == "new" and v.provenance else []
-        out["grid"] = {"planned": grid.planned_runs, "finished": grid.finished_runs, "failed_seeds": failures,
-                       "seeds": sorted({s for v in grid.variants for s in v.seeds})}  # fmt: skip
+        new_runs = sum(len(v.seeds) for v in grid.variants if v.name.partition(",lr=")[0] == name)
+        out["grid"] = {"planned": grid.planned_runs, "finished": grid.finished_runs, "failed_seeds": failed_at,
+                       "seeds": sorted({s for v in grid.variants for s in v.seeds}),
+                       "new": {"finished": new_runs, "planned": protocol.new_norm_runs()["grid"]}}  # fmt: skip
     try:
         tuned = load_board(Path(results_dir) / tuned_key)
     except FileNotFoundError:
@@ -324,14 +355,17 @@ def _is_layer(metric: str, template: str) -> bool:
 
 def _cost(provenances: list[dict[str, Any] | None], whole_card_runs: int) -> dict[str, Any] | None:
     """The new norm's training time summed over its variants' provenance (headline, grid, tuned rate), the runs it
-    counts (one log directory each), where they ran, and how many runs of the new norm a whole card trains on the task
-    (at most: :meth:`CardProtocol.new_norm_runs`)."""
+    counts (one log directory each) and their mean time (sum / runs), where they ran, and how many runs of the new
+    norm a whole card trains on the task (at most: :meth:`CardProtocol.new_norm_runs`)."""
     held = [p for p in provenances if p and p.get("wall_time_s") is not None]
     if not held:
         return None
+    wall = sum(p["wall_time_s"] for p in held)
+    runs = sum(len(p.get("log_dirs") or ()) for p in held)
     return {
-        "wall_time_s": round(sum(p["wall_time_s"] for p in held), 1),
-        "runs": sum(len(p.get("log_dirs") or ()) for p in held),
+        "wall_time_s": round(wall, 1),
+        "runs": runs,
+        "mean_run_s": round(wall / runs, 1) if runs else None,
         "whole_card_runs": whole_card_runs,
         "devices": sorted({d for p in held for d in p.get("devices") or ()}),
         "platforms": [
@@ -382,7 +416,7 @@ class Card:
             return [f"broken: {self.broken}"]
         lines = []
         for row in summary_table(self.tasks):
-            at = " at the tuned lr" if row.get("lr") == "tuned" else ""
+            at = AT_TUNED if row.get("lr") == "tuned" else ""
             if row["metric"] == "–":  # a task not run, or its tuned claims not judged yet: the row says which
                 lines.append(f"{row['task']}{at}: {row['new']}")
                 continue
@@ -393,10 +427,11 @@ class Card:
 
 def build_card(
     norm: str, facts: dict[int, NormFacts], tasks: list[str], items: list[dict[str, Any]], results_dir: str | Path,
-    wall_time_s: float = 0.0,
+    wall_time_s: float = 0.0, placements: list[str] | tuple[str, ...] = ("pre",),
 ) -> Card:  # fmt: skip
-    """The card of ``norm`` from its probe ``facts`` and the boards of ``tasks`` (none when it is broken)."""
+    """The card of ``norm`` from its probe ``facts`` and the boards of ``tasks`` at each of ``placements`` (a section
+    per task and placement; none when it is broken)."""
     sections = [] if any(f.problem for f in facts.values()) or not items else [
-        task_card(norm, CardProtocol.of(task), results_dir) for task in tasks
+        task_card(norm, CardProtocol.of(task).at(placement), results_dir) for task in tasks for placement in placements
     ]  # fmt: skip
     return Card(norm, facts, sections, wall_time_s)

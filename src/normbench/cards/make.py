@@ -26,7 +26,7 @@ import yaml
 
 from normbench.cards.build import build_card
 from normbench.cards.probe import probe
-from normbench.cards.protocol import TASKS, CardProtocol, board_of, card_variant, probed_component, slug
+from normbench.cards.protocol import PLACEMENTS, TASKS, CardProtocol, board_of, card_variant, probed_component, slug
 from normbench.cards.render import render_card
 from normbench.errors import one_line
 from normbench.io import atomic_files
@@ -47,6 +47,31 @@ def parse_tasks(text: str | list[str] | None) -> list[str]:
     return [t for t in TASKS if t in names]
 
 
+def parse_placements(text: str | list[str] | None) -> list[str]:
+    """``"pre,post"`` -> the placements, in the card's order (``pre`` always first: the declared one, whose runs are
+    tuned); a one-line error for an unknown one or a list without ``pre``."""
+    names = text if isinstance(text, list) else [p.strip() for p in (text or "pre").split(",") if p.strip()]
+    unknown = [p for p in names if p not in PLACEMENTS]
+    if unknown or PLACEMENTS[0] not in names:
+        raise ValueError(
+            f"placements: {unknown[0] if unknown else text!r} is not a card placement list; give {PLACEMENTS[0]} and "
+            f"any of {', '.join(PLACEMENTS[1:])} (e.g. pre,post)"
+        )
+    return [p for p in PLACEMENTS if p in names]
+
+
+def card_placements(norm: str, names: list[str], tasks: list[str], results_dir: str | Path) -> list[str]:
+    """The placements a card covers: ``names`` and every placement a card board of ``tasks`` holds already (a card
+    once trained at ``post`` keeps it)."""
+    held = {
+        p
+        for p in PLACEMENTS[1:]
+        for t in tasks
+        if (Path(results_dir) / board_of(t, norm, p) / "leaderboard.json").is_file()
+    }
+    return [p for p in PLACEMENTS if p in names or p in held]
+
+
 def card_tasks(norm: str, names: list[str], results_dir: str | Path) -> list[str]:
     """The tasks a card covers, in the card's order: ``names`` (those trained and rebuilt now), every task the
     published card already covers, and every task that has a card board (so a card once written broken, with no
@@ -57,6 +82,10 @@ def card_tasks(norm: str, names: list[str], results_dir: str | Path) -> list[str
     except Refused as exc:
         reason = one_line(str(exc.__cause__ or exc))[:120]
         raise ValueError(f"results_dir: {path} exists but is unreadable ({reason}); restore it or remove it") from None
+    if published.get("norm") not in (None, norm):  # two norms of one class name (mypkg:DyT and dyt): one folder
+        raise ValueError(
+            f"norm: {path} is the card of {published['norm']}, not of {norm}; rename the class or remove that card"
+        )
     had = {t.get("task") for t in published.get("tasks") or [] if isinstance(t, dict)}
     boards = {t for t in TASKS if (Path(results_dir) / board_of(t, norm) / "leaderboard.json").is_file()}
     return [t for t in TASKS if t in names or t in had or t in boards]
@@ -111,21 +140,33 @@ def tuned_note(task: str, norm: str, protocol: CardProtocol, grid_seeds: list[in
 
 
 def plan_card(
-    norm: str, tasks: list[str], results_dir: str | Path, folder: Path | None = None
+    norm: str,
+    tasks: list[str],
+    results_dir: str | Path,
+    folder: Path | None = None,
+    placements: list[str] | tuple[str, ...] = PLACEMENTS[:1],
 ) -> tuple[Path, list[dict[str, Any]]]:
     """Write the card's task configs and queue (into ``folder``, by default ``results/cards/<slug>/``); returns the
-    queue file and its items: every task's headline runs first, then the learning-rate grids, then the runs at the
-    tuned rates (which wait for their grid)."""
+    queue file and its items: every task's headline runs first (at each of ``placements``: the declared one's board
+    ``<task>/card-<slug>``, another's ``<task>/<placement>-card-<slug>``), then the learning-rate grids, then the runs
+    at the tuned rates (which wait for their grid; the declared placement only)."""
     folder = folder or Path(results_dir) / "cards" / slug(norm)
     head, grids, tuned, files = [], [], [], {}
     for task in tasks:
         protocol = CardProtocol.of(task)
-        name, definition = card_variant(norm, protocol)
         config = str(folder / f"{task}.yaml")
-        variants = [protocol.layernorm, protocol.rmsnorm, name]
         seeds = ",".join(map(str, protocol.seeds))
-        head.append({"board": board_of(task, norm), "task": task, "preset": protocol.preset, "variants": variants,
-                     "seeds": seeds, "config": config})  # fmt: skip
+        defined: dict[str, Any] = {}
+        for placement in placements:
+            at = protocol.at(placement)
+            name, definition = card_variant(norm, at)
+            if definition is not None:
+                defined[name] = definition
+            head.append({"board": board_of(task, norm, "" if at is protocol else placement), "task": task,
+                         "preset": protocol.preset, "variants": [at.layernorm, at.rmsnorm, name], "seeds": seeds,
+                         "config": config})  # fmt: skip
+        name, _ = card_variant(norm, protocol)
+        variants = [protocol.layernorm, protocol.rmsnorm, name]
         # the task's config, its presets' claims and reports left to the card (they compare the task's own variants:
         # SST-2's token report reads none/none and the LM's models), the card's variant added where the task does not
         # define it; none of it changes a run's config hash
@@ -147,8 +188,8 @@ def plan_card(
             }
         keep_superseded(presets, Path(results_dir) / "cards" / slug(norm) / f"{task}.yaml")
         doc: dict[str, Any] = {"extends": task, "presets": presets}
-        if definition is not None:
-            doc["bench"] = {"variants": {name: definition}}
+        if defined:
+            doc["bench"] = {"variants": defined}
         files[f"{task}.yaml"] = doc
     items = head + grids + tuned
     files["bake.yaml"] = {"queue": items}
@@ -160,20 +201,31 @@ def plan_card(
 
 
 def make_card(
-    norm: str, tasks: str | list[str] | None = None, results_dir: str = "results", dry_run: bool = False, **bake: Any
+    norm: str,
+    tasks: str | list[str] | None = None,
+    results_dir: str = "results",
+    dry_run: bool = False,
+    placements: str | list[str] | None = None,
+    **bake: Any,
 ) -> Path:
     """Probe ``norm``, train its card's runs (a bake: ``bake`` holds its options, e.g. ``budget`` in minutes,
     ``gpus``, ``workers``, ``runs_dir``, ``uncommitted``), write ``results/cards/<slug>/card.md``; returns the card's
-    folder. A norm that cannot be imported or built is a one-line ``ValueError``. ``dry_run``: the norm imported, built
+    folder. ``placements``: ``pre`` (default) and ``post`` too with ``pre,post``. A norm that cannot be imported or
+    built is a one-line ``ValueError``, as is a placement a task cannot compare. ``dry_run``: the norm imported, built
     and probed (untimed), where each of the card's runs stands printed; nothing trained or written."""
     from normbench.sweep.bake import refresh_pages  # the sweep layer trains; imported where it is needed
 
     names = parse_tasks(tasks)
+    asked = parse_placements(placements)
     measured = probed_component(norm, names)  # one line when it cannot be imported or built
     folder = Path(results_dir) / "cards" / slug(norm)
     start = time.time()
     facts = {d: probe(measured, d, timing=not dry_run) for d in WIDTHS}
     covered = card_tasks(norm, names, results_dir)
+    where = card_placements(norm, asked, covered, results_dir)
+    for task in covered:  # a placement a task cannot compare, or a named card moved: one line before anything trains
+        for placement in where:
+            card_variant(norm, CardProtocol.of(task).at(placement))
     broken = [f for f in facts.values() if f.problem]
     if broken and dry_run:
         print(f"normbench: dry run: {norm} at d = {broken[0].d} {broken[0].problem}: its card trains nothing")
@@ -181,11 +233,11 @@ def make_card(
     items: list[dict[str, Any]] = []
     if not broken:
         with tempfile.TemporaryDirectory(prefix="normbench-card-") as tmp:  # a dry run leaves the card's folder as is
-            queue, items = plan_card(norm, covered, results_dir, folder=Path(tmp) if dry_run else None)
+            queue, items = plan_card(norm, covered, results_dir, Path(tmp) if dry_run else None, where)
             bake_tasks(queue, items, names, results_dir=results_dir, dry_run=dry_run, **bake)
     if dry_run:
         return folder
-    card = build_card(norm, facts, covered, items, results_dir, wall_time_s=time.time() - start)
+    card = build_card(norm, facts, covered, items, results_dir, wall_time_s=time.time() - start, placements=where)
     with atomic_files(folder, last=("card.md", "card.json")) as stage:
         (stage / "card.json").write_text(card.dumps(), encoding="utf-8")
         (stage / "card.md").write_text(render_card(card), encoding="utf-8")

@@ -1,9 +1,10 @@
 """A norm's own facts, measured rather than declared: does it project, does it scale, its output norm, its speed.
 
 A component declares ``projects`` and ``scales`` (:class:`normbench.nn.norms.Norm`); a norm from elsewhere may
-declare nothing, or the wrong thing. :func:`probe` builds it without its affine map at width ``d`` and feeds it
-inputs x = a (z + m 1), z ~ N(0, I_d), m ~ N(0, 3^2), a log-uniform in [1e-2, 1e2] (keys with every mean and
-scale a trained network gives), in float64:
+declare nothing, or the wrong thing. :func:`probe` builds it without its affine map at width ``d`` and feeds a copy
+in evaluation mode (the map as built: a norm with state, such as a step count, keeps it) inputs x = a (z + m 1),
+z ~ N(0, I_d), m ~ N(0, 3^2), a log-uniform in [1e-2, 1e2] (keys with every mean and scale a trained network
+gives), in float64:
 
 * **projects**: every output is orthogonal to the ones vector, max_x |mean_j N(x)_j| / rms(N(x)) <= 1e-6;
 * **scales**: every output has the same Euclidean norm, (max - min) / mean of ||N(x)|| <= 1e-6;
@@ -12,9 +13,9 @@ scale a trained network gives), in float64:
 
 A norm that raises, changes the shape or returns a value that is not finite on these inputs is *broken*:
 :attr:`NormFacts.problem` says how, and nothing else is measured. Speed: forward + backward of the norm against
-``F.layer_norm`` on the same float32 input, timed in alternating rounds (``torch.utils.benchmark``, one process);
-the ratio is the median of the rounds' ratios, so that the machine, and a load that changes while it is measured,
-cancel out, and the rounds' spread is kept beside it.
+``F.layer_norm`` on the same float32 input, in training mode, timed in alternating rounds
+(``torch.utils.benchmark``, one process); the ratio is the median of the rounds' ratios, so that the machine, and a
+load that changes while it is measured, cancel out, and the rounds' spread is kept beside it.
 """
 
 from __future__ import annotations
@@ -83,7 +84,8 @@ def probe(component: str, d: int, options: dict[str, Any] | None = None, *, timi
     cls = get_component(component)
     declared = {"projects": bool(cls.projects), "scales": bool(cls.scales)}
     eps = 0.0 if cls.uses_eps else 1e-5  # eps = 0: the map itself, as the facts are stated
-    norm = create_norm(d, NormSpec(component, affine=False, eps=eps, options=options)).to("cpu", torch.float64)
+    built = create_norm(d, NormSpec(component, affine=False, eps=eps, options=options)).to("cpu", torch.float64)
+    norm = copy.deepcopy(built).eval()  # the map as built: a norm with state (steps, running statistics) keeps it
     x = inputs(d)
     try:
         with torch.no_grad():
@@ -100,7 +102,7 @@ def probe(component: str, d: int, options: dict[str, Any] | None = None, *, timi
         )
     try:  # the float32 forward + backward that training (and the timing) runs
         x32 = x[:64].float().requires_grad_()
-        copy.deepcopy(norm).float()(x32).sum().backward()
+        copy.deepcopy(built).float()(x32).sum().backward()
     except Exception as exc:  # noqa: BLE001 - a norm that raises is reported, not propagated
         why = f"raises {type(exc).__name__} in float32 forward + backward: {exc}".splitlines()[0]
         return NormFacts(component, d, why, declared=declared)
@@ -118,7 +120,7 @@ def probe(component: str, d: int, options: dict[str, Any] | None = None, *, timi
     )
     if not timing:
         return facts
-    ours, reference = forward_backward_times(norm.float(), d)
+    ours, reference = forward_backward_times(built.float(), d)  # in training mode, as training runs it
     return NormFacts(
         **{
             **asdict(facts),

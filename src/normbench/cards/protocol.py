@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import yaml
@@ -15,6 +15,7 @@ from normbench.training.config import load_config
 
 TASKS = ("majority", "lm", "sst2")
 BLOCK_NORMS = ("attn_norm", "ffn_norm")  # the norms a card replaces: the attention and the FFN norm of every block
+PLACEMENTS = ("pre", "post")  # where a card puts the norm (--placements): the task's protocol declares the first
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,8 @@ class CardProtocol:
         named: the cards of built-in norms that are more than a component (``peri``: a placement, ``qknorm``: a
             change of the attention), or that the task runs otherwise (``dyt`` as tuned): card name -> the task's
             variant that stands for it, and the component its probe measures.
+        moved: the protocol at a placement the task does not declare (:meth:`at`): its claims' ids name the
+            placement, and it has no learning-rate grid and no named cards.
     """
 
     task: str
@@ -50,6 +53,35 @@ class CardProtocol:
     grid: str | None = None
     tuned: str | None = None
     named: dict[str, NamedCard] = field(default_factory=dict)
+    moved: bool = False
+
+    @property
+    def placement(self) -> str:
+        """Where the baselines (and the card's norm) sit: the placement of the ``layernorm`` variant."""
+        return self.layernorm.split("/")[0]
+
+    @property
+    def claim_prefix(self) -> str:
+        """The start of the card's claim ids here: ``normbench.card.<task>`` (``.<placement>`` when moved)."""
+        return f"normbench.card.{self.task}" + (f".{self.placement}" if self.moved else "")
+
+    def at(self, placement: str) -> CardProtocol:
+        """The protocol with the baselines at ``placement`` (the task's ``<placement>/both`` and ``<placement>/scale``
+        variants, or whatever the declared baselines are named after the placement), at the same preset, seeds and
+        metrics, without a learning-rate grid; itself at its own placement. A one-line error when the task has no such
+        variant."""
+        if placement == self.placement:
+            return self
+        if placement not in PLACEMENTS:
+            raise ValueError(f"placements: {placement!r} is not a card placement; choose from {', '.join(PLACEMENTS)}")
+        variants = (load_config(self.task).get("bench") or {}).get("variants") or {}
+        moved = {key: f"{placement}/{getattr(self, key).split('/', 1)[1]}" for key in ("layernorm", "rmsnorm")}
+        missing = [v for v in moved.values() if v not in variants]
+        if missing:
+            raise ValueError(
+                f"placements: task {self.task} has no {missing[0]} variant to compare a {placement} card with"
+            )
+        return replace(self, **moved, grid=None, tuned=None, named={}, moved=True)
 
     def new_norm_runs(self) -> dict[str, int]:
         """The runs of the new norm a whole card trains on this task: ``headline`` (one per seed), ``grid`` (every
@@ -127,7 +159,8 @@ class NamedCard:
 
 def board_of(task: str, norm: str, kind: str = "") -> str:
     """A card's board on a task: ``<task>/card-<slug>`` (its headline runs), ``<task>/lr-card-<slug>`` (``kind`` lr:
-    the learning-rate grid) or ``<task>/tuned-card-<slug>`` (the claims at each variant's tuned rate)."""
+    the learning-rate grid), ``<task>/tuned-card-<slug>`` (the claims at each variant's tuned rate) or
+    ``<task>/post-card-<slug>`` (``kind`` post: the headline runs at a placement the task does not declare)."""
     return f"{task}/{kind + '-' if kind else ''}card-{slug(norm)}"
 
 
@@ -159,19 +192,15 @@ def probed_component(norm: str, tasks: list[str] | tuple[str, ...] = TASKS) -> s
 def card_variant(norm: str, protocol: CardProtocol) -> tuple[str, dict[str, Any] | None]:
     """The card's variant name on the task, and its definition (``None``: the task defines that variant already, e.g.
     ``pre/dyt``, whose runs the published boards hold). A named card (:class:`NamedCard`) is the variant the task names
-    for it; any other norm the ``layernorm`` variant with the component of every block norm replaced, each norm keeping
-    its affine map and eps."""
+    for it (at the declared placement only); any other norm the ``layernorm`` variant (of the protocol's placement)
+    with the component of every block norm replaced, each norm keeping its affine map and eps."""
     if norm in protocol.named:
         return protocol.named[norm].variant, None
+    placement = protocol.placement
+    if protocol.moved and norm in CardProtocol.of(protocol.task).named:
+        raise ValueError(f"placements: {norm} is a named card, trained as its own variant only; {placement} is not one")
     get_component(norm)  # one line when it cannot be imported or built
-    placement = protocol.layernorm.split("/")[0]
-    name = f"{placement}/{slug(norm)}"
-    config = load_config(protocol.task)
-    named = (config.get("bench") or {}).get("variants") or {}
-    if name in named and ":" not in norm:  # a registered norm the task runs already (pre/dyt): its published runs
-        return name, None
-    while name in named:  # an import path whose class name is a variant's (mypkg:Scale): a name of its own
-        name += "-card"
+    named = (load_config(protocol.task).get("bench") or {}).get("variants") or {}
     base = dict(named.get(protocol.layernorm) or {})
     for role in BLOCK_NORMS:
         key = f"model.init_args.arch.{role}"
@@ -182,4 +211,9 @@ def card_variant(norm: str, protocol: CardProtocol) -> tuple[str, dict[str, Any]
             base[key] = yaml.safe_dump(spec, default_flow_style=True).strip()
         else:
             base[f"{key}.component"] = norm
+    name = f"{placement}/{slug(norm)}"
+    if named.get(name) == base:  # the task runs this very variant already: its published runs
+        return name, None
+    while name in named:  # a variant of that name that is not this one (pre/scale: RMSNorm as the attention norm only)
+        name += "-card"
     return name, base

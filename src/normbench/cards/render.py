@@ -36,16 +36,17 @@ def summary(card: Card) -> Lines:
         "|---|---|---|---|---|---|---|",
     ]
     for row in summary_table(card.tasks):
-        metric = f"`{row['metric']}`" if row["metric"] != "–" else "–"
-        metric += " at the tuned lr" if row.get("lr") == "tuned" else ""
+        metric = row["shown"]
         cells = [cell(row.get(k, "")) for k in ("new", *BASELINES, *(f"vs_{b}" for b in BASELINES))]
         lines.append(f"| {row['task']} | {metric} | " + " | ".join(cells) + " |")
     lines += [
         "",
         "*matches*: a two-sided TOST puts the difference of seed means within the task's margin (no: it lies beyond "
         "it); *beats*: the 95% Welch interval of the difference lies on the better side of 0 (no: on the worse side); "
-        "undecided: the seeds leave it open; no (k of n seeds failed): seeds of the new norm diverged, collapsed or "
-        "failed, so it neither matches nor beats. Each task's section gives the intervals.",
+        "undecided: the seeds leave it open; (k of n seeds failed): seeds of the new norm diverged, collapsed or "
+        "failed: a verdict beside it is judged on the seeds left, and no verdict (no) where none is left. Each task's "
+        "section gives the intervals.",
+        *(["", *baseline_notes(card)] if baseline_notes(card) else []),
         "",
     ]
     return lines
@@ -55,10 +56,11 @@ def facts(card: Card) -> Lines:
     lines = [
         "## The norm's facts, measured",
         "",
-        "On 512 inputs a (z + m 1) of every mean and scale, in float64, without the affine map: *projects* = every "
+        "On 512 inputs a (z + m 1) of every mean and scale, in float64, without the affine map, in evaluation mode "
+        "(the norm as built): *projects* = every "
         "output orthogonal to the ones vector; *scales* = every output of one Euclidean norm; output norm = mean "
-        "||N(x)|| / sqrt(d). Speed: forward + backward against `F.layer_norm` on the same input, in one process, in "
-        "alternating rounds: the median of the rounds' ratios and their range.",
+        "||N(x)|| / sqrt(d). Speed: forward + backward against `F.layer_norm` on the same input, in training mode, "
+        "in one process, in alternating rounds: the median of the rounds' ratios and their range.",
         "",
         *_probed(card),
         "| d | problem | projects (declared) | scales (declared) | output norm / sqrt(d) | time vs F.layer_norm |",
@@ -98,8 +100,56 @@ def _yes(value: bool | None) -> str:
     return "–" if value is None else "yes" if value else "no"
 
 
+NORM_NAMES = {"attn": "attention", "ffn": "FFN", "final": "final", "embed": "embedding"}
+
+
+def norm_text(spec: dict[str, Any]) -> str:
+    """``both (affine, eps 1e-05)``: a norm as its runs built it."""
+    return f"`{spec.get('component')}` ({'affine' if spec.get('affine') else 'no affine'}, eps {spec.get('eps'):g})"
+
+
+def protocol_lines(t: dict[str, Any]) -> Lines:
+    """What each variant of a task's section is, as its runs built it: the placement and every norm of the network
+    (the baselines are the published variants; the new norm replaces the block norms of the LayerNorm one)."""
+    norms = t.get("norms") or {}
+    if not norms:
+        return []
+    kinds = list(dict.fromkeys(k for n in norms.values() for k in n["norms"]))
+    lines = [
+        f"**Protocol.** Preset `{t['preset']}`; equivalence margin {t['margin']:g} ({t['better']} is better). Each "
+        "variant's norms, as its runs built them:",
+        "",
+        "| role | variant | placement | " + " | ".join(f"{NORM_NAMES.get(k, k)} norm" for k in kinds) + " |",
+        "|---|---|---|" + "---|" * len(kinds),
+    ]
+    for role, n in norms.items():
+        cells = [norm_text(n["norms"][k]) if k in n["norms"] else "–" for k in kinds]
+        lines.append(f"| {role} | `{t['variants'][role]}` | {n['placement']} | " + " | ".join(cells) + " |")
+    return [*lines, ""]
+
+
+def block_components(t: dict[str, Any], role: str) -> set[str]:
+    """The components of a role's attention and FFN norms in a task's section (empty where its runs are not there)."""
+    norms = ((t.get("norms") or {}).get(role) or {}).get("norms") or {}
+    return {str(norms[k].get("component")) for k in ("attn", "ffn") if k in norms}
+
+
+def baseline_notes(card: Card) -> Lines:
+    """A line per baseline whose attention and FFN norms differ on some task (RMSNorm as the attention norm only, the
+    FFN norm LayerNorm), where the new norm replaces both: the comparison is with the published variant."""
+    notes = []
+    for role in BASELINES:
+        mixed = [t.get("label", t["task"]) for t in card.tasks if len(block_components(t, role)) > 1]
+        if mixed:
+            notes.append(
+                f"On {', '.join(mixed)}, {role} is the published variant, whose attention and FFN norms differ (each "
+                "task's protocol table gives them); the new norm replaces both."
+            )
+    return notes
+
+
 def task_section(t: dict[str, Any]) -> Lines:
-    lines = [f"## {t['task']}", ""]
+    lines = [f"## {t.get('label', t['task'])}", ""]
     if t["status"] == "not run":
         return [*lines, f"Not run: {t['why']}.", ""]
     runs = t["runs"]
@@ -113,13 +163,14 @@ def task_section(t: dict[str, Any]) -> Lines:
             else f"All {runs['planned']} runs finished."
         ),
         "",
+        *protocol_lines(t),
         "| metric | " + " | ".join(ROLES) + " |",
         "|---|---|---|---|",
     ]
     angle = {t["angle_metric"]: t["angle"]} if t.get("angle") else {}
     for metric, row in {**t["headline"], **t["thresholds"], **angle}.items():
         lines.append(f"| `{metric}` | " + " | ".join(cell(fmt(row.get(r))) for r in ROLES) + " |")
-    failed = {**{s: f"diverged at step {k}" for s, k in t["diverged_at_step"].items()}, **t["failed_seeds"]}
+    failed = t["failed_seeds"]
     lines += ["", "**Failed seeds of the new norm**: " + ("; ".join(f"seed {s}: {w}" for s, w in failed.items()) or
                                                            "none") + ".", ""]  # fmt: skip
     lines += ["### Against LayerNorm and RMSNorm", "", INTRO, ""]
@@ -148,7 +199,7 @@ def cost(card: Card) -> Lines:
         "|---|---|---|---|---|",
     ]
     for task, c in spent["tasks"].items():
-        per_run = f"{c['wall_time_s'] / c['runs']:.0f} s" if c.get("runs") else "–"
+        per_run = f"{c['mean_run_s']:.0f} s" if c.get("mean_run_s") is not None else "–"
         lines.append(
             f"| {task} | {c.get('runs', '–')} (of {c.get('whole_card_runs', '–')}) | {c['wall_time_s']:.0f} s | "
             f"{per_run} | {', '.join(c.get('devices') or []) or '–'} |"

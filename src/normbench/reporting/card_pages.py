@@ -1,12 +1,14 @@
-"""The documentation of the report cards: a page per card and the cards index's table, from the cards' JSON.
+"""The documentation of the report cards: a page per card and the cards index's tables, from the cards' JSON.
 
 A card (``results/cards/<slug>/card.{md,json}``, written by ``normbench card``) gets the page ``docs/cards/<slug>.md``
 (:func:`card_page`): the card itself (an ``include:`` block), then the boards it was judged on
 (``results/<task>/card-<slug>/``, ``board:`` blocks), whose page it is (:func:`page_of_card_board`);
 :func:`normbench.reporting.docs_pages.write_pages` writes it. The index page
-``docs/cards/index.md`` holds ``<!-- generated: cards -->``: every card's summary rows and the training time of its
-new norm's runs (:func:`cards_table`). Nothing here computes a value but a mean per run: the rows are the cards'
-own ``summary`` and ``training_cost`` (its whole-card estimate included).
+``docs/cards/index.md`` holds ``<!-- generated: cards -->``, every card's summary rows (:func:`cards_table`);
+``docs/test-your-norm.md`` holds ``<!-- generated: card-costs -->``, the training time of each card's new norm's runs
+(:func:`card_costs_table`).
+Nothing here computes a value: the rows are the cards' own ``summary`` and ``training_cost`` (its mean per run and
+whole-card estimate included).
 """
 
 from __future__ import annotations
@@ -100,8 +102,7 @@ def cards_table(
         if card.get("broken"):
             lines.append(f"| {link} | – | – | {cell('broken ' + card['broken'])}; not trained | | | | |")
         for row in card.get("summary", []):
-            metric = f"`{row['metric']}`" if row["metric"] != "–" else "–"
-            metric += " at the tuned lr" if row.get("lr") == "tuned" else ""
+            metric = row["shown"]
             cells = [cell(row.get(k, "")) for k in ("new", "layernorm", "rmsnorm", "vs_layernorm", "vs_rmsnorm")]
             lines.append(f"| {link} | {row['task']} | {metric} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
@@ -124,7 +125,7 @@ def card_costs_table(
             continue
         tasks = spent["tasks"].items()
         runs = ", ".join(f"{t}: {c.get('runs', '–')} of {c.get('whole_card_runs', '–')}" for t, c in tasks)
-        per_run = ", ".join(f"{t}: {c['wall_time_s'] / c['runs'] / 60:.1f} min" for t, c in tasks if c.get("runs"))
+        per_run = ", ".join(f"{t}: {c['mean_run_s'] / 60:.1f} min" for t, c in tasks if c.get("mean_run_s") is not None)
         estimate = spent.get("estimated_whole_card_s")
         whole = f"{estimate / 3600:.1f} h" if estimate is not None else "–"
         where = ", ".join(spent.get("devices") or []) or "–"
