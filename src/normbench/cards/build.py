@@ -331,6 +331,7 @@ def tuning_section(norm: str, protocol: CardProtocol, results_dir: str | Path) -
         "planned": tuned.planned_runs,
         "finished": tuned.finished_runs,
         "shared": view.get("shared"),
+        "chosen_on": {k: view.get(k) for k in ("metric", "goal")},
         "rates": {role: {k: rows[n].get(k) for k in ("chosen", "at_edge")} for role, n in roles.items() if n in rows},
         "headline": {
             m: {role: metric_row_of(by_name.get(n), m) for role, n in roles.items()} for m in protocol.metrics

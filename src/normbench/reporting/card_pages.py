@@ -109,7 +109,7 @@ def cards_table(
 
 
 def card_costs_table(
-    results_dir: str | Path = "results", page: str = "cards/index.md", docs_dir: str | Path | None = None
+    results_dir: str | Path = "results", page: str = "test-your-norm.md", docs_dir: str | Path | None = None
 ) -> str:
     """One row per card whose new norm trained: its runs per task (of the runs a whole card trains), their training
     time per task and summed, the whole card's time the card estimates from them, and where they ran (each card's
