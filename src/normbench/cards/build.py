@@ -23,6 +23,7 @@ from normbench.archive import Board, VariantEntry, load_board
 from normbench.cards.probe import NormFacts
 from normbench.cards.protocol import CardProtocol, board_of, card_variant, slug
 from normbench.io import dumps_json
+from normbench.reporting.card_pages import AT_TUNED
 from normbench.reporting.claims import judge
 from normbench.reporting.tuned import at_rate, rates_of
 from normbench.training.records import provenance, utc_now
@@ -66,7 +67,6 @@ def card_claims(protocol: CardProtocol, variant: str) -> list[dict[str, Any]]:
     return out
 
 
-AT_TUNED = " at the tuned lr"  # a summary row's metric at each variant's tuned rate, as every table shows it
 ANSWERS = {"reproduced": "yes", "not reproduced": "no", "inconclusive": "undecided"}
 
 
@@ -95,12 +95,12 @@ def fmt(m: dict[str, Any] | None) -> str:
 def summary_table(tasks: list[dict[str, Any]]) -> list[dict[str, str]]:
     """The card's summary, one row per task and headline metric (then each again at the tuned learning rates, where
     judged): the three values (``mean ± std (n)``) and, against each baseline, ``matches <answer>, beats <answer>``;
-    a task not run is one row saying so. ``shown``: the metric as the tables show it (Markdown)."""
+    a task not run is one row saying so."""
     rows = []
     for t in tasks:
         label = t.get("label", t["task"])
         if t["status"] == "not run":
-            rows.append({"task": label, "metric": "–", "shown": "–", "new": "not run"})
+            rows.append({"task": label, "metric": "–", "new": "not run"})
             continue
         failed = len(set(t.get("diverged_at_step") or {}) | set(t.get("failed_seeds") or {}))
         seeds = len(set(map(str, t.get("new_seeds") or ())) | set(t.get("failed_seeds") or {})) or len(t["seeds"])
@@ -111,7 +111,7 @@ def summary_table(tasks: list[dict[str, Any]]) -> list[dict[str, str]]:
                 label, "tuned", tuning["tuned"]["headline"], tuning["tuned"]["claims"], why=no_rate(tuning)
             )
         elif tuning:
-            rows.append({"task": label, "metric": "–", "lr": "tuned", "shown": f"–{AT_TUNED}", "new": waiting(tuning)})
+            rows.append({"task": label, "metric": "–", "lr": "tuned", "new": waiting(tuning)})
     return rows
 
 
@@ -180,7 +180,6 @@ def summary_rows_at(
             "task": task,
             "metric": metric,
             "lr": rate,
-            "shown": f"`{metric}`" + (AT_TUNED if rate == "tuned" else ""),
             **{role: fmt(row.get(role)) for role in ("new", *BASELINES)},
             **{
                 f"vs_{key}": ", ".join(

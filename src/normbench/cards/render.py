@@ -13,6 +13,7 @@ from normbench.archive import JudgedClaim
 from normbench.archive.store import cpu_family
 from normbench.cards.build import BASELINES, Card, fmt, grid_progress, no_rate, summary_table
 from normbench.cards.probe import NormFacts
+from normbench.reporting.card_pages import summary_metric
 from normbench.reporting.chance_view import chance_rows
 from normbench.reporting.claims_view import INTRO, summary_rows
 from normbench.reporting.markdown import Lines, cell
@@ -36,7 +37,7 @@ def summary(card: Card) -> Lines:
         "|---|---|---|---|---|---|---|",
     ]
     for row in summary_table(card.tasks):
-        metric = row["shown"]
+        metric = summary_metric(row)
         cells = [cell(row.get(k, "")) for k in ("new", *BASELINES, *(f"vs_{b}" for b in BASELINES))]
         lines.append(f"| {row['task']} | {metric} | " + " | ".join(cells) + " |")
     lines += [

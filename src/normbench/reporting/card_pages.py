@@ -20,6 +20,8 @@ from typing import Any
 
 from normbench.reporting.markdown import cell
 
+AT_TUNED = " at the tuned lr"  # a card summary row's metric at each variant's tuned rate
+
 CARDS = "cards"  # under results/ the cards' folders, under docs/ their pages
 BOARD_PREFIX = "card-"  # a card's board on a task: results/<task>/card-<slug>/
 KINDS = ("", "lr-", "tuned-")  # ... and its learning-rate grid and tuned runs: results/<task>/lr-card-<slug>/, ...
@@ -102,10 +104,17 @@ def cards_table(
         if card.get("broken"):
             lines.append(f"| {link} | – | – | {cell('broken ' + card['broken'])}; not trained | | | | |")
         for row in card.get("summary", []):
-            metric = row["shown"]
+            metric = summary_metric(row)
             cells = [cell(row.get(k, "")) for k in ("new", "layernorm", "rmsnorm", "vs_layernorm", "vs_rmsnorm")]
             lines.append(f"| {link} | {row['task']} | {metric} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
+
+
+def summary_metric(row: dict[str, Any]) -> str:
+    """A card summary row's metric as every table shows it: `` `val_acc` ``, `` `val_acc` at the tuned lr``, or
+    ``–`` (a task not run, or its tuned claims not judged yet)."""
+    metric = f"`{row['metric']}`" if row["metric"] != "–" else "–"
+    return metric + (AT_TUNED if row.get("lr") == "tuned" else "")
 
 
 def card_costs_table(
