@@ -266,6 +266,32 @@ def test_a_post_ln_section_is_judged_against_the_post_ln_baselines(tmp_path: Pat
     assert card.summary_lines()[-1].startswith("majority (post): test_acc@5000: vs LayerNorm matches")
 
 
+def test_a_section_with_the_baselines_runs_only_says_the_new_norm_has_not_run(tmp_path: Path) -> None:
+    write_board(tmp_path, {"post/both": (0.66, 0.89), "post/scale": (0.69, 0.90)}, board_name="post-card-pnorm")
+    card = build_card(PNORM, {8: probe(PNORM, 8, timing=False)}, ["majority"], [{}], tmp_path, placements=["post"])
+    assert card.summary_lines() == ["majority (post): not run yet: 0 of the new norm's 10 runs"]
+    assert "## majority (post)" in render_card(card)
+
+
+def test_the_protocol_table_gives_each_variants_norms_and_the_summary_says_where_a_baseline_mixes_them() -> None:
+    from normbench.cards.build import Card
+    from normbench.cards.render import baseline_notes, protocol_lines
+
+    def built(attn: str, ffn: str) -> dict:
+        return {"placement": "pre", "norms": {"attn": {"component": attn, "affine": False, "eps": 0.0},
+                                              "ffn": {"component": ffn, "affine": True, "eps": 0.0}}}  # fmt: skip
+
+    section = {"task": "majority", "label": "majority", "preset": "quick-10", "margin": 0.01, "better": "higher",
+               "variants": {"new": "pre/pnorm", "layernorm": "pre/both", "rmsnorm": "pre/scale"},
+               "norms": {"new": built(PNORM, PNORM), "layernorm": built("both", "both"), "rmsnorm": built("scale", "both")}}  # fmt: skip
+    lines = protocol_lines(section)
+    assert "| rmsnorm | `pre/scale` | pre | `scale` (no affine, eps 0) | `both` (affine, eps 0) |" in lines
+    assert baseline_notes(Card(PNORM, {}, [section], 0.0)) == [
+        "The rmsnorm baseline on majority is the published variant: `scale` as the attention norm, `both` as the FFN "
+        "norm (each section's protocol table); the new norm replaces both."
+    ]
+
+
 def test_a_task_without_a_board_is_not_run(tmp_path: Path) -> None:
     section = task_card(PNORM, CardProtocol.of("lm"), tmp_path)
     assert section["status"] == "not run"

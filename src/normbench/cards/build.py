@@ -102,6 +102,11 @@ def summary_table(tasks: list[dict[str, Any]]) -> list[dict[str, str]]:
         if t["status"] == "not run":
             rows.append({"task": label, "metric": "–", "new": "not run"})
             continue
+        if t.get("new_seeds") == [] and not t.get("failed_seeds"):  # the baselines' runs only, so far
+            rows.append(
+                {"task": label, "metric": "–", "new": f"not run yet: 0 of the new norm's {len(t['seeds'])} runs"}
+            )
+            continue
         failed = len(set(t.get("diverged_at_step") or {}) | set(t.get("failed_seeds") or {}))
         seeds = len(set(map(str, t.get("new_seeds") or ())) | set(t.get("failed_seeds") or {})) or len(t["seeds"])
         rows += summary_rows_at(label, "shared", t["headline"], t["claims"], (failed, seeds))

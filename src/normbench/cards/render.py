@@ -113,12 +113,12 @@ def protocol_lines(t: dict[str, Any]) -> Lines:
     """What each variant of a task's section is, as its runs built it: the placement and every norm of the network
     (the baselines are the published variants; the new norm replaces the block norms of the LayerNorm one)."""
     norms = t.get("norms") or {}
-    if not norms:
-        return []
     kinds = list(dict.fromkeys(k for n in norms.values() for k in n["norms"]))
+    head = f"**Protocol.** Preset `{t['preset']}`; equivalence margin {t['margin']:g} ({t['better']} is better)."
+    if not kinds:
+        return [head, ""]
     lines = [
-        f"**Protocol.** Preset `{t['preset']}`; equivalence margin {t['margin']:g} ({t['better']} is better). Each "
-        "variant's norms, as its runs built them:",
+        f"{head} Each variant's norms, as its runs built them:",
         "",
         "| role | variant | placement | " + " | ".join(f"{NORM_NAMES.get(k, k)} norm" for k in kinds) + " |",
         "|---|---|---|" + "---|" * len(kinds),
@@ -129,23 +129,33 @@ def protocol_lines(t: dict[str, Any]) -> Lines:
     return [*lines, ""]
 
 
-def block_components(t: dict[str, Any], role: str) -> set[str]:
-    """The components of a role's attention and FFN norms in a task's section (empty where its runs are not there)."""
+def block_components(t: dict[str, Any], role: str) -> tuple[str, str] | None:
+    """The components of a role's attention and FFN norms in a task's section (``None`` where its runs are not there
+    or it has not both)."""
     norms = ((t.get("norms") or {}).get(role) or {}).get("norms") or {}
-    return {str(norms[k].get("component")) for k in ("attn", "ffn") if k in norms}
+    return (
+        (str(norms["attn"].get("component")), str(norms["ffn"].get("component")))
+        if {"attn", "ffn"} <= set(norms)
+        else None
+    )
 
 
 def baseline_notes(card: Card) -> Lines:
-    """A line per baseline whose attention and FFN norms differ on some task (RMSNorm as the attention norm only, the
-    FFN norm LayerNorm), where the new norm replaces both: the comparison is with the published variant."""
+    """A line per baseline and pair of block norms where its attention and FFN norms differ (RMSNorm as the attention
+    norm only, the FFN norm LayerNorm), while the new norm replaces both: the comparison is with the published
+    variant, and the card says so."""
     notes = []
     for role in BASELINES:
-        mixed = [t.get("label", t["task"]) for t in card.tasks if len(block_components(t, role)) > 1]
-        if mixed:
-            notes.append(
-                f"On {', '.join(mixed)}, {role} is the published variant, whose attention and FFN norms differ (each "
-                "task's protocol table gives them); the new norm replaces both."
-            )
+        mixed: dict[tuple[str, str], list[str]] = {}
+        for t in card.tasks:
+            pair = block_components(t, role)
+            if pair and pair[0] != pair[1]:
+                mixed.setdefault(pair, []).append(t.get("label", t["task"]))
+        notes += [
+            f"The {role} baseline on {', '.join(labels)} is the published variant: `{attn}` as the attention norm, "
+            f"`{ffn}` as the FFN norm (each section's protocol table); the new norm replaces both."
+            for (attn, ffn), labels in mixed.items()
+        ]
     return notes
 
 
