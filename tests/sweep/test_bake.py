@@ -203,6 +203,29 @@ def test_a_board_waiting_for_its_tuning_grid_is_left_for_a_later_bake(tmp_path: 
     assert "normbench: bake: results/majority/tuned/ waits: bench.tuned.choice: " in capsys.readouterr().err
 
 
+def test_a_bake_that_trains_nothing_builds_a_waiting_board_once_its_grid_is_held(monkeypatch) -> None:
+    """Runs trained elsewhere (a grid, then the runs at its chosen values): a bake told to train nothing rebuilds the
+    grid's board, then plans the waiting board at the chosen values and rebuilds it from its held runs."""
+    from types import SimpleNamespace
+
+    from normbench.sweep import bake as bake_module
+    from normbench.sweep.bake import QueueItem, Slot, held_after_release
+
+    grid, tuned = (QueueItem(b, "majority", p, ("pre/both",), (0,), None) for b, p in (("majority/lr", "lr"),
+                                                                                          ("majority/tuned", "tuned")))  # fmt: skip
+    held = Slot(tuned, SimpleNamespace(config_hash="tuned-hash", seed=0), "finished")
+    rebuilt: list[str] = []
+    monkeypatch.setattr(bake_module, "rebuild", lambda item, *a, **k: rebuilt.append(item.board))
+    monkeypatch.setattr(bake_module, "survey", lambda its, *a, **k: [held] if its == [tuned] else [])
+    waiting = [(tuned, "majority/lr")]
+    assert held_after_release(waiting, [grid, tuned], None, "runs", "results") == [held]
+    assert rebuilt == ["majority/lr"] and waiting == []
+    other = [(tuned, "majority/elsewhere")]  # a choice board this queue does not build: it still waits
+    assert held_after_release(other, [tuned], None, "runs", "results") == [] and other == [
+        (tuned, "majority/elsewhere")
+    ]
+
+
 def test_a_stopped_bake_stops_the_runs_it_started() -> None:
     """SIGTERM (or Ctrl-C) to a bake reaches its runs: each is terminated, and one that ignores it is killed."""
     import subprocess

@@ -267,6 +267,20 @@ def release_waiting(
     return released
 
 
+def held_after_release(
+    waiting: Waiting, items: list[QueueItem], archive: Archive, runs_dir: str, results_dir: str,
+    uncommitted: bool = False,
+) -> list[Slot]:  # fmt: skip
+    """For a bake that trains nothing: the waiting items whose choice board the queue holds are released (that board
+    rebuilt from what is held, the values chosen where its grid is finished), and every slot of theirs is returned,
+    finished or not, so that their boards are rebuilt too (a tuned board whose grid and runs another machine trained).
+    """
+    ready = [item for item, _ in waiting]
+    release_waiting(waiting, [], items, archive, runs_dir, results_dir, uncommitted)
+    released = [item for item in ready if all(item is not still for still, _ in waiting)]
+    return survey(released, archive, runs_dir, restore=False) if released else []
+
+
 def in_queue_order(queue_left: list[Slot], new: list[Slot], items: list[QueueItem]) -> None:
     """Put ``new`` slots into ``queue_left`` where their item stands in the queue (before later items' runs)."""
     rank = {id(item): i for i, item in enumerate(items)}
@@ -455,7 +469,8 @@ def bake(
     held = {board for s in slots if s.state == "finished" for board in s.boards}
     changed |= {board for board in held if not board_file(results_dir, board).is_file()}
     if not train:  # told to train nothing: every board with a run held is rebuilt from what is held
-        changed |= held
+        released = held_after_release(waiting, items, archive, runs_dir, results_dir, uncommitted) if waiting else []
+        changed |= held | {board for s in released if s.state == "finished" for board in s.boards}
     for item in boards_of(items, changed):
         try:
             rebuild(item, items, runs_dir, results_dir, uncommitted=uncommitted)
