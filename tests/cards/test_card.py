@@ -12,7 +12,7 @@ import torch
 import yaml
 
 from normbench.archive.board import dumps_board
-from normbench.cards.build import build_card, card_claims, task_card
+from normbench.cards.build import build_card, card_claims, summary_table, task_card
 from normbench.cards.make import make_card, parse_placements, parse_tasks, plan_card
 from normbench.cards.probe import inputs as probe_inputs
 from normbench.cards.probe import probe
@@ -233,7 +233,7 @@ def test_a_norm_that_diverges_gets_a_card_with_each_seeds_step(tmp_path: Path) -
     md = render_card(build_card(PNORM, {8: probe(PNORM, 8, timing=False)}, ["majority"], [{}], tmp_path))
     assert "**Failed seeds of the new norm**: seed 0: diverged at step 1427; seed 1: diverged at step 1431" in md
     assert "| matches no (5 of 5 seeds failed), beats no (5 of 5 seeds failed) |" in md
-    assert "| majority | `test_acc@1000` | no seed finished without diverging | 0.666" in md
+    assert "| majority | `test_acc@1000` | no seed finished without diverging; 5 of 5 seeds failed | 0.666" in md
 
 
 def test_a_seed_that_diverged_is_said_beside_the_verdict_the_others_give(tmp_path: Path) -> None:
@@ -247,6 +247,8 @@ def test_a_seed_that_diverged_is_said_beside_the_verdict_the_others_give(tmp_pat
         "majority: test_acc@1000: vs LayerNorm matches no (1 of 5 seeds failed), beats yes (1 of 5 seeds failed); "
         "vs RMSNorm matches no (1 of 5 seeds failed), beats yes (1 of 5 seeds failed)"
     )
+    (row, *_) = summary_table(card.tasks)
+    assert row["new"].endswith("(n = 4); 1 of 5 seeds failed") and row["layernorm"].endswith("(n = 5)")
 
 
 def test_a_post_ln_section_is_judged_against_the_post_ln_baselines(tmp_path: Path) -> None:

@@ -218,12 +218,13 @@ def test_a_bake_that_trains_nothing_builds_a_waiting_board_once_its_grid_is_held
     monkeypatch.setattr(bake_module, "rebuild", lambda item, *a, **k: rebuilt.append(item.board))
     monkeypatch.setattr(bake_module, "survey", lambda its, *a, **k: [held] if its == [tuned] else [])
     waiting = [(tuned, "majority/lr")]
-    assert held_after_release(waiting, [grid, tuned], None, "runs", "results") == [held]
+    none = list(waiting)  # no run of the grid held: nothing is rebuilt, it still waits
+    assert held_after_release(none, [grid, tuned], None, "runs", "results", set()) == [] and none == waiting
+    assert held_after_release(waiting, [grid, tuned], None, "runs", "results", {"majority/lr"}) == [held]
     assert rebuilt == ["majority/lr"] and waiting == []
-    other = [(tuned, "majority/elsewhere")]  # a choice board this queue does not build: it still waits
-    assert held_after_release(other, [tuned], None, "runs", "results") == [] and other == [
-        (tuned, "majority/elsewhere")
-    ]
+    other = [(tuned, "majority/elsewhere")]  # a choice board this queue does not plan: it still waits
+    assert held_after_release(other, [tuned], None, "runs", "results", {"majority/elsewhere"}) == []
+    assert other == [(tuned, "majority/elsewhere")]
 
 
 def test_a_stopped_bake_stops_the_runs_it_started() -> None:

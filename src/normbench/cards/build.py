@@ -109,11 +109,17 @@ def summary_table(tasks: list[dict[str, Any]]) -> list[dict[str, str]]:
             continue
         failed = len(set(t.get("diverged_at_step") or {}) | set(t.get("failed_seeds") or {}))
         seeds = len(set(map(str, t.get("new_seeds") or ())) | set(t.get("failed_seeds") or {})) or len(t["seeds"])
-        rows += summary_rows_at(label, "shared", t["headline"], t["claims"], (failed, seeds))
+        rows += summary_rows_at(label, "shared", t["headline"], t["claims"], (failed, seeds), t.get("failed_by_role"))
         tuning = t.get("tuning") or {}
         if tuning.get("tuned"):
+            tuned = tuning["tuned"]
             rows += summary_rows_at(
-                label, "tuned", tuning["tuned"]["headline"], tuning["tuned"]["claims"], why=no_rate(tuning)
+                label,
+                "tuned",
+                tuned["headline"],
+                tuned["claims"],
+                why=no_rate(tuning),
+                by_role=tuned.get("failed_by_role"),
             )
         elif tuning:
             rows.append({"task": label, "metric": "–", "lr": "tuned", "new": waiting(tuning)})
@@ -165,12 +171,14 @@ def summary_rows_at(
     headline: dict[str, Any],
     claims: list[dict[str, Any]],
     failed: tuple[int, int] = (0, 0),
+    by_role: dict[str, list[int]] | None = None,
     why: str | None = None,
 ) -> list[dict[str, str]]:
     """One task's summary rows at one learning rate (``rate``: ``shared`` or ``tuned``; ``task``: the section's
     label). ``failed``: the new norm's failed seeds of its seeds, said beside every verdict they touch: a claim they
     left without a verdict reads "no (k of n seeds failed)", one judged on the seeds left "yes (k of n seeds
-    failed)"; one left without a verdict for ``why`` (e.g. no rate could be chosen) reads "no (<why>)"."""
+    failed)"; one left without a verdict for ``why`` (e.g. no rate could be chosen) reads "no (<why>)". ``by_role``:
+    role -> [failed, seeds] where a variant (a baseline too) has failed seeds, said beside its value."""
     verdicts = {(c["metric"], c["id"].rpartition(".")[2]): c for c in claims}
 
     def said(claim: dict[str, Any]) -> str:
@@ -185,7 +193,7 @@ def summary_rows_at(
             "task": task,
             "metric": metric,
             "lr": rate,
-            **{role: fmt(row.get(role)) for role in ("new", *BASELINES)},
+            **{role: fmt(row.get(role)) + _failed_note((by_role or {}).get(role)) for role in ("new", *BASELINES)},
             **{
                 f"vs_{key}": ", ".join(
                     f"{kind} {said(verdicts[metric, f'{kind}_{key}'])}" for kind in ("matches", "beats")
@@ -195,6 +203,10 @@ def summary_rows_at(
         }
         for metric, row in headline.items()
     ]
+
+
+def _failed_note(counts: list[int] | None) -> str:
+    return f"; {counts[0]} of {counts[1]} seeds failed" if counts else ""
 
 
 def card_cost(tasks: list[dict[str, Any]]) -> dict[str, Any]:
@@ -215,22 +227,33 @@ def card_cost(tasks: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def failures(variant: VariantEntry | None) -> dict[str, str]:
-    """Each failed seed of a variant and why, every reason it has: diverged (at its step), failed (the run's error)
-    or flagged (collapsed, at chance, ...), joined by "; "."""
+def failures(variant: VariantEntry | dict[str, Any] | None) -> dict[str, str]:
+    """Each failed seed of a variant (a board's entry, or its JSON) and why, every reason it has: diverged (at its
+    step), failed (the run's error) or flagged (collapsed, at chance, ...), joined by "; "."""
     if variant is None:
         return {}
+    v = variant.to_json() if isinstance(variant, VariantEntry) else variant
+    diverged = v.get("diverged_at_step") or {}
     why: dict[str, list[str]] = {}
-    for seed, step in (variant.diverged_at_step or {}).items():
+    for seed, step in diverged.items():
         why.setdefault(seed, []).append(f"diverged at step {step}" if step is not None else "diverged")
-    for seed, error in (variant.failed or {}).items():
+    for seed, error in (v.get("failed") or {}).items():
         why.setdefault(seed, []).append(f"failed: {error}")
-    for seed, flag in (variant.flagged or {}).items():
-        if flag not in why.get(seed, []) and not (
-            flag.startswith("diverged") and seed in (variant.diverged_at_step or {})
-        ):
+    for seed, flag in (v.get("flagged") or {}).items():
+        if flag not in why.get(seed, []) and not (flag.startswith("diverged") and seed in diverged):
             why.setdefault(seed, []).append(flag)
     return {seed: "; ".join(reasons) for seed, reasons in sorted(why.items(), key=lambda kv: int(kv[0]))}
+
+
+def failed_counts(entries: dict[str, VariantEntry | dict[str, Any] | None]) -> dict[str, list[int]]:
+    """Role -> [failed seeds, seeds] of each variant that has a failed seed (its seeds: finished or failed)."""
+    out = {}
+    for role, entry in entries.items():
+        failed = failures(entry)
+        if failed and entry is not None:
+            seeds = entry.seeds if isinstance(entry, VariantEntry) else entry.get("seeds") or ()
+            out[role] = [len(failed), len({str(x) for x in seeds} | set(failed))]
+    return out
 
 
 def metric_row(board: Board, name: str, metric: str) -> dict[str, Any] | None:
@@ -282,6 +305,7 @@ def task_card(norm: str, protocol: CardProtocol, results_dir: str | Path) -> dic
         "against_chance": chance,
         "new_seeds": list(new.seeds) if new else [],
         "failed_seeds": failures(new),
+        "failed_by_role": failed_counts({role: board.by_name.get(v) for role, v in variants.items()}),
         "diverged_at_step": dict(new.diverged_at_step or {}) if new else {},
         "figures": [f"{board_name}/{Path(f).name}" for f in board.figures or ()],
         "tuning": tuning,
@@ -341,6 +365,7 @@ def tuning_section(norm: str, protocol: CardProtocol, results_dir: str | Path) -
             m: {role: metric_row_of(by_name.get(n), m) for role, n in roles.items()} for m in protocol.metrics
         },
         "claims": claims,
+        "failed_by_role": failed_counts({role: by_name.get(n) for role, n in roles.items()}),
     }
     tuned_point = rows.get(name, {}).get("tuned")
     shared_point = rows.get(name, {}).get("shared")  # the headline runs themselves: counted there

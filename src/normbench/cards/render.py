@@ -45,8 +45,9 @@ def summary(card: Card) -> Lines:
         "*matches*: a two-sided TOST puts the difference of seed means within the task's margin (no: it lies beyond "
         "it); *beats*: the 95% Welch interval of the difference lies on the better side of 0 (no: on the worse side); "
         "undecided: the seeds leave it open; (k of n seeds failed): seeds of the new norm diverged, collapsed or "
-        "failed: a verdict beside it is judged on the seeds left, and no verdict (no) where none is left. Each task's "
-        "section gives the intervals.",
+        "failed: a verdict beside it is judged on the seeds left, and no verdict (no) where none is left; beside a "
+        "value (a baseline's too), that variant's failed seeds: a seed at chance or collapsed is in its mean, a "
+        "diverged one is not. Each task's section gives the intervals.",
         *(["", *baseline_notes(card)] if baseline_notes(card) else []),
         "",
     ]

@@ -268,16 +268,17 @@ def release_waiting(
 
 
 def held_after_release(
-    waiting: Waiting, items: list[QueueItem], archive: Archive, runs_dir: str, results_dir: str,
+    waiting: Waiting, items: list[QueueItem], archive: Archive, runs_dir: str, results_dir: str, held: set[str],
     uncommitted: bool = False,
 ) -> list[Slot]:  # fmt: skip
-    """For a bake that trains nothing: the waiting items whose choice board the queue holds are released (that board
-    rebuilt from what is held, the values chosen where its grid is finished), and every slot of theirs is returned,
-    finished or not, so that their boards are rebuilt too (a tuned board whose grid and runs another machine trained).
-    """
-    ready = [item for item, _ in waiting]
-    release_waiting(waiting, [], items, archive, runs_dir, results_dir, uncommitted)
-    released = [item for item in ready if all(item is not still for still, _ in waiting)]
+    """For a bake that trains nothing: the waiting items whose choice board the queue plans and has runs ``held`` of
+    are released (that board rebuilt from what is held, the values chosen where its grid is finished), and every slot
+    of theirs is returned, finished or not, so that their boards are rebuilt too (a tuned board whose grid and runs
+    another machine trained)."""
+    ready = [(item, board) for item, board in waiting if board in held]
+    release_waiting(ready, [], items, archive, runs_dir, results_dir, uncommitted)
+    released = [item for item, board in waiting if board in held and all(item is not i for i, _ in ready)]
+    waiting[:] = [(item, board) for item, board in waiting if all(item is not r for r in released)]
     return survey(released, archive, runs_dir, restore=False) if released else []
 
 
@@ -469,7 +470,7 @@ def bake(
     held = {board for s in slots if s.state == "finished" for board in s.boards}
     changed |= {board for board in held if not board_file(results_dir, board).is_file()}
     if not train:  # told to train nothing: every board with a run held is rebuilt from what is held
-        released = held_after_release(waiting, items, archive, runs_dir, results_dir, uncommitted) if waiting else []
+        released = held_after_release(waiting, items, archive, runs_dir, results_dir, held, uncommitted)
         changed |= held | {board for s in released if s.state == "finished" for board in s.boards}
     for item in boards_of(items, changed):
         try:
