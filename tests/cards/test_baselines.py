@@ -90,16 +90,7 @@ def test_a_new_norms_card_finds_every_baseline_run_of_its_seeds_and_grid_in_the_
     assert_only_the_new_norm_trains(protocol, slots, at_least=2 * (runs["headline"] + runs["grid"]))
 
 
-WAITING = {
-    "sst2": "SST-2's baseline rates are chosen once a card's SST-2 grid is finished (PNorm's own 10 grid runs wait) "
-    "and trained on sst2/tuned-card-pnorm (results/bake.yaml); strict: this fails once they are archived"
-}
-
-
-@pytest.mark.parametrize(
-    "task",
-    [pytest.param(t, marks=pytest.mark.xfail(strict=True, reason=WAITING[t])) if t in WAITING else t for t in TASKS],
-)
+@pytest.mark.parametrize("task", TASKS)
 def test_a_new_norms_card_finds_the_baselines_runs_at_their_tuned_rates_in_the_archive(
     task: str, tmp_path: Path
 ) -> None:
