@@ -24,7 +24,8 @@ AT_TUNED = " at the tuned lr"  # a card summary row's metric at each variant's t
 
 CARDS = "cards"  # under results/ the cards' folders, under docs/ their pages
 BOARD_PREFIX = "card-"  # a card's board on a task: results/<task>/card-<slug>/
-KINDS = ("", "lr-", "tuned-")  # ... and its learning-rate grid and tuned runs: results/<task>/lr-card-<slug>/, ...
+# ... its learning-rate grid and tuned runs, and its runs at post-LN (--placements): results/<task>/lr-card-<slug>/, ...
+KINDS = ("", "lr-", "tuned-", "post-")
 
 
 def card_slugs(results_dir: str | Path = "results") -> list[str]:
@@ -44,7 +45,8 @@ def card_page_of(slug: str) -> str:
 
 def page_of_card_board(key: str) -> str | None:
     """The page of board ``key`` when it is a card's (``majority/card-pnorm``, its learning-rate grid
-    ``majority/lr-card-pnorm`` and tuned runs ``majority/tuned-card-pnorm`` -> ``cards/pnorm.md``), else ``None``."""
+    ``majority/lr-card-pnorm``, tuned runs ``majority/tuned-card-pnorm`` and post-LN runs ``majority/post-card-pnorm``
+    -> ``cards/pnorm.md``), else ``None``."""
     task, _, name = key.partition("/")
     for kind in KINDS:
         if task and name.startswith(kind + BOARD_PREFIX):
