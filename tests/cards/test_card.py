@@ -554,3 +554,6 @@ def test_a_norm_that_fails_at_every_rate_of_its_grid_says_so_at_the_tuned_rate()
     assert no_rate(tuning) == "no rate was chosen on its grid"
     tuned["rates"]["new"]["chosen"] = "0.01"
     assert no_rate(tuning) is None
+    tuned["failed_by_role"] = {"new": [3, 3]}  # at its chosen rate, every judging seed failed: said as at the shared
+    (row,) = summary_table([task])
+    assert row["vs_rmsnorm"] == "matches no (3 of 3 seeds failed), beats no (3 of 3 seeds failed)"

@@ -209,7 +209,7 @@ def test_a_bake_that_trains_nothing_builds_a_waiting_board_once_its_grid_is_held
     from types import SimpleNamespace
 
     from normbench.sweep import bake as bake_module
-    from normbench.sweep.bake import QueueItem, Slot, held_after_release
+    from normbench.sweep.bake import QueueItem, Slot, release_waiting
 
     grid, tuned = (QueueItem(b, "majority", p, ("pre/both",), (0,), None) for b, p in (("majority/lr", "lr"),
                                                                                           ("majority/tuned", "tuned")))  # fmt: skip
@@ -219,11 +219,11 @@ def test_a_bake_that_trains_nothing_builds_a_waiting_board_once_its_grid_is_held
     monkeypatch.setattr(bake_module, "survey", lambda its, *a, **k: [held] if its == [tuned] else [])
     waiting = [(tuned, "majority/lr")]
     none = list(waiting)  # no run of the grid held: nothing is rebuilt, it still waits
-    assert held_after_release(none, [grid, tuned], None, "runs", "results", set()) == [] and none == waiting
-    assert held_after_release(waiting, [grid, tuned], None, "runs", "results", {"majority/lr"}) == [held]
+    assert release_waiting(none, [], [grid, tuned], None, "runs", "results", held=set()) == [] and none == waiting
+    assert release_waiting(waiting, [], [grid, tuned], None, "runs", "results", held={"majority/lr"}) == [held]
     assert rebuilt == ["majority/lr"] and waiting == []
     other = [(tuned, "majority/elsewhere")]  # a choice board this queue does not plan: it still waits
-    assert held_after_release(other, [tuned], None, "runs", "results", {"majority/elsewhere"}) == []
+    assert release_waiting(other, [], [tuned], None, "runs", "results", held={"majority/elsewhere"}) == []
     assert other == [(tuned, "majority/elsewhere")]
 
 

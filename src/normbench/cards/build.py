@@ -107,9 +107,7 @@ def summary_table(tasks: list[dict[str, Any]]) -> list[dict[str, str]]:
                 {"task": label, "metric": "–", "new": f"not run yet: 0 of the new norm's {len(t['seeds'])} runs"}
             )
             continue
-        failed = len(set(t.get("diverged_at_step") or {}) | set(t.get("failed_seeds") or {}))
-        seeds = len(set(map(str, t.get("new_seeds") or ())) | set(t.get("failed_seeds") or {})) or len(t["seeds"])
-        rows += summary_rows_at(label, "shared", t["headline"], t["claims"], (failed, seeds), t.get("failed_by_role"))
+        rows += summary_rows_at(label, "shared", t["headline"], t["claims"], t.get("failed_by_role"))
         tuning = t.get("tuning") or {}
         if tuning.get("tuned"):
             tuned = tuning["tuned"]
@@ -170,16 +168,16 @@ def summary_rows_at(
     rate: str,
     headline: dict[str, Any],
     claims: list[dict[str, Any]],
-    failed: tuple[int, int] = (0, 0),
     by_role: dict[str, list[int]] | None = None,
     why: str | None = None,
 ) -> list[dict[str, str]]:
     """One task's summary rows at one learning rate (``rate``: ``shared`` or ``tuned``; ``task``: the section's
-    label). ``failed``: the new norm's failed seeds of its seeds, said beside every verdict they touch: a claim they
+    label). ``by_role``: role -> [failed, seeds] where a variant (a baseline too) has failed seeds
+    (:func:`failed_counts`), said beside its value; the new norm's are said beside every verdict too: a claim they
     left without a verdict reads "no (k of n seeds failed)", one judged on the seeds left "yes (k of n seeds
-    failed)"; one left without a verdict for ``why`` (e.g. no rate could be chosen) reads "no (<why>)". ``by_role``:
-    role -> [failed, seeds] where a variant (a baseline too) has failed seeds, said beside its value."""
+    failed)"; one left without a verdict for ``why`` (e.g. no rate could be chosen) reads "no (<why>)"."""
     verdicts = {(c["metric"], c["id"].rpartition(".")[2]): c for c in claims}
+    failed = (by_role or {}).get("new") or (0, 0)
 
     def said(claim: dict[str, Any]) -> str:
         if claim["verdict"] == "not run" and failed[0]:

@@ -239,13 +239,21 @@ def survey(
 
 def release_waiting(
     waiting: Waiting, pending: list[Slot], items: list[QueueItem], archive: Archive, runs_dir: str, results_dir: str,
-    uncommitted: bool = False,
+    uncommitted: bool = False, held: set[str] | None = None,
 ) -> list[Slot]:  # fmt: skip
     """The runs of the waiting items whose choice board this queue trains and has no run ``pending`` of any more: that
     board is rebuilt (its grid finished, the values are chosen) and the items are planned again, so a tuning grid and
-    the runs at its chosen values train in one bake. Released items leave ``waiting``, ready or not."""
+    the runs at its chosen values train in one bake. Released items leave ``waiting``, ready or not.
+
+    ``held`` (a bake that trains nothing: the boards with a run held): only the items whose choice board is one of
+    them are released, nothing is restored, and every run of theirs is returned, finished or not, so that their
+    boards are rebuilt too (a tuned board whose grid and runs another machine trained)."""
     busy = {board for s in pending for board in s.boards}
-    ready = [(item, board) for item, board in waiting if board not in busy and any(i.board == board for i in items)]
+    ready = [
+        (item, board)
+        for item, board in waiting
+        if board not in busy and (held is None or board in held) and any(i.board == board for i in items)
+    ]
     if not ready:
         return []
     for board in dict.fromkeys(board for _, board in ready):
@@ -259,27 +267,15 @@ def release_waiting(
         waiting.remove((item, board))
         still: Waiting = []
         slots = [
-            s for s in survey([item], archive, runs_dir, waiting=still) if s.state != "finished" and s.key not in queued
+            s
+            for s in survey([item], archive, runs_dir, restore=held is None, waiting=still)
+            if held is not None or (s.state != "finished" and s.key not in queued)
         ]
         if not still:
-            print(f"normbench: bake: results/{board}/ is finished: {len(slots)} runs of results/{item.board}/ queued")
+            what = "held" if held is not None else "queued"
+            print(f"normbench: bake: results/{board}/ is finished: {len(slots)} runs of results/{item.board}/ {what}")
             released += slots
     return released
-
-
-def held_after_release(
-    waiting: Waiting, items: list[QueueItem], archive: Archive, runs_dir: str, results_dir: str, held: set[str],
-    uncommitted: bool = False,
-) -> list[Slot]:  # fmt: skip
-    """For a bake that trains nothing: the waiting items whose choice board the queue plans and has runs ``held`` of
-    are released (that board rebuilt from what is held, the values chosen where its grid is finished), and every slot
-    of theirs is returned, finished or not, so that their boards are rebuilt too (a tuned board whose grid and runs
-    another machine trained)."""
-    ready = [(item, board) for item, board in waiting if board in held]
-    release_waiting(ready, [], items, archive, runs_dir, results_dir, uncommitted)
-    released = [item for item, board in waiting if board in held and all(item is not i for i, _ in ready)]
-    waiting[:] = [(item, board) for item, board in waiting if all(item is not r for r in released)]
-    return survey(released, archive, runs_dir, restore=False) if released else []
 
 
 def in_queue_order(queue_left: list[Slot], new: list[Slot], items: list[QueueItem]) -> None:
@@ -470,7 +466,7 @@ def bake(
     held = {board for s in slots if s.state == "finished" for board in s.boards}
     changed |= {board for board in held if not board_file(results_dir, board).is_file()}
     if not train:  # told to train nothing: every board with a run held is rebuilt from what is held
-        released = held_after_release(waiting, items, archive, runs_dir, results_dir, held, uncommitted)
+        released = release_waiting(waiting, [], items, archive, runs_dir, results_dir, uncommitted, held=held)
         changed |= held | {board for s in released if s.state == "finished" for board in s.boards}
     for item in boards_of(items, changed):
         try:
