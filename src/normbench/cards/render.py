@@ -59,7 +59,7 @@ def facts(card: Card) -> Lines:
         "## The norm's facts, measured",
         "",
         "On 512 inputs a (z + m 1) of every mean and scale, in float64, without the affine map, in evaluation mode "
-        "(the norm as built): *projects* = every "
+        "(the norm as built, with its default options, not a task's recipe): *projects* = every "
         "output orthogonal to the ones vector; *scales* = every output of one Euclidean norm; output norm = mean "
         "||N(x)|| / sqrt(d). Speed: forward + backward against `F.layer_norm` on the same input, in training mode, "
         "in one process, in alternating rounds: the median of the rounds' ratios and their range.",
