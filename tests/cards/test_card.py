@@ -557,3 +557,15 @@ def test_a_norm_that_fails_at_every_rate_of_its_grid_says_so_at_the_tuned_rate()
     tuned["failed_by_role"] = {"new": [3, 3]}  # at its chosen rate, every judging seed failed: said as at the shared
     (row,) = summary_table([task])
     assert row["vs_rmsnorm"] == "matches no (3 of 3 seeds failed), beats no (3 of 3 seeds failed)"
+
+
+def test_a_value_says_its_failed_seeds_once() -> None:
+    """Beside a mean, its variant's failed seeds; a value that is only a note (no seed finished) keeps the note alone."""
+    from normbench.cards.build import value_text
+
+    row = {"mean": 0.9, "std": 0.01, "n": 7}
+    assert value_text(row, [3, 10]) == "0.900 ± 0.010 (n = 7); 3 of 10 seeds failed"
+    assert value_text(row, None) == "0.900 ± 0.010 (n = 7)"
+    gone = {"mean": None, "note": "no seed finished without diverging"}
+    assert value_text(gone, [10, 10]) == "no seed finished without diverging"
+    assert value_text(None, [2, 2]) == "–; 2 of 2 seeds failed"

@@ -191,7 +191,7 @@ def summary_rows_at(
             "task": task,
             "metric": metric,
             "lr": rate,
-            **{role: fmt(row.get(role)) + _failed_note((by_role or {}).get(role)) for role in ("new", *BASELINES)},
+            **{role: value_text(row.get(role), (by_role or {}).get(role)) for role in ("new", *BASELINES)},
             **{
                 f"vs_{key}": ", ".join(
                     f"{kind} {said(verdicts[metric, f'{kind}_{key}'])}" for kind in ("matches", "beats")
@@ -203,8 +203,13 @@ def summary_rows_at(
     ]
 
 
-def _failed_note(counts: list[int] | None) -> str:
-    return f"; {counts[0]} of {counts[1]} seeds failed" if counts else ""
+def value_text(row: dict[str, Any] | None, failed: list[int] | None) -> str:
+    """A variant's value (:func:`fmt`) and, where it has failed seeds (``[failed, seeds]``), "; k of n seeds failed";
+    a value that is only a note (no seed finished) says why already."""
+    text = fmt(row)
+    if not failed or (row and row.get("mean") is None and row.get("note")):
+        return text
+    return f"{text}; {failed[0]} of {failed[1]} seeds failed"
 
 
 def card_cost(tasks: list[dict[str, Any]]) -> dict[str, Any]:
