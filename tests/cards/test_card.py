@@ -233,7 +233,7 @@ def test_a_norm_that_diverges_gets_a_card_with_each_seeds_step(tmp_path: Path) -
     md = render_card(build_card(PNORM, {8: probe(PNORM, 8, timing=False)}, ["majority"], [{}], tmp_path))
     assert "**Failed seeds of the new norm**: seed 0: diverged at step 1427; seed 1: diverged at step 1431" in md
     assert "| matches no (5 of 5 seeds failed), beats no (5 of 5 seeds failed) |" in md
-    assert "| majority | `test_acc@1000` | no seed finished without diverging; 5 of 5 seeds failed | 0.666" in md
+    assert "| majority | `test_acc@1000` | no seed finished without diverging | 0.666" in md
 
 
 def test_a_seed_that_diverged_is_said_beside_the_verdict_the_others_give(tmp_path: Path) -> None:
