@@ -147,7 +147,8 @@ def test_the_markdown_shows_the_rates_and_both_verdicts_side_by_side(tmp_path: P
     md = lb.render_markdown(board, [])
     assert "## Tuned `lr`" in md
     assert "| `pre/a` | 0.001 | 0.003 | 100, 101 | 0.910 |" in md
-    assert "| `pre/b` | 0.001 | 0.01 (the grid's edge: a value beyond it may be better) | 100, 101 | 0.955 |" in md
+    edge = "0.01 (the grid's edge: a value beyond it may be better; a bound, not an optimum)"
+    assert f"| `pre/b` | 0.001 | {edge} | 100, 101 | 0.955 |" in md
     assert "## Claims at the shared and the tuned `lr`" in md
     row = next(line for line in md.splitlines() if line.startswith("| `x.ordering` |"))
     assert "[**reproduced**](#claim-shared-x-ordering)" in row
@@ -245,3 +246,22 @@ def test_a_headline_board_names_where_its_claims_are_judged_again_and_no_other_b
     for task in ("majority", "lm", "sst2"):
         board = json.loads((RESULTS / task / "leaderboard.json").read_text(encoding="utf-8"))
         assert any(f"results/{task}/tuned/" in note for note in board["protocol"]["notes"]), task
+
+
+def test_a_board_judged_at_tuned_rates_waits_for_the_declared_tuning_seeds(tmp_path: Path) -> None:
+    """The task declares tuning seeds 100-102: a choice board built from 100-101 has chosen nothing yet, so the board
+    judged at its values waits (ChoiceNotReady names the seed); its third seed's runs make the choice final."""
+    records = [record(name, 100 + s, a) for name, values in TUNING.items() for s, a in enumerate(values)]
+    bench = {"metrics": METRICS, "choice": {**CHOICE, "rule": "robust", "min_seeds": 3}, "seeds": [100, 101, 102]}
+    folder = tmp_path / "majority" / "lr"
+    folder.mkdir(parents=True)
+    (folder / "leaderboard.json").write_text(dumps_board(lb.build("majority", "lr", records, bench)), encoding="utf-8")
+    with pytest.raises(tuned.ChoiceNotReady, match="has not chosen pre/a's lr yet: waiting for tuning seed 102") as e:
+        tuned.resolve({"choice": "majority/lr", "shared": 1.0e-3}, NAMES, tmp_path)
+    assert e.value.board == "majority/lr" and "\n" not in str(e.value)
+    third = [record(name, 102, values[0]) for name, values in TUNING.items()]
+    (folder / "leaderboard.json").write_text(
+        dumps_board(lb.build("majority", "lr", records + third, bench)), encoding="utf-8"
+    )
+    view = tuned.resolve({"choice": "majority/lr", "shared": 1.0e-3}, NAMES, tmp_path)
+    assert view["rule"] == "robust" and view["bases"][0]["tuning_seeds"] == ["100", "101", "102"]

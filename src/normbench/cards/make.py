@@ -17,6 +17,7 @@ so a card is never replaced by one that says less.
 
 from __future__ import annotations
 
+import json
 import tempfile
 import time
 from pathlib import Path
@@ -119,6 +120,40 @@ def keep_superseded(presets: dict[str, Any], published: Path) -> None:
             presets.setdefault(name, {}).setdefault("bench", {})["superseded"] = declared
 
 
+def drop_superseded(presets: dict[str, Any], items: list[dict[str, Any]], task: str, results_dir: str | Path) -> None:
+    """Declare in ``presets`` (``bench.superseded``, by config hash) the runs of every variant a published board of the
+    card holds and the card no longer trains on it (the RMSNorm baseline that was ``pre/scale``, RMSNorm as the
+    attention norm only, and is now the whole-block ``pre/scale-blocks``), so the publishing rule lets a rebuild drop
+    them; those runs stay published on the task's own boards. What the preset (the card's or the task's) declares
+    already is kept."""
+    for item in items:
+        try:
+            board = json.loads((Path(results_dir) / item["board"] / "leaderboard.json").read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            continue
+        gone = {v["name"].split(",")[0] for v in board.get("variants") or []} - set(item["variants"])
+        if not gone:
+            continue
+        hashes = {v["config_hash"] for v in board["variants"] if v["name"].split(",")[0] in gone}
+        bench = presets.setdefault(item["preset"], {}).setdefault("bench", {})
+        declared = bench.get("superseded")
+        if declared is None:
+            declared = (load_config(task, item["preset"]).get("bench") or {}).get("superseded")
+        if declared is not None and not isinstance(declared, dict):
+            continue  # every published config superseded already
+        why = (
+            f"the card no longer trains {', '.join(sorted(gone))}: its RMSNorm baseline is the whole-block model "
+            "(RMSNorm as the attention and the FFN norm, as the card's norm), not RMSNorm as the attention norm only; "
+            "those runs stay published on the task's own boards"
+        )
+        old = declared or {}
+        whys = [w for w in (old.get("why"), why) if w]
+        bench["superseded"] = {
+            "why": "; ".join(dict.fromkeys(whys)),
+            "configs": sorted({*map(str, old.get("configs") or ()), *hashes}),
+        }
+
+
 def seed_span(seeds: list[int] | tuple[int, ...]) -> str:
     """``0-9`` for consecutive seeds, else ``0, 2, 5``."""
     seeds = sorted(int(s) for s in seeds)
@@ -187,6 +222,7 @@ def plan_card(
                 }
             }
         keep_superseded(presets, Path(results_dir) / "cards" / slug(norm) / f"{task}.yaml")
+        drop_superseded(presets, [i for i in head + grids + tuned if i["task"] == task], task, results_dir)
         doc: dict[str, Any] = {"extends": task, "presets": presets}
         if defined:
             doc["bench"] = {"variants": defined}

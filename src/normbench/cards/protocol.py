@@ -212,8 +212,41 @@ def card_variant(norm: str, protocol: CardProtocol) -> tuple[str, dict[str, Any]
         else:
             base[f"{key}.component"] = norm
     name = f"{placement}/{slug(norm)}"
-    if named.get(name) == base:  # the task runs this very variant already: its published runs
-        return name, None
+    same = [n for n, v in named.items() if same_variant(v, base)]
+    if same:  # the task runs this very variant already (`scale`: pre/scale-blocks): its published runs
+        return (name if name in same else same[0]), None
     while name in named:  # a variant of that name that is not this one (pre/scale: RMSNorm as the attention norm only)
         name += "-card"
     return name, base
+
+
+def variant_settings(definition: dict[str, Any] | None) -> dict[str, Any]:
+    """A variant's overrides as the settings they make: a norm given whole (``"{component: both, eps: 1.0e-5}"``) or
+    field by field (``...attn_norm.component: both``) as one mapping of its fields, every value as YAML reads it
+    (``"false"`` and ``false`` alike)."""
+    out: dict[str, Any] = {}
+    for key, value in (definition or {}).items():
+        parsed = yaml.safe_load(value) if isinstance(value, str) else value
+        head, _, field_name = key.rpartition(".")
+        if head.rpartition(".")[2].endswith("_norm") and field_name in ("component", "affine", "eps", "options"):
+            out.setdefault(head, {})[field_name] = parsed
+        elif key.rpartition(".")[2].endswith("_norm") and isinstance(parsed, dict):
+            out.setdefault(key, {}).update(parsed)
+        else:
+            out[key] = parsed
+    return _numbers_as_floats(out)
+
+
+def _numbers_as_floats(value: Any) -> Any:
+    """``value`` with every number a float (``0`` and ``0.0`` name one eps), mappings and lists alike."""
+    if isinstance(value, dict):
+        return {k: _numbers_as_floats(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_numbers_as_floats(v) for v in value]
+    return float(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+
+def same_variant(a: dict[str, Any] | None, b: dict[str, Any] | None) -> bool:
+    """Two variant definitions of one task make the same settings (:func:`variant_settings`): a card's variant that
+    a task defines already, under whatever name and spelling (``normbench card scale`` is ``pre/scale-blocks``)."""
+    return variant_settings(a) == variant_settings(b)

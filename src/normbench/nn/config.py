@@ -115,7 +115,7 @@ class ArchConfig:
         }
         for name, role in self.NORM_ROLES.items():
             if name in present:
-                out[name] = present[name].as_dict()
+                out[name] = present[name].identity()
             elif role == "output":
                 del out[name]
             else:

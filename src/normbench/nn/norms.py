@@ -44,10 +44,14 @@ analyses that need it refuse them in one line (:class:`NotShiftAndScale`).
 
 from __future__ import annotations
 
+import hashlib
 import importlib
+import importlib.metadata
 import inspect
 import json
 import math
+import os
+import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -132,6 +136,15 @@ class NormSpec:
         out: dict[str, Any] = {"component": self.component, "affine": self.affine, "eps": self.eps}
         if self.options:
             out["options"] = dict(self.options)
+        return out
+
+    def identity(self) -> dict[str, Any]:
+        """:meth:`as_dict`, plus the ``source`` of a plug-in's code (:func:`source_identity`): what a run is keyed by,
+        so editing a plug-in norm's file (or upgrading its distribution) gives new runs, never an old checkpoint."""
+        out = self.as_dict()
+        source = source_identity(get_component(self.component))
+        if source is not None:
+            out["source"] = source
         return out
 
 
@@ -431,6 +444,71 @@ def import_component(path: str) -> type[Norm]:
     return _COMPONENTS.register(path, _as_component(path, obj))
 
 
+# a plug-in's code as part of its identity
+
+# The plug-in norms whose runs were archived before a plug-in's source was part of its runs' identity, with the
+# sources they were trained with (every archived record of theirs names a clean commit holding exactly these bytes).
+# With these very bytes such a norm keeps the identity its archived runs have (no ``source`` key); any edit gives it
+# a ``source`` key, so new runs.
+ARCHIVED_SOURCES: Mapping[str, str] = MappingProxyType(
+    {
+        "examples.pnorm_example:PNorm": "sha256:c59b29ceb5a68bb2117f17c966c09efb25e79f2c6387670917e25a9ba3521420",
+        "examples.broken_norms:RunawayNorm": "sha256:b683e9ecc70453dab4e66b41cf348d6bb51ff198f98cde8d4a1fa8e7d088f841",
+        "examples.broken_norms:NaNNorm": "sha256:b683e9ecc70453dab4e66b41cf348d6bb51ff198f98cde8d4a1fa8e7d088f841",
+    }
+)
+_DIGESTS: dict[tuple[str, int, int], str] = {}  # (file, mtime_ns, size) -> its digest
+
+
+def defining_class(component: type[Norm]) -> type[nn.Module]:
+    """The class whose code computes a component: a wrapped plug-in's module, else the component itself."""
+    return component.module if issubclass(component, PluginNorm) else component
+
+
+def is_built_in(component: type[Norm]) -> bool:
+    """The component's code is normbench's own (its numbers are versioned by the training code's numerics version)."""
+    module = defining_class(component).__module__
+    return module == "normbench" or module.startswith("normbench.")
+
+
+def source_version(component: type[Norm]) -> str | None:
+    """The version of a plug-in component's code: ``sha256:<64 hex>`` of the bytes of the module file that defines
+    it, or ``<distribution>==<version>`` of the installed distribution that ships it where that file cannot be read;
+    ``None`` for a built-in. A ``ValueError`` where neither can be had (a class defined in no file)."""
+    if is_built_in(component):
+        return None
+    cls = defining_class(component)
+    module = sys.modules.get(cls.__module__)
+    path = getattr(module, "__file__", None)
+    if isinstance(path, str) and path.endswith(".py"):
+        try:
+            stat = os.stat(path)
+            key = (path, stat.st_mtime_ns, stat.st_size)
+            if key not in _DIGESTS:
+                with open(path, "rb") as fh:
+                    _DIGESTS[key] = "sha256:" + hashlib.sha256(fh.read()).hexdigest()
+            return _DIGESTS[key]
+        except OSError:
+            pass
+    top = cls.__module__.partition(".")[0]
+    for dist in importlib.metadata.packages_distributions().get(top, []):
+        return f"{dist}=={importlib.metadata.version(dist)}"
+    raise ValueError(
+        f"component: {component.name} is defined in no readable module file and no installed distribution, so its "
+        f"runs cannot be keyed by its code; define it in a module file"
+    )
+
+
+def source_identity(component: type[Norm]) -> str | None:
+    """What a component's code adds to its runs' identity: :func:`source_version`, except for a built-in (``None``:
+    the training code's numerics version covers it) and for a plug-in whose source is the one its archived runs were
+    trained with (:data:`ARCHIVED_SOURCES`: those runs keep their identity)."""
+    version = source_version(component)
+    if version is None or ARCHIVED_SOURCES.get(component.name) == version:
+        return None
+    return version
+
+
 # the built-in components
 
 
@@ -610,28 +688,48 @@ COMPONENTS: tuple[str, ...] = tuple(_COMPONENTS.entries)  # the built-in compone
 class PluginNorm(Norm):
     """A plug-in ``nn.Module`` class built as ``module(d, **options)``, as a component (:func:`module_component`).
 
-    The module, registered as ``plugin``, computes N(x); ``affine`` adds normbench's per-feature map after it
-    (any gain of its own is its business). Its options are whatever keywords the class takes, checked
-    against its signature and by building it once, and kept as given. It has no shift-and-scale form.
+    The module, registered as ``plugin``, computes N(x); normbench's affine map follows it, as it follows every
+    component: the slot's affine map is the only one (:data:`PLUGIN_RULE`). So the module is told the slot's ``eps``
+    where its constructor takes one (``uses_eps``), ``affine=False`` (or ``elementwise_affine=False``) where it takes
+    that, and any per-feature parameter of its own (a gain or bias: a parameter of d elements along the last axis)
+    is frozen at its initial value, a buffer of the same name (the state-dict keys stay). Its other parameters (a
+    learned scalar such as a temperature) train, and a card counts them as parameters the baselines lack. Its
+    options are whatever keywords the class takes, checked against its signature and by building it once, and kept as
+    given. It has no shift-and-scale form.
     """
 
     module: ClassVar[type[nn.Module]]
+    affine_keyword: ClassVar[str | None] = None  # ``affine`` or ``elementwise_affine`` where the constructor takes it
+    frozen: tuple[str, ...]  # the module's own per-feature parameters, frozen (names under ``plugin``)
 
     def __init__(self, d: int, *, eps: float = 1e-5, affine: bool = True, **options: Any) -> None:
         super().__init__(d, eps=eps, affine=affine)
         self.spec = NormSpec(self.name, affine, eps, dict(options) or None)
-        self.plugin = build_plugin(self.name, self.module, d, options)
+        self.plugin = build_plugin(self.name, self.module, d, {**options, **self.slot_keywords(eps)})
+        self.frozen = freeze_per_feature(self.plugin, d)
+
+    @classmethod
+    def slot_keywords(cls, eps: float) -> dict[str, Any]:
+        """What the slot tells the module's constructor: its eps (where taken) and no affine map of its own."""
+        out: dict[str, Any] = {"eps": eps} if cls.uses_eps else {}
+        return {**out, cls.affine_keyword: False} if cls.affine_keyword else out
 
     @classmethod
     def check_options(cls, options: Mapping[str, Any], d: int | None = None) -> None:
+        taken = sorted(set(options) & {"eps", "affine", "elementwise_affine"})
+        if taken:
+            raise ValueError(
+                f"options.{taken[0]}: the slot's, not an option: set the spec's eps and affine (component {cls.name})"
+            )
+        keywords = {**options, **cls.slot_keywords(1e-5)}
         try:
-            inspect.signature(cls.module).bind(d or 1, **options)
+            inspect.signature(cls.module).bind(d or 1, **keywords)
         except TypeError as exc:
             raise ValueError(
                 f"component: {cls.name} must accept (d, **options) with options {dict(options)}: {exc}"
             ) from None
         if d is not None:
-            build_plugin(cls.name, cls.module, d, options)
+            build_plugin(cls.name, cls.module, d, keywords)
 
     @classmethod
     def canonical_options(cls, options: Mapping[str, Any]) -> dict[str, Any]:
@@ -641,12 +739,39 @@ class PluginNorm(Norm):
         return self.plugin(x)
 
 
+PLUGIN_RULE = (
+    "One affine map per slot, normbench's: a plug-in nn.Module gets the slot's eps where its constructor takes eps, "
+    "affine=False (elementwise_affine=False) where it takes that, and its own per-feature gain or bias frozen at its "
+    "initial value; normbench's gain and bias follow it where the slot has an affine map, and nothing where it has none"
+)
+
+
+def freeze_per_feature(module: nn.Module, d: int) -> tuple[str, ...]:
+    """Turn every parameter of ``module`` with ``d`` elements along its last axis (a per-feature gain or bias) into a
+    buffer of the same name and value, so it no longer trains; the names frozen."""
+    names = [n for n, p in module.named_parameters() if p.shape[-1:] == (d,) and p.numel() == d]
+    for name in names:
+        owner_name, _, leaf = name.rpartition(".")
+        owner = module.get_submodule(owner_name) if owner_name else module
+        value = owner._parameters.pop(leaf)
+        owner.register_buffer(leaf, value.detach().clone())
+    return tuple(names)
+
+
 def module_component(name: str, module: type[nn.Module]) -> type[PluginNorm]:
     """The component ``name`` computed by ``module(d, **options)``: a :class:`PluginNorm` subclass.
 
-    The class must accept ``d`` as its first argument; ``NormSpec.options`` are passed as keywords.
+    The class must accept ``d`` as its first argument; ``NormSpec.options`` are passed as keywords, and the slot's
+    eps and ``affine=False`` where it takes them (:class:`PluginNorm`).
     """
-    return type("PluginNorm", (PluginNorm,), {"name": name, "module": module})
+    parameters: Mapping[str, Any]
+    try:
+        parameters = inspect.signature(module).parameters
+    except (TypeError, ValueError):
+        parameters = {}
+    affine = next((k for k in ("affine", "elementwise_affine") if k in parameters), None)
+    attrs = {"name": name, "module": module, "uses_eps": "eps" in parameters, "affine_keyword": affine}
+    return type("PluginNorm", (PluginNorm,), attrs)
 
 
 def build_plugin(name: str, module: type[nn.Module], d: int, options: Mapping[str, Any]) -> nn.Module:

@@ -288,7 +288,11 @@ def build(
         **judged.fields(bench),
         "reproducibility": reproducibility(variants, bench),
         **({"collapse": {**collapse, "unavailable": unavailable}} if collapse else {}),
-        **({"choice": build_choice(bench["choice"], variants, metrics)} if bench.get("choice") else {}),
+        **(
+            {"choice": build_choice(bench["choice"], variants, metrics, bench.get("seeds"), variant_order)}
+            if bench.get("choice")
+            else {}
+        ),
         **(
             {"reference_runs": build_reference(bench["reference_runs"], by_name)} if bench.get("reference_runs") else {}
         ),

@@ -99,7 +99,9 @@ def rejudge_board(
     if collapse:
         new["collapse"] = {**collapse, "unavailable": unavailable}
     if bench.get("choice"):
-        new["choice"] = build_choice(bench["choice"], variants, board.get("metrics") or {})
+        new["choice"] = build_choice(
+            bench["choice"], variants, board.get("metrics") or {}, bench.get("seeds"), list(planned)
+        )
     if bench.get("reference_runs"):  # the reference's runs may have grown; the board's seeds may be more
         new["reference_runs"] = build_reference(bench["reference_runs"], {v["name"]: v for v in variants})
     if bench.get("matrix"):

@@ -2,15 +2,17 @@
 
 A board's ``bench.tuned: {choice: <board>, shared: <value>}`` names the board whose choice table
 (:mod:`normbench.reporting.choice`) chose, per base variant, a value of a labelled grid axis (the learning rate
-``lr``: argmax over the grid of the tuning seeds' mean metric), and the value every variant shares (the task's
-default). The board's sweep crosses its base variants with the same grid and keeps two points per base: the shared
-one and the chosen one (:func:`select`). Each claim is then judged twice with the same rule, on the same judging
-seeds, with the claim's variant ``v`` read as ``v,<axis>=<shared>`` and as ``v,<axis>=<chosen for v>``
-(:func:`at_rate`): a verdict that holds only at one of them is a learning-rate effect.
+``lr``: argmax of the tuning seeds' mean metric over the values its rule keeps), and the value every variant
+shares (the task's default). The board's sweep crosses its base variants with the same grid and keeps two points
+per base: the shared one and the chosen one (:func:`select`). Each claim is then judged twice with the same rule, on
+the same judging seeds, with the claim's variant ``v`` read as ``v,<axis>=<shared>`` and as
+``v,<axis>=<chosen for v>`` (:func:`at_rate`): a verdict that holds only at one of them is a learning-rate effect.
 
 The judging seeds' data are not the tuning seeds' (``data_seed: seed``), so the tuned verdicts read data the choice
 never saw. A base the choice table has no value for (its grid not trained yet) has no tuned point, and its claims
-at the tuned rates are "not run".
+at the tuned rates are "not run". A choice board whose grid is not finished, or short of the tuning seeds its task
+declares (a choice that is not ``final``), has chosen nothing yet: the board judged at its values waits
+(:class:`ChoiceNotReady`), and the board published before stands until a build covers it.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from normbench.archive import BoardError, load_board
-from normbench.reporting.choice import sort_key, split_name
+from normbench.reporting.choice import sort_key, split_name, waiting_text
 
 RATES = ("shared", "tuned")
 
@@ -102,6 +104,14 @@ def resolve(spec: Any, names: list[str], results_dir: str | Path) -> dict[str, A
                 f"it is built again once those runs are trained (normbench bake)",
                 spec["choice"],
             )
+    for base in bases:  # the choice is made once, on the whole tuning budget: a grid short of its seeds is no choice
+        group = groups.get(base) or {}
+        if group.get("final") is False and group.get("missing"):
+            raise ChoiceNotReady(
+                f"bench.tuned.choice: {path}/leaderboard.json has not chosen {base}'s {axis} yet: "
+                f"{waiting_text(group, choice)}; the boards judged at the chosen values wait for it (normbench bake)",
+                spec["choice"],
+            )
     rows = []
     for base in bases:
         group = groups.get(base) or {}
@@ -123,6 +133,7 @@ def resolve(spec: Any, names: list[str], results_dir: str | Path) -> dict[str, A
         "axis": axis,
         "metric": choice["metric"],
         "goal": choice["goal"],
+        **({"rule": choice["rule"]} if choice.get("rule") else {}),
         "shared": shared[0],
         "bases": rows,
     }

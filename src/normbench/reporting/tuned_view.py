@@ -21,8 +21,14 @@ def rates_table(board: Board) -> Lines:
         f"## Tuned `{axis}`",
         "",
         f"Each variant is trained at the `{axis}` every variant shares ({view['shared']}) and at its own: the value "
-        f"with the {best} mean `{view['metric']}` over the tuning seeds of `results/{view['choice']}/`, whose data "
-        f"sets this board's seeds never see.",
+        f"with the {best} mean `{view['metric']}` over the tuning seeds of `results/{view['choice']}/`"
+        + (
+            " among the values its rule keeps (none where a tuning seed diverged, failed, collapsed or stayed at "
+            "chance, nor one next to such a value in the grid)"
+            if view.get("rule") == "robust"
+            else ""
+        )
+        + ", whose data sets this board's seeds never see.",
         "",
         f"| variant | shared `{axis}` | tuned `{axis}` | tuning seeds | `{view['metric']}` there |",
         "|---|---|---|---|---|",
@@ -31,7 +37,9 @@ def rates_table(board: Board) -> Lines:
         if row["chosen"] is None:
             tuned, value = "not chosen yet (its grid is not trained)", "–"
         else:
-            tuned = row["chosen"] + (" (the grid's edge: a value beyond it may be better)" if row["at_edge"] else "")
+            tuned = row["chosen"] + (
+                " (the grid's edge: a value beyond it may be better; a bound, not an optimum)" if row["at_edge"] else ""
+            )
             value = "–" if row["tuning_value"] is None else f"{row['tuning_value']:.3f}"
         seeds = ", ".join(row["tuning_seeds"]) or "–"
         lines.append(f"| `{row['base']}` | {view['shared']} | {cell(tuned)} | {seeds} | {value} |")

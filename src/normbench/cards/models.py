@@ -1,0 +1,119 @@
+"""What each variant of a card's section trained, read from the model itself: the card's variants planned as its bake
+plans them (:func:`normbench.sweep.plan.plan_runs`), each network built from its resolved config, and its norms'
+actual eps, affine map and learned parameters read off the modules. The protocol table is this, so it cannot say
+other than what trained (a plug-in that ignores the slot's eps, a gain of its own, a learned temperature)."""
+
+from __future__ import annotations
+
+import tempfile
+import typing
+from pathlib import Path
+from typing import Any
+
+from torch import nn
+
+from normbench.cards.protocol import CardProtocol, slug
+from normbench.nn.norms import Norm, PluginNorm, source_version
+from normbench.tasks.trust import record_class
+from normbench.training.rundir import build_dataclass
+
+
+def section_models(
+    norm: str, protocol: CardProtocol, variants: dict[str, str], results_dir: str | Path
+) -> dict[str, dict[str, Any]]:
+    """The networks of a card's section (:func:`built_variants`), under the card's task config where it is written
+    (``results/cards/<slug>/<task>.yaml``: the card's variant defined there), else the task's."""
+    config = Path(results_dir) / "cards" / slug(norm) / f"{protocol.task}.yaml"
+    return built_variants(
+        protocol.task, protocol.preset, variants, config if config.is_file() else protocol.task, results_dir
+    )
+
+
+def built_variants(
+    task: str, preset: str, variants: dict[str, str], config: str | Path, results_dir: str | Path
+) -> dict[str, dict[str, Any]]:
+    """Role -> the network its variant builds (:func:`model_facts`), for the roles of ``variants`` (role ->
+    variant name) on ``task`` at ``preset`` under the card's task ``config``. Two roles of one variant (the card of
+    ``scale`` is the RMSNorm baseline) share its facts."""
+    from normbench.sweep.plan import plan_runs  # the sweep layer plans; imported where it is needed
+
+    names = list(dict.fromkeys(variants.values()))
+    with tempfile.TemporaryDirectory(prefix="normbench-card-") as tmp:
+        _, runs = plan_runs(
+            task, preset, seeds=[0], variants=names, runs_dir=tmp, config_path=str(config), results_dir=results_dir
+        )
+    built = {run.variant: model_facts(run.config) for run in runs}
+    hashes = {run.variant: run.config_hash for run in runs}
+    out = {}
+    for role, name in variants.items():
+        if name in built:
+            out[role] = {**built[name], "config_hash": hashes[name]}
+    return out
+
+
+def model_facts(config: dict[str, Any]) -> dict[str, Any]:
+    """The network a resolved run config builds: its placement, its trainable parameter count, and per norm role
+    (``attn``, ``ffn``, ``final``, ...) what the modules are (:func:`norm_facts` of the first layer's; ``layers``:
+    how many there are)."""
+    model = config["model"]
+    cls = record_class(model["class_path"], "model")
+    arch_type = typing.get_type_hints(cls.__init__)["arch"]
+    arch = build_dataclass(arch_type, (model.get("init_args") or {}).get("arch") or {}, "model.arch")
+    module = cls(arch=arch)
+    norms: dict[str, dict[str, Any]] = {}
+    for path, m in module.named_modules():
+        if isinstance(m, Norm) and path.rpartition(".")[2].endswith("_norm"):
+            role = path.rpartition(".")[2].removesuffix("_norm")
+            if role in norms:
+                norms[role]["layers"] += 1
+            else:
+                norms[role] = {**norm_facts(m), "layers": 1}
+    return {
+        "placement": getattr(arch, "placement", None),
+        "parameters": trainable(module),
+        "norm_parameters": sum(n["parameters"] * n["layers"] for n in norms.values()),
+        "norms": norms,
+    }
+
+
+def trainable(module: nn.Module) -> int:
+    """The number of trained values of ``module`` (parameters that require a gradient)."""
+    return sum(p.numel() for p in module.parameters() if p.requires_grad)
+
+
+def norm_facts(norm: Norm) -> dict[str, Any]:
+    """One norm module as built: its component, whether an affine map follows it (normbench's: the slot's only one),
+    the eps its map uses (``None`` where its map takes none), its trained values and their names, and a plug-in's
+    per-feature parameters frozen at their initial values and its code's version."""
+    out: dict[str, Any] = {
+        "component": norm.spec.component,
+        "affine": norm.weight is not None,
+        "eps": float(norm.eps) if type(norm).uses_eps else None,
+        "parameters": trainable(norm),
+        "learned": sorted(n for n, p in norm.named_parameters() if p.requires_grad),
+    }
+    if isinstance(norm, PluginNorm) and norm.frozen:
+        out["frozen"] = [f"plugin.{n}" for n in norm.frozen]
+    if norm.spec.options:
+        out["options"] = dict(norm.spec.options)
+    source = source_version(type(norm))
+    if source is not None:
+        out["source"] = source
+    return out
+
+
+AFFINE = ("weight", "bias")
+
+
+def extra_parameters(models: dict[str, dict[str, Any]], new: str = "new") -> list[dict[str, Any]]:
+    """Where the ``new`` role's network trains parameters that no other role's has at the same norm role: per norm
+    role, the parameter names (relative to the norm) and how many values they are over its layers."""
+    mine = (models.get(new) or {}).get("norms") or {}
+    out = []
+    for role, facts in mine.items():
+        others = [(m.get("norms") or {}).get(role) or {} for r, m in models.items() if r != new]
+        held = {name for o in others for name in o.get("learned") or ()}
+        extra = [name for name in facts.get("learned") or () if name not in held]
+        if extra:
+            out.append({"norm": role, "parameters": extra, "layers": facts["layers"]})
+    return out
