@@ -147,7 +147,7 @@ def test_the_markdown_shows_the_rates_and_both_verdicts_side_by_side(tmp_path: P
     md = lb.render_markdown(board, [])
     assert "## Tuned `lr`" in md
     assert "| `pre/a` | 0.001 | 0.003 | 100, 101 | 0.910 |" in md
-    edge = "0.01 (the grid's edge: a value beyond it may be better; a bound, not an optimum)"
+    edge = "0.01 (the grid's edge: a value beyond it may be better)"
     assert f"| `pre/b` | 0.001 | {edge} | 100, 101 | 0.955 |" in md
     assert "## Claims at the shared and the tuned `lr`" in md
     row = next(line for line in md.splitlines() if line.startswith("| `x.ordering` |"))

@@ -20,9 +20,11 @@ from typing import Any
 
 from normbench import __version__
 from normbench.archive import Board, VariantEntry, load_board
+from normbench.cards.models import extra_parameters, section_models
 from normbench.cards.probe import NormFacts
 from normbench.cards.protocol import CardProtocol, board_of, card_variant, slug
 from normbench.io import dumps_json
+from normbench.nn.norms import get_component, source_version
 from normbench.reporting.card_pages import AT_TUNED
 from normbench.reporting.claims import judge
 from normbench.reporting.tuned import at_rate, rates_of
@@ -292,11 +294,8 @@ def task_card(norm: str, protocol: CardProtocol, results_dir: str | Path) -> dic
         **base,
         "status": "complete" if planned is not None and finished == planned else "incomplete",
         "runs": {"planned": planned, "finished": finished, "in_progress": board.in_progress or []},
-        "norms": {
-            role: {"placement": board.by_name[v].placement, "norms": board.by_name[v].norms}
-            for role, v in variants.items()
-            if v in board.by_name
-        },
+        "norms": (models := section_models(norm, protocol, variants, results_dir)),
+        "extra_parameters": extra_parameters(models),
         "headline": {m: {role: metric_row(board, v, m) for role, v in variants.items()} for m in protocol.metrics},
         "claims": claims,
         "thresholds": {m: {role: metric_row(board, v, m) for role, v in variants.items()} for m in protocol.thresholds},
@@ -418,6 +417,7 @@ class Card:
     wall_time_s: float
     generated_at: str = field(default_factory=utc_now)
     provenance: dict[str, Any] = field(default_factory=provenance)
+    source: str | None = None  # the version of a plug-in norm's code the card judges (its runs are keyed by it)
 
     @property
     def broken(self) -> str | None:
@@ -429,6 +429,7 @@ class Card:
             "card_version": CARD_VERSION,
             "normbench": __version__,
             "norm": self.norm,
+            "source": self.source,
             "slug": slug(self.norm),
             "generated_at": self.generated_at,
             "provenance": self.provenance,
@@ -467,4 +468,5 @@ def build_card(
     sections = [] if any(f.problem for f in facts.values()) or not items else [
         task_card(norm, CardProtocol.of(task).at(placement), results_dir) for task in tasks for placement in placements
     ]  # fmt: skip
-    return Card(norm, facts, sections, wall_time_s)
+    measured = next((f.component for f in facts.values()), norm)
+    return Card(norm, facts, sections, wall_time_s, source=source_version(get_component(measured)))

@@ -106,27 +106,49 @@ NORM_NAMES = {"attn": "attention", "ffn": "FFN", "final": "final", "embed": "emb
 
 
 def norm_text(spec: dict[str, Any]) -> str:
-    """``both (affine, eps 1e-05)``: a norm as its runs built it."""
-    return f"`{spec.get('component')}` ({'affine' if spec.get('affine') else 'no affine'}, eps {spec.get('eps'):g})"
+    """``both (affine, eps 1e-05, 16 parameters)``: a norm as the built model has it (``eps unused`` where its map
+    takes none; the trained values of one such norm)."""
+    eps = "eps unused" if spec.get("eps") is None else f"eps {spec['eps']:g}"
+    count = f", {spec['parameters']} parameters" if spec.get("parameters") is not None else ""
+    frozen = f", own {', '.join(spec['frozen'])} frozen" if spec.get("frozen") else ""
+    options = f", options {spec['options']}" if spec.get("options") else ""
+    affine = "affine" if spec.get("affine") else "no affine"
+    return f"`{spec.get('component')}` ({affine}, {eps}{count}{frozen}{options})"
 
 
 def protocol_lines(t: dict[str, Any]) -> Lines:
-    """What each variant of a task's section is, as its runs built it: the placement and every norm of the network
-    (the baselines are the published variants; the new norm replaces the block norms of the LayerNorm one)."""
+    """What each variant of a task's section is, read from the model it builds: the placement, every norm of the
+    network and the trained parameters (the baselines are the published variants; the new norm replaces the block
+    norms of the LayerNorm one); then where the new norm trains parameters the baselines lack."""
     norms = t.get("norms") or {}
     kinds = list(dict.fromkeys(k for n in norms.values() for k in n["norms"]))
     head = f"**Protocol.** Preset `{t['preset']}`; equivalence margin {t['margin']:g} ({t['better']} is better)."
     if not kinds:
         return [head, ""]
     lines = [
-        f"{head} Each variant's norms, as its runs built them:",
+        f"{head} Each variant's norms and trained parameters, read from the model it builds (a norm's parameters: "
+        "those of one layer's):",
         "",
-        "| role | variant | placement | " + " | ".join(f"{NORM_NAMES.get(k, k)} norm" for k in kinds) + " |",
-        "|---|---|---|" + "---|" * len(kinds),
+        "| role | variant | placement | parameters | "
+        + " | ".join(f"{NORM_NAMES.get(k, k)} norm" for k in kinds)
+        + " |",
+        "|---|---|---|---|" + "---|" * len(kinds),
     ]
     for role, n in norms.items():
         cells = [norm_text(n["norms"][k]) if k in n["norms"] else "–" for k in kinds]
-        lines.append(f"| {role} | `{t['variants'][role]}` | {n['placement']} | " + " | ".join(cells) + " |")
+        count = f"{n['parameters']:,}" if n.get("parameters") is not None else "–"
+        lines.append(f"| {role} | `{t['variants'][role]}` | {n['placement']} | {count} | " + " | ".join(cells) + " |")
+    extra = t.get("extra_parameters")
+    if extra is not None:
+        said = [
+            f"{NORM_NAMES.get(e['norm'], e['norm'])} norm: {', '.join(f'`{p}`' for p in e['parameters'])} "
+            f"(in each of its {e['layers']})"
+            for e in extra
+        ]
+        lines += [
+            "",
+            "Parameters the new norm trains that the baselines lack: " + ("; ".join(said) if said else "none") + ".",
+        ]
     return [*lines, ""]
 
 
@@ -342,6 +364,7 @@ def render_card(card: Card) -> str:
         f"Built {card.generated_at} at commit `{(prov.get('git_commit') or 'unknown')[:12]}`"
         f"{' (dirty)' if prov.get('dirty') else ''}, {device_text(prov)}, {prov.get('threads')} threads; this build "
         f"took {card.wall_time_s:.0f} s here (the runs' training time: see Cost).",
+        *([f"The norm's code: `{card.source}`, the version this card judges."] if card.source else []),
         "",
         *summary(card),
         *facts(card),

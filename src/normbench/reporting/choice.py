@@ -410,7 +410,7 @@ def _group_line(choice: dict[str, Any], group: dict[str, Any], done: bool) -> st
             )
         return f"- `{group['base']}`: no `{axis}` chosen ({why}).{listed}{waits}"
     row = next(r for r in group["rows"] if r["value"] == group["chosen"])
-    edge = _edge_text(group, done) if group.get("at_edge") else ""
+    edge = _edge_text(group, done, rule == "robust") if group.get("at_edge") else ""
     sign = 1.0 if choice["goal"] == "min" else -1.0
     better = lambda r: r["metric"].get("mean") is not None and sign * r["metric"]["mean"] < sign * row["metric"]["mean"]  # noqa: E731
     if rule == "robust":
@@ -443,14 +443,16 @@ BOUND = (
 )
 
 
-def _edge_text(group: dict[str, Any], complete: bool) -> str:
-    """A sentence saying where the chosen value lies on the grid's edge (:func:`edges`), and how to read it."""
+def _edge_text(group: dict[str, Any], complete: bool, bound: bool = False) -> str:
+    """A sentence saying where the chosen value lies on the grid's edge (:func:`edges`); ``bound`` (a tuning budget's
+    grid): and how to read it."""
+    read = BOUND if bound else ""
     at = edges(group["chosen"], group["rows"])
     width = len((coordinates(group["rows"]) or [(0.0,)])[0])
     if width == 1:
         end = at[0][1] if at else "largest"
         return (
-            f" It is the grid's {end} value: a value beyond the grid may be better.{BOUND}"
+            f" It is the grid's {end} value: a value beyond the grid may be better.{read}"
             if complete
             else f" It is the {end} value trained so far."
         )
@@ -461,7 +463,7 @@ def _edge_text(group: dict[str, Any], complete: bool) -> str:
         for k in (keys[:1] if len(keys) == width else keys)
     )
     return f" It lies on the grid's edge ({where}{' of the grid' if complete else ' trained so far'})" + (
-        f": a value beyond the grid may be better.{BOUND}" if complete else "."
+        f": a value beyond the grid may be better.{read}" if complete else "."
     )
 
 

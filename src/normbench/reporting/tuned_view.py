@@ -16,6 +16,7 @@ def rates_table(board: Board) -> Lines:
     if not view:
         return []
     axis, best = view["axis"], "highest" if view["goal"] == "max" else "lowest"
+    robust = view.get("rule") == "robust"
     lines = [
         "",
         f"## Tuned `{axis}`",
@@ -25,7 +26,7 @@ def rates_table(board: Board) -> Lines:
         + (
             " among the values its rule keeps (none where a tuning seed diverged, failed, collapsed or stayed at "
             "chance, nor one next to such a value in the grid)"
-            if view.get("rule") == "robust"
+            if robust
             else ""
         )
         + ", whose data sets this board's seeds never see.",
@@ -38,7 +39,9 @@ def rates_table(board: Board) -> Lines:
             tuned, value = "not chosen yet (its grid is not trained)", "–"
         else:
             tuned = row["chosen"] + (
-                " (the grid's edge: a value beyond it may be better; a bound, not an optimum)" if row["at_edge"] else ""
+                " (the grid's edge: a value beyond it may be better" + ("; a bound, not an optimum)" if robust else ")")
+                if row["at_edge"]
+                else ""
             )
             value = "–" if row["tuning_value"] is None else f"{row['tuning_value']:.3f}"
         seeds = ", ".join(row["tuning_seeds"]) or "–"
