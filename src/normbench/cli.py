@@ -77,6 +77,7 @@ COMMANDS: dict[str, str] = {
     "tasks": "list the registered tasks and their config files",
     "bake": "train the bake queue's runs within a time budget, into the run archive (`normbench bake --budget 60`)",
     "card": "a report card for a norm: its facts and its runs on every task against LayerNorm and RMSNorm",
+    "norms": "the norm leaderboard: which norm is better on each task, on equal terms (results/norms.md)",
 }
 # the function behind each command parsed from its signature (sweep, bench and fit are parsed apart)
 FUNCTIONS: dict[str, Callable[..., Any]] = {
@@ -89,6 +90,7 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "tasks": commands.tasks,
     "bake": commands.bake,
     "card": commands.card,
+    "norms": commands.norms,
 }
 ANALYSES: dict[str, Callable[..., Any]] = {"decompose": commands.decompose, "geometry": commands.geometry}
 TRUST_OPTION = "--trust_record_code"  # as normbench.tasks.trust names them (imported only when a command runs)

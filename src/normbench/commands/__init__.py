@@ -8,6 +8,7 @@ from normbench.commands.analyses import decompose, geometry, random_grid
 from normbench.commands.bake import bake
 from normbench.commands.boards import bench, cite, compare, leaderboard, rejudge, tasks
 from normbench.commands.card import card
+from normbench.commands.norms import norms
 from normbench.commands.predict import predict
 
 __all__ = [
@@ -19,6 +20,7 @@ __all__ = [
     "decompose",
     "geometry",
     "leaderboard",
+    "norms",
     "predict",
     "random_grid",
     "rejudge",

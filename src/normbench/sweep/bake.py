@@ -478,6 +478,7 @@ def bake(
     if finished_tasks & set(TOKEN_TASKS):
         keep_token_analyses_here([i for i in items if i.task in finished_tasks], runs_dir, results_dir, archive)
     if report.boards:
+        refresh_norm_board(results_dir)
         refresh_pages(results_dir)
     if report.archived.get("added") or report.archived.get("continued"):
         write_report(results_dir)
@@ -578,6 +579,17 @@ def stop_runs(procs: list[subprocess.Popen], grace_s: float = 120.0) -> None:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+def refresh_norm_board(results_dir: str) -> None:
+    """The norm leaderboard (``results/norms.md``) rebuilt from the boards, where the results folder has one."""
+    from normbench.reporting.norm_board_render import publish_norm_board
+
+    if (Path(results_dir) / "norms.json").is_file():
+        try:
+            print(f"normbench: bake: {publish_norm_board(results_dir)}")
+        except ValueError as exc:  # a cell that lost seeds: the published leaderboard stays
+            print(f"normbench: bake: {exc}")
 
 
 def refresh_pages(results_dir: str) -> None:
