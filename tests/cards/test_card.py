@@ -45,7 +45,7 @@ def test_every_task_declares_a_card_its_boards_can_judge(task: str) -> None:
     metrics = set(expand_metric_layers(bench["metrics"], 4))
     assert set(protocol.metrics) | set(protocol.thresholds) <= metrics
     post = protocol.at("post")  # --placements pre,post: the same claims against the post-LN baselines
-    assert (post.layernorm, post.rmsnorm, post.grid) == ("post/both", "post/scale", None)
+    assert (post.layernorm, post.rmsnorm, post.grid) == ("post/both", "post/scale-blocks", None)
     claims = card_claims(protocol, f"pre/{slug(PNORM)}") + card_claims(post, f"post/{slug(PNORM)}")
     assert all(c["id"].startswith(f"normbench.card.{task}.post.") for c in claims[len(claims) // 2 :])
     for claim in claims:
@@ -89,7 +89,11 @@ def test_a_named_card_is_the_variant_each_task_names_and_probes_its_norm() -> No
 def test_a_card_at_post_adds_the_post_ln_variant_beside_the_published_post_ln_baselines(tmp_path: Path) -> None:
     _, items = plan_card(PNORM, ["majority"], tmp_path, placements=["pre", "post"])
     pre, post, grid, tuned = items  # the headline runs at each placement; the grid and tuned rates at pre only
-    assert post["board"] == "majority/post-card-pnorm" and post["variants"] == ["post/both", "post/scale", "post/pnorm"]
+    assert post["board"] == "majority/post-card-pnorm" and post["variants"] == [
+        "post/both",
+        "post/scale-blocks",
+        "post/pnorm",
+    ]
     assert (grid["board"], tuned["board"]) == ("majority/lr-card-pnorm", "majority/tuned-card-pnorm")
     defined = load_config(post["config"], "quick-10")["bench"]["variants"]["post/pnorm"]
     assert defined["model.init_args.arch.placement"] == "post"
@@ -104,8 +108,13 @@ def test_a_card_at_post_adds_the_post_ln_variant_beside_the_published_post_ln_ba
 
 
 def test_a_registered_norm_reuses_a_tasks_variant_only_where_it_is_the_cards_variant() -> None:
-    name, definition = card_variant("scale", CardProtocol.of("majority"))  # pre/scale is RMSNorm in attention only
-    assert name == "pre/scale-card" and definition["model.init_args.arch.ffn_norm.component"] == "scale"
+    for task in ("majority", "lm", "sst2"):  # pre/scale is RMSNorm in attention only; pre/scale-blocks in both slots
+        protocol = CardProtocol.of(task)
+        assert card_variant("scale", protocol) == ("pre/scale-blocks", None) == (protocol.rmsnorm, None)
+        assert card_variant("scale", protocol.at("post")) == ("post/scale-blocks", None)
+        assert card_variant("project", protocol) == ("pre/project-blocks", None)
+    name, definition = card_variant("tests.cards.test_card:Scale", CardProtocol.of("majority"))
+    assert name == "pre/scale-card" and definition["model.init_args.arch.ffn_norm.component"].endswith(":Scale")
 
 
 def test_a_card_folder_of_another_norm_is_one_line(tmp_path: Path) -> None:
@@ -121,7 +130,7 @@ def test_a_card_folder_of_another_norm_is_one_line(tmp_path: Path) -> None:
 def test_the_card_plan_adds_its_variant_to_the_tasks_config(tmp_path: Path) -> None:
     queue, items = plan_card(PNORM, ["majority"], tmp_path)
     item, grid, tuned = items  # the headline runs, then the learning-rate grid, then the runs at the tuned rates
-    assert item["board"] == "majority/card-pnorm" and item["variants"] == ["pre/both", "pre/scale", "pre/pnorm"]
+    assert item["board"] == "majority/card-pnorm" and item["variants"] == ["pre/both", "pre/scale-blocks", "pre/pnorm"]
     config = load_config(item["config"], "quick-10")
     assert config["task"] == "majority" and "pre/pnorm" in config["bench"]["variants"]
     assert config["bench"]["claims"] is None  # the preset's own claims compare the task's variants: the card judges
@@ -192,7 +201,7 @@ def write_board(
 
 
 def test_the_card_judges_the_new_norm_against_layernorm_and_rmsnorm(tmp_path: Path) -> None:
-    write_board(tmp_path, {"pre/both": (0.66, 0.89), "pre/scale": (0.69, 0.90), "pre/pnorm": (0.80, 0.895)})
+    write_board(tmp_path, {"pre/both": (0.66, 0.89), "pre/scale-blocks": (0.69, 0.90), "pre/pnorm": (0.80, 0.895)})
     section = task_card(PNORM, CardProtocol.of("majority"), tmp_path)
     verdicts = {c["id"].removeprefix("normbench.card.majority."): c["verdict"] for c in section["claims"]}
     assert verdicts["test_acc@1000.beats_layernorm"] == "reproduced"
@@ -225,7 +234,7 @@ def test_the_card_judges_the_new_norm_against_layernorm_and_rmsnorm(tmp_path: Pa
 
 def test_a_norm_that_diverges_gets_a_card_with_each_seeds_step(tmp_path: Path) -> None:
     steps = [1427, 1431, 1399, 1440, 1412]
-    write_board(tmp_path, {"pre/both": (0.66, 0.89), "pre/scale": (0.69, 0.90), "pre/pnorm": (0.0, 0.0)},
+    write_board(tmp_path, {"pre/both": (0.66, 0.89), "pre/scale-blocks": (0.69, 0.90), "pre/pnorm": (0.0, 0.0)},
                 diverged={"pre/pnorm": steps})  # fmt: skip
     section = task_card(PNORM, CardProtocol.of("majority"), tmp_path)
     assert section["diverged_at_step"] == {str(s): k for s, k in enumerate(steps)}
@@ -237,7 +246,7 @@ def test_a_norm_that_diverges_gets_a_card_with_each_seeds_step(tmp_path: Path) -
 
 
 def test_a_seed_that_diverged_is_said_beside_the_verdict_the_others_give(tmp_path: Path) -> None:
-    write_board(tmp_path, {"pre/both": (0.66, 0.89), "pre/scale": (0.69, 0.90), "pre/pnorm": (0.80, 0.895)},
+    write_board(tmp_path, {"pre/both": (0.66, 0.89), "pre/scale-blocks": (0.69, 0.90), "pre/pnorm": (0.80, 0.895)},
                 diverged={"pre/pnorm": [None, None, 1430, None, None]})  # fmt: skip
     card = build_card(PNORM, {8: probe(PNORM, 8, timing=False)}, ["majority"], [{}], tmp_path)
     section = card.tasks[0]
@@ -252,7 +261,7 @@ def test_a_seed_that_diverged_is_said_beside_the_verdict_the_others_give(tmp_pat
 
 
 def test_a_post_ln_section_is_judged_against_the_post_ln_baselines(tmp_path: Path) -> None:
-    accs = {"pre/both": (0.66, 0.89), "pre/scale": (0.69, 0.90), "pre/pnorm": (0.80, 0.895)}
+    accs = {"pre/both": (0.66, 0.89), "pre/scale-blocks": (0.69, 0.90), "pre/pnorm": (0.80, 0.895)}
     write_board(tmp_path, accs)
     write_board(tmp_path, {f"post/{k[4:]}": v for k, v in accs.items()}, board_name="post-card-pnorm")
     card = build_card(
@@ -260,7 +269,7 @@ def test_a_post_ln_section_is_judged_against_the_post_ln_baselines(tmp_path: Pat
     )
     post = card.tasks[1]
     assert (post["label"], post["board"], post["tuning"]) == ("majority (post)", "majority/post-card-pnorm", None)
-    assert post["variants"] == {"new": "post/pnorm", "layernorm": "post/both", "rmsnorm": "post/scale"}
+    assert post["variants"] == {"new": "post/pnorm", "layernorm": "post/both", "rmsnorm": "post/scale-blocks"}
     assert {c["id"] for c in post["claims"]} >= {"normbench.card.majority.post.test_acc@1000.beats_layernorm"}
     assert {c["verdict"] for c in post["claims"]} == {c["verdict"] for c in card.tasks[0]["claims"]}
     md = render_card(card)
@@ -269,7 +278,7 @@ def test_a_post_ln_section_is_judged_against_the_post_ln_baselines(tmp_path: Pat
 
 
 def test_a_section_with_the_baselines_runs_only_says_the_new_norm_has_not_run(tmp_path: Path) -> None:
-    write_board(tmp_path, {"post/both": (0.66, 0.89), "post/scale": (0.69, 0.90)}, board_name="post-card-pnorm")
+    write_board(tmp_path, {"post/both": (0.66, 0.89), "post/scale-blocks": (0.69, 0.90)}, board_name="post-card-pnorm")
     card = build_card(PNORM, {8: probe(PNORM, 8, timing=False)}, ["majority"], [{}], tmp_path, placements=["post"])
     assert card.summary_lines() == ["majority (post): not run yet: 0 of the new norm's 10 runs"]
     assert "## majority (post)" in render_card(card)
@@ -280,14 +289,18 @@ def test_the_protocol_table_gives_each_variants_norms_and_the_summary_says_where
     from normbench.cards.render import baseline_notes, protocol_lines
 
     def built(attn: str, ffn: str) -> dict:
-        return {"placement": "pre", "norms": {"attn": {"component": attn, "affine": False, "eps": 0.0},
-                                              "ffn": {"component": ffn, "affine": True, "eps": 0.0}}}  # fmt: skip
+        return {"placement": "pre", "parameters": 1234,
+                "norms": {"attn": {"component": attn, "affine": False, "eps": 0.0, "parameters": 0},
+                          "ffn": {"component": ffn, "affine": True, "eps": None, "parameters": 16}}}  # fmt: skip
 
     section = {"task": "majority", "label": "majority", "preset": "quick-10", "margin": 0.01, "better": "higher",
-               "variants": {"new": "pre/pnorm", "layernorm": "pre/both", "rmsnorm": "pre/scale"},
+               "variants": {"new": "pre/pnorm", "layernorm": "pre/both", "rmsnorm": "pre/scale-blocks"},
                "norms": {"new": built(PNORM, PNORM), "layernorm": built("both", "both"), "rmsnorm": built("scale", "both")}}  # fmt: skip
     lines = protocol_lines(section)
-    assert "| rmsnorm | `pre/scale` | pre | `scale` (no affine, eps 0) | `both` (affine, eps 0) |" in lines
+    assert (
+        "| rmsnorm | `pre/scale-blocks` | pre | 1,234 | `scale` (no affine, eps 0, 0 parameters) | `both` (affine, eps "
+        "unused, 16 parameters) |"
+    ) in lines
     assert baseline_notes(Card(PNORM, {}, [section], 0.0)) == [
         "The rmsnorm baseline on majority is the published variant: `scale` as the attention norm, `both` as the FFN "
         "norm (each section's protocol table); the new norm replaces both."
@@ -395,7 +408,7 @@ def test_a_card_asked_for_one_task_keeps_the_tasks_its_published_card_covers(
     monkeypatch.setattr(
         normbench.sweep.bake, "bake", lambda queue, **_: baked.append(yaml.safe_load(Path(queue).read_text())["queue"])
     )
-    write_board(tmp_path, {"pre/both": (0.66, 0.89), "pre/scale": (0.69, 0.90), "pre/pnorm": (0.80, 0.895)})
+    write_board(tmp_path, {"pre/both": (0.66, 0.89), "pre/scale-blocks": (0.69, 0.90), "pre/pnorm": (0.80, 0.895)})
     first = make_card(PNORM, "majority", str(tmp_path), runs_dir=str(tmp_path / "runs"), nice=0, train=False)
     was = yaml.safe_load((first / "card.json").read_text())
     folder = make_card(PNORM, "sst2", str(tmp_path), runs_dir=str(tmp_path / "runs"), nice=0, train=False)
@@ -415,7 +428,7 @@ def test_a_card_covers_every_task_with_a_card_board_even_after_a_broken_card(tmp
     """A card written while its norm was broken covers no task; its boards still name the tasks it had."""
     from normbench.cards.make import card_tasks
 
-    write_board(tmp_path, {"pre/both": (0.66, 0.89), "pre/scale": (0.69, 0.90), "pre/pnorm": (0.80, 0.895)})
+    write_board(tmp_path, {"pre/both": (0.66, 0.89), "pre/scale-blocks": (0.69, 0.90), "pre/pnorm": (0.80, 0.895)})
     (tmp_path / "cards" / "pnorm").mkdir(parents=True)
     (tmp_path / "cards" / "pnorm" / "card.json").write_text('{"tasks": []}')
     assert card_tasks(PNORM, ["lm"], tmp_path) == ["majority", "lm"]
@@ -426,7 +439,7 @@ def write_tuning_boards(results: Path) -> None:
     judging seeds 0-4 at the shared rate and at each variant's chosen one."""
     bench = load_config("majority", "quick-10")["bench"]
     choice = {"axis": "lr", "metric": "test_acc@5000", "goal": "max", "report": []}
-    best = {"pre/both": "0.006", "pre/scale": "0.006", "pre/pnorm": "0.001"}
+    best = {"pre/both": "0.006", "pre/scale-blocks": "0.006", "pre/pnorm": "0.001"}
     grid = [
         record(
             f"{v},lr={r}",
@@ -444,8 +457,8 @@ def write_tuning_boards(results: Path) -> None:
     (results / "majority" / "lr-card-pnorm" / "leaderboard.json").write_text(dumps_board(boards["lr-card-pnorm"]))
     names = [v.name for v in boards["lr-card-pnorm"].variants]
     view = tuned_view.resolve({"choice": "majority/lr-card-pnorm", "shared": 1e-3}, names, results)
-    judged = {"pre/both,lr=0.001": 0.66, "pre/scale,lr=0.001": 0.69, "pre/pnorm,lr=0.001": 0.70,
-              "pre/both,lr=0.006": 0.80, "pre/scale,lr=0.006": 0.82}  # fmt: skip
+    judged = {"pre/both,lr=0.001": 0.66, "pre/scale-blocks,lr=0.001": 0.69, "pre/pnorm,lr=0.001": 0.70,
+              "pre/both,lr=0.006": 0.80, "pre/scale-blocks,lr=0.006": 0.82}  # fmt: skip
     records = [record(n, s, a + 0.003 * s, 0.9) for n, a in judged.items() for s in range(5)]
     board = lb.build("majority", "tuned", records, {"metrics": bench["metrics"], "tuned": view})
     (results / "majority" / "tuned-card-pnorm").mkdir(parents=True)
@@ -453,7 +466,7 @@ def write_tuning_boards(results: Path) -> None:
 
 
 def test_the_card_judges_at_each_variants_tuned_rate_and_counts_failures_over_the_grid(tmp_path: Path) -> None:
-    write_board(tmp_path, {"pre/both": (0.66, 0.89), "pre/scale": (0.69, 0.90), "pre/pnorm": (0.70, 0.895)})
+    write_board(tmp_path, {"pre/both": (0.66, 0.89), "pre/scale-blocks": (0.69, 0.90), "pre/pnorm": (0.70, 0.895)})
     write_tuning_boards(tmp_path)
     section = task_card(PNORM, CardProtocol.of("majority"), tmp_path)
     tuning = section["tuning"]

@@ -5,15 +5,18 @@ other than what trained (a plug-in that ignores the slot's eps, a gain of its ow
 
 from __future__ import annotations
 
+import copy
+import functools
 import tempfile
 import typing
 from pathlib import Path
 from typing import Any
 
+import yaml
 from torch import nn
 
-from normbench.cards.protocol import CardProtocol, slug
-from normbench.nn.norms import Norm, PluginNorm, source_version
+from normbench.cards.protocol import CardProtocol, card_variant, slug
+from normbench.nn.norms import Norm, PluginNorm, get_component, source_version
 from normbench.tasks.trust import record_class
 from normbench.training.rundir import build_dataclass
 
@@ -22,11 +25,37 @@ def section_models(
     norm: str, protocol: CardProtocol, variants: dict[str, str], results_dir: str | Path
 ) -> dict[str, dict[str, Any]]:
     """The networks of a card's section (:func:`built_variants`), under the card's task config where it is written
-    (``results/cards/<slug>/<task>.yaml``: the card's variant defined there), else the task's."""
+    (``results/cards/<slug>/<task>.yaml``: the card's variant defined there), else the task's with the card's variant
+    added (:func:`~normbench.cards.protocol.card_variant`)."""
     config = Path(results_dir) / "cards" / slug(norm) / f"{protocol.task}.yaml"
-    return built_variants(
-        protocol.task, protocol.preset, variants, config if config.is_file() else protocol.task, results_dir
-    )
+    if config.is_file():
+        text = config.read_text(encoding="utf-8")
+    else:
+        name, definition = card_variant(norm, protocol)
+        doc: dict[str, Any] = {"extends": protocol.task}
+        if definition is not None:
+            doc["bench"] = {"variants": {name: definition}}
+        text = yaml.safe_dump(doc, sort_keys=False)
+    models = _built(protocol.task, protocol.preset, tuple(variants.items()), text, str(results_dir), _sources(norm))
+    return copy.deepcopy(models)
+
+
+def _sources(norm: str) -> str | None:
+    """The version of the card's norm's code (``None``: a built-in, or a named card): a card built again after the
+    norm's file is edited builds its networks again."""
+    try:
+        return source_version(get_component(norm))
+    except ValueError:
+        return None
+
+
+@functools.lru_cache(maxsize=64)
+def _built(task: str, preset: str, roles: tuple[tuple[str, str], ...], config: str, results_dir: str,
+           sources: str | None) -> dict[str, dict[str, Any]]:  # fmt: skip
+    with tempfile.TemporaryDirectory(prefix="normbench-card-") as tmp:
+        path = Path(tmp) / f"{task}.yaml"
+        path.write_text(config, encoding="utf-8")
+        return built_variants(task, preset, dict(roles), path, results_dir)
 
 
 def built_variants(
