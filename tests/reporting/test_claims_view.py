@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from normbench.archive import load_board
-from normbench.reporting.claims_view import SHARED, anchor, claims_table
+from normbench.reporting.claims_view import SHARED, anchor, claims_table, verdict_label
 
 RESULTS = Path(__file__).resolve().parents[2] / "results"
 BOARDS = [
@@ -28,7 +28,7 @@ def test_every_claim_has_a_summary_row_and_a_details_block(path: Path) -> None:
     assert len(rows) == len(board.claims)
     for claim, row in zip(board.claims, rows, strict=True):
         assert len(re.split(r"(?<!\\)\|", row)) == 7, row  # five cells: nothing squeezed beside them
-        assert f"(#{anchor(claim, rate)})" in row and f"**{claim.verdict}**" in row
+        assert f"(#{anchor(claim, rate)})" in row and f"**{verdict_label(claim)}**" in row
     text = "\n".join(lines)
     assert text.count('<details markdown="1"') == len(board.claims) == text.count("</details>")
     for claim in board.claims:
@@ -36,4 +36,4 @@ def test_every_claim_has_a_summary_row_and_a_details_block(path: Path) -> None:
         measured = "(failed runs)" if claim.failures else "(per seed)"  # a stability claim counts runs, not seeds
         assert f"- **rule**: {claim.rule}" in block and f"- **measured {measured}**:" in block
         at = f" at the {rate} rate" if rate else ""
-        assert f"<summary><code>{claim.id}</code>{at}: {claim.verdict}</summary>" in block
+        assert f"<summary><code>{claim.id}</code>{at}: {verdict_label(claim)}</summary>" in block

@@ -128,8 +128,9 @@ def test_ratio_rule_reaches_every_verdict() -> None:
     assert judge_ratio(rule, {"w": [1000, 1050], "wo": [800, 850]}, {})[0] == "not reproduced"
     assert judge_ratio(rule, {"w": [1000, 1400], "wo": [1300, 1100]}, {})[0] == "inconclusive"
     assert judge_ratio(rule, {"w": [None, 1000], "wo": [800, 900]}, {})[0] == "not run"
+    # no numerator seed reached the target: the lower bounds are shown, never judged, so nothing can be said
     verdict, text, ratio, _ = judge_ratio(rule, {"w": [1000, 1100], "wo": [None, None]}, {"wo": [5000, 5000]})
-    assert verdict == "direction only" and "lower bound" in text and ratio is None
+    assert verdict == "inconclusive" and "lower bound" in text and ratio is None
 
 
 def test_positive_zero_rule_needs_two_seeds() -> None:

@@ -28,7 +28,9 @@ class ClaimSpec(JsonObject):
             variant name; ``paper``: role -> the paper's value; ``rule``: how it is judged (``kind`` and its
             parameters); ``protocol``: the protocol (``claims/protocols.yaml``) its numbers need;
             ``evidence``: ``sanity check`` for an identity the code guarantees; ``chance_at``: ``{role, d, n}``, the
-            random-key null at the paper's own key counts ``n`` and dimension ``d``, shown beside its value of ``role``.
+            random-key null at the paper's own key counts ``n`` and dimension ``d``, shown beside its value of ``role``;
+            ``above_chance``: the role whose unselectable fraction the claim says exists or grows, which must also
+            lie above its matched random-key null for the claim to hold.
     """
 
     id: str = required(str)
@@ -46,6 +48,7 @@ class ClaimSpec(JsonObject):
     protocol: str | None = optional(str)
     evidence: str | None = optional(str)
     chance_at: dict[str, Any] | None = optional(dict)
+    above_chance: str | None = optional(str)
 
     WHAT = "claim"
 
@@ -83,6 +86,12 @@ class JudgedClaim(JsonObject):
         rates: on a board judged at shared and tuned learning rates, role -> the rate its variant was judged at.
         failures: a stability claim's counts, role -> learning rate -> ``{failed, runs}``
             (:mod:`normbench.reporting.stability`).
+        provisional: ``{finished, declared}`` where the claim was judged on fewer finished seeds (failed ones
+            included) than its protocol declares: the verdict is not final.
+        against_null: for a claim with ``above_chance``, that role's fraction against its matched random-key null
+            (``{role, metric, null, difference, position}``, ``position``: above, at or below chance).
+        censored: for a steps-to-threshold claim, the seeds that never reached the threshold (role -> ``[{seed,
+            at_step}]``), how they were counted and the difference with them counted at their last step.
     """
 
     id: str = required(str)
@@ -115,6 +124,9 @@ class JudgedClaim(JsonObject):
     paper_chance: dict[str, Any] | None = optional(dict)
     rates: dict[str, str] | None = optional(dict)
     failures: dict[str, Any] | None = optional(dict)
+    provisional: dict[str, Any] | None = optional(dict)
+    against_null: dict[str, Any] | None = optional(dict)
+    censored: dict[str, Any] | None = optional(dict)
 
     WHAT = "claim"
 

@@ -69,12 +69,73 @@ def card_claims(protocol: CardProtocol, variant: str) -> list[dict[str, Any]]:
     return out
 
 
-ANSWERS = {"reproduced": "yes", "not reproduced": "no", "inconclusive": "undecided"}
+VERDICT_WORDS = ("better", "equivalent", "worse", "undecided", "not run")
 
 
-def answer(claim: dict[str, Any]) -> str:
-    """A card claim's verdict as the summary says it: yes, no, undecided, borderline or not run."""
-    return ANSWERS.get(claim["verdict"], claim["verdict"])
+def compare(equivalence: dict[str, Any], ordering: dict[str, Any]) -> dict[str, Any]:
+    """The new norm against one baseline on one metric, as a paper's table reads it, from the card's two tests (each
+    judged by :func:`normbench.reporting.claims.judge`): ``equivalent`` where the TOST puts the difference of seed
+    means within the margin; else ``better`` or ``worse`` where the 95% Welch interval of the difference lies on
+    that side of 0; else ``undecided`` (an equivalence on its margin too); ``not run`` where either test is. Returns
+    ``{verdict, difference (new − baseline, 95% interval), equivalence (its 90% interval and margin), significant
+    (better/worse/None: the ordering, also beside an equivalence), provisional}``."""
+    eq, order = equivalence["verdict"], ordering["verdict"]
+    significant = {"reproduced": "better", "not reproduced": "worse"}.get(order)
+    if "not run" in (eq, order):
+        verdict = "not run"
+    elif eq == "reproduced":
+        verdict = "equivalent"
+    else:
+        verdict = significant or "undecided"
+    return {
+        "verdict": verdict,
+        "difference": equivalence.get("difference"),
+        "equivalence": equivalence.get("equivalence"),
+        "margin": equivalence.get("margin"),
+        "significant": significant,
+        "on_margin": eq == "borderline",
+        "provisional": equivalence.get("provisional") or ordering.get("provisional"),
+    }
+
+
+def comparisons(claims: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, Any]]]:
+    """Metric -> baseline -> :func:`compare` of the card's two tests there."""
+    by = {(c["metric"], c["id"].rpartition(".")[2]): c for c in claims}
+    metrics = list(dict.fromkeys(c["metric"] for c in claims))
+    return {
+        m: {
+            key: compare(by[m, f"matches_{key}"], by[m, f"beats_{key}"])
+            for key in BASELINES
+            if (m, f"matches_{key}") in by
+        }
+        for m in metrics
+    }
+
+
+def interval_text(diff: dict[str, Any] | None) -> str:
+    """``+0.061 [+0.045, +0.077]``: new − baseline with its 95% Welch interval (``""`` without one)."""
+    if not diff or diff.get("estimate") is None:
+        return ""
+    if diff.get("low") is None:
+        return f"{diff['estimate']:+.3g}"
+    return f"{diff['estimate']:+.3g} [{diff['low']:+.3g}, {diff['high']:+.3g}]"
+
+
+def verdict_text(c: dict[str, Any]) -> str:
+    """A comparison as the card's tables say it: ``better (+0.061 [+0.045, +0.077])``, ``equivalent (...; better
+    by less than the margin)``, ``undecided (..., on the margin)``; a provisional one is never said as final:
+    ``provisional: better so far, 2 of 3 seeds (...)``."""
+    words = [interval_text(c.get("difference"))]
+    if c["verdict"] == "equivalent" and c.get("significant"):
+        words.append(f"{c['significant']} by less than the margin")
+    if c.get("on_margin"):
+        words.append("on the margin")
+    inner = "; ".join(w for w in words if w)
+    head = c["verdict"]
+    p = c.get("provisional")
+    if p and head != "not run":
+        head = f"provisional: {head} so far, {p['finished']} of {p['declared']} seeds"
+    return f"{head} ({inner})" if inner else head
 
 
 def fmt(m: dict[str, Any] | None) -> str:
@@ -96,7 +157,7 @@ def fmt(m: dict[str, Any] | None) -> str:
 
 def summary_table(tasks: list[dict[str, Any]]) -> list[dict[str, str]]:
     """The card's summary, one row per task and headline metric (then each again at the tuned learning rates, where
-    judged): the three values (``mean ± std (n)``) and, against each baseline, ``matches <answer>, beats <answer>``;
+    judged): the three values (``mean ± std (n)``) and, against each baseline, the comparison (:func:`verdict_text`);
     a task not run is one row saying so."""
     rows = []
     for t in tasks:
@@ -174,19 +235,21 @@ def summary_rows_at(
     why: str | None = None,
 ) -> list[dict[str, str]]:
     """One task's summary rows at one learning rate (``rate``: ``shared`` or ``tuned``; ``task``: the section's
-    label). ``by_role``: role -> [failed, seeds] where a variant (a baseline too) has failed seeds
-    (:func:`failed_counts`), said beside its value; the new norm's are said beside every verdict too: a claim they
-    left without a verdict reads "no (k of n seeds failed)", one judged on the seeds left "yes (k of n seeds
-    failed)"; one left without a verdict for ``why`` (e.g. no rate could be chosen) reads "no (<why>)"."""
-    verdicts = {(c["metric"], c["id"].rpartition(".")[2]): c for c in claims}
+    label). Against each baseline the comparison as a paper's table reads it (:func:`compare`, :func:`verdict_text`:
+    better, equivalent, worse or undecided, with the interval of new − baseline). ``by_role``: role -> [failed, seeds]
+    where a variant (a baseline too) has failed seeds (:func:`failed_counts`), said beside its value; the new norm's
+    are said beside every verdict too: where they left no seed to judge it reads "worse (k of n seeds failed)", one
+    judged on the seeds left "(k of n seeds failed)" after it; one left without a verdict for ``why`` reads "worse
+    (<why>)" where every seed failed at every rate, else "undecided (<why>)"."""
+    compared = comparisons(claims)
     failed = (by_role or {}).get("new") or (0, 0)
 
-    def said(claim: dict[str, Any]) -> str:
-        if claim["verdict"] == "not run" and failed[0]:
-            return f"no ({failed[0]} of {failed[1]} seeds failed)"
-        if claim["verdict"] == "not run" and why:
-            return f"no ({why})"
-        return answer(claim) + (f" ({failed[0]} of {failed[1]} seeds failed)" if failed[0] else "")
+    def said(c: dict[str, Any]) -> str:
+        if c["verdict"] == "not run" and failed[0]:
+            return f"worse ({failed[0]} of {failed[1]} seeds failed: none left to judge)"
+        if c["verdict"] == "not run" and why:
+            return f"{'worse' if why.startswith('every seed failed') else 'undecided'} ({why})"
+        return verdict_text(c) + (f" ({failed[0]} of {failed[1]} seeds failed)" if failed[0] else "")
 
     return [
         {
@@ -194,12 +257,7 @@ def summary_rows_at(
             "metric": metric,
             "lr": rate,
             **{role: value_text(row.get(role), (by_role or {}).get(role)) for role in ("new", *BASELINES)},
-            **{
-                f"vs_{key}": ", ".join(
-                    f"{kind} {said(verdicts[metric, f'{kind}_{key}'])}" for kind in ("matches", "beats")
-                )
-                for key in BASELINES
-            },
+            **{f"vs_{key}": said(compared[metric][key]) for key in BASELINES},
         }
         for metric, row in headline.items()
     ]
@@ -284,7 +342,7 @@ def task_card(norm: str, protocol: CardProtocol, results_dir: str | Path) -> dic
     except FileNotFoundError:
         return {**base, "status": "not run", "why": "no run of the card has finished on this task"}
     by_name = {v.name: v.to_json() for v in board.variants}
-    claims = [judge(c, by_name, None) for c in card_claims(protocol, name)]
+    claims = [judge(c, by_name, None, len(protocol.seeds)) for c in card_claims(protocol, name)]
     new = board.by_name.get(name)
     planned, finished = board.planned_runs, board.finished_runs
     layers = [m for m in (new.metrics if new else {}) if protocol.unselectable and _is_layer(m, protocol.unselectable)]
@@ -298,6 +356,7 @@ def task_card(norm: str, protocol: CardProtocol, results_dir: str | Path) -> dic
         "extra_parameters": extra_parameters(models),
         "headline": {m: {role: metric_row(board, v, m) for role, v in variants.items()} for m in protocol.metrics},
         "claims": claims,
+        "comparisons": comparisons(claims),
         "thresholds": {m: {role: metric_row(board, v, m) for role, v in variants.items()} for m in protocol.thresholds},
         "angle_metric": protocol.angle,
         "angle": (
@@ -353,7 +412,7 @@ def tuning_section(norm: str, protocol: CardProtocol, results_dir: str | Path) -
     view = tuned.tuned or {}
     entries = at_rate(view, [v.to_json() for v in tuned.variants], "tuned") if view else []
     by_name = {e["name"]: e for e in entries}
-    claims = [judge(c, by_name, None) for c in card_claims(protocol, name)]
+    claims = [judge(c, by_name, None, len(protocol.seeds)) for c in card_claims(protocol, name)]
     for c, spec in zip(claims, card_claims(protocol, name), strict=True):
         c["rates"] = rates_of(view, spec["variants"], "tuned") if view else {}
     rows = {row["base"]: row for row in view.get("bases") or []}
@@ -367,6 +426,7 @@ def tuning_section(norm: str, protocol: CardProtocol, results_dir: str | Path) -
             m: {role: metric_row_of(by_name.get(n), m) for role, n in roles.items()} for m in protocol.metrics
         },
         "claims": claims,
+        "comparisons": comparisons(claims),
         "failed_by_role": failed_counts({role: by_name.get(n) for role, n in roles.items()}),
     }
     tuned_point = rows.get(name, {}).get("tuned")

@@ -11,11 +11,22 @@ from typing import Any
 
 from normbench.archive import JudgedClaim
 from normbench.archive.store import cpu_family
-from normbench.cards.build import BASELINES, Card, fmt, grid_progress, no_rate, summary_table
+from normbench.cards.build import (
+    BASELINES,
+    Card,
+    comparisons,
+    fmt,
+    grid_progress,
+    interval_text,
+    no_rate,
+    summary_table,
+    verdict_text,
+)
 from normbench.cards.probe import NormFacts
 from normbench.reporting.card_pages import summary_metric
 from normbench.reporting.chance_view import chance_rows
-from normbench.reporting.claims_view import INTRO, summary_rows
+from normbench.reporting.claims import describe, describe_difference, describe_seeds
+from normbench.reporting.claims_view import anchor, detectable_text
 from normbench.reporting.markdown import Lines, cell
 
 CHANCE_INTRO = (
@@ -26,6 +37,84 @@ CHANCE_INTRO = (
 )
 
 ROLES = ("new", *BASELINES)
+
+VERDICTS_KEY = (
+    "Against each baseline, as a paper's table reads it, with new − baseline (the difference of seed means) and its "
+    "95% Welch interval: *equivalent*: a two-sided TOST puts the difference within the task's margin (its 90% "
+    "interval inside ± the margin); else *better* or *worse*: the 95% interval lies on that side of 0; else "
+    "*undecided*: the seeds leave it open (*on the margin*: the equivalence test's interval ends within the metric's "
+    "cross-platform tolerance of it). *provisional: … so far, k of n seeds*: judged before all the seeds the card's "
+    "protocol declares finished, not a final verdict. (k of n seeds failed): seeds of the new norm diverged, "
+    "collapsed or failed: a verdict beside it is judged on the seeds left, and *worse* where none is left; beside a "
+    "value (a baseline's too), that variant's failed seeds: a seed at chance or collapsed is in its mean, a diverged "
+    "one is not. Each task's section gives the tests behind each verdict."
+)
+SECTION_KEY = (
+    "Each verdict read as in the summary (equivalent, better, worse or undecided), with new − baseline and its 95% "
+    "Welch interval and the equivalence test's 90% interval against the margin; the two tests behind each verdict "
+    "follow, every seed in them."
+)
+TEST_WORDS = {
+    "equivalence": {"reproduced": "within the margin", "not reproduced": "beyond the margin",
+                    "inconclusive": "undecided", "borderline": "on the margin", "not run": "not run"},
+    "ordering": {"reproduced": "the new norm better", "not reproduced": "the new norm worse",
+                 "inconclusive": "undecided", "not run": "not run"},
+}  # fmt: skip
+
+
+def comparison_lines(claims: list[dict[str, Any]], rate: str = "") -> Lines:
+    """The verdicts against LayerNorm and RMSNorm (:func:`normbench.cards.build.compare`), one row per metric and
+    baseline with its intervals, then each test behind them in a collapsible block (``rate``: ``tuned`` where the
+    section's claims are judged at the tuned rates, so their anchors differ)."""
+    lines = [
+        "| metric | vs | verdict | new − baseline [95% CI] | TOST: 90% interval vs ± margin |",
+        "|---|---|---|---|---|",
+    ]
+    for metric, per in comparisons(claims).items():
+        for key, c in per.items():
+            test = (c.get("equivalence") or {}).get("interval") or {}
+            tost = "–" if test.get("low") is None else f"[{test['low']:+.3g}, {test['high']:+.3g}] vs ±{c['margin']:g}"
+            head = verdict_text({**c, "difference": None})
+            lines.append(
+                f"| `{metric}` | {key} | **{cell(head)}** | {interval_text(c.get('difference')) or '–'} | {tost} |"
+            )
+    for claim in claims:
+        lines += test_details(JudgedClaim.from_json(claim), rate)
+    return lines
+
+
+def test_details(claim: JudgedClaim, rate: str = "") -> Lines:
+    """One test behind a card's verdict, in a collapsible block: what it tests, every seed, the interval, its result
+    in words (within or beyond the margin; the new norm better, worse, or undecided) and its rule."""
+    kind = "equivalence" if claim.margin is not None else "ordering"
+    result = TEST_WORDS[kind].get(claim.verdict, claim.verdict)
+    if claim.provisional:
+        result += f" (provisional: {claim.provisional['finished']} of {claim.provisional['declared']} seeds)"
+    power = claim.power or {}
+    if power.get("detectable") is not None and claim.verdict in ("inconclusive", "borderline"):
+        result += f"; {detectable_text(power)}"
+    doc = claim.to_json()
+    fields = [
+        ("tests", claim.statement or "–"),
+        ("compares", " vs ".join(f"{r} = `{v}`" for r, v in (claim.variants or {}).items()) or "–"),
+        *([("learning rates", ", ".join(f"{r} = {x}" for r, x in claim.rates.items()))] if claim.rates else []),
+        ("measured (per seed)", f"{describe(claim.measured)} ({describe_seeds(claim.per_seed or {})})"),
+        ("difference [95% CI]", describe_difference(doc)),
+        ("result", result),
+        ("rule", claim.rule),
+    ]
+    label = "equivalence test" if kind == "equivalence" else "ordering test"
+    return [
+        "",
+        f'<details markdown="1" id="{anchor(claim, rate)}">',
+        f"<summary>{label} <code>{claim.id}</code>"
+        + (f" at the {rate} rate" if rate else "")
+        + f": {result}</summary>",
+        "",
+        *(f"- **{name}**: {text}" for name, text in fields),
+        "",
+        "</details>",
+    ]
 
 
 def summary(card: Card) -> Lines:
@@ -42,12 +131,7 @@ def summary(card: Card) -> Lines:
         lines.append(f"| {row['task']} | {metric} | " + " | ".join(cells) + " |")
     lines += [
         "",
-        "*matches*: a two-sided TOST puts the difference of seed means within the task's margin (no: it lies beyond "
-        "it); *beats*: the 95% Welch interval of the difference lies on the better side of 0 (no: on the worse side); "
-        "undecided: the seeds leave it open; (k of n seeds failed): seeds of the new norm diverged, collapsed or "
-        "failed: a verdict beside it is judged on the seeds left, and no verdict (no) where none is left; beside a "
-        "value (a baseline's too), that variant's failed seeds: a seed at chance or collapsed is in its mean, a "
-        "diverged one is not. Each task's section gives the intervals.",
+        VERDICTS_KEY,
         *(["", *baseline_notes(card)] if baseline_notes(card) else []),
         "",
     ]
@@ -207,8 +291,8 @@ def task_section(t: dict[str, Any]) -> Lines:
     failed = t["failed_seeds"]
     lines += ["", "**Failed seeds of the new norm**: " + ("; ".join(f"seed {s}: {w}" for s, w in failed.items()) or
                                                            "none") + ".", ""]  # fmt: skip
-    lines += ["### Against LayerNorm and RMSNorm", "", INTRO, ""]
-    lines += summary_rows([JudgedClaim.from_json(c) for c in t["claims"]])
+    lines += ["### Against LayerNorm and RMSNorm", "", SECTION_KEY, ""]
+    lines += comparison_lines(t["claims"])
     lines += tuning_lines(t)
     if t["against_chance"]:
         lines += ["", "### Unselectable keys against chance", "", CHANCE_INTRO.format(board=t["board"]), ""]
@@ -296,7 +380,7 @@ def tuning_lines(t: dict[str, Any]) -> Lines:
                 if (why := no_rate(tuning))
                 else []
             ),
-            *summary_rows([JudgedClaim.from_json(c) for c in tuned["claims"]], rate="tuned"),
+            *comparison_lines(tuned["claims"], rate="tuned"),
         ]
     failed = (grid or {}).get("failed_seeds") or {}
     rates = sorted({rate for per in failed.values() for rate in per}, key=float)

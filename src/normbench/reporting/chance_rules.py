@@ -188,3 +188,67 @@ def paper_chance(claim: dict[str, Any]) -> dict[str, Any] | None:
         f"{span}"
     )
     return {"role": role, "d": d, "n": ns, "null": rows, "paper": paper, "position": position, "text": text}
+
+
+def position_of(diff: Interval | None) -> str:
+    """``above``, ``below`` or ``at`` chance: where the Welch 95% interval of trained − null lies (``at`` without an
+    interval)."""
+    if diff is None or diff.low is None or diff.high is None:
+        return "at"
+    return "above" if diff.low > 0 else "below" if diff.high < 0 else "at"
+
+
+def above_null(claim: dict[str, Any], entry: dict[str, Any], variants: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """``entry`` (a judged paper claim that unselectable keys exist or grow, ``above_chance: <role>``) with that role's
+    fraction against its matched random-key null, as the ``chance`` rule judges a cell: d = mean over the counted
+    seeds − the null's mean, Welch 95% interval with the null's standard error. The claim may be reproduced (or hold
+    in direction only) only where d lies above 0; at or below chance its verdict is "not reproduced"
+    (``against_null.position`` says which), and with no null beside the fraction it is at most inconclusive."""
+    role = claim.get("above_chance")
+    if not role or entry["verdict"] == "not run":
+        return entry
+    if role not in (claim.get("variants") or {}):
+        raise ValueError(f"claim {claim['id']}: above_chance {role!r} is not one of its roles")
+    name = claim["variants"][role]
+    metric = (claim.get("metrics") or {}).get(role, claim["metric"])
+    values, null, _ = _cell(variants, name, metric)
+    out = dict(entry)
+    if not null or null.get("sanity_check") or not values_of(values):
+        out["against_null"] = {"role": role, "metric": metric, "null": None, "difference": None, "position": None}
+        if out["verdict"] in ("reproduced", "direction only"):
+            out["verdict"] = "inconclusive"
+        out["rule"] += (
+            f"; {role}'s fraction must also lie above its matched random-key null, and no null stands beside it "
+            "here, so at most inconclusive"
+        )
+        return out
+    diff = null_difference(values, null["mean"], null.get("sem"), int(null.get("sets") or 1), (role, "null"))
+    position = position_of(diff)
+    upper_end = not CELL_COLUMN.fullmatch(metric)  # e.g. the any-layer token fraction: its null an upper end
+    if upper_end and position == "below":
+        position = "at"  # below the upper end of the null is not below chance
+    out["against_null"] = {
+        "role": role,
+        "metric": metric,
+        "null": {"mean": null["mean"], "sem": null.get("sem"), "sets": null.get("sets")},
+        "difference": None if diff is None else diff.as_dict(),
+        "position": position,
+    }
+    interval = "no interval" if diff is None or diff.low is None else f"[{fmt(diff.low)}, {fmt(diff.high)}]"
+    out["rule"] += (
+        f"; and only where {role}'s fraction lies above its matched random-key null ({fmt(null['mean'])} ± "
+        f"{fmt(null.get('sem'))}, {null.get('sets')} draws): the Welch 95% interval of mean − null, with the null's "
+        f"standard error, as the chance rule; not reproduced at or below it (here {role} − null = "
+        f"{fmt(diff.estimate if diff else None)} {interval}: {position} chance"
+        + (
+            "; this column's null is the value of independent layers, an upper end (the layers share the residual "
+            "stream, so its chance lies between one layer's null and it): above it is above chance, below it is not "
+            "below chance"
+            if upper_end
+            else ""
+        )
+        + ")"
+    )
+    if position != "above":
+        out["verdict"] = "not reproduced"
+    return out

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from normbench.archive.board import Board
 from normbench.archive.claim import JudgedClaim
+from normbench.reporting.claims_view import provisional_text
 from normbench.reporting.markdown import Lines, cell
 
 WHERE = {"reproduced": "above chance", "not reproduced": "**below chance**", "inconclusive": "at chance"}
@@ -40,7 +41,7 @@ def row(claim: JudgedClaim, short_of: float | None = None) -> str:
         if d.get("estimate") is None
         else f"{d['estimate']:+.4f}" + ("" if d.get("low") is None else f" [{d['low']:+.4f}, {d['high']:+.4f}]")
     )
-    where = WHERE.get(claim.verdict, claim.verdict)
+    where = WHERE.get(claim.verdict, claim.verdict) + provisional_text(claim)
     cells = (f"`{name}`", f"`{claim.metric}`", where, f"{num(m.get('trained'))} ({seeds} seeds)",
              null_cell(claim, short_of), interval)  # fmt: skip
     return "| " + " | ".join(cell(x) for x in cells) + " |"

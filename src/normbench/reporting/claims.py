@@ -34,7 +34,13 @@ from normbench.io import read_yaml
 from normbench.nn.norms import get_component
 from normbench.nn.placement import attention_input_norm
 from normbench.reporting import tuned
-from normbench.reporting.chance_rules import chance_claims, judge_chance, judge_chance_growth, paper_chance
+from normbench.reporting.chance_rules import (
+    above_null,
+    chance_claims,
+    judge_chance,
+    judge_chance_growth,
+    paper_chance,
+)
 from normbench.reporting.counting import counted, counted_note, entry_head, finished_seeds, reasons
 from normbench.reporting.qualify import qualify
 from normbench.reporting.stability import check_rule as check_stability
@@ -44,6 +50,7 @@ from normbench.reporting.stats import (
     aggregate,
     difference_equivalence,
     difference_interval,
+    finite,
     gap,
     mean_interval,
     target_equivalence,
@@ -223,11 +230,48 @@ def paper_gaps(entry: dict[str, Any]) -> dict[str, Any]:
     return {r: gap(values_of((entry.get("per_seed") or {}).get(r)), float(v)) for r, v in paper.items()}
 
 
+def censored_seeds(
+    role: str, per_seed: dict[str, list[float | None]], bounds: dict[str, list[float | None]],
+    seeds: dict[str, list[Any]] | None = None,
+) -> list[dict[str, Any]]:  # fmt: skip
+    """The seeds of ``role`` that never reached the threshold within the run: ``[{seed, at_step}]``, ``at_step`` the
+    run's last step (where the seed is censored); a seed is named by its position where no seed ids line up."""
+    values, lower = per_seed.get(role) or [], bounds.get(role) or []
+    ids = (seeds or {}).get(role) or []
+    ids = ids if len(ids) == len(values) else list(range(len(values)))
+    return [
+        {"seed": s, "at_step": b}
+        for v, b, s in zip(values, lower, ids, strict=False)
+        if finite(v) is None and finite(b) is not None
+    ]
+
+
+def censored_text(role: str, censored: list[dict[str, Any]], reached: int, with_censored: Interval | None) -> str:
+    """How a steps-to-threshold claim counted the seeds that never reached it: which seed, censored at which step, the
+    interval of the seeds that reached it (the verdict's) and the one with the censored seeds at their last steps
+    (lower bounds), shown only."""
+    named = ", ".join(f"seed {c['seed']}" for c in censored)
+    steps = sorted({f"{c['at_step']:g}" for c in censored})
+    both = "" if with_censored is None else f": {describe_difference({'difference': with_censored.as_dict()})}"
+    return (
+        f" ({role}: {named} never reached it within the run, counted as censored at step {' / '.join(steps)}; the "
+        f"interval and the verdict are of the {reached} seed{'s' if reached != 1 else ''} that reached it, a subset "
+        f"that can only understate {role}'s steps; with the censored seeds counted at their last steps (lower "
+        f"bounds){both}, shown, not judged)"
+    )
+
+
 def judge_ratio(
-    rule: dict[str, Any], per_seed: dict[str, list[float | None]], bounds: dict[str, list[float | None]]
+    rule: dict[str, Any],
+    per_seed: dict[str, list[float | None]],
+    bounds: dict[str, list[float | None]],
+    seeds: dict[str, list[Any]] | None = None,
+    found: dict[str, Any] | None = None,
 ) -> tuple[str, str, float | None, Interval | None]:
-    """Ratio of mean step counts; a seed that never reached the target counts with its last step (a
-    lower bound, which can only understate a numerator > denominator)."""
+    """Ratio of mean step counts. A numerator seed that never reached the target is censored at its last step: the
+    verdict is judged on the seeds that reached it (which can only understate a numerator > denominator), and the
+    interval with the censored seeds at their last steps (lower bounds) is shown beside it, never judged (``found``
+    gets ``censored``: the seeds, how they were counted and that interval)."""
     num, den, target, tol = rule["numerator"], rule["denominator"], float(rule["target"]), float(rule["tolerance"])
     text = (
         f"r = {num} / {den} (mean steps); reproduced if |r - {target:g}| <= {tol:g} and the ordering is "
@@ -238,42 +282,71 @@ def judge_ratio(
         return "not run", text + f" ({den} never reached the target within the run)", None, None
     num_steps = values_of(per_seed.get(num))
     complete = bool(num_steps) and len(num_steps) == len(per_seed.get(num) or [])
-    if not complete:  # seeds that never reached the target count with their last step, a lower bound
-        num_steps = values_of(bounds.get(num))
-        if not num_steps or len(num_steps) < len(per_seed.get(num) or []):
+    if not complete:  # censored seeds: judged on the seeds that reached it, the lower bounds shown beside
+        lower = values_of(bounds.get(num))
+        if not lower or len(lower) < len(per_seed.get(num) or []):
             return "not run", text + f" ({num} missing in some seed)", None, None
+        censored = censored_seeds(num, per_seed, bounds, seeds)
+        with_censored = difference_interval(lower, den_steps, (num, den))
+        diff = difference_interval(num_steps, den_steps, (num, den)) if len(num_steps) >= 2 else None
+        r_low = statistics.fmean(lower) / statistics.fmean(den_steps)
+        over = f"r = {statistics.fmean(num_steps) / statistics.fmean(den_steps):.3g} over them; " if num_steps else ""
+        text += censored_text(num, censored, len(num_steps), with_censored)
+        text += f" ({over}r > {r_low:.3g} with the censored seeds at their last steps, a lower bound)"
+        if found is not None:
+            found["censored"] = {
+                "role": num,
+                "seeds": censored,
+                "judged_on": f"the {len(num_steps)} seeds of {num} that reached it",
+                "with_censored": with_censored.as_dict() if with_censored else None,
+            }
+        # only the numerator significantly larger on the seeds that reached it can be said; anything else is open
+        shows_larger = diff is not None and diff.excludes_zero() and diff.estimate > 0
+        return ("direction only" if target > 1 and shows_larger else "inconclusive"), text, None, diff
     diff = difference_interval(num_steps, den_steps, (num, den))
     sign = 1 if target > 1 else -1
     forced = ordering_verdict(diff, sign)
     r = statistics.fmean(num_steps) / statistics.fmean(den_steps)
-    if not complete:
-        # lower bounds can only show the numerator significantly larger; anything else is undecided
-        text += f" ({num} did not reach it in every seed: r > {r:.3g}, a lower bound)"
-        shows_larger = diff is not None and diff.excludes_zero() and diff.estimate > 0
-        return ("direction only" if sign > 0 and shows_larger else "inconclusive"), text, None, diff
     if forced:
         return forced, text, r, diff
     return ("reproduced" if abs(r - target) <= tol else "direction only"), text, r, diff
 
 
 def judge_ordering(
-    rule: dict[str, Any], per_seed: dict[str, list[float | None]], bounds: dict[str, list[float | None]] | None = None
+    rule: dict[str, Any],
+    per_seed: dict[str, list[float | None]],
+    bounds: dict[str, list[float | None]] | None = None,
+    seeds: dict[str, list[Any]] | None = None,
+    found: dict[str, Any] | None = None,
 ) -> tuple[str, str, Interval | None]:
-    """``lower`` role below the other, significantly over seeds. Every seed of ``lower`` needs a value;
-    the other role's seeds that never reached a threshold count with their lower bounds (which can
-    only understate how much higher it is)."""
+    """``lower`` role below the other, significantly over seeds. Every seed of ``lower`` needs a value; a seed of
+    the other role that never reached a threshold is censored at its last step: the verdict is judged on the seeds
+    that reached it (which can only understate how much higher it is), and a reversal there decides nothing
+    (inconclusive); the interval with the censored seeds at their last steps is shown beside it (``found``)."""
     bounds = bounds or {}
     lower = rule["lower"]
     other = next(r for r in per_seed if r != lower)
     text = f"reproduced if {lower} < {other} significantly; not reproduced if significantly reversed; {SIGNIFICANCE}"
     a, b = values_of(per_seed.get(lower)), values_of(per_seed.get(other))
-    if len(b) < len(per_seed.get(other) or []):  # seeds that never reached a threshold: their lower bounds
-        b = values_of(bounds.get(other))
-        if len(b) < len(per_seed.get(other) or []):
-            b = []
-        else:
-            text += f" ({other} did not reach it in every seed: its last steps are used, lower bounds)"
-    if not a or not b or len(a) < len(per_seed.get(lower) or []):
+    if not a or len(a) < len(per_seed.get(lower) or []):
+        return "not run", text + " (a measured value is missing)", None
+    if len(b) < len(per_seed.get(other) or []):  # seeds that never reached a threshold: censored
+        bound = values_of(bounds.get(other))
+        if len(bound) < len(per_seed.get(other) or []):
+            return "not run", text + " (a measured value is missing)", None
+        censored = censored_seeds(other, per_seed, bounds, seeds)
+        with_censored = difference_interval(a, bound, (lower, other))
+        text += censored_text(other, censored, len(b), with_censored)
+        if found is not None:
+            found["censored"] = {
+                "role": other,
+                "seeds": censored,
+                "judged_on": f"the {len(b)} seeds of {other} that reached it",
+                "with_censored": with_censored.as_dict() if with_censored else None,
+            }
+        diff = difference_interval(a, b, (lower, other)) if len(b) >= 2 else None
+        return ("reproduced" if ordering_verdict(diff, -1) is None else "inconclusive"), text, diff
+    if not b:
         return "not run", text + " (a measured value is missing)", None
     diff = difference_interval(a, b, (lower, other))
     return (ordering_verdict(diff, -1) or "reproduced"), text, diff
@@ -539,13 +612,18 @@ def judge_attention_feed(claim: dict[str, Any], variants: dict[str, dict[str, An
 
 
 def judge(
-    claim: dict[str, Any], variants: dict[str, dict[str, Any]], config: dict[str, Any] | None = None
+    claim: dict[str, Any],
+    variants: dict[str, dict[str, Any]],
+    config: dict[str, Any] | None = None,
+    declared: int | None = None,
 ) -> dict[str, Any]:
     """The verdict on ``claim`` from runs: the leaderboard's variants (name -> entry, per-seed values)
     and the runs' resolved ``config`` (for the protocol the claim names; ``None``: unknown, so no
     protocol is met). The one function every board calls: the same runs give the same verdict
-    wherever they are judged."""
-    entry = qualify(judge_runs(claim, variants), claim)
+    wherever they are judged. ``declared``: the number of seeds the protocol declares (a board's
+    ``bench.seeds``, a card's protocol ``seeds``); a verdict on fewer finished seeds is marked
+    ``provisional`` (:func:`mark_provisional`)."""
+    entry = above_null(claim, qualify(judge_runs(claim, variants), claim), variants)
     if (at_paper_keys := paper_chance(claim)) is not None:
         entry["paper_chance"] = at_paper_keys
     if claim.get("evidence"):
@@ -560,7 +638,34 @@ def judge(
                 f"; judged on another protocol than the claim's ({protocol['name']}: "
                 f"{'; '.join(protocol['differences'])}), so at most direction only"
             )
-    return entry
+    return mark_provisional(entry, finished_count(claim, variants), declared)
+
+
+def finished_count(claim: dict[str, Any], variants: dict[str, dict[str, Any]]) -> int | None:
+    """The fewest finished seeds of a variant the claim reads (its seeds and its failed seeds: a seed that diverged,
+    collapsed, stayed at chance or failed has finished, and failed); a grid point ``<name>,lr=...`` counts for its
+    base. A claim over every variant (``attention_feed``) reads them all. ``None`` where no variant is there."""
+    names = set((claim.get("variants") or {}).values())
+    every = (claim.get("rule") or {}).get("kind") == "attention_feed"
+    read = [v for n, v in variants.items() if every or n in names or n.partition(",")[0] in names]
+    counts = [
+        len({str(s) for s in v.get("seeds") or []} | {str(s) for s in (v.get("failed") or {})}) for v in read if v
+    ]
+    return min(counts) if counts else None
+
+
+def mark_provisional(entry: dict[str, Any], finished: int | None, declared: int | None) -> dict[str, Any]:
+    """``entry`` marked ``provisional: {finished, declared}`` where it was judged on fewer finished seeds than the
+    protocol declares (a verdict before its seeds: not final, never counted or indexed as one); a claim not run is
+    left as it is."""
+    if not declared or finished is None or finished >= declared or entry["verdict"] == "not run":
+        return entry
+    return {
+        **entry,
+        "provisional": {"finished": finished, "declared": declared},
+        "rule": entry["rule"] + f"; provisional: judged on {finished} of the {declared} seeds its protocol declares, "
+        "the others not trained yet",
+    }
 
 
 class BoardClaims(NamedTuple):
@@ -589,16 +694,18 @@ def board_claims(bench: dict[str, Any], variants: list[dict[str, Any]], config: 
     view, :mod:`normbench.reporting.tuned`) the claims file's claims are judged at the shared rate and again at the
     tuned rates, each claim's variants read at that rate."""
     specs = load_claims(bench["claims"]) if bench.get("claims") else []
-    against_chance = [judge(c, {v["name"]: v for v in variants}) for c in chance_claims(variants)]
+    declared = len(bench.get("seeds") or []) or None
+    against_chance = [judge(c, {v["name"]: v for v in variants}, None, declared) for c in chance_claims(variants)]
     view = bench.get("tuned")
     if not view:
         by_name = {v["name"]: v for v in variants}
-        return BoardClaims([judge(c, by_name, config) for c in specs], against_chance, [])
+        return BoardClaims([judge(c, by_name, config, declared) for c in specs], against_chance, [])
     judged = {}
     for rate in tuned.RATES:
         by_name = {v["name"]: v for v in tuned.at_rate(view, variants, rate)}
         judged[rate] = [
-            {**judge(c, by_name, config), "rates": tuned.rates_of(view, c.get("variants"), rate)} for c in specs
+            {**judge(c, by_name, config, declared), "rates": tuned.rates_of(view, c.get("variants"), rate)}
+            for c in specs
         ]
     return BoardClaims(judged["shared"], against_chance, judged["tuned"])
 
@@ -612,6 +719,7 @@ def judge_runs(claim: dict[str, Any], variants: dict[str, dict[str, Any]]) -> di
     measured: dict[str, float | None] = {}
     per_seed: dict[str, list[float | None]] = {}
     bounds: dict[str, list[float | None]] = {}
+    seeds: dict[str, list[Any]] = {}  # each role's counted seeds, to name a censored one
     notes: list[str] = []
     for role, name in roles.items():
         variant = variants.get(name) or {}
@@ -627,6 +735,7 @@ def judge_runs(claim: dict[str, Any], variants: dict[str, dict[str, Any]]) -> di
             aggregate(values, [None] * len(values), keep)["mean"] if lined_up and not all(keep) else metric.get("mean")
         )
         bounds[role] = counted(metric.get("per_seed_lower_bound") or [], keep)
+        seeds[role] = counted(list(variant.get("seeds") or []), keep)
     rule = claim["rule"]
     entry = {
         **entry_head(claim),
@@ -639,7 +748,7 @@ def judge_runs(claim: dict[str, Any], variants: dict[str, dict[str, Any]]) -> di
     judge_seeds = SEED_RULES.get(rule["kind"])
     if judge_seeds is None:
         raise ValueError(f"claim {claim['id']}: unknown rule kind {rule['kind']!r}")
-    verdict, text, diff, extra = judge_seeds(rule, claim, per_seed, bounds, measured)
+    verdict, text, diff, extra = judge_seeds(rule, claim, per_seed, bounds, measured, seeds)
     entry.update(extra)
     entry["difference"] = None if diff is None else diff.as_dict()
     if notes:
@@ -719,33 +828,38 @@ def describe_difference(claim: dict[str, Any]) -> str:
 Rule = dict[str, Any]
 PerSeed = dict[str, list[float | None]]  # role -> per-seed values
 Judged = tuple[str, str, Any, dict[str, Any]]  # verdict, rule text, Difference or None, extra fields of the entry
-SeedRule = Callable[[Rule, Rule, PerSeed, PerSeed, Rule], Judged]
+SeedRule = Callable[[Rule, Rule, PerSeed, PerSeed, Rule, PerSeed], Judged]  # the last: each role's seed ids
 
 
-def _values(rule: Rule, claim: Rule, per_seed: PerSeed, bounds: PerSeed, measured: Rule) -> Judged:
+def _values(rule: Rule, claim: Rule, per_seed: PerSeed, bounds: PerSeed, measured: Rule, seeds: PerSeed) -> Judged:
     verdict, text, diff, gaps = judge_values(rule, claim["paper"], per_seed)
     return verdict, text, diff, {"gap_to_paper": gaps}
 
 
-def _ratio(rule: Rule, claim: Rule, per_seed: PerSeed, bounds: PerSeed, measured: Rule) -> Judged:
-    verdict, text, ratio, diff = judge_ratio(rule, per_seed, bounds)
-    return verdict, text, diff, {"measured": {**measured, "ratio": ratio}}
+def _ratio(rule: Rule, claim: Rule, per_seed: PerSeed, bounds: PerSeed, measured: Rule, seeds: PerSeed) -> Judged:
+    found: dict[str, Any] = {}
+    verdict, text, ratio, diff = judge_ratio(rule, per_seed, bounds, seeds, found)
+    return verdict, text, diff, {"measured": {**measured, "ratio": ratio}, **found}
 
 
-def _ordering(rule: Rule, claim: Rule, per_seed: PerSeed, bounds: PerSeed, measured: Rule) -> Judged:
-    return (*judge_ordering(rule, per_seed, bounds), {})
+def _ordering(rule: Rule, claim: Rule, per_seed: PerSeed, bounds: PerSeed, measured: Rule, seeds: PerSeed) -> Judged:
+    found: dict[str, Any] = {}
+    verdict, text, diff = judge_ordering(rule, per_seed, bounds, seeds, found)
+    return verdict, text, diff, found
 
 
-def _positive_zero(rule: Rule, claim: Rule, per_seed: PerSeed, bounds: PerSeed, measured: Rule) -> Judged:
+def _positive_zero(
+    rule: Rule, claim: Rule, per_seed: PerSeed, bounds: PerSeed, measured: Rule, seeds: PerSeed
+) -> Judged:
     return (*judge_positive_zero(rule, per_seed), {})
 
 
-def _equivalence(rule: Rule, claim: Rule, per_seed: PerSeed, bounds: PerSeed, measured: Rule) -> Judged:
+def _equivalence(rule: Rule, claim: Rule, per_seed: PerSeed, bounds: PerSeed, measured: Rule, seeds: PerSeed) -> Judged:
     verdict, text, diff, test = judge_equivalence(rule, per_seed)
     return verdict, text, diff, {"margin": float(rule["margin"]), "equivalence": test}
 
 
-# rules judged on the roles' per-seed values: (rule, claim, per_seed, bounds, measured) -> Judged
+# rules judged on the roles' per-seed values: (rule, claim, per_seed, bounds, measured, seeds) -> Judged
 SEED_RULES: dict[str, SeedRule] = {
     "values": _values,
     "ratio": _ratio,

@@ -27,6 +27,12 @@ VERDICT_WORDS = {
     "not reproduced": "does not hold here: the seeds show the opposite significantly",
     "not run": "was not measured by this sweep",
 }
+CHANCE_WORDS = {
+    "at": "does not hold here: the trained fraction is at chance, the 95% interval of trained − null holds the "
+    "matched random-key null",
+    "below": "does not hold here: the trained fraction lies below chance, the trained keys are more selectable than "
+    "random keys of the same count and dimension",
+}
 
 
 def metric_names_of(claim: JudgedClaim) -> str:
@@ -37,9 +43,38 @@ def metric_names_of(claim: JudgedClaim) -> str:
     return f"`{claim.metric}`" if claim.metric else ""
 
 
+def verdict_label(claim: JudgedClaim) -> str:
+    """The verdict as every table reads it: ``not reproduced: at chance`` where a claim that unselectable keys exist
+    lies at or below its random-key null, and ``(provisional: 2 of 10 seeds)`` where it was judged on fewer finished
+    seeds than its protocol declares."""
+    text = claim.verdict
+    position = (claim.against_null or {}).get("position")
+    if claim.verdict == "not reproduced" and position in ("at", "below"):
+        text += f": {position} chance"
+    return text + provisional_text(claim)
+
+
+def provisional_text(claim: JudgedClaim) -> str:
+    """`` (provisional: 2 of 10 seeds)`` for a verdict judged before all its declared seeds finished, else ``""``."""
+    p = claim.provisional
+    return f" (provisional: {p['finished']} of {p['declared']} seeds)" if p else ""
+
+
+def censored_line(claim: JudgedClaim) -> str:
+    """How a steps-to-threshold claim counted its seeds that never reached the threshold (``""`` where none)."""
+    c = claim.censored
+    if not c:
+        return ""
+    seeds = ", ".join(f"seed {s['seed']} (censored at step {s['at_step']:g})" for s in c["seeds"])
+    with_them = c.get("with_censored")
+    shown = describe_difference({"difference": with_them}) if with_them else ""
+    both = f"; with them counted at their last steps (lower bounds), shown only: {shown}" if with_them else ""
+    return f"{c['role']}: {seeds} never reached it within the run; judged on {c['judged_on']}{both}"
+
+
 def verdict_cell(claim: JudgedClaim) -> str:
     """``**verdict**``, with the equivalence margin, a protocol not met, or the sanity-check label beside it."""
-    text = f"**{claim.verdict}**"
+    text = f"**{verdict_label(claim)}**"
     if claim.margin is not None:
         text += f" (margin {claim.margin:g})"
     if claim.protocol and not claim.protocol["met"]:
@@ -50,6 +85,10 @@ def verdict_cell(claim: JudgedClaim) -> str:
         text += f" (was {claim.borderline['was']}, {claim.borderline['distance']:.2g} from its margin)"
     if claim.margin_declared:
         text += f"; margin declared {claim.margin_declared}: exploratory"
+    if claim.censored:
+        text += (
+            f"; {len(claim.censored['seeds'])} censored seed(s) of {claim.censored['role']} left out of the interval"
+        )
     if claim.power and claim.power.get("detectable") is not None:
         text += f"; {detectable_text(claim.power)}"
     return text
@@ -99,7 +138,16 @@ def finding(claim: JudgedClaim) -> str:
     statement = (claim.statement or "").rstrip(".")
     if claim.explanation:  # a claim over many cells says what it found itself
         return f"{whose(claim)} “{statement}”: **{claim.verdict}**; {claim.explanation}."
-    text = f"{whose(claim)} “{statement}” {VERDICT_WORDS.get(claim.verdict, claim.verdict)}"
+    position = (claim.against_null or {}).get("position")
+    words = VERDICT_WORDS.get(claim.verdict, claim.verdict)
+    if claim.verdict == "not reproduced" and position in ("at", "below"):
+        words = CHANCE_WORDS[position]
+    text = f"{whose(claim)} “{statement}” {words}"
+    if claim.provisional:
+        text += (
+            f" (provisional: judged on {claim.provisional['finished']} of the {claim.provisional['declared']} seeds "
+            "its protocol declares)"
+        )
     if claim.difference:
         text += f" ({describe_difference(claim.to_json())}{describe_gaps(claim)})"
     if claim.margin is not None:
@@ -115,6 +163,8 @@ def finding(claim: JudgedClaim) -> str:
         )
     if claim.margin_declared:
         text += f"; its margin was declared {claim.margin_declared} were trained, so the verdict is exploratory"
+    if claim.censored:
+        text += f"; {censored_line(claim)}"
     if power := power_text(claim):
         text += f"; {power}"
     return text + "."
@@ -152,7 +202,7 @@ def chance_cell(claim: JudgedClaim, board: Board) -> str:
 
 def short_verdict(claim: JudgedClaim) -> str:
     """The verdict as the summary shows it: its margin, and whether it is exploratory or a sanity check."""
-    text = f"**{claim.verdict}**" + (f" (margin {claim.margin:g})" if claim.margin is not None else "")
+    text = f"**{verdict_label(claim)}**" + (f" (margin {claim.margin:g})" if claim.margin is not None else "")
     if claim.margin_declared:
         text += ", exploratory"
     if claim.protocol and not claim.protocol["met"]:
@@ -188,6 +238,19 @@ def measured_field(claim: JudgedClaim, seeds: str) -> tuple[str, str]:
     return "measured (per seed)", f"{describe(claim.measured)} ({seeds})"
 
 
+def null_line(claim: JudgedClaim) -> str:
+    """``without_scaling − null = -0.13 [-0.15, -0.1], p = 1e-05 (null 0.3407 ± 0.0024, 131 draws): below chance``."""
+    n = claim.against_null or {}
+    if not n.get("null"):
+        return f"{n.get('role')}: no random-key null beside `{n.get('metric')}`, so at most inconclusive"
+    null = n["null"]
+    sem = "–" if null.get("sem") is None else f"{null['sem']:.2g}"
+    return (
+        f"{describe_difference({'difference': n['difference']})} (null {null['mean']:.4g} ± {sem}, {null.get('sets')} "
+        f"draws): {n['position']} chance"
+    )
+
+
 def details(claim: JudgedClaim, rate: str = "") -> Lines:
     """One claim's details as a collapsible block: every field the summary leaves out (``rate``: the learning rate
     it was judged at, on a board that judges each claim at two)."""
@@ -202,6 +265,8 @@ def details(claim: JudgedClaim, rate: str = "") -> Lines:
         measured_field(claim, seeds),
         ("difference [95% CI]", (describe_difference(doc) + describe_gaps(claim)) or "–"),
         *([("chance at the paper's key counts", claim.paper_chance["text"])] if claim.paper_chance else []),
+        *([("against its random-key null", null_line(claim))] if claim.against_null else []),
+        *([("censored", censored_line(claim))] if claim.censored else []),
         *([("holds for", holds_text(claim.holds_for))] if isinstance(claim.holds_for, dict) else []),
         ("verdict", verdict_cell(claim)),
         ("in words", finding(claim)),
@@ -210,7 +275,9 @@ def details(claim: JudgedClaim, rate: str = "") -> Lines:
     return [
         "",
         f'<details markdown="1" id="{anchor(claim, rate)}">',
-        f"<summary><code>{claim.id}</code>" + (f" at the {rate} rate" if rate else "") + f": {claim.verdict}</summary>",
+        f"<summary><code>{claim.id}</code>"
+        + (f" at the {rate} rate" if rate else "")
+        + f": {verdict_label(claim)}</summary>",
         "",
         *(f"- **{name}**: {text}" for name, text in fields),
         "",

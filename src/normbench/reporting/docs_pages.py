@@ -276,11 +276,12 @@ def verdicts_table(
 ) -> str:
     """One row per published board with claims: how many of its claims got each verdict, the paper's and
     normbench's; a board judged at tuned learning rates, or against the random-key null, has a row for those
-    verdicts too."""
+    verdicts too. A provisional verdict (judged on fewer seeds than its protocol declares) is not final: it is
+    counted under *provisional* only, never under its verdict."""
     here = posixpath.dirname(page) or "."
     lines = [
-        "| board | claims (paper / normbench) | " + " | ".join(VERDICT_ORDER) + " |",
-        "|---|---|" + "---|" * len(VERDICT_ORDER),
+        "| board | claims (paper / normbench) | " + " | ".join(VERDICT_ORDER) + " | provisional |",
+        "|---|---|" + "---|" * (len(VERDICT_ORDER) + 1),
     ]
     for key in published(results_dir, docs_dir):
         if card_pages.page_of_card_board(key):  # a card's boards: the cards' own tables count them
@@ -293,12 +294,13 @@ def verdicts_table(
                               (", against chance", board.against_chance)):  # fmt: skip
             if not claims:
                 continue
-            counts = Counter(c.verdict for c in claims)
+            counts = Counter(c.verdict for c in claims if not c.provisional)
             owners = Counter(c.owner for c in claims)
+            provisional = sum(1 for c in claims if c.provisional)
             lines.append(
                 f"| [`{key}`]({link}){where} | {len(claims)} ({owners['paper']} / {owners['normbench']}) | "
                 + " | ".join(str(counts[v]) for v in VERDICT_ORDER)
-                + " |"
+                + f" | {provisional} |"
             )
     return "\n".join(lines) + "\n"
 
@@ -476,8 +478,17 @@ def teaser(
         for c in claims:
             protocol = c.protocol or {}
             why = "; not the paper's protocol" if protocol and not protocol.get("met", True) else ""
-            lines.append(f"- {c.owner}: {c.statement}: **{c.verdict}**{why}")
+            lines.append(f"- {c.owner}: {c.statement}: {teaser_verdict(c)}{why}")
     return "\n".join(lines) + "\n"
+
+
+def teaser_verdict(claim: archive.JudgedClaim) -> str:
+    """A claim's verdict as a summary states it: ``**reproduced**``; a provisional one is never stated as final:
+    ``**provisional** (reproduced so far, on 2 of 10 seeds)``."""
+    p = claim.provisional
+    if p:
+        return f"**provisional** ({claim.verdict} so far, on {p['finished']} of {p['declared']} seeds)"
+    return f"**{claim.verdict}**"
 
 
 def teaser_block(text: str) -> str | None:
