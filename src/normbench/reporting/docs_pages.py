@@ -57,6 +57,8 @@ BOARD_FILE = "leaderboard.md"
 FIGURES = "results/figures"
 TEASER_START = "<!-- results-teaser:start -->"
 TEASER_END = "<!-- results-teaser:end -->"
+NORMS_GLANCE = "norms-glance.md"  # the norm leaderboard at a glance, the teaser's first block
+ABLATION_HEADING = "**The paper's ablation** (the norm in front of attention alone), on its own board:"
 #: the board and the columns the README's teaser shows
 TEASER_BOARD = "majority"
 TEASER_COLUMNS = ("test_acc@1000", "test_acc@5000")
@@ -455,6 +457,7 @@ def teaser(
     seeds = sorted({len(v.seeds) for v in board.variants})
     p = board.provenance
     lines = [
+        *norms_glance(results_dir),
         f"From [`results/{key}/leaderboard.md`](results/{key}/leaderboard.md) (preset `{board.preset}`, "
         f"{' or '.join(map(str, seeds))} seeds per variant, mean ± std over seeds; runs built at commit "
         f"`{(p.get('git_commit') or 'unknown')[:12]}`); [its page](docs/{page_of(key)}) in the documentation shows "
@@ -489,6 +492,21 @@ def teaser_verdict(claim: archive.JudgedClaim) -> str:
     if p:
         return f"**provisional** ({claim.verdict} so far, on {p['finished']} of {p['declared']} seeds)"
     return f"**{claim.verdict}**"
+
+
+def norms_glance(results_dir: str | Path = "results") -> list[str]:
+    """The norm leaderboard's at-a-glance block (``results/norms-glance.md``, written by ``normbench norms``) with its
+    links made relative to the repository root, then a heading for the board that follows; ``[]`` without one."""
+    path = Path(results_dir) / NORMS_GLANCE
+    if not path.is_file():
+        return []
+    text = LINK.sub(lambda m: f"{m[1]}[{m[2]}]({posixpath.join('results', m[3])})", path.read_text(encoding="utf-8"))
+    return [
+        text.rstrip("\n"),
+        "",
+        ABLATION_HEADING,
+        "",
+    ]
 
 
 def teaser_block(text: str) -> str | None:

@@ -167,6 +167,26 @@ def pending_lines(view: dict[str, Any]) -> list[str]:
     return out
 
 
+def render_glance(doc: dict[str, Any]) -> str:
+    """``results/norms-glance.md``: the at-a-glance table and the figures, what the README and the docs home show
+    first (links relative to ``results/``)."""
+    figures = " ".join(f"![{v['task']}](norms-{v['task']}.png)" for v in doc["tasks"])
+    return "\n".join(
+        [
+            "Which norm is better, on equal terms (the same block slots, learning-rate grid, tuning seeds, rule and "
+            "judging seeds for every norm): each norm at its own tuned rate, mean [95% interval] over the judging "
+            "seeds and its standing against the best; *in progress k of n*: seeds still training (in the bake "
+            "queue). The whole leaderboard, with the shared rate, parameter counts and placements: "
+            "[norms.md](norms.md).",
+            "",
+            *glance(doc),
+            "",
+            figures,
+            "",
+        ]
+    )
+
+
 def render_markdown(doc: dict[str, Any]) -> str:
     """``results/norms.md``."""
     lines = [
@@ -254,10 +274,11 @@ def publish_norm_board(results_dir: str | Path = "results", force: bool = False,
     root = Path(results_dir)
     doc = build_norm_board(root)
     text = dumps_json(doc, separators=(",", ":")) + "\n"
-    markdown = render_markdown(doc)
-    published, page = root / "norms.json", root / "norms.md"
+    markdown, glance_md = render_markdown(doc), render_glance(doc)
+    published, page, glance_page = root / "norms.json", root / "norms.md", root / "norms-glance.md"
     old = published.read_text(encoding="utf-8") if published.is_file() else None
-    if old == text and page.is_file() and page.read_text(encoding="utf-8") == markdown:
+    same = lambda path, content: path.is_file() and path.read_text(encoding="utf-8") == content  # noqa: E731
+    if old == text and same(page, markdown) and same(glance_page, glance_md):
         return f"{published} unchanged"
     lost = fewer_seeds(json.loads(old), doc) if old else []
     if lost and not force:
@@ -268,16 +289,18 @@ def publish_norm_board(results_dir: str | Path = "results", force: bool = False,
         for view in doc["tasks"]:
             plot_task(view, stage / f"norms-{view['task']}.png")
         (stage / "norms.md").write_text(markdown, encoding="utf-8")
+        (stage / "norms-glance.md").write_text(glance_md, encoding="utf-8")
         (stage / "norms.json").write_text(text, encoding="utf-8")
     return f"wrote {page}, {published} and a figure per task"
 
 
 def fewer_seeds(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
-    """The cells (``task norm rate``) whose finished seeds the new build has fewer of than the old one."""
+    """The cells (``task section variant rate``) whose finished seeds the new build has fewer of than the old one."""
     cells = lambda doc: {  # noqa: E731
-        f"{view['task']} {row['variant']} {rate}": row[rate]["finished"]
+        f"{view['task']} {section} {row['variant']} {rate}": row[rate]["finished"]
         for view in doc.get("tasks") or []
-        for row in view.get("norms", []) + view.get("placements", [])
+        for section in ("norms", "placements")
+        for row in view.get(section, [])
         for rate in ("tuned", "shared")
     }
     before, after = cells(old), cells(new)
