@@ -122,3 +122,14 @@ def test_the_figure_is_the_same_bytes_for_the_same_data(published: dict, tmp_pat
     plot_task(view, tmp_path / "a.png")
     plot_task(view, tmp_path / "b.png")
     assert (tmp_path / "a.png").read_bytes() == (tmp_path / "b.png").read_bytes()
+
+
+def test_a_tuned_cell_whose_grid_still_waits_for_tuning_seeds_has_no_standing() -> None:
+    """SST-2's grid tunes on seeds 100-102: until seed 102 has run, the rate a tuned board used is not final."""
+    sources = norm_board.Sources("sst2", "tuned", RESULTS)
+    key, board, base = sources.index["post/both"]
+    waiting = sources.choice_waits(board, "post/both", base["chosen"])
+    assert waiting is not None and "102" in waiting
+    c = sources.cell("post/both", "tuned", "val_acc", 5)
+    standings([c, cell([0.8] * 5)], "higher", 0.01)
+    assert c["standing"].startswith("in progress: the choice waits") and not complete(c)

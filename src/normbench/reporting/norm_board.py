@@ -120,6 +120,8 @@ def card_norms(task: str, results_dir: Path) -> list[NormSlot]:
                 variant = (entry.get("variants") or {}).get("new")
                 slug = str(card.get("slug") or path.parent.name)
                 name = CARD_NAMES.get(slug) or str(card.get("norm") or slug).rpartition(":")[2]
+                if card.get("options"):  # one norm's cards at two option sets: two rows
+                    name += f" ({options_text(card['options'])})"
                 if variant:
                     out.append(NormSlot(name, str(variant), path.parent.name))
     return out
@@ -161,7 +163,8 @@ def seed_cell(entry: VariantEntry | None, metric: str, declared: int) -> dict[st
 
 def complete(cell: dict[str, Any]) -> bool:
     """All declared seeds finished, each with a value (a diverged seed has none: its cell cannot be the best)."""
-    return cell["finished"] >= cell["declared"] > 0 and len(values_of(cell["per_seed"])) == cell["declared"]
+    enough = cell["finished"] >= cell["declared"] > 0 and len(values_of(cell["per_seed"])) == cell["declared"]
+    return enough and not cell.get("waiting") and not cell.get("no_rate")
 
 
 def standings(cells: list[dict[str, Any]], better: str, margin: float) -> None:
@@ -172,6 +175,9 @@ def standings(cells: list[dict[str, Any]], better: str, margin: float) -> None:
     for cell in cells:
         if cell.get("no_rate"):
             cell["standing"] = "failed: no rate chosen"
+            continue
+        if cell.get("waiting"):  # the rate it was judged at is not today's final choice: no standing yet
+            cell["standing"] = f"in progress: {cell['waiting']}"
             continue
         if cell["finished"] < cell["declared"]:
             cell["standing"] = f"in progress {cell['finished']} of {cell['declared']}"
@@ -248,6 +254,7 @@ class Sources:
     """The tuned boards of one task, indexed by the base variant each judges (the first board that judges it)."""
 
     def __init__(self, task: str, preset: str, results_dir: Path) -> None:
+        self.results_dir = results_dir
         self.boards = tuned_boards(task, preset, results_dir)
         self.index: dict[str, tuple[str, Board, dict[str, Any]]] = {}
         for key, board in self.boards:
@@ -265,11 +272,30 @@ class Sources:
         cell = seed_cell(entry, metric, declared)
         if rate == "tuned" and base.get("chosen") is None:
             cell["no_rate"] = True  # a tuning seed failed at every rate of the grid (or next to it)
+        if rate == "tuned" and (waiting := self.choice_waits(board, variant, base.get("chosen"))):
+            cell["waiting"] = waiting
         rate_value = base.get("chosen") if rate == "tuned" else (board.tuned or {}).get("shared")
         cell.update(board=key, rate=rate_value, variant=name)
         if rate == "tuned":
             cell["at_edge"] = bool(base.get("at_edge"))
         return cell
+
+    def choice_waits(self, board: Board, variant: str, chosen: Any) -> str | None:
+        """Why the tuned board's rate for ``variant`` is not the grid's final choice under today's rule, or ``None``:
+        the grid board (``tuned.choice``) still waits for tuning seeds, or it now chooses another rate."""
+        key = (board.tuned or {}).get("choice")
+        if not key or not (self.results_dir / str(key) / "leaderboard.json").is_file():
+            return None
+        choice = archive.load_board(self.results_dir / str(key)).choice or {}
+        group = next((g for g in choice.get("groups") or [] if g.get("base") == variant), None)
+        if group is None or "final" not in group:  # a grid built before the tuning budget was declared
+            return None
+        if not group["final"]:
+            lacking = sorted({s for m in group.get("missing") or [] for s in m.get("lacking") or []})
+            return f"the choice waits for tuning seed{'s' if len(lacking) > 1 else ''} {', '.join(lacking)} ({key})"
+        if group.get("chosen") != chosen:
+            return f"re-chosen on {key}: {group.get('chosen')} (was {chosen}); its judging runs are queued"
+        return None
 
     def entry(self, variant: str) -> VariantEntry | None:
         """The board row of the variant at the shared rate (its norms), if any board judges it."""

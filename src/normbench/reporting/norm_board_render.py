@@ -163,7 +163,16 @@ def pending_lines(view: dict[str, Any]) -> list[str]:
         waiting = [rate for rate in ("tuned", "shared") if str(r[rate].get("standing", "")).startswith("in progress")]
         if waiting and r["variant"] not in {line.split("`")[1] for line in out}:
             where = ", ".join(f"`{b}`" for b in r["queued"]) or "not in the bake queue"
-            out.append(f"- `{r['variant']}` ({r['norm']}): {' and '.join(waiting)} rate in progress; queued: {where}")
+            why = "; ".join(
+                f"{rate}: {r[rate]['standing'].removeprefix('in progress: ')}"
+                for rate in waiting
+                if r[rate]["standing"].startswith("in progress: ")
+            )
+            out.append(
+                f"- `{r['variant']}` ({r['norm']}): {' and '.join(waiting)} rate in progress"
+                + (f" ({why})" if why else "")
+                + f"; queued: {where}"
+            )
     return out
 
 
