@@ -95,7 +95,8 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
 ANALYSES: dict[str, Callable[..., Any]] = {"decompose": commands.decompose, "geometry": commands.geometry}
 TRUST_OPTION = "--trust_record_code"  # as normbench.tasks.trust names them (imported only when a command runs)
 TRUST_ENV = "NORMBENCH_TRUST_RECORD_CODE"
-BAKED = "options"  # the parameter of a command that takes a bake's options (:class:`BakeOptions`), flat on its line
+BAKED = "bake_options"  # the parameter of a command taking a bake's options (:class:`BakeOptions`), flat on its line
+ALIASES = {"card": {"--norm_options": "--options"}}  # other spellings of a command's options
 TAKES_OVERRIDES = ("sweep", "bench", "geometry")  # commands whose other --section.key VALUE configure the runs
 DRY_RUN = "--dry_run"
 VERBOSE = "--verbose"
@@ -267,6 +268,16 @@ def overrides_of(argv: list[str]) -> tuple[list[str], list[str]]:
         own, rest = split_overrides(argv[2:], names)
         return [command, "geometry", *own], rest
     return argv, []
+
+
+def aliased(argv: list[str]) -> list[str]:
+    """``argv`` with each alias of its command's options (:data:`ALIASES`: ``card --norm_options``) as the option."""
+    names = ALIASES.get(argv[0], {}) if argv else {}
+    out = []
+    for arg in argv:
+        option, eq, value = arg.partition("=")
+        out.append(names[option] + eq + value if option in names else arg)
+    return out
 
 
 def arguments(args: Namespace) -> dict[str, Any]:
@@ -448,7 +459,7 @@ def run_command(argv: list[str], dry: bool) -> None:
         elif argv[0] not in COMMANDS:
             raise ValueError(f"command: {argv[0]!r} is not a normbench command; choose one of {', '.join(COMMANDS)}")
         else:
-            own, overrides = overrides_of(argv)
+            own, overrides = overrides_of(aliased(argv))
             parsed = build_parser().parse_args(flag_forms(own, BOOLEAN_OPTIONS))
             dispatch(parsed, overrides, dry)
     except (

@@ -327,11 +327,14 @@ def metric_row(board: Board, name: str, metric: str) -> dict[str, Any] | None:
     return variant.metrics[metric].to_json()
 
 
-def task_card(norm: str, protocol: CardProtocol, results_dir: str | Path) -> dict[str, Any]:
+def task_card(
+    norm: str, protocol: CardProtocol, results_dir: str | Path, options: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """One task's section of the card at the protocol's placement, read from its board (``status: not run`` without
-    one). ``label``: the task, with the placement where it is not the declared one (``majority (post)``)."""
-    name, _ = card_variant(norm, protocol)
-    board_name = board_of(protocol.task, norm, protocol.placement if protocol.moved else "")
+    one). ``label``: the task, with the placement where it is not the declared one (``majority (post)``); ``options``:
+    the norm's (``--options``)."""
+    name, _ = card_variant(norm, protocol, options)
+    board_name = board_of(protocol.task, norm, protocol.placement if protocol.moved else "", options)
     variants = {"new": name, "layernorm": protocol.layernorm, "rmsnorm": protocol.rmsnorm}
     label = f"{protocol.task} ({protocol.placement})" if protocol.moved else protocol.task
     base = {"task": protocol.task, "placement": protocol.placement, "label": label, "preset": protocol.preset,
@@ -346,13 +349,13 @@ def task_card(norm: str, protocol: CardProtocol, results_dir: str | Path) -> dic
     new = board.by_name.get(name)
     planned, finished = board.planned_runs, board.finished_runs
     layers = [m for m in (new.metrics if new else {}) if protocol.unselectable and _is_layer(m, protocol.unselectable)]
-    tuning = tuning_section(norm, protocol, results_dir)
+    tuning = tuning_section(norm, protocol, results_dir, options)
     chance = [c.to_json() for c in board.against_chance or () if (c.variants or {}).get("trained") == name]
     return {
         **base,
         "status": "complete" if planned is not None and finished == planned else "incomplete",
         "runs": {"planned": planned, "finished": finished, "in_progress": board.in_progress or []},
-        "norms": (models := section_models(norm, protocol, variants, results_dir)),
+        "norms": (models := section_models(norm, protocol, variants, results_dir, options)),
         "extra_parameters": extra_parameters(models),
         "headline": {m: {role: metric_row(board, v, m) for role, v in variants.items()} for m in protocol.metrics},
         "claims": claims,
@@ -378,15 +381,17 @@ def task_card(norm: str, protocol: CardProtocol, results_dir: str | Path) -> dic
     }
 
 
-def tuning_section(norm: str, protocol: CardProtocol, results_dir: str | Path) -> dict[str, Any] | None:
+def tuning_section(
+    norm: str, protocol: CardProtocol, results_dir: str | Path, options: dict[str, Any] | None = None
+) -> dict[str, Any] | None:
     """The card's claims at each variant's tuned learning rate (the tuned board's view: per variant the shared and the
     chosen rate), and the failed seeds of each variant at each rate of the grid; ``None`` where the task tunes
     nothing. A board not built yet is ``status: not run``."""
     if not (protocol.grid and protocol.tuned):
         return None
-    name, _ = card_variant(norm, protocol)
+    name, _ = card_variant(norm, protocol, options)
     roles = {"new": name, "layernorm": protocol.layernorm, "rmsnorm": protocol.rmsnorm}
-    grid_key, tuned_key = board_of(protocol.task, norm, "lr"), board_of(protocol.task, norm, "tuned")
+    grid_key, tuned_key = board_of(protocol.task, norm, "lr", options), board_of(protocol.task, norm, "tuned", options)
     out: dict[str, Any] = {"grid_board": grid_key, "tuned_board": tuned_key, "grid": None, "tuned": None}
     spent: list[dict[str, Any]] = []  # the provenance of the new norm's runs here (its time goes on the card's cost)
     try:
@@ -478,6 +483,7 @@ class Card:
     generated_at: str = field(default_factory=utc_now)
     provenance: dict[str, Any] = field(default_factory=provenance)
     source: str | None = None  # the version of a plug-in norm's code the card judges (its runs are keyed by it)
+    options: dict[str, Any] | None = None  # the norm's constructor keywords in every slot (``--options``)
 
     @property
     def broken(self) -> str | None:
@@ -489,8 +495,9 @@ class Card:
             "card_version": CARD_VERSION,
             "normbench": __version__,
             "norm": self.norm,
+            **({"options": dict(self.options)} if self.options else {}),
             "source": self.source,
-            "slug": slug(self.norm),
+            "slug": slug(self.norm, self.options),
             "generated_at": self.generated_at,
             "provenance": self.provenance,
             "broken": self.broken,
@@ -521,12 +528,14 @@ class Card:
 
 def build_card(
     norm: str, facts: dict[int, NormFacts], tasks: list[str], items: list[dict[str, Any]], results_dir: str | Path,
-    wall_time_s: float = 0.0, placements: list[str] | tuple[str, ...] = ("pre",),
+    wall_time_s: float = 0.0, placements: list[str] | tuple[str, ...] = ("pre",), options: dict[str, Any] | None = None,
 ) -> Card:  # fmt: skip
-    """The card of ``norm`` from its probe ``facts`` and the boards of ``tasks`` at each of ``placements`` (a section
-    per task and placement; none when it is broken)."""
+    """The card of ``norm`` (with its ``options``) from its probe ``facts`` and the boards of ``tasks`` at each of
+    ``placements`` (a section per task and placement; none when it is broken)."""
     sections = [] if any(f.problem for f in facts.values()) or not items else [
-        task_card(norm, CardProtocol.of(task).at(placement), results_dir) for task in tasks for placement in placements
+        task_card(norm, CardProtocol.of(task).at(placement), results_dir, options)
+        for task in tasks for placement in placements
     ]  # fmt: skip
     measured = next((f.component for f in facts.values()), norm)
-    return Card(norm, facts, sections, wall_time_s, source=source_version(get_component(measured)))
+    source = source_version(get_component(measured))
+    return Card(norm, facts, sections, wall_time_s, source=source, options=dict(options) if options else None)

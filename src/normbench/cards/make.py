@@ -27,7 +27,17 @@ import yaml
 
 from normbench.cards.build import build_card
 from normbench.cards.probe import probe
-from normbench.cards.protocol import PLACEMENTS, TASKS, CardProtocol, board_of, card_variant, probed_component, slug
+from normbench.cards.protocol import (
+    PLACEMENTS,
+    TASKS,
+    CardProtocol,
+    board_of,
+    card_variant,
+    check_card_options,
+    options_text,
+    probed_component,
+    slug,
+)
 from normbench.cards.render import render_card
 from normbench.errors import one_line
 from normbench.io import atomic_files
@@ -61,23 +71,55 @@ def parse_placements(text: str | list[str] | None) -> list[str]:
     return [p for p in PLACEMENTS if p in names]
 
 
-def card_placements(norm: str, names: list[str], tasks: list[str], results_dir: str | Path) -> list[str]:
+def parse_options(text: str | dict[str, Any] | None) -> dict[str, Any] | None:
+    """``"alpha_init=0.0,beta=2"`` -> ``{"alpha_init": 0.0, "beta": 2}``: the norm's options, each value a YAML scalar
+    (``1e-3`` a number); ``None`` without any; a one-line error for an item that is not ``key=value``."""
+    if text is None or isinstance(text, dict):
+        return dict(text) if text else None
+    out: dict[str, Any] = {}
+    for item in (part.strip() for part in str(text).split(",")):
+        if not item:
+            continue
+        key, eq, value = item.partition("=")
+        key = key.strip()
+        if not eq or not key.isidentifier():
+            raise ValueError(f"options: {item!r} is not key=value; give a comma-separated list, e.g. alpha_init=0.0")
+        try:
+            parsed = yaml.safe_load(value.strip())
+        except yaml.YAMLError:
+            raise ValueError(f"options: {item!r}: the value is not a YAML scalar") from None
+        if isinstance(parsed, str):
+            try:
+                parsed = float(parsed)  # 1e-3: YAML 1.1 reads it as a string
+            except ValueError:
+                pass
+        if isinstance(parsed, (list, dict)):
+            raise ValueError(f"options: {item!r}: the value is not a YAML scalar")
+        out[key] = parsed
+    return out or None
+
+
+def card_placements(
+    norm: str, names: list[str], tasks: list[str], results_dir: str | Path, options: dict[str, Any] | None = None
+) -> list[str]:
     """The placements a card covers: ``names`` and every placement a card board of ``tasks`` holds already (a card
     once trained at ``post`` keeps it)."""
     held = {
         p
         for p in PLACEMENTS[1:]
         for t in tasks
-        if (Path(results_dir) / board_of(t, norm, p) / "leaderboard.json").is_file()
+        if (Path(results_dir) / board_of(t, norm, p, options) / "leaderboard.json").is_file()
     }
     return [p for p in PLACEMENTS if p in names or p in held]
 
 
-def card_tasks(norm: str, names: list[str], results_dir: str | Path) -> list[str]:
+def card_tasks(
+    norm: str, names: list[str], results_dir: str | Path, options: dict[str, Any] | None = None
+) -> list[str]:
     """The tasks a card covers, in the card's order: ``names`` (those trained and rebuilt now), every task the
     published card already covers, and every task that has a card board (so a card once written broken, with no
     task, gets them back). A published card that cannot be read is a one-line ``ValueError``."""
-    path = Path(results_dir) / "cards" / slug(norm) / "card.json"
+    path = Path(results_dir) / "cards" / slug(norm, options) / "card.json"
     try:
         published = read_board(path, "--results_dir") or {}
     except Refused as exc:
@@ -87,8 +129,11 @@ def card_tasks(norm: str, names: list[str], results_dir: str | Path) -> list[str
         raise ValueError(
             f"norm: {path} is the card of {published['norm']}, not of {norm}; rename the class or remove that card"
         )
+    if published.get("norm") and (published.get("options") or None) != (options or None):  # one slug, two sets
+        given, held = options_text(options) or "no options", options_text(published.get("options")) or "no options"
+        raise ValueError(f"options: {path} is the card of {norm} with {held}, not with {given}; remove that card")
     had = {t.get("task") for t in published.get("tasks") or [] if isinstance(t, dict)}
-    boards = {t for t in TASKS if (Path(results_dir) / board_of(t, norm) / "leaderboard.json").is_file()}
+    boards = {t for t in TASKS if (Path(results_dir) / board_of(t, norm, "", options) / "leaderboard.json").is_file()}
     return [t for t in TASKS if t in names or t in had or t in boards]
 
 
@@ -161,16 +206,18 @@ def seed_span(seeds: list[int] | tuple[int, ...]) -> str:
     return f"{seeds[0]}-{seeds[-1]}" if consecutive else ", ".join(map(str, seeds))
 
 
-def tuned_note(task: str, norm: str, protocol: CardProtocol, grid_seeds: list[int]) -> str:
+def tuned_note(
+    task: str, norm: str, protocol: CardProtocol, grid_seeds: list[int], options: dict[str, Any] | None = None
+) -> str:
     """The protocol note of a card's board at the tuned rates: the card's own seeds, shared-rate runs and grid (the
     task's note names the task's)."""
     shared = load_config(task, protocol.tuned)["bench"]["tuned"]["shared"]
-    head = board_of(task, norm)
+    head = board_of(task, norm, "", options)
     return (
         f"The card's judging seeds {seed_span(protocol.seeds)} in the protocol of results/{head}/, every variant at "
         f"the learning rate all share ({shared:g}; these are the runs of results/{head}/) and at its own rate, chosen "
-        f"on results/{board_of(task, norm, 'lr')}/ (tuning seeds {seed_span(grid_seeds)}). Every claim is judged at "
-        f"both."
+        f"on results/{board_of(task, norm, 'lr', options)}/ (tuning seeds {seed_span(grid_seeds)}). Every claim is "
+        f"judged at both."
     )
 
 
@@ -180,12 +227,14 @@ def plan_card(
     results_dir: str | Path,
     folder: Path | None = None,
     placements: list[str] | tuple[str, ...] = PLACEMENTS[:1],
+    options: dict[str, Any] | None = None,
 ) -> tuple[Path, list[dict[str, Any]]]:
     """Write the card's task configs and queue (into ``folder``, by default ``results/cards/<slug>/``); returns the
     queue file and its items: every task's headline runs first (at each of ``placements``: the declared one's board
     ``<task>/card-<slug>``, another's ``<task>/<placement>-card-<slug>``), then the learning-rate grids, then the runs
-    at the tuned rates (which wait for their grid; the declared placement only)."""
-    folder = folder or Path(results_dir) / "cards" / slug(norm)
+    at the tuned rates (which wait for their grid; the declared placement only). ``options``: the norm's constructor
+    keywords, in every slot of the card's variant (:func:`~normbench.cards.protocol.card_variant`)."""
+    folder = folder or Path(results_dir) / "cards" / slug(norm, options)
     head, grids, tuned, files = [], [], [], {}
     for task in tasks:
         protocol = CardProtocol.of(task)
@@ -194,13 +243,13 @@ def plan_card(
         defined: dict[str, Any] = {}
         for placement in placements:
             at = protocol.at(placement)
-            name, definition = card_variant(norm, at)
+            name, definition = card_variant(norm, at, options)
             if definition is not None:
                 defined[name] = definition
-            head.append({"board": board_of(task, norm, "" if at is protocol else placement), "task": task,
+            head.append({"board": board_of(task, norm, "" if at is protocol else placement, options), "task": task,
                          "preset": protocol.preset, "variants": [at.layernorm, at.rmsnorm, name], "seeds": seeds,
                          "config": config})  # fmt: skip
-        name, _ = card_variant(norm, protocol)
+        name, _ = card_variant(norm, protocol, options)
         variants = [protocol.layernorm, protocol.rmsnorm, name]
         # the task's config, its presets' claims and reports left to the card (they compare the task's own variants:
         # SST-2's token report reads none/none and the LM's models), the card's variant added where the task does not
@@ -209,19 +258,19 @@ def plan_card(
         presets: dict[str, Any] = {protocol.preset: {"bench": {"claims": None, **reports}}}
         if protocol.grid and protocol.tuned:
             grid_seeds = load_config(task, protocol.grid)["bench"]["seeds"]
-            grids.append({"board": board_of(task, norm, "lr"), "task": task, "preset": protocol.grid,
+            grids.append({"board": board_of(task, norm, "lr", options), "task": task, "preset": protocol.grid,
                           "variants": list(variants), "seeds": ",".join(map(str, grid_seeds)),
                           "config": config})  # fmt: skip
-            tuned.append({"board": board_of(task, norm, "tuned"), "task": task, "preset": protocol.tuned,
+            tuned.append({"board": board_of(task, norm, "tuned", options), "task": task, "preset": protocol.tuned,
                           "variants": list(variants), "seeds": seeds, "config": config})  # fmt: skip
             presets[protocol.tuned] = {
                 "bench": {
                     "claims": None,
-                    "tuned": {"choice": board_of(task, norm, "lr")},
-                    "protocol": {"notes": [tuned_note(task, norm, protocol, grid_seeds)]},
+                    "tuned": {"choice": board_of(task, norm, "lr", options)},
+                    "protocol": {"notes": [tuned_note(task, norm, protocol, grid_seeds, options)]},
                 }
             }
-        keep_superseded(presets, Path(results_dir) / "cards" / slug(norm) / f"{task}.yaml")
+        keep_superseded(presets, Path(results_dir) / "cards" / slug(norm, options) / f"{task}.yaml")
         drop_superseded(presets, [i for i in head + grids + tuned if i["task"] == task], task, results_dir)
         doc: dict[str, Any] = {"extends": task, "presets": presets}
         if defined:
@@ -231,7 +280,8 @@ def plan_card(
     files["bake.yaml"] = {"queue": items}
     with atomic_files(folder) as stage:
         for filename, doc in files.items():
-            header = f"# The report card of {norm}: written by `normbench card`; its runs are in results/archive/.\n"
+            named = f"{norm} ({options_text(options)})" if options else norm
+            header = f"# The report card of {named}: written by `normbench card`; its runs are in results/archive/.\n"
             (stage / filename).write_text(header + yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
     return folder / "bake.yaml", items
 
@@ -242,26 +292,30 @@ def make_card(
     results_dir: str = "results",
     dry_run: bool = False,
     placements: str | list[str] | None = None,
+    options: str | dict[str, Any] | None = None,
     **bake: Any,
 ) -> Path:
     """Probe ``norm``, train its card's runs (a bake: ``bake`` holds its options, e.g. ``budget`` in minutes,
     ``gpus``, ``workers``, ``runs_dir``, ``uncommitted``), write ``results/cards/<slug>/card.md``; returns the card's
     folder. ``placements``: ``pre`` (default) and ``post`` too with ``pre,post``. A norm that cannot be imported or
-    built is a one-line ``ValueError``, as is a placement a task cannot compare. ``dry_run``: the norm imported, built
+    built is a one-line ``ValueError``, as is a placement a task cannot compare, or an option (``options``: the norm's
+    constructor keywords, ``"alpha_init=0.0"`` or a mapping; part of its runs' and its card's identity) its class
+    does not take. ``dry_run``: the norm imported, built
     and probed (untimed), where each of the card's runs stands printed; nothing trained or written."""
     from normbench.sweep.bake import refresh_pages  # the sweep layer trains; imported where it is needed
 
     names = parse_tasks(tasks)
     asked = parse_placements(placements)
     measured = probed_component(norm, names)  # one line when it cannot be imported or built
-    folder = Path(results_dir) / "cards" / slug(norm)
+    given = check_card_options(norm, parse_options(options))  # one line for an option its class does not take
+    folder = Path(results_dir) / "cards" / slug(norm, given)
     start = time.time()
-    facts = {d: probe(measured, d, timing=not dry_run) for d in WIDTHS}
-    covered = card_tasks(norm, names, results_dir)
-    where = card_placements(norm, asked, covered, results_dir)
+    facts = {d: probe(measured, d, given, timing=not dry_run) for d in WIDTHS}
+    covered = card_tasks(norm, names, results_dir, given)
+    where = card_placements(norm, asked, covered, results_dir, given)
     for task in covered:  # a placement a task cannot compare, or a named card moved: one line before anything trains
         for placement in where:
-            card_variant(norm, CardProtocol.of(task).at(placement))
+            card_variant(norm, CardProtocol.of(task).at(placement), given)
     broken = [f for f in facts.values() if f.problem]
     if broken and dry_run:
         print(f"normbench: dry run: {norm} at d = {broken[0].d} {broken[0].problem}: its card trains nothing")
@@ -269,11 +323,11 @@ def make_card(
     items: list[dict[str, Any]] = []
     if not broken:
         with tempfile.TemporaryDirectory(prefix="normbench-card-") as tmp:  # a dry run leaves the card's folder as is
-            queue, items = plan_card(norm, covered, results_dir, Path(tmp) if dry_run else None, where)
+            queue, items = plan_card(norm, covered, results_dir, Path(tmp) if dry_run else None, where, given)
             bake_tasks(queue, items, names, results_dir=results_dir, dry_run=dry_run, **bake)
     if dry_run:
         return folder
-    card = build_card(norm, facts, covered, items, results_dir, wall_time_s=time.time() - start, placements=where)
+    card = build_card(norm, facts, covered, items, results_dir, time.time() - start, where, given)
     with atomic_files(folder, last=("card.md", "card.json")) as stage:
         (stage / "card.json").write_text(card.dumps(), encoding="utf-8")
         (stage / "card.md").write_text(render_card(card), encoding="utf-8")

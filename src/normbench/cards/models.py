@@ -22,16 +22,20 @@ from normbench.training.rundir import build_dataclass
 
 
 def section_models(
-    norm: str, protocol: CardProtocol, variants: dict[str, str], results_dir: str | Path
+    norm: str,
+    protocol: CardProtocol,
+    variants: dict[str, str],
+    results_dir: str | Path,
+    options: dict[str, Any] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """The networks of a card's section (:func:`built_variants`), under the card's task config where it is written
     (``results/cards/<slug>/<task>.yaml``: the card's variant defined there), else the task's with the card's variant
-    added (:func:`~normbench.cards.protocol.card_variant`)."""
-    config = Path(results_dir) / "cards" / slug(norm) / f"{protocol.task}.yaml"
+    added (:func:`~normbench.cards.protocol.card_variant`, with the norm's ``options``)."""
+    config = Path(results_dir) / "cards" / slug(norm, options) / f"{protocol.task}.yaml"
     if config.is_file():
         text = config.read_text(encoding="utf-8")
     else:
-        name, definition = card_variant(norm, protocol)
+        name, definition = card_variant(norm, protocol, options)
         doc: dict[str, Any] = {"extends": protocol.task}
         if definition is not None:
             doc["bench"] = {"variants": {name: definition}}

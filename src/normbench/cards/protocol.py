@@ -3,14 +3,16 @@ declares its own targets), as a typed :class:`CardProtocol`; and the card's vari
 
 from __future__ import annotations
 
+import inspect
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import yaml
 
-from normbench.nn.norms import get_component
+from normbench.nn.norms import Norm, PluginNorm, get_component
 from normbench.training.config import load_config
 
 TASKS = ("majority", "lm", "sst2")
@@ -157,18 +159,75 @@ class NamedCard:
         return cls(variant=entry["variant"], probe=str(entry.get("probe", name)))
 
 
-def board_of(task: str, norm: str, kind: str = "") -> str:
+def board_of(task: str, norm: str, kind: str = "", options: Mapping[str, Any] | None = None) -> str:
     """A card's board on a task: ``<task>/card-<slug>`` (its headline runs), ``<task>/lr-card-<slug>`` (``kind`` lr:
     the learning-rate grid), ``<task>/tuned-card-<slug>`` (the claims at each variant's tuned rate) or
-    ``<task>/post-card-<slug>`` (``kind`` post: the headline runs at a placement the task does not declare)."""
-    return f"{task}/{kind + '-' if kind else ''}card-{slug(norm)}"
+    ``<task>/post-card-<slug>`` (``kind`` post: the headline runs at a placement the task does not declare); the slug
+    of the norm with its ``options`` (:func:`slug`)."""
+    return f"{task}/{kind + '-' if kind else ''}card-{slug(norm, options)}"
 
 
-def slug(norm: str) -> str:
+def slug(norm: str, options: Mapping[str, Any] | None = None) -> str:
     """The card's folder name of a norm: its registered name, or the class name of an import path, lower case
-    (``examples.pnorm_example:PNorm`` -> ``pnorm``)."""
+    (``examples.pnorm_example:PNorm`` -> ``pnorm``), then each of its ``options`` (``--options``), by name
+    (``mypkg:MyNorm`` with ``alpha_init=0.0`` -> ``mynorm-alpha_init=0.0``): two option sets never share a card."""
     name = norm.rpartition(":")[2] if ":" in norm else norm
-    return re.sub(r"[^a-z0-9_.+-]+", "-", name.lower()).strip("-") or "norm"
+    head = re.sub(r"[^a-z0-9_.+-]+", "-", name.lower()).strip("-") or "norm"
+    tail = [re.sub(r"[^a-z0-9_.+=-]+", "-", f"{k}={option_text(v)}".lower()).strip("-") for k, v in
+            sorted((options or {}).items())]  # fmt: skip
+    return "-".join([head, *tail])
+
+
+def option_text(value: Any) -> str:
+    """An option's value as it is given on the command line (YAML): ``0.0``, ``true``, ``null``, ``name``."""
+    if isinstance(value, (bool, type(None))) or isinstance(value, (list, dict)):
+        return yaml.safe_dump(value, default_flow_style=True).strip().removesuffix("...").strip()
+    return str(value)
+
+
+def options_text(options: Mapping[str, Any] | None) -> str:
+    """``alpha_init=0.0,beta=2``: a card's options as ``--options`` takes them (``""`` without any)."""
+    return ",".join(f"{k}={option_text(v)}" for k, v in sorted((options or {}).items()))
+
+
+def option_keywords(component: type[Norm]) -> list[str] | None:
+    """The options a component takes by keyword: a :class:`~normbench.nn.norms.Norm` subclass's declared options, a
+    wrapped ``nn.Module``'s constructor keywords after ``d`` but the slot's (``eps``, ``affine``,
+    ``elementwise_affine``); ``None`` where it takes any (``**kwargs``)."""
+    if not issubclass(component, PluginNorm):
+        return list(component.options)
+    try:
+        parameters = list(inspect.signature(component.module).parameters.values())[1:]
+    except (TypeError, ValueError):
+        return None
+    if any(p.kind is p.VAR_KEYWORD for p in parameters):
+        return None
+    slot = {"eps", "affine", "elementwise_affine"}
+    return [p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name not in slot]
+
+
+def check_card_options(norm: str, options: Mapping[str, Any] | None, d: int = 8) -> dict[str, Any] | None:
+    """A card's ``options`` for ``norm``, checked: a one-line ``ValueError`` naming an option the norm's class does
+    not take (and the keywords it does), a slot's setting given as an option, a value the norm refuses when built at
+    width ``d``, or options for a named card (its task's variant); ``None`` without options."""
+    if not options:
+        return None
+    if any(norm in CardProtocol.of(task).named for task in TASKS):
+        raise ValueError(f"options: {norm} is a named card, trained as each task's variant of it; it takes no options")
+    component = get_component(norm)
+    allowed = option_keywords(component)
+    slot = {"eps", "affine", "elementwise_affine"}
+    unknown = [k for k in options if allowed is not None and k not in allowed and k not in slot]
+    if unknown:
+        raise ValueError(
+            f"options: {unknown[0]!r} is not an option of {norm}; allowed: {', '.join(allowed or ()) or 'none'}"
+        )
+    try:
+        component.check_options(dict(options), d)
+    except ValueError as exc:
+        why = str(exc)
+        raise ValueError(why if why.startswith("options") else f"options: {why}") from None
+    return dict(options)
 
 
 def probed_component(norm: str, tasks: list[str] | tuple[str, ...] = TASKS) -> str:
@@ -189,11 +248,16 @@ def probed_component(norm: str, tasks: list[str] | tuple[str, ...] = TASKS) -> s
     return norm
 
 
-def card_variant(norm: str, protocol: CardProtocol) -> tuple[str, dict[str, Any] | None]:
+def card_variant(
+    norm: str, protocol: CardProtocol, options: Mapping[str, Any] | None = None
+) -> tuple[str, dict[str, Any] | None]:
     """The card's variant name on the task, and its definition (``None``: the task defines that variant already, e.g.
     ``pre/dyt``, whose runs the published boards hold). A named card (:class:`NamedCard`) is the variant the task names
     for it (at the declared placement only); any other norm the ``layernorm`` variant (of the protocol's placement)
-    with the component of every block norm replaced, each norm keeping its affine map and eps."""
+    with the component of every block norm replaced, each norm keeping its affine map and eps, and given ``options``
+    (its constructor's keywords: ``{component: ..., options: {...}}`` in each slot; the variant's name has them)."""
+    if norm in protocol.named and options:
+        raise ValueError(f"options: {norm} is a named card, trained as each task's variant of it; it takes no options")
     if norm in protocol.named:
         return protocol.named[norm].variant, None
     placement = protocol.placement
@@ -208,10 +272,16 @@ def card_variant(norm: str, protocol: CardProtocol) -> tuple[str, dict[str, Any]
         if isinstance(whole, str):  # the norm given whole, e.g. "{component: both, affine: false, eps: 1.0e-5}"
             spec = yaml.safe_load(whole)
             spec["component"] = norm
-            base[key] = yaml.safe_dump(spec, default_flow_style=True).strip()
+            spec.pop("options", None)  # the baseline's own options are not the new norm's
+            if options:
+                spec["options"] = dict(options)
+            base[key] = yaml.safe_dump(spec, default_flow_style=True, width=10_000).strip()
         else:
             base[f"{key}.component"] = norm
-    name = f"{placement}/{slug(norm)}"
+            base.pop(f"{key}.options", None)
+            if options:
+                base[f"{key}.options"] = yaml.safe_dump(dict(options), default_flow_style=True, width=10_000).strip()
+    name = f"{placement}/{slug(norm, options)}"
     same = [n for n, v in named.items() if same_variant(v, base)]
     if same:  # the task runs this very variant already (`scale`: pre/scale-blocks): its published runs
         return (name if name in same else same[0]), None

@@ -7,6 +7,7 @@ unselectable keys against chance, its figure), then the protocol, the cost and h
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from normbench.archive import JudgedClaim
@@ -23,6 +24,7 @@ from normbench.cards.build import (
     verdict_text,
 )
 from normbench.cards.probe import NormFacts
+from normbench.cards.protocol import options_text
 from normbench.reporting.card_pages import summary_metric
 from normbench.reporting.chance_view import chance_rows
 from normbench.reporting.claims import describe, describe_difference, describe_seeds
@@ -414,13 +416,14 @@ def _failed(seeds: list[str] | None) -> str:
 
 def citation(card: Card) -> Lines:
     commit = card.provenance.get("git_commit") or "unknown"
-    key = f"normbench_card_{card.to_json()['slug'].replace('.', '_').replace('-', '_')}"
+    key = f"normbench_card_{re.sub(r'[.=-]', '_', card.to_json()['slug'])}"
+    named = f"{card.norm} ({options_text(card.options)})" if card.options else card.norm
     return [
         "## How to cite",
         "",
         "```bibtex",
         f"@misc{{{key},",
-        f"  title = {{normbench report card: {card.norm}}},",
+        f"  title = {{normbench report card: {named}}},",
         "  author = {{The normbench authors}},",
         f"  year = {{{card.generated_at[:4]}}},",
         f"  note = {{results/cards/{card.to_json()['slug']}/card.json, built at commit {commit}}},",
@@ -449,6 +452,14 @@ def render_card(card: Card) -> str:
         f"{' (dirty)' if prov.get('dirty') else ''}, {device_text(prov)}, {prov.get('threads')} threads; this build "
         f"took {card.wall_time_s:.0f} s here (the runs' training time: see Cost).",
         *([f"The norm's code: `{card.source}`, the version this card judges."] if card.source else []),
+        *(
+            [
+                f"Its options: `{options_text(card.options)}` (`--options`), given to its constructor in every slot; "
+                "its runs and this card are keyed by them."
+            ]
+            if card.options
+            else []
+        ),
         "",
         *summary(card),
         *facts(card),

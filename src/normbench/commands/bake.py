@@ -9,15 +9,15 @@ from normbench.sweep.options import BakeOptions
 QUEUE = "results/bake.yaml"  # normbench.sweep.bake.QUEUE (imported when the bake runs: torch)
 
 
-def bake(queue: str = QUEUE, options: BakeOptions | None = None, dry_run: bool = False) -> None:
+def bake(queue: str = QUEUE, bake_options: BakeOptions | None = None, dry_run: bool = False) -> None:
     """Train the queued runs the published boards want, in priority order, within a time budget; add them to the run
     archive (finished, or unfinished with their checkpoints) and rebuild the boards whose runs changed.
 
     Args:
         queue: the queue file (``results/bake.yaml``: a list of board, task, preset, variants, seeds).
-        options: how the runs train (:class:`normbench.sweep.options.BakeOptions`: ``--budget``, ``--gpus``, ...).
+        bake_options: how the runs train (:class:`normbench.sweep.options.BakeOptions`: ``--budget``, ``--gpus``, ...).
         dry_run: print where each queued run stands; train nothing.
     """
     from normbench.sweep.bake import bake as bake_queue
 
-    bake_queue(queue, **dataclasses.asdict(options or BakeOptions()), dry_run=dry_run)
+    bake_queue(queue, **dataclasses.asdict(bake_options or BakeOptions()), dry_run=dry_run)

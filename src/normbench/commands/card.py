@@ -11,8 +11,9 @@ def card(
     norm: str,
     tasks: str | None = None,
     placements: str = "pre",
+    options: str | None = None,
     train: bool = True,
-    options: BakeOptions | None = None,
+    bake_options: BakeOptions | None = None,
     dry_run: bool = False,
 ) -> None:
     """Write the report card of a norm: its measured facts, and its runs on every task beside the published LayerNorm
@@ -24,11 +25,16 @@ def card(
         tasks: comma-separated tasks (default majority,lm,sst2).
         placements: where the norm goes: pre, or pre,post to add post-LN (against the published post-LN LayerNorm
             and RMSNorm runs, at the shared learning rate).
+        options: the norm's constructor keywords in every slot, comma-separated key=value (values read as YAML,
+            e.g. alpha_init=0.0); part of its runs' identity and of its card's name (also --norm_options).
         train: ``false``: train nothing; write the card from the runs the archive holds (its boards rebuilt).
-        options: how the card's runs train, as a bake's (:class:`normbench.sweep.options.BakeOptions`).
+        bake_options: how the card's runs train, as a bake's (:class:`normbench.sweep.options.BakeOptions`).
         dry_run: import and build the norm, print where each of the card's runs stands; train and write nothing.
     """
     from normbench.cards.make import make_card
 
-    bake = dataclasses.asdict(options or BakeOptions())
-    make_card(norm, tasks, bake.pop("results_dir"), train=train, dry_run=dry_run, placements=placements, **bake)
+    bake = dataclasses.asdict(bake_options or BakeOptions())
+    make_card(
+        norm, tasks, bake.pop("results_dir"), train=train, dry_run=dry_run, placements=placements, options=options,
+        **bake,
+    )  # fmt: skip

@@ -110,6 +110,14 @@ class TaskRanking:
         )
 
 
+def card_options_text(options: dict[str, Any]) -> str:
+    """``alpha_init=0.0``: a card's options (its ``card.json``), as ``normbench card --options`` took them."""
+    words = {True: "true", False: "false", None: "null"}
+    return ",".join(
+        f"{k}={words.get(v, v) if isinstance(v, (bool, type(None))) else v}" for k, v in sorted(options.items())
+    )
+
+
 def card_norms(task: str, results_dir: Path) -> list[NormSlot]:
     """The norm of every published report card that ran ``task`` at the pre placement (its ``card.json``)."""
     out = []
@@ -121,7 +129,7 @@ def card_norms(task: str, results_dir: Path) -> list[NormSlot]:
                 slug = str(card.get("slug") or path.parent.name)
                 name = CARD_NAMES.get(slug) or str(card.get("norm") or slug).rpartition(":")[2]
                 if card.get("options"):  # one norm's cards at two option sets: two rows
-                    name += f" ({options_text(card['options'])})"
+                    name += f" ({card_options_text(card['options'])})"
                 if variant:
                     out.append(NormSlot(name, str(variant), path.parent.name))
     return out
