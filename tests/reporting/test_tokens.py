@@ -94,7 +94,9 @@ def test_table3_is_judged_over_every_lm_seed(tmp_path: Path) -> None:
     doc = finish({"sections": {}}, [], summaries, tmp_path)
     (claim,) = doc["claims"]
     assert claim["per_seed"] == {"without_scaling": [0.03, 0.04, 0.03], "with_scaling": [0.0, 0.0, 0.0]}
-    assert claim["verdict"] == "reproduced"
+    # positive and zero as the paper says, but no random-key null stands beside a token's any-layer fraction: an
+    # existence claim is reproduced only above chance, so this one is at most inconclusive
+    assert claim["verdict"] == "inconclusive" and claim["against_null"]["null"] is None
     md = (tmp_path / "unselectable_tokens.md").read_text()
     assert "0.03 / 0.04 / 0.03" in md and "| normbench |" not in md and "| paper |" in md
 
