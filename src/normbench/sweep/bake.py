@@ -474,6 +474,9 @@ def bake(
         except Refused as exc:  # a published board the queue does not cover stays as it is; the others are built
             print(f"normbench: bake: {item.board} kept as published: {exc}")
             continue
+        except ChoiceNotReady as exc:  # judged at tuned rates whose grid is not chosen yet: the published board stands
+            print(f"normbench: bake: {item.board} waits (kept as published): {exc}")
+            continue
         report.boards.append(item.board)
     if finished_tasks & set(TOKEN_TASKS):
         keep_token_analyses_here([i for i in items if i.task in finished_tasks], runs_dir, results_dir, archive)
