@@ -281,6 +281,8 @@ def publish_norm_board(results_dir: str | Path = "results", force: bool = False,
     from normbench.reporting.norm_board import build_norm_board
 
     root = Path(results_dir)
+    if not root.is_dir():
+        raise ValueError(f"results_dir: {str(root)!r} is not a folder of boards")
     doc = build_norm_board(root)
     text = dumps_json(doc, separators=(",", ":")) + "\n"
     markdown, glance_md = render_markdown(doc), render_glance(doc)
