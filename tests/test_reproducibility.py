@@ -105,7 +105,8 @@ def test_tolerances_are_far_below_the_seed_spread_of_every_published_board() -> 
         checked += 1
         if tol > std / 10:
             too_wide.append(f"{board} {variant} {metric}: tolerance {tol:.2g}, std {std:.2g}")
-    assert checked > 250 and not too_wide, too_wide[:10]
+    # the language model's and SST-2's boards are compared by distribution (declared chaotic), the rest here
+    assert checked > 150 and not too_wide, too_wide[:10]
 
 
 def test_every_tolerance_follows_from_the_drift_measured_between_replicates() -> None:

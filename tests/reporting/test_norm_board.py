@@ -115,6 +115,9 @@ def test_a_build_with_fewer_finished_seeds_is_refused(published: dict) -> None:
     fewer["tasks"][0]["norms"][0]["tuned"]["finished"] -= 1
     assert fewer_seeds(published, fewer) == [f"majority norms {published['tasks'][0]['norms'][0]['variant']} tuned"]
     assert fewer_seeds(published, published) == []
+    moved = json.loads(json.dumps(fewer))
+    moved["tasks"][0]["norms"][0]["tuned"]["rate"] = "another"  # a rate chosen again: another cell, not a loss
+    assert fewer_seeds(published, moved) == []
 
 
 def test_the_figure_is_the_same_bytes_for_the_same_data(published: dict, tmp_path: Path) -> None:

@@ -355,6 +355,27 @@ def rank(slots: list[NormSlot], sources: Sources, ranking: TaskRanking, results_
     return rows
 
 
+def platform_drift(task: str, metric: str, results_dir: Path) -> dict[str, Any] | None:
+    """The largest drift of ``metric`` between a published per-seed value of ``task`` and an archived replicate of
+    its run on another platform (CPU or thread count; ``results/reproducibility.json``), or ``None`` where none is
+    measured."""
+    path = results_dir / "reproducibility.json"
+    if not path.is_file():
+        return None
+    worst = None
+    for row in json.loads(path.read_text(encoding="utf-8")).get("values") or []:
+        board = str(row.get("board") or "")
+        if row.get("metric") != metric or not (board == task or board.startswith(f"{task}/")):
+            continue
+        if row.get("published") is None or row.get("replicate") is None:
+            continue
+        drift = abs(float(row["published"]) - float(row["replicate"]))
+        if worst is None or drift > worst["drift"]:
+            where = f"{board} {row.get('variant')} seed {row.get('seed')}, on {row.get('replicate_platform')}"
+            worst = {"drift": drift, "where": where}
+    return worst
+
+
 def task_view(task: str, results_dir: Path, queue: dict[tuple[str, str], list[str]]) -> dict[str, Any]:
     """One task's section of the norm leaderboard: its protocol, its ranking and its placements table."""
     ranking = TaskRanking.of(task)
@@ -384,6 +405,7 @@ def task_view(task: str, results_dir: Path, queue: dict[tuple[str, str], list[st
         "norms": rows,
         "placements": placements,
         "boards": [key for key, _ in sources.boards],
+        "platform_drift": platform_drift(task, ranking.metric, results_dir),
     }
     # whether the seeds separate any norm from the best (None: fewer than two cells are complete)
     out["separates"] = {

@@ -129,6 +129,19 @@ def protocol_lines(view: dict[str, Any]) -> list[str]:
             else "not yet known (fewer than one complete cell)."
         ),
     ]
+    drift = view.get("platform_drift")
+    if drift:
+        comparable = drift["drift"] > view["margin"] / 10
+        travel = (
+            ": per-seed values do not travel between platforms; a re-run is compared by the seeds' distribution."
+            if comparable
+            else "."
+        )
+        lines.append(
+            f"- **Platform drift**: a run retrained on another platform ends {drift['drift']:.2g} apart in "
+            f"`{view['metric']}` ({drift['where']}; results/reproducibility.md), "
+            f"{'comparable to' if comparable else 'far below'} the margin ±{view['margin']:g}{travel}"
+        )
     for rate in ("tuned", "shared"):
         if (view.get("separates") or {}).get(rate) is False:
             lines.append(
@@ -306,13 +319,18 @@ def publish_norm_board(results_dir: str | Path = "results", force: bool = False,
 
 
 def fewer_seeds(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
-    """The cells (``task section variant rate``) whose finished seeds the new build has fewer of than the old one."""
+    """The cells (``task section variant rate``) whose finished seeds the new build has fewer of than the old one at
+    the same learning rate (a cell whose rate was chosen again is another cell, not a loss)."""
     cells = lambda doc: {  # noqa: E731
-        f"{view['task']} {section} {row['variant']} {rate}": row[rate]["finished"]
+        f"{view['task']} {section} {row['variant']} {rate}": (row[rate].get("rate"), row[rate]["finished"])
         for view in doc.get("tasks") or []
         for section in ("norms", "placements")
         for row in view.get(section, [])
         for rate in ("tuned", "shared")
     }
     before, after = cells(old), cells(new)
-    return [key for key, n in before.items() if after.get(key, 0) < n]
+    return [
+        key
+        for key, (value, n) in before.items()
+        if after.get(key, (value, 0))[0] == value and after.get(key, (value, 0))[1] < n
+    ]
