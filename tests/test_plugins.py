@@ -145,7 +145,11 @@ def test_a_plugin_task_and_norm_register_and_train(tmp_path: Path) -> None:
     (record_path,) = (tmp_path / "runs" / "tinytask").rglob("record.json")
     record = json.loads(record_path.read_text())
     assert record["status"] == "done" and record["final_step"] == 6 and record["task"] == "tinytask"
+    # a plug-in norm's identity names its source (the defining module's bytes): editing it gives new runs
+    source = record["norms"]["attn_norm"].pop("source")
+    assert source.startswith("sha256:") and len(source) == len("sha256:") + 64
     assert record["norms"]["attn_norm"] == {"component": "half_rms", "affine": False, "eps": 0.0}
+    assert record["norms"]["ffn_norm"].pop("source") == source  # both norms are defined in the plug-in's one module
     assert record["norms"]["ffn_norm"] == {
         "component": "halve",
         "affine": True,

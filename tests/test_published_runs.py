@@ -59,7 +59,14 @@ def test_published_runs_keep_their_config_hash(path: Path, tmp_path: Path) -> No
     published = {v["name"]: v["config_hash"] for v in board["variants"]}
     try:
         config, planned = plan_board(board, card, board["preset"], tmp_path)
-    except ChoiceNotReady:  # its grid grew since: planned once the choice is made again
+    except ChoiceNotReady as exc:  # its grid grew since: planned once the choice is made again
+        grid_key = (board.get("tuned") or {}).get("choice")
+        grid_board = ROOT / "results" / str(grid_key) / "leaderboard.json"
+        groups = (json.loads(grid_board.read_text()).get("choice") or {}).get("groups") or [] if grid_key else []
+        if any(g.get("final") is False for g in groups):
+            # the grid's budget declares more tuning seeds than it holds (SST-2: 100-102): the tuned runs, trained
+            # on other data than the grid's (every training phrase), are planned once the choice is made
+            pytest.skip(f"{path.parent.name}: {exc}")
         config, planned = {}, {}
     if board.get("tuned") and set(published) - set(planned):  # judged at an earlier choice (a grid that grew since):
         grid = json.loads((ROOT / "results" / board["tuned"]["choice"] / "leaderboard.json").read_text())["preset"]

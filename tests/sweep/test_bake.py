@@ -52,14 +52,19 @@ def test_the_shipped_queue_is_ten_quick_seeds_the_learning_rates_more_seeds_the_
     None
 ):
     items = load_queue(Path(__file__).parents[2] / "results" / "bake.yaml")
-    boards = ["majority/quick-10", "majority/lr", "majority/tuned", "lm", "majority/paper-1000", "lm/lr", "lm/tuned",
-              "sst2/lr", "sst2/tuned", "sst2", "sst2/matrix", "sst2/matrix", "lm/modern", "lm/matrix", "lm/stability", "lm/dyt-recipe",
-              "lm/dyt-judged", "lm/width", "lm/width", "majority/paper", "majority/paper"]  # fmt: skip
+    blocks = ["majority/lr-blocks", "majority/tuned-blocks"] * 3  # the norm leaderboard's majority whole-block models
+    boards = ["majority/quick-10", "majority/lr", "majority/tuned", *blocks, "lm", "majority/paper-1000", "lm/lr",
+              "lm/tuned", "sst2/lr", "sst2/tuned", "sst2", "sst2/matrix", "sst2/matrix", "lm/modern", "lm/matrix",
+              "lm/stability", "lm/dyt-recipe", "lm/dyt-judged", "lm/width", "lm/width", "majority/paper",
+              "majority/paper"]  # fmt: skip
     assert [i.board for i in items][: len(boards)] == boards
-    cards = [i.board for i in items][len(boards) :]  # then the published report cards' runs
-    assert cards and all(board.split("/")[1].partition("card-")[1] for board in cards)
-    assert [i.seeds for i in items][: len(boards)] == [tuple(range(10)), (100, 101), tuple(range(10)), tuple(range(5)),
-                                        tuple(range(10)), (100, 101), tuple(range(5)), (100, 101), tuple(range(5)),
+    rest = [i.board for i in items][len(boards) :]  # then the published report cards' runs, then the whole-block
+    cards = [b for b in rest if b.split("/")[1].partition("card-")[1]]  # models of the language model and SST-2
+    tail = [b for b in rest if b.endswith("-blocks")]
+    assert cards and tail and rest == cards + tail and {b.split("/")[0] for b in tail} == {"lm", "sst2"}
+    assert [i.seeds for i in items][: len(boards)] == [tuple(range(10)), (100, 101), tuple(range(10)),
+                                        *[(100, 101), tuple(range(10))] * 3, tuple(range(5)),
+                                        tuple(range(10)), (100, 101), tuple(range(5)), (100, 101, 102), tuple(range(5)),
                                         tuple(range(5)), (0, 1, 2), (3, 4), tuple(range(5)), tuple(range(5)), (0, 1), (3, 4), (0, 1, 2, 5, 6),
                                         (0, 1, 2), (3, 4), (0, 1, 2), tuple(range(3, 10))]  # fmt: skip
 

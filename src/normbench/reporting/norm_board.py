@@ -329,11 +329,14 @@ def parameters_of(task: str, cell: dict[str, Any], results_dir: Path) -> dict[st
     )
     if rep is None:
         return {"count": None, "why": "no archived record"}
+    config = rep.record()["config"]
+    arch = ((config.get("model") or {}).get("init_args") or {}).get("arch") or {}
+    if any(":" in str((spec or {}).get("component", "")) for spec in arch.values() if isinstance(spec, dict)):
+        return {"count": None, "why": "a plug-in norm: its code is not imported from a record (its card counts it)"}
     try:
-        return {"count": parameter_count(rep.record()["config"])}
+        return {"count": parameter_count(config)}
     except (ValueError, KeyError, TypeError) as exc:
-        plug_in = "import path" in str(exc)
-        return {"count": None, "why": "a plug-in norm: its code is not imported from a record" if plug_in else str(exc)}
+        return {"count": None, "why": str(exc)}
 
 
 def rank(slots: list[NormSlot], sources: Sources, ranking: TaskRanking, results_dir: Path,
