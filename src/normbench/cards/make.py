@@ -192,7 +192,7 @@ def drop_superseded(presets: dict[str, Any], items: list[dict[str, Any]], task: 
             "those runs stay published on the task's own boards"
         )
         old = declared or {}
-        whys = [w for w in (old.get("why"), why) if w]
+        whys = [w for w in (old.get("why"), why) if w and not (w == why and why in str(old.get("why") or ""))]
         bench["superseded"] = {
             "why": "; ".join(dict.fromkeys(whys)),
             "configs": sorted({*map(str, old.get("configs") or ()), *hashes}),
