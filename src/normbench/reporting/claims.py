@@ -246,6 +246,19 @@ def censored_seeds(
     ]
 
 
+def censored_entry(
+    role: str, censored: list[dict[str, Any]], reached: int, with_censored: Interval | None
+) -> dict[str, Any]:
+    """The judged claim's ``censored`` field: the role, its censored seeds, the seeds the verdict is judged on and the
+    interval with the censored seeds at their last steps (shown only)."""
+    return {
+        "role": role,
+        "seeds": censored,
+        "judged_on": f"the {reached} seeds of {role} that reached it",
+        "with_censored": with_censored.as_dict() if with_censored else None,
+    }
+
+
 def censored_text(role: str, censored: list[dict[str, Any]], reached: int, with_censored: Interval | None) -> str:
     """How a steps-to-threshold claim counted the seeds that never reached it: which seed, censored at which step, the
     interval of the seeds that reached it (the verdict's) and the one with the censored seeds at their last steps
@@ -294,12 +307,7 @@ def judge_ratio(
         text += censored_text(num, censored, len(num_steps), with_censored)
         text += f" ({over}r > {r_low:.3g} with the censored seeds at their last steps, a lower bound)"
         if found is not None:
-            found["censored"] = {
-                "role": num,
-                "seeds": censored,
-                "judged_on": f"the {len(num_steps)} seeds of {num} that reached it",
-                "with_censored": with_censored.as_dict() if with_censored else None,
-            }
+            found["censored"] = censored_entry(num, censored, len(num_steps), with_censored)
         # only the numerator significantly larger on the seeds that reached it can be said; anything else is open
         shows_larger = diff is not None and diff.excludes_zero() and diff.estimate > 0
         return ("direction only" if target > 1 and shows_larger else "inconclusive"), text, None, diff
@@ -338,12 +346,7 @@ def judge_ordering(
         with_censored = difference_interval(a, bound, (lower, other))
         text += censored_text(other, censored, len(b), with_censored)
         if found is not None:
-            found["censored"] = {
-                "role": other,
-                "seeds": censored,
-                "judged_on": f"the {len(b)} seeds of {other} that reached it",
-                "with_censored": with_censored.as_dict() if with_censored else None,
-            }
+            found["censored"] = censored_entry(other, censored, len(b), with_censored)
         diff = difference_interval(a, b, (lower, other)) if len(b) >= 2 else None
         return ("reproduced" if ordering_verdict(diff, -1) is None else "inconclusive"), text, diff
     if not b:
