@@ -579,3 +579,15 @@ def test_a_value_says_its_failed_seeds_once() -> None:
     gone = {"mean": None, "note": "no seed finished without diverging"}
     assert value_text(gone, [10, 10]) == "no seed finished without diverging"
     assert value_text(None, [2, 2]) == "–; 2 of 2 seeds failed"
+
+
+def test_the_protocol_line_sets_the_measured_platform_drift_beside_the_margin() -> None:
+    from normbench.cards.render import drift_text
+
+    def section(drift: float) -> dict:
+        return {"margin": 0.02, "platform_drift": {"final_val_loss": {"drift": drift, "where": "lm pre/both seed 3"}}}
+
+    near = drift_text(section(0.0145))
+    assert "`final_val_loss` ends 0.015 apart on another platform (lm pre/both seed 3), comparable to the margin" in near
+    assert "far below the margin" in drift_text(section(0.001))
+    assert drift_text({"margin": 0.02}) == ""

@@ -27,6 +27,7 @@ from normbench.io import dumps_json
 from normbench.nn.norms import get_component, source_version
 from normbench.reporting.card_pages import AT_TUNED
 from normbench.reporting.claims import judge
+from normbench.reporting.norm_board import platform_drift
 from normbench.reporting.tuned import at_rate, rates_of
 from normbench.training.records import provenance, utc_now
 
@@ -358,6 +359,9 @@ def task_card(
         "norms": (models := section_models(norm, protocol, variants, results_dir, options)),
         "extra_parameters": extra_parameters(models),
         "headline": {m: {role: metric_row(board, v, m) for role, v in variants.items()} for m in protocol.metrics},
+        "platform_drift": {
+            m: drift for m in protocol.metrics if (drift := platform_drift(protocol.task, m, Path(results_dir)))
+        },
         "claims": claims,
         "comparisons": comparisons(claims),
         "thresholds": {m: {role: metric_row(board, v, m) for role, v in variants.items()} for m in protocol.thresholds},

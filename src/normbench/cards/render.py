@@ -202,6 +202,25 @@ def norm_text(spec: dict[str, Any]) -> str:
     return f"`{spec.get('component')}` ({affine}, {eps}{count}{frozen}{options})"
 
 
+def drift_text(t: dict[str, Any]) -> str:
+    """The measured platform drift of each headline metric beside the margin (``results/reproducibility.md``): a
+    drift above a tenth of the margin is *comparable* to it (a seed retrained elsewhere can move a verdict near the
+    margin), so the card says so; ``""`` where no drift is measured."""
+    said = []
+    for metric, drift in (t.get("platform_drift") or {}).items():
+        comparable = drift["drift"] > t["margin"] / 10
+        said.append(
+            f"`{metric}` ends {drift['drift']:.2g} apart on another platform ({drift['where']}), "
+            + (
+                f"comparable to the margin: a verdict within {drift['drift']:.2g} of the margin may differ on another "
+                "machine"
+                if comparable
+                else "far below the margin"
+            )
+        )
+    return f" Measured platform drift (results/reproducibility.md): {'; '.join(said)}." if said else ""
+
+
 def protocol_lines(t: dict[str, Any]) -> Lines:
     """What each variant of a task's section is, read from the model it builds: the placement, every norm of the
     network and the trained parameters (the baselines are the published variants; the new norm replaces the block
@@ -209,6 +228,7 @@ def protocol_lines(t: dict[str, Any]) -> Lines:
     norms = t.get("norms") or {}
     kinds = list(dict.fromkeys(k for n in norms.values() for k in n["norms"]))
     head = f"**Protocol.** Preset `{t['preset']}`; equivalence margin {t['margin']:g} ({t['better']} is better)."
+    head += drift_text(t)
     if not kinds:
         return [head, ""]
     lines = [
