@@ -1,12 +1,14 @@
 """What each ``normbench`` command does, as library functions (the command line only parses and calls these).
 
-A sweep and its leaderboard: :func:`normbench.sweep.run.run_sweep`; these modules add the commands that read
-trained runs or published boards (rebuild, re-judge, compare, cite, the analyses) and prediction.
+A sweep and its leaderboard (:func:`sweep`, :func:`bench`: :func:`normbench.sweep.run.run_sweep`); the commands that
+read trained runs or published boards (rebuild, re-judge, compare, cite, the analyses), bakes, cards and prediction.
+Each function's signature is its command's options and its docstring its help; :data:`normbench.cli.COMMANDS` names
+them.
 """
 
 from normbench.commands.analyses import decompose, geometry, random_grid
 from normbench.commands.bake import bake
-from normbench.commands.boards import bench, cite, compare, leaderboard, rejudge, tasks
+from normbench.commands.boards import bench, cite, compare, leaderboard, rejudge, sweep, tasks
 from normbench.commands.card import card
 from normbench.commands.norms import norms
 from normbench.commands.predict import predict
@@ -24,5 +26,6 @@ __all__ = [
     "predict",
     "random_grid",
     "rejudge",
+    "sweep",
     "tasks",
 ]

@@ -10,8 +10,10 @@ QUEUE = "results/bake.yaml"  # normbench.sweep.bake.QUEUE (imported when the bak
 
 
 def bake(queue: str = QUEUE, bake_options: BakeOptions | None = None, dry_run: bool = False) -> None:
-    """Train the queued runs the published boards want, in priority order, within a time budget; add them to the run
-    archive (finished, or unfinished with their checkpoints) and rebuild the boards whose runs changed.
+    """Train the bake queue's runs within a time budget, into the run archive (`normbench bake --budget 60`).
+
+    The queued runs the published boards want train in priority order; finished ones, and unfinished ones with their
+    checkpoints, go into the run archive, and the boards whose runs changed are rebuilt.
 
     Args:
         queue: the queue file (``results/bake.yaml``: a list of board, task, preset, variants, seeds).

@@ -16,10 +16,35 @@ from normbench.reporting import publish
 from normbench.sweep.options import SweepOptions
 
 
+def sweep(options: SweepOptions | None = None, overrides: Sequence[str] = (), dry_run: bool = False) -> Path | None:
+    """Train a config's variant x grid x seed sweep and write its leaderboard.
+
+    Finished runs are skipped, interrupted ones resume from their last checkpoint.
+
+    Args:
+        options: which runs, where they train, where their leaderboard goes (:class:`SweepOptions`).
+        overrides: every run's config overrides (``--section.key VALUE`` on the command line).
+        dry_run: plan the runs and list where each stands (finished, to resume, to train); train and write nothing.
+    """
+    from normbench.sweep.run import run_sweep
+
+    return run_sweep(options or SweepOptions(), overrides, dry_run=dry_run)
+
+
 def bench(
     task: str, options: SweepOptions | None = None, overrides: Sequence[str] = (), dry_run: bool = False
 ) -> Path | None:
-    """A task's own sweep: ``normbench sweep --config <task>`` with ``options`` (its config set to ``task``)."""
+    """A task's own sweep: `normbench bench <task> [--preset quick] [--section.key VALUE ...]`.
+
+    The sweep of ``normbench sweep --config <task>``: finished runs are skipped, interrupted ones resume from their
+    last checkpoint, and the leaderboard is written.
+
+    Args:
+        task: registered task name (see `normbench tasks`).
+        options: the sweep's other options (:class:`SweepOptions`; its ``config`` is ``task``).
+        overrides: every run's config overrides (``--section.key VALUE`` on the command line).
+        dry_run: plan the runs and list where each stands (finished, to resume, to train); train and write nothing.
+    """
     from normbench.sweep.run import run_sweep
     from normbench.tasks import get_task
 
@@ -174,8 +199,10 @@ def rejudge(board: str, force: bool = False) -> None:
 def compare(
     task: str, a: str, b: str, name: str | None = None, results_dir: str = "results", metrics: list[str] | None = None
 ) -> None:
-    """Two variants of a leaderboard side by side: each metric's mean ± std over seeds, the difference b - a,
-    its 95% Welch interval and p-value (e.g. `normbench compare majority pre/both pre/scale`).
+    """Two variants of a leaderboard side by side, with the difference and its interval.
+
+    Each metric's mean ± std over seeds, the difference b - a, its 95% Welch interval and p-value
+    (e.g. `normbench compare majority pre/both pre/scale`).
 
     Args:
         task: a task (its own bench), a <task>/<name> key, or a path to a leaderboard.json or its folder.

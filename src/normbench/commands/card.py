@@ -16,9 +16,10 @@ def card(
     bake_options: BakeOptions | None = None,
     dry_run: bool = False,
 ) -> None:
-    """Write the report card of a norm: its measured facts, and its runs on every task beside the published LayerNorm
-    and RMSNorm runs, judged against both (``results/cards/<norm>/card.md``; its boards
-    ``results/<task>/card-<norm>/``).
+    """A report card for a norm: its facts and its runs on every task against LayerNorm and RMSNorm.
+
+    The card holds the norm's measured facts, and its runs on every task beside the published LayerNorm and RMSNorm
+    runs, judged against both (``results/cards/<norm>/card.md``; its boards ``results/<task>/card-<norm>/``).
 
     Args:
         norm: a registered norm (``dyt``), an entry point's name, or an import path ``package.module:Class``.

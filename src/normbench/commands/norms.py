@@ -4,7 +4,7 @@ from __future__ import annotations
 
 
 def norms(results_dir: str = "results", force: bool = False, dry_run: bool = False) -> None:
-    """Write the norm leaderboard (which norm is better on each task, on equal terms) from the published tuned boards.
+    """The norm leaderboard: which norm is better on each task, on equal terms (results/norms.md).
 
     Nothing is trained: every cell is read from the tuned boards under ``results_dir`` and the report cards
     (:mod:`normbench.reporting.norm_board`). A build identical to the published one writes nothing; a build in which
