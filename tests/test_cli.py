@@ -3,9 +3,11 @@ published results that no later sweep can overwrite."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -260,10 +262,11 @@ def test_as_a_process_a_sigterm_leaves_at_once_with_143(monkeypatch: pytest.Monk
     from normbench.training.sigterm import Terminated
 
     def terminated(argv: list[str], dry: bool) -> None:
+        """Stand in for fit."""
         raise Terminated
 
     left: list[int] = []
-    monkeypatch.setattr(cli, "fit", terminated)
+    monkeypatch.setitem(cli.COMMANDS, "fit", dataclasses.replace(cli.COMMANDS["fit"], function=terminated))
     monkeypatch.setattr(cli, "leave_now", left.append)
     monkeypatch.setattr(sys, "argv", ["normbench", "fit"])
     with pytest.raises(SystemExit) as info:
@@ -273,3 +276,102 @@ def test_as_a_process_a_sigterm_leaves_at_once_with_143(monkeypatch: pytest.Monk
     with pytest.raises(SystemExit) as again:
         cli.main(["fit"])
     assert again.value.code == 143 and left == [143]
+
+
+# --------------------------------------------------------------------------------------------- the command table
+
+
+def greet(name: str, times: int = 1) -> None:
+    """Greet someone: a command that writes nothing.
+
+    Args:
+        name: whom to greet.
+        times: how many greetings.
+    """
+    print(" ".join([f"hello {name}"] * times))
+
+
+def note(text: str, out: str = "note.txt", force: bool = False, overrides: Sequence[str] = ()) -> None:
+    """Write a note, and the config overrides it was given.
+
+    Args:
+        text: the note.
+        out: the file it goes to.
+        force: replace an existing note.
+        overrides: the config overrides (``--section.key VALUE``).
+    """
+    if Path(out).exists() and not force:
+        raise ValueError(f"out: {out} exists; --force replaces it")
+    Path(out).write_text(f"{text} {' '.join(overrides)}")
+
+
+def test_one_entry_in_the_table_is_a_whole_command(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A command is its function and one entry of ``normbench.cli.COMMANDS``: its line in ``normbench --help`` and
+    its ``--help`` come from the docstring, its options from the signature; the entry says what it writes (a dry run
+    of a command that writes nothing runs it) and that it takes config overrides."""
+    from normbench import cli
+
+    monkeypatch.setitem(cli.COMMANDS, "greet", cli.Command(greet))
+    monkeypatch.setitem(cli.COMMANDS, "note", cli.Command(note, writes="the note (--out)", overrides="train"))
+
+    def run(*args: str) -> tuple[int | str | None, str, str]:
+        code: int | str | None = 0
+        try:
+            cli.main(list(args))
+        except SystemExit as exc:
+            code = exc.code
+        out = capsys.readouterr()
+        return code, out.out, out.err
+
+    code, out, _ = run("--help")
+    assert code == 0 and "  greet        Greet someone: a command that writes nothing." in out
+    assert "  note         Write a note, and the config overrides it was given." in out
+    code, out, _ = run("greet", "--help")
+    assert code in (0, None) and "--times TIMES" in out and "how many greetings" in out and "Writes nothing" in out
+    code, out, _ = run("note", "--help")
+    assert code in (0, None) and "Writes the note (--out)." in out and "--compile MODE" in out
+    assert "overrides the config of every run" in out and "--overrides" not in out
+
+    assert run("greet", "world", "--times", "2") == (0, "hello world hello world\n", "")
+    assert run("greet", "world", "--dry_run") == (0, "hello world\n", "")  # it writes nothing: a dry run runs it
+    code, _, err = run("greet", "world", "--times", "two")
+    assert code == 2 and err.count("\n") == 1 and err.startswith("normbench: error: times:")
+    code, _, err = run("greet")
+    assert code == 2 and err == "normbench: error: the following arguments are required: greet.name\n"
+
+    path = tmp_path / "note.txt"
+    code, out, _ = run("note", "hi", f"--out={path}", "--trainer.max_steps", "3", "--dry_run")
+    assert (code, out) == (0, "normbench: dry run: `normbench note` is valid\n") and not path.exists()
+    assert run("note", "hi", "--out", str(path), "--trainer.max_steps", "3")[0] == 0
+    assert path.read_text() == "hi --trainer.max_steps 3"
+    code, _, err = run("note", "again", "--out", str(path))
+    assert code == 2 and err == f"normbench: error: out: {path} exists; --force replaces it\n"
+    assert run("note", "again", "--out", str(path), "--force")[0] == 0 and path.read_text() == "again "
+
+
+def test_every_entry_of_the_table_is_parsed_from_its_function() -> None:
+    """Each command's entry agrees with its function: a one-line summary, the arguments the entry gives it, and a
+    parser built from its signature alone (the overrides are no option of its own)."""
+    from normbench import cli
+
+    def entries(table: dict, prefix: str = "") -> dict[str, cli.Command]:
+        out = {}
+        for name, entry in table.items():
+            if isinstance(entry, cli.Group):
+                out.update(entries(entry.commands, f"{prefix}{name} "))
+            else:
+                out[prefix + name] = entry
+        return out
+
+    every = entries(cli.COMMANDS)
+    assert {"fit", "sweep", "bench", "analyze geometry", "analyze decompose", "norms", "card"} <= set(every)
+    for name, command in every.items():
+        assert command.summary and "\n" not in command.summary, name
+        if command.raw:
+            continue
+        help_text = cli.command_parser(command).format_help()
+        assert "--overrides" not in help_text and ("--compile" in help_text) == (command.overrides == "train"), name
+    assert {n for n, c in every.items() if c.writes is None} == {"compare", "cite", "tasks"}
+    assert {n for n, c in every.items() if c.overrides} == {"fit", "sweep", "bench", "analyze geometry"}

@@ -26,7 +26,8 @@ import pytest
 import torch
 
 import normbench
-from normbench.cli import main, sweep_parser, usage
+from normbench.cli import COMMANDS as TABLE
+from normbench.cli import command_parser, main, usage
 
 REPO = Path(normbench.__file__).resolve().parents[2]
 PREFIXES = ("python -m nox", "nox", "normbench", ".venv/bin/normbench", "PYTHONPATH=examples normbench")
@@ -98,7 +99,7 @@ def documentation_pages() -> list[Path]:
 def documented() -> list[str]:
     readme = [c for page in documentation_pages() for c in commands_in(shell_lines(page.read_text(encoding="utf-8")))]
     noxfile = commands_in([line.strip() for line in (REPO / "noxfile.py").read_text().split('"""')[1].splitlines()])
-    helps = help_commands(usage()) + help_commands(sweep_parser().format_help())
+    helps = help_commands(usage()) + help_commands(command_parser(TABLE["sweep"]).format_help())
     commands = [
         c.replace("<label>-<hash>", PLACEHOLDERS["<label>-<hash>"]).removeprefix("python -m ")
         for c in readme + noxfile + helps

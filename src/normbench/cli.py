@@ -1,19 +1,13 @@
-"""The ``normbench`` command: one jsonargparse parser, one subcommand per function of :mod:`normbench.commands`.
+"""The ``normbench`` command: one table, :data:`COMMANDS`, of command name -> the function it calls.
 
-* ``normbench fit --config <task or file> [--preset quick] [--model.arch.attn_norm.component project] ...``
-  trains one run (LightningCLI: any ``--trainer.*`` option passes through).
-* ``normbench sweep --config <task or file> [--preset quick] [--grid AXIS=V1,V2] [--seeds 0-9]
-  [--workers N | --gpus 0,1 | --shard I/N | --vectorize K] [--section.key VALUE ...]`` trains a
-  variant x grid x seed sweep (finished runs skipped, interrupted ones resumed) and writes its leaderboard.
-* ``normbench bench <task> [sweep options] [--section.key VALUE ...]``: the task's own sweep (shorthand).
-* ``normbench leaderboard <task> [--preset quick]`` rebuilds a sweep's leaderboard from the records.
-* ``normbench rejudge results/<task>[/<name>]`` judges a published board's claims again from its per-seed values.
-* ``normbench compare <task> A B [--name NAME]`` prints two variants' metrics, the difference and its interval.
-* ``normbench cite <task> [--name NAME]`` prints BibTeX naming the commit that contains the leaderboard.
-* ``normbench analyze decompose|geometry ...`` analyses trained runs.
-* ``normbench random_grid`` runs the random-key experiment (Figure 1c/1d) into ``results/unselectable/``.
-* ``normbench predict <run> <test.tsv> [--out SST-2.tsv]`` predicts a GLUE-layout file with a trained sst2 run.
-* ``normbench tasks`` lists the registered tasks.
+Each entry (:class:`Command`) names a function of :mod:`normbench.commands`; the command line is parsed from it
+(jsonargparse), as litgpt's is: its parameters are the command's options (required ones positional; a parameter
+whose type is a dataclass, :class:`SweepOptions` or :class:`BakeOptions`, gives its fields as options), the first line
+of its docstring is the command's line in ``normbench --help``, and its docstring's text and ``Args:`` are the
+command's ``--help``. The entry declares what the command writes, whether it takes config overrides and whether the
+function does its own dry run. Adding a command is one entry (docs/extending.md); ``normbench --help`` lists them.
+``fit`` parses its own arguments with LightningCLI's parser (any ``--trainer.*`` option passes through), and
+``analyze`` is a group of analyses (:class:`Group`).
 
 A config override has one form everywhere: ``--section.key VALUE`` (or ``--section.key=VALUE``), e.g.
 ``--model.arch.attn_norm.component scale`` or ``--trainer.max_steps 100``, for ``fit``, ``sweep``, ``bench``
@@ -50,159 +44,188 @@ import dataclasses
 import inspect
 import os
 import sys
-from collections.abc import Callable, Collection
-from typing import Any
+import typing
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 from jsonargparse import ArgumentError, ArgumentParser, Namespace
 
-from normbench import commands
+from normbench.commands.analyses import decompose, geometry, random_grid
+from normbench.commands.bake import bake
+from normbench.commands.boards import bench, cite, compare, leaderboard, rejudge, sweep, tasks
+from normbench.commands.card import card
+from normbench.commands.norms import norms
+from normbench.commands.predict import predict
 from normbench.errors import one_line
 from normbench.io import VERBOSE_ENV, quiet_third_party
-from normbench.sweep.options import BAKE_OPTION_NAMES, OPTION_NAMES, BakeOptions, SweepOptions, split_overrides
+from normbench.sweep.options import SweepOptions, split_overrides
 from normbench.training.runlock import BUSY_STATUS, RunBusy
 from normbench.training.sigterm import TERMINATED_STATUS, Terminated, sigterm_interrupts, sigterm_received
 
-# every subcommand, with the one line `normbench --help` shows for it
-COMMANDS: dict[str, str] = {
-    "fit": "train one run (LightningCLI: `normbench fit --config <task> [--preset NAME] [--section.key VALUE ...]`)",
-    "sweep": "train a variant x grid x seed sweep and write its leaderboard (`normbench sweep --help`)",
-    "bench": "a task's own sweep: `normbench bench <task> [--preset quick] [--section.key VALUE ...]`",
-    "leaderboard": "rebuild a sweep's leaderboard from its run records (nothing is trained)",
-    "rejudge": "judge a published leaderboard's claims again from the per-seed values it holds",
-    "compare": "two variants of a leaderboard side by side, with the difference and its interval",
-    "cite": "BibTeX for a leaderboard, naming the commit that contains it",
-    "analyze": "analyses of trained runs: `analyze decompose` (Mickus et al.), `analyze geometry` (d = 3 pictures)",
-    "random_grid": "Figure 1c/1d: unselectable keys among random keys, raw and after LayerNorm",
-    "predict": "predict a GLUE-layout TSV file with a trained sst2 run (GLUE's submission format)",
-    "tasks": "list the registered tasks and their config files",
-    "bake": "train the bake queue's runs within a time budget, into the run archive (`normbench bake --budget 60`)",
-    "card": "a report card for a norm: its facts and its runs on every task against LayerNorm and RMSNorm",
-    "norms": "the norm leaderboard: which norm is better on each task, on equal terms (results/norms.md)",
-}
-# the function behind each command parsed from its signature (sweep, bench and fit are parsed apart)
-FUNCTIONS: dict[str, Callable[..., Any]] = {
-    "leaderboard": commands.leaderboard,
-    "rejudge": commands.rejudge,
-    "compare": commands.compare,
-    "cite": commands.cite,
-    "random_grid": commands.random_grid,
-    "predict": commands.predict,
-    "tasks": commands.tasks,
-    "bake": commands.bake,
-    "card": commands.card,
-    "norms": commands.norms,
-}
-ANALYSES: dict[str, Callable[..., Any]] = {"decompose": commands.decompose, "geometry": commands.geometry}
 TRUST_OPTION = "--trust_record_code"  # as normbench.tasks.trust names them (imported only when a command runs)
 TRUST_ENV = "NORMBENCH_TRUST_RECORD_CODE"
-BAKED = "bake_options"  # the parameter of a command taking a bake's options (:class:`BakeOptions`), flat on its line
-ALIASES = {"card": {"--norm_options": "--options"}}  # other spellings of a command's options
-TAKES_OVERRIDES = ("sweep", "bench", "geometry")  # commands whose other --section.key VALUE configure the runs
 DRY_RUN = "--dry_run"
 VERBOSE = "--verbose"
 DRY_RUN_ENV = "NORMBENCH_DRY_RUN"  # =1: every normbench command is a dry run (e.g. under a nox session)
-READ_ONLY = ("compare", "cite", "tasks")  # they write nothing: a dry run runs them
 OVERRIDES_HELP = (
     "Any other --section.key VALUE (e.g. --trainer.max_steps 100, --model.arch.attn_norm.component scale, "
     "--trainer.strategy ddp --trainer.devices 4) overrides the config of every run, as for normbench fit."
 )
-#: the options every command takes (main() reads them before a command's parser; its --help lists them)
-COMMON_OPTIONS = {
-    "dry_run": f"check the arguments (and plan a sweep's runs), train and write nothing (or {DRY_RUN_ENV}=1); "
-    "compare, cite and tasks, which write nothing, run",
-    "verbose": f"Lightning's device banners, tips and model summary as well (or {VERBOSE_ENV}=1)",
-    "trust_record_code": "let the run records and checkpoints it reads import the classes and norms they name "
-    "(or NORMBENCH_TRUST_RECORD_CODE=1; otherwise registered ones only)",
-}
 COMPILE_HELP = (
     "train the network through torch.compile: none (eager, the default), default, reduce-overhead (CUDA graphs) "
     "or max-autotune"
 )
+NOT_OPTIONS = ("overrides",)  # parameters of a command's function that are no options of its own (see Command)
 
 
-def usage() -> str:
-    width = max(map(len, COMMANDS))
-    lines = [
-        "usage: normbench <command> [options]   (`normbench <command> --help` for its options)",
-        "",
-        "normbench: normalization ablations in Transformers.",
-        "",
-        "commands:",
-    ]
-    lines += [f"  {name:<{width}}  {text}" for name, text in COMMANDS.items()]
-    lines += [
-        "",
-        "Config overrides have one form for every command: --section.key VALUE (e.g. --trainer.max_steps 100).",
-        f"Any command takes {DRY_RUN} (or {DRY_RUN_ENV}=1 in the environment): check the arguments (and plan",
-        "a sweep's runs), train and write nothing; compare, cite and tasks, which write nothing, run.",
-        f"Any command takes {VERBOSE} (or {VERBOSE_ENV}=1): Lightning's device banners and tips as well.",
-        f"Any command takes {TRUST_OPTION} true (or {TRUST_ENV}=1): let run records and checkpoints import",
-        "the classes and norms they name; without it they may name registered ones only (records are data).",
-        "Bad input ends with one line `normbench: error: <field>: <what is allowed>` and exit status 2.",
-    ]
-    return "\n".join(lines)
+def docstring_prose(function: Callable[..., Any]) -> list[str]:
+    """The paragraphs of a function's docstring before its ``Args:`` (or ``Returns:``) section."""
+    prose = []
+    for paragraph in (inspect.getdoc(function) or "").split("\n\n"):
+        if paragraph.lstrip().startswith(("Args:", "Returns:", "Raises:")):
+            break
+        prose.append(paragraph.strip())
+    return [p for p in prose if p]
 
 
-def with_common_options(
-    parser: ArgumentParser, compile_option: bool = False, has: Collection[str] = ()
-) -> ArgumentParser:
-    """``parser`` with the options of every command in its help (and ``--compile``, an option of every run), but
-    those it ``has`` already (e.g. ``leaderboard``'s own ``dry_run``)."""
-    group = parser.add_argument_group("options of every command")
-    for name, text in COMMON_OPTIONS.items():
-        if name not in has:
-            group.add_argument(f"--{name}", action="store_true", help=text)
-    if compile_option:
-        group.add_argument("--compile", metavar="MODE", type=str | None, default=None, help=COMPILE_HELP)
-    return parser
+@dataclass(frozen=True)
+class Command:
+    """One ``normbench`` command: the function it calls, and what the command line needs to know about it.
+
+    Attributes:
+        function: what the command does. Its parameters are the command's options (a parameter without a default is
+            positional), each described in its docstring's ``Args:``; a parameter whose type is a dataclass
+            (:class:`SweepOptions`, :class:`BakeOptions`) gives each of its fields as an option, and receives them
+            as one object. The docstring's first line is the command's one line in ``normbench --help``; its text
+            before ``Args:`` opens ``normbench <command> --help``.
+        writes: what the command writes, as its ``--help`` says (``None``: nothing; a dry run runs it).
+        overrides: whether every other ``--section.key VALUE`` is a config override, given as the function's
+            ``overrides`` (a list of those arguments): ``"train"``, overrides of the runs it trains (LightningCLI's:
+            ``--trainer.max_steps 100``; its ``--help`` says so and lists ``--compile``); ``"read"``, the overrides
+            the runs it reads were trained with (part of their keys); ``None``: it takes none.
+        dry_run: the function does its own dry run: ``--dry_run`` (or ``NORMBENCH_DRY_RUN=1``) is its ``dry_run``
+            argument. Otherwise a dry run of a command that writes checks its arguments and calls nothing.
+        skip: fields of its dataclass parameters that are not its options (``bench``: ``config``, its task instead).
+        aliases: other spellings of its options (``card``: ``--norm_options`` for ``--options``).
+        raw: the function parses its own arguments (``fit``: LightningCLI's parser), called as
+            ``function(argv, dry_run)`` with the words after the command's name.
+    """
+
+    function: Callable[..., Any]
+    writes: str | None = None
+    overrides: Literal["train", "read"] | None = None
+    dry_run: bool = False
+    skip: Collection[str] = ()
+    aliases: Mapping[str, str] = field(default_factory=dict)
+    raw: bool = False
+
+    def __post_init__(self) -> None:
+        name = getattr(self.function, "__name__", repr(self.function))
+        prose = docstring_prose(self.function)
+        if not prose or "\n" in prose[0]:
+            raise TypeError(f"command {name}: its docstring must open with a one-line summary (its --help line)")
+        if self.raw:
+            return
+        params = self.parameters
+        for given, parameter in ((self.overrides, "overrides"), (self.dry_run, "dry_run")):
+            if given and parameter not in params:
+                raise TypeError(f"command {name}: its entry gives it {parameter}, but it takes no {parameter!r}")
+
+    @property
+    def parameters(self) -> Mapping[str, inspect.Parameter]:
+        return inspect.signature(self.function).parameters
+
+    @property
+    def summary(self) -> str:
+        """The command's line in ``normbench --help``: the first line of its function's docstring."""
+        return docstring_prose(self.function)[0]
+
+    @property
+    def description(self) -> str:
+        """What ``normbench <command> --help`` says first: its docstring's text before ``Args:``."""
+        return "\n\n".join(docstring_prose(self.function)) + (f" {OVERRIDES_HELP}" if self.overrides == "train" else "")
+
+    def dataclass_parameters(self) -> dict[str, type]:
+        """The parameters whose type is a dataclass (``options: SweepOptions | None``), with that class."""
+        hints = typing.get_type_hints(self.function)
+        found = {}
+        for name in self.parameters:
+            hint = hints.get(name)
+            classes = [t for t in (hint, *typing.get_args(hint)) if isinstance(t, type) and dataclasses.is_dataclass(t)]
+            if classes:
+                found[name] = classes[0]
+        return found
+
+    def own_options(self) -> frozenset[str]:
+        """The option names that are the command's own (the others are overrides, where it takes them)."""
+        flat = self.dataclass_parameters()
+        fields = {f.name for cls in flat.values() for f in dataclasses.fields(cls)}
+        return frozenset(self.parameters) - set(NOT_OPTIONS) - set(flat) | fields
+
+    def arguments(self, args: Namespace) -> dict[str, Any]:
+        """The function's keyword arguments from its parsed command (the options of every command left out:
+        main() has read them)."""
+        flat = self.dataclass_parameters()
+        kwargs: dict[str, Any] = {}
+        for name in self.parameters:
+            if name in flat:
+                fields = [f.name for f in dataclasses.fields(flat[name])]
+                kwargs[name] = flat[name](**{f: args[f] for f in fields if f not in self.skip and f in args})
+            elif name not in NOT_OPTIONS and name not in COMMON_OPTIONS and name in args:
+                kwargs[name] = args[name]
+        return kwargs
 
 
-def first_line(function: Callable[..., Any]) -> str:
-    """The first line of a function's docstring (its one-line help)."""
-    return (function.__doc__ or "").strip().splitlines()[0] if function.__doc__ else ""
+@dataclass(frozen=True)
+class Group:
+    """A command whose first argument names one of its own commands (``normbench analyze <analysis> ...``).
+
+    Attributes:
+        summary: its line in ``normbench --help`` (and its ``--help``).
+        commands: its commands, as :data:`COMMANDS` holds the top-level ones.
+        dest: what one of its commands is called, in messages and in the parsed arguments (``analysis``).
+    """
+
+    summary: str
+    commands: dict[str, Command]
+    dest: str
 
 
-def function_parser(function: Callable[..., Any], skip: set[str] | None = None) -> ArgumentParser:
-    """A subcommand's parser from a function's signature and docstring: required arguments positional."""
-    parser = ArgumentParser(description=(function.__doc__ or "").split("\n\n")[0], exit_on_error=False)
-    params = inspect.signature(function).parameters
-    baked = BAKED in params  # a bake's options (bake, card): their fields are the command's own options
-    parser.add_function_arguments(
-        function, as_group=False, as_positional=True, skip=(skip or set()) | ({BAKED} if baked else set())
+# ----------------------------------------------------------------------------------------------------- fit
+
+
+def fit(args: list[str], dry: bool) -> None:
+    """Train one run (LightningCLI: `normbench fit --config <task> [--preset NAME] [--section.key VALUE ...]`).
+
+    LightningCLI's parser reads ``args`` (sys.argv stays as it is: DDP re-launches this very command); without a
+    config, ``--help`` is :func:`fit_help_parser`'s, which imports no torch.
+    """
+    if asks_fit_help(args):
+        fit_help_parser().parse_args(["--help"])
+        return
+    from normbench.training.cli import train
+
+    if dry:
+        dry_fit(args)
+        return
+    try:
+        print(f"normbench: run record {train(args)}")
+    except RunBusy as exc:  # not an error: the other process trains the run
+        print(f"normbench: {exc}", file=sys.stderr)
+        raise SystemExit(BUSY_STATUS) from None
+
+
+def dry_fit(args: list[str]) -> None:
+    """``normbench fit ... --dry_run``: parse and build the run (model, data module, trainer), print where it goes."""
+    from normbench.training.cli import NormbenchCLI
+    from normbench.training.config import preset_args
+
+    cli = NormbenchCLI(args=preset_args(args))
+    print(
+        f"normbench: dry run: {cli.recorder.meta['variant']} seed {cli.recorder.meta['seed']} -> {cli.run_dir} "
+        f"(config {cli.config_hash})"
     )
-    if baked:
-        parser.add_class_arguments(BakeOptions, as_group=False)
-    return with_common_options(parser, has=params)
-
-
-def sweep_parser(positional_task: bool = False) -> ArgumentParser:
-    """``normbench sweep`` (``bench``: the task first, instead of ``--config``): the fields of :class:`SweepOptions`."""
-    what = "a task's own sweep" if positional_task else "a config's variant x grid x seed sweep"
-    parser = ArgumentParser(
-        description=f"Train {what} (finished runs are skipped, interrupted ones resume from their last "
-        f"checkpoint) and write the leaderboard. {OVERRIDES_HELP}",
-        exit_on_error=False,
-    )
-    if positional_task:
-        parser.add_argument("task", type=str, help="registered task name (see `normbench tasks`)")
-    parser.add_class_arguments(SweepOptions, as_group=False, skip={"config"} if positional_task else None)
-    return with_common_options(parser, compile_option=True)
-
-
-def build_parser() -> ArgumentParser:
-    """The one parser of every subcommand but ``fit`` (whose parser is LightningCLI's, :func:`fit`)."""
-    parser = ArgumentParser(prog="normbench", description=usage(), exit_on_error=False)
-    sub = parser.add_subcommands(dest="command")
-    sub.add_subcommand("sweep", sweep_parser(), help=COMMANDS["sweep"])
-    sub.add_subcommand("bench", sweep_parser(positional_task=True), help=COMMANDS["bench"])
-    for name, function in FUNCTIONS.items():
-        sub.add_subcommand(name, function_parser(function), help=COMMANDS[name])
-    analyze = with_common_options(ArgumentParser(description=COMMANDS["analyze"], exit_on_error=False))
-    sub.add_subcommand("analyze", analyze, help=COMMANDS["analyze"])
-    analyses = analyze.add_subcommands(dest="analysis")
-    for name, function in ANALYSES.items():
-        analyses.add_subcommand(name, function_parser(function, skip={"overrides"}), help=first_line(function))
-    return parser
 
 
 def fit_help_parser() -> ArgumentParser:
@@ -230,6 +253,151 @@ def asks_fit_help(args: list[str]) -> bool:
     return helps and not any(a in ("-c", "--config") or a.startswith("--config=") for a in args)
 
 
+# ------------------------------------------------------------------------------------------ the commands
+
+#: every ``normbench`` command, in the order ``normbench --help`` lists them: adding a command is one entry here
+COMMANDS: dict[str, Command | Group] = {
+    "fit": Command(
+        fit,
+        writes="a run under --runs_dir: its logs, checkpoints and run record",
+        overrides="train",
+        dry_run=True,
+        raw=True,
+    ),
+    "sweep": Command(
+        sweep,
+        writes="its runs under --runs_dir and its leaderboard under --results_dir/<task>/[<name>/]",
+        overrides="train",
+        dry_run=True,
+    ),
+    "bench": Command(
+        bench,
+        writes="its runs under --runs_dir and its leaderboard under --results_dir/<task>/[<name>/]",
+        overrides="train",
+        dry_run=True,
+        skip={"config"},
+    ),
+    "leaderboard": Command(
+        leaderboard, writes="the sweep's leaderboard under --results_dir/<task>/[<name>/]", dry_run=True
+    ),
+    "rejudge": Command(rejudge, writes="the board's leaderboard.json and leaderboard.md, where a verdict changed"),
+    "compare": Command(compare),
+    "cite": Command(cite),
+    "analyze": Group(
+        "Analyses of trained runs: `analyze decompose` (Mickus et al.), `analyze geometry` (d = 3 pictures).",
+        {
+            "decompose": Command(decompose, writes="decomposition.json and decomposition.png in the run's folder"),
+            "geometry": Command(
+                geometry, writes="geometry.json and its figures under --results_dir/majority/", overrides="read"
+            ),
+        },
+        dest="analysis",
+    ),
+    "random_grid": Command(random_grid, writes="random_grid.json, two heatmaps and a leaderboard in unselectable/"),
+    "predict": Command(predict, writes="the predictions file (--out)"),
+    "tasks": Command(tasks),
+    "bake": Command(bake, writes="the queued runs, into the run archive, and the boards they change", dry_run=True),
+    "card": Command(
+        card,
+        writes="the card, results/cards/<norm>/, and its boards, results/<task>/card-<norm>/",
+        dry_run=True,
+        aliases={"--norm_options": "--options"},
+    ),
+    "norms": Command(norms, writes="norms.md, norms.json and a figure per task under --results_dir"),
+}
+ANALYSES = COMMANDS["analyze"].commands  # the analyses of `normbench analyze`
+
+
+def listed(names: list[str]) -> str:
+    """``a, b and c``."""
+    return ", ".join(names[:-1]) + f" and {names[-1]}" if len(names) > 1 else "".join(names)
+
+
+def read_only() -> str:
+    """The commands that write nothing (a dry run runs them), as a phrase: ``compare, cite and tasks``."""
+    return listed([name for name, c in COMMANDS.items() if isinstance(c, Command) and c.writes is None])
+
+
+#: the options every command takes (main() reads them before a command's parser; its --help lists them)
+COMMON_OPTIONS = {
+    "dry_run": f"check the arguments (and plan a sweep's runs), train and write nothing (or {DRY_RUN_ENV}=1); "
+    f"{read_only()}, which write nothing, run",
+    "verbose": f"Lightning's device banners, tips and model summary as well (or {VERBOSE_ENV}=1)",
+    "trust_record_code": "let the run records and checkpoints it reads import the classes and norms they name "
+    "(or NORMBENCH_TRUST_RECORD_CODE=1; otherwise registered ones only)",
+}
+
+
+def usage() -> str:
+    width = max(map(len, COMMANDS))
+    lines = [
+        "usage: normbench <command> [options]   (`normbench <command> --help` for its options)",
+        "",
+        "normbench: normalization ablations in Transformers.",
+        "",
+        "commands:",
+    ]
+    lines += [f"  {name:<{width}}  {command.summary}" for name, command in COMMANDS.items()]
+    lines += [
+        "",
+        "Config overrides have one form for every command: --section.key VALUE (e.g. --trainer.max_steps 100).",
+        f"Any command takes {DRY_RUN} (or {DRY_RUN_ENV}=1 in the environment): check the arguments (and plan",
+        f"a sweep's runs), train and write nothing; {read_only()}, which write nothing, run.",
+        f"Any command takes {VERBOSE} (or {VERBOSE_ENV}=1): Lightning's device banners and tips as well.",
+        f"Any command takes {TRUST_OPTION} true (or {TRUST_ENV}=1): let run records and checkpoints import",
+        "the classes and norms they name; without it they may name registered ones only (records are data).",
+        "Bad input ends with one line `normbench: error: <field>: <what is allowed>` and exit status 2.",
+    ]
+    return "\n".join(lines)
+
+
+def with_common_options(
+    parser: ArgumentParser, compile_option: bool = False, has: Collection[str] = ()
+) -> ArgumentParser:
+    """``parser`` with the options of every command in its help (and ``--compile``, an option of every run), but
+    those it ``has`` already (e.g. ``leaderboard``'s own ``dry_run``)."""
+    group = parser.add_argument_group("options of every command")
+    for name, text in COMMON_OPTIONS.items():
+        if name not in has:
+            group.add_argument(f"--{name}", action="store_true", help=text)
+    if compile_option:
+        group.add_argument("--compile", metavar="MODE", type=str | None, default=None, help=COMPILE_HELP)
+    return parser
+
+
+def command_parser(command: Command) -> ArgumentParser:
+    """A command's parser, from its function's signature and docstring (:class:`Command`)."""
+    flat = command.dataclass_parameters()
+    parser = ArgumentParser(
+        description=command.description,
+        epilog=f"Writes {command.writes}." if command.writes else "Writes nothing (a dry run runs it).",
+        exit_on_error=False,
+    )
+    parser.add_function_arguments(command.function, as_group=False, as_positional=True, skip={*NOT_OPTIONS, *flat})
+    for cls in flat.values():
+        parser.add_class_arguments(cls, as_group=False, skip=set(command.skip) or None)
+    return with_common_options(parser, compile_option=command.overrides == "train", has=command.parameters)
+
+
+def add_commands(parser: ArgumentParser, table: Mapping[str, Command | Group], dest: str) -> None:
+    """The commands of ``table`` as subcommands of ``parser`` (a group's, recursively); ``fit`` parses itself."""
+    sub = parser.add_subcommands(dest=dest)
+    for name, command in table.items():
+        if isinstance(command, Group):
+            group = with_common_options(ArgumentParser(description=command.summary, exit_on_error=False))
+            sub.add_subcommand(name, group, help=command.summary)
+            add_commands(group, command.commands, command.dest)
+        elif not command.raw:
+            sub.add_subcommand(name, command_parser(command), help=command.summary)
+
+
+def build_parser() -> ArgumentParser:
+    """The one parser of every command of :data:`COMMANDS` but ``fit`` (whose parser is LightningCLI's, :func:`fit`)."""
+    parser = ArgumentParser(prog="normbench", description=usage(), exit_on_error=False)
+    add_commands(parser, COMMANDS, "command")
+    return parser
+
+
 def flag_forms(argv: list[str], flags: set[str]) -> list[str]:
     """Options as jsonargparse takes them: bare ``--force`` -> ``--force=true``, ``--no-progress`` (or
     ``--no_progress``) -> ``--progress=false``, and each ``--grid AXIS=V1,V2`` appended to the list of axes."""
@@ -252,27 +420,25 @@ def flag_forms(argv: list[str], flags: set[str]) -> list[str]:
 BOOLEAN_OPTIONS = {f.name for f in dataclasses.fields(SweepOptions) if f.type in ("bool", bool)} | {"force", "progress"}
 
 
-def overrides_of(argv: list[str]) -> tuple[list[str], list[str]]:
-    """(the command's own arguments, the runs' config overrides) of ``sweep``/``bench``/``analyze geometry``."""
-    command = argv[0]
-    if command == "analyze" and (len(argv) == 1 or argv[1] not in (*ANALYSES, "-h", "--help")):
-        given = f"{argv[1]!r} is not one; " if len(argv) > 1 else ""
-        raise ValueError(
-            f"analysis: {given}choose one of {', '.join(ANALYSES)} (`normbench analyze <analysis> --help`)"
-        )
-    if command in ("sweep", "bench"):
-        own, rest = split_overrides(argv[1:], OPTION_NAMES | {"task"})
-        return [command, *own], rest
-    if command == "analyze" and len(argv) > 1 and argv[1] == "geometry":
-        names = frozenset(inspect.signature(commands.geometry).parameters) - {"overrides"}
-        own, rest = split_overrides(argv[2:], names)
-        return [command, "geometry", *own], rest
-    return argv, []
+def resolve(argv: list[str]) -> tuple[list[str], Command | Group, list[str]]:
+    """``normbench <argv>`` as (the command's words, its entry, the arguments after them): a group's command is the
+    word after the group's name (a one-line error where it is none of them; the group itself for its ``--help``)."""
+    words, command, rest = [argv[0]], COMMANDS[argv[0]], argv[1:]
+    while isinstance(command, Group) and not (rest and rest[0] in ("-h", "--help")):
+        if not rest or rest[0] not in command.commands:
+            given = f"{rest[0]!r} is not one; " if rest else ""
+            raise ValueError(
+                f"{command.dest}: {given}choose one of {', '.join(command.commands)} "
+                f"(`normbench {' '.join(words)} <{command.dest}> --help`)"
+            )
+        words.append(rest[0])
+        command, rest = command.commands[rest[0]], rest[1:]
+    return words, command, rest
 
 
-def aliased(argv: list[str]) -> list[str]:
-    """``argv`` with each alias of its command's options (:data:`ALIASES`: ``card --norm_options``) as the option."""
-    names = ALIASES.get(argv[0], {}) if argv else {}
+def aliased(command: Command | Group, argv: list[str]) -> list[str]:
+    """``argv`` with each alias of the command's options (``card --norm_options``) as the option it stands for."""
+    names = command.aliases if isinstance(command, Command) else {}
     out = []
     for arg in argv:
         option, eq, value = arg.partition("=")
@@ -280,73 +446,33 @@ def aliased(argv: list[str]) -> list[str]:
     return out
 
 
-def arguments(args: Namespace) -> dict[str, Any]:
-    """A parsed command's arguments, less the options of every command (main() has read those)."""
-    return {k: v for k, v in vars(args).items() if k not in COMMON_OPTIONS}
+def overrides_of(argv: list[str]) -> tuple[list[str], list[str]]:
+    """(the command's own arguments, the runs' config overrides) of ``normbench <argv>``: overrides only for a
+    command that takes them (:attr:`Command.overrides`)."""
+    words, command, rest = resolve(argv)
+    rest = aliased(command, rest)
+    if not isinstance(command, Command) or command.overrides is None:
+        return [*words, *rest], []
+    own, overrides = split_overrides(rest, command.own_options())
+    return [*words, *own], overrides
 
 
 def dispatch(parsed: Namespace, overrides: list[str], dry: bool) -> None:
-    """Call the function of the parsed command."""
-    command = parsed.command
-    args = parsed[command]
-    if command in ("sweep", "bench"):
-        values = {k: v for k, v in vars(args).items() if k in OPTION_NAMES}
-        options = SweepOptions(**values)
-        if command == "bench":
-            commands.bench(args.task, options, overrides, dry_run=dry)
-        else:
-            from normbench.sweep.run import run_sweep
-
-            run_sweep(options, overrides, dry_run=dry)
-        return
-    if command == "analyze":
-        name = args.analysis
-        kwargs = arguments(args[name])
-        if name == "geometry":
-            kwargs["overrides"] = overrides
-        if dry:
-            print(f"normbench: dry run: `normbench analyze {name}` is valid")
-            return
-        ANALYSES[name](**kwargs)
-        return
-    kwargs = arguments(args)
-    if BAKED in inspect.signature(FUNCTIONS[command]).parameters:
-        kwargs[BAKED] = BakeOptions(**{k: kwargs.pop(k) for k in BAKE_OPTION_NAMES})
-    if command in ("leaderboard", "bake", "card"):
+    """Call the function of the parsed command with its arguments (and the overrides, and the dry run, where it
+    takes them); a dry run of a command that writes, without a dry run of its own, stops at the checked arguments."""
+    words, command, args = [parsed.command], COMMANDS[parsed.command], parsed[parsed.command]
+    while isinstance(command, Group):
+        words.append(args[command.dest])
+        command, args = command.commands[words[-1]], args[words[-1]]
+    kwargs = command.arguments(args)
+    if command.overrides is not None:
+        kwargs["overrides"] = overrides
+    if command.dry_run:
         kwargs["dry_run"] = dry
-    elif dry and command not in READ_ONLY:
-        print(f"normbench: dry run: `normbench {command}` is valid")
+    elif dry and command.writes is not None:
+        print(f"normbench: dry run: `normbench {' '.join(words)}` is valid")
         return
-    FUNCTIONS[command](**kwargs)
-
-
-def dry_fit(args: list[str]) -> None:
-    """``normbench fit ... --dry_run``: parse and build the run (model, data module, trainer), print where it goes."""
-    from normbench.training.cli import NormbenchCLI
-    from normbench.training.config import preset_args
-
-    cli = NormbenchCLI(args=preset_args(args))
-    print(
-        f"normbench: dry run: {cli.recorder.meta['variant']} seed {cli.recorder.meta['seed']} -> {cli.run_dir} "
-        f"(config {cli.config_hash})"
-    )
-
-
-def fit(args: list[str], dry: bool) -> None:
-    """``normbench fit``: LightningCLI's parser (sys.argv stays as it is: DDP re-launches this very command)."""
-    if asks_fit_help(args):
-        fit_help_parser().parse_args(["--help"])
-        return
-    from normbench.training.cli import train
-
-    if dry:
-        dry_fit(args)
-        return
-    try:
-        print(f"normbench: run record {train(args)}")
-    except RunBusy as exc:  # not an error: the other process trains the run
-        print(f"normbench: {exc}", file=sys.stderr)
-        raise SystemExit(BUSY_STATUS) from None
+    command.function(**kwargs)
 
 
 def trust_option(argv: list[str]) -> list[str]:
@@ -454,12 +580,12 @@ def run_command(argv: list[str], dry: bool) -> None:
         argv = trust_option(argv) if any(a.startswith(TRUST_OPTION) for a in argv) else argv
         if not argv or argv[0] in ("-h", "--help"):
             print(usage())
-        elif argv[0] == "fit":
-            fit(argv[1:], dry)
         elif argv[0] not in COMMANDS:
             raise ValueError(f"command: {argv[0]!r} is not a normbench command; choose one of {', '.join(COMMANDS)}")
+        elif isinstance(command := COMMANDS[argv[0]], Command) and command.raw:
+            command.function(argv[1:], dry)
         else:
-            own, overrides = overrides_of(aliased(argv))
+            own, overrides = overrides_of(argv)
             parsed = build_parser().parse_args(flag_forms(own, BOOLEAN_OPTIONS))
             dispatch(parsed, overrides, dry)
     except (
