@@ -130,4 +130,7 @@ TASK = Task(
     module=LMModule,
     datamodule=LMDataModule,
     description="Brody et al. 2023 §4.2: GPT-2-style 4-layer d=8 decoder on Wikipedia text, unselectable keys",
+    card=True,
+    analysis_set_size="analysis_length",
+    token_table=3,
 )

@@ -32,6 +32,20 @@ class Task:
         datamodule: the LightningDataModule class.
         description: one line for ``normbench tasks``.
         config: the task's YAML config (default: ``<name>.yaml`` of the ``normbench.task_configs`` package data).
+        card: a report card runs on it (``normbench card``: :func:`normbench.cards.protocol.tasks_with_cards`, in
+            registration order); its config's ``bench.card`` is the card's protocol there.
+        analysis_sets: what one key set of its unselectable-key analysis is, in the plural, as a chance level's
+            basis names it (SST-2's: ``dev sentences``).
+        analysis_set_size: the field of its data section (``data.init_args``) that holds the number of keys of
+            every set of its analysis, where all sets have that size (the language model's ``analysis_length``);
+            ``None``: each test sequence is a set of its own, of its unpadded length.
+        sentence_encoder: its network reads a sentence as ``[CLS] sentence [SEP]`` under a padding mask, the
+            special tokens no keys of the sentence (SST-2's encoder); otherwise a sentence is its tokens alone
+            (the language model's decoder). How the token analysis (:mod:`normbench.reporting.sentence_tokens`)
+            feeds it a sentence.
+        token_table: the table of the SST-2 token report (Brody et al. Tables 3-4,
+            :mod:`normbench.reporting.tokens`) that shows its runs: ``4``, the report's own task's sentences;
+            ``3``, the language model's; ``None``: neither.
     """
 
     name: str
@@ -39,6 +53,11 @@ class Task:
     datamodule: type[L.LightningDataModule]
     description: str = ""
     config: Path | Traversable | None = None
+    card: bool = False
+    analysis_sets: str = "sequences"
+    analysis_set_size: str | None = None
+    sentence_encoder: bool = False
+    token_table: int | None = None
 
     @property
     def config_path(self) -> Path | Traversable:
@@ -72,6 +91,11 @@ def norm_roles(name: str) -> dict[str, str]:
 
 def task_names() -> list[str]:
     return sorted(_REGISTRY.names())
+
+
+def registered_tasks() -> list[Task]:
+    """Every registered task, plug-ins included, in registration order (the built-ins first: majority, lm, sst2)."""
+    return [_REGISTRY.entries[name] for name in _REGISTRY.names()]
 
 
 def resolve_config(config: str | Path) -> Path | Traversable:

@@ -131,4 +131,8 @@ TASK = Task(
     module=SST2Module,
     datamodule=SST2DataModule,
     description="Brody et al. 2023 App. D: SST-2 sentiment, 4-layer d=8 BERT-style encoder with/without LayerNorm",
+    card=True,
+    analysis_sets="dev sentences",
+    sentence_encoder=True,
+    token_table=4,
 )
