@@ -300,9 +300,9 @@ def a_slow_command(command: str) -> bool:
 
 def named_cards() -> set[str]:
     """The cards of built-in norms, as the tasks declare them (``bench.card.named``)."""
-    from normbench.cards.protocol import TASKS, CardProtocol
+    from normbench.cards.protocol import CardProtocol, tasks_with_cards
 
-    return {name for task in TASKS for name in CardProtocol.of(task).named}
+    return {name for task in tasks_with_cards() for name in CardProtocol.of(task).named}
 
 
 @pytest.mark.parametrize(

@@ -16,7 +16,7 @@ from normbench.cards.build import build_card, card_claims, summary_table, task_c
 from normbench.cards.make import make_card, parse_placements, parse_tasks, plan_card
 from normbench.cards.probe import inputs as probe_inputs
 from normbench.cards.probe import probe
-from normbench.cards.protocol import TASKS, CardProtocol, NamedCard, card_variant, probed_component, slug
+from normbench.cards.protocol import CardProtocol, NamedCard, card_variant, probed_component, slug, tasks_with_cards
 from normbench.cards.render import render_card
 from normbench.nn.norms import Norm
 from normbench.reporting import leaderboard as lb
@@ -37,7 +37,7 @@ class Scale(Norm):
         return x * x.pow(2).mean(dim=-1, keepdim=True).rsqrt()
 
 
-@pytest.mark.parametrize("task", TASKS)
+@pytest.mark.parametrize("task", tasks_with_cards())
 def test_every_task_declares_a_card_its_boards_can_judge(task: str) -> None:
     protocol = CardProtocol.of(task)
     bench = load_config(task, protocol.preset)["bench"]
@@ -588,6 +588,8 @@ def test_the_protocol_line_sets_the_measured_platform_drift_beside_the_margin() 
         return {"margin": 0.02, "platform_drift": {"final_val_loss": {"drift": drift, "where": "lm pre/both seed 3"}}}
 
     near = drift_text(section(0.0145))
-    assert "`final_val_loss` ends 0.015 apart on another platform (lm pre/both seed 3), comparable to the margin" in near
+    assert (
+        "`final_val_loss` ends 0.015 apart on another platform (lm pre/both seed 3), comparable to the margin" in near
+    )
     assert "far below the margin" in drift_text(section(0.001))
     assert drift_text({"margin": 0.02}) == ""

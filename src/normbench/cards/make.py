@@ -29,7 +29,6 @@ from normbench.cards.build import build_card
 from normbench.cards.probe import probe
 from normbench.cards.protocol import (
     PLACEMENTS,
-    TASKS,
     CardProtocol,
     board_of,
     card_variant,
@@ -37,6 +36,7 @@ from normbench.cards.protocol import (
     options_text,
     probed_component,
     slug,
+    tasks_with_cards,
 )
 from normbench.cards.render import render_card
 from normbench.errors import one_line
@@ -49,13 +49,14 @@ WIDTHS = (8, 768)  # the majority model's width and GPT-2's
 
 def parse_tasks(text: str | list[str] | None) -> list[str]:
     """``"majority,lm"`` -> the tasks, in the card's order; a one-line error for an unknown one."""
-    names = text if isinstance(text, list) else [t.strip() for t in (text or ",".join(TASKS)).split(",") if t.strip()]
-    unknown = [t for t in names if t not in TASKS]
+    every = tasks_with_cards()
+    names = text if isinstance(text, list) else [t.strip() for t in (text or ",".join(every)).split(",") if t.strip()]
+    unknown = [t for t in names if t not in every]
     if unknown or not names:
         raise ValueError(
-            f"tasks: {unknown[0] if unknown else text!r} is not a card task; choose from {', '.join(TASKS)}"
+            f"tasks: {unknown[0] if unknown else text!r} is not a card task; choose from {', '.join(every)}"
         )
-    return [t for t in TASKS if t in names]
+    return [t for t in every if t in names]
 
 
 def parse_placements(text: str | list[str] | None) -> list[str]:
@@ -133,8 +134,9 @@ def card_tasks(
         given, held = options_text(options) or "no options", options_text(published.get("options")) or "no options"
         raise ValueError(f"options: {path} is the card of {norm} with {held}, not with {given}; remove that card")
     had = {t.get("task") for t in published.get("tasks") or [] if isinstance(t, dict)}
-    boards = {t for t in TASKS if (Path(results_dir) / board_of(t, norm, "", options) / "leaderboard.json").is_file()}
-    return [t for t in TASKS if t in names or t in had or t in boards]
+    every = tasks_with_cards()
+    boards = {t for t in every if (Path(results_dir) / board_of(t, norm, "", options) / "leaderboard.json").is_file()}
+    return [t for t in every if t in names or t in had or t in boards]
 
 
 def bake_tasks(queue: Path, items: list[dict[str, Any]], names: list[str], **bake: Any) -> None:

@@ -13,11 +13,17 @@ from typing import Any
 import yaml
 
 from normbench.nn.norms import Norm, PluginNorm, get_component
+from normbench.tasks import registered_tasks
 from normbench.training.config import load_config
 
-TASKS = ("majority", "lm", "sst2")
 BLOCK_NORMS = ("attn_norm", "ffn_norm")  # the norms a card replaces: the attention and the FFN norm of every block
 PLACEMENTS = ("pre", "post")  # where a card puts the norm (--placements): the task's protocol declares the first
+
+
+def tasks_with_cards() -> tuple[str, ...]:
+    """The tasks a report card runs on: every registered task that declares one (:attr:`Task.card
+    <normbench.tasks.registry.Task>`), in registration order (majority, lm, sst2)."""
+    return tuple(task.name for task in registered_tasks() if task.card)
 
 
 @dataclass(frozen=True)
@@ -212,7 +218,7 @@ def check_card_options(norm: str, options: Mapping[str, Any] | None, d: int = 8)
     width ``d``, or options for a named card (its task's variant); ``None`` without options."""
     if not options:
         return None
-    if any(norm in CardProtocol.of(task).named for task in TASKS):
+    if any(norm in CardProtocol.of(task).named for task in tasks_with_cards()):
         raise ValueError(f"options: {norm} is a named card, trained as each task's variant of it; it takes no options")
     component = get_component(norm)
     allowed = option_keywords(component)
@@ -230,11 +236,11 @@ def check_card_options(norm: str, options: Mapping[str, Any] | None, d: int = 8)
     return dict(options)
 
 
-def probed_component(norm: str, tasks: list[str] | tuple[str, ...] = TASKS) -> str:
-    """The component a card's probe measures: a named card's ``probe`` (the first of ``tasks`` that names it), else
-    ``norm`` itself; a one-line ``ValueError`` when it cannot be imported or built."""
+def probed_component(norm: str, tasks: list[str] | tuple[str, ...] | None = None) -> str:
+    """The component a card's probe measures: a named card's ``probe`` (the first of ``tasks``, default every card
+    task, that names it), else ``norm`` itself; a one-line ``ValueError`` when it cannot be imported or built."""
     names: set[str] = set()
-    for task in tasks:
+    for task in tasks_with_cards() if tasks is None else tasks:
         protocol = CardProtocol.of(task)
         if norm in protocol.named:
             get_component(protocol.named[norm].probe)
