@@ -167,3 +167,57 @@ def test_one_command_line_parser() -> None:
         )
     ]
     assert not users, users
+
+
+def task_name_tests(source: str, names: set[str]) -> list[tuple[int, str, str]]:
+    """Each test of a value against a task's name written out (``task == "lm"``, ``"sst2" != t``, ``t in ("lm",
+    ...)``, ``case "majority":``): (line, the name, the test)."""
+    found = []
+
+    def named(node: ast.AST) -> list[str]:
+        elements = node.elts if isinstance(node, (ast.Tuple, ast.List, ast.Set)) else [node]
+        return [e.value for e in elements if isinstance(e, ast.Constant) and e.value in names]
+
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Compare):
+            for left, op, right in zip([node.left, *node.comparators[:-1]], node.ops, node.comparators, strict=True):
+                if isinstance(op, (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)):
+                    hits = [*named(left), *named(right)] if ast.Constant in (type(left), type(right)) else []
+                elif isinstance(op, (ast.In, ast.NotIn)) and not isinstance(right, ast.Constant):
+                    hits = named(right)
+                else:
+                    hits = []
+                found += [(node.lineno, hit, ast.unparse(node)) for hit in hits]
+        elif isinstance(node, ast.MatchValue):
+            found += [(node.lineno, hit, f"case {ast.unparse(node.value)}") for hit in named(node.value)]
+    return found
+
+
+def test_a_task_name_is_tested_in_its_own_module_only() -> None:
+    """What a task is (whether a report card runs on it, how its analysis forms key sets, which table of a report
+    shows it, ...) is a fact of its registered :class:`~normbench.tasks.registry.Task`, read as an attribute: no
+    module but the task's own (``tasks/<name>.py``) tests a value against its name."""
+    from normbench.tasks import task_names
+
+    names = set(task_names())
+    assert {"majority", "lm", "sst2"} <= names
+    wrong = [
+        f"{path.relative_to(PACKAGE)}:{line}: {test}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        for line, name, test in task_name_tests(path.read_text(encoding="utf-8"), names)
+        if path != PACKAGE / "tasks" / f"{name}.py"
+    ]
+    assert not wrong, "tests of a task's name outside its module (make it an attribute of its Task):\n" + "\n".join(
+        wrong
+    )
+
+
+def test_the_task_name_check_finds_each_form_of_test() -> None:
+    source = (
+        'a = task == "lm"\nb = "sst2" != t\nc = t in ("x", "majority")\nd = t not in {"lm"}\n'
+        'match t:\n    case "sst2":\n        pass\n'
+        'e = name == "other"\nf = "lm" in text\ng = {"lm": 1}\nTASKS = ("lm", "sst2")\n'
+    )
+    assert [(line, name) for line, name, _ in task_name_tests(source, {"lm", "sst2", "majority"})] == [
+        (1, "lm"), (2, "sst2"), (3, "majority"), (4, "lm"), (6, "sst2"),
+    ]  # fmt: skip

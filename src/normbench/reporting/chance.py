@@ -434,16 +434,16 @@ def _set_sizes(task: str, config: dict[str, Any], given: Sequence[int] | None) -
     if given is not None:
         return list(given)
     data = (config.get("data") or {}).get("init_args") or {}
-    if task == "lm":
-        if "analysis_length" not in data:
-            raise ValueError("config: data.analysis_length is missing (the LM's keys per set)")
-        return int(data["analysis_length"])
+    if size := get_task(task).analysis_set_size:
+        if size not in data:
+            raise ValueError(f"config: data.{size} is missing (task {task}'s keys per set)")
+        return int(data[size])
     return set_sizes_from_data(config)
 
 
 def _sizes_text(task: str, sizes: list[int]) -> str:
     s = sorted(sizes)
-    what = "dev sentences" if task == "sst2" else "sequences"
+    what = get_task(task).analysis_sets
     return (
         f"n = the token count of each of {len(s)} {what} ([CLS] and [SEP] included): {s[0]}..{s[-1]}, "
         f"median {s[len(s) // 2]}, {sum(s)} keys"

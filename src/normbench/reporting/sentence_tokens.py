@@ -21,6 +21,7 @@ import torch
 from normbench.analysis.model_keys import unselectable_per_layer
 from normbench.data.tokenizer import load_tokenizer
 from normbench.reporting.run_cache import cached_analysis
+from normbench.tasks import get_task
 from normbench.training.loading import load_run
 from normbench.training.rundir import run_of_checkpoint, tokenizer_path
 
@@ -117,7 +118,7 @@ def compute(ckpt: Path, sentences: list[str]) -> dict[str, Any]:
     encoder reads ``[CLS] sentence [SEP]``, an ``lm`` decoder the sentence alone."""
     record, module = load_run(ckpt)
     tokenizer = load_tokenizer(tokenizer_path(run_of_checkpoint(ckpt)))
-    sst2 = record["task"] == "sst2"
+    sst2 = get_task(record["task"]).sentence_encoder
     tokenizer.enable_truncation(min(module.arch.max_positions, SST2_TRUNCATION) if sst2 else module.arch.max_positions)
     encodings = tokenizer.encode_batch(sentences)
     if sst2:

@@ -28,6 +28,7 @@ from normbench.reporting.claims_view import INTRO, summary_rows
 from normbench.reporting.progress import PlannedRun
 from normbench.reporting.sentence_tokens import SENTENCE_TOKENS, render_words, sentence_tokens, summarize
 from normbench.reporting.shown import keep_analyses, shown_runs
+from normbench.tasks import get_task
 from normbench.tasks.trust import record_class
 from normbench.training.config import load_config
 from normbench.training.records import git_state, provenance, utc_now
@@ -322,9 +323,10 @@ def keep_token_analyses(
     if not spec:
         return 0, 0
     lm = spec.get("lm") or {}
-    if task == "sst2" and preset == sst2_preset:
+    table = get_task(task).token_table
+    if table == 4 and preset == sst2_preset:
         variants = [spec["variant"]]
-    elif task == "lm" and preset == lm.get("preset"):
+    elif table == 3 and preset == lm.get("preset"):
         variants = [v for v in (lm.get("variant"), lm.get("reference")) if v]
     else:
         return 0, 0
