@@ -11,6 +11,7 @@ lines say the same.
 
 from __future__ import annotations
 
+import filecmp
 import hashlib
 import json
 import logging
@@ -27,7 +28,11 @@ from typing import Any, TextIO
 
 
 def atomic_write(path: str | os.PathLike, write: Callable[[Path], None]) -> Path:
-    """Call ``write(tmp)`` on a temporary file beside ``path``, fsync it, then rename it onto ``path``."""
+    """Call ``write(tmp)`` on a temporary file beside ``path``, fsync it, then rename it onto ``path``.
+
+    A ``path`` that already holds what was written (:func:`same_content`) is left as it is (bytes and mtime): a
+    rebuild that says the same touches no file.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -36,6 +41,9 @@ def atomic_write(path: str | os.PathLike, write: Callable[[Path], None]) -> Path
     tmp_path = Path(tmp)
     try:
         write(tmp_path)
+        if same_content(tmp_path, path):
+            tmp_path.unlink()
+            return path
         with open(tmp_path, "rb+") as f:
             os.fsync(f.fileno())
         os.replace(tmp_path, path)
@@ -45,6 +53,31 @@ def atomic_write(path: str | os.PathLike, write: Callable[[Path], None]) -> Path
     return path
 
 
+def same_content(new: Path, old: Path) -> bool:
+    """Whether the file ``old`` already holds what ``new`` does, so that a writer may leave it as it is: the same
+    bytes, or for two PNGs the same image (size, mode and pixels: :func:`same_image`), whatever their compression
+    and metadata chunks (a PNG drawn again with another zlib, or written before figures dropped their metadata)."""
+    if not old.is_file() or old.is_symlink():
+        return False
+    if new.stat().st_size == old.stat().st_size and filecmp.cmp(new, old, shallow=False):
+        return True
+    return new.suffix.lower() == old.suffix.lower() == ".png" and same_image(new, old)
+
+
+def same_image(a: Path, b: Path) -> bool:
+    """Whether the images ``a`` and ``b`` decode to the same pixels (``False`` for a file that is not an image, or
+    without Pillow)."""
+    try:
+        from PIL import Image
+    except ImportError:
+        return False
+    try:
+        with Image.open(a) as x, Image.open(b) as y:
+            return x.size == y.size and x.mode == y.mode and x.tobytes() == y.tobytes()
+    except (OSError, ValueError, SyntaxError):  # not an image, or a damaged one: written again
+        return False
+
+
 @contextmanager
 def atomic_files(
     folder: str | os.PathLike, last: tuple[str, ...] = ("leaderboard.md", "leaderboard.json")
@@ -52,8 +85,9 @@ def atomic_files(
     """A temporary folder beside ``folder`` to write a unit of files into (a board and its figures).
 
     When the block ends without an error, every file in it is renamed into ``folder`` (those named in
-    ``last`` last, in that order: a reader that finds the new board finds its new figures); on an
-    error nothing in ``folder`` changes. The temporary folder is removed either way.
+    ``last`` last, in that order: a reader that finds the new board finds its new figures), except a file whose
+    target already holds the same (:func:`same_content`: it keeps its bytes and mtime, so a figure is rewritten
+    only when it changed); on an error nothing in ``folder`` changes. The temporary folder is removed either way.
     """
     folder = Path(folder)
     folder.parent.mkdir(parents=True, exist_ok=True)
@@ -66,10 +100,34 @@ def atomic_files(
         )
         for path in files:
             target = folder / path.relative_to(stage)
+            if same_content(path, target):
+                continue
             target.parent.mkdir(parents=True, exist_ok=True)
             os.replace(path, target)
     finally:
         shutil.rmtree(stage, ignore_errors=True)
+
+
+# the settings read when a figure is rendered (fonts, text hinting, path handling, the saved file's dpi, colours and
+# margins): matplotlib's own defaults while a PNG is written, whatever a matplotlibrc or style in effect says
+DRAW_SETTINGS = ("agg.", "font.", "mathtext.", "path.", "savefig.", "text.")
+PNG_METADATA: dict[str, str | None] = {"Software": None}  # no matplotlib version in the file (a PNG has no date)
+
+
+def write_png(fig: Any, path: str | os.PathLike) -> Path:
+    """Write the matplotlib figure ``fig`` as the PNG ``path`` atomically (:func:`atomic_write`: a file that already
+    shows the same image is left as it is), rendered so that the same figure gives the same bytes: with Agg whatever
+    the backend, at the figure's own dpi, under matplotlib's default :data:`DRAW_SETTINGS` (its bundled DejaVu fonts),
+    without metadata. matplotlib is imported here, by the commands that draw."""
+    import matplotlib
+
+    defaults = {k: v for k, v in matplotlib.rcParamsDefault.items() if k.startswith(DRAW_SETTINGS)}
+
+    def render(tmp: Path) -> None:
+        with matplotlib.rc_context(defaults):
+            fig.savefig(tmp, format="png", backend="agg", dpi=fig.dpi, metadata=PNG_METADATA)
+
+    return atomic_write(path, render)
 
 
 def current_umask() -> int:
@@ -101,6 +159,24 @@ def strict_json(obj: Any) -> Any:
 def dumps_json(obj: Any, **kwargs: Any) -> str:
     """Strict JSON text of ``obj`` (:func:`strict_json` first; ``json.dumps`` then refuses any NaN left)."""
     return json.dumps(strict_json(obj), allow_nan=False, **kwargs)
+
+
+def dumps_json_lines(obj: dict[str, Any]) -> str:
+    """Compact strict JSON of the object ``obj`` (:func:`dumps_json`, no spaces), one top-level member per line and,
+    for a member that is a non-empty list or object, one of its items per line; a newline at the end. Small beside
+    indented JSON, yet a change to one item (a board's variant or claim) is a change to its line."""
+
+    def dumps(value: Any) -> str:
+        return dumps_json(value, separators=(",", ":"))
+
+    def member(value: Any) -> str:
+        if isinstance(value, list) and value:
+            return "[\n" + ",\n".join(dumps(v) for v in value) + "\n]"
+        if isinstance(value, dict) and value:
+            return "{\n" + ",\n".join(f"{dumps(str(k))}:{dumps(v)}" for k, v in value.items()) + "\n}"
+        return dumps(value)
+
+    return "{\n" + ",\n".join(f"{dumps(str(k))}:{member(v)}" for k, v in obj.items()) + "\n}\n"
 
 
 def atomic_write_json(path: str | os.PathLike, obj: Any) -> Path:

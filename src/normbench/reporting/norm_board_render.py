@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from normbench.io import atomic_files, dumps_json
+from normbench.io import atomic_files, dumps_json, write_png
 
 METRIC_WORDS = {
     "test_acc@5000": "test accuracy at step 5000",
@@ -254,7 +254,8 @@ def render_markdown(doc: dict[str, Any]) -> str:
 
 def plot_task(view: dict[str, Any], path: Path) -> None:
     """A dot-and-interval figure of one task: each norm's mean and 95% interval at its own rate (filled) and at the
-    shared rate (open); PNG without metadata, so the same data give the same bytes."""
+    shared rate (open); PNG drawn as every figure is (:func:`normbench.io.write_png`), so the same data give the same
+    bytes."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -283,8 +284,10 @@ def plot_task(view: dict[str, Any], path: Path) -> None:
     ax.set_title(f"{view['task']}: mean and 95% interval over the judging seeds", fontsize=10)
     ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
-    fig.savefig(path, format="png", metadata={"Software": None})
-    plt.close(fig)
+    try:
+        write_png(fig, path)
+    finally:
+        plt.close(fig)
 
 
 def publish_norm_board(results_dir: str | Path = "results", force: bool = False, dry_run: bool = False) -> str:

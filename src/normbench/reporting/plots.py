@@ -12,7 +12,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from normbench.io import atomic_write  # noqa: E402
+from normbench.io import write_png  # noqa: E402
 from normbench.tasks.series import smooth  # noqa: E402
 
 MANY = 8  # more variants than this: the legend goes beside the axes
@@ -98,8 +98,9 @@ def plot_series(records_by_variant: dict[str, list[dict[str, Any]]], spec: dict[
 
 
 def save_png(fig: Any, path: str | Path) -> Path:
-    """Write ``fig`` as PNG atomically (temporary file + rename) and close it."""
+    """Write ``fig`` as PNG atomically and deterministically (:func:`normbench.io.write_png`: a file that already shows
+    the same image is left as it is) and close it."""
     try:
-        return atomic_write(path, lambda tmp: fig.savefig(tmp, format="png"))
+        return write_png(fig, path)
     finally:
         plt.close(fig)

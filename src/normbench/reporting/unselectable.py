@@ -12,11 +12,12 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from normbench.archive import JudgedClaim, dumps_board, parse_board  # noqa: E402
-from normbench.io import atomic_files, atomic_write, atomic_write_json, atomic_write_text  # noqa: E402
+from normbench.io import atomic_files, atomic_write_json, atomic_write_text  # noqa: E402
 from normbench.reporting.citation import bibtex  # noqa: E402
 from normbench.reporting.claims import judge_grid, load_claims  # noqa: E402
 from normbench.reporting.claims_view import summary_rows  # noqa: E402
 from normbench.reporting.leaderboard import render_protocol, whose  # noqa: E402
+from normbench.reporting.plots import save_png  # noqa: E402
 from normbench.training.records import provenance, utc_now  # noqa: E402
 
 STAT_TITLES = {
@@ -51,10 +52,7 @@ def heatmap(grid: dict[str, Any], keys: str, path: Path) -> Path:
     }[keys]
     fig.suptitle(f"Unselectable keys, {label}; {grid['runs']} runs per cell", fontsize=11)
     fig.tight_layout()
-    try:
-        return atomic_write(path, lambda tmp: fig.savefig(tmp, format="png"))
-    finally:
-        plt.close(fig)
+    return save_png(fig, path)
 
 
 def write_random_grid(grid: dict[str, Any], out_dir: str | Path) -> dict[str, Any]:
