@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from normbench.archive import BoardError, load_board
+from normbench.archive.board import expand
 from normbench.errors import one_line
 
 Runs = dict[tuple[str, int], str | None]
@@ -47,13 +48,16 @@ class AwaitingReplacements(Refused):
 
 
 def read_board(path: Path, elsewhere: str) -> dict[str, Any] | None:
-    """The JSON object at ``path``; ``None`` when there is none; a :class:`Refused` line when it cannot be read."""
+    """The JSON object at ``path``, a compact board's shared blocks back in their places
+    (:func:`normbench.archive.board.expand`: the document whichever board format it is in); ``None`` when there is
+    none; a :class:`Refused` line when it cannot be read."""
     if not path.exists():
         return None
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
         if not isinstance(doc, dict):
             raise ValueError(f"a JSON {type(doc).__name__}, not an object")
+        doc = expand(doc)
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise unreadable(path, exc, elsewhere) from exc
     return doc
