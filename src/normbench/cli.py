@@ -303,7 +303,7 @@ COMMANDS: dict[str, Command | Group] = {
         dry_run=True,
         aliases={"--norm_options": "--options"},
     ),
-    "norms": Command(norms, writes="norms.md, norms.json and a figure per task under --results_dir"),
+    "norms": Command(norms, writes="norms.md, norms.json and a figure per task under --results_dir", dry_run=True),
 }
 ANALYSES = COMMANDS["analyze"].commands  # the analyses of `normbench analyze`
 
