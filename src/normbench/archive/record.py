@@ -10,13 +10,12 @@ not finite) and provenance. Keys this module does not declare survive a read and
 from __future__ import annotations
 
 import dataclasses
-import gzip
-import json
 import os
 from pathlib import Path
 from typing import Any
 
 from normbench.archive._json import NUMBER, JsonObject, SchemaError, optional, required
+from normbench.archive.files import Unreadable, read_json
 from normbench.io import strict_json
 
 STATUSES = ("running", "done", "diverged", "failed", "interrupted")
@@ -100,7 +99,8 @@ def wall_time_share_s(record: dict[str, Any]) -> float:
 
 
 def load_record(path: str | os.PathLike) -> RunRecord:
-    """The run record at ``path``; a truncated or malformed file is one ``ValueError`` naming it.
+    """The run record at ``path``; a truncated, oversized, too deeply nested or malformed file is one ``ValueError``
+    (:class:`normbench.archive.files.Unreadable`) naming it.
 
     Records are strict JSON (a value that is not finite is ``null``); an older record's bare
     ``NaN``/``Infinity`` reads as ``None`` too. Malformed: not a JSON object, a missing or unknown
@@ -109,10 +109,9 @@ def load_record(path: str | os.PathLike) -> RunRecord:
     """
     archived = str(path).endswith(".gz")  # the run archive's records (normbench.archive.store) are gzipped
     try:
-        raw = Path(path).read_bytes()
-        data = strict_json(json.loads((gzip.decompress(raw) if archived else raw).decode("utf-8")))
-    except (OSError, EOFError, gzip.BadGzipFile, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(f"run record {path}: unreadable ({exc})") from exc
+        data = strict_json(read_json(path))  # within the archive's limits: size, nesting (normbench.archive.files)
+    except Unreadable as exc:
+        raise Unreadable(Path(path), exc.reason, f"run record {path}: unreadable ({exc.reason})") from None
     if not isinstance(data, dict) or data.get("status") not in STATUSES:
         raise ValueError(f"run record {path}: missing or unknown status")
     if archived:  # its checkpoint stayed where it trained (none is archived for a finished run)
