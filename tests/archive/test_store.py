@@ -8,7 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from normbench.archive.store import CHECKPOINT, FINISHED, RECORD, Archive, ArchiveError, platform_slug, steps_done
+from normbench.archive.store import (
+    CHECKPOINT,
+    FINISHED,
+    RECORD,
+    Archive,
+    ArchiveError,
+    platform_slug,
+    segment,
+    steps_done,
+)
 from normbench.training.records import read_record
 
 CPU = {"cpu": "AMD EPYC", "cpu_capability": "AVX2", "threads": 1, "gpu": None}
@@ -120,10 +129,12 @@ def test_an_unfinished_run_continued_elsewhere_names_both_platforms(tmp_path: Pa
     here = tmp_path / "here"
     archive.restore(rep, here)
     assert (here / "checkpoints" / "last.ckpt").is_file()
-    # the run finishes on a CPU: its record replaces the unfinished one, naming both platforms
+    # the run finishes on a CPU from that checkpoint: its record replaces the unfinished one, naming both platforms
     record = json.loads((here / "record.json").read_text())
+    earlier = [{**segment(record), "to_step": 100}]  # as the trainer's record names the segment it resumed
     record.update(status="done", final_step=200, provenance={**record["provenance"], "threads": 1, "platform": CPU})
     record.pop("checkpoint_step")
+    record["segments"] = [*earlier, segment(record)]
     (here / "record.json").write_text(json.dumps(record))
     done, outcome = archive.add(here, checkpoint=True)
     assert outcome == "continued" and done.name == rep.name

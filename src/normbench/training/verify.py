@@ -13,6 +13,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from normbench.archive.files import check_no_links, read_json
+from normbench.archive.store import ANALYSES, Replicate
 from normbench.training.checkpointing import checkpoint_config_hash, checkpoint_model_args
 from normbench.training.records import FINISHED, read_record
 from normbench.training.rundir import checkpoint_of, record_config_hash
@@ -74,3 +76,26 @@ def finished_status(path: str | Path, config_hash: str) -> str | None:
         return None
     check_record(record, path, config_hash)
     return record["status"]
+
+
+def check_archived(rep: Replicate, config_hash: str | None = None) -> dict[str, Any]:
+    """The record of an archived replicate once it is its run's, else a one-line ``ValueError`` naming the file.
+
+    What a bake counts as done and a leaderboard shows are the same check: the record reads back within the archive's
+    limits, names the run of the folder it lies in (task, config hash, seed), is its run's (:func:`check_record`:
+    the config hash recomputed from its config is its own and, where given, the planned ``config_hash``), an
+    unfinished one has its checkpoint beside it, and every analysis beside it reads as JSON within the limits."""
+    path = rep.record_path
+    record = read_record(path)
+    named = (record.get("task"), record.get("config_hash"), record.get("seed"))
+    if named != (rep.task, rep.config_hash, rep.seed):
+        task, digest, seed = named
+        raise ValueError(f"run record {path}: names run {task}/{digest}/seed{seed}, not the run of its folder")
+    for name in ANALYSES:
+        if (rep.path / name).is_file() or (rep.path / name).is_symlink():
+            check_no_links(rep.path, rep.path / name)
+            read_json(rep.path / name)
+    check_record(record, path, config_hash)
+    if record.get("status") not in FINISHED and not rep.checkpoint.is_file():
+        raise ValueError(f"run record {path}: an unfinished run without its checkpoint {rep.checkpoint}")
+    return record

@@ -1,0 +1,119 @@
+"""Bring an older run archive to what today's code writes, in files a maintainer reviews and commits.
+
+* **canonical files**: a run added since the archive records the order of addition has a ``canonical`` file naming
+  its first finished replicate (:meth:`normbench.archive.store.Archive.pin_canonical`). An older run with several
+  replicates and none shows the first finished one by folder name, which a replicate of another platform class
+  added later could take over (``cpu-amd-epyc-avx2-t1`` sorts before ``cpu-amd-epyc-avx512-t1``). :func:`unpinned`
+  lists those runs with the replicate they show today, and :func:`pin` writes that choice into their ``canonical``
+  file, so nothing a board shows changes.
+* **local paths**: an analysis archived before the archive made its paths local (``decomposition.json``'s ``run`` and
+  ``checkpoint``) holds the absolute paths of the machine it was computed on; :func:`with_local_paths` lists them and
+  :func:`localise` rewrites them as the archive now writes them (:func:`normbench.archive.store.local_path`).
+
+``python -m normbench.archive.maintain [RESULTS_DIR]`` lists both and writes nothing; ``--write`` writes them.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from normbench.archive.files import read_json
+from normbench.archive.store import ANALYSES, CANONICAL, PATH_KEYS, Archive, first_finished, write_file
+from normbench.io import dumps_json
+
+RUNS_ROOT = Path("runs")  # what a path under an unknown runs folder is kept relative to (its folder's name)
+
+
+def unpinned(archive: Archive) -> list[tuple[Path, str]]:
+    """``(seed folder, the replicate it shows today)`` of every run with several replicate folders, no ``canonical``
+    file, a finished replicate and no published board values standing for it."""
+    out = []
+    seen: set[Path] = set()
+    for rep in archive.runs():
+        folder = rep.path.parent
+        if folder in seen:
+            continue
+        seen.add(folder)
+        reps = archive.replicates(rep.task, rep.config_hash, rep.seed)
+        if len(reps) < 2 or (folder / CANONICAL).exists():
+            continue
+        if archive.published_elsewhere(rep.task, rep.config_hash, rep.seed):
+            continue
+        first = first_finished(reps)
+        if first is not None:
+            out.append((folder, first.name))
+    return out
+
+
+def pin(archive: Archive) -> list[Path]:
+    """Write the ``canonical`` file of every run :func:`unpinned` lists, naming the replicate it shows today."""
+    written = []
+    for folder, name in unpinned(archive):
+        written.append(write_file(folder / CANONICAL, lambda tmp, name=name: tmp.write_text(name + "\n")))
+    return written
+
+
+def with_local_paths(archive: Archive) -> list[Path]:
+    """The archived analyses that hold an absolute path (archived before paths were made local)."""
+    out = []
+    for rep in archive.runs():
+        for name in ANALYSES:
+            path = rep.path / name
+            if path.is_file() and localised(read_json(path)) != read_json(path):
+                out.append(path)
+    return out
+
+
+def localised(doc: object) -> object:
+    """``doc`` with its paths as the archive writes them now (the run's runs folder is not known any more: a path's
+    part from its ``<task>/<run>/seed<k>`` folder on is kept, under ``runs/``)."""
+    if isinstance(doc, dict):
+        return {
+            k: relative_run_path(v) if k in PATH_KEYS and isinstance(v, str) else localised(v) for k, v in doc.items()
+        }
+    if isinstance(doc, list):
+        return [localised(v) for v in doc]
+    return doc
+
+
+def relative_run_path(value: str) -> str:
+    """An absolute path a run wrote (``/work/bake/runs/majority/<run>/seed0/checkpoints/last.ckpt``), kept from its
+    run's folder on under ``runs/`` (``runs/majority/<run>/seed0/checkpoints/last.ckpt``); other values as they are."""
+    path = Path(value)
+    if not path.is_absolute():
+        return value
+    parts = path.parts
+    seed = next((i for i, p in enumerate(parts) if p.startswith("seed") and p[4:].isdigit()), None)
+    if seed is None or seed < 2:
+        return path.name
+    return str(RUNS_ROOT.joinpath(*parts[seed - 2 :]))
+
+
+def localise(archive: Archive) -> list[Path]:
+    """Rewrite every analysis :func:`with_local_paths` lists with local paths (indented JSON, as analyses are)."""
+    written = []
+    for path in with_local_paths(archive):
+        text = dumps_json(localised(read_json(path)), indent=2, sort_keys=False) + "\n"
+        written.append(write_file(path, lambda tmp, text=text: tmp.write_text(text, encoding="utf-8")))
+    return written
+
+
+def main(argv: list[str] | None = None) -> int:
+    """List (or, with ``--write``, write) the canonical files and local paths an older archive lacks."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    write = "--write" in args
+    rest = [a for a in args if a != "--write"]
+    archive = Archive(rest[0] if rest else "results")
+    for folder, name in unpinned(archive):
+        print(f"{'wrote' if write else 'would write'} {folder / CANONICAL}: {name}")
+    paths = with_local_paths(archive)
+    print(f"{len(paths)} archived analyses hold absolute paths{'; rewritten' if write else ''}")
+    if write:
+        pin(archive)
+        localise(archive)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
