@@ -249,11 +249,12 @@ def test_a_stopped_bake_stops_the_runs_it_started() -> None:
 
 
 @pytest.mark.slow  # four training processes (the stack, then each seed alone, at a minute); a rare fallback path
-def test_seeds_their_stack_cannot_train_are_trained_alone(tmp_path: Path) -> None:
+def test_seeds_their_stack_cannot_train_are_trained_alone(tmp_path: Path, monkeypatch) -> None:
     """A norm ``vmap`` cannot map (a host read in its forward pass) fails as a stack of seeds; the bake then trains
-    each seed alone, and both finish."""
+    each seed alone, and both finish. (The queue names a test's norm by import path: trusted, as its source is.)"""
     import yaml
 
+    monkeypatch.setenv("NORMBENCH_TRUST_RECORD_CODE", "1")
     config = tiny_config(tmp_path)
     doc = yaml.safe_load(config.read_text())
     doc["bench"]["variants"]["pre/hostread"] = {

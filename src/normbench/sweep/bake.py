@@ -33,7 +33,7 @@ from typing import Any
 
 import yaml
 
-from normbench.archive.store import Archive, checkpoint_step, steps_done
+from normbench.archive.store import Archive, ArchiveError, checkpoint_step, steps_done
 from normbench.reporting.progress import planned_steps
 from normbench.reporting.publish import Refused
 from normbench.reporting.replicates import write_report
@@ -41,11 +41,14 @@ from normbench.reporting.tuned import ChoiceNotReady
 from normbench.sweep.archiving import archive_runs
 from normbench.sweep.backends import available_cpus, is_finished
 from normbench.sweep.device_plan import CPU_STACK_MAX_BATCH
-from normbench.sweep.options import SweepOptions
+from normbench.sweep.options import SweepOptions, visible_gpus
 from normbench.sweep.plan import Run, parse_seeds, plan_runs
 from normbench.sweep.vectorized import stack_traits
+from normbench.tasks.trust import check_config_code
+from normbench.training.config import load_config
 from normbench.training.deadline import STOP_AT
 from normbench.training.records import FINISHED, read_record
+from normbench.training.verify import check_archived, finished_status
 
 QUEUE = "results/bake.yaml"
 TOKEN_TASKS = ("lm", "sst2")  # tasks whose runs the sst2 token report (Tables 3-4) reads
@@ -87,12 +90,15 @@ class BakeReport:
     finished_now: int = 0
     in_progress: list[tuple[str, int, int, int | None]] = field(default_factory=list)  # variant, seed, step, of
     not_started: int = 0
+    unarchived: int = 0  # finished here, but not in the archive (trained from uncommitted code, or refused)
+    refused: int = 0  # archived, but the record fails its check (:func:`normbench.training.verify.check_archived`)
     archived: Counter = field(default_factory=Counter)
     boards: list[str] = field(default_factory=list)
 
     def line(self) -> str:
-        """The one line a bake ends with."""
-        total = self.finished_before + self.finished_now + len(self.in_progress) + self.not_started
+        """The one line a bake ends with: a run counts as finished only once its archived record is verified."""
+        stuck = self.unarchived + self.refused
+        total = self.finished_before + self.finished_now + len(self.in_progress) + self.not_started + stuck
         parts = [
             f"{self.finished_before + self.finished_now} of {total} queued runs finished ({self.finished_now} now)"
         ]
@@ -104,13 +110,20 @@ class BakeReport:
             parts.append(f"{len(self.in_progress)} in progress ({shown}{more})")
         if self.not_started:
             parts.append(f"{self.not_started} not started")
+        if self.unarchived:
+            parts.append(f"{self.unarchived} finished here but not in the archive (said above)")
+        if self.refused:
+            parts.append(f"{self.refused} archived but refused (named above: restore them from git)")
         left = self.not_started + len(self.in_progress)
-        tail = "; `normbench bake` continues them" if left else "; the queue is done"
+        tail = "; `normbench bake` continues them" if left else "; the queue is not done" if stuck else ""
+        tail = tail or "; the queue is done"
         return "normbench: bake: " + ", ".join(parts) + tail
 
 
 def load_queue(path: str | Path) -> list[QueueItem]:
-    """The queue file's items in order; a one-line error naming the file, the item and the field."""
+    """The queue file's items in order; a one-line error naming the file, the item and the field. A queue is
+    untrusted input: the config file an item names may name registered code only, unless the user trusts it
+    (:func:`normbench.tasks.trust.check_config_code`); nothing it names is imported before that check."""
     path = Path(path)
     try:
         doc = yaml.safe_load(path.read_text(encoding="utf-8"))
@@ -151,6 +164,8 @@ def load_queue(path: str | Path) -> list[QueueItem]:
             raise ValueError(f"{where}: config {config!r} is not a file")
         if config is not None and not Path(str(config)).is_file():
             config = str(path.parent / str(config))  # relative to the queue file
+        if config is not None:  # before anything is planned: the code it names (normbench.tasks.trust)
+            check_config_code(load_config(config), f"{where}: config {config}")
         out.append(QueueItem(board, task, str(item["preset"]), tuple(variants), seeds, config))
     return out
 
@@ -161,7 +176,7 @@ class Slot:
 
     item: QueueItem
     run: Run
-    state: str  # finished | in progress | not started
+    state: str  # finished (archived and verified) | refused | finished here (not archived) | in progress | not started
     step: int = 0
     alone: bool = False  # trained alone even where its seeds could be stacked (its stack did not train it)
     also: list[str] = field(default_factory=list)  # later items' boards that show this run too
@@ -269,7 +284,7 @@ def release_waiting(
         slots = [
             s
             for s in survey([item], archive, runs_dir, restore=held is None, waiting=still)
-            if held is not None or (s.state != "finished" and s.key not in queued)
+            if held is not None or (s.state in ("in progress", "not started", "finished here") and s.key not in queued)
         ]
         if not still:
             what = "held" if held is not None else "queued"
@@ -287,23 +302,61 @@ def in_queue_order(queue_left: list[Slot], new: list[Slot], items: list[QueueIte
 
 
 def local_steps(run: Run, record: dict[str, Any]) -> int:
-    """The steps a local unfinished run continues from: its checkpoint's (0 without one)."""
+    """The steps a local unfinished run continues from: its checkpoint's (0 without one, or with one that cannot be
+    read: the run starts afresh)."""
     ckpt = Path(run.record_path).parent / "checkpoints" / "last.ckpt"
-    return checkpoint_step(ckpt) if ckpt.is_file() else 0
+    try:
+        return checkpoint_step(ckpt) if ckpt.is_file() else 0
+    except ArchiveError:
+        return 0
+
+
+def archived_state(archive: Archive, task: str, run: Run) -> tuple[str | None, str]:
+    """Whether the archive holds a run done: ``("finished", "")`` when a board published it before the archive, or
+    its canonical replicate passes the check a leaderboard makes of it (:func:`normbench.training.verify.
+    check_archived`); ``("refused", why)`` when that replicate fails it (or a file of the run's folder cannot be
+    read); ``(None, "")`` when the archive holds no finished replicate."""
+    key = str(run.config_hash)
+    try:
+        rep = archive.canonical(task, key, run.seed)
+        if rep is None:
+            return ("finished" if archive.published_elsewhere(task, key, run.seed) else None), ""
+        check_archived(rep, key)
+    except ValueError as exc:
+        return "refused", str(exc)
+    return "finished", ""
+
+
+def local_finished(run: Run) -> bool:
+    """Whether the run's own folder holds it finished and its files pass the sweep's check (one that fails it is
+    trained again, by its sweep)."""
+    try:
+        return bool(run.record_path) and finished_status(run.record_path, str(run.config_hash)) is not None
+    except ValueError:
+        return False
 
 
 def stand(item: QueueItem, run: Run, archive: Archive, restore: bool = True) -> Slot:
-    """Where one queued run stands: finished when the archive holds its canonical replicate or a board published it
-    before the archive existed; an archived unfinished replicate further than the local run is restored
-    (``restore``)."""
-    task, key = item.task, str(run.config_hash)
-    if archive.canonical(task, key, run.seed) is not None or archive.published_elsewhere(task, key, run.seed):
-        return Slot(item, run, "finished")
-    local = read_record(run.record_path) if run.record_path and Path(run.record_path).is_file() else None
-    if local is not None and local.get("status") in FINISHED:
-        return Slot(item, run, "finished")
+    """Where one queued run stands: finished when the archive holds it done (:func:`archived_state`), refused (said
+    in one line) when its archived record fails that check, finished here when only its run folder holds it finished
+    (the bake archives it); an archived unfinished replicate further than the local run is restored (``restore``)."""
+    state, why = archived_state(archive, item.task, run)
+    if state == "refused":
+        print(f"normbench: bake: {why}; the run is not counted done (restore the file from git)", file=sys.stderr)
+    if state is not None:
+        return Slot(item, run, state)
+    if local_finished(run):
+        return Slot(item, run, "finished here")
+    try:
+        local = read_record(run.record_path) if run.record_path and Path(run.record_path).is_file() else None
+    except ValueError:
+        local = None  # its sweep redoes it
     step = local_steps(run, local) if local is not None else 0
-    rep = archive.in_progress(item.task, str(run.config_hash), run.seed)
+    try:
+        rep = archive.in_progress(item.task, str(run.config_hash), run.seed)
+    except ValueError as exc:
+        print(f"normbench: bake: {exc}; the run is not counted done (restore the file from git)", file=sys.stderr)
+        return Slot(item, run, "refused")
     archived_step = steps_done(rep.record()) if rep is not None else 0
     if rep is not None and archived_step > step:
         step = archived_step
@@ -407,25 +460,28 @@ def bake(
         raise ValueError(f"budget: {budget} must be a positive number of minutes")
     if nice < 0:
         raise ValueError(f"nice: {nice} must be >= 0 (a bake never raises its priority)")
+    gpu_ids = planned_gpus(gpus) if dry_run else bake_gpus(gpus)
     start = time.time()
     items = load_queue(queue)
     archive = Archive(results_dir)
     waiting: Waiting = []
     slots = survey(items, archive, runs_dir, restore=not dry_run, waiting=waiting)
     report = BakeReport(finished_before=sum(s.state == "finished" for s in slots))
-    todo = [s for s in slots if s.state != "finished"]
-    todo = training_order(todo)
-    gpu_ids = [g for g in (gpus or "").replace(" ", "").split(",") if g]
+    report.refused = sum(s.state == "refused" for s in slots)
+    here = [s for s in slots if s.state == "finished here"]
+    todo = training_order([s for s in slots if s.state in ("in progress", "not started")])
     workers = workers or (4 * len(gpu_ids) if gpu_ids else available_cpus())
     if dry_run:
         for s in slots:
             step = f" (step {s.step:,})" if s.state == "in progress" else ""
             print(f"  {s.item.board}\t{s.run.variant}\tseed {s.run.seed}\t{s.state}{step}")
+        archived = f", {len(here)} finished here to archive" if here else ""
         if not train:
             print("normbench: dry run: nothing to train (train false); the boards with runs held would be rebuilt")
         else:
-            print(f"normbench: dry run: {len(todo)} runs to train, {workers} at a time; nothing trained")
+            print(f"normbench: dry run: {len(todo)} runs to train{archived}, {workers} at a time; nothing trained")
         return report
+    changed = archive_finished_here(here, archive, report, uncommitted)
     if nice:
         os.nice(nice)
     # the budget covers the end too: each run's last checkpoint, the archive and the boards' rebuild
@@ -443,7 +499,7 @@ def bake(
         in_queue_order(queue_left, new, items)
 
     try:
-        changed = train_queue(
+        changed |= train_queue(
             queue_left, running, shares, deadline, archive, report, runs_dir, results_dir, gpu_ids, uncommitted, stack,
             release=release if waiting and train else None, hard_stop=hard_stop,
         )  # fmt: skip
@@ -452,23 +508,21 @@ def bake(
         started = [slot.run for _, batch in running.values() for slot in batch]
         archive_runs(archive, started, uncommitted=uncommitted, checkpoint=True, quiet=True)
         raise
-    finished_tasks: set[str] = set()
-    for slot in todo:
-        record = read_record(slot.run.record_path) if Path(slot.run.record_path).is_file() else None
-        if record is not None and record.get("status") in FINISHED:
-            report.finished_now += 1
-            finished_tasks.add(slot.item.task)
-        elif record is not None and (step := local_steps(slot.run, record)) > 0:
-            report.in_progress.append((slot.run.variant, slot.run.seed, step, planned_steps(slot.run.config)))
-        else:
-            report.not_started += 1
+    except OSError:  # a file of the archive could not be written (a full disk): one line naming it, runs stopped
+        stop_runs([proc for proc, _ in running.values()])
+        raise
+    finished_tasks = count_trained(todo, archive, report)
     # a board not yet built whose runs the archive holds (a report card on published baselines) is built too
-    held = {board for s in slots if s.state == "finished" for board in s.boards}
+    held = {board for s in slots if s.state in ("finished", "finished here") for board in s.boards}
     changed |= {board for board in held if not board_file(results_dir, board).is_file()}
     if not train:  # told to train nothing: every board with a run held is rebuilt from what is held
         released = release_waiting(waiting, [], items, archive, runs_dir, results_dir, uncommitted, held=held)
         changed |= held | {board for s in released if s.state == "finished" for board in s.boards}
+    refused = {board for s in slots if s.state == "refused" for board in s.boards}
     for item in boards_of(items, changed):
+        if item.board in refused:  # its leaderboard would refuse the record too
+            print(f"normbench: bake: {item.board} not rebuilt: an archived record of its runs is refused (above)")
+            continue
         try:
             rebuild(item, items, runs_dir, results_dir, uncommitted=uncommitted)
         except Refused as exc:  # a published board the queue does not cover stays as it is; the others are built
@@ -483,13 +537,83 @@ def bake(
     if report.boards:
         refresh_norm_board(results_dir)
         refresh_pages(results_dir)
-    if report.archived.get("added") or report.archived.get("continued"):
+    if report.archived.get("added") or report.archived.get("continued") or report.archived.get("restarted"):
         write_report(results_dir)
     if report.archived:
         said = ", ".join(f"{n} {what}" for what, n in sorted(report.archived.items()))
         print(f"normbench: run archive {archive.root}: {said}")
     print(report.line())
     return report
+
+
+def bake_gpus(gpus: str | None) -> list[str]:
+    """The GPU ids ``--gpus`` names (``"0,1"``), each one CUDA sees here (:func:`normbench.sweep.options.visible_gpus`);
+    a one-line error ``bake: --gpus ...: ...`` otherwise, before anything is planned (the runs could not train, and
+    only their logs would say why)."""
+    ids = [g for g in str(gpus or "").replace(" ", "").strip("[]").split(",") if g]
+    if not ids:
+        return []
+    flag = f"--gpus {','.join(ids)}"
+    if not all(g.isdigit() for g in ids):
+        raise ValueError(f"bake: {flag}: not GPU ids; give comma-separated ids, e.g. 0,1")
+    visible = visible_gpus()
+    absent = [g for g in ids if int(g) not in visible]
+    if absent:
+        seen = f"the GPUs visible here are {', '.join(map(str, visible))}" if visible else "CUDA finds no GPU here"
+        fix = "give the ids of visible GPUs" if visible else "drop --gpus to train on the CPU"
+        raise ValueError(f"bake: {flag}: GPU {absent[0]} is not visible ({seen}); {fix}")
+    return ids
+
+
+def planned_gpus(gpus: str | None) -> list[str]:
+    """The GPU ids a dry run plans for: those ``--gpus`` names, said in one line where this machine lacks them (a
+    queue may be planned here for a GPU machine; a bake that trains refuses, :func:`bake_gpus`)."""
+    try:
+        return bake_gpus(gpus)
+    except ValueError as exc:
+        print(f"normbench: dry run: {exc} (planned as given; a bake that trains here refuses)", file=sys.stderr)
+        return [g for g in str(gpus or "").replace(" ", "").strip("[]").split(",") if g]
+
+
+def archive_finished_here(slots: list[Slot], archive: Archive, report: BakeReport, uncommitted: bool) -> set[str]:
+    """Archive the runs their run folders hold finished that the archive lacks (a bake stopped while it archived
+    them, by a full disk say); each one the archive then holds done counts as finished now, any other as finished
+    here but not archived. Returns the boards of the runs added."""
+    if not slots:
+        return set()
+    outcome = archive_runs(archive, [s.run for s in slots], uncommitted=uncommitted, checkpoint=True, quiet=True)
+    report.archived.update(outcome)
+    changed: set[str] = set()
+    for slot in slots:
+        if archived_state(archive, slot.item.task, slot.run)[0] == "finished":
+            slot.state = "finished"
+            report.finished_now += 1
+            changed.update(slot.boards)
+        else:
+            report.unarchived += 1
+    return changed
+
+
+def count_trained(todo: list[Slot], archive: Archive, report: BakeReport) -> set[str]:
+    """Count where the runs a bake trained stand now (finished: archived and verified; finished here but not
+    archived; in progress; not started); returns the tasks with runs finished here."""
+    finished_tasks: set[str] = set()
+    for slot in todo:
+        try:
+            record = read_record(slot.run.record_path) if Path(slot.run.record_path).is_file() else None
+        except ValueError:
+            record = None
+        if record is not None and record.get("status") in FINISHED:
+            finished_tasks.add(slot.item.task)
+            if archived_state(archive, slot.item.task, slot.run)[0] == "finished":
+                report.finished_now += 1
+            else:
+                report.unarchived += 1
+        elif record is not None and (step := local_steps(slot.run, record)) > 0:
+            report.in_progress.append((slot.run.variant, slot.run.seed, step, planned_steps(slot.run.config)))
+        else:
+            report.not_started += 1
+    return finished_tasks
 
 
 def train_queue(
@@ -540,7 +664,7 @@ def train_queue(
                 archive, [s.run for s in batch], uncommitted=uncommitted, checkpoint=True, quiet=True
             )
             report.archived.update(outcome)
-            if outcome.get("added") or outcome.get("continued"):
+            if outcome.get("added") or outcome.get("continued") or outcome.get("restarted"):
                 changed.update(board for slot in batch for board in slot.boards)
             if len(batch) > 1:  # a seed the stack did not finish (e.g. a norm vmap cannot map) is trained alone
                 queue_left[:0] = [dataclasses.replace(s, alone=True) for s in batch if not is_finished(s.run)]
