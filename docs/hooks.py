@@ -1,8 +1,8 @@
 """MkDocs hooks: the generated blocks of the pages are rendered anew from the leaderboards when the site is built.
 
 A page holds generated content between markers (``<!-- board: majority -->`` ... ``<!-- /board: majority -->``
-and the others that :mod:`normbench.reporting.docs_pages` lists), committed as
-``python -m normbench.reporting.docs_pages --docs docs`` wrote it, with links that work in a repository
+and the others that :mod:`normbench.site.docs_pages` lists), committed as
+``python -m normbench.site.docs_pages --docs docs`` wrote it, with links that work in a repository
 browser. For the site each block is rendered again with the site's links: the figures next to the leaderboards
 are copied into the site at build time (never into ``docs/``), and only pages that exist are linked.
 """
@@ -13,7 +13,7 @@ from pathlib import Path
 
 from mkdocs.structure.files import File, Files
 
-from normbench.reporting import docs_pages
+from normbench.site import docs_pages
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "results"

@@ -20,9 +20,15 @@ LAYERS: list[set[str]] = [
     {"nn"},  # norms, blocks, placement, one config per architecture
     {"data", "analysis"},  # data modules | pure functions on tensors and models
     {"tasks"},  # LightningModules, metric series, the registry
-    {"archive"},  # typed run records, boards and claims: written by training, read by reporting
+    {"archive"},  # typed run records, boards and claims: written by training, read by the board pipeline
     {"training"},  # LightningCLI glue, run directories, records, checkpoints, monitor, prediction
-    {"reporting"},  # reads run records, writes leaderboards: claims, figures, per-experiment reports
+    # the board pipeline: run records -> judged claims -> Board -> Markdown and figures -> written files -> site
+    {"judge"},  # claims judged on a board's variants: statistics, claim rules, the random-key null, the tuning rule
+    {"boards"},  # run records -> Board: which record a board shows, the norm leaderboard
+    {"render"},  # Board -> Markdown and figures
+    {"run_analyses"},  # analyses that read a trained run's checkpoint or data (cached beside its record)
+    {"publish"},  # build, render and write a board's files; the board views of a task's YAML
+    {"site"},  # the documentation site's generated pages
     {"sweep", "results"},  # plans and runs sweeps (then has their board written) | published boards as DataFrames
     {"cards"},  # report cards for a norm: its measured facts, its runs beside the published baselines
     {"commands"},  # what each command does, as library functions
@@ -141,16 +147,20 @@ def test_the_checker_sees_imports_inside_functions(tmp_path: Path) -> None:
     }
 
 
-def test_reporting_reads_runs_and_never_makes_them() -> None:
-    """Leaderboards are written from records: reporting/ neither plans nor trains (no sweep/, no LightningCLI)."""
+PIPELINE = {"judge", "boards", "render", "run_analyses", "publish", "site"}
+
+
+def test_the_board_pipeline_reads_runs_and_never_makes_them() -> None:
+    """Leaderboards are written from records: the board pipeline neither plans nor trains (no sweep/, no
+    LightningCLI)."""
     wrong = [
         f"{src} -> {dst}"
         for src, dsts in graph().items()
-        if unit(src) == "reporting"
+        if unit(src) in PIPELINE
         for dst in dsts
         if unit(dst) == "sweep" or dst == "normbench.training.cli"
     ]
-    assert not wrong, "reporting/ imports what makes runs:\n" + "\n".join(sorted(wrong))
+    assert not wrong, "the board pipeline imports what makes runs:\n" + "\n".join(sorted(wrong))
 
 
 def test_one_command_line_parser() -> None:

@@ -2,8 +2,8 @@
 typed by hand.
 
 Results reach the documentation only through generation: the results pages include the leaderboards
-when the site is built (``docs/hooks.py``, :mod:`normbench.reporting.docs_pages`), and the README's
-teaser is written by :func:`normbench.reporting.docs_pages.teaser`. The number check below is what keeps
+when the site is built (``docs/hooks.py``, :mod:`normbench.site.docs_pages`), and the README's
+teaser is written by :func:`normbench.site.docs_pages.teaser`. The number check below is what keeps
 it so: every number in ``README.md`` and ``docs/**/*.md`` that reads like a measured result must be one
 the leaderboards print.
 
@@ -32,7 +32,7 @@ import pytest
 import yaml
 
 import normbench
-from normbench.reporting import docs_pages
+from normbench.site import docs_pages
 
 REPO = Path(normbench.__file__).resolve().parents[2]
 DOCS = REPO / "docs"
@@ -358,7 +358,7 @@ def test_the_readme_teaser_is_generated_from_the_boards_as_they_are() -> None:
     block = docs_pages.teaser_block(text)
     assert block is not None, f"README.md has no {docs_pages.TEASER_START} ... {docs_pages.TEASER_END} block"
     assert block == docs_pages.teaser(RESULTS), (
-        "the README's results teaser is stale: run `python -m normbench.reporting.docs_pages --readme README.md`"
+        "the README's results teaser is stale: run `python -m normbench.site.docs_pages --readme README.md`"
     )
 
 
@@ -420,7 +420,7 @@ def test_the_committed_pages_hold_what_the_boards_generate() -> None:
     stale = docs_pages.write_pages(DOCS, RESULTS, REPO, check=True)
     assert not stale, (
         f"stale generated blocks in {[p.relative_to(REPO).as_posix() for p in stale]}: run "
-        "`python -m normbench.reporting.docs_pages --docs docs`"
+        "`python -m normbench.site.docs_pages --docs docs`"
     )
     majority = (DOCS / docs_pages.page_of("majority")).read_text(encoding="utf-8")
     assert "| `pre/both` |" in majority and "![loss](../../results/majority/loss.png)" in majority
@@ -548,7 +548,7 @@ def test_each_leaderboard_markdown_is_the_current_rendering_of_its_json() -> Non
     only when the board is rebuilt with ``--force``: this names every board whose Markdown the renderer no longer
     writes (the random-key grid of ``unselectable`` has a renderer of its own)."""
     from normbench.archive import load_board
-    from normbench.reporting import leaderboard as lb
+    from normbench.publish import leaderboard as lb
 
     keys = [key for key in committed_boards() if key.split("/")[0] != "unselectable"]
     assert len(keys) > 40

@@ -258,7 +258,7 @@ def test_nox_itself_runs_a_documented_session_and_the_slow_tests_exist() -> None
             "-p",
             "no:cacheprovider",
             "tests/test_reproduce.py",
-            "tests/reporting/test_rebuild.py",
+            "tests/publish/test_rebuild.py",
         ],
         cwd=REPO,
         env=env,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from normbench.reporting.publish import superseded_configs
+from normbench.publish.files import superseded_configs
 from normbench.sweep.plan import plan_runs
 from tests.plans import assert_whole_plan, is_card_board, published_boards
 
@@ -52,7 +52,7 @@ def plan_board(board: dict, card: str, preset: str, runs_dir: Path) -> tuple[dic
     ids=[str(p.relative_to(ROOT / "results").parent) for p in BOARDS],
 )
 def test_published_runs_keep_their_config_hash(path: Path, tmp_path: Path) -> None:
-    from normbench.reporting.tuned import ChoiceNotReady
+    from normbench.judge.tuned import ChoiceNotReady
 
     board = json.loads(path.read_text())
     card = path.parent.name.partition("card-")[2]  # a report card's board: planned from the card's own task config

@@ -4,7 +4,7 @@ A leaderboard (the contract in the design notes) lists variants, each with its s
 run status, and per metric the per-seed values. :func:`load` turns one leaderboard into a long table,
 one row per (variant, seed); :func:`compare` puts two variants side by side per metric with the
 difference of their means, its 95% Welch interval and p-value (the statistics the claims' verdicts
-use, :func:`normbench.reporting.stats.difference_interval`, over the same per-seed samples);
+use, :func:`normbench.judge.stats.difference_interval`, over the same per-seed samples);
 :func:`format_comparison` renders that for a terminal.
 
     >>> from normbench import results
@@ -27,8 +27,8 @@ from typing import Any
 import pandas as pd
 
 from normbench.archive import Board, BoardError, load_board
-from normbench.reporting.citation import bibtex
-from normbench.reporting.stats import LEVEL, difference_interval
+from normbench.judge.stats import LEVEL, difference_interval
+from normbench.render.citation import bibtex
 
 FILENAME = "leaderboard.json"
 #: the columns of :func:`load` before the metric columns
@@ -247,7 +247,7 @@ def compare(
     Returns a DataFrame indexed by ``metric`` with the columns ``mean_a``, ``std_a``, ``n_a``, ``mean_b``,
     ``std_b``, ``n_b`` (mean, sample std and count over the seeds that have a value; flagged seeds count,
     as in the leaderboard's verdicts), ``diff`` = mean_b − mean_a with its 95% Welch interval ``ci_low``,
-    ``ci_high`` and two-sided ``p_value`` (from :func:`normbench.reporting.stats.difference_interval`),
+    ``ci_high`` and two-sided ``p_value`` (from :func:`normbench.judge.stats.difference_interval`),
     and ``significant`` (the interval excludes 0). NaN where not computable: a mean without values, a std
     or an interval with fewer than two values on a side. ``attrs`` holds ``a``, ``b``,
     ``difference`` (``"b - a"``), ``level`` (0.95) and the provenance of :func:`load`.

@@ -10,14 +10,12 @@ import yaml
 from normbench.archive import ClaimSpec, SchemaError
 from normbench.archive.claim import JudgedClaim
 
-FILES = sorted(
-    p.name for p in (resources.files("normbench.reporting") / "claims").iterdir() if p.name.endswith(".yaml")
-)
+FILES = sorted(p.name for p in (resources.files("normbench.judge") / "claims").iterdir() if p.name.endswith(".yaml"))
 
 
 @pytest.mark.parametrize("name", [n for n in FILES if n != "protocols.yaml"])
 def test_every_claims_file_entry_is_a_claim_spec(name: str) -> None:
-    text = (resources.files("normbench.reporting") / "claims" / name).read_text(encoding="utf-8")
+    text = (resources.files("normbench.judge") / "claims" / name).read_text(encoding="utf-8")
     entries = yaml.safe_load(text)["claims"]
     specs = [ClaimSpec.from_json(e) for e in entries]
     assert [s.to_json() for s in specs] == entries and all(s.id for s in specs)

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from normbench.archive import facts
-from normbench.reporting import chance, collapse
+from normbench.judge import chance, collapse
 
 DATA = {"class_path": "normbench.data.lm.LMDataModule", "init_args": {"data_dir": "/nowhere"}}
 PARAMS = {"data": DATA}

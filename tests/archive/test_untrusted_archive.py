@@ -217,7 +217,7 @@ def test_a_run_restarted_from_the_start_claims_no_earlier_segment(
 
 
 def test_an_analysis_is_archived_with_no_absolute_local_path_and_old_ones_still_read(tmp_path: Path) -> None:
-    from normbench.reporting.run_cache import read_cached
+    from normbench.run_analyses.run_cache import read_cached
 
     runs = tmp_path / "bake" / "runs"
     folder = runs / "majority" / "pre-both-abc123" / "seed0"

@@ -18,7 +18,7 @@ from normbench.archive.store import Archive
 from normbench.cards.make import plan_card
 from normbench.cards.protocol import CardProtocol, board_of, card_variant, tasks_with_cards
 from normbench.cards.protocol import slug as card_slug
-from normbench.reporting.tuned import ChoiceNotReady, resolve
+from normbench.judge.tuned import ChoiceNotReady, resolve
 from normbench.sweep.bake import Slot, Waiting, load_queue, survey
 from normbench.training.config import load_config
 
@@ -39,7 +39,7 @@ class UnseenNorm(nn.Module):
 
 def finished_grid(task: str) -> str:
     """A published card's learning-rate grid of ``task`` from which the task's ``bench.tuned`` resolves (its choice
-    replaced), i.e. whose every run has finished (:func:`normbench.reporting.tuned.resolve`), with a choice for both
+    replaced), i.e. whose every run has finished (:func:`normbench.judge.tuned.resolve`), with a choice for both
     baselines: the choice every card's grid makes (the baselines' grid runs are the same runs on every card)."""
     protocol = CardProtocol.of(task)
     spec = load_config(task, protocol.tuned)["bench"]["tuned"]

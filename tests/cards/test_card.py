@@ -18,11 +18,11 @@ from normbench.cards.probe import inputs as probe_inputs
 from normbench.cards.probe import probe
 from normbench.cards.protocol import CardProtocol, NamedCard, card_variant, probed_component, slug, tasks_with_cards
 from normbench.cards.render import render_card
+from normbench.judge import tuned as tuned_view
+from normbench.judge.claims import check_claim
+from normbench.judge.qualify import margin_registration
 from normbench.nn.norms import Norm
-from normbench.reporting import leaderboard as lb
-from normbench.reporting import tuned as tuned_view
-from normbench.reporting.claims import check_claim
-from normbench.reporting.qualify import margin_registration
+from normbench.publish import leaderboard as lb
 from normbench.tasks.series import expand_metric_layers
 from normbench.training.config import load_config
 from tests.factories import make_record
@@ -538,7 +538,7 @@ def test_a_norm_that_fails_at_every_rate_of_its_grid_says_so_at_the_tuned_rate()
     """A norm that diverges at every rate has no tuned rate: its tuned rows say why, not "not run"."""
     from normbench.cards.build import card_claims, no_rate, summary_table
     from normbench.cards.render import tuning_lines
-    from normbench.reporting.claims import judge
+    from normbench.judge.claims import judge
 
     protocol = CardProtocol.of("majority")
     claims = [judge(c, {}, None) for c in card_claims(protocol, "pre/pnorm") if "test_acc@1000" in c["id"]]

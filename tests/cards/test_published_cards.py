@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from normbench.archive import Board, load_board
-from normbench.reporting import card_pages, docs_pages
+from normbench.site import card_pages, docs_pages
 
 REPO = Path(__file__).resolve().parents[2]
 RESULTS, DOCS = REPO / "results", REPO / "docs"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-import normbench.reporting.decomposition as decomposition
+import normbench.run_analyses.decomposition as decomposition
 from tests.tiny_runs import copy_of
 
 Usage = namedtuple("Usage", "total used free")

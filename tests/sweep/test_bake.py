@@ -196,7 +196,7 @@ def test_a_board_published_before_the_archive_grows_with_its_published_values(tm
 
 
 def test_a_board_waiting_for_its_tuning_grid_is_left_for_a_later_bake(tmp_path: Path, monkeypatch, capsys) -> None:
-    from normbench.reporting.tuned import ChoiceNotReady
+    from normbench.judge.tuned import ChoiceNotReady
     from normbench.sweep import bake as bake_module
 
     def not_ready(*args, **kwargs):
@@ -281,7 +281,7 @@ def test_a_bake_keeps_the_token_analyses_or_says_in_one_line_why_not(tmp_path: P
     """After training language-model or SST-2 runs, a bake computes the token analyses the sst2 report reads while
     the weights are here, once per task and preset with every seed queued; without the SST-2 dev sentences it says so
     and goes on."""
-    from normbench.reporting import tokens
+    from normbench.publish import tokens
     from normbench.sweep.bake import QueueItem, keep_token_analyses_here
 
     asked = []

@@ -387,7 +387,7 @@ def test_sst2_chooses_on_held_out_sentences_and_judges_on_every_phrase_at_the_qu
     """SST-2's grid trains without 872 held-out training sentences (another config hash than the quick board's at the
     same rate); its tuned board trains on every phrase again, so its shared runs are the quick board's."""
     from normbench.archive.board import dumps_board
-    from normbench.reporting import leaderboard as lb
+    from normbench.publish import leaderboard as lb
     from tests.factories import make_record
 
     grid_config, grid = plan_runs("sst2", "lr", seeds=[100], variants=["post/both"])
@@ -420,7 +420,7 @@ def test_the_tuned_preset_plans_each_variants_shared_and_chosen_rate(tmp_path: P
     import math
 
     from normbench.archive.board import dumps_board
-    from normbench.reporting import leaderboard as lb
+    from normbench.publish import leaderboard as lb
     from tests.factories import make_record
 
     _, grid = plan_runs("majority", "lr", seeds=[100], variants=["pre/both"])  # the config's whole grid

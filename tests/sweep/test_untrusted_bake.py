@@ -37,7 +37,7 @@ def copied(baked: Path, tmp_path: Path) -> tuple[Path, Path]:
 
 
 def test_a_record_that_no_longer_hashes_to_its_config_is_not_counted_done(baked: Path, tmp_path: Path, capsys) -> None:  # noqa: ANN001
-    from normbench.reporting.build import load_records
+    from normbench.boards.build import load_records
 
     queue, results = copied(baked, tmp_path)
     (rep,) = Archive(results).runs("majority")

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from normbench.reporting.tuned import ChoiceNotReady
+from normbench.judge.tuned import ChoiceNotReady
 from normbench.sweep.plan import plan_runs
 from normbench.tasks import get_task, task_names
 from normbench.training.cli import NormbenchCLI

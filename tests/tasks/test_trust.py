@@ -135,7 +135,7 @@ def test_decompose_and_predict_refuse_a_crafted_checkpoint(
 
 
 def test_geometry_refuses_a_crafted_checkpoint(tiny_sweep: Path, tmp_path: Path, crafted: Path) -> None:
-    from normbench.reporting.geometry import write_geometry
+    from normbench.run_analyses.geometry import write_geometry
 
     _, run = copy_of(tiny_sweep, tmp_path)
     edit_checkpoint(run, f"{MODULE}:Evil")

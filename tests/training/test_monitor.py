@@ -11,7 +11,7 @@ import lightning as L
 import numpy as np
 import pytest
 
-from normbench.reporting.geometry import read_angle_histograms
+from normbench.run_analyses.geometry import read_angle_histograms
 from normbench.training.reproducibility import series_mismatches
 from tests.training.test_cli import CONFIG, fit
 

@@ -1,4 +1,4 @@
-"""The archive's typed documents: run records, boards and claims (below both training and reporting).
+"""The archive's typed documents: run records, boards and claims (below both training and the board pipeline).
 
 Each is a frozen dataclass with ``from_json``/``to_json`` (nothing lost on a round trip) and a
 ``SCHEMA_VERSION``; :func:`load_record` and :func:`load_board` are the one reader of each file.

@@ -65,7 +65,7 @@ class BoardError(ValueError):
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Metric(JsonObject):
-    """One metric of one variant, aggregated over its seeds (:func:`normbench.reporting.stats.aggregate`).
+    """One metric of one variant, aggregated over its seeds (:func:`normbench.judge.stats.aggregate`).
 
     Attributes:
         per_seed: each seed's value, in the variant's seed order (``None``: no value, e.g. diverged).
@@ -115,9 +115,9 @@ class VariantEntry(JsonObject):
             collapsed; ``collapse_baseline``: seed -> its collapse baseline.
         provenance: commits, dates, devices and platforms of its runs.
         canonical: the board whose values of these runs this board shows (an earlier board published them
-            first, with other values from another platform: :mod:`normbench.reporting.canonical`).
+            first, with other values from another platform: :mod:`normbench.boards.canonical`).
         published_seeds: board -> the seeds whose values are that board's, published before the run archive kept
-            records (:mod:`normbench.reporting.published`); the other seeds' come from their records.
+            records (:mod:`normbench.boards.published`); the other seeds' come from their records.
     """
 
     name: str = required(str)
@@ -154,21 +154,21 @@ class Board(JsonObject):
             (``series``, ``at_step`` or ``first_below``); ``columns``: the metrics the Markdown shows.
         variants: the :class:`VariantEntry` rows; ``tables``: paper-style tables; ``claims``: the
             :class:`~normbench.archive.claim.JudgedClaim` list; ``against_chance``: one claim per unselectable
-            fraction against its random-key null (:mod:`normbench.reporting.chance_rules`).
+            fraction against its random-key null (:mod:`normbench.judge.chance_rules`).
         reproducibility, collapse, choice, matrix, width, decided_by: the views a sweep's config asks for.
         failed_runs: runs that failed (named, never averaged); ``supersedes``: the build this one replaced.
         sweep_key, sweep: the sweep's key and definition; ``planned_runs``, ``finished_runs``: its size.
         figures: the figures beside the board, in the order the Markdown shows them; ``figure_styles``: file name
             -> the version of its drawing, for figures drawn above style 1
-            (:attr:`normbench.reporting.report_kinds.ReportKind.style`).
+            (:attr:`normbench.publish.report_kinds.ReportKind.style`).
         citation: its BibTeX; ``rejudged``: when and at which commit its claims were judged again.
         uncommitted_code: some runs were trained from a dirty tree (published with ``--force``);
             ``in_progress``: the unfinished runs with their steps ("step k of N") and platforms.
-        tuned, tuned_claims: a board judged at a shared and at tuned learning rates (:mod:`normbench.reporting.tuned`):
+        tuned, tuned_claims: a board judged at a shared and at tuned learning rates (:mod:`normbench.judge.tuned`):
             each base variant's shared and chosen point, and the claims judged at the chosen points (``claims`` then
             holds them at the shared point).
         reference_runs: the board's seeds beside another code's runs of the same protocol
-            (:mod:`normbench.reporting.reference_runs`).
+            (:mod:`normbench.judge.reference_runs`).
     """
 
     task: str = required(str)

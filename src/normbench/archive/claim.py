@@ -1,7 +1,7 @@
 """Claims: what a claims file entry may hold (:class:`ClaimSpec`) and a claim judged on a board (:class:`JudgedClaim`).
 
-The claims files live in ``src/normbench/reporting/claims/<id>.yaml`` (a list under ``claims:``); their rules
-and verdicts are :mod:`normbench.reporting.claims`. This module fixes the shape only.
+The claims files live in ``src/normbench/judge/claims/<id>.yaml`` (a list under ``claims:``); their rules
+and verdicts are :mod:`normbench.judge.claims`. This module fixes the shape only.
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ class ClaimSpec(JsonObject):
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class JudgedClaim(JsonObject):
-    """A claim with its verdict, as a board stores it (:func:`normbench.reporting.claims.judge`).
+    """A claim with its verdict, as a board stores it (:func:`normbench.judge.claims.judge`).
 
     Attributes:
         id, owner, source, statement, why, note, metric, metrics, variants, paper: as in :class:`ClaimSpec`.
@@ -81,11 +81,11 @@ class JudgedClaim(JsonObject):
         power: the smallest difference the seeds could detect (``detectable``, at 80% power) and where the point
             estimate leans (``leaning``); ``borderline``: an equivalence within the metric's tolerance of its margin
             (the verdict it had, the distance, the tolerance); ``margin_declared``: ``after the runs`` where the
-            margin was registered after the claim's runs were trained (:mod:`normbench.reporting.qualify`).
+            margin was registered after the claim's runs were trained (:mod:`normbench.judge.qualify`).
         paper_chance: the random-key null at the paper's own key counts beside the paper's value (its ``chance_at``).
         rates: on a board judged at shared and tuned learning rates, role -> the rate its variant was judged at.
         failures: a stability claim's counts, role -> learning rate -> ``{failed, runs}``
-            (:mod:`normbench.reporting.stability`).
+            (:mod:`normbench.judge.stability`).
         provisional: ``{finished, declared}`` where the claim was judged on fewer finished seeds (failed ones
             included) than its protocol declares: the verdict is not final.
         against_null: for a claim with ``above_chance``, that role's fraction against its matched random-key null

@@ -1,8 +1,8 @@
 """Facts of a run's data that its board needs, kept in the run archive so that a board is a function of the archive.
 
 A board reads a few numbers off a run's *data* rather than its record: the unigram entropy of a language model's
-training stream (the collapse baseline, :mod:`normbench.reporting.collapse`) and the key-set sizes of a test stage
-(the chance level beside every unselectable fraction, :mod:`normbench.reporting.chance`). Each is a function of the
+training stream (the collapse baseline, :mod:`normbench.judge.collapse`) and the key-set sizes of a test stage
+(the chance level beside every unselectable fraction, :mod:`normbench.judge.chance`). Each is a function of the
 run's data config, computed where the corpus is. Kept only on that machine, a clone without the corpus would build
 the board without them; so a board published into the checkout's ``results/`` adds the facts its build read to the
 archive, ``results/archive/data-facts/<kind>-<digest>.json`` (``{"kind", "params", "value"}``; the digest is of

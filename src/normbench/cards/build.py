@@ -2,7 +2,7 @@
 
 Each task's board (``results/<task>/card-<slug>/``, built from the run archive by the card's bake) holds the three
 variants' per-seed values. For every headline metric of the task's protocol (:class:`~normbench.cards.protocol.
-CardProtocol`) and each baseline, two claims of our own are judged by :func:`normbench.reporting.claims.judge`, the
+CardProtocol`) and each baseline, two claims of our own are judged by :func:`normbench.judge.claims.judge`, the
 function every board uses: **equivalence** (a two-sided TOST: the 90% interval of the difference of seed means inside
 ± the task's margin, registered in ``margins.yaml`` before any card ran) and **ordering** (the new norm better, by
 the 95% Welch interval). Beside them the card reads from the board: steps to the loss thresholds, the seeds that
@@ -20,15 +20,15 @@ from typing import Any
 
 from normbench import __version__
 from normbench.archive import Board, VariantEntry, load_board
+from normbench.boards.norm_board import platform_drift
 from normbench.cards.models import extra_parameters, section_models
 from normbench.cards.probe import NormFacts
 from normbench.cards.protocol import CardProtocol, board_of, card_variant, slug
 from normbench.io import dumps_json
+from normbench.judge.claims import judge
+from normbench.judge.tuned import at_rate, rates_of
 from normbench.nn.norms import get_component, source_version
-from normbench.reporting.card_pages import AT_TUNED
-from normbench.reporting.claims import judge
-from normbench.reporting.norm_board import platform_drift
-from normbench.reporting.tuned import at_rate, rates_of
+from normbench.site.card_pages import AT_TUNED
 from normbench.training.records import provenance, utc_now
 
 CARD_VERSION = 1
@@ -75,7 +75,7 @@ VERDICT_WORDS = ("better", "equivalent", "worse", "undecided", "not run")
 
 def compare(equivalence: dict[str, Any], ordering: dict[str, Any]) -> dict[str, Any]:
     """The new norm against one baseline on one metric, as a paper's table reads it, from the card's two tests (each
-    judged by :func:`normbench.reporting.claims.judge`): ``equivalent`` where the TOST puts the difference of seed
+    judged by :func:`normbench.judge.claims.judge`): ``equivalent`` where the TOST puts the difference of seed
     means within the margin; else ``better`` or ``worse`` where the 95% Welch interval of the difference lies on
     that side of 0; else ``undecided`` (an equivalence on its margin too); ``not run`` where either test is. Returns
     ``{verdict, difference (new − baseline, 95% interval), equivalence (its 90% interval and margin), significant

@@ -41,7 +41,7 @@ from normbench.cards.protocol import (
 from normbench.cards.render import render_card
 from normbench.errors import one_line
 from normbench.io import atomic_files
-from normbench.reporting.publish import Refused, read_board
+from normbench.publish.files import Refused, read_board
 from normbench.training.config import load_config
 
 WIDTHS = (8, 768)  # the majority model's width and GPT-2's

@@ -25,11 +25,11 @@ from normbench.cards.build import (
 )
 from normbench.cards.probe import NormFacts
 from normbench.cards.protocol import options_text
-from normbench.reporting.card_pages import summary_metric
-from normbench.reporting.chance_view import chance_rows
-from normbench.reporting.claims import describe, describe_difference, describe_seeds
-from normbench.reporting.claims_view import anchor, detectable_text
-from normbench.reporting.markdown import Lines, cell
+from normbench.judge.claims import describe, describe_difference, describe_seeds
+from normbench.render.chance_view import chance_rows
+from normbench.render.claims_view import anchor, detectable_text
+from normbench.render.markdown import Lines, cell
+from normbench.site.card_pages import summary_metric
 
 CHANCE_INTRO = (
     "Each unselectable fraction of the new norm beside random keys of the same count and dimension (the matched "

@@ -12,7 +12,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from normbench.reporting import publish
+from normbench.publish import files as publish
 
 
 def decompose(ckpt: str | None = None, sequences: int = 256, out: str | None = None) -> None:
@@ -31,7 +31,7 @@ def decompose(ckpt: str | None = None, sequences: int = 256, out: str | None = N
     if sequences < 1:
         raise ValueError(f"sequences: must be >= 1, got {sequences}")
     from normbench.io import check_writable
-    from normbench.reporting.decomposition import decompose_checkpoint
+    from normbench.run_analyses.decomposition import decompose_checkpoint
     from normbench.training.loading import record_for_checkpoint
     from normbench.training.rundir import run_of_checkpoint
 
@@ -67,8 +67,8 @@ def geometry(
             line; they are part of the runs' keys).
     """
     from normbench.io import atomic_files
-    from normbench.reporting.geometry import write_geometry
-    from normbench.reporting.plots import GEOMETRY_FIGURES
+    from normbench.render.plots import GEOMETRY_FIGURES
+    from normbench.run_analyses.geometry import write_geometry
     from normbench.sweep.plan import parse_names, plan_runs
 
     config, runs = plan_runs(
@@ -149,7 +149,7 @@ def random_grid(
     out = Path(results_dir) / "unselectable"
     from normbench.analysis.random_grid import random_grid as run_grid
     from normbench.io import check_writable
-    from normbench.reporting.unselectable import write_random_grid
+    from normbench.publish.unselectable import write_random_grid
 
     publish.check_random_grid(out, list(range(n_min, n_max + 1)), list(range(d_min, d_max + 1)), runs, seed, force)
     check_writable(out, "results_dir")  # before the grid is computed, not after it

@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from normbench.reporting import publish
+from normbench.publish import files as publish
 from normbench.sweep.options import SweepOptions
 
 
@@ -121,7 +121,7 @@ def rejudge(board: str, force: bool = False) -> None:
     planned again to read its runs' settings, and every variant must plan to the config it was trained
     with. Use it after a change to a claim or its rule; values change only by retraining, or where an earlier
     board shows the same runs with other values (one run, one result: the board takes the earlier board's
-    values, :mod:`normbench.reporting.canonical`). The board is rewritten only when some verdict, value, choice,
+    values, :mod:`normbench.boards.canonical`). The board is rewritten only when some verdict, value, choice,
     claim's wording or protocol note changed; a board that is not JSON or not a leaderboard is one line.
 
     Args:
@@ -130,12 +130,12 @@ def rejudge(board: str, force: bool = False) -> None:
     """
     from normbench.archive import parse_board
     from normbench.archive.board import board_path, load_board
+    from normbench.boards.canonical import adopt_canonical
     from normbench.io import strict_json
-    from normbench.reporting import leaderboard as lb
-    from normbench.reporting.canonical import adopt_canonical
-    from normbench.reporting.rejudge import changed_verdicts, check_same_runs, rejudge_board
-    from normbench.reporting.tokens import TOKEN_REPORT, rejudge_token_report
-    from normbench.reporting.write import keep_facts, order_plots
+    from normbench.publish import leaderboard as lb
+    from normbench.publish.rejudge import changed_verdicts, check_same_runs, rejudge_board
+    from normbench.publish.tokens import TOKEN_REPORT, rejudge_token_report
+    from normbench.publish.write import keep_facts, order_plots
     from normbench.sweep.plan import parse_grid, plan_runs
 
     path = board_path(board)

@@ -34,10 +34,10 @@ from typing import Any
 import yaml
 
 from normbench.archive.store import Archive, ArchiveError, checkpoint_step, steps_done
-from normbench.reporting.progress import planned_steps
-from normbench.reporting.publish import Refused
-from normbench.reporting.replicates import write_report
-from normbench.reporting.tuned import ChoiceNotReady
+from normbench.boards.progress import planned_steps
+from normbench.boards.replicates import write_report
+from normbench.judge.tuned import ChoiceNotReady
+from normbench.publish.files import Refused
 from normbench.sweep.archiving import archive_runs
 from normbench.sweep.backends import available_cpus, is_finished
 from normbench.sweep.device_plan import CPU_STACK_MAX_BATCH
@@ -674,10 +674,10 @@ def train_queue(
 
 
 def keep_token_analyses_here(items: list[QueueItem], runs_dir: str, results_dir: str, archive: Archive) -> None:
-    """The token analyses (:mod:`normbench.reporting.sentence_tokens`) of the queued runs that the ``sst2`` token
+    """The token analyses (:mod:`normbench.run_analyses.sentence_tokens`) of the queued runs that the ``sst2`` token
     report reads, computed while their weights are here and kept in the run archive; one line says how many, or
     why none (the SST-2 dev sentences they need are not at hand)."""
-    from normbench.reporting.tokens import keep_token_analyses
+    from normbench.publish.tokens import keep_token_analyses
     from normbench.sweep.run import planner
 
     plan, read, kept = planner(runs_dir), 0, 0
@@ -710,7 +710,7 @@ def stop_runs(procs: list[subprocess.Popen], grace_s: float = 120.0) -> None:
 
 def refresh_norm_board(results_dir: str) -> None:
     """The norm leaderboard (``results/norms.md``) rebuilt from the boards, where the results folder has one."""
-    from normbench.reporting.norm_board_render import publish_norm_board
+    from normbench.render.norm_board_render import publish_norm_board
 
     if (Path(results_dir) / "norms.json").is_file():
         try:
@@ -722,8 +722,8 @@ def refresh_norm_board(results_dir: str) -> None:
 def refresh_pages(results_dir: str) -> None:
     """The documentation's generated results pages and the README's teaser, rewritten from the rebuilt boards
     when they are the repository's own (the docs test holds them to the boards)."""
-    from normbench.reporting import publish
-    from normbench.reporting.docs_pages import update_readme, write_pages
+    from normbench.publish import files as publish
+    from normbench.site.docs_pages import update_readme, write_pages
 
     root = publish.repository_root()
     if root is None or not publish.publishes(Path(results_dir)) or not (root / "docs").is_dir():

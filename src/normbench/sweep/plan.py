@@ -34,7 +34,7 @@ import lightning as L
 import yaml
 
 from normbench.errors import one_line, short_key
-from normbench.reporting import tuned
+from normbench.judge import tuned
 from normbench.tasks import get_task, norm_roles
 from normbench.tasks.series import decomposition_series, expand_metric_layers, monitor_series
 from normbench.training.cli import NormbenchCLI
@@ -334,7 +334,7 @@ def plan_runs(
 
     Give either a registered ``task`` (its shipped config) or a ``config_path`` (a file or a task name). A config
     with ``bench.tuned`` keeps two points of its grid per base variant, the shared and the tuned one, read from the
-    choice board under ``results_dir`` (:mod:`normbench.reporting.tuned`); the returned config's ``bench.tuned`` is
+    choice board under ``results_dir`` (:mod:`normbench.judge.tuned`); the returned config's ``bench.tuned`` is
     then that resolved view.
     """
     if config_path is None:

@@ -4,7 +4,7 @@ Only a task's own bench (its ``default_preset``, default seeds and variants, no 
 grid) writes ``results/<task>/``. Every other sweep writes ``results/<task>/<name>/``, ``name``
 given with ``--name`` or derived from what differs; a named folder keeps the key of the sweep
 that wrote it, and a different sweep never replaces it (:func:`results_folder`). The leaderboard is
-written by :func:`normbench.reporting.write.write_results`, under its publishing rule.
+written by :func:`normbench.publish.write.write_results`, under its publishing rule.
 """
 
 from __future__ import annotations
@@ -21,10 +21,11 @@ import torch
 
 from normbench.archive import BoardError, load_board
 from normbench.archive.store import Archive
+from normbench.boards.replicates import write_report
 from normbench.io import check_writable
-from normbench.reporting import publish, tuned
-from normbench.reporting.replicates import write_report
-from normbench.reporting.write import RunPlanner, load_finished, write_analyses, write_results
+from normbench.judge import tuned
+from normbench.publish import files as publish
+from normbench.publish.write import RunPlanner, load_finished, write_analyses, write_results
 from normbench.sweep.archiving import archive_runs
 from normbench.sweep.backends import Outcome, default_workers, execute
 from normbench.sweep.device_plan import StackPlan, plan_stacks, seed_step_bytes

@@ -41,10 +41,10 @@ class Task:
             ``None``: each test sequence is a set of its own, of its unpadded length.
         sentence_encoder: its network reads a sentence as ``[CLS] sentence [SEP]`` under a padding mask, the
             special tokens no keys of the sentence (SST-2's encoder); otherwise a sentence is its tokens alone
-            (the language model's decoder). How the token analysis (:mod:`normbench.reporting.sentence_tokens`)
+            (the language model's decoder). How the token analysis (:mod:`normbench.run_analyses.sentence_tokens`)
             feeds it a sentence.
         token_table: the table of the SST-2 token report (Brody et al. Tables 3-4,
-            :mod:`normbench.reporting.tokens`) that shows its runs: ``4``, the report's own task's sentences;
+            :mod:`normbench.publish.tokens`) that shows its runs: ``4``, the report's own task's sentences;
             ``3``, the language model's; ``None``: neither.
     """
 

@@ -30,10 +30,10 @@ ANALYSIS_UNSELECTABLE_AFTER = "analysis/unselectable_after/L{layer}"
 ANALYSIS_UNSELECTABLE_TOKENS = "analysis/unselectable_tokens"
 # the per-head key-space view: unselectable keys among each head's keys x W_k^T (after QK-norm), over heads
 ANALYSIS_UNSELECTABLE_HEADS = "analysis/unselectable_heads/L{layer}"
-# the key-set analysis (normbench.reporting.key_sets): the first {keys} keys of each held-out sequence,
+# the key-set analysis (normbench.run_analyses.key_sets): the first {keys} keys of each held-out sequence,
 # {where} = before | after the attention norm
 ANALYSIS_KEY_SET = "analysis/keys{keys}/unselectable_{where}/L{layer}"
-# the class-key analysis (normbench.reporting.class_keys): unselectable vocabulary keys at layer 1's attention input
+# the class-key analysis (normbench.run_analyses.class_keys): unselectable vocabulary keys at layer 1's attention input
 ANALYSIS_CLASS_KEYS = "analysis/class_keys/unselectable"
 ANALYSIS_CLASS_KEYS_HEADS = "analysis/class_keys/unselectable_heads"  # the same, per head in key space
 
@@ -46,7 +46,7 @@ QK_TEMPERATURE = "geometry/{point}/qk_temperature"  # QK-norm's learned temperat
 UNSELECTABLE_KEYS = "geometry/L{layer}/unselectable"
 QUERY_ANGLE_HISTOGRAM = "geometry/L{layer}/query_angle"  # TensorBoard histogram only
 
-# the decomposition (normbench.reporting.decomposition), per layer (embed, L1..Ln, final, output)
+# the decomposition (normbench.run_analyses.decomposition), per layer (embed, L1..Ln, final, output)
 DECOMPOSITION = "decomposition/{layer}/{term}"
 
 
@@ -157,3 +157,9 @@ def finite_float(value: float | None) -> float | None:
     """``float(value)`` when finite, else ``None``."""
     value = finite_or_none(value)
     return None if value is None else float(value)
+
+
+# the series the analyses of a run's final checkpoint add (their prefixes)
+FROM_CHECKPOINT = tuple(
+    p.split("{")[0] for p in (DECOMPOSITION, ANALYSIS_KEY_SET, ANALYSIS_CLASS_KEYS, ANALYSIS_UNSELECTABLE_HEADS)
+)

@@ -1,0 +1,1 @@
+"""Claims judged on a board's variants: the statistics, the claim rules, the random-key null and the tuning rule."""

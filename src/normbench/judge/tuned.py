@@ -1,0 +1,218 @@
+"""Claims judged at one shared learning rate and at each variant's own tuned rate, side by side.
+
+A board's ``bench.tuned: {choice: <board>, shared: <value>}`` names the board whose choice table
+(:mod:`normbench.judge.choice`) chose, per base variant, a value of a labelled grid axis (the learning rate
+``lr``: argmax of the tuning seeds' mean metric over the values its rule keeps), and the value every variant
+shares (the task's default). The board's sweep crosses its base variants with the same grid and keeps two points
+per base: the shared one and the chosen one (:func:`select`). Each claim is then judged twice with the same rule, on
+the same judging seeds, with the claim's variant ``v`` read as ``v,<axis>=<shared>`` and as
+``v,<axis>=<chosen for v>`` (:func:`at_rate`): a verdict that holds only at one of them is a learning-rate effect.
+
+The judging seeds' data are not the tuning seeds' (``data_seed: seed``), so the tuned verdicts read data the choice
+never saw. A base the choice table has no value for (its grid not trained yet) has no tuned point, and its claims
+at the tuned rates are "not run". A choice board whose grid is not finished, or short of the tuning seeds its task
+declares (a choice that is not ``final``), has chosen nothing yet: the board judged at its values waits
+(:class:`ChoiceNotReady`), and the board published before stands until a build covers it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from normbench.archive import BoardError, load_board
+from normbench.judge.choice import sort_key, split_name, waiting_text
+
+RATES = ("shared", "tuned")
+
+
+class ChoiceNotReady(ValueError):
+    """The choice board a tuned board reads is not built yet, or its grid is not finished (one line): the choice is
+    made once, on the whole grid, so a bake leaves the tuned board until that grid is done. ``board``: the choice
+    board (``majority/lr``)."""
+
+    def __init__(self, message: str, board: str = "") -> None:
+        super().__init__(message)
+        self.board = board
+
+
+def check_spec(spec: Any) -> dict[str, Any]:
+    """``bench.tuned`` as ``{choice, shared}``, or a one-line error naming the field."""
+    if not isinstance(spec, dict) or not isinstance(spec.get("choice"), str) or "/" not in spec["choice"]:
+        raise ValueError(
+            f"bench.tuned.choice: must name the board that chose the values, as <task>/<name> "
+            f"(e.g. majority/lr), got {spec!r}"
+        )
+    if "shared" not in spec or isinstance(spec["shared"], (dict, list)) or spec["shared"] is None:
+        raise ValueError(f"bench.tuned.shared: must be the grid value every variant shares, got {spec.get('shared')!r}")
+    unknown = sorted(set(spec) - {"choice", "shared"})
+    if unknown:
+        raise ValueError(f"bench.tuned.{unknown[0]}: not a setting; bench.tuned holds choice and shared")
+    return spec
+
+
+def same_value(label: str, value: Any) -> bool:
+    """Whether a grid label (``0.001``) names ``value`` (``1.0e-3``): numerically for numbers, else as text."""
+    a, b = sort_key(label), sort_key(str(value))
+    return a[:2] == b[:2] if a[0] == b[0] == 0 else label == str(value)
+
+
+def resolve(spec: Any, names: list[str], results_dir: str | Path) -> dict[str, Any]:
+    """The tuned view of a board: per base variant, its shared point and its chosen point (``None``: not chosen yet).
+
+    ``names``: the sweep's variant names over the whole grid (``pre/both,lr=0.0003``, ...), whose axis is the choice
+    table's; ``results_dir``: where the choice board lies (``<results_dir>/<choice>/leaderboard.json``). One-line
+    errors for a missing or choiceless board and a shared value that is not a grid point."""
+    spec = check_spec(spec)
+    path = Path(results_dir) / spec["choice"]
+    try:
+        board = load_board(path)
+    except FileNotFoundError:
+        raise ChoiceNotReady(
+            f"bench.tuned.choice: {path}/leaderboard.json does not exist; train that board's grid first "
+            f"(normbench bake)",
+            spec["choice"],
+        ) from None
+    except BoardError as exc:
+        raise ValueError(f"bench.tuned.choice: {exc}") from None
+    choice = board.choice
+    if not choice:
+        raise ValueError(f"bench.tuned.choice: {path}/leaderboard.json has no choice table (bench.choice)")
+    if board.planned_runs is not None and (board.finished_runs or 0) < board.planned_runs:
+        raise ChoiceNotReady(
+            f"bench.tuned.choice: {path}/leaderboard.json has {board.finished_runs or 0} of its {board.planned_runs} "
+            f"runs; the values are chosen once its grid is finished (normbench bake)",
+            spec["choice"],
+        )
+    axis = choice["axis"]
+    split = [s for s in (split_name(n, axis) for n in names) if s is not None]
+    bases = list(dict.fromkeys(base for base, _ in split))
+    grid_values = list(dict.fromkeys(value for _, value in split))
+    shared = [v for v in grid_values if same_value(v, spec["shared"])]
+    if len(shared) != 1:
+        raise ValueError(
+            f"bench.tuned.shared: {spec['shared']!r} is not a point of the {axis} grid ({', '.join(grid_values)})"
+        )
+    groups = {g["base"]: g for g in choice.get("groups") or []}
+    for base in bases:
+        chosen_among = {str(r["value"]) for r in (groups.get(base) or {}).get("rows") or []}
+        missing = [v for v in grid_values if not any(same_value(c, v) for c in chosen_among)]
+        if groups.get(base) and missing:  # the board was built on a smaller grid than the config's: choose again
+            raise ChoiceNotReady(
+                f"bench.tuned.choice: {path}/leaderboard.json chose {base}'s {axis} among "
+                f"{len(grid_values) - len(missing)} of the {len(grid_values)} grid values (not {', '.join(missing)}); "
+                f"it is built again once those runs are trained (normbench bake)",
+                spec["choice"],
+            )
+    for base in bases:  # the choice is made once, on the whole tuning budget: a grid short of its seeds is no choice
+        group = groups.get(base) or {}
+        if group.get("final") is False and group.get("missing"):
+            raise ChoiceNotReady(
+                f"bench.tuned.choice: {path}/leaderboard.json has not chosen {base}'s {axis} yet: "
+                f"{waiting_text(group, choice)}; the boards judged at the chosen values wait for it (normbench bake)",
+                spec["choice"],
+            )
+    rows = []
+    for base in bases:
+        group = groups.get(base) or {}
+        chosen = group.get("chosen")
+        picked = next((r for r in group.get("rows") or [] if r["value"] == chosen), None)
+        rows.append(
+            {
+                "base": base,
+                "shared": f"{base},{axis}={shared[0]}",
+                "chosen": chosen,
+                "tuned": f"{base},{axis}={chosen}" if chosen is not None else None,
+                "at_edge": bool(group.get("at_edge")),
+                "tuning_seeds": list(picked["seeds"]) if picked else [],
+                "tuning_value": (picked["metric"] or {}).get("mean") if picked else None,
+            }
+        )
+    return {
+        "choice": spec["choice"],
+        "axis": axis,
+        "metric": choice["metric"],
+        "goal": choice["goal"],
+        **({"rule": choice["rule"]} if choice.get("rule") else {}),
+        "shared": shared[0],
+        "bases": rows,
+    }
+
+
+def select(view: dict[str, Any], names: list[str]) -> list[str]:
+    """Of the sweep's variant ``names``, those a tuned board trains: every base's shared point and its chosen point
+    (a name off the axis stays)."""
+    keep = {name for row in view["bases"] for name in (row["shared"], row["tuned"]) if name}
+    return [n for n in names if n in keep or split_name(n, view["axis"]) is None]
+
+
+def at_rate(view: dict[str, Any], variants: list[dict[str, Any]], rate: str) -> list[dict[str, Any]]:
+    """The variants at one rate (``shared`` or ``tuned``), each named by its base: what a claim's variant names read.
+
+    A base without a point at that rate is left out (its claims are then "not run")."""
+    if rate not in RATES:
+        raise ValueError(f"rate: {rate!r} is not one of {', '.join(RATES)}")
+    by_name = {v["name"]: v for v in variants}
+    out = []
+    for row in view["bases"]:
+        entry = by_name.get(row[rate]) if row[rate] else None
+        if entry is not None:
+            out.append({**entry, "name": row["base"]})
+    return out
+
+
+def rates_of(view: dict[str, Any], claim_variants: dict[str, str] | None, rate: str) -> dict[str, str]:
+    """Role -> the grid value its variant was judged at (roles whose variant is no base of the board are left out)."""
+    rows = {row["base"]: row for row in view["bases"]}
+    out = {}
+    for role, name in (claim_variants or {}).items():
+        row = rows.get(name)
+        if row is None:
+            continue
+        value = view["shared"] if rate == "shared" else row["chosen"]
+        if value is not None:
+            out[role] = value
+    return out
+
+
+def rechosen(view: dict[str, Any], published: Path) -> dict[str, Any] | None:
+    """The published board's tuned points its choice board no longer chooses, as ``bench.superseded``
+    (``{why, configs}``, and ``published``: every config hash the published board shows; ``None``: none, or no
+    published board): its grid grew and it chose again, so those points' runs give way to the new choices' and the
+    board shows what it said before."""
+    try:
+        old = load_board(published)
+    except (FileNotFoundError, BoardError):
+        return None
+    before = {row["base"]: row for row in (old.tuned or {}).get("bases") or []}
+    hashes = {v.name: v.config_hash for v in old.variants}
+    moved = [
+        (row, before[row["base"]])
+        for row in view["bases"]
+        if row["base"] in before and before[row["base"]].get("tuned") not in (None, row["tuned"])
+    ]
+    configs = [hashes[was["tuned"]] for _, was in moved if hashes.get(was["tuned"])]
+    if not configs:
+        return None
+    axis = view["axis"]
+    said = "; ".join(f"{row['base']} {axis}={row['chosen']} (was {was['chosen']})" for row, was in moved)
+    why = f"{view['choice']} chose again on its grown grid: {said}"
+    return {"why": why, "configs": configs, "published": [h for h in hashes.values() if h]}
+
+
+def with_rechosen(bench: dict[str, Any], published: Path) -> dict[str, Any]:
+    """``bench`` with the points :func:`rechosen` finds added to its ``superseded``. A declared list of configs is
+    kept, and its sentence too where it names configs of the published board beyond the rechosen ones."""
+    view, declared = bench.get("tuned"), bench.get("superseded")
+    if not isinstance(view, dict) or "bases" not in view or declared is True or isinstance(declared, str):
+        return bench
+    found = rechosen(view, published)
+    if found is None:
+        return bench
+    why, configs = found["why"], found["configs"]
+    if isinstance(declared, dict):
+        listed = [str(c) for c in declared.get("configs") or []]
+        if (set(listed) - set(configs)) & set(found["published"]):
+            why = f"{str(declared.get('why', '')).rstrip('.')}; {why}"
+        configs = list(dict.fromkeys([*listed, *configs]))
+    return {**bench, "superseded": {"why": why, "configs": configs}}

@@ -1,0 +1,1 @@
+"""Build, render and write a board's files (atomically, never replacing a published board with less)."""

@@ -1,0 +1,138 @@
+"""Re-judge a published leaderboard from the per-seed values it holds.
+
+A board's runs need not be on this machine: its ``variants`` keep every seed's value of every
+metric. Today's claims (rules, margins, the protocols they name) and today's protocol table are
+applied to those values and to the runs' resolved config, which the caller plans again from the
+board's own sweep (its config hashes must be the board's). The per-seed values, tables, figures and
+the board's provenance stay as they are; ``rejudged`` records when, at which commit and what.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from normbench import __version__
+from normbench.archive import Board, parse_board
+from normbench.boards.build import build_protocol, build_tables, flag_seeds, n_layers_of, reproducibility
+from normbench.io import strict_json
+from normbench.judge.chance import with_chance
+from normbench.judge.choice import build_choice
+from normbench.judge.claims import board_claims
+from normbench.judge.collapse import check_spec as check_collapse
+from normbench.judge.collapse import with_baselines
+from normbench.judge.reference_runs import build_reference
+from normbench.publish import files as publish
+from normbench.render.matrix import build_matrix
+from normbench.render.width import build_width
+from normbench.run_analyses import key_sets
+from normbench.training.records import git_state, utc_now
+
+
+def check_same_runs(board: Board, planned: dict[str, str], superseded: bool | frozenset[str]) -> None:
+    """One-line error unless every variant of ``board`` is planned today with the config hash it was trained
+    with (``planned``: variant -> config hash); a variant of a config hash declared superseded passes."""
+    for variant in board.variants:
+        name, digest = variant.name, variant.config_hash
+        now = planned.get(name)
+        if now is None:
+            raise ValueError(
+                f"results: variant {name!r} of the board is not in its sweep's plan today; "
+                f"rebuild the board from its runs"
+            )
+        if now != digest and not publish.is_superseded(digest, superseded):
+            raise ValueError(
+                f"results: variant {name!r} was trained with config {digest}, today's plan gives "
+                f"{now}; its claims are judged by retraining it (normbench bench), not re-judged"
+            )
+
+
+def rejudge_board(
+    board: Board, bench: dict[str, Any], configs: dict[str, dict[str, Any]], planned: dict[str, list[int]]
+) -> Board:
+    """``board`` with its claims judged again (:func:`normbench.judge.claims.judge`, the one function every
+    board uses), its protocol table and paper tables rebuilt, the chance value beside every unselectable
+    fraction (``bench.unselectable_chance``) and its matrix or width view rebuilt, all from its own per-seed
+    values, the runs' resolved ``configs`` (per variant) and the ``planned`` seeds of each variant."""
+    board = board.to_json()  # the views are rebuilt as JSON objects, as a build makes them
+    variants = copy.deepcopy(board["variants"])
+    collapse = check_collapse(bench.get("collapse"), board.get("metrics") or {})
+    unavailable: list[str] = []
+    if collapse or bench.get("chance"):  # flag collapsed seeds (and seeds at chance) from the per-seed values
+        for variant in variants:
+            runs = [
+                {"variant": variant["name"], "seed": seed, "task": board["task"], "config": configs[variant["name"]]}
+                for seed in variant["seeds"]
+            ]
+            if collapse:
+                runs, problems = with_baselines(runs, collapse)
+                unavailable += problems
+            flag_seeds(variant, runs, bench.get("chance"), collapse)
+    if bench.get("unselectable_chance"):
+        with_chance(variants, configs)
+    by_name = {v["name"]: v for v in variants}
+    config = (
+        configs[variants[0]["name"]] if variants and variants[0]["name"] in configs else next(iter(configs.values()))
+    )
+    judged = board_claims(bench, variants, config)
+    tables = dict(bench.get("tables") or {})
+    if bench.get("key_sets"):
+        tables["key_sets"] = key_sets.table_spec(bench["key_sets"], n_layers_of(config))
+    new = {
+        **board,
+        "variants": variants,
+        "protocol": build_protocol(
+            bench.get("protocol") or {},
+            configs,
+            variants,
+            preset=board.get("preset"),
+            judges_claims=bool(bench.get("claims")),
+        ),
+        "tables": build_tables(tables, by_name, config) if tables else board.get("tables", []),
+    }
+    fields = judged.fields(bench)
+    for key in ("against_chance", "tuned", "tuned_claims"):
+        if key not in fields:
+            new.pop(key, None)
+    new.update(fields)  # a key the board has keeps its place
+    if board.get("reproducibility"):  # the runs' platforms, and what a re-run is held to today
+        new["reproducibility"] = reproducibility(variants, bench)
+    if collapse:
+        new["collapse"] = {**collapse, "unavailable": unavailable}
+    if bench.get("choice"):
+        new["choice"] = build_choice(
+            bench["choice"], variants, board.get("metrics") or {}, bench.get("seeds"), list(planned)
+        )
+    if bench.get("reference_runs"):  # the reference's runs may have grown; the board's seeds may be more
+        new["reference_runs"] = build_reference(bench["reference_runs"], {v["name"]: v for v in variants})
+    if bench.get("matrix"):
+        new["matrix"] = build_matrix(bench["matrix"], variants, planned)
+    if bench.get("width"):
+        new["width"] = build_width(
+            bench["width"], variants, [{"variant": n, "config": c} for n, c in configs.items()], planned
+        )
+    git = git_state()
+    new["rejudged"] = {
+        "at": utc_now(),
+        "git_commit": git.get("git_commit"),
+        "dirty": git.get("dirty"),
+        "normbench": __version__,
+        "what": "claims, protocol and paper tables, chance values, the matrix/width views and the tolerances "
+        "recomputed from the per-seed values above; values and figures are those of the original build, or of "
+        "the board that published a run first (a variant's `canonical`)",
+    }
+    drawn_from = lambda doc: ([v.get("collapsed") for v in doc["variants"]], doc.get("choice"))  # noqa: E731
+    if new.get("figure_styles") and drawn_from(new) != drawn_from(board):
+        new.pop("figure_styles")  # its grid figure shows what changed: the next build from the archive redraws it
+    return parse_board(strict_json(new))
+
+
+def changed_verdicts(old: Board, new: Board) -> list[str]:
+    """``id: old -> new`` for each claim whose verdict differs (a claim only one board has counts too)."""
+    before = {c.id: c.verdict for c in old.claims}
+    after = {c.id: c.verdict for c in new.claims}
+    return [
+        f"{cid}: {before.get(cid, 'absent')} -> {after.get(cid, 'absent')}"
+        for cid in dict.fromkeys([*before, *after])
+        if before.get(cid) != after.get(cid)
+    ]

@@ -1,0 +1,146 @@
+"""The extra reports a task's ``bench`` block asks for by key, beside its leaderboard: a registry.
+
+Each kind may enrich the finished records before the board is built (an analysis of each run's checkpoint,
+with the metrics and tables it adds) and draw figures after (with fields it adds to the board). A new kind
+is one :class:`ReportKind` and one entry in :data:`REPORT_KINDS`; :func:`normbench.publish.write.write_results`
+applies every kind whose key the ``bench`` block sets, in the registry's order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from normbench.publish import leaderboard as lb
+from normbench.render.grid_plot import check_spec as check_grid_plot
+from normbench.render.grid_plot import plot_grid
+from normbench.render.matrix import build_matrix, plot_matrix
+from normbench.render.width import build_width, plot_width
+from normbench.run_analyses import class_keys, head_keys, key_sets
+from normbench.run_analyses.decomposition import plot_decomposition, with_decomposition
+
+Records = list[dict[str, Any]]
+
+
+@dataclass
+class Sweep:
+    """What a report kind may read of the sweep whose board is being built."""
+
+    task: str
+    preset: str | None
+    out: Path
+    n_layers: int
+    planned: dict[str, list[int]] = field(default_factory=dict)  # variant -> its planned seeds, in order
+
+
+def keep(records: Records, spec: Any, bench: dict[str, Any], sweep: Sweep) -> tuple[Records, dict[str, Any]]:
+    return records, bench
+
+
+def nothing(board: dict[str, Any], spec: Any, records: Records, sweep: Sweep) -> Sequence[Path]:
+    return []
+
+
+@dataclass(frozen=True)
+class ReportKind:
+    """One kind of extra report.
+
+    Attributes:
+        enrich: ``(records, spec, bench, sweep) -> (records, bench)``: each record with the kind's values,
+            and the ``bench`` block with the metrics and tables that show them.
+        draw: ``(board, spec, records, sweep) -> figures``: the kind's figures (and fields of the board).
+        first: its figures lead the board's (the board's headline figure, e.g. the matrix).
+        style: the version of its drawing, raised when a change to it should reach the published boards: a board
+            records the style of each figure drawn above style 1 (``figure_styles``), so a rebuild from the same
+            runs whose figure is drawn in a new style is written, not kept as published.
+    """
+
+    enrich: Callable[[Records, Any, dict[str, Any], Sweep], tuple[Records, dict[str, Any]]] = keep
+    draw: Callable[[dict[str, Any], Any, Records, Sweep], Sequence[Path]] = nothing
+    first: bool = False
+    style: int = 1
+
+
+def _decomposition(records: Records, spec: Any, bench: dict[str, Any], sweep: Sweep) -> tuple[Records, dict]:
+    return with_decomposition(records, int(spec.get("sequences", 256))), bench
+
+
+def _draw_decomposition(board: dict[str, Any], spec: Any, records: Records, sweep: Sweep) -> Sequence[Path]:
+    panels = {
+        v: [r["decomposition"] for r in rs if "decomposition" in r] for v, rs in lb.group_by_variant(records).items()
+    }
+    if not any(panels.values()):
+        return []
+    shown = {v: rs for v, rs in panels.items() if rs}
+    return [plot_decomposition(shown, sweep.out / "decomposition.png", spec.get("title", ""))]
+
+
+def _head_keys(records: Records, spec: Any, bench: dict[str, Any], sweep: Sweep) -> tuple[Records, dict]:
+    return head_keys.with_head_keys(records), bench
+
+
+def _class_keys(records: Records, spec: Any, bench: dict[str, Any], sweep: Sweep) -> tuple[Records, dict]:
+    metrics = {**(bench.get("metrics") or {}), **class_keys.metrics()}
+    return class_keys.with_class_keys(records), {**bench, "metrics": metrics}
+
+
+def _key_sets(records: Records, spec: Any, bench: dict[str, Any], sweep: Sweep) -> tuple[Records, dict]:
+    metrics = key_sets.metrics(key_sets.check_spec(spec)[0], sweep.n_layers)
+    tables = {**(bench.get("tables") or {}), "key_sets": key_sets.table_spec(spec, sweep.n_layers)}
+    bench = {**bench, "metrics": {**(bench.get("metrics") or {}), **metrics}, "tables": tables}
+    return key_sets.with_key_sets(records, spec), bench
+
+
+def _draw_key_sets(board: dict[str, Any], spec: Any, records: Records, sweep: Sweep) -> Sequence[Path]:
+    by_name = {v["name"]: v for v in board["variants"]}
+    return [key_sets.plot_key_sets(by_name, spec, sweep.n_layers, sweep.out / "key_sets.png")]
+
+
+def _draw_matrix(board: dict[str, Any], spec: Any, records: Records, sweep: Sweep) -> Sequence[Path]:
+    board["matrix"] = build_matrix(spec, board["variants"], sweep.planned)
+    title = f"{sweep.task}: placement x component, preset {sweep.preset} (mean ± std over seeds)"
+    return [plot_matrix(board["matrix"], sweep.out / "matrix.png", title)]
+
+
+def _draw_width(board: dict[str, Any], spec: Any, records: Records, sweep: Sweep) -> Sequence[Path]:
+    board["width"] = build_width(spec, board["variants"], records, sweep.planned)
+    title = f"{sweep.task}: width axis, preset {sweep.preset} (head width fixed)"
+    return [plot_width(board["width"], sweep.out / "width.png", title)]
+
+
+def _draw_grid(board: dict[str, Any], spec: Any, records: Records, sweep: Sweep) -> Sequence[Path]:
+    return [plot_grid(board, spec, sweep.out / f"by_{check_grid_plot(spec, board).axis}.png")]
+
+
+# bench key -> its report; applied in this order (a later `first` figure leads an earlier one)
+REPORT_KINDS: dict[str, ReportKind] = {
+    "decomposition": ReportKind(enrich=_decomposition, draw=_draw_decomposition),
+    "head_keys": ReportKind(enrich=_head_keys),
+    "class_keys": ReportKind(enrich=_class_keys),
+    "key_sets": ReportKind(enrich=_key_sets, draw=_draw_key_sets),
+    "matrix": ReportKind(draw=_draw_matrix, first=True),
+    "width": ReportKind(draw=_draw_width, first=True),
+    "grid_plot": ReportKind(draw=_draw_grid, first=True, style=3),  # 2: failed seeds, worse-edge crosses; 3: set apart
+}
+
+
+def enrich(records: Records, bench: dict[str, Any], sweep: Sweep) -> tuple[Records, dict[str, Any]]:
+    """The records and ``bench`` block after every kind the block asks for has enriched them."""
+    for key, kind in REPORT_KINDS.items():
+        if bench.get(key):
+            records, bench = kind.enrich(records, bench[key], bench, sweep)
+    return records, bench
+
+
+def draw(board: dict[str, Any], bench: dict[str, Any], records: Records, sweep: Sweep, plots: list[str]) -> list[str]:
+    """``plots`` with every asked-for kind's figures (leading ones first), the board's fields added (with
+    ``figure_styles``: file name -> style, for the figures of kinds drawn above style 1)."""
+    for key, kind in REPORT_KINDS.items():
+        if bench.get(key):
+            drawn = [str(p) for p in kind.draw(board, bench[key], records, sweep)]
+            plots = drawn + plots if kind.first else plots + drawn
+            if kind.style > 1:
+                board["figure_styles"] = {**board.get("figure_styles", {}), **{Path(p).name: kind.style for p in drawn}}
+    return plots

@@ -1,0 +1,1 @@
+"""A Board to Markdown and figures: tables, claim tables, plots."""

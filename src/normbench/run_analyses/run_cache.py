@@ -1,0 +1,69 @@
+"""Per-run analyses computed once from a run's final checkpoint and cached as JSON in its run folder.
+
+A cached result is valid while the checkpoint (its size and modification time) and the analysis'
+parameters are the ones it was computed with; otherwise it is recomputed and rewritten atomically.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from normbench.io import atomic_write_json
+from normbench.training.loading import REDO
+from normbench.training.rundir import checkpoint_of, record_path, run_of_record
+
+
+def checkpoint_stamp(ckpt: Path) -> dict[str, int]:
+    """What identifies a checkpoint's content for the cache: its size and modification time."""
+    stat = Path(ckpt).stat()
+    return {"checkpoint_size": stat.st_size, "checkpoint_mtime_ns": stat.st_mtime_ns}
+
+
+def cached_analysis(
+    record: dict[str, Any], file_name: str, params: dict[str, Any], compute: Callable[[Path], dict[str, Any]]
+) -> dict[str, Any] | None:
+    """``<run>/<file_name>``: ``compute(final checkpoint)`` plus ``params``, recomputed when stale.
+
+    ``None`` for a run without a final checkpoint; a final checkpoint its record names that is not
+    there is one ``ValueError`` naming it (never an empty cell that reads "not logged").
+    """
+    run = run_of_record(record)
+    if record.get("archived"):  # the run archive keeps the analysis, not the weights: read it as it is
+        return read_cached(run / file_name, params)
+    ckpt = checkpoint_of(record, run)
+    if ckpt is None:
+        return None
+    if not ckpt.is_file():
+        raise ValueError(f"checkpoint {ckpt}: missing (the final checkpoint of {record_path(run)}); {REDO}")
+    path = run / file_name
+    key = {**checkpoint_stamp(ckpt), **params}
+    if path.is_file():
+        try:
+            old = json.loads(path.read_text(encoding="utf-8"))
+            if all(old.get(k) == v for k, v in key.items()):
+                return old
+        except ValueError:
+            pass  # corrupt: recompute
+    result = {**compute(ckpt), **key}
+    atomic_write_json(path, result)
+    return result
+
+
+def read_cached(path: Path, params: dict[str, Any]) -> dict[str, Any] | None:
+    """An analysis kept beside an archived record, when it was computed with ``params`` (``None`` otherwise)."""
+    if not path.is_file():
+        return None
+    try:
+        old = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise ValueError(f"{path}: unreadable ({exc}); restore it from git") from None
+    return old if all(old.get(k) == v for k, v in params.items()) else None
+
+
+def with_final_values(record: dict[str, Any], values: dict[str, float]) -> dict[str, Any]:
+    """``record`` with each of ``values`` (series name -> value) added as a one-point series at its final step."""
+    step = int(record.get("final_step") or 0)
+    return {**record, "series": {**record["series"], **{name: [[step, v]] for name, v in values.items()}}}

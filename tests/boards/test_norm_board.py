@@ -1,0 +1,138 @@
+"""The norm leaderboard (results/norms.md): rebuilt bit for bit from the boards, standings by one rule."""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+from pathlib import Path
+
+import pytest
+from scipy import stats as scipy_stats
+
+from normbench.boards import norm_board
+from normbench.boards.norm_board import TaskRanking, build_norm_board, complete, resolution, standings
+from normbench.io import dumps_json
+from normbench.render.norm_board_render import fewer_seeds, plot_task, render_glance, render_markdown
+
+RESULTS = Path(__file__).resolve().parents[2] / "results"
+
+
+def cell(values: list[float | None], declared: int | None = None, failed: list[str] | None = None) -> dict:
+    finite = [v for v in values if v is not None]
+    return {
+        "per_seed": values,
+        "seeds": list(range(len(values))),
+        "finished": len(values),
+        "declared": len(values) if declared is None else declared,
+        "failed": failed or [],
+        "mean": statistics.fmean(finite) if finite else None,
+    }
+
+
+@pytest.fixture(scope="module")
+def published() -> dict:
+    return build_norm_board(RESULTS)
+
+
+def test_the_published_norm_board_rebuilds_bit_for_bit(published: dict) -> None:
+    """norms.json, norms.md and norms-glance.md are what `normbench norms` builds from the committed boards."""
+    assert (RESULTS / "norms.json").read_text(encoding="utf-8") == dumps_json(published, separators=(",", ":")) + "\n"
+    assert (RESULTS / "norms.md").read_text(encoding="utf-8") == render_markdown(published)
+    assert (RESULTS / "norms-glance.md").read_text(encoding="utf-8") == render_glance(published)
+
+
+def test_every_task_ranks_at_least_the_eleven_norms(published: dict) -> None:
+    names = {"LayerNorm", "RMSNorm", "no norm", "projection only", "the paper's variant", "learned normal", "DyT",
+             "ScaleNorm", "QK-norm", "peri-norm", "PNorm"}  # fmt: skip
+    assert [view["task"] for view in published["tasks"]] == ["majority", "lm", "sst2"]
+    for view in published["tasks"]:
+        assert names <= {row["norm"] for row in view["norms"]}, view["task"]
+        assert view["better"] in ("higher", "lower") and view["metric"]
+        for row in view["norms"]:
+            for rate in ("tuned", "shared"):
+                c = row[rate]
+                if c["finished"] < c["declared"]:
+                    assert c["standing"].startswith(("in progress", "failed")), (view["task"], row["norm"])
+
+
+def test_the_lm_and_sst2_comparisons_declare_five_judging_seeds(published: dict) -> None:
+    seeds = {view["task"]: len(view["judging_seeds"]) for view in published["tasks"]}
+    assert seeds["lm"] >= 5 and seeds["sst2"] >= 5 and seeds["majority"] == 10
+
+
+def test_a_cell_in_progress_is_in_the_bake_queue(published: dict) -> None:
+    """Every whole-block norm still in progress names the queued boards that train it."""
+    for view in published["tasks"]:
+        for row in view["norms"]:
+            if row["variant"].endswith("-blocks") and row["tuned"]["finished"] < row["tuned"]["declared"]:
+                assert row["queued"], (view["task"], row["variant"])
+
+
+def test_standings_best_tied_worse_undecided_in_progress_and_failed() -> None:
+    best = cell([0.900, 0.901, 0.902, 0.9005, 0.9015])
+    tied = cell([0.899, 0.900, 0.901, 0.8995, 0.9005])
+    worse = cell([0.70, 0.71, 0.72, 0.705, 0.715])
+    undecided = cell([0.80, 0.95, 0.85, 0.99, 0.90])
+    partial = cell([0.99, 0.99], declared=5)
+    diverged = cell([0.99, None, 0.99, 0.99, 0.99], failed=["1"])
+    cells = [best, tied, worse, undecided, partial, diverged]
+    standings(cells, "higher", margin=0.01)
+    assert best["standing"] == "best so far (1 in progress)"
+    assert tied["standing"] == "tied"
+    assert worse["standing"] == "worse"
+    assert undecided["standing"] == "undecided"
+    assert partial["standing"] == "in progress 2 of 5"  # no standing before its seeds, however good its mean
+    assert diverged["standing"] == "failed: 1 of 5 seeds"  # a diverged seed is a miss, never averaged away
+    assert not complete(diverged)
+
+
+def test_lower_is_better_flips_the_best() -> None:
+    low, high = cell([1.0, 1.01, 1.02]), cell([2.0, 2.01, 2.02])
+    standings([low, high], "lower", margin=0.02)
+    assert (low["standing"], high["standing"]) == ("best", "worse")
+
+
+def test_resolution_is_the_half_width_of_a_difference_of_two_cells() -> None:
+    a, b = cell([1.0, 2.0, 3.0]), cell([2.0, 4.0, 6.0])
+    pooled = math.sqrt((statistics.variance([1.0, 2.0, 3.0]) + statistics.variance([2.0, 4.0, 6.0])) / 2)
+    expected = scipy_stats.t.ppf(0.975, 4) * pooled * math.sqrt(2 / 3)
+    assert resolution([a, b], 3) == pytest.approx(expected)
+
+
+def test_a_malformed_ranking_is_one_line_naming_the_field(monkeypatch: pytest.MonkeyPatch) -> None:
+    bench = {"variants": {"pre/both": {}}, "card": {"margin": 0.01}, "norm_board": {"better": "up", "metric": "x"}}
+    monkeypatch.setattr(norm_board, "load_config", lambda task, preset=None: {"bench": bench})
+    with pytest.raises(ValueError, match=r"^bench.norm_board \(task t\).better: must be higher or lower"):
+        TaskRanking.of("t")
+    bench["norm_board"] = {"better": "higher", "metric": "x", "norms": {"RMSNorm": "pre/nope"}}
+    with pytest.raises(ValueError, match=r"norms.RMSNorm: 'pre/nope' is not a variant of task t"):
+        TaskRanking.of("t")
+
+
+def test_a_build_with_fewer_finished_seeds_is_refused(published: dict) -> None:
+    fewer = json.loads(json.dumps(published))
+    fewer["tasks"][0]["norms"][0]["tuned"]["finished"] -= 1
+    assert fewer_seeds(published, fewer) == [f"majority norms {published['tasks'][0]['norms'][0]['variant']} tuned"]
+    assert fewer_seeds(published, published) == []
+    moved = json.loads(json.dumps(fewer))
+    moved["tasks"][0]["norms"][0]["tuned"]["rate"] = "another"  # a rate chosen again: another cell, not a loss
+    assert fewer_seeds(published, moved) == []
+
+
+def test_the_figure_is_the_same_bytes_for_the_same_data(published: dict, tmp_path: Path) -> None:
+    view = published["tasks"][0]
+    plot_task(view, tmp_path / "a.png")
+    plot_task(view, tmp_path / "b.png")
+    assert (tmp_path / "a.png").read_bytes() == (tmp_path / "b.png").read_bytes()
+
+
+def test_a_tuned_cell_whose_grid_still_waits_for_tuning_seeds_has_no_standing() -> None:
+    """SST-2's grid tunes on seeds 100-102: until seed 102 has run, the rate a tuned board used is not final."""
+    sources = norm_board.Sources("sst2", "tuned", RESULTS)
+    key, board, base = sources.index["post/both"]
+    waiting = sources.choice_waits(board, "post/both", base["chosen"])
+    assert waiting is not None and "102" in waiting
+    c = sources.cell("post/both", "tuned", "val_acc", 5)
+    standings([c, cell([0.8] * 5)], "higher", 0.01)
+    assert c["standing"].startswith("in progress: the choice waits") and not complete(c)
