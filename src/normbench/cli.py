@@ -25,9 +25,9 @@ it writes nothing and says so in one line, and ``--force`` replaces the board an
 An import path (``package.module:Class``) given on the command line or in a config resolves against the current
 directory first and then the installed packages, as under ``python -m normbench`` and in every run a command starts.
 
-Run records and checkpoints are data: reading one imports only registered tasks, data modules and norms
-(:mod:`normbench.tasks.trust`); ``--trust_record_code true``, which every command takes, lets them import
-what they name.
+Run records, checkpoints and the bake queue's configs are data: reading one imports only registered tasks, data
+modules and norms (:mod:`normbench.tasks.trust`); ``--trust_record_code true``, which every command takes, lets them
+import what they name.
 
 Bad input ends with one line ``normbench: error: <field>: <what is allowed>`` and exit status 2. Ctrl-C
 ends with ``normbench: interrupted ...`` and exit status 130, SIGTERM (SLURM, ``timeout``, ``docker stop``)
@@ -323,8 +323,8 @@ COMMON_OPTIONS = {
     "dry_run": f"check the arguments (and plan a sweep's runs), train and write nothing (or {DRY_RUN_ENV}=1); "
     f"{read_only()}, which write nothing, run",
     "verbose": f"Lightning's device banners, tips and model summary as well (or {VERBOSE_ENV}=1)",
-    "trust_record_code": "let the run records and checkpoints it reads import the classes and norms they name "
-    "(or NORMBENCH_TRUST_RECORD_CODE=1; otherwise registered ones only)",
+    "trust_record_code": "let the run records, checkpoints and bake-queue configs it reads import the classes and "
+    "norms they name (or NORMBENCH_TRUST_RECORD_CODE=1; otherwise registered ones only)",
 }
 
 
@@ -344,8 +344,8 @@ def usage() -> str:
         f"Any command takes {DRY_RUN} (or {DRY_RUN_ENV}=1 in the environment): check the arguments (and plan",
         f"a sweep's runs), train and write nothing; {read_only()}, which write nothing, run.",
         f"Any command takes {VERBOSE} (or {VERBOSE_ENV}=1): Lightning's device banners and tips as well.",
-        f"Any command takes {TRUST_OPTION} true (or {TRUST_ENV}=1): let run records and checkpoints import",
-        "the classes and norms they name; without it they may name registered ones only (records are data).",
+        f"Any command takes {TRUST_OPTION} true (or {TRUST_ENV}=1): let run records, checkpoints and bake-queue",
+        "configs import the classes and norms they name; without it they may name registered ones only.",
         "Bad input ends with one line `normbench: error: <field>: <what is allowed>` and exit status 2.",
     ]
     return "\n".join(lines)
