@@ -548,14 +548,14 @@ def test_each_leaderboard_markdown_is_the_current_rendering_of_its_json() -> Non
     only when the board is rebuilt with ``--force``: this names every board whose Markdown the renderer no longer
     writes (the random-key grid of ``unselectable`` has a renderer of its own)."""
     from normbench.archive import load_board
-    from normbench.publish import leaderboard as lb
+    from normbench.render.board import render
 
     keys = [key for key in committed_boards() if key.split("/")[0] != "unselectable"]
     assert len(keys) > 40
     stale = [
         key
         for key in keys
-        if lb.render(load_board(RESULTS / key)) != (RESULTS / key / "leaderboard.md").read_text(encoding="utf-8")
+        if render(load_board(RESULTS / key)) != (RESULTS / key / "leaderboard.md").read_text(encoding="utf-8")
     ]
     assert stale == [], f"rebuild these boards with --force (values unchanged, Markdown stale): {stale}"
 

@@ -10,8 +10,10 @@ from typing import Any
 import pytest
 
 from normbench.archive import load_board
+from normbench.boards.build import build
 from normbench.judge.claims import judge
 from normbench.publish import leaderboard as lb
+from normbench.render.board import status_cell
 from normbench.training.records import read_record
 from tests.factories import make_record
 
@@ -49,12 +51,12 @@ def board_with_a_diverged_and_a_failed_seed() -> dict[str, Any]:
         record("pre/both", 3, None, [[7, 1.0]], "failed", error="RuntimeError: boom"),
         record("pre/scale", 0, None, [[3, 1.0]], "failed", error="OSError: disk"),
     ]
-    return lb.build("majority", "quick", records, {"metrics": METRICS}, ["pre/both", "pre/none"], failed=failed)
+    return build("majority", "quick", records, {"metrics": METRICS}, ["pre/both", "pre/none"], failed=failed)
 
 
 def test_a_diverged_seed_is_named_and_in_no_mean(tmp_path: Path) -> None:
     board = board_with_a_diverged_and_a_failed_seed()
-    assert lb.status_cell(board.variants[0]) == "diverged at step 40 (seed 1); failed (seed 3); 2 done"
+    assert status_cell(board.variants[0]) == "diverged at step 40 (seed 1); failed (seed 3); 2 done"
     both = board.to_json()["variants"][0]
     assert both["failed"] == {"3": "RuntimeError: boom"} and both["diverged_at_step"] == {"1": 40}
     final = both["metrics"]["final"]
@@ -130,7 +132,7 @@ def test_a_sweep_with_a_diverged_variant_finishes_with_its_leaderboard(tmp_path:
     folder = tmp_path / "results" / "majority" / "lr"
     strict((folder / "leaderboard.json").read_text())
     rows = load_board(folder).by_name
-    assert lb.status_cell(rows["optim.lr=1000000.0"]) == f"diverged at step {step} (seed 0)"
+    assert status_cell(rows["optim.lr=1000000.0"]) == f"diverged at step {step} (seed 0)"
     assert rows["optim.lr=0.001"].status == "done"
     assert f"| diverged at step {step} (seed 0) |" in (folder / "leaderboard.md").read_text()
     for path in (tmp_path / "runs").rglob("*.json"):  # records and cached analyses: strict JSON too

@@ -12,6 +12,7 @@ import torch
 import yaml
 
 from normbench.archive.board import dumps_board
+from normbench.boards.build import build
 from normbench.cards.build import build_card, card_claims, summary_table, task_card
 from normbench.cards.make import make_card, parse_placements, parse_tasks, plan_card
 from normbench.cards.probe import inputs as probe_inputs
@@ -22,7 +23,6 @@ from normbench.judge import tuned as tuned_view
 from normbench.judge.claims import check_claim
 from normbench.judge.qualify import margin_registration
 from normbench.nn.norms import Norm
-from normbench.publish import leaderboard as lb
 from normbench.tasks.series import expand_metric_layers
 from normbench.training.config import load_config
 from tests.factories import make_record
@@ -193,7 +193,7 @@ def write_board(
         for s in range(5)
     ]
     bench = load_config("majority", protocol.preset)["bench"]
-    board = lb.build("majority", protocol.preset, records, {"metrics": bench["metrics"]})
+    board = build("majority", protocol.preset, records, {"metrics": bench["metrics"]})
     board = board.replace(planned_runs=15, finished_runs=15)
     folder = results / "majority" / board_name
     folder.mkdir(parents=True)
@@ -452,7 +452,7 @@ def write_tuning_boards(results: Path) -> None:
         for r in ("0.001", "0.006", "0.01")
         for s in (100, 101)
     ]
-    boards = {"lr-card-pnorm": lb.build("majority", "lr", grid, {"metrics": bench["metrics"], "choice": choice})}
+    boards = {"lr-card-pnorm": build("majority", "lr", grid, {"metrics": bench["metrics"], "choice": choice})}
     (results / "majority" / "lr-card-pnorm").mkdir(parents=True)
     (results / "majority" / "lr-card-pnorm" / "leaderboard.json").write_text(dumps_board(boards["lr-card-pnorm"]))
     names = [v.name for v in boards["lr-card-pnorm"].variants]
@@ -460,7 +460,7 @@ def write_tuning_boards(results: Path) -> None:
     judged = {"pre/both,lr=0.001": 0.66, "pre/scale-blocks,lr=0.001": 0.69, "pre/pnorm,lr=0.001": 0.70,
               "pre/both,lr=0.006": 0.80, "pre/scale-blocks,lr=0.006": 0.82}  # fmt: skip
     records = [record(n, s, a + 0.003 * s, 0.9) for n, a in judged.items() for s in range(5)]
-    board = lb.build("majority", "tuned", records, {"metrics": bench["metrics"], "tuned": view})
+    board = build("majority", "tuned", records, {"metrics": bench["metrics"], "tuned": view})
     (results / "majority" / "tuned-card-pnorm").mkdir(parents=True)
     (results / "majority" / "tuned-card-pnorm" / "leaderboard.json").write_text(dumps_board(board))
 

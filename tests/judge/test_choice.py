@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from normbench.boards.build import build
 from normbench.judge.choice import build_choice, render_choice, split_name
 from normbench.publish import leaderboard as lb
 from tests.factories import make_record
@@ -33,7 +34,7 @@ def test_split_name_reads_the_axis_out_of_a_variant_name() -> None:
 
 
 def test_the_choice_is_the_value_with_the_lowest_mean() -> None:
-    board = lb.build("lm", "dyt-alpha", grid_records(), {"metrics": METRICS, "choice": SPEC})
+    board = build("lm", "dyt-alpha", grid_records(), {"metrics": METRICS, "choice": SPEC})
     choice = board.choice
     (group,) = choice["groups"]
     assert group["base"] == "pre/dyt" and [r["value"] for r in group["rows"]] == ["0.5", "2.0", "5.0", "10.0"]
@@ -53,7 +54,7 @@ def test_the_choice_is_the_value_with_the_lowest_mean() -> None:
 
 def test_a_choice_at_the_end_of_the_grid_says_so() -> None:
     records = [r for r in grid_records() if "alpha0=5.0" not in r["variant"]]  # 10.0 is now the best and the largest
-    board = lb.build("lm", "dyt-alpha", records, {"metrics": METRICS, "choice": SPEC})
+    board = build("lm", "dyt-alpha", records, {"metrics": METRICS, "choice": SPEC})
     (group,) = board.choice["groups"]
     assert group["chosen"] == "10.0" and group["at_edge"] is True
     assert "It is the grid's largest value: a value beyond the grid may be better." in lb.render_markdown(board, [])
@@ -75,7 +76,7 @@ def test_on_an_axis_of_several_keys_the_edge_is_taken_in_each_key() -> None:
     def chosen(best: str) -> tuple[dict, str]:
         recs = [record(f"pre/dyt,alpha0={a}", s, (5.0 if a == best else v) + s / 100, v) for a, v in losses.items()
                 for s in (0, 1)]  # fmt: skip
-        board = lb.build("lm", "dyt-recipe", recs, {"metrics": METRICS, "choice": SPEC})
+        board = build("lm", "dyt-recipe", recs, {"metrics": METRICS, "choice": SPEC})
         (group,) = board.choice["groups"]
         assert group["chosen"] == best
         return group, lb.render_markdown(board, [])
@@ -98,7 +99,7 @@ def test_on_an_axis_of_several_keys_the_edge_is_taken_in_each_key() -> None:
 
 
 def test_collapsed_seeds_are_shown_beside_their_value() -> None:
-    board = lb.build("lm", "dyt-alpha", grid_records(), {"metrics": METRICS, "choice": SPEC})
+    board = build("lm", "dyt-alpha", grid_records(), {"metrics": METRICS, "choice": SPEC})
     variants = board.to_json()["variants"]
     entry = next(v for v in variants if v["name"] == "pre/dyt,alpha0=0.5")
     entry["collapsed"] = ["0", "1"]
@@ -115,7 +116,7 @@ def test_a_value_where_a_seed_diverged_is_not_chosen_and_the_table_says_why() ->
     records = grid_records()
     diverged = next(r for r in records if r["variant"] == "pre/dyt,alpha0=5.0" and r["seed"] == 1)
     diverged.update(status="diverged", diverged_at_step=261)
-    board = lb.build("lm", "dyt-alpha", records, {"metrics": METRICS, "choice": SPEC})
+    board = build("lm", "dyt-alpha", records, {"metrics": METRICS, "choice": SPEC})
     (group,) = board.choice["groups"]
     row = next(r for r in group["rows"] if r["value"] == "5.0")
     assert row["diverged"] == {"1": 261} and row["metric"]["mean"] == pytest.approx(6.0)  # the lowest mean left
@@ -132,7 +133,7 @@ def test_no_value_is_chosen_where_a_seed_diverged_at_every_value() -> None:
     for r in records:
         if r["seed"] == 0:
             r.update(status="diverged", diverged_at_step=40)
-    board = lb.build("lm", "dyt-alpha", records, {"metrics": METRICS, "choice": SPEC})
+    board = build("lm", "dyt-alpha", records, {"metrics": METRICS, "choice": SPEC})
     (group,) = board.choice["groups"]
     assert group["chosen"] is None and group["unstable"] == ["0.5", "2.0", "5.0", "10.0"]
     assert "no `alpha0` chosen (a seed diverged or failed at every value trained: 0.5, 2.0, 5.0, 10.0)" in (
@@ -143,7 +144,7 @@ def test_no_value_is_chosen_where_a_seed_diverged_at_every_value() -> None:
 def test_each_base_variant_gets_its_own_choice() -> None:
     recs = grid_records() + [record(f"pre/dyt+embscale,alpha0={a}", 0, v, v) for a, v in (("1.0", 5.9), ("5.0", 6.3))]
     recs.append(record("pre/both", 0, 5.3, 5.4))  # not on the grid: not in the choice
-    choice = lb.build("lm", "dyt-alpha", recs, {"metrics": METRICS, "choice": SPEC}).choice
+    choice = build("lm", "dyt-alpha", recs, {"metrics": METRICS, "choice": SPEC}).choice
     assert {g["base"]: g["chosen"] for g in choice["groups"]} == {"pre/dyt": "5.0", "pre/dyt+embscale": "1.0"}
 
 
@@ -158,14 +159,12 @@ def test_each_base_variant_gets_its_own_choice() -> None:
 )
 def test_bad_choice_declarations_are_one_line_errors(spec: dict, message: str) -> None:
     with pytest.raises(ValueError, match=message):
-        lb.build("lm", "dyt-alpha", grid_records(), {"metrics": METRICS, "choice": spec})
+        build("lm", "dyt-alpha", grid_records(), {"metrics": METRICS, "choice": spec})
 
 
 def test_one_measured_value_is_no_choice() -> None:
     """A grid with one value trained so far chooses nothing and says why."""
-    board = lb.build(
-        "lm", "dyt-alpha", [record("pre/dyt,alpha0=5.0", 0, 5.86, 5.9)], {"metrics": METRICS, "choice": SPEC}
-    )
+    board = build("lm", "dyt-alpha", [record("pre/dyt,alpha0=5.0", 0, 5.86, 5.9)], {"metrics": METRICS, "choice": SPEC})
     (group,) = board.choice["groups"]
     assert group["chosen"] is None and group["measured"] == 1
     assert "no `alpha0` chosen (only one value has a mean `final_val_loss`" in lb.render_markdown(board, [])
@@ -176,7 +175,7 @@ def test_an_unfinished_grid_chooses_nothing_yet_and_one_seed_shows_no_spread() -
     one seed shows its mean alone (a std of one seed is not a spread)."""
     records = [r for r in grid_records() if not (r["variant"].endswith("alpha0=10.0") and r["seed"] == 1)]
     records = [r for r in records if "alpha0=5.0" not in r["variant"]]  # 10.0 leads, on one seed
-    board = lb.build("lm", "dyt-alpha", records, {"metrics": METRICS, "choice": SPEC})
+    board = build("lm", "dyt-alpha", records, {"metrics": METRICS, "choice": SPEC})
     unfinished = "\n".join(render_choice(board.choice, complete=False))
     assert "| `pre/dyt` | 10.0 | 1 | 6.050 | 6.150 | – | **leading** |" in unfinished
     assert "nothing is chosen yet" in unfinished and "**chosen**" not in unfinished
@@ -202,7 +201,7 @@ def robust_board(accs: dict[str, list[float]], spec: dict = ROBUST, seeds: list[
     records = [acc_record(f"pre/both,lr={lr}", 100 + s, a) for lr, values in accs.items() for s, a in enumerate(values)]
     names = [f"pre/both,lr={lr}" for lr in RATES]
     bench = {"metrics": ACC, "chance": CHANCE, "choice": spec, "seeds": seeds or [100, 101]}
-    return lb.build("sst2", "lr", records, bench, names)
+    return build("sst2", "lr", records, bench, names)
 
 
 GRID = {  # 2e-3 has the best mean over its seeds, but seed 101 stays at chance at 4e-3
@@ -288,13 +287,13 @@ def test_a_grid_short_of_its_declared_tuning_seeds_is_not_final() -> None:
     third = [acc_record(f"pre/both,lr={lr}", 102, 0.78) for lr in RATES]
     records = [acc_record(f"pre/both,lr={lr}", 100 + s, a) for lr, v in GRID.items() for s, a in enumerate(v)]
     bench = {"metrics": ACC, "chance": CHANCE, "choice": spec, "seeds": [100, 101, 102]}
-    done = lb.build("sst2", "lr", records + third, bench).choice["groups"][0]
+    done = build("sst2", "lr", records + third, bench).choice["groups"][0]
     assert done["final"] is True and done["missing"] == []
 
 
 def test_min_seeds_counts_where_no_tuning_seeds_are_declared() -> None:
     records = [acc_record(f"pre/both,lr={lr}", 100 + s, a) for lr, v in GRID.items() for s, a in enumerate(v)]
-    variants = lb.build("sst2", "lr", records, {"metrics": ACC}).to_json()["variants"]
+    variants = build("sst2", "lr", records, {"metrics": ACC}).to_json()["variants"]
     choice = build_choice({**ROBUST, "min_seeds": 3}, variants, ACC)
     assert choice["groups"][0]["final"] is False and choice["groups"][0]["missing"][0]["have"] == 2
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from normbench.judge import stats
 from normbench.judge.claims import judge, load_claims, load_protocols, protocol_check
-from normbench.publish import leaderboard as lb
 from normbench.sweep.plan import plan_runs
 from normbench.tasks import get_task, task_names
 
@@ -30,7 +30,7 @@ def synthetic_variants(claims: list[dict]) -> dict[str, dict]:
             metric = (claim.get("metrics") or {}).get(role, claim["metric"])
             entry = variants.setdefault(name, {"name": name, "seeds": [0, 1, 2], "metrics": {}})
             base = 0.5 + 0.1 * (len(name) % 5) + 0.01 * i
-            entry["metrics"][metric] = lb.aggregate([base, base + 0.01, base + 0.02], [None] * 3)
+            entry["metrics"][metric] = stats.aggregate([base, base + 0.01, base + 0.02], [None] * 3)
     return variants
 
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from normbench.boards.build import build
 from normbench.data.lm import LMDataModule
 from normbench.judge import collapse
 from normbench.publish import leaderboard as lb
@@ -52,7 +53,7 @@ def test_a_seed_at_the_unigram_entropy_is_flagged_collapsed_and_kept_in_the_mean
     # seed 0 sits at H, seed 1 learned (0.5 below), seed 2 is worse than H: no better than the unigram model
     recs = [lm_record("pre/dyt", s, v, data) for s, v in enumerate([h + 0.0007, h - 0.5, h + 0.2])]
     recs += [lm_record("pre/both", s, h - 1.0, data) for s in range(3)]
-    board = lb.build("lm", "quick", recs, {"metrics": METRICS, "collapse": SPEC}, ["pre/both", "pre/dyt"])
+    board = build("lm", "quick", recs, {"metrics": METRICS, "collapse": SPEC}, ["pre/both", "pre/dyt"])
     both, dyt = board.to_json()["variants"]
     assert both["collapsed"] == [] and "flagged" not in both
     assert dyt["collapsed"] == ["0", "2"] and collapse.collapsed_seeds(dyt) == ["0", "2"]
@@ -73,7 +74,7 @@ def test_a_seed_at_the_unigram_entropy_is_flagged_collapsed_and_kept_in_the_mean
 
 def test_a_run_without_a_baseline_is_named_not_flagged() -> None:
     recs = [lm_record("pre/dyt", 0, 6.44, None)]
-    board = lb.build("lm", "quick", recs, {"metrics": METRICS, "collapse": SPEC})
+    board = build("lm", "quick", recs, {"metrics": METRICS, "collapse": SPEC})
     (v,) = board.to_json()["variants"]
     assert v["collapsed"] == [] and "flagged" not in v and v["collapse_baseline"] == {"0": None}
     assert board.collapse["unavailable"] == ["`pre/dyt` seed 0: no unigram_entropy (its record has no data config)"]
@@ -107,7 +108,7 @@ def test_at_chance_seeds_are_collapsed_too_and_boards_before_the_list_are_read()
 )
 def test_bad_collapse_declarations_are_one_line_errors(spec: object, message: str) -> None:
     with pytest.raises(ValueError, match=message):
-        lb.build("lm", "quick", [lm_record("pre/dyt", 0, 6.44, None)], {"metrics": METRICS, "collapse": spec})
+        build("lm", "quick", [lm_record("pre/dyt", 0, 6.44, None)], {"metrics": METRICS, "collapse": spec})
 
 
 def test_the_lm_task_declares_collapse_on_the_validation_loss() -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from normbench.archive.board import dumps_board
+from normbench.boards import build as builder
 from normbench.judge import claims as claims_module
 from normbench.judge import tuned
 from normbench.judge.claims import board_claims
@@ -38,7 +39,7 @@ def record(variant: str, seed: int, acc: float) -> dict:
 def choice_board(tmp_path: Path, accs: dict[str, list[float]]) -> Path:
     """results/majority/lr/leaderboard.json: a choice over ``lr`` from tuning seeds 100-101."""
     records = [record(name, 100 + s, a) for name, values in accs.items() for s, a in enumerate(values)]
-    board = lb.build("majority", "lr", records, {"metrics": METRICS, "choice": CHOICE})
+    board = builder.build("majority", "lr", records, {"metrics": METRICS, "choice": CHOICE})
     folder = tmp_path / "majority" / "lr"
     folder.mkdir(parents=True)
     (folder / "leaderboard.json").write_text(dumps_board(board), encoding="utf-8")
@@ -97,7 +98,7 @@ def test_bad_specs_are_one_line(tmp_path: Path, spec: dict, field: str, message:
 
 
 def test_a_board_without_a_choice_table_is_refused(tmp_path: Path) -> None:
-    board = lb.build("majority", "quick", [record("pre/a,lr=0.001", 0, 0.8)], {"metrics": METRICS})
+    board = builder.build("majority", "quick", [record("pre/a,lr=0.001", 0, 0.8)], {"metrics": METRICS})
     (tmp_path / "majority" / "lr").mkdir(parents=True)
     (tmp_path / "majority" / "lr" / "leaderboard.json").write_text(dumps_board(board), encoding="utf-8")
     with pytest.raises(ValueError, match="has no choice table"):
@@ -116,7 +117,7 @@ def judging_board(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     }
     records = [record(name, s, a) for name, values in accs.items() for s, a in enumerate(values)]
     bench = {"metrics": METRICS, "claims": "test", "tuned": view}
-    return lb.build("majority", "tuned", records, bench), bench
+    return builder.build("majority", "tuned", records, bench), bench
 
 
 def test_every_claim_is_judged_at_the_shared_and_at_the_tuned_rates(tmp_path: Path, monkeypatch) -> None:
@@ -161,7 +162,7 @@ def test_the_markdown_shows_the_rates_and_both_verdicts_side_by_side(tmp_path: P
 def test_a_board_without_tuned_rates_renders_as_before(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setattr(claims_module, "claims_file", lambda name: {"claims": [CLAIM]})
     records = [record(v, s, 0.8 - 0.1 * (v == "pre/b") + 0.01 * s) for v in ("pre/a", "pre/b") for s in range(3)]
-    board = lb.build("majority", "quick", records, {"metrics": METRICS, "claims": "test"})
+    board = builder.build("majority", "quick", records, {"metrics": METRICS, "claims": "test"})
     md = lb.render_markdown(board, [])
     assert board.tuned is None and board.tuned_claims is None
     assert "Tuned" not in md and '<details markdown="1" id="claim-x-ordering">' in md
@@ -201,7 +202,7 @@ def test_a_tuned_board_whose_choice_moved_supersedes_the_old_points_with_a_gener
     names = ["pre/a,lr=0.001", "pre/a,lr=0.003", "pre/b,lr=0.001", "pre/b,lr=0.003"]
     records = [record(n, s, 0.9) for n in names for s in (0, 1)]
     records = [{**r, "config_hash": f"h{names.index(r['variant'])}"} for r in records]
-    old = lb.build("majority", "tuned", records, {"metrics": METRICS}).with_keys(tuned=was)
+    old = builder.build("majority", "tuned", records, {"metrics": METRICS}).with_keys(tuned=was)
     path = tmp_path / "published.json"
     path.write_text(dumps_board(old), encoding="utf-8")
 
@@ -255,13 +256,15 @@ def test_a_board_judged_at_tuned_rates_waits_for_the_declared_tuning_seeds(tmp_p
     bench = {"metrics": METRICS, "choice": {**CHOICE, "rule": "robust", "min_seeds": 3}, "seeds": [100, 101, 102]}
     folder = tmp_path / "majority" / "lr"
     folder.mkdir(parents=True)
-    (folder / "leaderboard.json").write_text(dumps_board(lb.build("majority", "lr", records, bench)), encoding="utf-8")
+    (folder / "leaderboard.json").write_text(
+        dumps_board(builder.build("majority", "lr", records, bench)), encoding="utf-8"
+    )
     with pytest.raises(tuned.ChoiceNotReady, match="has not chosen pre/a's lr yet: waiting for tuning seed 102") as e:
         tuned.resolve({"choice": "majority/lr", "shared": 1.0e-3}, NAMES, tmp_path)
     assert e.value.board == "majority/lr" and "\n" not in str(e.value)
     third = [record(name, 102, values[0]) for name, values in TUNING.items()]
     (folder / "leaderboard.json").write_text(
-        dumps_board(lb.build("majority", "lr", records + third, bench)), encoding="utf-8"
+        dumps_board(builder.build("majority", "lr", records + third, bench)), encoding="utf-8"
     )
     view = tuned.resolve({"choice": "majority/lr", "shared": 1.0e-3}, NAMES, tmp_path)
     assert view["rule"] == "robust" and view["bases"][0]["tuning_seeds"] == ["100", "101", "102"]

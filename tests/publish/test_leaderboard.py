@@ -8,8 +8,12 @@ import json
 import pytest
 
 from normbench.archive import JudgedClaim
+from normbench.boards.build import build, build_tables
 from normbench.judge.claims import judge, judge_ratio, judge_values, load_claims
+from normbench.judge.stats import aggregate
 from normbench.publish import leaderboard as lb
+from normbench.render.board import render_table, status_cell
+from normbench.render.claims_view import finding
 from tests.factories import make_record
 
 
@@ -37,9 +41,9 @@ METRICS = {
 
 
 def test_aggregate_over_seeds() -> None:
-    agg = lb.aggregate([1.0, 2.0, 3.0], [None] * 3)
+    agg = aggregate([1.0, 2.0, 3.0], [None] * 3)
     assert agg["mean"] == 2.0 and agg["std"] == 1.0 and agg["n"] == 3
-    partial = lb.aggregate([100.0, None], [None, 500.0])
+    partial = aggregate([100.0, None], [None, 500.0])
     assert partial["mean"] is None and partial["lower_bound"] == 300.0 and partial["n"] == 1
 
 
@@ -49,7 +53,7 @@ def test_build_and_render(tmp_path) -> None:
         record("pre/both", 1, [[2, 0.7], [4, 0.95]], [[2, 0.45], [4, 0.2]]),
         record("pre/none", 0, [[2, 0.2], [4, 0.3]], [[2, 2.0], [4, 1.5]], status="diverged"),
     ]
-    board = lb.build("majority", "quick", records, {"metrics": METRICS}, ["pre/none", "pre/both"])
+    board = build("majority", "quick", records, {"metrics": METRICS}, ["pre/none", "pre/both"])
     assert [v.name for v in board.variants] == ["pre/none", "pre/both"]
     both = board.variants[1]
     assert both.seeds == (0, 1) and both.status == "done"
@@ -74,7 +78,7 @@ def test_inconsistent_configs_in_a_variant_are_refused() -> None:
     a = record("pre/both", 0, [[2, 0.5]], [[2, 0.5]])
     b = {**record("pre/both", 1, [[2, 0.5]], [[2, 0.5]]), "config_hash": "other"}
     with pytest.raises(ValueError, match="different configs"):
-        lb.build("majority", "quick", [a, b], {"metrics": METRICS})
+        build("majority", "quick", [a, b], {"metrics": METRICS})
 
 
 def test_values_rule_reaches_every_verdict() -> None:
@@ -210,7 +214,7 @@ def test_majority_claims_registry_is_complete() -> None:
 
 
 def metric(per_seed: list[float]) -> dict:
-    return lb.aggregate(per_seed, [None] * len(per_seed))
+    return aggregate(per_seed, [None] * len(per_seed))
 
 
 PAPER_PROTOCOL = {
@@ -284,10 +288,10 @@ def test_tables_scale_and_pair_with_the_paper() -> None:
         }
     }
     variants = {"v": {"metrics": {"m_L1": metric([0.5, 0.6]), "m_L2": metric([0.1, 0.1])}}}
-    (table,) = lb.build_tables(spec, variants)
+    (table,) = build_tables(spec, variants)
     cells = table["rows"][0]["measured"]
     assert cells[0]["mean"] == pytest.approx(55.0) and cells[1]["std"] == pytest.approx(0.0)
-    md = "\n".join(lb.render_table(table))
+    md = "\n".join(render_table(table))
     assert "55.0 ± 7.1 | 51" in md and "10.0 ± 0.0 | –" in md
 
 
@@ -321,7 +325,7 @@ def test_values_rule_with_exact_zero_and_relative_tolerance() -> None:
 def test_a_seed_at_chance_is_flagged_counted_and_shown_with_and_without() -> None:
     recs = [record("post/both", seed, [[5, acc]], [[5, 0.4]]) for seed, acc in enumerate([0.80, 0.509, 0.74])]
     bench = {"metrics": METRICS, "chance": {"metric": "final", "at_most": 0.55}}
-    board = lb.build("sst2", "quick", recs, bench)
+    board = build("sst2", "quick", recs, bench)
     (v,) = board.variants
     assert v.flagged == {"1": "at chance (final 0.509 <= 0.55)"}
     acc = v.metrics["final"]
@@ -329,10 +333,10 @@ def test_a_seed_at_chance_is_flagged_counted_and_shown_with_and_without() -> Non
     assert acc.without_flagged.mean == pytest.approx(0.77) and acc.without_flagged.n == 2
     md = lb.render_markdown(board, [])
     assert "seed 1: at chance" in md and "| `post/both` | 1 (flagged) |" in md and "0.770 ± 0.042" in md
-    assert lb.status_cell(v) == "done; at chance (seed 1)"  # not "collapsed": that is a loss at its baseline
-    assert lb.status_cell(dataclasses.replace(v, collapsed=[1])) == "done; at chance (seed 1)"  # seed as a number
+    assert status_cell(v) == "done; at chance (seed 1)"  # not "collapsed": that is a loss at its baseline
+    assert status_cell(dataclasses.replace(v, collapsed=[1])) == "done; at chance (seed 1)"  # seed as a number
     with pytest.raises(ValueError, match="bench.chance.metric: 'nope'"):
-        lb.build("sst2", "quick", recs, {"metrics": METRICS, "chance": {"metric": "nope", "at_most": 0.5}})
+        build("sst2", "quick", recs, {"metrics": METRICS, "chance": {"metric": "nope", "at_most": 0.5}})
 
 
 def test_the_protocol_table_reads_the_runs_config() -> None:
@@ -351,7 +355,7 @@ def test_the_protocol_table_reads_the_runs_config() -> None:
             ],
         },
     }
-    board = lb.build("majority", "quick", recs, bench)
+    board = build("majority", "quick", recs, bench)
     assert board.protocol["settings"] == [
         {"setting": "batch size", "this_sweep": 256, "paper": 6000},
         {"setting": "data generator", "this_sweep": "uniform", "paper": "paper"},
@@ -375,7 +379,7 @@ def test_a_protocol_setting_that_differs_by_variant_names_every_value_not_the_fi
         {"setting": "learning rate", "config": "model.init_args.optim.lr", "paper": 5e-5},
         {"setting": "warm-up steps", "config": "model.init_args.optim.warmup_steps", "paper": "not stated"},
     ]
-    board = lb.build("sst2", "tuned", recs, {"metrics": METRICS, "protocol": {"settings": settings}})
+    board = build("sst2", "tuned", recs, {"metrics": METRICS, "protocol": {"settings": settings}})
     assert board.protocol["settings"] == [
         {"setting": "learning rate", "this_sweep": "0.0006 / 0.001 (differs by variant)", "paper": 5e-5},
         {"setting": "warm-up steps", "this_sweep": 300, "paper": "not stated"},
@@ -383,7 +387,7 @@ def test_a_protocol_setting_that_differs_by_variant_names_every_value_not_the_fi
 
 
 def test_each_leaderboard_carries_a_bibtex_entry_naming_its_commit(tmp_path) -> None:
-    board = lb.build("majority", "quick", [record("pre/both", 0, [[5, 0.7]], [[5, 0.4]])], {"metrics": METRICS})
+    board = build("majority", "quick", [record("pre/both", 0, [[5, 0.7]], [[5, 0.4]])], {"metrics": METRICS})
     out = tmp_path / "results" / "majority" / "paper-1000"
     json_path, md_path = lb.write(board, out, [])
     entry = json.loads(json_path.read_text())["citation"]["bibtex"]
@@ -403,11 +407,11 @@ def test_findings_are_generated_from_the_verdicts() -> None:
         "measured": {},
         "rule": "r",
     }
-    text = lb.finding(JudgedClaim.from_json(claim))
+    text = finding(JudgedClaim.from_json(claim))
     assert text.startswith("Our claim “LayerNorm is faster” cannot be decided here")
     assert "a − b = 0.1 [-0.2, 0.4], p = 0.4" in text
     other = JudgedClaim.from_json({**claim, "owner": "paper", "verdict": "not reproduced", "difference": None})
-    assert lb.finding(other).startswith("The paper's claim “LayerNorm is faster” does not hold here")
+    assert finding(other).startswith("The paper's claim “LayerNorm is faster” does not hold here")
 
 
 def test_the_difference_is_labelled_in_the_order_it_is_computed() -> None:
@@ -447,7 +451,7 @@ def test_missing_seeds_are_never_dropped_silently() -> None:
 
 
 def test_a_qk_norm_variant_says_so_in_its_row() -> None:
-    from normbench.publish.leaderboard import variant_entry
+    from normbench.boards.build import variant_entry
 
     record = make_record(
         "pre/none+qknorm",
@@ -484,7 +488,7 @@ def test_a_claims_note_travels_to_the_board_beside_its_why() -> None:
 def test_a_metric_no_run_measured_is_named_as_such_not_as_measured() -> None:
     records = [record("pre/both", s, [[2, 0.5], [4, 0.9]], [[2, 0.8], [4, 0.3]]) for s in (0, 1)]
     metrics = {**METRICS, "absent": {"series": "decomposition/output/i", "at_step": "last"}}
-    board = lb.build("majority", "quick", records, {"metrics": metrics, "columns": ["final"]}, ["pre/both"])
+    board = build("majority", "quick", records, {"metrics": metrics, "columns": ["final"]}, ["pre/both"])
     md = lb.render_markdown(board, [])
     also = next(line for line in md.splitlines() if line.startswith("Also measured"))
     assert "`acc@2`" in also and "`absent`" not in also
@@ -500,14 +504,14 @@ def test_the_board_names_its_runs_platforms_and_whether_its_task_is_chaotic() ->
     here = provenance()
     recs = [record("pre/both", s, [[5, 0.7]], [[5, 0.4]]) for s in (0, 1)]
     recs[0]["provenance"] = {**recs[0]["provenance"], "torch": here["torch"], "platform": here["platform"]}
-    board = lb.build("sst2", "quick", recs, {"metrics": METRICS, "reproducibility": {"chaotic": "a plateau escape"}})
+    board = build("sst2", "quick", recs, {"metrics": METRICS, "reproducibility": {"chaotic": "a plateau escape"}})
     rep = board.reproducibility
     assert rep["platforms"] == [{"torch": here["torch"], **here["platform"]}] and rep["runs_without_platform"] == 0
     assert board.variants[0].provenance["platforms"] == rep["platforms"]
     text = lb.render_markdown(board, [])
     assert "## Reproducibility" in text and f"Trained on {here['platform']['cpu']}" in text
     assert "**Chaotic task**: a plateau escape" in text
-    plain = lb.build("majority", "quick", [record("pre/both", 0, [[5, 0.7]], [[5, 0.4]])], {"metrics": METRICS})
+    plain = build("majority", "quick", [record("pre/both", 0, [[5, 0.7]], [[5, 0.4]])], {"metrics": METRICS})
     assert plain.reproducibility["chaotic"] is None and plain.reproducibility["runs_without_platform"] == 1
 
 
@@ -517,6 +521,6 @@ def test_a_stack_of_seeds_counts_its_training_time_once() -> None:
     records = [
         {**record("pre/both", seed, [[2, 0.5]], [[2, 0.5]]), "wall_time_s": 30.0, **stacked} for seed in (0, 1)
     ] + [record("pre/none", 0, [[2, 0.5]], [[2, 0.5]])]  # alone: its own 10 s
-    board = lb.build("majority", "quick", records, {"metrics": METRICS}, ["pre/both", "pre/none"])
+    board = build("majority", "quick", records, {"metrics": METRICS}, ["pre/both", "pre/none"])
     assert [v.provenance["wall_time_s"] for v in board.variants] == [30.0, 10.0]
     assert board.provenance["wall_time_s"] == 40.0

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from normbench.archive import parse_board
+from normbench.boards import build as builder
 from normbench.publish import files as publish
 from normbench.publish import leaderboard as lb
 from normbench.publish import write
@@ -39,7 +40,7 @@ def records() -> list[dict]:
 
 
 def test_rejudging_a_board_gives_the_verdicts_of_a_build_from_its_runs() -> None:
-    built = lb.build("majority", "paper-1000", records(), BENCH)
+    built = builder.build("majority", "paper-1000", records(), BENCH)
     stale = built.replace(claims=tuple(dataclasses.replace(c, verdict="reproduced") for c in built.claims))
     configs = {v.name: QUICK for v in built.variants}
     new = rejudge_board(stale, BENCH, configs, {name: [0, 1, 2] for name in configs})
@@ -91,7 +92,7 @@ def test_superseded_configs_are_named_or_all() -> None:
 
 def test_a_superseding_build_keeps_what_the_old_board_said(tmp_path: Path) -> None:
     """The new board carries the old claims' gaps to the paper, and its Markdown says whether they closed."""
-    old = lb.build("majority", "paper-1000", records(), BENCH)
+    old = builder.build("majority", "paper-1000", records(), BENCH)
     lb.write(old, tmp_path, [])
     moved = [
         {
@@ -101,7 +102,7 @@ def test_a_superseding_build_keeps_what_the_old_board_said(tmp_path: Path) -> No
         }
         for r in records()
     ]
-    new = lb.build("majority", "paper-1000", moved, BENCH)
+    new = builder.build("majority", "paper-1000", moved, BENCH)
     bench = {
         **BENCH,
         "superseded": {"why": "other initialisers", "configs": [v.config_hash for v in old.variants]},
@@ -123,7 +124,7 @@ def test_the_replaced_build_shows_the_gap_now_for_rules_that_record_none(tmp_pat
 
     from normbench.render.board import render_superseded
 
-    board = lb.build("majority", "paper-1000", records(), BENCH)
+    board = builder.build("majority", "paper-1000", records(), BENCH)
     then = {
         "id": board.claims[0].id,
         "gap_to_paper": {"with_projection": {"estimate": 0.1, "low": 0.05, "high": 0.15, "n": 3, "paper": 0.9}},
@@ -148,7 +149,7 @@ def test_gap_closed_says_whether_the_gap_closed_or_there_was_none() -> None:
 
 
 def test_a_failing_render_leaves_the_published_board_and_its_figures(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
-    board = lb.build("majority", "paper-1000", records(), BENCH)
+    board = builder.build("majority", "paper-1000", records(), BENCH)
     lb.write(board, tmp_path, ["loss.png"])
     before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
 
@@ -201,7 +202,7 @@ def test_a_replaced_build_without_paper_claims_lists_its_configs_instead_of_an_e
     then and now, rather than a gap table with no rows."""
     from normbench.render.board import render_superseded
 
-    board = lb.build("majority", "paper-1000", records(), BENCH)
+    board = builder.build("majority", "paper-1000", records(), BENCH)
     name, digest = board.variants[0].name, board.variants[0].config_hash
     then = {"why": "trained before a fix", "config_hashes": {name: "0123456789ab", "pre/gone": "ba9876543210"}}
     lines = render_superseded(then, (), board.variants)
@@ -214,12 +215,12 @@ def test_a_replaced_build_without_paper_claims_lists_its_configs_instead_of_an_e
 def test_a_build_that_only_adds_a_variant_replaces_no_superseded_build(tmp_path: Path) -> None:
     """Adding a variant beside runs of the same configs replaces nothing; a block a board carries passes on while its
     configs are still superseded, and is dropped once they are not."""
-    old = lb.build("majority", "paper-1000", records(), BENCH)
+    old = builder.build("majority", "paper-1000", records(), BENCH)
     hashes = [v.config_hash for v in old.variants]
     extra = [
         {**r, "variant": "pre/extra", "config_hash": "extra-hash"} for r in records() if r["variant"] == "pre/both"
     ]
-    wider = lb.build("majority", "paper-1000", records() + extra, BENCH)
+    wider = builder.build("majority", "paper-1000", records() + extra, BENCH)
     lb.write(old, tmp_path, [])
     bench = {**BENCH, "superseded": "every earlier build"}
     assert write.superseded_build(tmp_path / "leaderboard.json", wider, bench) is None

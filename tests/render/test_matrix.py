@@ -7,7 +7,9 @@ import pytest
 
 from normbench.archive import JudgedClaim
 from normbench.judge.claims import attention_feed, judge
-from normbench.publish import leaderboard as lb
+from normbench.judge.stats import aggregate
+from normbench.render.board import render_incomplete, render_matrix
+from normbench.render.claims_view import finding
 from normbench.render.matrix import build_matrix, layer_mean, plot_matrix, split_variant
 
 BLOCK = {"component": "both", "affine": True, "eps": 1e-5}
@@ -25,7 +27,7 @@ def entry(
     component = component.removesuffix("_nowarmup")
     if norms is None:
         norms = {} if placement == "none" else {"attn": {**BLOCK, "component": component}, "ffn": BLOCK}
-    metrics = {m: lb.aggregate(v, [None] * len(v)) for m, v in per_seed.items()}
+    metrics = {m: aggregate(v, [None] * len(v)) for m, v in per_seed.items()}
     out = {
         "name": name,
         "placement": placement,
@@ -59,7 +61,7 @@ def test_cells_follow_the_names_and_keep_every_planned_variant() -> None:
     }
     pre_both = next(c for c in m["cells"] if c["variant"] == "pre/both")
     assert pre_both["metrics"]["acc"]["mean"] == pytest.approx(0.85)
-    md = "\n".join(lb.render_matrix(m))
+    md = "\n".join(render_matrix(m))
     assert "0.850 ± 0.071<br>(0.900, 0.800)" in md
     assert "| `none` | – | – | not run | – |" in md
     assert "`post/scale`: partial: 2 of 3 seeds" in md and "`none/none`: not run" in md
@@ -143,12 +145,12 @@ def test_the_geometry_claim_judges_every_layer_by_what_feeds_it() -> None:
     unscaled = judge(geometry_claim("unscaled"), variants)
     assert unscaled["verdict"] == "inconclusive"  # post/project L1 is 0 in one seed
     assert "post/project L1 (no norm): 0.2 / 0" in unscaled["explanation"]
-    variants["post/project"]["metrics"]["u_L1"] = lb.aggregate([0.0, 0.0], [None, None])
+    variants["post/project"]["metrics"]["u_L1"] = aggregate([0.0, 0.0], [None, None])
     assert judge(geometry_claim("unscaled"), variants)["verdict"] == "not reproduced"
-    variants["pre/both"]["metrics"]["u_L2"] = lb.aggregate([0.0, 0.01], [None, None])
+    variants["pre/both"]["metrics"]["u_L2"] = aggregate([0.0, 0.01], [None, None])
     assert judge(geometry_claim("scaled"), variants)["verdict"] == "not reproduced"
     assert judge(geometry_claim("scaled"), {})["verdict"] == "not run"
-    assert "**not run**" in lb.finding(JudgedClaim.from_json(judge(geometry_claim("scaled"), {})))
+    assert "**not run**" in finding(JudgedClaim.from_json(judge(geometry_claim("scaled"), {})))
 
 
 def test_a_missing_seed_leaves_the_geometry_claim_inconclusive() -> None:
@@ -160,7 +162,7 @@ def test_a_missing_seed_leaves_the_geometry_claim_inconclusive() -> None:
 
 
 def test_an_incomplete_sweep_says_so_above_everything() -> None:
-    assert lb.render_incomplete(27, 27) == []
-    assert lb.render_incomplete(None, None) == []  # leaderboards written before sweeps counted their runs
-    line = lb.render_incomplete(27, 9)[0]
+    assert render_incomplete(27, 27) == []
+    assert render_incomplete(None, None) == []  # leaderboards written before sweeps counted their runs
+    line = render_incomplete(27, 9)[0]
     assert "18 of its 27 planned runs have no finished record" in line and "on the 9 finished runs only" in line

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from normbench.publish.leaderboard import build_tables, render_table
+from normbench.boards.build import build_tables
+from normbench.render.board import render_table
 from normbench.run_analyses import key_sets
 
 SPEC = {

@@ -387,7 +387,7 @@ def test_sst2_chooses_on_held_out_sentences_and_judges_on_every_phrase_at_the_qu
     """SST-2's grid trains without 872 held-out training sentences (another config hash than the quick board's at the
     same rate); its tuned board trains on every phrase again, so its shared runs are the quick board's."""
     from normbench.archive.board import dumps_board
-    from normbench.publish import leaderboard as lb
+    from normbench.boards.build import build
     from tests.factories import make_record
 
     grid_config, grid = plan_runs("sst2", "lr", seeds=[100], variants=["post/both"])
@@ -405,7 +405,7 @@ def test_sst2_chooses_on_held_out_sentences_and_judges_on_every_phrase_at_the_qu
     bench = {"metrics": {"val_acc": {"series": "val/acc", "at_step": "last"}}}
     bench["choice"] = {"axis": "lr", "metric": "val_acc", "goal": "max", "report": []}
     (tmp_path / "sst2" / "lr").mkdir(parents=True)
-    board = lb.build("sst2", "lr", records, bench)
+    board = build("sst2", "lr", records, bench)
     (tmp_path / "sst2" / "lr" / "leaderboard.json").write_text(dumps_board(board), encoding="utf-8")
     config, runs = plan_runs("sst2", "tuned", seeds=[0], variants=["post/both", "none/none"], results_dir=tmp_path)
     assert config["data"]["init_args"]["holdout"] == 0
@@ -420,7 +420,7 @@ def test_the_tuned_preset_plans_each_variants_shared_and_chosen_rate(tmp_path: P
     import math
 
     from normbench.archive.board import dumps_board
-    from normbench.publish import leaderboard as lb
+    from normbench.boards.build import build
     from tests.factories import make_record
 
     _, grid = plan_runs("majority", "lr", seeds=[100], variants=["pre/both"])  # the config's whole grid
@@ -436,7 +436,7 @@ def test_the_tuned_preset_plans_each_variants_shared_and_chosen_rate(tmp_path: P
     bench = {"metrics": {"test_acc@5000": {"series": "test/acc", "at_step": 5000}}}
     bench["choice"] = {"axis": "lr", "metric": "test_acc@5000", "goal": "max", "report": []}
     (tmp_path / "majority" / "lr").mkdir(parents=True)
-    board = lb.build("majority", "lr", records, bench)
+    board = build("majority", "lr", records, bench)
     (tmp_path / "majority" / "lr" / "leaderboard.json").write_text(dumps_board(board), encoding="utf-8")
     config, runs = plan_runs("majority", "tuned", seeds=[0], variants=["pre/both", "pre/scale"], results_dir=tmp_path)
     assert [r.variant for r in runs] == ["pre/both,lr=0.001", "pre/both,lr=0.003", "pre/scale,lr=0.001",

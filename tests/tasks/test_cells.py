@@ -15,9 +15,9 @@ import typing
 import pytest
 import torch
 
+from normbench.boards.build import variant_entry
 from normbench.nn.norms import COMPONENTS, Norm, NormSpec
 from normbench.nn.placement import PLACEMENTS
-from normbench.publish.leaderboard import variant_entry
 from normbench.tasks import get_task
 from normbench.training.rundir import config_hash, reported_norms, run_identity, run_label
 

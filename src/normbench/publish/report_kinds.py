@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from normbench.publish import leaderboard as lb
+from normbench.boards.build import group_by_variant
 from normbench.render.grid_plot import check_spec as check_grid_plot
 from normbench.render.grid_plot import plot_grid
 from normbench.render.matrix import build_matrix, plot_matrix
@@ -69,7 +69,7 @@ def _decomposition(records: Records, spec: Any, bench: dict[str, Any], sweep: Sw
 
 def _draw_decomposition(board: dict[str, Any], spec: Any, records: Records, sweep: Sweep) -> Sequence[Path]:
     panels = {
-        v: [r["decomposition"] for r in rs if "decomposition" in r] for v, rs in lb.group_by_variant(records).items()
+        v: [r["decomposition"] for r in rs if "decomposition" in r] for v, rs in group_by_variant(records).items()
     }
     if not any(panels.values()):
         return []
