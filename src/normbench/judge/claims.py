@@ -765,7 +765,8 @@ def judge_grid(claim: dict[str, Any], grid: dict[str, Any]) -> dict[str, Any]:
     ds, ns = np.asarray(grid["ds"]), np.asarray(grid["ns"])
     rows = (ds >= rule["d"][0]) & (ds <= rule["d"][1])
     cols = (ns >= rule["n"][0]) & (ns <= rule["n"][1])
-    reduce = {"min": np.min, "max": np.max, "mean": np.mean}[rule["reduce"]]
+    reducers: dict[str, Callable[..., Any]] = {"min": np.min, "max": np.max, "mean": np.mean}
+    reduce = reducers[rule["reduce"]]
     text0 = f"no cell of the grid has d in {rule['d']} and n in {rule['n']}"
     if not rows.any() or not cols.any():
         return {

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -54,37 +55,37 @@ def finite(value: float | None) -> float | None:
     return None if value is None or not math.isfinite(value) else float(value)
 
 
-def values_of(per_seed: list[float | None] | None) -> list[float]:
+def values_of(per_seed: Sequence[float | None] | None) -> list[float]:
     """The finite values of ``per_seed`` (``None``, NaN and ±inf left out)."""
     return [v for v in map(finite, per_seed or []) if v is not None]
 
 
-def mean_interval(sample: list[float | None], level: float = LEVEL) -> Interval | None:
+def mean_interval(sample: Sequence[float | None], level: float = LEVEL) -> Interval | None:
     """t-interval x̄ ± t_{(1+level)/2, n-1} s/√n of the mean of the finite values of ``sample``
     (``None`` when it has none)."""
-    sample = values_of(sample)
-    if not sample:
+    values = values_of(sample)
+    if not values:
         return None
-    mean = statistics.fmean(sample)
-    if len(sample) < 2:
-        return Interval(mean, None, None, (len(sample),))
-    half = scipy_stats.t.ppf(0.5 + level / 2, len(sample) - 1) * statistics.stdev(sample) / math.sqrt(len(sample))
-    return Interval(mean, mean - half, mean + half, (len(sample),), df=float(len(sample) - 1))
+    mean = statistics.fmean(values)
+    if len(values) < 2:
+        return Interval(mean, None, None, (len(values),))
+    half = scipy_stats.t.ppf(0.5 + level / 2, len(values) - 1) * statistics.stdev(values) / math.sqrt(len(values))
+    return Interval(mean, mean - half, mean + half, (len(values),), df=float(len(values) - 1))
 
 
 def difference_interval(
-    a: list[float | None], b: list[float | None], names: tuple[str, str] = ("a", "b"), level: float = LEVEL
+    a: Sequence[float | None], b: Sequence[float | None], names: tuple[str, str] = ("a", "b"), level: float = LEVEL
 ) -> Interval | None:
     """Welch interval (at ``level``) of mean(a) − mean(b) over the finite values of each side and its
     two-sided p-value (``None`` if a side has none); ``names`` label the two samples in that order."""
-    a, b = values_of(a), values_of(b)
-    if not a or not b:
+    values_a, values_b = values_of(a), values_of(b)
+    if not values_a or not values_b:
         return None
-    diff = statistics.fmean(a) - statistics.fmean(b)
-    n = (len(a), len(b))
+    diff = statistics.fmean(values_a) - statistics.fmean(values_b)
+    n = (len(values_a), len(values_b))
     if min(n) < 2:
         return Interval(diff, None, None, n, of=names)
-    va, vb = statistics.variance(a) / n[0], statistics.variance(b) / n[1]
+    va, vb = statistics.variance(values_a) / n[0], statistics.variance(values_b) / n[1]
     se = math.sqrt(va + vb)
     if se == 0.0:  # both samples constant: the difference is exact
         return Interval(diff, diff, diff, n, 0.0 if diff else 1.0, of=names)
@@ -95,7 +96,7 @@ def difference_interval(
 
 
 def null_difference(
-    sample: list[float | None],
+    sample: Sequence[float | None],
     null_mean: float,
     null_sem: float | None,
     null_draws: int,
@@ -106,14 +107,14 @@ def null_difference(
     standard error ``null_sem``: SE = sqrt(s²/n + sem²), Welch-Satterthwaite df with n − 1 and draws − 1 (the
     normal limit where the seeds agree exactly and the null's draws are not known); its two-sided p-value. ``None``
     without a finite value; no interval with one value."""
-    sample = values_of(sample)
-    if not sample:
+    values = values_of(sample)
+    if not values:
         return None
-    diff = statistics.fmean(sample) - null_mean
-    n = (len(sample), int(null_draws))
-    if len(sample) < 2:
+    diff = statistics.fmean(values) - null_mean
+    n = (len(values), int(null_draws))
+    if len(values) < 2:
         return Interval(diff, None, None, n, of=names)
-    va, vb = statistics.variance(sample) / n[0], float(null_sem or 0.0) ** 2
+    va, vb = statistics.variance(values) / n[0], float(null_sem or 0.0) ** 2
     se = math.sqrt(va + vb)
     if se == 0.0:
         return Interval(diff, diff, diff, n, 0.0 if diff else 1.0, of=names)
@@ -182,7 +183,9 @@ def tost(interval: Interval | None, margin: float, sides: str = "both") -> Equiv
 
 
 def one_sided_p(interval: Interval, margin: float, sides: str) -> float | None:
-    """The TOST p-value: the larger of the one-sided p-values of the sides tested."""
+    """The TOST p-value: the larger of the one-sided p-values of the sides tested (``None`` without an interval)."""
+    if interval.low is None or interval.high is None:
+        return None
     half = (interval.high - interval.low) / 2
     if half == 0:  # constant samples: delta is exact
         inside = (interval.estimate > -margin or sides == "upper") and (interval.estimate < margin or sides == "lower")
@@ -202,8 +205,8 @@ def interval_df(interval: Interval) -> float | None:
 
 
 def difference_equivalence(
-    candidate: list[float | None],
-    reference: list[float | None],
+    candidate: Sequence[float | None],
+    reference: Sequence[float | None],
     margin: float,
     sides: str = "both",
     names: tuple[str, str] = ("candidate", "reference"),
@@ -212,7 +215,7 @@ def difference_equivalence(
     return tost(difference_interval(candidate, reference, names, EQUIVALENCE_LEVEL), margin, sides)
 
 
-def target_equivalence(sample: list[float | None], target: float, margin: float) -> Equivalence | None:
+def target_equivalence(sample: Sequence[float | None], target: float, margin: float) -> Equivalence | None:
     """One-sample TOST: is mean(sample) within ``margin`` of ``target``? (90% t-interval of mean − target)."""
     interval = mean_interval(sample, EQUIVALENCE_LEVEL)
     if interval is None:
@@ -228,7 +231,7 @@ def target_equivalence(sample: list[float | None], target: float, margin: float)
 
 
 def aggregate(
-    values: list[float | None], bounds: list[float | None], counted: list[bool] | None = None
+    values: Sequence[float | None], bounds: Sequence[float | None], counted: list[bool] | None = None
 ) -> dict[str, Any]:
     """Mean x̄ = (1/n) Σ x_i ± sample std over the seeds that count (``counted``, default all: a
     diverged or failed seed does not). ``per_seed`` keeps one entry per seed, ``None`` where a seed
@@ -242,19 +245,22 @@ def aggregate(
     out: dict[str, Any] = {"per_seed": per_seed, "n": sum(v is not None for v in sample)}
     if len(sample) < len(values):
         out["seeds"] = len(values)
-    if sample and all(v is not None for v in sample):
-        out["mean"] = statistics.fmean(sample)
-        out["std"] = statistics.stdev(sample) if len(sample) > 1 else 0.0
+    present = [v for v in sample if v is not None]
+    if sample and len(present) == len(sample):
+        out["mean"] = statistics.fmean(present)
+        out["std"] = statistics.stdev(present) if len(present) > 1 else 0.0
     else:
         out["mean"] = out["std"] = None
         pairs = [(v, b) for v, b, keep in zip(per_seed, bounds, counted, strict=False) if keep]
-        if pairs and all(v is not None or b is not None for v, b in pairs) and any(b is not None for _, b in pairs):
-            out["lower_bound"] = statistics.fmean(v if v is not None else b for v, b in pairs)
+        reached = [v if v is not None else b for v, b in pairs]
+        filled = [x for x in reached if x is not None]
+        if pairs and len(filled) == len(pairs) and any(b is not None for _, b in pairs):
+            out["lower_bound"] = statistics.fmean(filled)
             out["per_seed_lower_bound"] = [v if v is not None else b for v, b in zip(per_seed, bounds, strict=False)]
     return out
 
 
-def gap(sample: list[float], target: float) -> dict[str, Any] | None:
+def gap(sample: Sequence[float | None], target: float) -> dict[str, Any] | None:
     """mean − target with the 95% t-interval of the mean shifted by the target (``None`` without values)."""
     interval = mean_interval(sample)
     if interval is None:
