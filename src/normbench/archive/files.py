@@ -10,6 +10,7 @@ file that is a symbolic link is not followed (:func:`check_no_links`). Whatever 
 from __future__ import annotations
 
 import json
+import os
 import zlib
 from pathlib import Path
 from typing import Any
@@ -89,7 +90,7 @@ def parse_json(raw: bytes, path: Path) -> Any:
     return doc
 
 
-def read_json(path: str | Path, limit: int = MAX_JSON_BYTES) -> Any:
+def read_json(path: str | os.PathLike[str], limit: int = MAX_JSON_BYTES) -> Any:
     """The JSON file ``path`` (gzipped where its name ends ``.gz``), read within the limits above."""
     path = Path(path)
     raw = read_capped(path, limit)

@@ -25,6 +25,11 @@ from normbench.io import dumps_json
 RUNS_ROOT = Path("runs")  # what a path under an unknown runs folder is kept relative to (its folder's name)
 
 
+def write_text_file(path: Path, text: str, encoding: str | None = None) -> Path:
+    """``text`` written into ``path`` atomically (:func:`normbench.archive.store.write_file`)."""
+    return write_file(path, lambda tmp: tmp.write_text(text, encoding=encoding))
+
+
 def unpinned(archive: Archive) -> list[tuple[Path, str]]:
     """``(seed folder, the replicate it shows today)`` of every run with several replicate folders, no ``canonical``
     file, a finished replicate and no published board values standing for it."""
@@ -50,7 +55,7 @@ def pin(archive: Archive) -> list[Path]:
     """Write the ``canonical`` file of every run :func:`unpinned` lists, naming the replicate it shows today."""
     written = []
     for folder, name in unpinned(archive):
-        written.append(write_file(folder / CANONICAL, lambda tmp, name=name: tmp.write_text(name + "\n")))
+        written.append(write_text_file(folder / CANONICAL, name + "\n"))
     return written
 
 
@@ -95,7 +100,7 @@ def localise(archive: Archive) -> list[Path]:
     written = []
     for path in with_local_paths(archive):
         text = dumps_json(localised(read_json(path)), indent=2, sort_keys=False) + "\n"
-        written.append(write_file(path, lambda tmp, text=text: tmp.write_text(text, encoding="utf-8")))
+        written.append(write_text_file(path, text, encoding="utf-8"))
     return written
 
 

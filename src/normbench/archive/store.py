@@ -321,7 +321,7 @@ class Archive:
         for name in ANALYSES:
             src, dst = Path(run_dir) / name, rep.path / name
             if src.is_file() and not dst.exists():
-                write_file(dst, lambda tmp, src=src: Path(tmp).write_bytes(archived_analysis(src, Path(run_dir))))
+                write_file(dst, analysis_writer(src, Path(run_dir)))
                 added.append(name)
         return added
 
@@ -331,9 +331,16 @@ class Archive:
         run_dir = Path(run_dir)
         (run_dir / "checkpoints").mkdir(parents=True, exist_ok=True)
         atomic_write_json(run_dir / RUN_RECORD, rep.record())
-        atomic_write(run_dir / RESTORED, lambda tmp: Path(tmp).write_text(rep.name + "\n", encoding="utf-8"))
+
+        def write_name(tmp: Path) -> None:
+            tmp.write_text(rep.name + "\n", encoding="utf-8")
+
+        def copy_checkpoint(tmp: Path) -> None:
+            shutil.copyfile(rep.checkpoint, tmp)
+
+        atomic_write(run_dir / RESTORED, write_name)
         if rep.checkpoint.is_file():
-            atomic_write(run_dir / "checkpoints" / CHECKPOINT, lambda tmp: shutil.copyfile(rep.checkpoint, tmp))
+            atomic_write(run_dir / "checkpoints" / CHECKPOINT, copy_checkpoint)
         return run_dir
 
 
@@ -399,11 +406,16 @@ def forget_dead_checkpoint(rep: Replicate) -> None:
         rep.checkpoint.unlink()
 
 
-def write_file(path: Path, write: Callable[[Path], None]) -> Path:
+def write_file(path: Path, write: Callable[[Path], object]) -> Path:
     """``write`` into a temporary file beside ``path``, then renamed onto it (:func:`normbench.io.atomic_write`); an
-    ``OSError`` (a full disk) names ``path``, the file that could not be written, and leaves it as it was."""
+    ``OSError`` (a full disk) names ``path``, the file that could not be written, and leaves it as it was. What
+    ``write`` returns (``Path.write_bytes``'s count, ``shutil.copyfile``'s path) is not used."""
+
+    def write_tmp(tmp: Path) -> None:
+        write(tmp)
+
     try:
-        return atomic_write(path, write)
+        return atomic_write(path, write_tmp)
     except OSError as exc:
         code = exc.errno if exc.errno is not None else errno.EIO
         raise OSError(code, exc.strerror or os.strerror(code), str(path)) from None
@@ -442,6 +454,16 @@ def runs_root_of(run_dir: Path) -> Path:
     return Path(os.path.abspath(run_dir)).parents[2]
 
 
+def analysis_writer(src: Path, run_dir: Path) -> Callable[[Path], None]:
+    """Writes the analysis ``src`` of the run at ``run_dir`` as it is archived (:func:`archived_analysis`) into the
+    file it is given (for :func:`write_file`)."""
+
+    def write(tmp: Path) -> None:
+        tmp.write_bytes(archived_analysis(src, run_dir))
+
+    return write
+
+
 def archived_analysis(src: Path, run_dir: Path) -> bytes:
     """The bytes an analysis of the run at ``run_dir`` is archived as: its JSON with no absolute local path
     (:func:`without_local_paths`), the file as it is when it holds none."""
@@ -462,7 +484,7 @@ def write_replicate(target: Path, run_dir: Path, record: dict[str, Any], *, chec
     for name in ANALYSES:
         src = run_dir / name
         if src.is_file():
-            write_file(target / name, lambda tmp, src=src: Path(tmp).write_bytes(archived_analysis(src, run_dir)))
+            write_file(target / name, analysis_writer(src, run_dir))
     ckpt = run_dir / "checkpoints" / CHECKPOINT
     unfinished = record.get("status") not in FINISHED
     if checkpoint and unfinished and ckpt.is_file():
