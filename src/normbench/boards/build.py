@@ -88,7 +88,7 @@ def flag_seeds(
         values = entry["metrics"].get(collapse["metric"], {}).get("per_seed") or []
         for record, value in zip(records, values, strict=False):
             base, seed = record.get("collapse_baseline"), str(record["seed"])
-            if seed not in flags and is_collapsed(value, base, collapse["within"]):
+            if seed not in flags and base is not None and is_collapsed(value, base, collapse["within"]):
                 flags[seed] = collapse_text(collapse["metric"], value, collapse["baseline"], base, collapse["within"])
                 collapsed.append(seed)
         entry["collapse_baseline"] = {str(r["seed"]): r.get("collapse_baseline") for r in records}

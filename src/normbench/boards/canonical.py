@@ -110,7 +110,8 @@ def adopt_canonical(
     variants, changed = [], []
     for variant in board.get("variants") or []:
         key = (str(board.get("task")), str(variant.get("config_hash")))
-        first = (shown.get(key) or [None])[0]
+        earlier = shown.get(key)
+        first = earlier[0] if earlier else None
         if first is None or first.board == board_name or not differing_metrics(variant, first.variant):
             variants.append(variant)
             continue

@@ -365,7 +365,7 @@ def platform_drift(task: str, metric: str, results_dir: Path) -> dict[str, Any] 
     path = results_dir / "reproducibility.json"
     if not path.is_file():
         return None
-    worst = None
+    worst: dict[str, Any] | None = None
     for row in json.loads(path.read_text(encoding="utf-8")).get("values") or []:
         board = str(row.get("board") or "")
         if row.get("metric") != metric or not (board == task or board.startswith(f"{task}/")):

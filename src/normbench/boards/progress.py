@@ -18,13 +18,23 @@ from normbench.training.records import FINISHED, read_record
 
 
 class PlannedRun(Protocol):
-    """One planned (variant, seed) run, as the sweep layer describes it (:class:`normbench.sweep.plan.Run`)."""
+    """One planned (variant, seed) run, as the sweep layer describes it (:class:`normbench.sweep.plan.Run`); read
+    only here (a frozen :class:`normbench.boards.shown.ShownRun` is one too)."""
 
-    variant: str
-    seed: int
-    record_path: Path | None
-    config_hash: str | None
-    config: dict[str, Any]
+    @property
+    def variant(self) -> str: ...
+
+    @property
+    def seed(self) -> int: ...
+
+    @property
+    def record_path(self) -> Path | None: ...
+
+    @property
+    def config_hash(self) -> str | None: ...
+
+    @property
+    def config(self) -> dict[str, Any]: ...
 
 
 def planned_steps(config: dict[str, Any]) -> int | None:
