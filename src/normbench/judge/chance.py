@@ -412,8 +412,11 @@ class _Arch:
         name = self.feed(layer, where)
         component = None if name is None else self.component(name)
         keys, span, text = _geometry(component, d)
-        if keys == "sphere" and self.eps(name) > 0 and get_component(component).uses_eps:
-            text += f" (its eps = {self.eps(name):g} > 0 shortens keys of tiny variance: exactly so only at eps = 0)"
+        if keys == "sphere" and name is not None and component is not None:  # keys a built-in norm feeds
+            if self.eps(name) > 0 and get_component(component).uses_eps:
+                text += (
+                    f" (its eps = {self.eps(name):g} > 0 shortens keys of tiny variance: exactly so only at eps = 0)"
+                )
         return keys, span, text, component
 
 
@@ -537,6 +540,13 @@ def sets_for(pilot: dict[str, Any], target_sem: float | None) -> tuple[int, bool
     return min(needed, cap), needed <= cap
 
 
+def redraw(metric: str, config: dict[str, Any], *, sets: int) -> dict[str, Any]:
+    """:func:`chance_for_metric` over ``sets`` sets, for a column that has a chance value (its pilot was drawn)."""
+    value = chance_for_metric(metric, config, sets=sets)
+    assert value is not None  # the same column and config as the pilot, which had one
+    return value
+
+
 def draw_to_target(
     value: dict[str, Any], target: float | None, draw: typing.Callable[..., dict[str, Any]], rounds: int = 3
 ) -> dict[str, Any]:
@@ -582,7 +592,7 @@ def with_chance(variants: list[dict[str, Any]], configs: dict[str, dict[str, Any
         # seeds that agree exactly (often all 0) give no spread: the null is then held to a tenth of its own value
         scale = min(positive) if positive else (value["mean"] if 0.0 in spreads else None)
         target = SE_SHARE * scale if scale and not value["sanity_check"] else None
-        value = draw_to_target(value, target, functools.partial(chance_for_metric, metric, config))
+        value = draw_to_target(value, target, functools.partial(redraw, metric, config))
         met = target is not None and value["sem"] is not None and value["sem"] <= target
         for agg, pilot, *_ in cells:
             agg["chance"] = {

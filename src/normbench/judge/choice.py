@@ -251,7 +251,7 @@ def build_choice(
         # a choice needs two trained values at least (a value whose seeds diverged counts: it lost): one is no choice
         trained = len(scored) + sum(1 for r in unstable if r not in scored)
         best = min(kept, key=lambda r: sign * r["metric"]["mean"]) if kept and trained > 1 else None
-        at_edge = bool(best) and bool(edges(best["value"], rows))
+        at_edge = best is not None and bool(edges(best["value"], rows))
         missing = _missing(values, by_value, spec)
         out.append(
             {
@@ -414,11 +414,11 @@ def _group_line(choice: dict[str, Any], group: dict[str, Any], done: bool) -> st
     sign = 1.0 if choice["goal"] == "min" else -1.0
     better = lambda r: r["metric"].get("mean") is not None and sign * r["metric"]["mean"] < sign * row["metric"]["mean"]  # noqa: E731
     if rule == "robust":
-        why = {e["value"]: e["why"] for e in excluded}
-        passed = [r for r in group["rows"] if r["value"] in why and better(r)]
+        excluded_why = {e["value"]: e["why"] for e in excluded}
+        passed = [r for r in group["rows"] if r["value"] in excluded_why and better(r)]
         ruled_out = "".join(
             f" {r['value']} had a {'lower' if sign > 0 else 'higher'} mean ({_mean_std(r['metric'])}) but is "
-            f"excluded ({why[r['value']]})."
+            f"excluded ({excluded_why[r['value']]})."
             for r in passed
         )
         kept = "of the values the rule keeps"
