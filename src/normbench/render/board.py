@@ -496,8 +496,8 @@ def per_seed_table(board: Board) -> Lines:
             mark = " (flagged)" if str(seed) in (v.flagged or {}) else ""
             cells = [fmt_value(v.metrics[m].per_seed[i] if i < len(v.metrics[m].per_seed) else None) for m in names]
             lines.append(f"| `{v.name}` | {seed}{mark} | {cell(seed_status(v, seed))} | " + " | ".join(cells) + " |")
-        for seed in v.failed or {}:
-            lines.append(f"| `{v.name}` | {seed} | failed (seed {seed}) | " + " | ".join("–" for _ in names) + " |")
+        for failed in v.failed or {}:
+            lines.append(f"| `{v.name}` | {failed} | failed (seed {failed}) | " + " | ".join("–" for _ in names) + " |")
     return lines
 
 
@@ -551,7 +551,7 @@ def provenance_table(board: Board) -> Lines:
     if shared or grown:
         lines.append("")
     for v in grown:
-        for where, seeds in v.published_seeds.items():
+        for where, seeds in (v.published_seeds or {}).items():
             lines.append(
                 f"- `{v.name}`, seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))}: the values published "
                 f"on `results/{where}/` before the run archive kept records (no series kept: the figures show the "

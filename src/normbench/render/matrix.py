@@ -12,6 +12,7 @@ finished run is shown as such, never dropped. ``matrix.png`` draws the same grid
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -65,8 +66,8 @@ def layer_mean(variant: dict[str, Any], template: str) -> dict[str, Any]:
         per_seed.append(None if not values or any(v is None for v in values) else sum(values) / len(values))
     diverged = variant.get("diverged_at_step") or {}
     out = aggregate(per_seed, [None] * len(per_seed), [str(seed) not in diverged for seed in seeds])
-    chances = [m.get("chance") for m in layers]
-    if chances and all(chances):  # chance of the layer mean: the mean of the layers' chance values
+    chances = [c for c in (m.get("chance") for m in layers) if c]
+    if chances and len(chances) == len(layers):  # chance of the layer mean: the mean of the layers' chance values
         out["chance"] = {
             "mean": sum(c["mean"] for c in chances) / len(chances),
             "sem": None,
@@ -124,7 +125,7 @@ def cell_at(matrix: dict[str, Any], placement: str, component: str) -> dict[str,
     return next((c for c in matrix["cells"] if c["placement"] == placement and c["component"] == component), None)
 
 
-def panels(matrix: dict[str, Any]) -> list[tuple[str, str]]:
+def panels(matrix: Mapping[str, Any]) -> list[tuple[str, str]]:
     """(metric key in the cells, title) of each panel: the headline metrics, then the unselectable keys."""
     out = [(m, m) for m in matrix["headline"]]
     if matrix.get("unselectable"):

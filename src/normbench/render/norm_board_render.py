@@ -171,7 +171,7 @@ def ranking_table(rows: list[dict[str, Any]], view: dict[str, Any], first: str =
 
 def pending_lines(view: dict[str, Any]) -> list[str]:
     """The cells still in progress and the bake-queue boards that train them."""
-    out = []
+    out: list[str] = []
     for r in view["norms"] + view["placements"]:
         waiting = [rate for rate in ("tuned", "shared") if str(r[rate].get("standing", "")).startswith("in progress")]
         if waiting and r["variant"] not in {line.split("`")[1] for line in out}:

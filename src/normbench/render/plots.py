@@ -22,7 +22,7 @@ GEOMETRY_FIGURES = ("geometry_3d.png", "query_angle_histograms.png")  # drawn be
 
 def finite_points(points: list[list[float | None]]) -> np.ndarray:
     """The ``[step, value]`` points whose value is finite, as an (n, 2) array (``null``, NaN and ±inf skipped)."""
-    rows = [(float(step), float(v)) for step, v in points if v is not None and math.isfinite(v)]
+    rows = [(float(step), float(v)) for step, v in points if step is not None and v is not None and math.isfinite(v)]
     return np.asarray(rows, dtype=float).reshape(-1, 2)
 
 
@@ -64,7 +64,7 @@ def plot_series(records_by_variant: dict[str, list[dict[str, Any]]], spec: dict[
     many = len(records_by_variant) > MANY  # a grid board's variants: the legend beside the axes, not over the curves
     fig, ax = plt.subplots(figsize=(10.5 if many else 7, 4.2), dpi=120)
     if len(records_by_variant) > 10:  # more lines than the default cycle's ten colours
-        ax.set_prop_cycle(color=plt.get_cmap("tab20").colors)
+        ax.set_prop_cycle(color=matplotlib.color_sequences["tab20"])  # the "tab20" colormap's 20 colours
     logy, positive = bool(spec.get("logy")), False
     for name, records in records_by_variant.items():
         runs = [smooth(r["series"].get(spec["series"], []), int(spec.get("smooth", 1))) for r in records]
