@@ -1,5 +1,6 @@
-"""The code style holds on the whole repository: ``ruff check`` and ``ruff format --check``, configured in
-``pyproject.toml`` (what ``nox -s lint`` runs)."""
+"""What ``nox -s lint`` checks holds: the code style on the whole repository (``ruff check`` and
+``ruff format --check``) and the types of the board pipeline (``mypy`` over archive/, judge/, boards/ and render/),
+each configured in ``pyproject.toml``."""
 
 from __future__ import annotations
 
@@ -14,8 +15,11 @@ import normbench
 
 REPO = Path(normbench.__file__).resolve().parents[2]
 
-pytestmark = pytest.mark.skipif(
+needs_ruff = pytest.mark.skipif(
     importlib.util.find_spec("ruff") is None, reason="ruff is not installed (pip install -e .[dev])"
+)
+needs_mypy = pytest.mark.skipif(
+    importlib.util.find_spec("mypy") is None, reason="mypy is not installed (pip install -e .[dev])"
 )
 
 
@@ -23,11 +27,20 @@ def ruff(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "ruff", *args], cwd=REPO, capture_output=True, text=True, timeout=300)
 
 
+@needs_ruff
 def test_ruff_check_passes() -> None:
     done = ruff("check", ".", "--output-format", "concise")
     assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
 
 
+@needs_ruff
 def test_ruff_format_leaves_every_file_as_it_is() -> None:
     done = ruff("format", "--check", ".")
+    assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
+
+
+@needs_mypy
+def test_mypy_finds_no_error_in_the_typed_packages() -> None:
+    """``mypy`` as ``nox -s lint`` runs it: the files and settings of ``[tool.mypy]``."""
+    done = subprocess.run([sys.executable, "-m", "mypy"], cwd=REPO, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
