@@ -203,7 +203,7 @@ def run_nox(command: str, monkeypatch: pytest.MonkeyPatch) -> str:
     for program, *args in session.commands:
         if program.endswith("normbench"):
             out += run_normbench(" ".join(["normbench", *map(shlex.quote, args)]), monkeypatch)
-        elif program.endswith(("mkdocs", "ruff")):
+        elif program.endswith(("mkdocs", "ruff", "mypy")):
             out += run_tool(Path(program).name, args, command)
         else:
             assert args[:2] == ["-m", "pytest"], program
@@ -224,7 +224,12 @@ def run_nox(command: str, monkeypatch: pytest.MonkeyPatch) -> str:
 def run_tool(name: str, args: list[str], command: str) -> str:
     """A session's ``ruff`` command (read-only checks), run with this interpreter's module of that name, or its
     ``mkdocs`` command, checked: the same strict build of the site is run and read by
-    tests/test_docs.py::test_the_site_builds_strictly (a build takes about 20 s)."""
+    tests/test_docs.py::test_the_site_builds_strictly (a build takes about 20 s), or its ``mypy`` command, checked:
+    the same check (pyproject.toml's ``[tool.mypy]``, no arguments) is run by
+    tests/test_lint.py::test_mypy_finds_no_error_in_the_typed_packages (about 45 s)."""
+    if name == "mypy":
+        assert args == [], f"`{command}` runs mypy {args}, not the check the lint test runs"
+        return ""
     assert name == "ruff" or args[:1] == ["build"], f"`{command}` runs {name} {args}"
     assert name == "mkdocs" or "--check" in args or args[:1] == ["check"], f"`{command}` would rewrite files"
     if name == "mkdocs":
