@@ -198,18 +198,17 @@ def test_a_sweep_whose_runs_fail_keeps_the_board_it_would_shrink(tmp_path: Path,
     """Refused before training when the plan differs from the board; after training when runs failed."""
     from normbench.sweep import run as pipeline
     from normbench.sweep.backends import Outcome
+    from normbench.sweep.folders import sweep_definition, sweep_key
     from normbench.sweep.options import SweepOptions
     from normbench.sweep.plan import plan_runs
 
     _, runs = plan_runs("majority", "quick", "0-1", ["pre/both"], None, str(tmp_path / "runs"))
     out = tmp_path / "results" / "majority" / "pub"
-    definition = pipeline.sweep_definition("quick", runs, None, None, None)
+    definition = sweep_definition("quick", runs, None, None, None)
     out.mkdir(parents=True)
     board(out, {(r.variant, r.seed): r.config_hash for r in runs})
     doc = json.loads((out / "leaderboard.json").read_text())
-    (out / "leaderboard.json").write_text(
-        json.dumps({**doc, "sweep_key": pipeline.sweep_key(definition), "sweep": definition})
-    )
+    (out / "leaderboard.json").write_text(json.dumps({**doc, "sweep_key": sweep_key(definition), "sweep": definition}))
     published = (out / "leaderboard.json").read_bytes()
     trained: list[int] = []
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from normbench.sweep.run import results_folder
+from normbench.sweep.folders import results_folder
 from tests.factories import make_board, make_variant
 
 CONFIG = {"default_preset": "quick", "bench": {"seeds": [0, 1, 2], "variants": {"pre/both": {}, "pre/scale": {}}}}
@@ -47,8 +47,8 @@ def test_a_folder_stays_with_the_command_that_wrote_it_across_code_versions(tmp_
 
     import pytest
 
+    from normbench.sweep.folders import check_results_owner, sweep_definition, sweep_key
     from normbench.sweep.plan import Run
-    from normbench.sweep.run import check_results_owner, sweep_definition, sweep_key
 
     runs = [Run("pre/both", 0, [], config_hash="new-code-hash"), Run("pre/none", 0, [], config_hash="x")]
     key = sweep_key(sweep_definition("geometry", runs, None, None, None))
@@ -92,8 +92,8 @@ def test_a_tuned_sweep_is_named_by_its_base_variants_and_owns_its_board_named_by
     a board of other base variants is not."""
     import json
 
+    from normbench.sweep.folders import check_results_owner, sweep_definition, sweep_key
     from normbench.sweep.plan import Run
-    from normbench.sweep.run import check_results_owner, sweep_definition, sweep_key
 
     bench = {"bench": {"tuned": {"choice": "majority/lr", "shared": 0.001}}}
 
@@ -124,8 +124,8 @@ def test_a_tuned_sweep_is_named_by_its_base_variants_and_owns_its_board_named_by
 def test_the_published_leaderboard_is_still_the_default_bench(task: str) -> None:
     """Other sweeps (the matrix, presets) add variants to a task's YAML; the task's own bench must keep its
     sweep and its runs, or `results/<task>/` would no longer be what its command trains."""
+    from normbench.sweep.folders import sweep_definition, sweep_key
     from normbench.sweep.plan import plan_runs
-    from normbench.sweep.run import sweep_definition, sweep_key
 
     board = json.loads((Path(__file__).resolve().parents[2] / "results" / task / "leaderboard.json").read_text())
     config, runs = plan_runs(task, board["preset"])
@@ -183,8 +183,8 @@ def test_a_board_whose_dropped_variant_is_declared_superseded_is_still_this_swee
     pre/x's config hash superseded; without that sentence, or with another hash, the board is another sweep's."""
     import json
 
+    from normbench.sweep.folders import check_results_owner, sweep_definition, sweep_key
     from normbench.sweep.plan import Run
-    from normbench.sweep.run import check_results_owner, sweep_definition, sweep_key
 
     published = make_board(
         [make_variant("pre/both", [0, 1], config_hash="b"), make_variant("pre/x", [0, 1], config_hash="old")],

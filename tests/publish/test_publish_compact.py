@@ -10,7 +10,7 @@ import pytest
 
 from normbench.archive.board import compact
 from normbench.publish import files as publish
-from normbench.publish.write import kept_as_published
+from normbench.publish.compare import kept_as_published
 from tests.factories import make_board, make_variant
 
 NULL = {"mean": 0.25, "sem": 0.001, "sets": 50, "sanity_check": False, "basis": "layer 1 keys, d = 7, n = 64"}

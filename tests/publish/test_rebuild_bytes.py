@@ -9,7 +9,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from normbench.io import atomic_files, atomic_write_text
-from normbench.publish.write import write_results
+from normbench.publish.write import ResultsOptions, write_results
 from tests.factories import make_record
 
 LOSS = {"train/loss_step": {0: [[10, 2.0], [20, 1.0], [30, 0.5]], 1: [[10, 3.0], [20, 1.5], [30, 0.6]]}}
@@ -54,7 +54,7 @@ def planned(runs_dir: Path) -> list[SimpleNamespace]:
 def build(root: Path, bench: dict[str, Any] = BENCH) -> Path:
     """Write the fixture board with its figures under ``root``; its folder."""
     out = root / "results" / "majority" / "fixture"
-    write_results("majority", "quick", {"bench": bench}, planned(root / "runs"), out)
+    write_results(planned(root / "runs"), out, ResultsOptions("majority", "quick", {"bench": bench}))
     return out
 
 

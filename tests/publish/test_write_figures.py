@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from normbench.publish.compare import kept_as_published
 from normbench.publish.report_kinds import REPORT_KINDS, Sweep, draw
-from normbench.publish.write import figures_kept, kept_as_published
+from normbench.publish.write import figures_kept
 from tests.factories import make_board, make_variant
 
 FIGURES = ["loss.png", "accuracy.png", "geometry_3d.png"]

@@ -2,16 +2,17 @@
 
 The sweep layer (:mod:`normbench.sweep.run`) plans the runs and passes them here as :class:`PlannedRun`
 objects; :func:`write_results` reads their finished records and writes ``leaderboard.{md,json}``, the
-figures and the task's extra reports into one folder. Every writer follows one publishing rule
-(:mod:`normbench.publish.files`): a published board is replaced only by a build that covers its
+figures and the task's extra reports into one folder, in steps: :func:`shown_records` (what the board shows),
+:func:`may_replace` (the publishing rule), :func:`build_board` and :func:`write_board`. Every writer follows one
+publishing rule (:mod:`normbench.publish.files`): a published board is replaced only by a build that covers its
 finished runs and its settings, else nothing is written (``force`` replaces it).
 """
 
 from __future__ import annotations
 
-import fnmatch
 import sys
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,14 +27,86 @@ from normbench.judge import claims, tuned
 from normbench.publish import files as publish
 from normbench.publish import leaderboard as lb
 from normbench.publish import report_kinds
+from normbench.publish.compare import KeptAsPublished, kept_as_published, outside_figures
 from normbench.publish.tokens import TOKEN_REPORT, published_runs, report_runs, write_token_report
-from normbench.render.plots import GEOMETRY_FIGURES, plot_series
+from normbench.render.plots import plot_series
 
 # (task, preset, seeds or None, variants) -> (resolved config, planned runs): how a report finds the runs of
 # another sweep (the sst2 token report reads the lm bench's runs); the sweep layer passes its planner
 RunPlanner = Callable[
     [str, "str | None", "list[int] | None", "list[str] | None"], tuple[dict[str, Any], Sequence[PlannedRun]]
 ]
+
+
+@dataclass(frozen=True)
+class ResultsOptions:
+    """What :func:`write_results` writes a sweep's board of, and under which rule.
+
+    Args:
+        task: the sweep's task.
+        preset: the preset its runs were planned at (the resolved config's ``preset``).
+        config: the resolved config (its ``bench`` the board's settings: metrics, claims, plots, reports).
+        plan: how a report finds the runs of another sweep (the ``sst2`` token report's Table 3 reads the ``lm``
+            runs); ``None``: no such report.
+        sweep: the sweep's key (:func:`normbench.sweep.folders.sweep_key`), written on the board.
+        definition: what the sweep is, as its command says it (:func:`normbench.sweep.folders.sweep_definition`).
+        force: replace the published board even when this build lacks some of its finished runs or settings.
+        uncommitted: runs trained from uncommitted code may be shown (the board then says so).
+        archive: the run archive; a run it holds a canonical replicate of is shown from there, and an unfinished
+            run (local or archived) is a row of the board's ``in_progress`` table ("step k of N").
+    """
+
+    task: str
+    preset: str | None
+    config: dict[str, Any]
+    plan: RunPlanner | None = None
+    sweep: str | None = None
+    definition: dict[str, Any] | None = None
+    force: bool = False
+    uncommitted: bool = False
+    archive: Archive | None = None
+
+
+@dataclass(frozen=True)
+class Shown:
+    """What a board shows of a sweep's runs (:func:`shown_records`).
+
+    Args:
+        runs: the runs it shows (:func:`normbench.boards.shown.shown_runs`: an archived canonical replicate in place
+            of a local run).
+        local: the runs as planned here.
+        records: the finished records it shows, but those of runs published before the archive kept records.
+        published: the runs published before the archive kept records (their published values are canonical).
+        progress: the rows of its ``in_progress`` table (unfinished runs, local or archived).
+        stand_ins: the published values of ``published``, where the board shows them (beside new records, or on a
+            new board).
+    """
+
+    runs: list[PlannedRun]
+    local: list[PlannedRun]
+    records: list[dict[str, Any]]
+    published: list[PlannedRun]
+    progress: list[Any]
+    stand_ins: list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Build:
+    """A board built (:func:`build_board`), not yet written.
+
+    Args:
+        board: the board, its views and keys added.
+        records: the records it shows (analyses added), in the order of the planned runs.
+        bench: the ``bench`` settings it was built with (a tuned board's choice made again; the kinds' additions).
+        n_layers: the model's layers (what the figures of some report kinds need).
+        planned: each variant's planned seeds.
+    """
+
+    board: Board
+    records: list[dict[str, Any]]
+    bench: dict[str, Any]
+    n_layers: int
+    planned: dict[str, list[int]]
 
 
 def load_finished(runs: Sequence[PlannedRun], statuses: tuple[str, ...] = FINISHED) -> list[dict[str, Any]]:
@@ -67,141 +140,158 @@ def write_analyses(task: str, preset: str | None, config: dict, runs: Sequence[P
     return len(records)
 
 
-def write_results(
-    task: str,
-    preset: str | None,
-    config: dict,
-    runs: Sequence[PlannedRun],
-    out: Path,
-    plan: RunPlanner | None = None,
-    sweep: str | None = None,
-    definition: dict[str, Any] | None = None,
-    force: bool = False,
-    uncommitted: bool = False,
-    archive: Archive | None = None,
-) -> None:
+def write_results(runs: Sequence[PlannedRun], out: Path, options: ResultsOptions) -> None:
     """Build the leaderboard of the finished records among ``runs`` into ``out``, with the task's
     extra reports where its config asks for them (``bench.token_report``: Tables 3-4, whose Table 3 reads
-    the ``lm`` runs that ``plan`` finds).
+    the ``lm`` runs that ``options.plan`` finds).
 
     Nothing is written when ``out`` holds a leaderboard with finished runs or settings this build lacks
-    (:func:`normbench.publish.files.check_leaderboard`; ``force`` replaces it anyway). Runs trained from
-    uncommitted code are refused unless ``uncommitted`` (or ``force``), and the board then says so.
-    ``archive``: the run archive; a run it holds a canonical replicate of is shown from there, and an unfinished
-    run (local or archived) is a row of the board's ``in_progress`` table ("step k of N").
+    (:func:`normbench.publish.files.check_leaderboard`; ``options.force`` replaces it anyway). Runs trained from
+    uncommitted code are refused unless ``options.uncommitted`` (or ``force``), and the board then says so. A build
+    that says what the published board says, or whose per-seed values of its runs differ (replicates trained
+    elsewhere), leaves it as it is (:func:`normbench.publish.compare.kept_as_published`).
     """
+    shown = shown_records(options, runs, out)
+    if not shown.records and not shown.progress and shown.published and (out / "leaderboard.json").is_file():
+        print(
+            f"normbench: {out / 'leaderboard.json'} stands as published: its {len(shown.published)} runs were "
+            f"published before the run archive kept records, so its per-seed values are canonical (`normbench rejudge "
+            f"{out}` judges its claims again; retrained replicates are compared with it in results/reproducibility.md)"
+        )
+        return
+    if not shown.records and not shown.progress and not shown.stand_ins:
+        raise ValueError(
+            f"runs_dir: no finished run records for task {options.task} (preset {options.preset}); "
+            f"run `normbench sweep --config {options.task}` first"
+        )
+    bench = tuned.with_rechosen(options.config.get("bench") or {}, out / "leaderboard.json")
+    if not may_replace(options, shown, out, bench):
+        return
+    build = build_board(options, shown, out, bench)
+    written = write_board(options, build, out)
+    keep_facts(out)
+    if written is not None:
+        board, json_path, md_path = written
+        missing = len(shown.runs) - len(build.records)
+        note = f" ({missing} planned runs have no finished record yet)" if missing else ""
+        print(f"normbench: wrote {md_path} and {json_path}{note}")
+        for claim in board.claims:
+            print(f"  {claim.id}: {claim.verdict}")
+    if build.bench.get("token_report"):  # its own unit: new runs of the other task (Table 3's lm) change it alone
+        write_tokens(options.config, options.preset, out, shown.runs, options.plan, options.archive)
+
+
+def shown_records(options: ResultsOptions, runs: Sequence[PlannedRun], out: Path) -> Shown:
+    """What the board at ``out`` shows of ``runs``: the runs (an archived canonical replicate in place of a local run),
+    their finished records, the runs in progress, and the runs published before the archive kept records, whose
+    published values are canonical (one run, one result: a local retraining of one is a replicate, compared in
+    results/reproducibility.md, not shown here). Those are shown with their published values beside new records,
+    and on a new board of published runs only (a report card's, on the runs of boards published before the archive)."""
+    task, archive = options.task, options.archive
     local = list(runs)
-    runs = shown_runs(task, runs, archive)
-    records = load_finished(runs)
-    # runs published before the archive kept records: their published values are canonical (one run, one result),
-    # so a local retraining of one is a replicate, compared in results/reproducibility.md, not shown here
+    shown = shown_runs(task, runs, archive)
+    records = load_finished(shown)
     published = [
         r
-        for r in runs
+        for r in shown
         if archive
         and r.config_hash
         and archive.published_elsewhere(task, r.config_hash, r.seed)
         and archive.canonical(task, r.config_hash, r.seed) is None
     ]
-    shown_published = {(r.variant, r.seed) for r in published}
-    records = [r for r in records if (r["variant"], r["seed"]) not in shown_published]
-    progress = in_progress(task, local, archive, {(r["variant"], r["seed"]) for r in records} | shown_published)
-    if not records and not progress and published and (out / "leaderboard.json").is_file():
-        print(
-            f"normbench: {out / 'leaderboard.json'} stands as published: its {len(published)} runs were published "
-            f"before the run archive kept records, so its per-seed values are canonical (`normbench rejudge {out}` "
-            f"judges its claims again; retrained replicates are compared with it in results/reproducibility.md)"
-        )
-        return
-    # beside new seeds of the same board, and on a new board of published runs only (a report card's on the runs of
-    # boards published before the archive), the published runs are shown with their published values
+    held = {(r.variant, r.seed) for r in published}
+    records = [r for r in records if (r["variant"], r["seed"]) not in held]
+    progress = in_progress(task, local, archive, {(r["variant"], r["seed"]) for r in records} | held)
     new_board = not (out / "leaderboard.json").is_file()
     stand_in_records = stand_ins(task, published, archive) if records or new_board else []
-    order = [(r.variant, r.seed) for r in runs]
-    if not records and not progress and not stand_in_records:
-        raise ValueError(
-            f"runs_dir: no finished run records for task {task} (preset {preset}); "
-            f"run `normbench sweep --config {task}` first"
-        )
-    bench_cfg = tuned.with_rechosen(config.get("bench") or {}, out / "leaderboard.json")
-    superseded = publish.superseded_configs(bench_cfg)
+    return Shown(shown, local, records, published, progress, stand_in_records)
+
+
+def may_replace(options: ResultsOptions, shown: Shown, out: Path, bench: dict[str, Any]) -> bool:
+    """Whether this build may replace the board published at ``out``: a one-line error when it lacks finished runs
+    or settings of it (:func:`normbench.publish.files.check_leaderboard`), ``False`` (said in one line) while that
+    board waits for replacements of superseded runs still planned; the token report beside it is checked too."""
+    superseded = publish.superseded_configs(bench)
     try:
         publish.check_leaderboard(
             out,
-            {(r["variant"], r["seed"]): r.get("config_hash") for r in records + stand_in_records},
-            publish.sweep_settings(task, preset, definition),
-            force,
+            {(r["variant"], r["seed"]): r.get("config_hash") for r in shown.records + shown.stand_ins},
+            publish.sweep_settings(options.task, options.preset, options.definition),
+            options.force,
             superseded=superseded,
-            variants={r.variant for r in runs},
+            variants={r.variant for r in shown.runs},
         )
     except publish.AwaitingReplacements as waiting:  # not an error: the board waits for runs still planned
         print(f"normbench: {str(waiting).removeprefix('results_dir: ')}")
-        return
-    if bench_cfg.get("token_report"):  # the report beside the leaderboard: checked before either is written
+        return False
+    if bench.get("token_report"):  # the report beside the leaderboard: checked before either is written
         publish.check_report(
             out / TOKEN_REPORT,
-            lambda doc: published_runs(doc, config),
-            lambda: report_runs(config, runs, plan, archive, publish.read_if_readable(out / TOKEN_REPORT)),
-            force,
+            lambda doc: published_runs(doc, options.config),
+            lambda: report_runs(
+                options.config, shown.runs, options.plan, options.archive, publish.read_if_readable(out / TOKEN_REPORT)
+            ),
+            options.force,
             "--results_dir/--name",
             superseded=superseded,
         )
+    return True
+
+
+def build_board(options: ResultsOptions, shown: Shown, out: Path, bench: dict[str, Any]) -> Build:
+    """Build the board of what is shown: the records' analyses added by the report kinds (and kept in the archive),
+    the records in the order of the planned runs, what a superseded build said, the sweep's key, its runs in
+    progress, and whether runs trained from uncommitted code are on it."""
+    task, preset, runs, records = options.task, options.preset, shown.runs, shown.records
     variant_order = list(dict.fromkeys(r.variant for r in runs))
     planned = {name: [r.seed for r in runs if r.variant == name] for name in variant_order}
-    first_config = records[0]["config"] if records else local[0].config
+    first_config = records[0]["config"] if records else shown.local[0].config
     n_layers = lb.n_layers_of(first_config)
     if records:
-        records, bench_cfg = report_kinds.enrich(
-            records, bench_cfg, report_kinds.Sweep(task, preset, out, n_layers, planned)
-        )
-        keep_analyses(task, runs, archive)
-    records = sorted(records + stand_in_records, key=lambda r: order.index((r["variant"], r["seed"])))
-    board = lb.build(
-        task, preset, records, bench_cfg, variant_order, failed=load_finished(runs, ("failed",)), config=first_config
-    )
-    if replaced := superseded_build(out / "leaderboard.json", board, bench_cfg):
+        records, bench = report_kinds.enrich(records, bench, report_kinds.Sweep(task, preset, out, n_layers, planned))
+        keep_analyses(task, runs, options.archive)
+    order = [(r.variant, r.seed) for r in runs]
+    records = sorted(records + shown.stand_ins, key=lambda r: order.index((r["variant"], r["seed"])))
+    failed = load_finished(runs, ("failed",))
+    board = lb.build(task, preset, records, bench, variant_order, failed=failed, config=first_config)
+    if replaced := superseded_build(out / "leaderboard.json", board, bench):
         board = board.with_keys(supersedes=replaced)
     board = board.with_keys(
-        sweep_key=sweep,
-        sweep=definition,
-        planned_runs=len(runs),
-        finished_runs=len(records),
+        sweep_key=options.sweep, sweep=options.definition, planned_runs=len(runs), finished_runs=len(records)
     )
+    uncommitted = publish.check_committed(out, records, options.force or options.uncommitted)
     extra = {
-        **({"in_progress": progress} if progress else {}),
-        **({"uncommitted_code": True} if publish.check_committed(out, records, force or uncommitted) else {}),
+        **({"in_progress": shown.progress} if shown.progress else {}),
+        **({"uncommitted_code": True} if uncommitted else {}),
     }
     if extra:
         board = parse_board({**board.to_json(), **extra})
-    with_series = [r for r in records if not is_stand_in(r)]  # what the figures can draw
+    return Build(board, records, bench, n_layers, planned)
+
+
+def write_board(options: ResultsOptions, build: Build, out: Path) -> tuple[Board, Path, Path] | None:
+    """Write the board and its figures into ``out`` as one unit (all of them, or nothing changes); returns the board
+    as written (the report kinds' views added), its JSON and its Markdown, or ``None`` when the published board stays
+    as it is (:func:`normbench.publish.compare.kept_as_published`, said in one line)."""
+    with_series = [r for r in build.records if not is_stand_in(r)]  # what the figures can draw
     by_variant = lb.group_by_variant(with_series)
     try:
         with atomic_files(out) as stage:  # the board and its figures: one unit, or nothing changes
-            sweep_of = report_kinds.Sweep(task, preset, stage, n_layers, planned)
+            sweep_of = report_kinds.Sweep(options.task, options.preset, stage, build.n_layers, build.planned)
             plots = [
                 str(plot_series(by_variant, spec, stage / name))
-                for name, spec in (bench_cfg.get("plots") or {}).items()
+                for name, spec in (build.bench.get("plots") or {}).items()
             ]
-            doc = board.to_json()  # the kinds add their views (matrix, width) to the document
-            plots = report_kinds.draw(doc, bench_cfg, with_series, sweep_of, plots)
-            if (kept := kept_as_published(out, doc, force, plots)) is not None:
+            doc = build.board.to_json()  # the kinds add their views (matrix, width) to the document
+            plots = report_kinds.draw(doc, build.bench, with_series, sweep_of, plots)
+            if (kept := kept_as_published(out, doc, options.force, plots)) is not None:
                 raise KeptAsPublished(kept)  # the unit is not written: nothing under out changes
             board = parse_board(doc)
             json_path, md_path = lb.write(board, out, plots + figures_kept(out, plots), stage)
     except KeptAsPublished as kept:
         print(kept)
-        keep_facts(out)
-        if bench_cfg.get("token_report"):  # its own unit: new runs of the other task (Table 3's lm) change it alone
-            write_tokens(config, preset, out, runs, plan, archive)
-        return
-    keep_facts(out)
-    missing = len(runs) - len(records)
-    note = f" ({missing} planned runs have no finished record yet)" if missing else ""
-    print(f"normbench: wrote {md_path} and {json_path}{note}")
-    for claim in board.claims:
-        print(f"  {claim.id}: {claim.verdict}")
-    if bench_cfg.get("token_report"):
-        write_tokens(config, preset, out, runs, plan, archive)
+        return None
+    return board, json_path, md_path
 
 
 def write_tokens(config: dict[str, Any], preset: str | None, out: Path, runs: Any, plan: Any, archive: Any) -> None:
@@ -222,91 +312,11 @@ def keep_facts(out: Path) -> None:
             print(f"normbench: archived the data fact {path} (commit it with the board)")
 
 
-# when and where a board was built (its citation names the commit), the figure files it lists, and when its claims
-# were last judged again from its own values (`normbench rejudge`)
-VOLATILE = ("generated_at", "provenance", "citation", "figures", "rejudged")
-
-
-class KeptAsPublished(Exception):
-    """A build that leaves the published board as it is (its message says why)."""
-
-
-def kept_as_published(out: Path, doc: dict[str, Any], force: bool, plots: Sequence[str] = ()) -> str | None:
-    """Why the published board at ``out`` stays as it is (a line to print), or ``None`` to write this build:
-    a build that says the same and shows the same figures (``plots`` and :func:`figures_kept`, by name) is not
-    written again (``git status`` stays clean), and one whose per-seed values differ for the same runs (replicates
-    trained on another platform or commit) does not replace the published values unless ``force``."""
-    published = publish.read_board(out / "leaderboard.json", "--results_dir/--name")
-    if published is None or force:
-        return None
-    old = published.to_json() if isinstance(published, Board) else published
-    shown = {Path(p).name for p in plots} | set(outside_figures(old, out, plots))  # the board is read once here
-    figures_differ = shown != {Path(p).name for p in old.get("figures") or [] if isinstance(p, str)}
-    if publish.says_the_same(own_rules(old), own_rules(doc), VOLATILE) and not figures_differ:
-        return f"normbench: {out / 'leaderboard.json'} is unchanged (same runs, values and verdicts)"
-    if drift := replicate_drift(old, doc):
-        variant, metric, seed, was, now = max(drift, key=lambda d: abs(d[4] - d[3]))
-        return (
-            f"normbench: {out / 'leaderboard.json'} kept: {len(drift)} per-seed values of its runs differ in this "
-            f"build (runs trained again on another platform or commit; largest: {variant} seed {seed} {metric} "
-            f"{was:.6g} published, {now:.6g} here). Published values change only with their canonical runs; "
-            f"{publish.FORCE}"
-        )
-    return None
-
-
-def own_rules(doc: dict[str, Any]) -> dict[str, Any]:
-    """``doc`` with only the reproducibility rules (declared tolerances, metrics compared by distribution) that apply
-    to a metric of its own: a rule about other boards' metrics changes no word of what this board says, so a build
-    that differs only there is not written again."""
-    rep = doc.get("reproducibility")
-    if not isinstance(rep, dict):
-        return doc
-    metrics = {m for v in doc.get("variants") or [] if isinstance(v, dict) for m in v.get("metrics") or {}}
-
-    def applies(row: Any) -> bool:
-        pattern = row.get("metrics") if isinstance(row, dict) else None
-        return not isinstance(pattern, str) or any(fnmatch.fnmatchcase(m, pattern) for m in metrics)
-
-    rules = {
-        k: [r for r in rep[k] if applies(r)] for k in ("tolerances", "by_distribution") if isinstance(rep.get(k), list)
-    }
-    return {**doc, "reproducibility": {**rep, **rules}}
-
-
 def figures_kept(out: Path, plots: Sequence[str]) -> list[str]:
     """The published board's figures that another command draws beside it (the majority board's geometry,
     :data:`~normbench.render.plots.GEOMETRY_FIGURES`) and that still lie there: the rebuilt board keeps showing
     them. A figure the board's own build no longer draws is not kept (its config dropped it)."""
     return outside_figures(publish.read_if_readable(out / "leaderboard.json") or {}, out, plots)
-
-
-def outside_figures(published: dict[str, Any], out: Path, plots: Sequence[str]) -> list[str]:
-    """:func:`figures_kept` of the ``published`` board already read."""
-    drawn = {Path(p).name for p in plots}
-    figures = published.get("figures") if isinstance(published.get("figures"), list) else []
-    names = dict.fromkeys(Path(f).name for f in figures if isinstance(f, str))  # by file name, once, in its order
-    return [n for n in names if n in GEOMETRY_FIGURES and n not in drawn and (out / n).is_file()]
-
-
-def replicate_drift(old: dict[str, Any], new: dict[str, Any]) -> list[tuple[str, str, int, float, float]]:
-    """Per-seed values of one run (same variant, seed and config hash) that differ between the published board
-    ``old`` and the build ``new``: ``(variant, metric, seed, published, new)``."""
-    out = []
-    olds = {v.get("name"): v for v in old.get("variants") or [] if isinstance(v, dict)}
-    for v in new.get("variants") or []:
-        o = olds.get(v["name"])
-        if o is None or o.get("config_hash") != v.get("config_hash"):
-            continue
-        seeds_old, seeds_new = list(o.get("seeds") or []), list(v.get("seeds") or [])
-        for metric, m in (v.get("metrics") or {}).items():
-            om = (o.get("metrics") or {}).get(metric) or {}
-            for seed, now in zip(seeds_new, m.get("per_seed") or [], strict=False):
-                if seed in seeds_old and isinstance(now, int | float):
-                    was = (om.get("per_seed") or [None] * len(seeds_old))[seeds_old.index(seed)]
-                    if isinstance(was, int | float) and was != now:
-                        out.append((v["name"], metric, int(seed), float(was), float(now)))
-    return out
 
 
 def order_plots(plots: list[str], folder: Path) -> list[str]:

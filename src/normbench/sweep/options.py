@@ -9,10 +9,11 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+import sys
 from dataclasses import dataclass
 
 
-@dataclass
+@dataclass(frozen=True)
 class SweepOptions:
     """Options of a sweep: which runs, where they train, where their leaderboard goes.
 
@@ -62,6 +63,16 @@ class SweepOptions:
     force: bool = False
     uncommitted: bool = False
     archive: bool = True
+
+    @property
+    def writes_board(self) -> bool:
+        """Whether the sweep writes its leaderboard: ``leaderboard``, and no ``shard`` (a shard writes none)."""
+        return self.leaderboard and self.shard is None
+
+    @property
+    def publishes_uncommitted(self) -> bool:
+        """Whether runs trained from uncommitted code may be archived and shown: ``uncommitted``, or ``force``."""
+        return self.force or self.uncommitted
 
     def gpu_ids(self) -> list[int] | None:
         """``gpus`` as a list of ids, each a GPU visible here (:func:`visible_gpus`), or a one-line error."""
@@ -147,6 +158,40 @@ class BakeOptions:
     runs_dir: str = "runs"
     results_dir: str = "results"
     uncommitted: bool = False
+
+    def check(self) -> None:
+        """One-line error for a ``budget`` or ``nice`` a bake cannot take (before anything is planned)."""
+        if self.budget is not None and self.budget <= 0:
+            raise ValueError(f"budget: {self.budget} must be a positive number of minutes")
+        if self.nice < 0:
+            raise ValueError(f"nice: {self.nice} must be >= 0 (a bake never raises its priority)")
+
+    def gpu_ids(self) -> list[str]:
+        """The GPU ids ``gpus`` names (``"0,1"``), each one CUDA sees here (:func:`visible_gpus`); a one-line error
+        ``bake: --gpus ...: ...`` otherwise, before anything is planned (the runs could not train, and only their logs
+        would say why)."""
+        ids = [g for g in str(self.gpus or "").replace(" ", "").strip("[]").split(",") if g]
+        if not ids:
+            return []
+        flag = f"--gpus {','.join(ids)}"
+        if not all(g.isdigit() for g in ids):
+            raise ValueError(f"bake: {flag}: not GPU ids; give comma-separated ids, e.g. 0,1")
+        visible = visible_gpus()
+        absent = [g for g in ids if int(g) not in visible]
+        if absent:
+            seen = f"the GPUs visible here are {', '.join(map(str, visible))}" if visible else "CUDA finds no GPU here"
+            fix = "give the ids of visible GPUs" if visible else "drop --gpus to train on the CPU"
+            raise ValueError(f"bake: {flag}: GPU {absent[0]} is not visible ({seen}); {fix}")
+        return ids
+
+    def planned_gpu_ids(self) -> list[str]:
+        """The GPU ids a dry run plans for: those ``gpus`` names, said in one line where this machine lacks them (a
+        queue may be planned here for a GPU machine; a bake that trains refuses, :meth:`gpu_ids`)."""
+        try:
+            return self.gpu_ids()
+        except ValueError as exc:
+            print(f"normbench: dry run: {exc} (planned as given; a bake that trains here refuses)", file=sys.stderr)
+            return [g for g in str(self.gpus or "").replace(" ", "").strip("[]").split(",") if g]
 
 
 BAKE_OPTION_NAMES = frozenset(f.name for f in dataclasses.fields(BakeOptions))
