@@ -9,6 +9,7 @@ import pytest
 
 from normbench.archive.store import Archive
 from normbench.sweep.bake import bake, load_queue
+from normbench.sweep.options import BakeOptions
 from normbench.training.deadline import STOP_AT
 from normbench.training.records import read_record
 from tests.tiny_runs import sweep_args, tiny_config
@@ -26,7 +27,7 @@ def queue_file(folder: Path, config: Path, seeds: str = "0-1", board: str = "maj
 def bake_seeds(tmp_path: Path, config: Path, seeds: str, runs: str, results: str):
     """Bake the tiny queue at ``seeds`` in this process, on one worker, at normal priority."""
     queue = str(queue_file(tmp_path, config, seeds=seeds))
-    return bake(queue, workers=1, nice=0, runs_dir=runs, results_dir=results, uncommitted=True)
+    return bake(queue, BakeOptions(workers=1, nice=0, runs_dir=runs, results_dir=results, uncommitted=True))
 
 
 @pytest.mark.parametrize(
@@ -88,7 +89,7 @@ def test_a_bake_trains_the_queue_into_the_archive_and_builds_the_board_once(tmp_
     config = tiny_config(tmp_path)
     queue = queue_file(tmp_path, config)
     runs, results = str(tmp_path / "runs"), str(tmp_path / "results")
-    report = bake(str(queue), workers=1, nice=0, runs_dir=runs, results_dir=results, uncommitted=True)
+    report = bake(str(queue), BakeOptions(workers=1, nice=0, runs_dir=runs, results_dir=results, uncommitted=True))
     assert (report.finished_now, report.not_started, report.in_progress) == (2, 0, [])
     archive = Archive(results)
     reps = list(archive.runs("majority"))
@@ -101,7 +102,8 @@ def test_a_bake_trains_the_queue_into_the_archive_and_builds_the_board_once(tmp_
     # again: nothing trains, the board is not rewritten
     stamp = (Path(results) / "majority" / "tiny" / "leaderboard.json").stat().st_mtime_ns
     report = bake(
-        str(queue), workers=1, nice=0, runs_dir=str(tmp_path / "elsewhere"), results_dir=results, uncommitted=True
+        str(queue),
+        BakeOptions(workers=1, nice=0, runs_dir=str(tmp_path / "elsewhere"), results_dir=results, uncommitted=True),
     )
     assert (report.finished_before, report.finished_now) == (2, 0)
     assert (Path(results) / "majority" / "tiny" / "leaderboard.json").stat().st_mtime_ns == stamp
@@ -116,7 +118,8 @@ def test_a_bake_trains_the_queue_into_the_archive_and_builds_the_board_once(tmp_
     # a board the queue names that does not exist yet is built from the runs the archive holds, training nothing
     other = queue_file(tmp_path, config, board="majority/tiny-card")
     report = bake(
-        str(other), workers=1, nice=0, runs_dir=str(tmp_path / "elsewhere"), results_dir=results, uncommitted=True
+        str(other),
+        BakeOptions(workers=1, nice=0, runs_dir=str(tmp_path / "elsewhere"), results_dir=results, uncommitted=True),
     )
     assert report.finished_now == 0 and report.boards == ["majority/tiny-card"]
     card = json.loads((Path(results) / "majority" / "tiny-card" / "leaderboard.json").read_text())
@@ -127,17 +130,27 @@ def test_a_bake_trains_the_queue_into_the_archive_and_builds_the_board_once(tmp_
     assert json.loads(board_path.read_text())["variants"][0]["seeds"] == [0, 1, 2]
     capsys.readouterr()
     report = bake(
-        str(queue_file(tmp_path, config, seeds="0")), workers=1, nice=0, runs_dir=runs, results_dir=results,
-        uncommitted=True, train=False,
-    )  # fmt: skip
+        str(queue_file(tmp_path, config, seeds="0")),
+        BakeOptions(workers=1, nice=0, runs_dir=runs, results_dir=results, uncommitted=True),
+        train=False,
+    )
     assert json.loads(board_path.read_text())["variants"][0]["seeds"] == [0, 1, 2] and report.boards == []
     assert "majority/tiny kept as published: " in capsys.readouterr().out
 
 
 def test_a_budget_too_small_for_a_run_starts_none(tmp_path: Path, capsys) -> None:
     queue = queue_file(tmp_path, tiny_config(tmp_path))
-    report = bake(str(queue), budget=0.01, workers=1, nice=0, runs_dir=str(tmp_path / "runs"),
-                  results_dir=str(tmp_path / "results"), uncommitted=True)  # fmt: skip
+    report = bake(
+        str(queue),
+        BakeOptions(
+            budget=0.01,
+            workers=1,
+            nice=0,
+            runs_dir=str(tmp_path / "runs"),
+            results_dir=str(tmp_path / "results"),
+            uncommitted=True,
+        ),
+    )
     assert (report.finished_now, report.not_started) == (0, 2)
     assert "2 not started; `normbench bake` continues them" in capsys.readouterr().out
 
@@ -197,14 +210,14 @@ def test_a_board_published_before_the_archive_grows_with_its_published_values(tm
 
 def test_a_board_waiting_for_its_tuning_grid_is_left_for_a_later_bake(tmp_path: Path, monkeypatch, capsys) -> None:
     from normbench.judge.tuned import ChoiceNotReady
-    from normbench.sweep import bake as bake_module
+    from normbench.sweep import queue as queue_module
 
     def not_ready(*args, **kwargs):
         raise ChoiceNotReady("bench.tuned.choice: results/majority/lr/leaderboard.json has 2 of its 4 runs")
 
-    monkeypatch.setattr(bake_module, "plan_runs", not_ready)
+    monkeypatch.setattr(queue_module, "plan_runs", not_ready)
     queue = load_queue(queue_file(tmp_path, tiny_config(tmp_path), board="majority/tuned"))
-    assert bake_module.survey(queue, Archive(tmp_path / "results"), str(tmp_path / "runs")) == []
+    assert queue_module.survey(queue, Archive(tmp_path / "results"), str(tmp_path / "runs")) == []
     assert "normbench: bake: results/majority/tuned/ waits: bench.tuned.choice: " in capsys.readouterr().err
 
 
@@ -237,7 +250,7 @@ def test_a_stopped_bake_stops_the_runs_it_started() -> None:
     import subprocess
     import sys
 
-    from normbench.sweep.bake import stop_runs
+    from normbench.sweep.launch import stop_runs
 
     polite = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     stubborn = subprocess.Popen(
@@ -267,7 +280,10 @@ def test_seeds_their_stack_cannot_train_are_trained_alone(tmp_path: Path, monkey
         "seeds: 0-1}\n"
     )
     results = str(tmp_path / "results")
-    report = bake(str(queue), workers=1, nice=0, runs_dir=str(tmp_path / "runs"), results_dir=results, uncommitted=True)
+    report = bake(
+        str(queue),
+        BakeOptions(workers=1, nice=0, runs_dir=str(tmp_path / "runs"), results_dir=results, uncommitted=True),
+    )
     assert (report.finished_now, report.not_started) == (2, 0)
     records = [r.record() for r in Archive(results).runs("majority")]
     assert len(records) == 2 and all(r["status"] == "done" and "vectorized" not in r for r in records)
@@ -346,7 +362,10 @@ def test_a_run_past_its_last_training_step_is_stopped_at_the_end_of_the_budget(m
     import time
     from types import SimpleNamespace
 
-    from normbench.sweep import bake as bake_module
+    from normbench.sweep import launch as launch_module
+    from normbench.sweep.launch import BakeState, Schedule, train_queue
+    from normbench.sweep.options import BakeOptions
+    from normbench.sweep.queue import BakeReport
 
     procs: list[subprocess.Popen] = []
 
@@ -354,19 +373,17 @@ def test_a_run_past_its_last_training_step_is_stopped_at_the_end_of_the_budget(m
         procs.append(subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"]))
         return procs[-1]
 
-    monkeypatch.setattr(bake_module, "launch", launch)
-    monkeypatch.setattr(bake_module, "run_command", lambda *args: [])
-    monkeypatch.setattr(bake_module, "archive_runs", lambda *args, **kwargs: {})
+    monkeypatch.setattr(launch_module, "launch", launch)
+    monkeypatch.setattr(launch_module, "run_command", lambda *args: [])
+    monkeypatch.setattr(launch_module, "archive_runs", lambda *args, **kwargs: {})
     slot = SimpleNamespace(
         run=SimpleNamespace(record_path="/nonexistent/run/record.json"), item=SimpleNamespace(board="majority/x"),
         alone=True, state="not started",
     )  # fmt: skip
-    report = bake_module.BakeReport(finished_before=0)
+    state = BakeState([], None, BakeReport(finished_before=0), queue_left=[slot])
+    schedule = Schedule([set()], [], deadline=time.time() + 3600, hard_stop=time.time() + 1.0)
     began = time.time()
-    changed = bake_module.train_queue(
-        [slot], {}, [set()], time.time() + 3600, None, report, "runs", "results", [], uncommitted=True,
-        hard_stop=time.time() + 1.0,
-    )  # fmt: skip
+    changed = train_queue(state, BakeOptions(uncommitted=True), schedule)
     assert changed == set() and len(procs) == 1 and procs[0].returncode == -15
     assert time.time() - began < 30
     assert "1 run(s) still going at the end of the budget" in capsys.readouterr().err
@@ -376,7 +393,8 @@ def test_a_bake_run_computes_its_analyses_where_it_trained(tmp_path: Path) -> No
     """A bake's run (a sweep that writes no board) computes the analyses its board reads while its weights are at
     hand, so the archive keeps them even when the bake ends before rebuilding the board (stopped, killed)."""
     from normbench.cli import main
-    from normbench.sweep.bake import run_command, survey
+    from normbench.sweep.bake import survey
+    from normbench.sweep.launch import run_command
 
     config = tiny_config(tmp_path)
     (slot,) = survey(load_queue(queue_file(tmp_path, config, seeds="0")), Archive(tmp_path / "results"), "unused")
@@ -396,14 +414,16 @@ def test_a_run_two_boards_show_is_trained_once_and_builds_both_boards(tmp_path: 
     item = f"task: majority\n    config: {config}\n    preset: quick\n    variants: [pre/both]\n    seeds: 0\n"
     queue.write_text(f"queue:\n  - board: majority/tiny\n    {item}  - board: majority/shares\n    {item}")
     runs, results = str(tmp_path / "runs"), str(tmp_path / "results")
-    report = bake(str(queue), workers=1, nice=0, runs_dir=runs, results_dir=results, uncommitted=True)
+    report = bake(str(queue), BakeOptions(workers=1, nice=0, runs_dir=runs, results_dir=results, uncommitted=True))
     assert report.finished_now == 1 and len(list(Archive(results).runs("majority"))) == 1
     assert report.boards == ["majority/tiny", "majority/shares"]
     shared = Path(results) / "majority" / "shares" / "leaderboard.json"
     assert json.loads(shared.read_text())["variants"][0]["seeds"] == [0]
     shared.unlink()
     report = bake(
-        str(queue), nice=0, runs_dir=str(tmp_path / "none"), results_dir=results, uncommitted=True, train=False
+        str(queue),
+        BakeOptions(nice=0, runs_dir=str(tmp_path / "none"), results_dir=results, uncommitted=True),
+        train=False,
     )
     assert shared.is_file() and report.boards == ["majority/tiny", "majority/shares"]
 

@@ -13,6 +13,7 @@ import pytest
 
 from normbench.archive.store import RECORD, Archive
 from normbench.sweep.bake import bake, load_queue, survey
+from normbench.sweep.options import BakeOptions
 from tests.archive.test_untrusted_archive import full_disk_at
 from tests.sweep.test_bake import queue_file
 from tests.tiny_runs import sweep_args, tiny_config
@@ -24,7 +25,10 @@ def baked(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("baked")
     queue = queue_file(root, tiny_config(root), seeds="0")
     bake(
-        str(queue), workers=1, nice=0, runs_dir=str(root / "runs"), results_dir=str(root / "results"), uncommitted=True
+        str(queue),
+        BakeOptions(
+            workers=1, nice=0, runs_dir=str(root / "runs"), results_dir=str(root / "results"), uncommitted=True
+        ),
     )
     return root
 
@@ -49,7 +53,8 @@ def test_a_record_that_no_longer_hashes_to_its_config_is_not_counted_done(baked:
     (slot,) = survey(load_queue(queue), Archive(results), str(tmp_path / "runs"), restore=False)
     assert slot.state == "refused"
     report = bake(
-        str(queue), workers=1, nice=0, runs_dir=str(tmp_path / "runs"), results_dir=str(results), uncommitted=True
+        str(queue),
+        BakeOptions(workers=1, nice=0, runs_dir=str(tmp_path / "runs"), results_dir=str(results), uncommitted=True),
     )
     assert (report.finished_before, report.finished_now, report.refused) == (0, 0, 1)
     out = capsys.readouterr()
@@ -97,8 +102,12 @@ def test_a_run_trained_from_the_start_after_its_checkpoint_did_not_load_claims_n
     rep, _ = archive.add(started, checkpoint=True)
     rep.checkpoint.write_bytes(b"not a checkpoint")  # it does not load: the run starts from the beginning
     queue = queue_file(tmp_path, config, seeds="0")
-    report = bake(str(queue), workers=1, nice=0, runs_dir=str(tmp_path / "runs"), results_dir=str(tmp_path / "results"),
-                  uncommitted=True)  # fmt: skip
+    report = bake(
+        str(queue),
+        BakeOptions(
+            workers=1, nice=0, runs_dir=str(tmp_path / "runs"), results_dir=str(tmp_path / "results"), uncommitted=True
+        ),
+    )
     assert report.finished_now == 1 and "continued" not in report.archived, report.archived
     done = archive.canonical("majority", rep.config_hash, 0)
     record = done.record()

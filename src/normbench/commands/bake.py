@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 from normbench.sweep.options import BakeOptions
 
 QUEUE = "results/bake.yaml"  # normbench.sweep.bake.QUEUE (imported when the bake runs: torch)
@@ -22,4 +20,4 @@ def bake(queue: str = QUEUE, bake_options: BakeOptions | None = None, dry_run: b
     """
     from normbench.sweep.bake import bake as bake_queue
 
-    bake_queue(queue, **dataclasses.asdict(bake_options or BakeOptions()), dry_run=dry_run)
+    bake_queue(queue, bake_options or BakeOptions(), dry_run=dry_run)
