@@ -12,6 +12,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
+# setuptools first: its distutils shim (which torch.utils.benchmark reaches through cpp_extension) refuses to load
+# once the standard library's distutils has been imported by an earlier test of the same worker
+import setuptools  # noqa: F401
 import torch
 
 
