@@ -379,6 +379,12 @@ def platform_drift(task: str, metric: str, results_dir: Path) -> dict[str, Any] 
     return worst
 
 
+def drift_comparable(drift: float, margin: float) -> bool:
+    """Whether a measured platform drift is comparable to a margin: above a tenth of it (a seed retrained elsewhere
+    can then move a verdict near the margin)."""
+    return drift > margin / 10
+
+
 def task_view(task: str, results_dir: Path, queue: dict[tuple[str, str], list[str]]) -> dict[str, Any]:
     """One task's section of the norm leaderboard: its protocol, its ranking and its placements table."""
     ranking = TaskRanking.of(task)

@@ -12,6 +12,7 @@ from typing import Any
 
 from normbench.archive import JudgedClaim
 from normbench.archive.store import cpu_family
+from normbench.boards.norm_board import drift_comparable
 from normbench.cards.build import (
     BASELINES,
     Card,
@@ -208,7 +209,7 @@ def drift_text(t: dict[str, Any]) -> str:
     margin), so the card says so; ``""`` where no drift is measured."""
     said = []
     for metric, drift in (t.get("platform_drift") or {}).items():
-        comparable = drift["drift"] > t["margin"] / 10
+        comparable = drift_comparable(drift["drift"], t["margin"])
         said.append(
             f"`{metric}` ends {drift['drift']:.2g} apart on another platform ({drift['where']}), "
             + (

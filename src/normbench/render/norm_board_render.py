@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from normbench.boards.norm_board import drift_comparable
 from normbench.io import atomic_files, dumps_json, write_png
 
 METRIC_WORDS = {
@@ -131,7 +132,7 @@ def protocol_lines(view: dict[str, Any]) -> list[str]:
     ]
     drift = view.get("platform_drift")
     if drift:
-        comparable = drift["drift"] > view["margin"] / 10
+        comparable = drift_comparable(drift["drift"], view["margin"])
         travel = (
             ": per-seed values do not travel between platforms; a re-run is compared by the seeds' distribution."
             if comparable
