@@ -168,25 +168,33 @@ def test_a_board_without_tuned_rates_renders_as_before(tmp_path: Path, monkeypat
     assert "Tuned" not in md and '<details markdown="1" id="claim-x-ordering">' in md
 
 
-def test_the_choice_waits_for_its_whole_grid(tmp_path: Path) -> None:
-    """A choice board with runs still to train is not read: the values are chosen once, on the whole grid."""
-    from normbench.archive import load_board
-
-    results = choice_board(tmp_path, TUNING)
-    path = results / "majority" / "lr" / "leaderboard.json"
-    path.write_text(dumps_board(load_board(path).replace(planned_runs=14, finished_runs=12)), encoding="utf-8")
-    with pytest.raises(tuned.ChoiceNotReady, match=r"has 12 of its 14 runs; the values are chosen once its grid"):
-        tuned.resolve({"choice": "majority/lr", "shared": 0.001}, NAMES, results)
+def test_each_base_is_chosen_on_its_own_grid_and_the_board_waits_only_while_none_is(tmp_path: Path) -> None:
+    """Each base is tuned on its own budget: a base whose grid is whole is chosen while another still trains (its
+    tuned point waits, saying why); the board waits only while no base is chosen, or the choice board is missing."""
+    short_b = {k: v for k, v in TUNING.items() if k != "pre/b,lr=0.01"}
+    results = choice_board(tmp_path, short_b)
+    view = tuned.resolve({"choice": "majority/lr", "shared": 0.001}, NAMES, results)
+    a, b = view["bases"]
+    assert a["chosen"] == "0.003" and "waiting" not in a
+    assert b["chosen"] is None and b["tuned"] is None and b["tuning_seeds"] == []
+    assert b["waiting"] == "chosen on 2 of the 3 grid values (not 0.01)"
+    assert tuned.select(view, NAMES) == ["pre/a,lr=0.001", "pre/a,lr=0.003", "pre/b,lr=0.001"]
+    grown = NAMES + ["pre/a,lr=0.03"]
+    with pytest.raises(tuned.ChoiceNotReady, match=r"has chosen no lr yet \(pre/a: chosen on 3 of the 4") as e:
+        tuned.resolve({"choice": "majority/lr", "shared": 0.001}, grown, results)
+    assert e.value.board == "majority/lr" and "\n" not in str(e.value)
     with pytest.raises(tuned.ChoiceNotReady, match="does not exist"):
         tuned.resolve({"choice": "majority/other", "shared": 0.001}, NAMES, results)
 
 
 def test_a_choice_made_on_a_smaller_grid_than_the_configs_waits_for_the_new_values(tmp_path: Path) -> None:
     """A grid that grew (a rate added to the config) makes the published choice stale, complete as that board is:
-    the tuned runs wait until the choice is made again on the whole grid."""
+    the tuned runs of the bases it grew for wait until the choice is made again on their whole grid."""
     results = choice_board(tmp_path, TUNING)
     grown = NAMES + ["pre/a,lr=0.03", "pre/b,lr=0.03"]
-    with pytest.raises(tuned.ChoiceNotReady, match=r"chose pre/a's lr among 3 of the 4 grid values \(not 0\.03\)") as e:
+    with pytest.raises(
+        tuned.ChoiceNotReady, match=r"chosen no lr yet \(pre/a: chosen on 3 of the 4 grid values \(not 0\.03\)"
+    ) as e:
         tuned.resolve({"choice": "majority/lr", "shared": 0.001}, grown, results)
     assert e.value.board == "majority/lr"
     assert tuned.resolve({"choice": "majority/lr", "shared": 0.001}, NAMES, results)["bases"][0]["chosen"] == "0.003"
@@ -251,7 +259,7 @@ def test_a_headline_board_names_where_its_claims_are_judged_again_and_no_other_b
 
 def test_a_board_judged_at_tuned_rates_waits_for_the_declared_tuning_seeds(tmp_path: Path) -> None:
     """The task declares tuning seeds 100-102: a choice board built from 100-101 has chosen nothing yet, so the board
-    judged at its values waits (ChoiceNotReady names the seed); its third seed's runs make the choice final."""
+    judged at its values waits (ChoiceNotReady names the seed); a base's third seed makes its own choice final."""
     records = [record(name, 100 + s, a) for name, values in TUNING.items() for s, a in enumerate(values)]
     bench = {"metrics": METRICS, "choice": {**CHOICE, "rule": "robust", "min_seeds": 3}, "seeds": [100, 101, 102]}
     folder = tmp_path / "majority" / "lr"
@@ -259,9 +267,16 @@ def test_a_board_judged_at_tuned_rates_waits_for_the_declared_tuning_seeds(tmp_p
     (folder / "leaderboard.json").write_text(
         dumps_board(builder.build("majority", "lr", records, bench)), encoding="utf-8"
     )
-    with pytest.raises(tuned.ChoiceNotReady, match="has not chosen pre/a's lr yet: waiting for tuning seed 102") as e:
+    with pytest.raises(tuned.ChoiceNotReady, match=r"chosen no lr yet \(pre/a: waiting for tuning seed 102") as e:
         tuned.resolve({"choice": "majority/lr", "shared": 1.0e-3}, NAMES, tmp_path)
     assert e.value.board == "majority/lr" and "\n" not in str(e.value)
+    third_a = [record(name, 102, values[0]) for name, values in TUNING.items() if name.startswith("pre/a")]
+    (folder / "leaderboard.json").write_text(
+        dumps_board(builder.build("majority", "lr", records + third_a, bench)), encoding="utf-8"
+    )
+    a, b = tuned.resolve({"choice": "majority/lr", "shared": 1.0e-3}, NAMES, tmp_path)["bases"]
+    assert a["tuning_seeds"] == ["100", "101", "102"] and b["tuned"] is None
+    assert b["waiting"].startswith("waiting for tuning seed 102")
     third = [record(name, 102, values[0]) for name, values in TUNING.items()]
     (folder / "leaderboard.json").write_text(
         dumps_board(builder.build("majority", "lr", records + third, bench)), encoding="utf-8"

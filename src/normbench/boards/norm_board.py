@@ -278,10 +278,13 @@ class Sources:
         name = base.get(rate)
         entry = board.by_name.get(str(name)) if name else None
         cell = seed_cell(entry, metric, declared)
-        if rate == "tuned" and base.get("chosen") is None:
+        if rate == "tuned" and base.get("waiting"):  # its own grid is not finished: chosen once it is
+            cell["waiting"] = f"the rate is not chosen yet: {base['waiting']} ({(board.tuned or {}).get('choice')})"
+        elif rate == "tuned" and base.get("chosen") is None:
             cell["no_rate"] = True  # a tuning seed failed at every rate of the grid (or next to it)
-        if rate == "tuned" and (waiting := self.choice_waits(board, variant, base.get("chosen"))):
-            cell["waiting"] = waiting
+        if rate == "tuned" and "waiting" not in cell:
+            if waiting := self.choice_waits(board, variant, base.get("chosen")):
+                cell["waiting"] = waiting
         rate_value = base.get("chosen") if rate == "tuned" else (board.tuned or {}).get("shared")
         cell.update(board=key, rate=rate_value, variant=name)
         if rate == "tuned":

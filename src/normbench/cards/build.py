@@ -215,6 +215,9 @@ def no_rate(tuning: dict[str, Any]) -> str | None:
     seeds = {str(s) for s in grid.get("seeds") or []}
     if failed and seeds and all(set(f) >= seeds for f in failed.values()):
         return f"every seed failed at all {len(failed)} rates of its grid"
+    state, phrase = grid_progress(tuning)
+    if state != "finished":  # each norm is chosen on its own grid: the new norm's is not whole yet
+        return f"in progress: its rate is chosen once its grid is whole ({phrase})"
     return "no rate was chosen on its grid"
 
 

@@ -9,9 +9,10 @@ the same judging seeds, with the claim's variant ``v`` read as ``v,<axis>=<share
 ``v,<axis>=<chosen for v>`` (:func:`at_rate`): a verdict that holds only at one of them is a learning-rate effect.
 
 The judging seeds' data are not the tuning seeds' (``data_seed: seed``), so the tuned verdicts read data the choice
-never saw. A base the choice table has no value for (its grid not trained yet) has no tuned point, and its claims
-at the tuned rates are "not run". A choice board whose grid is not finished, or short of the tuning seeds its task
-declares (a choice that is not ``final``), has chosen nothing yet: the board judged at its values waits
+never saw. Each base is tuned on its own budget (as AlgoPerf tunes each submission): its choice is made once its own
+grid has every declared tuning seed at every value (a ``final`` group), whatever the other bases still train. A base
+whose choice is not final has no tuned point yet (``waiting`` says why), and its claims at the tuned rates are in
+progress; a choice board that has chosen for no base yet makes the board judged at its values wait
 (:class:`ChoiceNotReady`), and the board published before stands until a build covers it.
 """
 
@@ -27,9 +28,9 @@ RATES = ("shared", "tuned")
 
 
 class ChoiceNotReady(ValueError):
-    """The choice board a tuned board reads is not built yet, or its grid is not finished (one line): the choice is
-    made once, on the whole grid, so a bake leaves the tuned board until that grid is done. ``board``: the choice
-    board (``majority/lr``)."""
+    """The choice board a tuned board reads is not built yet, or has chosen for none of its bases (one line): each
+    base's choice is made once, on its whole grid and tuning seeds, so a bake leaves the tuned board until one base's
+    grid is done. ``board``: the choice board (``majority/lr``)."""
 
     def __init__(self, message: str, board: str = "") -> None:
         super().__init__(message)
@@ -58,7 +59,8 @@ def same_value(label: str, value: Any) -> bool:
 
 
 def resolve(spec: Any, names: list[str], results_dir: str | Path) -> dict[str, Any]:
-    """The tuned view of a board: per base variant, its shared point and its chosen point (``None``: not chosen yet).
+    """The tuned view of a board: per base variant, its shared point and its chosen point (``None``: not chosen yet,
+    and ``waiting`` says why).
 
     ``names``: the sweep's variant names over the whole grid (``pre/both,lr=0.0003``, ...), whose axis is the choice
     table's; ``results_dir``: where the choice board lies (``<results_dir>/<choice>/leaderboard.json``). One-line
@@ -78,12 +80,6 @@ def resolve(spec: Any, names: list[str], results_dir: str | Path) -> dict[str, A
     choice = board.choice
     if not choice:
         raise ValueError(f"bench.tuned.choice: {path}/leaderboard.json has no choice table (bench.choice)")
-    if board.planned_runs is not None and (board.finished_runs or 0) < board.planned_runs:
-        raise ChoiceNotReady(
-            f"bench.tuned.choice: {path}/leaderboard.json has {board.finished_runs or 0} of its {board.planned_runs} "
-            f"runs; the values are chosen once its grid is finished (normbench bake)",
-            spec["choice"],
-        )
     axis = choice["axis"]
     split = [s for s in (split_name(n, axis) for n in names) if s is not None]
     bases = list(dict.fromkeys(base for base, _ in split))
@@ -94,27 +90,17 @@ def resolve(spec: Any, names: list[str], results_dir: str | Path) -> dict[str, A
             f"bench.tuned.shared: {spec['shared']!r} is not a point of the {axis} grid ({', '.join(grid_values)})"
         )
     groups = {g["base"]: g for g in choice.get("groups") or []}
-    for base in bases:
-        chosen_among = {str(r["value"]) for r in (groups.get(base) or {}).get("rows") or []}
-        missing = [v for v in grid_values if not any(same_value(c, v) for c in chosen_among)]
-        if groups.get(base) and missing:  # the board was built on a smaller grid than the config's: choose again
-            raise ChoiceNotReady(
-                f"bench.tuned.choice: {path}/leaderboard.json chose {base}'s {axis} among "
-                f"{len(grid_values) - len(missing)} of the {len(grid_values)} grid values (not {', '.join(missing)}); "
-                f"it is built again once those runs are trained (normbench bake)",
-                spec["choice"],
-            )
-    for base in bases:  # the choice is made once, on the whole tuning budget: a grid short of its seeds is no choice
-        group = groups.get(base) or {}
-        if group.get("final") is False and group.get("missing"):
-            raise ChoiceNotReady(
-                f"bench.tuned.choice: {path}/leaderboard.json has not chosen {base}'s {axis} yet: "
-                f"{waiting_text(group, choice)}; the boards judged at the chosen values wait for it (normbench bake)",
-                spec["choice"],
-            )
+    waits = {base: _waits(groups.get(base), grid_values, choice) for base in bases}
+    if all(waits.values()):
+        first = next(iter(waits.items()), ("", "no variant of the grid"))
+        raise ChoiceNotReady(
+            f"bench.tuned.choice: {path}/leaderboard.json has chosen no {axis} yet ({first[0]}: {first[1]}); the "
+            f"boards judged at the chosen values wait for it (normbench bake)",
+            spec["choice"],
+        )
     rows = []
     for base in bases:
-        group = groups.get(base) or {}
+        group = {} if waits[base] else groups.get(base) or {}
         chosen = group.get("chosen")
         picked = next((r for r in group.get("rows") or [] if r["value"] == chosen), None)
         rows.append(
@@ -126,6 +112,7 @@ def resolve(spec: Any, names: list[str], results_dir: str | Path) -> dict[str, A
                 "at_edge": bool(group.get("at_edge")),
                 "tuning_seeds": list(picked["seeds"]) if picked else [],
                 "tuning_value": (picked["metric"] or {}).get("mean") if picked else None,
+                **({"waiting": waits[base]} if waits[base] else {}),
             }
         )
     return {
@@ -137,6 +124,26 @@ def resolve(spec: Any, names: list[str], results_dir: str | Path) -> dict[str, A
         "shared": shared[0],
         "bases": rows,
     }
+
+
+def _waits(group: dict[str, Any] | None, grid_values: list[str], choice: dict[str, Any]) -> str:
+    """What keeps one base's choice from being final (``""``: nothing, it is chosen): its own grid not trained, short
+    of the declared tuning seeds, or chosen on a smaller grid than the config's. Each base is tuned on its own budget,
+    as AlgoPerf tunes each submission: a base whose runs are all in is judged while the others still train."""
+    if not group:
+        return "its grid is not trained yet"
+    chosen_among = {str(r["value"]) for r in group.get("rows") or []} | {
+        str(m["value"]) for m in group.get("missing") or []
+    }
+    missing = [v for v in grid_values if not any(same_value(c, v) for c in chosen_among)]
+    if missing:
+        have = len(grid_values) - len(missing)
+        return f"chosen on {have} of the {len(grid_values)} grid values (not {', '.join(missing)})"
+    if group.get("final") is False:
+        return waiting_text(group, choice) or "its tuning budget is not trained yet"
+    if group.get("chosen") is None:
+        return "no value of its grid was kept and measured"
+    return ""
 
 
 def select(view: dict[str, Any], names: list[str]) -> list[str]:

@@ -36,7 +36,7 @@ def rates_table(board: Board) -> Lines:
     ]
     for row in view["bases"]:
         if row["chosen"] is None:
-            tuned, value = "not chosen yet (its grid is not trained)", "–"
+            tuned, value = f"in progress: not chosen yet ({row.get('waiting') or 'its grid is not trained'})", "–"
         else:
             tuned = row["chosen"] + (
                 " (the grid's edge: a value beyond it may be better" + ("; a bound, not an optimum)" if robust else ")")
