@@ -2,8 +2,8 @@
 
 :mod:`normbench.boards.build` turns run records into a :class:`~normbench.archive.Board` (the contract
 in the design notes); :mod:`normbench.render.board` turns a Board into Markdown; :func:`write` stores
-both with the board's figures, so a failure leaves the folder as it was. The names other modules import
-from here (``build``, ``render_markdown``, ``fmt_metric``...) are re-exported.
+both with the board's figures, so a failure leaves the folder as it was. Each name lives in one module and is
+imported from there, never through this one.
 """
 
 from __future__ import annotations
@@ -12,54 +12,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from normbench.archive import Board, dumps_board
-from normbench.boards.build import (  # noqa: F401 - re-exported
-    REDO,
-    build,
-    build_protocol,
-    build_tables,
-    distinct,
-    fill_note,
-    flag_seeds,
-    group_by_variant,
-    load_records,
-    n_layers_of,
-    reproducibility,
-    unique_platforms,
-    variant_entry,
-)
 from normbench.io import atomic_files, atomic_write_text
-from normbench.judge.stats import aggregate  # noqa: F401 - re-exported
-from normbench.render.board import (  # noqa: F401 - re-exported
-    closed_text,
-    diverged_text,
-    fmt_metric,
-    fmt_value,
-    gap_text,
-    measured_anywhere,
-    measured_cell,
-    paper_cell,
-    render,
-    render_collapse,
-    render_incomplete,
-    render_matrix,
-    render_protocol,
-    render_reproducibility,
-    render_superseded,
-    render_table,
-    seed_status,
-    seeds_cell,
-    status_cell,
-)
+from normbench.render.board import render
 from normbench.render.citation import bibtex
-from normbench.render.claims_view import (  # noqa: F401 - re-exported
-    VERDICT_WORDS,
-    describe_gaps,
-    finding,
-    metric_names_of,
-    verdict_cell,
-    whose,
-)
-from normbench.render.markdown import cell  # noqa: F401 - re-exported
 
 BOARD_FILES = ("leaderboard.json", "leaderboard.md")
 

@@ -19,6 +19,7 @@ from typing import Any
 from normbench.archive import FINISHED, Board, BoardError, load_board, parse_board
 from normbench.archive.facts import archive_facts
 from normbench.archive.store import Archive
+from normbench.boards import build as board_build
 from normbench.boards.progress import PlannedRun, in_progress
 from normbench.boards.published import is_stand_in, stand_ins
 from normbench.boards.shown import keep_analyses, shown_runs
@@ -115,7 +116,7 @@ def load_finished(runs: Sequence[PlannedRun], statuses: tuple[str, ...] = FINISH
     by_path = {str(r.record_path): r for r in runs}
     records = [
         r
-        for r in lb.load_records([r.record_path for r in runs], [r.config_hash for r in runs])
+        for r in board_build.load_records([r.record_path for r in runs], [r.config_hash for r in runs])
         if r["status"] in statuses
     ]
     return [{**r, "variant": by_path[r["record_path"]].variant} for r in records]
@@ -131,7 +132,9 @@ def write_analyses(task: str, preset: str | None, config: dict, runs: Sequence[P
     if not records:
         return 0
     first = records[0]
-    sweep = report_kinds.Sweep(task, preset, Path(first["record_path"]).parent, lb.n_layers_of(first["config"]))
+    sweep = report_kinds.Sweep(
+        task, preset, Path(first["record_path"]).parent, board_build.n_layers_of(first["config"])
+    )
     try:
         report_kinds.enrich(records, config.get("bench") or {}, sweep)
     except (ValueError, OSError, RuntimeError) as exc:
@@ -246,14 +249,14 @@ def build_board(options: ResultsOptions, shown: Shown, out: Path, bench: dict[st
     variant_order = list(dict.fromkeys(r.variant for r in runs))
     planned = {name: [r.seed for r in runs if r.variant == name] for name in variant_order}
     first_config = records[0]["config"] if records else shown.local[0].config
-    n_layers = lb.n_layers_of(first_config)
+    n_layers = board_build.n_layers_of(first_config)
     if records:
         records, bench = report_kinds.enrich(records, bench, report_kinds.Sweep(task, preset, out, n_layers, planned))
         keep_analyses(task, runs, options.archive)
     order = [(r.variant, r.seed) for r in runs]
     records = sorted(records + shown.stand_ins, key=lambda r: order.index((r["variant"], r["seed"])))
     failed = load_finished(runs, ("failed",))
-    board = lb.build(task, preset, records, bench, variant_order, failed=failed, config=first_config)
+    board = board_build.build(task, preset, records, bench, variant_order, failed=failed, config=first_config)
     if replaced := superseded_build(out / "leaderboard.json", board, bench):
         board = board.with_keys(supersedes=replaced)
     board = board.with_keys(
@@ -274,7 +277,7 @@ def write_board(options: ResultsOptions, build: Build, out: Path) -> tuple[Board
     as written (the report kinds' views added), its JSON and its Markdown, or ``None`` when the published board stays
     as it is (:func:`normbench.publish.compare.kept_as_published`, said in one line)."""
     with_series = [r for r in build.records if not is_stand_in(r)]  # what the figures can draw
-    by_variant = lb.group_by_variant(with_series)
+    by_variant = board_build.group_by_variant(with_series)
     try:
         with atomic_files(out) as stage:  # the board and its figures: one unit, or nothing changes
             sweep_of = report_kinds.Sweep(options.task, options.preset, stage, build.n_layers, build.planned)
