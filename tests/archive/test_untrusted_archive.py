@@ -237,3 +237,29 @@ def test_an_analysis_is_archived_with_no_absolute_local_path_and_old_ones_still_
     maintain.localise(archive)
     assert json.loads((rep.path / "decomposition.json").read_text()) == kept
     assert maintain.with_local_paths(archive) == []
+
+
+def test_a_record_of_a_run_trained_under_an_absolute_runs_dir_is_made_local_by_the_maintainer(tmp_path: Path) -> None:
+    """A record's ``log_dir``, ``checkpoint`` and ``config.runs_dir`` are where the run was trained: none is part of
+    its identity, so the maintainer rewrites them local and the run keeps its config hash and its numbers."""
+    runs = tmp_path / "bake" / "runs"
+    folder = runs / "majority" / "pre-both-abc123" / "seed0"
+    folder.parent.mkdir(parents=True)
+    run_dir(folder.parent, "seed0", CPU)
+    record = json.loads((folder / "record.json").read_text())
+    record |= {"log_dir": str(folder), "checkpoint": str(folder / "checkpoints" / "last.ckpt"),
+               "config": {"runs_dir": str(runs), "seed_everything": 0}}  # fmt: skip
+    (folder / "record.json").write_text(json.dumps(record))
+    archive = Archive(tmp_path / "results")
+    rep, _ = archive.add(folder)
+    published = rep.path.parent / "published-values.json"  # values a board showed for a run archived before
+    published.write_text(json.dumps({"status": "done", "log_dir": str(folder)}, indent=2) + "\n")
+    assert maintain.records_with_local_paths(archive) == [rep.record_path, published]
+    assert maintain.localise_records(archive) == [rep.record_path, published]
+    kept = rep.record()
+    assert kept["log_dir"] == "runs/majority/pre-both-abc123/seed0"
+    assert kept["checkpoint"] == "runs/majority/pre-both-abc123/seed0/checkpoints/last.ckpt"
+    assert kept["config"] == {"runs_dir": "runs", "seed_everything": 0}
+    assert (kept["config_hash"], kept["series"]) == (record["config_hash"], record["series"])
+    assert json.loads(published.read_text()) == {"status": "done", "log_dir": "runs/majority/pre-both-abc123/seed0"}
+    assert maintain.records_with_local_paths(archive) == []

@@ -8,7 +8,11 @@
   file, so nothing a board shows changes.
 * **local paths**: an analysis archived before the archive made its paths local (``decomposition.json``'s ``run`` and
   ``checkpoint``) holds the absolute paths of the machine it was computed on; :func:`with_local_paths` lists them and
-  :func:`localise` rewrites them as the archive now writes them (:func:`normbench.archive.store.local_path`).
+  :func:`localise` rewrites them as the archive now writes them (:func:`normbench.archive.store.local_path`). So does
+  a record of a run trained with an absolute ``--runs_dir`` (its ``log_dir``, ``checkpoint`` and ``runs_dir``), and the
+  published values taken from a board that showed such a run: :func:`records_with_local_paths`,
+  :func:`localise_records`. Those keys are not part of a run's identity, so its
+  config hash and every value a board shows stay as they were.
 
 ``python -m normbench.archive.maintain [RESULTS_DIR]`` lists both and writes nothing; ``--write`` writes them.
 """
@@ -19,7 +23,17 @@ import sys
 from pathlib import Path
 
 from normbench.archive.files import read_json
-from normbench.archive.store import ANALYSES, CANONICAL, PATH_KEYS, Archive, first_finished, write_file
+from normbench.archive.store import (
+    ANALYSES,
+    CANONICAL,
+    PATH_KEYS,
+    PUBLISHED_VALUES,
+    Archive,
+    first_finished,
+    read_record,
+    write_file,
+    write_gzip_json,
+)
 from normbench.io import dumps_json
 
 RUNS_ROOT = Path("runs")  # what a path under an unknown runs folder is kept relative to (its folder's name)
@@ -75,7 +89,8 @@ def localised(doc: object) -> object:
     part from its ``<task>/<run>/seed<k>`` folder on is kept, under ``runs/``)."""
     if isinstance(doc, dict):
         return {
-            k: relative_run_path(v) if k in PATH_KEYS and isinstance(v, str) else localised(v) for k, v in doc.items()
+            k: relative_run_path(v) if k in PATH_KEYS and isinstance(v, str) else v if k == "series" else localised(v)
+            for k, v in doc.items()
         }
     if isinstance(doc, list):
         return [localised(v) for v in doc]
@@ -104,6 +119,27 @@ def localise(archive: Archive) -> list[Path]:
     return written
 
 
+def records_with_local_paths(archive: Archive) -> list[Path]:
+    """The archived records (``record.json.gz``) and published values (``published-values.json``) that hold an
+    absolute path (a run trained with an absolute ``--runs_dir``)."""
+    records = [rep.record_path for rep in archive.runs() if (record := rep.record()) != localised(record)]
+    published = sorted(archive.root.glob(f"*/*/seed*/{PUBLISHED_VALUES}"))
+    return records + [path for path in published if (doc := read_json(path)) != localised(doc)]
+
+
+def localise_records(archive: Archive) -> list[Path]:
+    """Rewrite every file :func:`records_with_local_paths` lists with local paths (a record gzipped, published values
+    as indented JSON, as each is written)."""
+    written = []
+    for path in records_with_local_paths(archive):
+        if path.name == PUBLISHED_VALUES:
+            write_text_file(path, dumps_json(localised(read_json(path)), indent=2, sort_keys=False) + "\n", "utf-8")
+        else:
+            write_gzip_json(path, localised(read_record(path)))
+        written.append(path)
+    return written
+
+
 def main(argv: list[str] | None = None) -> int:
     """List (or, with ``--write``, write) the canonical files and local paths an older archive lacks."""
     args = list(sys.argv[1:] if argv is None else argv)
@@ -114,9 +150,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{'wrote' if write else 'would write'} {folder / CANONICAL}: {name}")
     paths = with_local_paths(archive)
     print(f"{len(paths)} archived analyses hold absolute paths{'; rewritten' if write else ''}")
+    records = records_with_local_paths(archive)
+    print(f"{len(records)} archived records and published values hold absolute paths{'; rewritten' if write else ''}")
     if write:
         pin(archive)
         localise(archive)
+        localise_records(archive)
     return 0
 
 
