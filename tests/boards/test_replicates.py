@@ -12,19 +12,28 @@ RESULTS = Path(__file__).parents[2] / "results"
 
 
 def board(folder: Path, per_seed: list[float]) -> None:
+    """A published board (a valid :class:`Board`) of one variant whose two seeds show ``per_seed``."""
     folder.mkdir(parents=True)
+    metric = {"per_seed": per_seed, "n": 2, "mean": sum(per_seed) / 2, "std": 0.1}
     doc = {
         "task": "majority",
+        "preset": "quick",
+        "generated_at": "2026-01-01T00:00:00Z",
+        "provenance": {},
         "metrics": {"final_train_loss": {"series": "train/loss_epoch", "at_step": "last"}},
         "reproducibility": {"platforms": [{"cpu": "AMD EPYC", "cpu_capability": "AVX2", "threads": 1}]},
         "variants": [
             {
                 "name": "pre/both",
+                "placement": "pre",
+                "norms": {},
+                "status": "done",
                 "config_hash": "abc123",
                 "seeds": [0, 1],
-                "metrics": {"final_train_loss": {"per_seed": per_seed, "std": 0.1}},
+                "metrics": {"final_train_loss": metric},
             }
         ],
+        "claims": [],
     }
     (folder / "leaderboard.json").write_text(json.dumps(doc))
 
@@ -116,7 +125,7 @@ def test_a_replicates_archived_decomposition_is_compared_with_the_published_shar
     board(results / "majority", [0.5, 0.6])
     doc = json.loads((results / "majority" / "leaderboard.json").read_text())
     doc["metrics"]["mu_i@out"] = {"series": "decomposition/output/i", "at_step": "last"}
-    doc["variants"][0]["metrics"]["mu_i@out"] = {"per_seed": [0.1175, 0.15], "std": 0.02}
+    doc["variants"][0]["metrics"]["mu_i@out"] = {"per_seed": [0.1175, 0.15], "n": 2, "mean": 0.13375, "std": 0.02}
     (results / "majority" / "leaderboard.json").write_text(json.dumps(doc))
     (results / "archive" / "majority").mkdir(parents=True)
     (results / "archive" / "majority" / "published.json").write_text(json.dumps({"runs": {"abc123": [0, 1]}}))

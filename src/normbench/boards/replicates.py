@@ -14,12 +14,13 @@ measured so far allows it; a metric where both cannot hold is chaotic and compar
 from __future__ import annotations
 
 import fnmatch
-import json
 import math
 import statistics
 from pathlib import Path
 from typing import Any
 
+from normbench.archive import load_board
+from normbench.archive.files import read_json
 from normbench.archive.store import Archive, platform_slug
 from normbench.io import atomic_write_json, atomic_write_text, read_yaml
 from normbench.tasks import task_names
@@ -43,16 +44,16 @@ def comparisons(results_dir: str | Path) -> list[dict[str, Any]]:
     archive = Archive(results_dir)
     rows = []
     for path in published_boards(results_dir):
-        board = json.loads(path.read_text(encoding="utf-8"))
-        task, specs = board.get("task"), board.get("metrics") or {}
-        chaos = board_chaos(task, board.get("preset"))
-        shown_platforms = [
-            platform_slug({"platform": p}) for p in (board.get("reproducibility") or {}).get("platforms") or []
-        ]
-        for variant in board.get("variants") or []:
-            seeds, config_hash = variant.get("seeds") or [], variant.get("config_hash")
-            for i, seed in enumerate(seeds):
-                reps = archive.replicates(task, config_hash, int(seed)) if task and config_hash else []
+        board = load_board(path)
+        task, specs = board.task, board.metrics or {}
+        chaos = board_chaos(task, board.preset)
+        shown_platforms = [platform_slug({"platform": p}) for p in (board.reproducibility or {}).get("platforms") or []]
+        for variant in board.variants:
+            config_hash = variant.config_hash
+            if not config_hash:
+                continue
+            for i, seed in enumerate(variant.seeds):
+                reps = archive.replicates(task, config_hash, int(seed))
                 shown = archive.canonical(task, config_hash, int(seed)) if reps else None
                 for rep in reps:
                     if rep == shown:  # the board's own values: not a replicate of them
@@ -64,16 +65,17 @@ def comparisons(results_dir: str | Path) -> list[dict[str, Any]]:
                     for metric, spec in specs.items():
                         if not isinstance(spec, dict) or "series" not in spec:
                             continue
-                        published = ((variant.get("metrics") or {}).get(metric) or {}).get("per_seed") or []
+                        aggregate = variant.metrics.get(metric)
+                        published = aggregate.per_seed if aggregate is not None else ()
                         was = published[i] if i < len(published) else None
                         now, _ = series_value(series.get(spec["series"], []), spec)
                         if was is None or now is None:
                             continue
-                        std = ((variant.get("metrics") or {}).get(metric) or {}).get("std")
+                        std = aggregate.std if aggregate is not None else None
                         rows.append(
                             {
                                 "board": str(path.parent.relative_to(results_dir)),
-                                "variant": variant["name"],
+                                "variant": variant.name,
                                 "seed": int(seed),
                                 "metric": metric,
                                 "published": float(was),
@@ -93,7 +95,7 @@ def analysis_series(folder: Path, record: dict[str, Any]) -> dict[str, list[list
     path = folder / DECOMPOSITION_NAME
     if not path.is_file():
         return {}
-    return decomposition_as_series(json.loads(path.read_text(encoding="utf-8")), int(record.get("final_step") or 0))
+    return decomposition_as_series(read_json(path), int(record.get("final_step") or 0))
 
 
 def vendor(platform: str) -> str:
@@ -146,21 +148,19 @@ def seed_spreads(results_dir: Path) -> list[dict[str, Any]]:
     is not chaotic: the spread a tolerance must sit far below."""
     out = []
     for path in published_boards(results_dir):
-        doc = json.loads(path.read_text(encoding="utf-8"))
-        if board_chaos(doc.get("task"), doc.get("preset")):
+        board = load_board(path)
+        if board_chaos(board.task, board.preset):
             continue
-        for variant in doc.get("variants") or []:
-            for metric, agg in (variant.get("metrics") or {}).items():
-                seeds = [
-                    v for v in (agg or {}).get("per_seed") or [] if isinstance(v, (int, float)) and math.isfinite(v)
-                ]
+        for variant in board.variants:
+            for metric, agg in variant.metrics.items():
+                seeds = [v for v in agg.per_seed if isinstance(v, (int, float)) and math.isfinite(v)]
                 if len(seeds) < 3:
                     continue
                 out.append(
                     {
                         "board": str(path.parent.relative_to(results_dir)),
-                        "task": doc.get("task"),
-                        "variant": variant["name"],
+                        "task": board.task,
+                        "variant": variant.name,
                         "metric": metric,
                         "mean": statistics.fmean(seeds),
                         "std": statistics.stdev(seeds),

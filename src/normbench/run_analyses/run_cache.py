@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from normbench.archive.files import ArchiveError, read_json
 from normbench.io import atomic_write_json
 from normbench.training.loading import REDO
 from normbench.training.rundir import checkpoint_of, record_path, run_of_record
@@ -57,9 +58,11 @@ def read_cached(path: Path, params: dict[str, Any]) -> dict[str, Any] | None:
     if not path.is_file():
         return None
     try:
-        old = json.loads(path.read_text(encoding="utf-8"))
-    except ValueError as exc:
-        raise ValueError(f"{path}: unreadable ({exc}); restore it from git") from None
+        old = read_json(path)  # an archived file: read within the archive's limits
+    except ArchiveError as exc:
+        raise ValueError(f"{exc}; restore it from git") from None
+    if not isinstance(old, dict):
+        raise ValueError(f"archive: {path}: not a JSON object; restore it from git")
     return old if all(old.get(k) == v for k, v in params.items()) else None
 
 
