@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -23,6 +24,7 @@ from normbench.judge import tuned as tuned_view
 from normbench.judge.claims import check_claim
 from normbench.judge.qualify import margin_registration
 from normbench.nn.norms import Norm
+from normbench.sweep.options import BakeOptions
 from normbench.tasks.series import expand_metric_layers
 from normbench.training.config import load_config
 from tests.factories import make_record
@@ -35,6 +37,11 @@ class Scale(Norm):
 
     def normalize(self, x: torch.Tensor) -> torch.Tensor:
         return x * x.pow(2).mean(dim=-1, keepdim=True).rsqrt()
+
+
+def at(tmp_path: Path, **fields: Any) -> BakeOptions:
+    """A card's bake options with its results and runs under ``tmp_path``."""
+    return BakeOptions(results_dir=str(tmp_path), runs_dir=str(tmp_path / "runs"), **fields)
 
 
 @pytest.mark.parametrize("task", tasks_with_cards())
@@ -124,7 +131,7 @@ def test_a_card_folder_of_another_norm_is_one_line(tmp_path: Path) -> None:
     with pytest.raises(
         ValueError, match=r"^norm: .*card.json is the card of scale, not of tests.cards.test_card:Scale"
     ):
-        make_card("tests.cards.test_card:Scale", "majority", str(tmp_path), dry_run=True)
+        make_card("tests.cards.test_card:Scale", "majority", BakeOptions(results_dir=str(tmp_path)), dry_run=True)
 
 
 def test_the_card_plan_adds_its_variant_to_the_tasks_config(tmp_path: Path) -> None:
@@ -314,7 +321,7 @@ def test_a_task_without_a_board_is_not_run(tmp_path: Path) -> None:
 
 
 def test_a_broken_norm_gets_a_card_that_says_so_and_trains_nothing(tmp_path: Path) -> None:
-    folder = make_card("tests.cards.test_probe:NaNNorm", "majority", str(tmp_path), runs_dir=str(tmp_path / "runs"))
+    folder = make_card("tests.cards.test_probe:NaNNorm", "majority", at(tmp_path))
     md = (folder / "card.md").read_text()
     assert "**Broken**: `tests.cards.test_probe:NaNNorm` at d = 8: returns values that are not finite" in md
     assert not (folder / "bake.yaml").exists() and not (tmp_path / "runs").exists()
@@ -391,7 +398,7 @@ def test_a_dry_run_card_builds_the_norm_and_shows_its_runs_writing_nothing(
 
 
 def test_a_card_told_not_to_train_is_built_from_the_archive_alone(tmp_path: Path) -> None:
-    folder = make_card(PNORM, "majority", str(tmp_path), runs_dir=str(tmp_path / "runs"), nice=0, train=False)
+    folder = make_card(PNORM, "majority", at(tmp_path, nice=0), train=False)
     card = yaml.safe_load((folder / "card.json").read_text())
     assert [t["status"] for t in card["tasks"]] == ["not run"]  # no baseline nor run of its own held here
     assert not any((tmp_path / "runs").rglob("record.json"))
@@ -406,12 +413,14 @@ def test_a_card_asked_for_one_task_keeps_the_tasks_its_published_card_covers(
 
     baked: list[list[dict]] = []
     monkeypatch.setattr(
-        normbench.sweep.bake, "bake", lambda queue, **_: baked.append(yaml.safe_load(Path(queue).read_text())["queue"])
+        normbench.sweep.bake,
+        "bake",
+        lambda queue, *_, **__: baked.append(yaml.safe_load(Path(queue).read_text())["queue"]),
     )
     write_board(tmp_path, {"pre/both": (0.66, 0.89), "pre/scale-blocks": (0.69, 0.90), "pre/pnorm": (0.80, 0.895)})
-    first = make_card(PNORM, "majority", str(tmp_path), runs_dir=str(tmp_path / "runs"), nice=0, train=False)
+    first = make_card(PNORM, "majority", at(tmp_path, nice=0), train=False)
     was = yaml.safe_load((first / "card.json").read_text())
-    folder = make_card(PNORM, "sst2", str(tmp_path), runs_dir=str(tmp_path / "runs"), nice=0, train=False)
+    folder = make_card(PNORM, "sst2", at(tmp_path, nice=0), train=False)
     card = yaml.safe_load((folder / "card.json").read_text())
     assert [t["task"] for t in card["tasks"]] == ["majority", "sst2"]
     assert card["tasks"][0]["headline"] == was["tasks"][0]["headline"]  # the majority section as published
@@ -420,7 +429,7 @@ def test_a_card_asked_for_one_task_keeps_the_tasks_its_published_card_covers(
     assert {item["task"] for item in queue} == {"majority", "sst2"}  # the card's queue still trains both
     (folder / "card.json").write_text('{"tasks": [')  # a card that cannot be read is never narrowed
     with pytest.raises(ValueError, match=r"^results_dir: .*card.json exists but is unreadable \(") as exc:
-        make_card(PNORM, "sst2", str(tmp_path), runs_dir=str(tmp_path / "runs"), nice=0, train=False)
+        make_card(PNORM, "sst2", at(tmp_path, nice=0), train=False)
     assert str(exc.value).count("card.json") == 1 and "--force" not in str(exc.value)  # one line, one remedy
 
 

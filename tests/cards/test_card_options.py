@@ -18,6 +18,7 @@ from normbench.cards import make
 from normbench.cards.models import trainable
 from normbench.cards.protocol import CardProtocol, board_of, card_variant, check_card_options, slug
 from normbench.nn.norms import Norm, PluginNorm
+from normbench.sweep.options import BakeOptions
 from normbench.tasks.trust import record_class
 from normbench.training.config import deep_merge, load_config
 from normbench.training.rundir import build_dataclass
@@ -98,8 +99,8 @@ def test_a_plain_modules_card_gets_its_options_the_slots_eps_and_one_affine_map(
         return queue, items
 
     monkeypatch.setattr(make, "plan_card", tiny_plan)
-    folder = make.make_card(plugin, "majority", str(results), options="alpha_init=0.0", runs_dir=str(tmp_path / "runs"),
-                            nice=0, workers=1, uncommitted=True)  # fmt: skip
+    bake = BakeOptions(results_dir=str(results), runs_dir=str(tmp_path / "runs"), nice=0, workers=1, uncommitted=True)
+    folder = make.make_card(plugin, "majority", bake, options="alpha_init=0.0")
     assert folder == results / "cards" / "centeredrmsnorm-alpha_init=0.0"
     card = json.loads((folder / "card.json").read_text(encoding="utf-8"))
     md = (folder / "card.md").read_text(encoding="utf-8")

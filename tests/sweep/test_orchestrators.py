@@ -24,8 +24,6 @@ ORCHESTRATORS = [
     ("normbench.sweep.bake", "bake", "options", "normbench.sweep.options:BakeOptions"),
     ("normbench.sweep.launch", "train_queue", "options", "normbench.sweep.options:BakeOptions"),
 ]
-# the options object given field by field, ``bake(queue, workers=1, nice=0)``: how normbench.cards.make calls it
-FIELDS_BY_KEYWORD = {"bake": "fields"}
 
 
 def function_node(source: str, name: str) -> ast.FunctionDef:
@@ -79,7 +77,7 @@ def test_an_orchestrator_takes_one_options_object_and_at_most_three_other_parame
     names = parameters(node)
     assert parameter in names, f"{module}.{name} takes no {parameter!r}"
     assert cls.rpartition(":")[2] in annotation_of(node, parameter), f"{module}.{name}: {parameter} is not a {cls}"
-    others = [p for p in names if p not in (parameter, FIELDS_BY_KEYWORD.get(name))]
+    others = [p for p in names if p != parameter]
     assert len(others) <= MAX_OTHER_PARAMETERS, (
         f"{module}.{name} takes {len(others)} parameters besides {parameter} ({', '.join(others)}); "
         f"at most {MAX_OTHER_PARAMETERS}: put the others in its options"

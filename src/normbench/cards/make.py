@@ -42,6 +42,7 @@ from normbench.cards.render import render_card
 from normbench.errors import one_line
 from normbench.io import atomic_files
 from normbench.publish.files import Refused, read_board
+from normbench.sweep.options import BakeOptions
 from normbench.training.config import load_config
 
 WIDTHS = (8, 768)  # the majority model's width and GPT-2's
@@ -139,18 +140,21 @@ def card_tasks(
     return [t for t in every if t in names or t in had or t in boards]
 
 
-def bake_tasks(queue: Path, items: list[dict[str, Any]], names: list[str], **bake: Any) -> None:
-    """Bake the card's queue items of the tasks ``names`` (the whole ``queue`` file when that is every item)."""
+def bake_tasks(
+    queue: Path, items: list[dict[str, Any]], names: list[str], options: BakeOptions, *, dry_run: bool, train: bool
+) -> None:
+    """Bake the card's queue items of the tasks ``names`` (the whole ``queue`` file when that is every item) as
+    ``options`` say; ``train=False``: rebuild their boards from the archive only."""
     from normbench.sweep.bake import bake as bake_queue  # the sweep layer trains; imported where it is needed
 
     chosen = [item for item in items if item["task"] in names]
     if chosen == items:
-        bake_queue(str(queue), **bake)
+        bake_queue(str(queue), options, dry_run=dry_run, train=train)
         return
     with tempfile.TemporaryDirectory(prefix="normbench-card-") as tmp:
         part = Path(tmp) / "bake.yaml"
         part.write_text(yaml.safe_dump({"queue": chosen}, sort_keys=False), encoding="utf-8")
-        bake_queue(str(part), **bake)
+        bake_queue(str(part), options, dry_run=dry_run, train=train)
 
 
 def keep_superseded(presets: dict[str, Any], published: Path) -> None:
@@ -291,21 +295,25 @@ def plan_card(
 def make_card(
     norm: str,
     tasks: str | list[str] | None = None,
-    results_dir: str = "results",
+    bake_options: BakeOptions | None = None,
+    *,
     dry_run: bool = False,
+    train: bool = True,
     placements: str | list[str] | None = None,
     options: str | dict[str, Any] | None = None,
-    **bake: Any,
 ) -> Path:
-    """Probe ``norm``, train its card's runs (a bake: ``bake`` holds its options, e.g. ``budget`` in minutes,
-    ``gpus``, ``workers``, ``runs_dir``, ``uncommitted``), write ``results/cards/<slug>/card.md``; returns the card's
-    folder. ``placements``: ``pre`` (default) and ``post`` too with ``pre,post``. A norm that cannot be imported or
-    built is a one-line ``ValueError``, as is a placement a task cannot compare, or an option (``options``: the norm's
+    """Probe ``norm``, train its card's runs (a bake, as ``bake_options`` say: the budget in minutes, the GPUs, the
+    workers, where runs train, the results root), write ``<results_dir>/cards/<slug>/card.md``; returns the card's
+    folder. ``train=False``: train nothing, rebuild the card's boards from the runs the archive holds.
+    ``placements``: ``pre`` (default) and ``post`` too with ``pre,post``. A norm that cannot be imported or built is a
+    one-line ``ValueError``, as is a placement a task cannot compare, or an option (``options``: the norm's
     constructor keywords, ``"alpha_init=0.0"`` or a mapping; part of its runs' and its card's identity) its class
-    does not take. ``dry_run``: the norm imported, built
-    and probed (untimed), where each of the card's runs stands printed; nothing trained or written."""
+    does not take. ``dry_run``: the norm imported, built and probed (untimed), where each of the card's runs stands
+    printed; nothing trained or written."""
     from normbench.sweep.bake import refresh_pages  # the sweep layer trains; imported where it is needed
 
+    bake_options = bake_options or BakeOptions()
+    results_dir = bake_options.results_dir
     names = parse_tasks(tasks)
     asked = parse_placements(placements)
     measured = probed_component(norm, names)  # one line when it cannot be imported or built
@@ -326,7 +334,7 @@ def make_card(
     if not broken:
         with tempfile.TemporaryDirectory(prefix="normbench-card-") as tmp:  # a dry run leaves the card's folder as is
             queue, items = plan_card(norm, covered, results_dir, Path(tmp) if dry_run else None, where, given)
-            bake_tasks(queue, items, names, results_dir=results_dir, dry_run=dry_run, **bake)
+            bake_tasks(queue, items, names, bake_options, dry_run=dry_run, train=train)
     if dry_run:
         return folder
     card = build_card(norm, facts, covered, items, results_dir, time.time() - start, where, given)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 from normbench.sweep.options import BakeOptions
 
 
@@ -34,8 +32,4 @@ def card(
     """
     from normbench.cards.make import make_card
 
-    bake = dataclasses.asdict(bake_options or BakeOptions())
-    make_card(
-        norm, tasks, bake.pop("results_dir"), train=train, dry_run=dry_run, placements=placements, options=options,
-        **bake,
-    )  # fmt: skip
+    make_card(norm, tasks, bake_options, train=train, dry_run=dry_run, placements=placements, options=options)

@@ -23,7 +23,6 @@ here, :func:`~normbench.sweep.launch.train_queue`, :func:`boards_held`, :func:`r
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import time
 from collections.abc import Callable
@@ -60,7 +59,6 @@ def bake(
     *,
     dry_run: bool = False,
     train: bool = True,
-    **fields: Any,
 ) -> BakeReport:
     """Train the queue's runs in priority order within ``options.budget`` minutes (``None``: until the queue is done).
 
@@ -72,10 +70,8 @@ def bake(
             code are archived and shown).
         dry_run: print where each queued run stands and what would train; train nothing.
         train: ``False``: train nothing; rebuild every queued board that has a run held (archived or finished here).
-        fields: fields of :class:`~normbench.sweep.options.BakeOptions` given one by one (``workers=1``), in place of
-            those of ``options`` (what :mod:`normbench.cards.make` passes).
     """
-    options = dataclasses.replace(options or BakeOptions(), **fields)
+    options = options or BakeOptions()
     options.check()
     gpu_ids = options.planned_gpu_ids() if dry_run else options.gpu_ids()
     start = time.time()
