@@ -8,7 +8,7 @@
   file, so nothing a board shows changes.
 * **local paths**: an analysis archived before the archive made its paths local (``decomposition.json``'s ``run`` and
   ``checkpoint``) holds the absolute paths of the machine it was computed on; :func:`with_local_paths` lists them and
-  :func:`localise` rewrites them as the archive now writes them (:func:`normbench.archive.store.local_path`).
+  :func:`localise` rewrites them as the archive now writes them (:func:`normbench.archive.replicate_files.local_path`).
 
 ``python -m normbench.archive.maintain [RESULTS_DIR]`` lists both and writes nothing; ``--write`` writes them.
 """
@@ -19,14 +19,16 @@ import sys
 from pathlib import Path
 
 from normbench.archive.files import read_json
-from normbench.archive.store import ANALYSES, CANONICAL, PATH_KEYS, Archive, first_finished, write_file
+from normbench.archive.replicate import ANALYSES, first_finished
+from normbench.archive.replicate_files import PATH_KEYS, write_file
+from normbench.archive.store import CANONICAL, Archive
 from normbench.io import dumps_json
 
 RUNS_ROOT = Path("runs")  # what a path under an unknown runs folder is kept relative to (its folder's name)
 
 
 def write_text_file(path: Path, text: str, encoding: str | None = None) -> Path:
-    """``text`` written into ``path`` atomically (:func:`normbench.archive.store.write_file`)."""
+    """``text`` written into ``path`` atomically (:func:`normbench.archive.replicate_files.write_file`)."""
     return write_file(path, lambda tmp: tmp.write_text(text, encoding=encoding))
 
 
