@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 import normbench
-from normbench.archive.store import Archive, platform_slug
+from normbench.archive.replicate import platform_slug
+from normbench.archive.store import Archive
 from normbench.training.reproducibility import mismatches, same_platform
 
 REPO = Path(normbench.__file__).resolve().parents[2]

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from normbench.archive import Board, BoardError, Metric, dumps_board, load_board, parse_board
-from normbench.archive.board import FORMAT, expand
+from normbench.archive.compact import FORMAT, expand
 from normbench.io import dumps_json
 
 ROOT = Path(__file__).resolve().parents[2]

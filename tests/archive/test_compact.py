@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from normbench.archive import BoardError, dumps_board, load_board, parse_board
-from normbench.archive.board import FORMAT, REF, SHARED, compact, expand, recompact
+from normbench.archive.board import recompact
+from normbench.archive.compact import FORMAT, REF, SHARED, compact, expand
 from tests.factories import make_board, make_variant
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -8,16 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from normbench.archive.store import (
-    CHECKPOINT,
-    FINISHED,
-    RECORD,
-    Archive,
-    ArchiveError,
-    platform_slug,
-    segment,
-    steps_done,
-)
+from normbench.archive.replicate import CHECKPOINT, FINISHED, RECORD, segment, steps_done
+from normbench.archive.store import Archive, ArchiveError
 from normbench.training.records import read_record
 
 CPU = {"cpu": "AMD EPYC", "cpu_capability": "AVX2", "threads": 1, "gpu": None}
@@ -42,20 +34,6 @@ def run_dir(tmp_path: Path, name: str, platform: dict, loss: float = 0.5, status
         record["final_step"] = step
     (folder / "record.json").write_text(json.dumps(record))
     return folder
-
-
-def test_platform_slugs_name_the_gpu_or_the_cpu_with_its_threads() -> None:
-    assert platform_slug({"platform": GPU}) == "gpu-nvidia-h200"
-    assert platform_slug({"platform": CPU}) == "cpu-amd-epyc-avx2-t1"
-    assert platform_slug({"platform": INTEL}) == "cpu-intel-xeon-avx512-t1"
-    assert platform_slug({"platform": {**INTEL, "mkl_cbwr": "AUTO,STRICT"}}) == "cpu-intel-xeon-avx512-t1"
-    assert platform_slug({"platform": {**INTEL, "mkl_cbwr": ""}}) == "cpu-intel-xeon-avx512-t1-mkl-cbwr-unset"
-    assert platform_slug({"platform": {**INTEL, "mkl_cbwr": "COMPATIBLE"}}).endswith("-t1-mkl-cbwr-compatible")
-    clocked = {**INTEL, "cpu": "Intel(R) Xeon(R) Gold 6248 CPU @ 2.50GHz", "threads": 2}
-    assert platform_slug({"platform": clocked}) == "cpu-intel-xeon-gold-6248-avx512-t2"
-    assert platform_slug({"platform": {**INTEL, "cpu": "AMD EPYC 7B13 64-Core Processor"}}) == (
-        "cpu-amd-epyc-7b13-64-core-avx512-t1"
-    )
 
 
 def test_the_first_finished_replicate_is_canonical_and_another_platform_adds_one_beside_it(tmp_path: Path) -> None:

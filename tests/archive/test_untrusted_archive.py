@@ -15,7 +15,8 @@ import pytest
 from normbench.archive import maintain
 from normbench.archive.files import MAX_DEPTH, Unreadable, read_json
 from normbench.archive.record import load_record
-from normbench.archive.store import CANONICAL, RECORD, Archive, ArchiveError, segment
+from normbench.archive.replicate import RECORD, segment
+from normbench.archive.store import CANONICAL, Archive, ArchiveError
 from tests.archive.test_store import CPU, GPU, INTEL, run_dir
 
 AVX512 = {**CPU, "cpu_capability": "AVX512"}  # cpu-amd-epyc-avx512-t1, which sorts after cpu-amd-epyc-avx2-t1
@@ -100,9 +101,9 @@ def test_a_replicate_folder_that_links_out_of_the_archive_is_not_followed(tmp_pa
 
 def full_disk_at(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
     """Every archive write of a file called ``name`` fails with ENOSPC after writing some of it."""
-    from normbench.archive import store
+    from normbench.archive import replicate_files
 
-    real = store.atomic_write
+    real = replicate_files.atomic_write
 
     def write(path, fill):  # noqa: ANN001, ANN202
         if Path(path).name != name:
@@ -116,7 +117,7 @@ def full_disk_at(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
 
         return real(path, partial)
 
-    monkeypatch.setattr(store, "atomic_write", write)
+    monkeypatch.setattr(replicate_files, "atomic_write", write)
 
 
 def test_a_full_disk_names_the_record_and_leaves_no_half_written_replicate(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001

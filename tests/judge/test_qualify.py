@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from scipy import stats as scipy_stats
 
-from normbench.archive.board import expand
+from normbench.archive.compact import expand
 from normbench.io import read_yaml
 from normbench.judge.claims import judge
 from normbench.judge.qualify import detectable_effect, margin_registration, qualify

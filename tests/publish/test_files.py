@@ -126,7 +126,8 @@ def test_the_geometry_pictures_are_replaced_only_by_ones_of_the_same_runs(tmp_pa
 
 def test_the_token_report_is_replaced_only_by_one_that_reads_its_runs(tmp_path: Path) -> None:
     """sst2's Tables 3-4 read sst2 runs and the lm task's runs: losing either is refused."""
-    from normbench.publish.tokens import TOKEN_REPORT, published_runs
+    from normbench.publish.token_runs import published_runs
+    from normbench.publish.tokens import TOKEN_REPORT
 
     config = {"bench": {"token_report": {"variant": "none/none"}}}
     (tmp_path / TOKEN_REPORT).write_text(
@@ -170,7 +171,8 @@ def test_every_published_board_is_covered_by_itself() -> None:
         publish.check_leaderboard(path.parent, publish.leaderboard_runs(doc), settings)
     geometry = json.loads((ROOT / "results" / "majority" / "geometry.json").read_text())
     publish.check_geometry(ROOT / "results" / "majority", publish.geometry_runs(geometry))
-    from normbench.publish.tokens import TOKEN_REPORT, published_runs
+    from normbench.publish.token_runs import published_runs
+    from normbench.publish.tokens import TOKEN_REPORT
 
     tokens = ROOT / "results" / "sst2" / TOKEN_REPORT
     config = {"bench": {"token_report": {"variant": "none/none"}}}

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from normbench.archive.board import compact
+from normbench.archive.compact import compact
 from normbench.publish import files as publish
 from normbench.publish.compare import kept_as_published
 from tests.factories import make_board, make_variant

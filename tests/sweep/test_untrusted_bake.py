@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from normbench.archive.store import RECORD, Archive
+from normbench.archive.replicate import RECORD
+from normbench.archive.store import Archive
 from normbench.sweep.bake import bake, load_queue, survey
 from normbench.sweep.options import BakeOptions
 from tests.archive.test_untrusted_archive import full_disk_at

@@ -8,11 +8,11 @@
   file, so nothing a board shows changes.
 * **local paths**: an analysis archived before the archive made its paths local (``decomposition.json``'s ``run`` and
   ``checkpoint``) holds the absolute paths of the machine it was computed on; :func:`with_local_paths` lists them and
-  :func:`localise` rewrites them as the archive now writes them (:func:`normbench.archive.store.local_path`). So does
-  a record of a run trained with an absolute ``--runs_dir`` (its ``log_dir``, ``checkpoint`` and ``runs_dir``), and the
-  published values taken from a board that showed such a run: :func:`records_with_local_paths`,
-  :func:`localise_records`. Those keys are not part of a run's identity, so its
-  config hash and every value a board shows stay as they were.
+  :func:`localise` rewrites them as the archive now writes them
+  (:func:`normbench.archive.replicate_files.local_path`). So does a record of a run trained with an absolute
+  ``--runs_dir`` (its ``log_dir``, ``checkpoint`` and ``runs_dir``), and the published values taken from a board that
+  showed such a run: :func:`records_with_local_paths`, :func:`localise_records`. Those keys are not part of a run's
+  identity, so its config hash and every value a board shows stay as they were.
 
 ``python -m normbench.archive.maintain [RESULTS_DIR]`` lists both and writes nothing; ``--write`` writes them.
 """
@@ -23,24 +23,16 @@ import sys
 from pathlib import Path
 
 from normbench.archive.files import read_json
-from normbench.archive.store import (
-    ANALYSES,
-    CANONICAL,
-    PATH_KEYS,
-    PUBLISHED_VALUES,
-    Archive,
-    first_finished,
-    read_record,
-    write_file,
-    write_gzip_json,
-)
+from normbench.archive.replicate import ANALYSES, first_finished, read_record
+from normbench.archive.replicate_files import PATH_KEYS, write_file, write_gzip_json
+from normbench.archive.store import CANONICAL, PUBLISHED_VALUES, Archive
 from normbench.io import dumps_json
 
 RUNS_ROOT = Path("runs")  # what a path under an unknown runs folder is kept relative to (its folder's name)
 
 
 def write_text_file(path: Path, text: str, encoding: str | None = None) -> Path:
-    """``text`` written into ``path`` atomically (:func:`normbench.archive.store.write_file`)."""
+    """``text`` written into ``path`` atomically (:func:`normbench.archive.replicate_files.write_file`)."""
     return write_file(path, lambda tmp: tmp.write_text(text, encoding=encoding))
 
 

@@ -14,7 +14,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from normbench.archive.store import ARCHIVE, platform_slug
+from normbench.archive.replicate import platform_slug
+from normbench.archive.store import ARCHIVE
 from normbench.io import atomic_write_json
 
 NUMERICS = "numerics"

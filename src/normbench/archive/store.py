@@ -10,120 +10,58 @@ Layout (under ``results/archive/``)::
                                                                values are canonical
 
 A *replicate* is one training of a ``(config hash, seed)`` on one platform: its name says the platform class
-(:func:`platform_slug`: CPU vendor and vector width with threads, or the GPU). The same run trained on another
-platform is added beside the first, never over it; the first finished replicate added is *canonical*, its name
-written into ``canonical`` when it is added (a maintainer may name another there; an older folder without one shows
-its first finished replicate by name), so the published numbers change only when the canonical runs do.
-Every file is read as untrusted input, within limits (:mod:`normbench.archive.files`), and written atomically
-(:func:`write_file`: a full disk is one ``OSError`` naming the file, and no record is left half-written).
-An unfinished replicate (a bake stopped by its budget) keeps its checkpoint here and is continued from it on any
-machine; its record then names every platform that trained a segment of it (``segments``).
+(:func:`~normbench.archive.replicate.platform_slug`: CPU vendor and vector width with threads, or the GPU). The same
+run trained on another platform is added beside the first, never over it; the first finished replicate added is
+*canonical*, its name written into ``canonical`` when it is added (a maintainer may name another there; an older
+folder without one shows its first finished replicate by name), so the published numbers change only when the
+canonical runs do. Every file is read as untrusted input, within limits (:mod:`normbench.archive.files`), and written
+atomically (:func:`~normbench.archive.replicate_files.write_file`: a full disk is one ``OSError`` naming the file, and
+no record is left half-written). An unfinished replicate (a bake stopped by its budget) keeps its checkpoint here and
+is continued from it on any machine; its record then names every platform that trained a segment of it
+(``segments``).
 """
 
 from __future__ import annotations
 
-import errno
-import gzip
-import json
-import os
-import re
 import shutil
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from normbench import MKL_CBWR_DEFAULT
 from normbench.archive.files import ArchiveError, Unreadable, check_no_links, read_capped, read_json
-from normbench.io import atomic_write, atomic_write_json, dumps_json
+from normbench.archive.replicate import (
+    ANALYSES,
+    CHECKPOINT,
+    FINISHED,
+    RECORD,
+    Replicate,
+    continues,
+    first_finished,
+    platform_slug,
+    read_record,
+    same_numbers,
+    steps_done,
+    with_segments,
+)
+from normbench.archive.replicate_files import (
+    analysis_writer,
+    checkpoint_state,
+    dead_checkpoint,
+    forget_dead_checkpoint,
+    write_file,
+    write_replicate,
+)
+from normbench.io import atomic_write, atomic_write_json
 
-__all__ = ["ArchiveError", "Archive", "Replicate", "Unreadable", "read_record"]
+__all__ = ["ArchiveError", "Archive", "Unreadable"]
 
 ARCHIVE = "archive"
-RECORD = "record.json.gz"  # gzip (mtime 0: the same record gives the same bytes); a record is mostly its series
 RUN_RECORD = "record.json"  # in a run directory
-CHECKPOINT = "last.ckpt"
 RESTORED = "archive_replicate"  # in a run directory restored from the archive: the replicate it continues
 CANONICAL = "canonical"
 PUBLISHED = "published.json"  # per task: runs whose canonical values are their board's (records not kept)
 PUBLISHED_VALUES = "published-values.json"  # per such run and seed: those values, taken once from the boards
-FINISHED = ("done", "diverged")
-# the analyses a board reads beside a record, computed from the final checkpoint where it was (the archive keeps no
-# weights of a finished run): normbench.training.rundir names the first four, run_analyses.sentence_tokens the last
-ANALYSES = ("decomposition.json", "key_sets.json", "class_keys.json", "head_keys.json", "sentence_tokens.json")
-MAX_CHECKPOINT_BYTES = 2 * 2**20  # an unfinished run's checkpoint is committed only for small models
 MAX_NAME_BYTES = 1024  # a ``canonical`` file holds one replicate's name
-# the keys of an analysis (or a record) that hold a path of the machine it was computed on
-PATH_KEYS = ("run", "checkpoint", "log_dir", "resumed_from", "record_path", "runs_dir")
-
-
-@dataclass(frozen=True)
-class Replicate:
-    """One archived training of a run: where it lies and what it says."""
-
-    task: str
-    config_hash: str
-    seed: int
-    name: str
-    path: Path
-
-    @property
-    def record_path(self) -> Path:
-        return self.path / RECORD
-
-    @property
-    def checkpoint(self) -> Path:
-        return self.path / CHECKPOINT
-
-    def record(self) -> dict[str, Any]:
-        return read_record(self.record_path)
-
-    @property
-    def finished(self) -> bool:
-        return self.record().get("status") in FINISHED
-
-
-def read_record(path: Path) -> dict[str, Any]:
-    """A record (``record.json``, or gzipped ``record.json.gz``) as JSON data, read within the archive's limits
-    (:func:`normbench.archive.files.read_json`); one line naming the file when it is not a JSON object."""
-    doc = read_json(path)
-    if not isinstance(doc, dict):
-        raise Unreadable(Path(path), f"a JSON {type(doc).__name__}, not a run record")
-    return doc
-
-
-def platform_slug(provenance: dict[str, Any]) -> str:
-    """The platform class of a run, as a folder name: ``gpu-nvidia-h200``, ``cpu-amd-epyc-avx2-t1``.
-
-    What decides a run's last bits: the GPU where there is one, else the CPU model, its vector width and the
-    number of threads (a reduction splits by thread), and MKL's reproducibility mode where it is not normbench's
-    (``...-mkl-cbwr-unset``: on an Intel CPU MKL then runs other kernels)."""
-    plat = provenance.get("platform") or {}
-    if plat.get("gpu"):
-        name = f"gpu-{plat['gpu']}"
-    else:
-        threads = plat.get("threads", provenance.get("threads"))
-        name = f"cpu-{cpu_family(plat.get('cpu') or 'unknown')}-{plat.get('cpu_capability') or 'unknown'}-t{threads}"
-        cbwr = plat.get("mkl_cbwr")
-        if cbwr is not None and cbwr != MKL_CBWR_DEFAULT:  # a record from before normbench set it names none
-            name += f"-mkl-cbwr-{cbwr or 'unset'}"
-    return re.sub(r"-{2,}", "-", re.sub(r"[^a-z0-9.+-]+", "-", name.lower())).strip("-")
-
-
-def cpu_family(model: str) -> str:
-    """A CPU model name without its marks, generic words and clock: ``Intel(R) Xeon(R) Processor`` -> ``Intel Xeon``."""
-    model = re.sub(r"\((r|tm)\)|@\s*[\d.]+\s*[gm]hz|\b(processor|cpu)\b", " ", model, flags=re.IGNORECASE)
-    return " ".join(model.split()) or "unknown"
-
-
-def steps_done(record: dict[str, Any]) -> int:
-    """The optimizer steps a run has done for good: an unfinished archived run's checkpoint step (where it
-    continues from), else its final step, else the last step its series reached (0 for none)."""
-    if record.get("status") not in FINISHED and record.get("checkpoint_step") is not None:
-        return int(record["checkpoint_step"])
-    if record.get("final_step") is not None:
-        return int(record["final_step"])
-    return max((int(points[-1][0]) for points in (record.get("series") or {}).values() if points), default=0)
 
 
 class Archive:
@@ -342,184 +280,3 @@ class Archive:
         if rep.checkpoint.is_file():
             atomic_write(run_dir / "checkpoints" / CHECKPOINT, copy_checkpoint)
         return run_dir
-
-
-def first_finished(reps: list[Replicate]) -> Replicate | None:
-    """The first finished replicate of ``reps`` (by name), or ``None``."""
-    return next((r for r in reps if r.finished), None)
-
-
-def same_numbers(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    """Whether two records of one run hold the same series, bit for bit."""
-    return a.get("status") == b.get("status") and (a.get("series") or {}) == (b.get("series") or {})
-
-
-def segment(record: dict[str, Any]) -> dict[str, Any]:
-    """Who trained a record's steps: platform, commit, clean tree and the steps reached."""
-    prov = record.get("provenance") or {}
-    return {
-        "platform": platform_slug(prov),
-        "git_commit": prov.get("git_commit"),
-        "dirty": prov.get("dirty"),
-        "device": prov.get("device"),
-        "threads": prov.get("threads"),
-        "to_step": steps_done(record),
-    }
-
-
-def continues(old: dict[str, Any], new: dict[str, Any]) -> bool:
-    """Whether ``new`` trained on from ``old``'s checkpoint: its record names ``old``'s segments (the steps they
-    reached aside) before its own. A run that started from the beginning names no earlier segment."""
-
-    def who(segments: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        return [{k: v for k, v in s.items() if k != "to_step"} for s in segments]
-
-    earlier = list(old.get("segments") or [segment(old)])
-    named = list(new.get("segments") or [])
-    return len(named) > len(earlier) and who(named[: len(earlier)]) == who(earlier)
-
-
-def with_segments(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
-    """The longer record of a run continued elsewhere, naming every segment's platform in order."""
-    segments = list(old.get("segments") or [segment(old)])
-    latest = segment(new)
-    if segments[-1] != latest:
-        segments.append(latest)
-    return {**new, "segments": segments}
-
-
-def dead_checkpoint(rep: Replicate) -> bool:
-    """Whether an unfinished replicate's checkpoint is missing or cannot be read (nothing can continue from it)."""
-    if not rep.checkpoint.is_file():
-        return True
-    try:
-        checkpoint_state(rep.checkpoint)
-    except ArchiveError:
-        return True
-    return False
-
-
-def forget_dead_checkpoint(rep: Replicate) -> None:
-    """Remove an unfinished replicate's checkpoint that cannot be read: a run restored from it started from the
-    beginning, and every later bake would restore it again. Its record stays."""
-    if rep.checkpoint.is_file() and dead_checkpoint(rep):
-        rep.checkpoint.unlink()
-
-
-def write_file(path: Path, write: Callable[[Path], object]) -> Path:
-    """``write`` into a temporary file beside ``path``, then renamed onto it (:func:`normbench.io.atomic_write`); an
-    ``OSError`` (a full disk) names ``path``, the file that could not be written, and leaves it as it was. What
-    ``write`` returns (``Path.write_bytes``'s count, ``shutil.copyfile``'s path) is not used."""
-
-    def write_tmp(tmp: Path) -> None:
-        write(tmp)
-
-    try:
-        return atomic_write(path, write_tmp)
-    except OSError as exc:
-        code = exc.errno if exc.errno is not None else errno.EIO
-        raise OSError(code, exc.strerror or os.strerror(code), str(path)) from None
-
-
-def local_path(value: str, runs_root: Path) -> str:
-    """A path a run wrote as it is kept in the archive: one under its runs folder relative to that folder's parent
-    (``runs/majority/<run>/seed0``, as a run trained with ``--runs_dir runs`` names it), any other absolute path cut
-    to its file name; a relative path as it is."""
-    path = Path(value)
-    if not path.is_absolute():
-        return value
-    try:
-        return str(Path(runs_root.name) / path.relative_to(runs_root))
-    except ValueError:
-        return path.name
-
-
-def without_local_paths(doc: Any, runs_root: Path) -> Any:
-    """``doc`` (an analysis, as JSON data) with the value of each :data:`PATH_KEYS` key made local
-    (:func:`local_path`); series are left as they are."""
-    if isinstance(doc, dict):
-        return {
-            k: local_path(v, runs_root)
-            if k in PATH_KEYS and isinstance(v, str)
-            else (v if k == "series" else without_local_paths(v, runs_root))
-            for k, v in doc.items()
-        }
-    if isinstance(doc, list):
-        return [without_local_paths(v, runs_root) for v in doc]
-    return doc
-
-
-def runs_root_of(run_dir: Path) -> Path:
-    """The runs folder a run directory ``<runs>/<task>/<run>/seed<k>`` lies in."""
-    return Path(os.path.abspath(run_dir)).parents[2]
-
-
-def analysis_writer(src: Path, run_dir: Path) -> Callable[[Path], None]:
-    """Writes the analysis ``src`` of the run at ``run_dir`` as it is archived (:func:`archived_analysis`) into the
-    file it is given (for :func:`write_file`)."""
-
-    def write(tmp: Path) -> None:
-        tmp.write_bytes(archived_analysis(src, run_dir))
-
-    return write
-
-
-def archived_analysis(src: Path, run_dir: Path) -> bytes:
-    """The bytes an analysis of the run at ``run_dir`` is archived as: its JSON with no absolute local path
-    (:func:`without_local_paths`), the file as it is when it holds none."""
-    raw = src.read_bytes()
-    try:
-        doc = json.loads(raw)
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        raise ArchiveError(f"archive: {src} is not valid JSON; compute the analysis again") from None
-    kept = without_local_paths(doc, runs_root_of(run_dir))
-    return raw if kept == doc else (dumps_json(kept, indent=2, sort_keys=False) + "\n").encode("utf-8")
-
-
-def write_replicate(target: Path, run_dir: Path, record: dict[str, Any], *, checkpoint: bool) -> None:
-    """Write one replicate folder atomically per file (:func:`write_file`): the record last, so a reader never sees
-    a record whose analyses or checkpoint are missing. An analysis holds no absolute local path (:func:`local_path`);
-    the record is kept as the run wrote it (a board built from it shows its ``log_dir`` as the run named it)."""
-    target.mkdir(parents=True, exist_ok=True)
-    for name in ANALYSES:
-        src = run_dir / name
-        if src.is_file():
-            write_file(target / name, analysis_writer(src, run_dir))
-    ckpt = run_dir / "checkpoints" / CHECKPOINT
-    unfinished = record.get("status") not in FINISHED
-    if checkpoint and unfinished and ckpt.is_file():
-        size = ckpt.stat().st_size
-        if size > MAX_CHECKPOINT_BYTES:
-            raise ArchiveError(
-                f"archive: {ckpt} is {size / 2**20:.1f} MiB, over the {MAX_CHECKPOINT_BYTES // 2**20} MiB an "
-                f"archived checkpoint may have; finish this run where it is"
-            )
-        write_file(target / CHECKPOINT, lambda tmp: shutil.copyfile(ckpt, tmp))
-    elif not unfinished and (target / CHECKPOINT).is_file():
-        (target / CHECKPOINT).unlink()  # finished: the weights the analyses need are summarised beside it
-    kept = {k: v for k, v in record.items() if k not in ("record_path", "archived")}
-    write_gzip_json(target / RECORD, kept)
-
-
-def checkpoint_state(path: Path) -> tuple[int, dict[str, Any] | None]:
-    """The optimizer steps a Lightning checkpoint holds and the run's series up to them (normbench's run state),
-    read as tensors and plain data only: no code runs."""
-    import torch  # only here: the archive's other readers need no torch
-
-    try:
-        data = torch.load(path, map_location="cpu", weights_only=True)
-        return int(data["global_step"]), (data.get("normbench") or {}).get("series")
-    except Exception as exc:  # noqa: BLE001 - any unreadable checkpoint is one line
-        raise ArchiveError(f"archive: {path} is not a readable checkpoint ({type(exc).__name__})") from None
-
-
-def checkpoint_step(path: Path) -> int:
-    """The optimizer steps a Lightning checkpoint holds."""
-    return checkpoint_state(path)[0]
-
-
-def write_gzip_json(path: Path, obj: Any) -> None:
-    """``obj`` as strict JSON, gzipped with no timestamp (the same object gives the same bytes), atomically
-    (:func:`write_file`: a full disk is one ``OSError`` naming ``path``)."""
-    data = gzip.compress((dumps_json(obj, indent=None, sort_keys=False) + "\n").encode("utf-8"), mtime=0)
-    write_file(path, lambda tmp: Path(tmp).write_bytes(data))

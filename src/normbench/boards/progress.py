@@ -13,7 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from normbench.archive.store import Archive, platform_slug, steps_done
+from normbench.archive.replicate import platform_slug, steps_done
+from normbench.archive.store import Archive
 from normbench.training.records import FINISHED, read_record
 
 

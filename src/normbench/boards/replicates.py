@@ -21,7 +21,8 @@ from typing import Any
 
 from normbench.archive import load_board
 from normbench.archive.files import read_json
-from normbench.archive.store import Archive, platform_slug
+from normbench.archive.replicate import platform_slug
+from normbench.archive.store import Archive
 from normbench.io import atomic_write_json, atomic_write_text, read_yaml
 from normbench.tasks import task_names
 from normbench.tasks.series import decomposition_as_series, series_value

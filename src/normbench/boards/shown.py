@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from normbench.archive.store import Archive, Replicate, same_numbers
+from normbench.archive.replicate import Replicate, same_numbers
+from normbench.archive.store import Archive
 from normbench.boards.progress import PlannedRun
 from normbench.training.records import read_record
 

@@ -11,7 +11,7 @@ import re
 from typing import Any
 
 from normbench.archive import JudgedClaim
-from normbench.archive.store import cpu_family
+from normbench.archive.replicate import cpu_family
 from normbench.boards.norm_board import drift_comparable
 from normbench.cards.build import (
     BASELINES,

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from normbench.archive import BoardError, load_board
-from normbench.archive.board import expand
+from normbench.archive.compact import expand
 from normbench.errors import one_line
 
 Runs = dict[tuple[str, int], str | None]
@@ -49,7 +49,7 @@ class AwaitingReplacements(Refused):
 
 def read_board(path: Path, elsewhere: str) -> dict[str, Any] | None:
     """The JSON object at ``path``, a compact board's shared blocks back in their places
-    (:func:`normbench.archive.board.expand`: the document whichever board format it is in); ``None`` when there is
+    (:func:`normbench.archive.compact.expand`: the document whichever board format it is in); ``None`` when there is
     none; a :class:`Refused` line when it cannot be read."""
     if not path.exists():
         return None

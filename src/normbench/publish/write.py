@@ -29,7 +29,8 @@ from normbench.publish import files as publish
 from normbench.publish import leaderboard as lb
 from normbench.publish import report_kinds
 from normbench.publish.compare import KeptAsPublished, kept_as_published, outside_figures
-from normbench.publish.tokens import TOKEN_REPORT, published_runs, report_runs, write_token_report
+from normbench.publish.token_runs import published_runs, report_runs
+from normbench.publish.tokens import TOKEN_REPORT, write_token_report
 from normbench.render.plots import plot_series
 
 # (task, preset, seeds or None, variants) -> (resolved config, planned runs): how a report finds the runs of

@@ -7,7 +7,7 @@ of the other keys of its sentence. Per sentence the file holds counts: the sente
 left out), how many are unselectable in each layer and in any layer, and which of its whitespace words hold one
 (the words the report prints in bold). It names the sentences by their digest: reading it needs the dev sentences.
 The archive never replaces an analysis, so a change to what this file holds is a new ``SENTENCE_TOKENS_VERSION``
-and a new file name (with its entry in :data:`normbench.archive.store.ANALYSES`).
+and a new file name (with its entry in :data:`normbench.archive.replicate.ANALYSES`).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from normbench.tasks import get_task
 from normbench.training.loading import load_run
 from normbench.training.rundir import run_of_checkpoint, tokenizer_path
 
-SENTENCE_TOKENS = "sentence_tokens.json"  # beside a run's record (normbench.archive.store.ANALYSES)
+SENTENCE_TOKENS = "sentence_tokens.json"  # beside a run's record (normbench.archive.replicate.ANALYSES)
 SENTENCE_TOKENS_VERSION = 1
 SST2_TRUNCATION = 128  # tokens of an SST-2 sentence the encoder reads (its longest dev sentence has 66 words)
 

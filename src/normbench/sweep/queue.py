@@ -17,7 +17,9 @@ from typing import Any
 
 import yaml
 
-from normbench.archive.store import Archive, ArchiveError, checkpoint_step, steps_done
+from normbench.archive.replicate import steps_done
+from normbench.archive.replicate_files import checkpoint_step
+from normbench.archive.store import Archive, ArchiveError
 from normbench.boards.progress import planned_steps
 from normbench.judge.tuned import ChoiceNotReady
 from normbench.sweep.archiving import archive_runs

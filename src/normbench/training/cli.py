@@ -24,7 +24,7 @@ from lightning.pytorch.loggers import TensorBoardLogger
 from lightning.pytorch.utilities import rank_zero_only
 from lightning.pytorch.utilities.model_helpers import is_overridden
 
-from normbench.archive.store import checkpoint_step
+from normbench.archive.replicate_files import checkpoint_step
 from normbench.data.preflight import check_data
 from normbench.io import check_writable, show_bars, verbose
 from normbench.rng import rng_states

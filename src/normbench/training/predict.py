@@ -17,7 +17,8 @@ import torch
 from torch.utils.data import DataLoader
 from torchmetrics.functional.classification import binary_accuracy
 
-from normbench.data.sst2 import UNLABELLED_HEADER, check_tsv, check_utf8, pad_unlabelled, read_tsv, tsv_columns
+from normbench.data.sst2 import pad_unlabelled
+from normbench.data.sst2_files import UNLABELLED_HEADER, check_tsv, check_utf8, read_tsv, tsv_columns
 from normbench.data.tokenizer import load_tokenizer
 from normbench.data.treebank import normalize_texts
 from normbench.io import atomic_write_text, check_writable, show_bars

@@ -30,7 +30,7 @@ from normbench.archive.record import (  # noqa: F401 - re-exported: the statuses
     load_record,
     series_problem,
 )
-from normbench.archive.store import segment
+from normbench.archive.replicate import segment
 from normbench.io import atomic_write_json
 from normbench.training.reproducibility import platform_info
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from normbench.archive.files import check_no_links, read_json
-from normbench.archive.store import ANALYSES, Replicate
+from normbench.archive.replicate import ANALYSES, Replicate
 from normbench.training.checkpointing import checkpoint_config_hash, checkpoint_model_args
 from normbench.training.records import FINISHED, read_record
 from normbench.training.rundir import checkpoint_of, record_config_hash
