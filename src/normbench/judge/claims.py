@@ -5,7 +5,7 @@ numbers and a rule (``values``, ``ratio``, ``ordering``, ``positive_zero``, ``eq
 ``all_zero``, ``attention_feed``, ``stability`` (failed runs over a learning-rate grid), each in
 its module of :mod:`normbench.judge.rules` (:mod:`normbench.judge.rules.registry` maps a kind to
 its function), or against the random-key null ``chance`` and ``chance_growth``
-(:mod:`normbench.judge.chance_rules`), documented in each claims file). A claim may read a
+(:mod:`normbench.judge.chance.rules`), documented in each claims file). A claim may read a
 different metric per role (``metrics: {role: metric}``), e.g. one model's keys before and after
 its norm. Every claim says whose it is (``owner``: ``paper`` for a number the paper reports,
 ``normbench`` for a target of our own, with ``why``). :func:`judge` returns one of
@@ -29,7 +29,7 @@ from typing import Any, NamedTuple
 from normbench.archive.claim import OWNERS, ClaimSpec
 from normbench.io import read_yaml
 from normbench.judge import tuned
-from normbench.judge.chance_rules import above_null, chance_claims, paper_chance
+from normbench.judge.chance.rules import above_null, chance_claims, paper_chance
 from normbench.judge.counting import counted, counted_note, entry_head, finished_seeds, reasons
 from normbench.judge.qualify import qualify
 from normbench.judge.rules.registry import CLAIM_RULES, RULE_CHECKS, RULE_KINDS, SEED_RULES
@@ -215,7 +215,7 @@ class BoardClaims(NamedTuple):
 
 def board_claims(bench: dict[str, Any], variants: list[dict[str, Any]], config: dict[str, Any] | None) -> BoardClaims:
     """A board's judged claims: those of its claims file (``bench.claims``), and one against chance per unselectable
-    fraction with a null (:func:`normbench.judge.chance_rules.chance_claims`). With ``bench.tuned`` (the resolved
+    fraction with a null (:func:`normbench.judge.chance.rules.chance_claims`). With ``bench.tuned`` (the resolved
     view, :mod:`normbench.judge.tuned`) the claims file's claims are judged at the shared rate and again at the
     tuned rates, each claim's variants read at that rate."""
     specs = load_claims(bench["claims"]) if bench.get("claims") else []

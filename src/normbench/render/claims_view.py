@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from normbench.archive import Board, JudgedClaim
-from normbench.judge.chance import chance_text
+from normbench.judge.chance.board import chance_text
 from normbench.judge.describe import describe, describe_difference, describe_seeds, source_text
 from normbench.render.markdown import Lines, cell
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from normbench.judge.chance_rules import judge_chance, judge_chance_growth
+from normbench.judge.chance.rules import judge_chance, judge_chance_growth
 from normbench.judge.rules import equivalence, stability, values
 from normbench.judge.rules.all_zero import judge_all_zero
 from normbench.judge.rules.attention_feed import judge_attention_feed
