@@ -127,13 +127,13 @@ def test_wheel_install_resolves_tasks_by_name(tmp_path: Path) -> None:
 
 
 def test_every_subpackage_ships_in_the_wheel() -> None:
-    """pyproject.toml lists the packages by hand: a new subpackage of src/normbench must be listed, or a plain
-    install lacks it (``normbench card`` once did)."""
+    """pyproject.toml lists the packages by hand: a new subpackage of src/normbench, at any depth, must be listed, or
+    a plain install lacks it (``normbench card`` once did)."""
     import tomllib
 
     listed = set(tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
     src = REPO / "src" / "normbench"
-    found = {"normbench", *(f"normbench.{p.parent.name}" for p in src.glob("*/__init__.py"))}
+    found = {".".join(("normbench", *p.parent.relative_to(src).parts)) for p in src.rglob("__init__.py")}
     assert found <= listed, sorted(found - listed)
 
 

@@ -11,7 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from normbench.archive import facts
-from normbench.judge import chance, collapse
+from normbench.judge import collapse
+from normbench.judge.chance import columns, null
 
 DATA = {"class_path": "normbench.data.lm.LMDataModule", "init_args": {"data_dir": "/nowhere"}}
 PARAMS = {"data": DATA}
@@ -68,13 +69,13 @@ def test_a_corpus_that_is_not_here_is_read_from_the_archive(dirs: tuple[Path, Pa
         "init_args": {"data_dir": "/nowhere", "source": "local"},
     }
     entropy = {"data": data}
-    sizes = {"data": data, "version": chance.VERSION}
+    sizes = {"data": data, "version": null.VERSION}
     for kind, params, value in (("unigram_entropy", entropy, 6.25), ("set_sizes", sizes, [[12, 2], [9, 1]])):
         doc = {"kind": kind, "params": params, "value": value}
         (committed / facts.fact_name(kind, params)).write_text(json.dumps(doc), encoding="utf-8")
     collapse._unigram_entropy.cache_clear()
     assert collapse.unigram_entropy_of_run({"config": {"data": data}}) == 6.25
-    assert chance.set_sizes_from_data({"data": data}) == [12, 12, 9]
+    assert columns.set_sizes_from_data({"data": data}) == [12, 12, 9]
     missing = {"data": {**data, "init_args": {"data_dir": "/nowhere/else", "source": "local"}}}
     with pytest.raises(ValueError, match="data.data_dir"):  # neither archived nor here: said, never silent
         collapse.unigram_entropy_of_run({"config": missing})
@@ -83,8 +84,8 @@ def test_a_corpus_that_is_not_here_is_read_from_the_archive(dirs: tuple[Path, Pa
 
 @given(st.lists(st.integers(1, 5), max_size=40))
 def test_run_lengths_round_trip(values: list[int]) -> None:
-    pairs = chance.run_lengths(values)
-    assert chance.from_run_lengths(pairs) == values
+    pairs = columns.run_lengths(values)
+    assert columns.from_run_lengths(pairs) == values
     assert all(a[0] != b[0] for a, b in zip(pairs, pairs[1:], strict=False))
 
 
@@ -99,7 +100,7 @@ def test_every_archived_run_of_a_corpus_has_its_board_facts_in_the_archive() -> 
     for task, kind in needed.items():
         for path in sorted((results / "archive" / task).glob("*/seed*/*/record.json.gz")):
             data = json.loads(gzip.decompress(path.read_bytes()))["config"]["data"]
-            params = {"data": data, **({"version": chance.VERSION} if kind == "set_sizes" else {})}
+            params = {"data": data, **({"version": null.VERSION} if kind == "set_sizes" else {})}
             name = facts.fact_name(kind, params)
             if facts.read_fact(results / "archive" / facts.FACTS / name, kind, params) is None:
                 missing.add(f"{task} {kind} ({path.parts[-4]})")

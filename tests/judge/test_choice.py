@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from normbench.boards.build import build
-from normbench.judge.choice import build_choice, render_choice, split_name
+from normbench.judge.choice import build_choice, split_name
+from normbench.judge.choice_text import render_choice
 from normbench.publish import leaderboard as lb
 from tests.factories import make_record
 
@@ -98,18 +99,6 @@ def test_on_an_axis_of_several_keys_the_edge_is_taken_in_each_key() -> None:
     assert group["at_edge"] is True and "(the smallest in every key of the grid)" in md
 
 
-def test_collapsed_seeds_are_shown_beside_their_value() -> None:
-    board = build("lm", "dyt-alpha", grid_records(), {"metrics": METRICS, "choice": SPEC})
-    variants = board.to_json()["variants"]
-    entry = next(v for v in variants if v["name"] == "pre/dyt,alpha0=0.5")
-    entry["collapsed"] = ["0", "1"]
-    choice = build_choice(SPEC, variants, METRICS)
-    assert choice["groups"][0]["rows"][0]["collapsed"] == ["0", "1"]
-    assert "| 0.5 | 2 | 6.440 ± 0.000 | 6.540 ± 0.000 | seeds 0, 1 collapsed or at chance |" in "\n".join(
-        render_choice(choice)
-    )
-
-
 def test_a_value_where_a_seed_diverged_is_not_chosen_and_the_table_says_why() -> None:
     """The best mean over a value's surviving seeds does not win: a diverged seed makes that value unstable, and the
     table names the seed and its step instead of hiding it behind a smaller seed count."""
@@ -168,20 +157,6 @@ def test_one_measured_value_is_no_choice() -> None:
     (group,) = board.choice["groups"]
     assert group["chosen"] is None and group["measured"] == 1
     assert "no `alpha0` chosen (only one value has a mean `final_val_loss`" in lb.render_markdown(board, [])
-
-
-def test_an_unfinished_grid_chooses_nothing_yet_and_one_seed_shows_no_spread() -> None:
-    """A grid board built while runs are missing marks the value leading so far, not a choice; a value measured on
-    one seed shows its mean alone (a std of one seed is not a spread)."""
-    records = [r for r in grid_records() if not (r["variant"].endswith("alpha0=10.0") and r["seed"] == 1)]
-    records = [r for r in records if "alpha0=5.0" not in r["variant"]]  # 10.0 leads, on one seed
-    board = build("lm", "dyt-alpha", records, {"metrics": METRICS, "choice": SPEC})
-    unfinished = "\n".join(render_choice(board.choice, complete=False))
-    assert "| `pre/dyt` | 10.0 | 1 | 6.050 | 6.150 | – | **leading** |" in unfinished
-    assert "nothing is chosen yet" in unfinished and "**chosen**" not in unfinished
-    assert "`alpha0` = 10.0 leads so far" in unfinished and "It is the largest value trained so far." in unfinished
-    finished = "\n".join(render_choice(board.choice))
-    assert "| 10.0 | 1 | 6.050 | 6.150 | – | **chosen** |" in finished and "nothing is chosen" not in finished
 
 
 # The learning-rate grids' rule (bench.choice.rule: robust) and the tuning budget a task declares.

@@ -154,7 +154,7 @@ def test_no_committed_claim_is_reproduced_while_its_interval_includes_zero(path:
 def test_every_unselectable_fraction_with_a_null_is_judged_against_it(path: Path) -> None:
     """A board that shows a random-key null beside an unselectable fraction judges the cell against it, and
     shows the null's standard error."""
-    from normbench.judge.chance_rules import CELL_COLUMN
+    from normbench.judge.chance.rules import CELL_COLUMN
 
     doc = expand(json.loads(path.read_text(encoding="utf-8")))  # each null where it is shown, in either format
     judged = {(c["variants"]["trained"], c["metric"]) for c in doc.get("against_chance") or []}

@@ -9,7 +9,9 @@ import pytest
 
 from normbench.archive import JudgedClaim
 from normbench.boards.build import build, build_tables
-from normbench.judge.claims import judge, judge_ratio, judge_values, load_claims
+from normbench.judge.claims import judge, load_claims
+from normbench.judge.rules.ratio import judge_ratio
+from normbench.judge.rules.values import judge_values
 from normbench.judge.stats import aggregate
 from normbench.publish import leaderboard as lb
 from normbench.render.board import render_table, status_cell
@@ -107,7 +109,7 @@ def test_values_rule_needs_a_tost_not_a_wide_interval_around_the_paper_value() -
 
 
 def test_equivalence_rule_is_a_tost_with_a_declared_margin() -> None:
-    from normbench.judge.claims import judge_equivalence
+    from normbench.judge.rules.equivalence import judge_equivalence
 
     both = {"reference": "ref", "margin": 0.02, "margin_why": "m"}
     verdict, text, _, test = judge_equivalence(both, {"ref": [0.80, 0.81, 0.80], "c": [0.80, 0.81, 0.805]})
@@ -138,7 +140,7 @@ def test_ratio_rule_reaches_every_verdict() -> None:
 
 
 def test_positive_zero_rule_needs_two_seeds() -> None:
-    from normbench.judge.claims import judge_positive_zero
+    from normbench.judge.rules.positive_zero import judge_positive_zero
 
     rule = {"positive": "p", "zero": "z"}
     assert judge_positive_zero(rule, {"p": [0.1, 0.11, 0.12], "z": [0.0, 0.0, 0.0]})[0] == "reproduced"
@@ -431,13 +433,13 @@ def test_the_difference_is_labelled_in_the_order_it_is_computed() -> None:
     diff = entry["difference"]
     assert diff["of"] == ["without_projection", "with_projection"] and diff["estimate"] == pytest.approx(-0.4)
     assert entry["verdict"] == "reproduced"
-    from normbench.judge.claims import describe_difference
+    from normbench.judge.describe import describe_difference
 
     assert describe_difference(entry).startswith("without_projection − with_projection = -0.4")
 
 
 def test_missing_seeds_are_never_dropped_silently() -> None:
-    from normbench.judge.claims import judge_ordering
+    from normbench.judge.rules.ordering import judge_ordering
 
     rule = {"lower": "w"}
     # a seed of the lower role never reached the threshold: nothing can be said

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from normbench.archive import JudgedClaim
-from normbench.judge.claims import attention_feed, judge
+from normbench.judge.claims import judge
+from normbench.judge.rules.attention_feed import attention_feed
 from normbench.judge.stats import aggregate
 from normbench.render.board import render_incomplete, render_matrix
 from normbench.render.claims_view import finding

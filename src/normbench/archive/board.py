@@ -136,7 +136,7 @@ class Board(JsonObject):
             (``series``, ``at_step`` or ``first_below``); ``columns``: the metrics the Markdown shows.
         variants: the :class:`VariantEntry` rows; ``tables``: paper-style tables; ``claims``: the
             :class:`~normbench.archive.claim.JudgedClaim` list; ``against_chance``: one claim per unselectable
-            fraction against its random-key null (:mod:`normbench.judge.chance_rules`).
+            fraction against its random-key null (:mod:`normbench.judge.chance.rules`).
         reproducibility, collapse, choice, matrix, width, decided_by: the views a sweep's config asks for.
         failed_runs: runs that failed (named, never averaged); ``supersedes``: the build this one replaced.
         sweep_key, sweep: the sweep's key and definition; ``planned_runs``, ``finished_runs``: its size.

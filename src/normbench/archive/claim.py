@@ -85,7 +85,7 @@ class JudgedClaim(JsonObject):
         paper_chance: the random-key null at the paper's own key counts beside the paper's value (its ``chance_at``).
         rates: on a board judged at shared and tuned learning rates, role -> the rate its variant was judged at.
         failures: a stability claim's counts, role -> learning rate -> ``{failed, runs}``
-            (:mod:`normbench.judge.stability`).
+            (:mod:`normbench.judge.rules.stability`).
         provisional: ``{finished, declared}`` where the claim was judged on fewer finished seeds (failed ones
             included) than its protocol declares: the verdict is not final.
         against_null: for a claim with ``above_chance``, that role's fraction against its matched random-key null

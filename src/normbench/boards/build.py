@@ -32,7 +32,7 @@ from normbench.boards.published import (
     value_of,
 )
 from normbench.io import strict_json
-from normbench.judge.chance import with_chance
+from normbench.judge.chance.board import with_chance
 from normbench.judge.choice import build_choice, sort_key
 from normbench.judge.claims import board_claims
 from normbench.judge.collapse import check_spec as check_collapse

@@ -26,7 +26,7 @@ from normbench.cards.build import (
 )
 from normbench.cards.probe import NormFacts
 from normbench.cards.protocol import options_text
-from normbench.judge.claims import describe, describe_difference, describe_seeds
+from normbench.judge.describe import describe, describe_difference, describe_seeds
 from normbench.render.chance_view import chance_rows
 from normbench.render.claims_view import anchor, detectable_text
 from normbench.render.markdown import Lines, cell

@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from normbench.archive import BoardError, load_board
-from normbench.judge.choice import sort_key, split_name, waiting_text
+from normbench.judge.choice import sort_key, split_name
+from normbench.judge.choice_text import waiting_text
 
 RATES = ("shared", "tuned")
 

@@ -16,7 +16,7 @@ from normbench import __version__
 from normbench.archive import Board, parse_board
 from normbench.boards.build import build_protocol, build_tables, flag_seeds, n_layers_of, reproducibility
 from normbench.io import strict_json
-from normbench.judge.chance import with_chance
+from normbench.judge.chance.board import with_chance
 from normbench.judge.choice import build_choice
 from normbench.judge.claims import board_claims
 from normbench.judge.collapse import check_spec as check_collapse

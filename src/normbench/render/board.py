@@ -13,8 +13,8 @@ from typing import Any
 
 from normbench.archive import Board, JudgedClaim, Metric, VariantEntry
 from normbench.boards.progress import render_progress
-from normbench.judge.chance import chance_text
-from normbench.judge.choice import render_choice
+from normbench.judge.chance.board import chance_text
+from normbench.judge.choice_text import render_choice
 from normbench.judge.collapse import AT_CHANCE, COLLAPSED
 from normbench.judge.reference_runs import render_reference
 from normbench.judge.stats import gap, values_of

@@ -23,7 +23,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from normbench.judge.chance import chance_text  # noqa: E402
+from normbench.judge.chance.board import chance_text  # noqa: E402
 from normbench.judge.stats import difference_interval, values_of  # noqa: E402
 from normbench.render.matrix import layer_mean  # noqa: E402
 from normbench.render.plots import save_png  # noqa: E402

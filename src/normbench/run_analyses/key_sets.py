@@ -132,8 +132,8 @@ def paper_null(row: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any] | No
     dimension the row's keys span (``row.null_d``), for the paper's column; ``None`` for a row without one."""
     if not row.get("null_d"):
         return None
-    from normbench.judge.chance import chance_fraction  # the null's module; imported where it is drawn
-    from normbench.judge.chance_rules import PAPER_CHANCE_SETS
+    from normbench.judge.chance.null import chance_fraction  # the null's module; imported where it is drawn
+    from normbench.judge.chance.rules import PAPER_CHANCE_SETS
 
     keys = [int(n) for n in spec.get("paper_keys", [768, 1024])]
     means = [100 * chance_fraction(int(row["null_d"]), n, sets=PAPER_CHANCE_SETS)["mean"] for n in keys]

@@ -7,7 +7,7 @@ from scipy import stats
 
 from normbench.archive import JudgedClaim
 from normbench.judge.claims import check_claim, judge
-from normbench.judge.stability import counts, detectable_failure_rate
+from normbench.judge.rules.stability import counts, detectable_failure_rate
 from normbench.render.claims_view import details
 from tests.factories import make_variant
 

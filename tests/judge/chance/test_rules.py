@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from normbench.judge import chance_rules
-from normbench.judge.chance_rules import chance_claims, paper_chance
+from normbench.judge.chance import rules as chance_rules
+from normbench.judge.chance.rules import chance_claims, paper_chance
 from normbench.judge.claims import judge
 
 

@@ -1,8 +1,8 @@
 """Claims against chance: trained keys beside random keys of the same count and dimension.
 
 An unselectable fraction means little on its own: in low dimensions most random keys lie inside the hull of the
-others. Every fraction a board shows has its null beside it (:func:`normbench.judge.chance.with_chance`: the
-matched null, drawn until its standard error is below a tenth of the seed spread). Three rules read it:
+others. Every fraction a board shows has its null beside it (:func:`normbench.judge.chance.board.with_chance`:
+the matched null, drawn until its standard error is below a tenth of the seed spread). Three rules read it:
 
 * ``chance`` (one cell: a variant's column): the trained keys are unselectable *more* often than random keys,
   the premise of reading an unselectable fraction as something training did. d = mean over seeds − the null's
@@ -22,7 +22,7 @@ import math
 import re
 from typing import Any
 
-from normbench.judge.chance import chance_fraction
+from normbench.judge.chance.null import chance_fraction
 from normbench.judge.counting import counted, counted_note, entry_head, finished_seeds, reasons
 from normbench.judge.stats import Interval, null_difference, values_of
 
