@@ -8,7 +8,8 @@ import json
 import pytest
 
 from normbench.archive import JudgedClaim
-from normbench.boards.build import build, build_tables
+from normbench.boards.build import build
+from normbench.boards.paper import build_tables
 from normbench.judge.claims import judge, judge_ratio, judge_values, load_claims
 from normbench.judge.stats import aggregate
 from normbench.publish import leaderboard as lb
@@ -451,7 +452,7 @@ def test_missing_seeds_are_never_dropped_silently() -> None:
 
 
 def test_a_qk_norm_variant_says_so_in_its_row() -> None:
-    from normbench.boards.build import variant_entry
+    from normbench.boards.variants import variant_entry
 
     record = make_record(
         "pre/none+qknorm",

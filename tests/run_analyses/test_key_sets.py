@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from normbench.boards.build import build_tables
+from normbench.boards.paper import build_tables
 from normbench.render.board import render_table
 from normbench.run_analyses import key_sets
 

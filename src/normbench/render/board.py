@@ -218,7 +218,7 @@ def paper_cell(value: float | None) -> str:
 
 
 def render_table(table: Mapping[str, Any]) -> Lines:
-    """Markdown of one paper table (:func:`normbench.boards.build.build_tables`): measured mean ± std,
+    """Markdown of one paper table (:func:`normbench.boards.paper.build_tables`): measured mean ± std,
     then the paper's value."""
     lines = [f"### {table['title']}", ""]
     if table["note"]:
