@@ -13,7 +13,8 @@ from normbench.boards.paper import build_tables
 from normbench.judge.claims import judge, judge_ratio, judge_values, load_claims
 from normbench.judge.stats import aggregate
 from normbench.publish import leaderboard as lb
-from normbench.render.board import render_table, status_cell
+from normbench.render.board_sections.cells import status_cell
+from normbench.render.board_sections.paper import render_table
 from normbench.render.claims_view import finding
 from tests.factories import make_record
 

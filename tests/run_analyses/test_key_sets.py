@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from normbench.boards.paper import build_tables
-from normbench.render.board import render_table
+from normbench.render.board_sections.paper import render_table
 from normbench.run_analyses import key_sets
 
 SPEC = {
