@@ -13,12 +13,13 @@ import yaml
 
 from normbench.archive.board import dumps_board
 from normbench.boards.build import build
-from normbench.cards.build import build_card, card_claims, summary_table, task_card
+from normbench.cards.build import build_card, card_claims, task_card
 from normbench.cards.make import make_card, parse_placements, parse_tasks, plan_card
 from normbench.cards.probe import inputs as probe_inputs
 from normbench.cards.probe import probe
 from normbench.cards.protocol import CardProtocol, NamedCard, card_variant, probed_component, slug, tasks_with_cards
 from normbench.cards.render import render_card
+from normbench.cards.summary import summary_table
 from normbench.judge import tuned as tuned_view
 from normbench.judge.claims import check_claim
 from normbench.judge.qualify import margin_registration
@@ -490,27 +491,6 @@ def test_the_card_judges_at_each_variants_tuned_rate_and_counts_failures_over_th
 
 
 @pytest.mark.parametrize(
-    ("metric", "shown"),
-    [
-        ({"mean": 0.93731, "std": 0.00088391, "n": 10}, "0.93731 ± 0.00088 (n = 10)"),
-        ({"mean": 1031.2, "std": 116.4, "n": 10}, "1031 ± 116 (n = 10)"),
-        ({"mean": 73.453, "std": 3.259, "n": 10}, "73.5 ± 3.3 (n = 10)"),
-        ({"mean": 5.2281, "std": 0.0, "n": 3}, "5.2281 ± 0.0000 (n = 3)"),
-        ({"mean": 5.2281, "std": None, "n": 1}, "5.228 (n = 1)"),
-        ({"mean": -1e-5, "std": 0.01, "n": 3}, "0.000 ± 0.010 (n = 3)"),
-        ({"mean": 0.5, "std": 1e-18, "n": 3}, "0.5000000000 ± 0.0000000000 (n = 3)"),
-        ({"mean": 0.5, "std": float("inf"), "n": 3}, "0.5 ± inf (n = 3)"),
-        ({"mean": None, "note": "not run"}, "not run"),
-        (None, "–"),
-    ],
-)
-def test_a_card_value_shows_its_std_to_two_digits_and_the_mean_to_the_same_place(metric: dict, shown: str) -> None:
-    from normbench.cards.build import fmt
-
-    assert fmt(metric) == shown
-
-
-@pytest.mark.parametrize(
     ("finished", "says"),
     [
         (
@@ -522,8 +502,8 @@ def test_a_card_value_shows_its_std_to_two_digits_and_the_mean_to_the_same_place
     ],
 )
 def test_a_tuning_section_says_whether_its_grid_or_its_judging_seeds_wait(finished: int, says: str) -> None:
-    from normbench.cards.build import grid_progress, waiting
     from normbench.cards.render import tuning_lines
+    from normbench.cards.summary import grid_progress, waiting
 
     planned = None if finished is None else 42
     grid = {"planned": planned, "finished": finished or 30, "failed_seeds": {}, "seeds": [100, 101]}
@@ -536,8 +516,8 @@ def test_a_tuning_section_says_whether_its_grid_or_its_judging_seeds_wait(finish
 
 def test_a_norm_that_fails_at_every_rate_of_its_grid_says_so_at_the_tuned_rate() -> None:
     """A norm that diverges at every rate has no tuned rate: its tuned rows say why, not "not run"."""
-    from normbench.cards.build import card_claims, no_rate, summary_table
     from normbench.cards.render import tuning_lines
+    from normbench.cards.summary import no_rate
     from normbench.judge.claims import judge
 
     protocol = CardProtocol.of("majority")
@@ -567,18 +547,6 @@ def test_a_norm_that_fails_at_every_rate_of_its_grid_says_so_at_the_tuned_rate()
     tuned["failed_by_role"] = {"new": [3, 3]}  # at its chosen rate, every judging seed failed: said as at the shared
     (row,) = summary_table([task])
     assert row["vs_rmsnorm"] == "worse (3 of 3 seeds failed: none left to judge)"
-
-
-def test_a_value_says_its_failed_seeds_once() -> None:
-    """Beside a mean, its variant's failed seeds; a value that is only a note (no seed finished) keeps the note alone."""
-    from normbench.cards.build import value_text
-
-    row = {"mean": 0.9, "std": 0.01, "n": 7}
-    assert value_text(row, [3, 10]) == "0.900 ± 0.010 (n = 7); 3 of 10 seeds failed"
-    assert value_text(row, None) == "0.900 ± 0.010 (n = 7)"
-    gone = {"mean": None, "note": "no seed finished without diverging"}
-    assert value_text(gone, [10, 10]) == "no seed finished without diverging"
-    assert value_text(None, [2, 2]) == "–; 2 of 2 seeds failed"
 
 
 def test_the_protocol_line_sets_the_measured_platform_drift_beside_the_margin() -> None:

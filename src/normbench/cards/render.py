@@ -13,19 +13,11 @@ from typing import Any
 from normbench.archive import JudgedClaim
 from normbench.archive.store import cpu_family
 from normbench.boards.norm_board import drift_comparable
-from normbench.cards.build import (
-    BASELINES,
-    Card,
-    comparisons,
-    fmt,
-    grid_progress,
-    interval_text,
-    no_rate,
-    summary_table,
-    verdict_text,
-)
+from normbench.cards.build import Card
 from normbench.cards.probe import NormFacts
 from normbench.cards.protocol import options_text
+from normbench.cards.summary import fmt, grid_progress, no_rate, summary_table
+from normbench.cards.verdicts import BASELINES, comparisons, interval_text, verdict_text
 from normbench.judge.claims import describe, describe_difference, describe_seeds
 from normbench.render.chance_view import chance_rows
 from normbench.render.claims_view import anchor, detectable_text
@@ -66,7 +58,7 @@ TEST_WORDS = {
 
 
 def comparison_lines(claims: list[dict[str, Any]], rate: str = "") -> Lines:
-    """The verdicts against LayerNorm and RMSNorm (:func:`normbench.cards.build.compare`), one row per metric and
+    """The verdicts against LayerNorm and RMSNorm (:func:`normbench.cards.verdicts.compare`), one row per metric and
     baseline with its intervals, then each test behind them in a collapsible block (``rate``: ``tuned`` where the
     section's claims are judged at the tuned rates, so their anchors differ)."""
     lines = [
