@@ -13,14 +13,14 @@ from pathlib import Path
 
 from mkdocs.structure.files import File, Files
 
-from normbench.site import docs_pages
+from normbench.site import board_pages, docs_pages
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "results"
 
 
 def on_files(files: Files, config) -> Files:
-    for src_uri, path in docs_pages.figures(RESULTS):
+    for src_uri, path in board_pages.figures(RESULTS):
         files.append(File.generated(config, src_uri, abs_src_path=str(path)))
     return files
 

@@ -3,7 +3,7 @@ typed by hand.
 
 Results reach the documentation only through generation: the results pages include the leaderboards
 when the site is built (``docs/hooks.py``, :mod:`normbench.site.docs_pages`), and the README's
-teaser is written by :func:`normbench.site.docs_pages.teaser`. The number check below is what keeps
+teaser is written by :func:`normbench.site.teaser.teaser`. The number check below is what keeps
 it so: every number in ``README.md`` and ``docs/**/*.md`` that reads like a measured result must be one
 the leaderboards print.
 
@@ -32,7 +32,7 @@ import pytest
 import yaml
 
 import normbench
-from normbench.site import docs_pages
+from normbench.site import board_pages, docs_pages, included_files, teaser
 
 REPO = Path(normbench.__file__).resolve().parents[2]
 DOCS = REPO / "docs"
@@ -355,15 +355,15 @@ def test_the_readme_is_a_front_page() -> None:
 
 def test_the_readme_teaser_is_generated_from_the_boards_as_they_are() -> None:
     text = README.read_text(encoding="utf-8")
-    block = docs_pages.teaser_block(text)
-    assert block is not None, f"README.md has no {docs_pages.TEASER_START} ... {docs_pages.TEASER_END} block"
-    assert block == docs_pages.teaser(RESULTS), (
+    block = teaser.teaser_block(text)
+    assert block is not None, f"README.md has no {teaser.TEASER_START} ... {teaser.TEASER_END} block"
+    assert block == teaser.teaser(RESULTS), (
         "the README's results teaser is stale: run `python -m normbench.site.docs_pages --readme README.md`"
     )
 
 
 def test_the_teaser_prints_the_boards_numbers() -> None:
-    assert hand_typed_results(docs_pages.teaser(RESULTS), Sources(generated_texts())) == []
+    assert hand_typed_results(teaser.teaser(RESULTS), Sources(generated_texts())) == []
 
 
 def test_the_readme_links_resolve() -> None:
@@ -376,12 +376,12 @@ def test_the_readme_links_resolve() -> None:
 
 def test_the_teaser_command_rewrites_only_the_block(tmp_path: Path) -> None:
     readme = tmp_path / "README.md"
-    readme.write_text(f"# x\n\nbefore\n{docs_pages.TEASER_START}\nold\n{docs_pages.TEASER_END}\nafter\n")
+    readme.write_text(f"# x\n\nbefore\n{teaser.TEASER_START}\nold\n{teaser.TEASER_END}\nafter\n")
     assert docs_pages.main(["--readme", str(readme), "--results_dir", str(RESULTS), "--check"]) == 1
     assert docs_pages.main(["--readme", str(readme), "--results_dir", str(RESULTS)]) == 0
     text = readme.read_text()
-    assert text.startswith("# x\n\nbefore\n") and text.endswith(f"{docs_pages.TEASER_END}\nafter\n")
-    assert docs_pages.teaser_block(text) == docs_pages.teaser(RESULTS)
+    assert text.startswith("# x\n\nbefore\n") and text.endswith(f"{teaser.TEASER_END}\nafter\n")
+    assert teaser.teaser_block(text) == teaser.teaser(RESULTS)
     assert docs_pages.main(["--readme", str(readme), "--results_dir", str(RESULTS), "--check"]) == 0
     assert docs_pages.main(["--readme"]) == 2 and docs_pages.main(["--bogus"]) == 2
 
@@ -397,10 +397,10 @@ def committed_boards() -> list[str]:
             ["git", "ls-files", "--", "results"], cwd=REPO, capture_output=True, text=True, timeout=60, check=True
         ).stdout.split()
     except (OSError, subprocess.SubprocessError):
-        return docs_pages.boards(RESULTS)
-    suffix = f"/{docs_pages.BOARD_FILE}"
+        return board_pages.boards(RESULTS)
+    suffix = f"/{board_pages.BOARD_FILE}"
     keys = [p.removeprefix("results/").removesuffix(suffix) for p in tracked if p.endswith(suffix)]
-    return sorted(keys) or docs_pages.boards(RESULTS)
+    return sorted(keys) or board_pages.boards(RESULTS)
 
 
 def test_every_board_has_a_results_page() -> None:
@@ -411,8 +411,8 @@ def test_every_board_has_a_results_page() -> None:
     }
     boards = committed_boards()
     assert boards and sorted(shown) == boards
-    assert all(shown[key] == docs_pages.page_of(key) for key in boards)
-    assert docs_pages.published(RESULTS, DOCS) == boards
+    assert all(shown[key] == board_pages.page_of(key) for key in boards)
+    assert board_pages.published(RESULTS, DOCS) == boards
 
 
 def test_the_committed_pages_hold_what_the_boards_generate() -> None:
@@ -422,14 +422,14 @@ def test_the_committed_pages_hold_what_the_boards_generate() -> None:
         f"stale generated blocks in {[p.relative_to(REPO).as_posix() for p in stale]}: run "
         "`python -m normbench.site.docs_pages --docs docs`"
     )
-    majority = (DOCS / docs_pages.page_of("majority")).read_text(encoding="utf-8")
+    majority = (DOCS / board_pages.page_of("majority")).read_text(encoding="utf-8")
     assert "| `pre/both` |" in majority and "![loss](../../results/majority/loss.png)" in majority
     assert (DOCS / "results" / "../../results/majority/loss.png").resolve() == RESULTS / "majority" / "loss.png"
 
 
 def relative_links(markdown: str) -> list[str]:
     """The relative link targets of a Markdown text (anchors dropped)."""
-    return [m[3].split("#")[0] for m in docs_pages.LINK.finditer(markdown) if m[3].split("#")[0]]
+    return [m[3].split("#")[0] for m in included_files.LINK.finditer(markdown) if m[3].split("#")[0]]
 
 
 def test_a_board_of_ones_own_sweep_adds_no_link_to_a_missing_page(tmp_path: Path) -> None:
@@ -445,9 +445,9 @@ def test_a_board_of_ones_own_sweep_adds_no_link_to_a_missing_page(tmp_path: Path
     own.mkdir()
     for name in ("leaderboard.json", "leaderboard.md", "loss.png"):
         shutil.copy(RESULTS / "majority" / name, own / name)
-    assert "majority/quick-5e097699" in docs_pages.boards(results)
-    assert docs_pages.published(results, docs) == docs_pages.published(RESULTS, DOCS)
-    figures = {src for src, _ in docs_pages.figures(results)}  # the site's figures: copies made at build time
+    assert "majority/quick-5e097699" in board_pages.boards(results)
+    assert board_pages.published(results, docs) == board_pages.published(RESULTS, DOCS)
+    figures = {src for src, _ in board_pages.figures(results)}  # the site's figures: copies made at build time
     pages = [p for p in sorted(docs.rglob("*.md")) if docs_pages.blocks(p.read_text(encoding="utf-8").splitlines())]
     assert docs / "results" / "index.md" in pages and docs / "benches.md" in pages
     for path in pages:
@@ -494,12 +494,12 @@ def test_a_generated_block_is_replaced_and_what_is_typed_stays(tmp_path: Path) -
 
 
 def test_a_board_is_included_with_its_figures_and_headings_one_level_down() -> None:
-    page = docs_pages.page_of("majority")
+    page = board_pages.page_of("majority")
     text = docs_pages.render_page("# Majority\n\n<!-- board: majority -->\n", page, RESULTS, REPO)
     board = (RESULTS / "majority" / "leaderboard.md").read_text(encoding="utf-8")
     assert "\n## normbench leaderboard: `majority`" in text and "\n### Variants" in text
     assert "![loss](figures/majority/loss.png)" in text
-    figures = dict(docs_pages.figures(RESULTS))
+    figures = dict(board_pages.figures(RESULTS))
     assert figures["results/figures/majority/loss.png"] == RESULTS / "majority" / "loss.png"
     # every line of the board's tables is there as it is
     assert all(line in text for line in board.splitlines() if line.startswith("|"))

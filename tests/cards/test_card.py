@@ -14,12 +14,13 @@ import yaml
 
 from normbench.archive.board import dumps_board
 from normbench.boards.build import build
-from normbench.cards.build import build_card, card_claims, summary_table, task_card
+from normbench.cards.build import build_card, card_claims, task_card
 from normbench.cards.make import make_card, parse_placements, parse_tasks, plan_card
 from normbench.cards.probe import inputs as probe_inputs
 from normbench.cards.probe import probe
 from normbench.cards.protocol import CardProtocol, NamedCard, card_variant, probed_component, slug, tasks_with_cards
 from normbench.cards.render import render_card
+from normbench.cards.summary import summary_table
 from normbench.judge import tuned as tuned_view
 from normbench.judge.claims import check_claim
 from normbench.judge.qualify import margin_registration
@@ -291,29 +292,6 @@ def test_a_section_with_the_baselines_runs_only_says_the_new_norm_has_not_run(tm
     assert "## majority (post)" in render_card(card)
 
 
-def test_the_protocol_table_gives_each_variants_norms_and_the_summary_says_where_a_baseline_mixes_them() -> None:
-    from normbench.cards.build import Card
-    from normbench.cards.render import baseline_notes, protocol_lines
-
-    def built(attn: str, ffn: str) -> dict:
-        return {"placement": "pre", "parameters": 1234,
-                "norms": {"attn": {"component": attn, "affine": False, "eps": 0.0, "parameters": 0},
-                          "ffn": {"component": ffn, "affine": True, "eps": None, "parameters": 16}}}  # fmt: skip
-
-    section = {"task": "majority", "label": "majority", "preset": "quick-10", "margin": 0.01, "better": "higher",
-               "variants": {"new": "pre/pnorm", "layernorm": "pre/both", "rmsnorm": "pre/scale-blocks"},
-               "norms": {"new": built(PNORM, PNORM), "layernorm": built("both", "both"), "rmsnorm": built("scale", "both")}}  # fmt: skip
-    lines = protocol_lines(section)
-    assert (
-        "| rmsnorm | `pre/scale-blocks` | pre | 1,234 | `scale` (no affine, eps 0, 0 parameters) | `both` (affine, eps "
-        "unused, 16 parameters) |"
-    ) in lines
-    assert baseline_notes(Card(PNORM, {}, [section], 0.0)) == [
-        "The rmsnorm baseline on majority is the published variant: `scale` as the attention norm, `both` as the FFN "
-        "norm (each section's protocol table); the new norm replaces both."
-    ]
-
-
 def test_a_task_without_a_board_is_not_run(tmp_path: Path) -> None:
     section = task_card(PNORM, CardProtocol.of("lm"), tmp_path)
     assert section["status"] == "not run"
@@ -499,27 +477,6 @@ def test_the_card_judges_at_each_variants_tuned_rate_and_counts_failures_over_th
 
 
 @pytest.mark.parametrize(
-    ("metric", "shown"),
-    [
-        ({"mean": 0.93731, "std": 0.00088391, "n": 10}, "0.93731 ± 0.00088 (n = 10)"),
-        ({"mean": 1031.2, "std": 116.4, "n": 10}, "1031 ± 116 (n = 10)"),
-        ({"mean": 73.453, "std": 3.259, "n": 10}, "73.5 ± 3.3 (n = 10)"),
-        ({"mean": 5.2281, "std": 0.0, "n": 3}, "5.2281 ± 0.0000 (n = 3)"),
-        ({"mean": 5.2281, "std": None, "n": 1}, "5.228 (n = 1)"),
-        ({"mean": -1e-5, "std": 0.01, "n": 3}, "0.000 ± 0.010 (n = 3)"),
-        ({"mean": 0.5, "std": 1e-18, "n": 3}, "0.5000000000 ± 0.0000000000 (n = 3)"),
-        ({"mean": 0.5, "std": float("inf"), "n": 3}, "0.5 ± inf (n = 3)"),
-        ({"mean": None, "note": "not run"}, "not run"),
-        (None, "–"),
-    ],
-)
-def test_a_card_value_shows_its_std_to_two_digits_and_the_mean_to_the_same_place(metric: dict, shown: str) -> None:
-    from normbench.cards.build import fmt
-
-    assert fmt(metric) == shown
-
-
-@pytest.mark.parametrize(
     ("finished", "says"),
     [
         (
@@ -531,8 +488,8 @@ def test_a_card_value_shows_its_std_to_two_digits_and_the_mean_to_the_same_place
     ],
 )
 def test_a_tuning_section_says_whether_its_grid_or_its_judging_seeds_wait(finished: int, says: str) -> None:
-    from normbench.cards.build import grid_progress, waiting
     from normbench.cards.render import tuning_lines
+    from normbench.cards.summary import grid_progress, waiting
 
     planned = None if finished is None else 42
     grid = {"planned": planned, "finished": finished or 30, "failed_seeds": {}, "seeds": [100, 101]}
@@ -545,8 +502,8 @@ def test_a_tuning_section_says_whether_its_grid_or_its_judging_seeds_wait(finish
 
 def test_a_norm_that_fails_at_every_rate_of_its_grid_says_so_at_the_tuned_rate() -> None:
     """A norm that diverges at every rate has no tuned rate: its tuned rows say why, not "not run"."""
-    from normbench.cards.build import card_claims, no_rate, summary_table
     from normbench.cards.render import tuning_lines
+    from normbench.cards.summary import no_rate
     from normbench.judge.claims import judge
 
     protocol = CardProtocol.of("majority")
@@ -576,29 +533,3 @@ def test_a_norm_that_fails_at_every_rate_of_its_grid_says_so_at_the_tuned_rate()
     tuned["failed_by_role"] = {"new": [3, 3]}  # at its chosen rate, every judging seed failed: said as at the shared
     (row,) = summary_table([task])
     assert row["vs_rmsnorm"] == "worse (3 of 3 seeds failed: none left to judge)"
-
-
-def test_a_value_says_its_failed_seeds_once() -> None:
-    """Beside a mean, its variant's failed seeds; a value that is only a note (no seed finished) keeps the note alone."""
-    from normbench.cards.build import value_text
-
-    row = {"mean": 0.9, "std": 0.01, "n": 7}
-    assert value_text(row, [3, 10]) == "0.900 ± 0.010 (n = 7); 3 of 10 seeds failed"
-    assert value_text(row, None) == "0.900 ± 0.010 (n = 7)"
-    gone = {"mean": None, "note": "no seed finished without diverging"}
-    assert value_text(gone, [10, 10]) == "no seed finished without diverging"
-    assert value_text(None, [2, 2]) == "–; 2 of 2 seeds failed"
-
-
-def test_the_protocol_line_sets_the_measured_platform_drift_beside_the_margin() -> None:
-    from normbench.cards.render import drift_text
-
-    def section(drift: float) -> dict:
-        return {"margin": 0.02, "platform_drift": {"final_val_loss": {"drift": drift, "where": "lm pre/both seed 3"}}}
-
-    near = drift_text(section(0.0145))
-    assert (
-        "`final_val_loss` ends 0.015 apart on another platform (lm pre/both seed 3), comparable to the margin" in near
-    )
-    assert "far below the margin" in drift_text(section(0.001))
-    assert drift_text({"margin": 0.02}) == ""

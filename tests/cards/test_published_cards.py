@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from normbench.archive import Board, load_board
-from normbench.site import card_pages, docs_pages
+from normbench.site import board_pages, card_pages
 
 REPO = Path(__file__).resolve().parents[2]
 RESULTS, DOCS = REPO / "results", REPO / "docs"
@@ -25,7 +25,7 @@ def cards() -> dict[str, dict]:
 @functools.cache
 def other_boards() -> dict[str, Board]:
     """Every committed board that is no card's, loaded once."""
-    keys = [key for key in docs_pages.boards(RESULTS) if not card_pages.page_of_card_board(key)]
+    keys = [key for key in board_pages.boards(RESULTS) if not card_pages.page_of_card_board(key)]
     return {key: load_board(RESULTS / key) for key in keys}
 
 

@@ -13,7 +13,8 @@ import pytest
 from normbench.archive import JudgedClaim, load_board
 from normbench.judge.claims import check_claim, judge
 from normbench.render.claims_view import details, finding, short_verdict, verdict_label
-from normbench.site.docs_pages import teaser_verdict, verdicts_table
+from normbench.site.board_tables import verdicts_table
+from normbench.site.teaser import teaser_verdict
 
 RESULTS = Path(__file__).resolve().parents[2] / "results"
 

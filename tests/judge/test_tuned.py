@@ -245,7 +245,7 @@ def test_a_headline_board_names_where_its_claims_are_judged_again_and_no_other_b
     """``bench.protocol.see_also`` is keyed by preset: the quick board points at its ten-seed and tuned boards;
     quick-10 (which extends quick) points at the tuned board only; a report card's board of the quick preset
     judges no claims and gets none of it."""
-    from normbench.boards.build import build_protocol
+    from normbench.boards.paper import build_protocol
 
     spec = {"notes": ["n"], "see_also": {"quick": ["q1", "q2"], "quick-10": ["t"]}}
     assert build_protocol(spec, {}, [], preset="quick")["notes"] == ["n", "q1", "q2"]

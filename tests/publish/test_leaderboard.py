@@ -8,13 +8,15 @@ import json
 import pytest
 
 from normbench.archive import JudgedClaim
-from normbench.boards.build import build, build_tables
+from normbench.boards.build import build
+from normbench.boards.paper import build_tables
 from normbench.judge.claims import judge, load_claims
 from normbench.judge.rules.ratio import judge_ratio
 from normbench.judge.rules.values import judge_values
 from normbench.judge.stats import aggregate
 from normbench.publish import leaderboard as lb
-from normbench.render.board import render_table, status_cell
+from normbench.render.board_sections.cells import status_cell
+from normbench.render.board_sections.paper import render_table
 from normbench.render.claims_view import finding
 from tests.factories import make_record
 
@@ -453,7 +455,7 @@ def test_missing_seeds_are_never_dropped_silently() -> None:
 
 
 def test_a_qk_norm_variant_says_so_in_its_row() -> None:
-    from normbench.boards.build import variant_entry
+    from normbench.boards.variants import variant_entry
 
     record = make_record(
         "pre/none+qknorm",

@@ -122,7 +122,7 @@ def test_the_replaced_build_shows_the_gap_now_for_rules_that_record_none(tmp_pat
     """An "exists" rule records no gap to the paper; the replaced-build table computes it from the seeds."""
     import dataclasses
 
-    from normbench.render.board import render_superseded
+    from normbench.render.board_sections.superseded import render_superseded
 
     board = builder.build("majority", "paper-1000", records(), BENCH)
     then = {
@@ -138,7 +138,7 @@ def test_the_replaced_build_shows_the_gap_now_for_rules_that_record_none(tmp_pat
 
 
 def test_gap_closed_says_whether_the_gap_closed_or_there_was_none() -> None:
-    from normbench.render.board import closed_text
+    from normbench.render.board_sections.superseded import closed_text
 
     zero = {"estimate": 0.0, "low": 0.0, "high": 0.0}
     off = {"estimate": 0.1, "low": 0.05, "high": 0.15}
@@ -200,7 +200,7 @@ def test_rejudging_a_committed_board_that_nothing_changed_leaves_it_as_it_is(tmp
 def test_a_replaced_build_without_paper_claims_lists_its_configs_instead_of_an_empty_table() -> None:
     """A board that judged no claim against a paper value (a card's board) says so, and shows each variant's config
     then and now, rather than a gap table with no rows."""
-    from normbench.render.board import render_superseded
+    from normbench.render.board_sections.superseded import render_superseded
 
     board = builder.build("majority", "paper-1000", records(), BENCH)
     name, digest = board.variants[0].name, board.variants[0].config_hash

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from normbench.archive import Metric, load_board
+from normbench.archive import load_board
 from normbench.publish.unselectable import render as render_grid
-from normbench.render.board import fmt_metric, render
+from normbench.render.board import render
 
 ROOT = Path(__file__).resolve().parents[2]
 BOARDS = [p for p in sorted((ROOT / "results").rglob("leaderboard.json")) if p.parent.name != "unselectable"]
@@ -30,11 +30,3 @@ def test_the_random_grid_board_renders_from_its_grid() -> None:
     if "layernorm_eps" in grid["stats"]:
         plots.append(folder / "random_grid_layernorm_eps.png")
     assert render_grid(board, grid, plots) == (folder / "leaderboard.md").read_text(encoding="utf-8")
-
-
-def test_one_seed_has_no_spread() -> None:
-    one = Metric(per_seed=(0.5,), n=1, mean=0.5, std=0.0)
-    assert fmt_metric(one) == "0.500 ± –"
-    two = Metric(per_seed=(0.5, None), n=1, mean=0.5, std=0.0, note="diverged")
-    assert fmt_metric(two) == "0.500 ± – (n = 1 of 2 seeds)"
-    assert fmt_metric(Metric(per_seed=(1.0, 3.0), n=2, mean=2.0, std=1.4142)) == "2.000 ± 1.414"

@@ -9,7 +9,8 @@ from normbench.archive import JudgedClaim
 from normbench.judge.claims import judge
 from normbench.judge.rules.attention_feed import attention_feed
 from normbench.judge.stats import aggregate
-from normbench.render.board import render_incomplete, render_matrix
+from normbench.render.board import render_incomplete
+from normbench.render.board_sections.matrix_tables import render_matrix
 from normbench.render.claims_view import finding
 from normbench.render.matrix import build_matrix, layer_mean, plot_matrix, split_variant
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from normbench.boards.build import build_tables
-from normbench.render.board import render_table
+from normbench.boards.paper import build_tables
+from normbench.render.board_sections.paper import render_table
 from normbench.run_analyses import key_sets
 
 SPEC = {

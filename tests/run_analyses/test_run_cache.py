@@ -39,7 +39,7 @@ def test_a_broken_checkpoint_is_one_line(tiny_sweep: Path, tmp_path: Path, conte
 def test_a_record_without_its_checkpoint_field_says_so_on_the_board(tiny_sweep: Path, tmp_path: Path) -> None:
     """A finished run whose record names no final checkpoint: its checkpoint analyses read "no final checkpoint",
     not "not logged by this variant"; a series of another kind keeps that note."""
-    from normbench.boards.build import variant_entry
+    from normbench.boards.variants import variant_entry
 
     _, run = copy_of(tiny_sweep, tmp_path)
     record = {**read_record(run / "record.json"), "record_path": str(run / "record.json")}

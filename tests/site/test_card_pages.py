@@ -7,7 +7,7 @@ from pathlib import Path
 from normbench.cards.build import build_card
 from normbench.cards.probe import probe
 from normbench.cards.render import render_card
-from normbench.site import card_pages, docs_pages
+from normbench.site import board_pages, card_pages, docs_pages
 from tests.cards.test_card import PNORM, write_board
 
 
@@ -24,14 +24,14 @@ def write_card(results: Path) -> None:
 
 
 def test_a_cards_board_is_shown_on_the_cards_page() -> None:
-    assert docs_pages.page_of("majority/card-pnorm") == "cards/pnorm.md"
-    assert docs_pages.page_of("lm/card-qknorm") == "cards/qknorm.md"
+    assert board_pages.page_of("majority/card-pnorm") == "cards/pnorm.md"
+    assert board_pages.page_of("lm/card-qknorm") == "cards/qknorm.md"
     assert (
-        docs_pages.page_of("majority/lr-card-pnorm")
-        == docs_pages.page_of("majority/tuned-card-pnorm")
+        board_pages.page_of("majority/lr-card-pnorm")
+        == board_pages.page_of("majority/tuned-card-pnorm")
         == "cards/pnorm.md"
     )
-    assert docs_pages.page_of("majority/quick-10") == "results/majority-quick-10.md"
+    assert board_pages.page_of("majority/quick-10") == "results/majority-quick-10.md"
     assert card_pages.page_of_card_board("majority") is None
 
 
@@ -54,4 +54,4 @@ def test_every_card_gets_its_page_and_a_row_of_the_index(tmp_path: Path) -> None
         "| [`examples.pnorm_example:PNorm`](pnorm.md) | majority | `test_acc@1000` | 0.8060 ± 0.0047 (n = 5) |" in index
     )
     assert docs_pages.write_pages(docs, results, tmp_path, check=True) == []
-    assert docs_pages.published(results, docs) == ["majority/card-pnorm"]
+    assert board_pages.published(results, docs) == ["majority/card-pnorm"]

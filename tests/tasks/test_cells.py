@@ -15,7 +15,7 @@ import typing
 import pytest
 import torch
 
-from normbench.boards.build import variant_entry
+from normbench.boards.variants import variant_entry
 from normbench.nn.norms import COMPONENTS, Norm, NormSpec
 from normbench.nn.placement import PLACEMENTS
 from normbench.tasks import get_task

@@ -9,33 +9,21 @@ joins the ranking on each task its card ran.
 
 A norm's cell at a rate (its own tuned rate, or the rate all share) reads the per-seed values of the tuned board that
 judged it (``results/<task>/tuned/``, ``tuned-blocks/``, ``tuned-card-<norm>/``: the same preset, so the same grid,
-tuning seeds, rule and judging seeds): mean, 95% t-interval, finished and failed seeds of the declared n. Standing
-against the best complete cell b (the best mean among the cells with all n seeds and no seed without a value):
-
-* ``best`` (``best so far`` while other cells are in progress; ``the only complete cell`` alone);
-* ``tied`` when the TOST of mean − mean_b lies within ± the margin (90% Welch interval inside it);
-* ``worse`` when the 95% Welch interval of the difference excludes 0 on the worse side; ``undecided`` otherwise;
-* ``in progress k of n`` while fewer than the declared seeds have finished (no standing: a cell is never judged on
-  fewer seeds than declared).
-
-Each task states the smallest difference its seeds resolve: the 95% half-width t_{0.975, 2n-2} s_p sqrt(2/n) of a
-difference between two cells of n seeds, s_p the pooled seed spread of its complete cells.
+tuning seeds, rule and judging seeds): mean, 95% t-interval, finished and failed seeds of the declared n; its standing
+is against the best complete cell (best, tied, worse, undecided, in progress: :mod:`normbench.boards.norm_cells`).
+Each task states the smallest difference its seeds resolve (:func:`normbench.boards.norm_cells.resolution`).
 """
 
 from __future__ import annotations
 
 import json
-import math
-import statistics
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from scipy import stats as scipy_stats
-
 from normbench import archive
 from normbench.archive import Board, VariantEntry
-from normbench.judge.stats import difference_equivalence, difference_interval, mean_interval, values_of
+from normbench.boards.norm_cells import complete, resolution, seed_cell, standings
 from normbench.training.config import load_config
 
 TASKS = ("majority", "lm", "sst2")
@@ -147,91 +135,6 @@ def tuned_boards(task: str, preset: str, results_dir: Path) -> list[tuple[str, B
         if board.tuned and board.preset == preset:
             out.append((f"{task}/{name}", board))
     return out
-
-
-def seed_cell(entry: VariantEntry | None, metric: str, declared: int) -> dict[str, Any]:
-    """A variant's cell at one rate: per-seed values of ``metric``, mean, 95% interval, finished and failed seeds."""
-    if entry is None or metric not in entry.metrics:
-        return {"finished": 0, "declared": declared, "failed": [], "per_seed": [], "seeds": []}
-    m = entry.metrics[metric]
-    failed = sorted({*(entry.collapsed or []), *map(str, entry.diverged_at_step or {}), *map(str, entry.failed or {})})
-    interval = mean_interval(list(m.per_seed))
-    return {
-        "seeds": list(entry.seeds),
-        "per_seed": list(m.per_seed),
-        "finished": len(entry.seeds),
-        "declared": declared,
-        "failed": failed,
-        "mean": None if interval is None else interval.estimate,
-        "low": None if interval is None else interval.low,
-        "high": None if interval is None else interval.high,
-        "config_hash": entry.config_hash,
-    }
-
-
-def complete(cell: dict[str, Any]) -> bool:
-    """All declared seeds finished, each with a value (a diverged seed has none: its cell cannot be the best)."""
-    enough = cell["finished"] >= cell["declared"] > 0 and len(values_of(cell["per_seed"])) == cell["declared"]
-    return enough and not cell.get("waiting") and not cell.get("no_rate")
-
-
-def standings(cells: list[dict[str, Any]], better: str, margin: float) -> None:
-    """Set each cell's ``standing`` (and ``vs_best``: the difference's intervals) against the best complete cell."""
-    sign = 1.0 if better == "higher" else -1.0
-    ready = [c for c in cells if complete(c)]
-    best = max(ready, key=lambda c: sign * c["mean"]) if ready else None
-    for cell in cells:
-        if cell.get("no_rate"):
-            cell["standing"] = "failed: no rate chosen"
-            continue
-        if cell.get("waiting"):  # the rate it was judged at is not today's final choice: no standing yet
-            cell["standing"] = f"in progress: {cell['waiting']}"
-            continue
-        if cell["finished"] < cell["declared"]:
-            cell["standing"] = f"in progress {cell['finished']} of {cell['declared']}"
-            continue
-        without = cell["declared"] - len(values_of(cell["per_seed"]))
-        if without:  # a seed that diverged or failed has no value: the norm failed there (AlgoPerf: a miss)
-            cell["standing"] = f"failed: {without} of {cell['declared']} seeds"
-            continue
-        if best is None or cell is best:
-            pending = sum(1 for c in cells if c["finished"] < c["declared"])
-            alone = len(ready) == 1
-            cell["standing"] = (
-                "undecided"
-                if cell is not best
-                else "the only complete cell"
-                if alone
-                else f"best so far ({pending} in progress)"
-                if pending
-                else "best"
-            )
-            continue
-        diff = difference_interval(cell["per_seed"], best["per_seed"], ("norm", "best"))
-        tost = difference_equivalence(cell["per_seed"], best["per_seed"], margin, names=("norm", "best"))
-        cell["vs_best"] = {
-            "difference": None if diff is None else diff.estimate,
-            "low": None if diff is None else diff.low,
-            "high": None if diff is None else diff.high,
-            "p_value": None if diff is None else diff.p_value,
-            "equivalent": bool(tost and tost.shown),
-        }
-        worse_side = diff is not None and diff.excludes_zero() and sign * diff.estimate < 0
-        if tost is not None and tost.shown:
-            cell["standing"] = "tied"
-        elif worse_side:
-            cell["standing"] = "worse"
-        else:
-            cell["standing"] = "undecided"
-
-
-def resolution(cells: list[dict[str, Any]], n: int) -> float | None:
-    """The smallest difference n seeds resolve: t_{0.975, 2n-2} s_p sqrt(2/n), s_p pooled over the complete cells."""
-    spreads = [statistics.variance(values_of(c["per_seed"])) for c in cells if complete(c) and n > 1]
-    if not spreads:
-        return None
-    pooled = math.sqrt(statistics.fmean(spreads))
-    return float(scipy_stats.t.ppf(0.975, 2 * n - 2) * pooled * math.sqrt(2 / n))
 
 
 def slots_of(entry: VariantEntry | None) -> dict[str, str] | None:

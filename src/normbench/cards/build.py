@@ -7,13 +7,13 @@ function every board uses: **equivalence** (a two-sided TOST: the 90% interval o
 ± the task's margin, registered in ``margins.yaml`` before any card ran) and **ordering** (the new norm better, by
 the 95% Welch interval). Beside them the card reads from the board: steps to the loss thresholds, the seeds that
 diverged or collapsed, the query angle, the new norm's unselectable fractions against their random-key null, its
-figures and the runs' time and devices.
+figures and the runs' time and devices. Each verdict as a paper's table reads it: :mod:`normbench.cards.verdicts`;
+the summary rows: :mod:`normbench.cards.summary`.
 """
 
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,8 @@ from normbench.boards.norm_board import platform_drift
 from normbench.cards.models import extra_parameters, section_models
 from normbench.cards.probe import NormFacts
 from normbench.cards.protocol import CardProtocol, board_of, card_variant, slug
+from normbench.cards.summary import summary_table
+from normbench.cards.verdicts import BASELINES, comparisons
 from normbench.io import dumps_json
 from normbench.judge.claims import judge
 from normbench.judge.tuned import at_rate, rates_of
@@ -32,7 +34,6 @@ from normbench.site.card_pages import AT_TUNED
 from normbench.training.records import provenance, utc_now
 
 CARD_VERSION = 1
-BASELINES = ("layernorm", "rmsnorm")
 OWN = "normbench"
 WHY = "a report card's question: whether a new norm can replace LayerNorm or RMSNorm on this task"
 
@@ -68,212 +69,6 @@ def card_claims(protocol: CardProtocol, variant: str) -> list[dict[str, Any]]:
                 }
             )
     return out
-
-
-VERDICT_WORDS = ("better", "equivalent", "worse", "undecided", "not run")
-
-
-def compare(equivalence: dict[str, Any], ordering: dict[str, Any]) -> dict[str, Any]:
-    """The new norm against one baseline on one metric, as a paper's table reads it, from the card's two tests (each
-    judged by :func:`normbench.judge.claims.judge`): ``equivalent`` where the TOST puts the difference of seed
-    means within the margin; else ``better`` or ``worse`` where the 95% Welch interval of the difference lies on
-    that side of 0; else ``undecided`` (an equivalence on its margin too); ``not run`` where either test is. Returns
-    ``{verdict, difference (new − baseline, 95% interval), equivalence (its 90% interval and margin), significant
-    (better/worse/None: the ordering, also beside an equivalence), provisional}``."""
-    eq, order = equivalence["verdict"], ordering["verdict"]
-    significant = {"reproduced": "better", "not reproduced": "worse"}.get(order)
-    if "not run" in (eq, order):
-        verdict = "not run"
-    elif eq == "reproduced":
-        verdict = "equivalent"
-    else:
-        verdict = significant or "undecided"
-    return {
-        "verdict": verdict,
-        "difference": equivalence.get("difference"),
-        "equivalence": equivalence.get("equivalence"),
-        "margin": equivalence.get("margin"),
-        "significant": significant,
-        "on_margin": eq == "borderline",
-        "provisional": equivalence.get("provisional") or ordering.get("provisional"),
-    }
-
-
-def comparisons(claims: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, Any]]]:
-    """Metric -> baseline -> :func:`compare` of the card's two tests there."""
-    by = {(c["metric"], c["id"].rpartition(".")[2]): c for c in claims}
-    metrics = list(dict.fromkeys(c["metric"] for c in claims))
-    return {
-        m: {
-            key: compare(by[m, f"matches_{key}"], by[m, f"beats_{key}"])
-            for key in BASELINES
-            if (m, f"matches_{key}") in by
-        }
-        for m in metrics
-    }
-
-
-def interval_text(diff: dict[str, Any] | None) -> str:
-    """``+0.061 [+0.045, +0.077]``: new − baseline with its 95% Welch interval (``""`` without one)."""
-    if not diff or diff.get("estimate") is None:
-        return ""
-    if diff.get("low") is None:
-        return f"{diff['estimate']:+.3g}"
-    return f"{diff['estimate']:+.3g} [{diff['low']:+.3g}, {diff['high']:+.3g}]"
-
-
-def verdict_text(c: dict[str, Any]) -> str:
-    """A comparison as the card's tables say it: ``better (+0.061 [+0.045, +0.077])``, ``equivalent (...; better
-    by less than the margin)``, ``undecided (..., on the margin)``; a provisional one is never said as final:
-    ``provisional: better so far, 2 of 3 seeds (...)``."""
-    words = [interval_text(c.get("difference"))]
-    if c["verdict"] == "equivalent" and c.get("significant"):
-        words.append(f"{c['significant']} by less than the margin")
-    if c.get("on_margin"):
-        words.append("on the margin")
-    inner = "; ".join(w for w in words if w)
-    head = c["verdict"]
-    p = c.get("provisional")
-    if p and head != "not run":
-        head = f"provisional: {head} so far, {p['finished']} of {p['declared']} seeds"
-    return f"{head} ({inner})" if inner else head
-
-
-def fmt(m: dict[str, Any] | None) -> str:
-    """``mean ± std (n)``, both to the decimal place of the std's second significant digit (at most 10 places; a std
-    of 100 or more to whole units); one seed: the mean to four significant digits, no spread; a value that is not
-    finite as it is; the note where there is no mean, ``–`` without a value."""
-    if not m:
-        return "–"
-    if m.get("mean") is None:
-        return m.get("note") or "–"
-    mean, std, n = m["mean"], m.get("std"), m.get("n")
-    if std is None or (n or 0) < 2:
-        return f"{mean:.4g} (n = {n})"
-    if not (math.isfinite(std) and math.isfinite(mean)) or abs(mean) >= 1e15:
-        return f"{mean:.4g} ± {abs(std):.4g} (n = {n})"
-    places = min(10, max(0, 1 - math.floor(math.log10(abs(std))))) if std else 4
-    return f"{round(mean, places) or 0.0:.{places}f} ± {abs(std):.{places}f} (n = {n})"  # no "-0.000"
-
-
-def summary_table(tasks: list[dict[str, Any]]) -> list[dict[str, str]]:
-    """The card's summary, one row per task and headline metric (then each again at the tuned learning rates, where
-    judged): the three values (``mean ± std (n)``) and, against each baseline, the comparison (:func:`verdict_text`);
-    a task not run is one row saying so."""
-    rows = []
-    for t in tasks:
-        label = t.get("label", t["task"])
-        if t["status"] == "not run":
-            rows.append({"task": label, "metric": "–", "new": "not run"})
-            continue
-        if t.get("new_seeds") == [] and not t.get("failed_seeds"):  # the baselines' runs only, so far
-            rows.append(
-                {"task": label, "metric": "–", "new": f"not run yet: 0 of the new norm's {len(t['seeds'])} runs"}
-            )
-            continue
-        rows += summary_rows_at(label, "shared", t["headline"], t["claims"], t.get("failed_by_role"))
-        tuning = t.get("tuning") or {}
-        if tuning.get("tuned"):
-            tuned = tuning["tuned"]
-            rows += summary_rows_at(
-                label,
-                "tuned",
-                tuned["headline"],
-                tuned["claims"],
-                why=no_rate(tuning),
-                by_role=tuned.get("failed_by_role"),
-            )
-        elif tuning:
-            rows.append({"task": label, "metric": "–", "lr": "tuned", "new": waiting(tuning)})
-    return rows
-
-
-def grid_progress(tuning: dict[str, Any]) -> tuple[str, str]:
-    """Where a task's learning-rate grid stands, as ``(state, phrase)``: ``empty`` (no finished run), ``partial``
-    (some of its runs; ``unknown`` where the planned count is not known) or ``finished``. The card's summary row and
-    its tuning section both say it with this phrase, so the two never disagree."""
-    grid, where = tuning.get("grid"), f"`results/{tuning['grid_board']}/`"
-    if grid is None:
-        return "empty", f"its learning-rate grid {where} has no finished run"
-    if grid["planned"] is None:
-        return "unknown", f"its learning-rate grid {where} has {grid['finished']} finished runs"
-    if grid["finished"] >= grid["planned"]:
-        return "finished", f"its learning-rate grid {where} is finished ({grid['finished']} runs)"
-    new = grid.get("new") or {}
-    own = f" (the new norm's: {new['finished']} of {new['planned']})" if new.get("planned") else ""
-    return "partial", f"its learning-rate grid {where} has {grid['finished']} of {grid['planned']} runs{own}"
-
-
-def no_rate(tuning: dict[str, Any]) -> str | None:
-    """Why the new norm has no tuned rate although its grid is judged (``None`` where it has one): every seed failed
-    at every rate of its grid, or none of its rates was chosen."""
-    rates = ((tuning.get("tuned") or {}).get("rates") or {}).get("new") or {}
-    if not tuning.get("tuned") or rates.get("chosen") is not None:
-        return None
-    grid = tuning.get("grid") or {}
-    failed = (grid.get("failed_seeds") or {}).get("new") or {}
-    seeds = {str(s) for s in grid.get("seeds") or []}
-    if failed and seeds and all(set(f) >= seeds for f in failed.values()):
-        return f"every seed failed at all {len(failed)} rates of its grid"
-    state, phrase = grid_progress(tuning)
-    if state != "finished":  # each norm is chosen on its own grid: the new norm's is not whole yet
-        return f"in progress: its rate is chosen once its grid is whole ({phrase})"
-    return "no rate was chosen on its grid"
-
-
-def waiting(tuning: dict[str, Any]) -> str:
-    """What a task's claims at the tuned rates wait for: its learning-rate grid, or the judging seeds at the rates
-    chosen on it."""
-    state, phrase = grid_progress(tuning)
-    if state == "finished":
-        return f"not judged yet: {phrase}; the judging seeds at the chosen rates are not trained"
-    return f"not judged yet: {phrase}"
-
-
-def summary_rows_at(
-    task: str,
-    rate: str,
-    headline: dict[str, Any],
-    claims: list[dict[str, Any]],
-    by_role: dict[str, list[int]] | None = None,
-    why: str | None = None,
-) -> list[dict[str, str]]:
-    """One task's summary rows at one learning rate (``rate``: ``shared`` or ``tuned``; ``task``: the section's
-    label). Against each baseline the comparison as a paper's table reads it (:func:`compare`, :func:`verdict_text`:
-    better, equivalent, worse or undecided, with the interval of new − baseline). ``by_role``: role -> [failed, seeds]
-    where a variant (a baseline too) has failed seeds (:func:`failed_counts`), said beside its value; the new norm's
-    are said beside every verdict too: where they left no seed to judge it reads "worse (k of n seeds failed)", one
-    judged on the seeds left "(k of n seeds failed)" after it; one left without a verdict for ``why`` reads "worse
-    (<why>)" where every seed failed at every rate, else "undecided (<why>)"."""
-    compared = comparisons(claims)
-    failed = (by_role or {}).get("new") or (0, 0)
-
-    def said(c: dict[str, Any]) -> str:
-        if c["verdict"] == "not run" and failed[0]:
-            return f"worse ({failed[0]} of {failed[1]} seeds failed: none left to judge)"
-        if c["verdict"] == "not run" and why:
-            return f"{'worse' if why.startswith('every seed failed') else 'undecided'} ({why})"
-        return verdict_text(c) + (f" ({failed[0]} of {failed[1]} seeds failed)" if failed[0] else "")
-
-    return [
-        {
-            "task": task,
-            "metric": metric,
-            "lr": rate,
-            **{role: value_text(row.get(role), (by_role or {}).get(role)) for role in ("new", *BASELINES)},
-            **{f"vs_{key}": said(compared[metric][key]) for key in BASELINES},
-        }
-        for metric, row in headline.items()
-    ]
-
-
-def value_text(row: dict[str, Any] | None, failed: list[int] | None) -> str:
-    """A variant's value (:func:`fmt`) and, where it has failed seeds (``[failed, seeds]``), "; k of n seeds failed";
-    a value that is only a note (no seed finished) says why already."""
-    text = fmt(row)
-    if not failed or (row and row.get("mean") is None and row.get("note")):
-        return text
-    return f"{text}; {failed[0]} of {failed[1]} seeds failed"
 
 
 def card_cost(tasks: list[dict[str, Any]]) -> dict[str, Any]:

@@ -2,7 +2,8 @@
 
 Order: the summary across tasks, the norm's measured facts and speed, one section per task (its headline metrics,
 the verdicts against LayerNorm and RMSNorm with their details, thresholds, failed seeds, the query angle, the
-unselectable keys against chance, its figure), then the protocol, the cost and how to cite it.
+unselectable keys against chance, its figure), then the protocol, the cost and how to cite it. The verdicts' tables:
+:mod:`normbench.cards.comparison_view`; each section's protocol: :mod:`normbench.cards.protocol_view`.
 """
 
 from __future__ import annotations
@@ -12,23 +13,14 @@ from typing import Any
 
 from normbench.archive import JudgedClaim
 from normbench.archive.replicate import cpu_family
-from normbench.boards.norm_board import drift_comparable
-from normbench.cards.build import (
-    BASELINES,
-    Card,
-    comparisons,
-    fmt,
-    grid_progress,
-    interval_text,
-    no_rate,
-    summary_table,
-    verdict_text,
-)
+from normbench.cards.build import Card
+from normbench.cards.comparison_view import comparison_lines
 from normbench.cards.probe import NormFacts
 from normbench.cards.protocol import options_text
-from normbench.judge.describe import describe, describe_difference, describe_seeds
+from normbench.cards.protocol_view import baseline_notes, protocol_lines
+from normbench.cards.summary import fmt, grid_progress, no_rate, summary_table
+from normbench.cards.verdicts import BASELINES
 from normbench.render.chance_view import chance_rows
-from normbench.render.claims_view import anchor, detectable_text
 from normbench.render.markdown import Lines, cell
 from normbench.site.card_pages import summary_metric
 
@@ -57,67 +49,6 @@ SECTION_KEY = (
     "Welch interval and the equivalence test's 90% interval against the margin; the two tests behind each verdict "
     "follow, every seed in them."
 )
-TEST_WORDS = {
-    "equivalence": {"reproduced": "within the margin", "not reproduced": "beyond the margin",
-                    "inconclusive": "undecided", "borderline": "on the margin", "not run": "not run"},
-    "ordering": {"reproduced": "the new norm better", "not reproduced": "the new norm worse",
-                 "inconclusive": "undecided", "not run": "not run"},
-}  # fmt: skip
-
-
-def comparison_lines(claims: list[dict[str, Any]], rate: str = "") -> Lines:
-    """The verdicts against LayerNorm and RMSNorm (:func:`normbench.cards.build.compare`), one row per metric and
-    baseline with its intervals, then each test behind them in a collapsible block (``rate``: ``tuned`` where the
-    section's claims are judged at the tuned rates, so their anchors differ)."""
-    lines = [
-        "| metric | vs | verdict | new − baseline [95% CI] | TOST: 90% interval vs ± margin |",
-        "|---|---|---|---|---|",
-    ]
-    for metric, per in comparisons(claims).items():
-        for key, c in per.items():
-            test = (c.get("equivalence") or {}).get("interval") or {}
-            tost = "–" if test.get("low") is None else f"[{test['low']:+.3g}, {test['high']:+.3g}] vs ±{c['margin']:g}"
-            head = verdict_text({**c, "difference": None})
-            lines.append(
-                f"| `{metric}` | {key} | **{cell(head)}** | {interval_text(c.get('difference')) or '–'} | {tost} |"
-            )
-    for claim in claims:
-        lines += test_details(JudgedClaim.from_json(claim), rate)
-    return lines
-
-
-def test_details(claim: JudgedClaim, rate: str = "") -> Lines:
-    """One test behind a card's verdict, in a collapsible block: what it tests, every seed, the interval, its result
-    in words (within or beyond the margin; the new norm better, worse, or undecided) and its rule."""
-    kind = "equivalence" if claim.margin is not None else "ordering"
-    result = TEST_WORDS[kind].get(claim.verdict, claim.verdict)
-    if claim.provisional:
-        result += f" (provisional: {claim.provisional['finished']} of {claim.provisional['declared']} seeds)"
-    power = claim.power or {}
-    if power.get("detectable") is not None and claim.verdict in ("inconclusive", "borderline"):
-        result += f"; {detectable_text(power)}"
-    doc = claim.to_json()
-    fields = [
-        ("tests", claim.statement or "–"),
-        ("compares", " vs ".join(f"{r} = `{v}`" for r, v in (claim.variants or {}).items()) or "–"),
-        *([("learning rates", ", ".join(f"{r} = {x}" for r, x in claim.rates.items()))] if claim.rates else []),
-        ("measured (per seed)", f"{describe(claim.measured)} ({describe_seeds(claim.per_seed or {})})"),
-        ("difference [95% CI]", describe_difference(doc)),
-        ("result", result),
-        ("rule", claim.rule),
-    ]
-    label = "equivalence test" if kind == "equivalence" else "ordering test"
-    return [
-        "",
-        f'<details markdown="1" id="{anchor(claim, rate)}">',
-        f"<summary>{label} <code>{claim.id}</code>"
-        + (f" at the {rate} rate" if rate else "")
-        + f": {result}</summary>",
-        "",
-        *(f"- **{name}**: {text}" for name, text in fields),
-        "",
-        "</details>",
-    ]
 
 
 def summary(card: Card) -> Lines:
@@ -187,106 +118,6 @@ def _probed(card: Card) -> Lines:
 
 def _yes(value: bool | None) -> str:
     return "–" if value is None else "yes" if value else "no"
-
-
-NORM_NAMES = {"attn": "attention", "ffn": "FFN", "final": "final", "embed": "embedding"}
-
-
-def norm_text(spec: dict[str, Any]) -> str:
-    """``both (affine, eps 1e-05, 16 parameters)``: a norm as the built model has it (``eps unused`` where its map
-    takes none; the trained values of one such norm)."""
-    eps = "eps unused" if spec.get("eps") is None else f"eps {spec['eps']:g}"
-    count = f", {spec['parameters']} parameters" if spec.get("parameters") is not None else ""
-    frozen = f", own {', '.join(spec['frozen'])} frozen" if spec.get("frozen") else ""
-    options = f", options {spec['options']}" if spec.get("options") else ""
-    affine = "affine" if spec.get("affine") else "no affine"
-    return f"`{spec.get('component')}` ({affine}, {eps}{count}{frozen}{options})"
-
-
-def drift_text(t: dict[str, Any]) -> str:
-    """The measured platform drift of each headline metric beside the margin (``results/reproducibility.md``): a
-    drift above a tenth of the margin is *comparable* to it (a seed retrained elsewhere can move a verdict near the
-    margin), so the card says so; ``""`` where no drift is measured."""
-    said = []
-    for metric, drift in (t.get("platform_drift") or {}).items():
-        comparable = drift_comparable(drift["drift"], t["margin"])
-        said.append(
-            f"`{metric}` ends {drift['drift']:.2g} apart on another platform ({drift['where']}), "
-            + (
-                f"comparable to the margin: a verdict within {drift['drift']:.2g} of the margin may differ on another "
-                "machine"
-                if comparable
-                else "far below the margin"
-            )
-        )
-    return f" Measured platform drift (results/reproducibility.md): {'; '.join(said)}." if said else ""
-
-
-def protocol_lines(t: dict[str, Any]) -> Lines:
-    """What each variant of a task's section is, read from the model it builds: the placement, every norm of the
-    network and the trained parameters (the baselines are the published variants; the new norm replaces the block
-    norms of the LayerNorm one); then where the new norm trains parameters the baselines lack."""
-    norms = t.get("norms") or {}
-    kinds = list(dict.fromkeys(k for n in norms.values() for k in n["norms"]))
-    head = f"**Protocol.** Preset `{t['preset']}`; equivalence margin {t['margin']:g} ({t['better']} is better)."
-    head += drift_text(t)
-    if not kinds:
-        return [head, ""]
-    lines = [
-        f"{head} Each variant's norms and trained parameters, read from the model it builds (a norm's parameters: "
-        "those of one layer's):",
-        "",
-        "| role | variant | placement | parameters | "
-        + " | ".join(f"{NORM_NAMES.get(k, k)} norm" for k in kinds)
-        + " |",
-        "|---|---|---|---|" + "---|" * len(kinds),
-    ]
-    for role, n in norms.items():
-        cells = [norm_text(n["norms"][k]) if k in n["norms"] else "–" for k in kinds]
-        count = f"{n['parameters']:,}" if n.get("parameters") is not None else "–"
-        lines.append(f"| {role} | `{t['variants'][role]}` | {n['placement']} | {count} | " + " | ".join(cells) + " |")
-    extra = t.get("extra_parameters")
-    if extra is not None:
-        said = [
-            f"{NORM_NAMES.get(e['norm'], e['norm'])} norm: {', '.join(f'`{p}`' for p in e['parameters'])} "
-            f"(in each of its {e['layers']})"
-            for e in extra
-        ]
-        lines += [
-            "",
-            "Parameters the new norm trains that the baselines lack: " + ("; ".join(said) if said else "none") + ".",
-        ]
-    return [*lines, ""]
-
-
-def block_components(t: dict[str, Any], role: str) -> tuple[str, str] | None:
-    """The components of a role's attention and FFN norms in a task's section (``None`` where its runs are not there
-    or it has not both)."""
-    norms = ((t.get("norms") or {}).get(role) or {}).get("norms") or {}
-    return (
-        (str(norms["attn"].get("component")), str(norms["ffn"].get("component")))
-        if {"attn", "ffn"} <= set(norms)
-        else None
-    )
-
-
-def baseline_notes(card: Card) -> Lines:
-    """A line per baseline and pair of block norms where its attention and FFN norms differ (RMSNorm as the attention
-    norm only, the FFN norm LayerNorm), while the new norm replaces both: the comparison is with the published
-    variant, and the card says so."""
-    notes = []
-    for role in BASELINES:
-        mixed: dict[tuple[str, str], list[str]] = {}
-        for t in card.tasks:
-            pair = block_components(t, role)
-            if pair and pair[0] != pair[1]:
-                mixed.setdefault(pair, []).append(t.get("label", t["task"]))
-        notes += [
-            f"The {role} baseline on {', '.join(labels)} is the published variant: `{attn}` as the attention norm, "
-            f"`{ffn}` as the FFN norm (each section's protocol table); the new norm replaces both."
-            for (attn, ffn), labels in mixed.items()
-        ]
-    return notes
 
 
 def task_section(t: dict[str, Any]) -> Lines:

@@ -14,7 +14,9 @@ from typing import Any
 
 from normbench import __version__
 from normbench.archive import Board, parse_board
-from normbench.boards.build import build_protocol, build_tables, flag_seeds, n_layers_of, reproducibility
+from normbench.boards.build import reproducibility
+from normbench.boards.paper import build_protocol, build_tables
+from normbench.boards.variants import flag_seeds, n_layers_of
 from normbench.io import strict_json
 from normbench.judge.chance.board import with_chance
 from normbench.judge.choice import build_choice

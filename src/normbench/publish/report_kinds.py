@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from normbench.boards.build import group_by_variant
+from normbench.boards.variants import group_by_variant
 from normbench.render.grid_plot import check_spec as check_grid_plot
 from normbench.render.grid_plot import plot_grid
 from normbench.render.matrix import build_matrix, plot_matrix

@@ -15,7 +15,7 @@ from normbench.archive import JudgedClaim, dumps_board, parse_board  # noqa: E40
 from normbench.io import atomic_files, atomic_write_json, atomic_write_text  # noqa: E402
 from normbench.judge.claims import load_claims  # noqa: E402
 from normbench.judge.rules.grid import judge_grid  # noqa: E402
-from normbench.render.board import render_protocol  # noqa: E402
+from normbench.render.board_sections.paper import render_protocol  # noqa: E402
 from normbench.render.citation import bibtex  # noqa: E402
 from normbench.render.claims_view import summary_rows, whose  # noqa: E402
 from normbench.render.plots import save_png  # noqa: E402

@@ -23,6 +23,7 @@ from normbench.boards import build as board_build
 from normbench.boards.progress import PlannedRun, in_progress
 from normbench.boards.published import is_stand_in, stand_ins
 from normbench.boards.shown import keep_analyses, shown_runs
+from normbench.boards.variants import group_by_variant, n_layers_of
 from normbench.io import atomic_files
 from normbench.judge import claims, tuned
 from normbench.publish import files as publish
@@ -133,9 +134,7 @@ def write_analyses(task: str, preset: str | None, config: dict, runs: Sequence[P
     if not records:
         return 0
     first = records[0]
-    sweep = report_kinds.Sweep(
-        task, preset, Path(first["record_path"]).parent, board_build.n_layers_of(first["config"])
-    )
+    sweep = report_kinds.Sweep(task, preset, Path(first["record_path"]).parent, n_layers_of(first["config"]))
     try:
         report_kinds.enrich(records, config.get("bench") or {}, sweep)
     except (ValueError, OSError, RuntimeError) as exc:
@@ -250,7 +249,7 @@ def build_board(options: ResultsOptions, shown: Shown, out: Path, bench: dict[st
     variant_order = list(dict.fromkeys(r.variant for r in runs))
     planned = {name: [r.seed for r in runs if r.variant == name] for name in variant_order}
     first_config = records[0]["config"] if records else shown.local[0].config
-    n_layers = board_build.n_layers_of(first_config)
+    n_layers = n_layers_of(first_config)
     if records:
         records, bench = report_kinds.enrich(records, bench, report_kinds.Sweep(task, preset, out, n_layers, planned))
         keep_analyses(task, runs, options.archive)
@@ -278,7 +277,7 @@ def write_board(options: ResultsOptions, build: Build, out: Path) -> tuple[Board
     as written (the report kinds' views added), its JSON and its Markdown, or ``None`` when the published board stays
     as it is (:func:`normbench.publish.compare.kept_as_published`, said in one line)."""
     with_series = [r for r in build.records if not is_stand_in(r)]  # what the figures can draw
-    by_variant = board_build.group_by_variant(with_series)
+    by_variant = group_by_variant(with_series)
     try:
         with atomic_files(out) as stage:  # the board and its figures: one unit, or nothing changes
             sweep_of = report_kinds.Sweep(options.task, options.preset, stage, build.n_layers, build.planned)

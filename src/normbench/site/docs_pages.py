@@ -15,21 +15,22 @@ the matching end marker (``<!-- /board: majority -->``):
   time of its new norm (:mod:`normbench.site.card_pages`), whose pages
   (``docs/cards/<card>.md``) :func:`write_pages` writes itself.
 
-A board is *published* when the documentation has its page, :func:`page_of` (``docs/results/lm-width.md``
-for ``results/lm/width/``): the tables list those boards, and a link to a board goes to its page only when
-that page exists, so a board of one's own sweep (``results/majority/quick-5e097699/``) adds no link to a
-missing page. The committed pages hold their generated content, so that they read as they are in a
-repository browser (figures and files linked into ``results/``); :func:`write_pages` writes it::
+A board is *published* when the documentation has its page (:mod:`normbench.site.board_pages`): the tables
+list those boards (:mod:`normbench.site.board_tables`), and a generated file shows in a page with its links
+rewritten for it (:mod:`normbench.site.included_files`). The committed pages hold their generated content, so
+that they read as they are in a repository browser (figures and files linked into ``results/``);
+:func:`write_pages` writes it::
 
     python -m normbench.site.docs_pages --docs docs           # rewrite the generated blocks of docs/
     python -m normbench.site.docs_pages --docs docs --check   # exit 1 if a page is stale
 
 When the site is built, the MkDocs hook ``docs/hooks.py`` renders each block again for the site
-(:func:`render_page` with ``site=True``: figures linked to the copies :func:`figures` lists, which the site
-gets at build time, never ``docs/``).
+(:func:`render_page` with ``site=True``: figures linked to the copies :func:`normbench.site.board_pages.figures`
+lists, which the site gets at build time, never ``docs/``).
 
 The README's results teaser is the block between ``<!-- results-teaser:start -->`` and
-``<!-- results-teaser:end -->``; :func:`teaser` writes it from ``results/majority/leaderboard.json``::
+``<!-- results-teaser:end -->``; :func:`normbench.site.teaser.teaser` writes it from
+``results/majority/leaderboard.json``::
 
     python -m normbench.site.docs_pages --readme README.md           # rewrite the block
     python -m normbench.site.docs_pages --readme README.md --check   # exit 1 if it is stale
@@ -39,273 +40,19 @@ This module imports nothing heavy (no torch), so the site builds in seconds.
 
 from __future__ import annotations
 
-import os
-import posixpath
 import re
 import sys
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from normbench import archive
-from normbench.archive import Board, Metric
 from normbench.io import atomic_write_text
 from normbench.site import card_pages
-
-BOARD_FILE = "leaderboard.md"
-#: where the figures of the boards lie in the built site, below the docs root
-FIGURES = "results/figures"
-TEASER_START = "<!-- results-teaser:start -->"
-TEASER_END = "<!-- results-teaser:end -->"
-NORMS_GLANCE = "norms-glance.md"  # the norm leaderboard at a glance, the teaser's first block
-ABLATION_HEADING = "**The paper's ablation** (the norm in front of attention alone), on its own board:"
-#: the board and the columns the README's teaser shows
-TEASER_BOARD = "majority"
-TEASER_COLUMNS = ("test_acc@1000", "test_acc@5000")
-#: the docs page of each board, relative to the docs root (``results/<key with / as ->.md``)
-PAGES = "results"
-VERDICT_ORDER = ("reproduced", "direction only", "borderline", "inconclusive", "not reproduced", "not run")
-#: a reader's name for each attention-norm component (the teaser's second column)
-COMPONENT_NAMES = {
-    "both": "LayerNorm",
-    "scale": "RMSNorm (scaling only)",
-    "project": "mean subtraction only",
-    "none": "no norm",
-    "paper_no_projection": "the paper's variant without projection, `F.normalize(x)/√d`",
-    "learned": "LayerNorm with a learned normal instead of **1**",
-    "dyt": "DyT",
-    "scalenorm": "ScaleNorm",
-}
+from normbench.site.board_tables import costs_table, verdicts_table
+from normbench.site.included_files import FENCE, board_markdown, generated_file, repository_file
+from normbench.site.teaser import update_readme
 
 MARKER = re.compile(r"^<!--\s*(board|include|file|generated):\s*(\S+)\s*-->\s*$")
 END_MARKER = re.compile(r"^<!--\s*/(board|include|file|generated):\s*(\S+)\s*-->\s*$")
-HEADING = re.compile(r"^(#{1,5}) ")
-FENCE = re.compile(r"^\s*(```|~~~)")
-# ![alt](target) and [text](target) with a relative target (no scheme, no anchor-only, no absolute path)
-LINK = re.compile(r"(!?)\[([^\]]*)\]\((?![a-z][a-z0-9+.-]*:|#|/)([^)\s]+)\)")
-IMAGE_SUFFIXES = (".png", ".svg", ".jpg", ".jpeg", ".gif")
-CODE_LANGUAGES = {".sh": "bash", ".py": "python", ".yaml": "yaml", ".yml": "yaml", ".toml": "toml"}
-
-
-# ---------------------------------------------------------------------------------------------------- boards
-
-
-def boards(results_dir: str | Path = "results") -> list[str]:
-    """Every board under ``results_dir``, as ``<task>`` or ``<task>/<name>`` keys, sorted."""
-    root = Path(results_dir)
-    return sorted(p.parent.relative_to(root).as_posix() for p in root.rglob(BOARD_FILE))
-
-
-def page_of(key: str) -> str:
-    """The docs page (relative to the docs root) that shows board ``key``: ``results/lm-width.md``; a report card's
-    board is shown on its card's page (``majority/card-pnorm`` -> ``cards/pnorm.md``)."""
-    return card_pages.page_of_card_board(key) or f"{PAGES}/{key.replace('/', '-')}.md"
-
-
-def docs_root(results_dir: str | Path = "results", docs_dir: str | Path | None = None) -> Path:
-    """The documentation's root: ``docs_dir``, by default ``docs/`` beside ``results_dir``."""
-    return Path(docs_dir) if docs_dir is not None else Path(results_dir).resolve().parent / "docs"
-
-
-def has_page(key: str, results_dir: str | Path = "results", docs_dir: str | Path | None = None) -> bool:
-    """Whether board ``key`` is published: the documentation has its page :func:`page_of`."""
-    return (docs_root(results_dir, docs_dir) / page_of(key)).is_file()
-
-
-def published(results_dir: str | Path = "results", docs_dir: str | Path | None = None) -> list[str]:
-    """The boards under ``results_dir`` that have a page (a board of one's own sweep has none), sorted."""
-    return [key for key in boards(results_dir) if has_page(key, results_dir, docs_dir)]
-
-
-def figures(results_dir: str | Path = "results") -> list[tuple[str, Path]]:
-    """Every figure under ``results_dir`` as (its path in the site, its file): what the site copies."""
-    root = Path(results_dir)
-    return [
-        (f"{FIGURES}/{p.relative_to(root).as_posix()}", p)
-        for p in sorted(root.rglob("*"))
-        if p.suffix.lower() in IMAGE_SUFFIXES and p.is_file()
-    ]
-
-
-def shift_headings(markdown: str, by: int = 1) -> str:
-    """Every ATX heading outside code blocks ``by`` levels down (``#`` -> ``##``), at most to level 6."""
-    out, fenced = [], False
-    for line in markdown.splitlines():
-        if FENCE.match(line):
-            fenced = not fenced
-        elif not fenced and (m := HEADING.match(line)):
-            line = "#" * min(6, len(m[1]) + by) + line[len(m[1]) :]
-        out.append(line)
-    return "\n".join(out)
-
-
-def rewrite_links(
-    markdown: str,
-    source_dir: str,
-    page: str,
-    results_dir: str | Path = "results",
-    docs_dir: str | Path | None = None,
-    site: bool = True,
-) -> str:
-    """Relative links of a generated file under ``results/<source_dir>`` as seen from docs page ``page``.
-
-    A link to another board's ``leaderboard.md`` points at that board's page where it has one. In the site,
-    figures point at their copies under :data:`FIGURES`, and any other relative link becomes its text and the
-    file's path (it lies outside the site); in the committed page (``site=False``) both link to the file
-    under ``results/``, as a repository browser shows it.
-    """
-    here = posixpath.dirname(page)
-    docs = docs_root(results_dir, docs_dir)
-    results = Path(os.path.relpath(Path(results_dir).resolve(), (docs / here).resolve())).as_posix()
-
-    def replace(match: re.Match[str]) -> str:
-        bang, text, target = match[1], match[2], match[3]
-        path = posixpath.normpath(posixpath.join(source_dir, target))
-        if target.lower().endswith(IMAGE_SUFFIXES) and site:
-            return f"{bang}[{text}]({posixpath.relpath(f'{FIGURES}/{path}', here or '.')})"
-        key = posixpath.dirname(path)
-        if posixpath.basename(path) == BOARD_FILE and has_page(key, results_dir, docs):
-            return f"[{text}]({posixpath.relpath(page_of(key), here or '.')})"
-        return f"{text} (`results/{path}`)" if site else f"{bang}[{text}]({results}/{path})"
-
-    return LINK.sub(replace, markdown)
-
-
-def generated_file(
-    relpath: str,
-    page: str,
-    results_dir: str | Path = "results",
-    docs_dir: str | Path | None = None,
-    site: bool = True,
-) -> str:
-    """A generated Markdown file ``results/<relpath>`` as it appears in docs page ``page``."""
-    root = Path(results_dir).resolve()
-    path = (root / relpath).resolve()
-    if root not in path.parents or path.suffix != ".md":
-        raise ValueError(f"include: {relpath!r} is not a Markdown file under {results_dir}")
-    if not path.is_file():
-        raise FileNotFoundError(f"include: {path} does not exist")
-    text = rewrite_links(
-        path.read_text(encoding="utf-8"), posixpath.dirname(relpath), page, results_dir, docs_dir, site
-    )
-    return shift_headings(text).rstrip() + "\n"
-
-
-def board_markdown(
-    key: str, page: str, results_dir: str | Path = "results", docs_dir: str | Path | None = None, site: bool = True
-) -> str:
-    """Board ``key`` (``results/<key>/leaderboard.md``) as it appears in docs page ``page``."""
-    return generated_file(f"{key}/{BOARD_FILE}", page, results_dir, docs_dir, site)
-
-
-def repository_file(relpath: str, root: str | Path) -> str:
-    """A file of the repository (relative to ``root``) as a fenced code block."""
-    base = Path(root).resolve()
-    path = (base / relpath).resolve()
-    if base not in path.parents or not path.is_file():
-        raise FileNotFoundError(f"file: {relpath!r} is not a file of the repository")
-    language = CODE_LANGUAGES.get(path.suffix, "text")
-    return f"```{language}\n{path.read_text(encoding='utf-8').rstrip()}\n```\n"
-
-
-def load_board(key: str, results_dir: str | Path = "results") -> Board:
-    """Board ``key`` (``results/<key>/leaderboard.json``), read by :func:`normbench.archive.load_board`."""
-    return archive.load_board(Path(results_dir) / key / "leaderboard.json")
-
-
-# ---------------------------------------------------------------------------------------------------- tables
-
-
-def duration(seconds: float | None) -> str:
-    """``42 s``, ``17 min`` or ``2.8 h``; ``–`` when unknown."""
-    if seconds is None:
-        return "–"
-    if seconds < 120:
-        return f"{seconds:.0f} s"
-    return f"{seconds / 60:.0f} min" if seconds < 5400 else f"{seconds / 3600:.1f} h"
-
-
-def trained_on(board: Board) -> str:
-    """Where a board's runs trained: devices, CPU or GPU models where recorded, threads per run."""
-    provenances = [v.provenance or {} for v in board.variants]
-    if not provenances:
-        p = board.provenance
-        return f"{p.get('device')}, {p.get('threads')} threads"
-    devices = sorted({d for p in provenances for d in p.get("devices") or []})
-    threads = sorted({t for p in provenances for t in p.get("threads") or []})
-    machines = sorted(
-        {
-            pl.get("gpu")
-            or " ".join(
-                filter(None, [pl.get("cpu"), f"({pl['cpu_capability']})" if pl.get("cpu_capability") else None])
-            )
-            for p in provenances
-            for pl in p.get("platforms") or []
-        }
-        - {""}
-        - set(devices)  # a GPU's device name is its model already
-    )
-    where = ", ".join(devices) + (f": {'; '.join(machines)}" if machines else "")
-    per_run = " or ".join(map(str, threads))
-    return f"{where}, {per_run} thread{'s' if threads != [1] else ''} per run"
-
-
-def costs_table(results_dir: str | Path = "results", page: str = "index.md", docs_dir: str | Path | None = None) -> str:
-    """One row per published board: preset, variants, finished runs, training time (summed, and per run), where
-    it ran."""
-    here = posixpath.dirname(page) or "."
-    lines = [
-        "| board | preset | variants | runs | training time, summed over runs | per run | trained on |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for key in published(results_dir, docs_dir):
-        if card_pages.page_of_card_board(key):  # a card's boards: the cards' own tables count them
-            continue
-        board = load_board(key, results_dir)
-        variants = board.variants
-        runs = sum(len(v.seeds) for v in variants)
-        wall = board.provenance.get("wall_time_s")
-        link = posixpath.relpath(page_of(key), here)
-        lines.append(
-            f"| [`{key}`]({link}) | `{board.preset}` | {len(variants) or '–'} | {runs or '–'} | "
-            f"{duration(wall)} | {duration(wall / runs) if wall is not None and runs else '–'} | {trained_on(board)} |"
-        )
-    return "\n".join(lines) + "\n"
-
-
-def verdicts_table(
-    results_dir: str | Path = "results", page: str = "index.md", docs_dir: str | Path | None = None
-) -> str:
-    """One row per published board with claims: how many of its claims got each verdict, the paper's and
-    normbench's; a board judged at tuned learning rates, or against the random-key null, has a row for those
-    verdicts too. A provisional verdict (judged on fewer seeds than its protocol declares) is not final: it is
-    counted under *provisional* only, never under its verdict."""
-    here = posixpath.dirname(page) or "."
-    lines = [
-        "| board | claims (paper / normbench) | " + " | ".join(VERDICT_ORDER) + " | provisional |",
-        "|---|---|" + "---|" * (len(VERDICT_ORDER) + 1),
-    ]
-    for key in published(results_dir, docs_dir):
-        if card_pages.page_of_card_board(key):  # a card's boards: the cards' own tables count them
-            continue
-        board = load_board(key, results_dir)
-        if not board.claims:
-            continue
-        link = posixpath.relpath(page_of(key), here)
-        for where, claims in (("", board.claims), (", tuned rates", board.tuned_claims),
-                              (", against chance", board.against_chance)):  # fmt: skip
-            if not claims:
-                continue
-            counts = Counter(c.verdict for c in claims if not c.provisional)
-            owners = Counter(c.owner for c in claims)
-            provisional = sum(1 for c in claims if c.provisional)
-            lines.append(
-                f"| [`{key}`]({link}){where} | {len(claims)} ({owners['paper']} / {owners['normbench']}) | "
-                + " | ".join(str(counts[v]) for v in VERDICT_ORDER)
-                + f" | {provisional} |"
-            )
-    return "\n".join(lines) + "\n"
-
 
 GENERATED = {"costs": costs_table, "verdicts": verdicts_table, "cards": card_pages.cards_table,
              "card-costs": card_pages.card_costs_table}  # fmt: skip
@@ -434,105 +181,6 @@ def write_pages(
 def board_markers(markdown: str) -> list[str]:
     """The boards a page's Markdown shows (its ``board:`` markers)."""
     return [m[2] for line in markdown.splitlines() if (m := MARKER.match(line)) and m[1] == "board"]
-
-
-# ---------------------------------------------------------------------------------------------------- teaser
-
-
-def fmt_mean_std(metric: Metric) -> str:
-    """``mean ± std`` as the leaderboard prints it (3 decimals, whole numbers from 100 up; ``± –`` for one seed)."""
-    if metric.mean is None:
-        return metric.note or "–"
-    digits = 0 if abs(metric.mean) >= 100 else 3
-    std = "–" if metric.std is None or metric.n < 2 else f"{metric.std:.{digits}f}"
-    return f"{metric.mean:.{digits}f} ± {std}"
-
-
-def teaser(
-    results_dir: str | Path = "results", key: str = TEASER_BOARD, columns: tuple[str, ...] = TEASER_COLUMNS
-) -> str:
-    """The README's results teaser: board ``key``'s headline columns per variant, then each claim, whose it is, and
-    its verdict; the numbers formatted as the board prints them."""
-    board = load_board(key, results_dir)
-    seeds = sorted({len(v.seeds) for v in board.variants})
-    p = board.provenance
-    lines = [
-        *norms_glance(results_dir),
-        f"From [`results/{key}/leaderboard.md`](results/{key}/leaderboard.md) (preset `{board.preset}`, "
-        f"{' or '.join(map(str, seeds))} seeds per variant, mean ± std over seeds; runs built at commit "
-        f"`{(p.get('git_commit') or 'unknown')[:12]}`); [its page](docs/{page_of(key)}) in the documentation shows "
-        "the whole board.",
-        "",
-        "| variant | norm in front of attention | " + " | ".join(f"`{c}`" for c in columns) + " |",
-        "|---|---|" + "---|" * len(columns),
-    ]
-    for v in board.variants:
-        component = v.norms.get("attn", {}).get("component", "")
-        name = COMPONENT_NAMES.get(component, f"`{component}`")
-        cells = [fmt_mean_std(v.metrics[c]) for c in columns]
-        lines.append(f"| `{v.name}` | {name} | " + " | ".join(cells) + " |")
-    claims = board.claims
-    if claims:
-        lines += [
-            "",
-            "Its claims (`paper`: a number or ordering the paper reports; `normbench`: a target of our own):",
-            "",
-        ]
-        for c in claims:
-            protocol = c.protocol or {}
-            why = "; not the paper's protocol" if protocol and not protocol.get("met", True) else ""
-            lines.append(f"- {c.owner}: {c.statement}: {teaser_verdict(c)}{why}")
-    return "\n".join(lines) + "\n"
-
-
-def teaser_verdict(claim: archive.JudgedClaim) -> str:
-    """A claim's verdict as a summary states it: ``**reproduced**``; a provisional one is never stated as final:
-    ``**provisional** (reproduced so far, on 2 of 10 seeds)``."""
-    p = claim.provisional
-    if p:
-        return f"**provisional** ({claim.verdict} so far, on {p['finished']} of {p['declared']} seeds)"
-    return f"**{claim.verdict}**"
-
-
-def norms_glance(results_dir: str | Path = "results") -> list[str]:
-    """The norm leaderboard's at-a-glance block (``results/norms-glance.md``, written by ``normbench norms``) with its
-    links made relative to the repository root, then a heading for the board that follows; ``[]`` without one."""
-    path = Path(results_dir) / NORMS_GLANCE
-    if not path.is_file():
-        return []
-    text = LINK.sub(lambda m: f"{m[1]}[{m[2]}]({posixpath.join('results', m[3])})", path.read_text(encoding="utf-8"))
-    return [
-        text.rstrip("\n"),
-        "",
-        ABLATION_HEADING,
-        "",
-    ]
-
-
-def teaser_block(text: str) -> str | None:
-    """The content between the teaser markers of ``text`` (``None`` without both markers)."""
-    start, end = text.find(TEASER_START), text.find(TEASER_END)
-    if start < 0 or end < start:
-        return None
-    return text[start + len(TEASER_START) : end].strip("\n") + "\n"
-
-
-def with_teaser(text: str, block: str) -> str:
-    """``text`` with the content between the teaser markers replaced by ``block``."""
-    start, end = text.find(TEASER_START), text.find(TEASER_END)
-    if start < 0 or end < start:
-        raise ValueError(f"readme: no {TEASER_START} ... {TEASER_END} block")
-    return text[: start + len(TEASER_START)] + "\n" + block.rstrip("\n") + "\n" + text[end:]
-
-
-def update_readme(path: str | Path, results_dir: str | Path = "results", check: bool = False) -> bool:
-    """Rewrite the teaser block of the README at ``path`` (``check``: only compare); whether it was stale."""
-    path = Path(path)
-    text = path.read_text(encoding="utf-8")
-    new = with_teaser(text, teaser(results_dir))
-    if new != text and not check:
-        atomic_write_text(path, new)
-    return new != text
 
 
 USAGE = """usage: python -m normbench.site.docs_pages [--readme PATH] [--docs PATH] [--results_dir PATH] [--check]

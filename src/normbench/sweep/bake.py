@@ -267,7 +267,8 @@ def refresh_pages(results_dir: str) -> None:
     """The documentation's generated results pages and the README's teaser, rewritten from the rebuilt boards
     when they are the repository's own (the docs test holds them to the boards)."""
     from normbench.publish import files as publish
-    from normbench.site.docs_pages import update_readme, write_pages
+    from normbench.site.docs_pages import write_pages
+    from normbench.site.teaser import update_readme
 
     root = publish.repository_root()
     if root is None or not publish.publishes(Path(results_dir)) or not (root / "docs").is_dir():

@@ -1,4 +1,4 @@
-"""A card's verdicts as a paper's table reads them (normbench.cards.build.compare): better, equivalent, worse or
+"""A card's verdicts as a paper's table reads them (normbench.cards.verdicts.compare): better, equivalent, worse or
 undecided, each with the interval of new − baseline; provisional where seeds the card declares have not finished."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from normbench.cards.build import compare, verdict_text
+from normbench.cards.verdicts import compare, verdict_text
 
 RESULTS = Path(__file__).resolve().parents[2] / "results"
 CARDS = sorted((RESULTS / "cards").glob("*/card.json"))

@@ -1,0 +1,125 @@
+"""What a board sets beside the paper: the sweep's protocol read from its runs' configs (``bench.protocol``) and
+paper-style tables of its variants' means (``bench.tables``), each next to the paper's values."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from normbench.judge.choice import sort_key
+from normbench.training.config import config_value
+
+
+def build_protocol(
+    spec: dict[str, Any],
+    configs: Mapping[str, dict[str, Any]],
+    variants: list[dict[str, Any]],
+    preset: str | None = None,
+    judges_claims: bool = True,
+) -> dict[str, Any]:
+    """The sweep's protocol beside the paper's (``bench.protocol``), read from the runs' configs.
+
+    ``settings``: rows ``{setting, config: <dotted key> | value: <text>, paper: <text>}``; a config row reads every
+    variant's config (``configs``: variant name -> resolved config) and names each value where they differ. The
+    number of seeds is read from the variants. ``notes``: sentences printed under the table. ``see_also``: preset ->
+    more sentences, printed only on that preset's board and only where it judges claims (``judges_claims``; a report
+    card's board of the same preset judges none): where the same claims are judged with more seeds or at each
+    variant's tuned rate. Keyed by preset, they are not inherited by the presets that extend it.
+    """
+    ordered = [configs[v["name"]] for v in variants if v["name"] in configs] or list(configs.values())
+    rows = []
+    for row in spec.get("settings") or []:
+        ours = setting_value(row["config"], ordered) if "config" in row else row.get("value")
+        rows.append({"setting": row["setting"], "this_sweep": ours, "paper": row.get("paper")})
+    if spec.get("paper_seeds") is not None:
+        seeds = sorted({len(v["seeds"]) for v in variants})
+        rows.append(
+            {"setting": "seeds per variant", "this_sweep": "/".join(map(str, seeds)), "paper": spec["paper_seeds"]}
+        )
+    see_also = (spec.get("see_also") or {}).get(preset) if judges_claims else None
+    notes = list(spec.get("notes") or []) + list(see_also or [])
+    return {"settings": rows, "notes": notes}
+
+
+def setting_value(key: str, configs: list[dict[str, Any]]) -> Any:
+    """One protocol setting over the board's runs: its value (as the config holds it) where every variant shares it,
+    else the distinct values in ascending order as text (``0.0006 / 0.001 (differs by variant)``; ``not set`` for a
+    variant whose config lacks it), never the first run's value alone."""
+    values: list[Any] = []
+    for config in configs:
+        value = config_value(config, key)
+        if value not in values:
+            values.append(value)
+    if len(values) <= 1:
+        return values[0] if values else None
+    ordered = sorted(values, key=lambda v: sort_key(str(v)))
+    return " / ".join("not set" if v is None else str(v) for v in ordered) + " (differs by variant)"
+
+
+def fill_note(note: str, config: dict[str, Any], variants: dict[str, dict[str, Any]]) -> str:
+    """Replace ``{config:a.b.c}`` by that config value and ``{metric:VARIANT:NAME}`` by its mean."""
+
+    def value(match: re.Match) -> str:
+        kind, _, ref = match[1].partition(":")
+        if kind == "config":
+            node = config_value(config, ref)
+            return "?" if node is None else str(node)
+        variant, _, metric = ref.rpartition(":")
+        mean = (variants.get(variant) or {}).get("metrics", {}).get(metric, {}).get("mean")
+        return "?" if mean is None else f"{mean:g}"
+
+    return re.sub(r"\{((?:config|metric):[^{}]+)\}", value, note)
+
+
+def build_tables(
+    tables: dict[str, dict[str, Any]], variants: dict[str, dict[str, Any]], config: dict[str, Any] | None = None
+) -> list[dict[str, Any]]:
+    """Paper-style tables (``bench.tables``): rows of variants x columns of metrics, next to the paper's.
+
+    A row names a variant and a metric template with ``{column}``; ``paper`` lists the
+    paper's row values in the same order (``null`` where it reports none), or one value when the
+    table has a ``paper_column`` (a paper number measured apart from the columns); ``scale`` multiplies
+    measured means and stds (100 for percentages); ``note`` may cite values (:func:`fill_note`).
+    """
+    out = []
+    for name, spec in tables.items():
+        scale = float(spec.get("scale", 1.0))
+        rows = []
+        for row in spec["rows"]:
+            cells = []
+            for column in spec["columns"]:
+                m = (variants.get(row["variant"]) or {}).get("metrics", {}).get(
+                    row["metric"].format(column=column)
+                ) or {}
+                mean, std = m.get("mean"), m.get("std")
+                chance = {"chance": {**m["chance"], "mean": m["chance"]["mean"] * scale}} if m.get("chance") else {}
+                cells.append(
+                    {
+                        "mean": None if mean is None else mean * scale,
+                        "std": None if std is None else std * scale,
+                        **chance,
+                    }
+                )
+            rows.append(
+                {
+                    "label": row["label"],
+                    "variant": row["variant"],
+                    "metric": row["metric"],
+                    "measured": cells,
+                    "paper": row.get("paper"),
+                    **({"paper_null": row["paper_null"]} if row.get("paper_null") else {}),
+                }
+            )
+        out.append(
+            {
+                "name": name,
+                "title": spec.get("title", name),
+                "columns": list(spec["columns"]),
+                "paper_column": spec.get("paper_column"),
+                "scale": scale,
+                "note": fill_note(spec.get("note", ""), config or {}, variants),
+                "rows": rows,
+            }
+        )
+    return out
