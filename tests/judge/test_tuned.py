@@ -72,11 +72,31 @@ def test_the_view_names_each_base_shared_and_chosen_point(tmp_path: Path) -> Non
     ]
 
 
-def test_a_base_the_choice_has_not_chosen_keeps_its_shared_point_only(tmp_path: Path) -> None:
+def test_a_base_the_choice_has_not_chosen_trains_neither_point_yet(tmp_path: Path) -> None:
+    """Its shared and its tuned point are judged together, once its own grid is whole: none of its runs trains
+    before (a shared point alone would be judged beside nothing at its tuned rate)."""
     only_a = {k: v for k, v in TUNING.items() if k.startswith("pre/a")}
     view = tuned.resolve({"choice": "majority/lr", "shared": 0.001}, NAMES, choice_board(tmp_path, only_a))
     b = view["bases"][1]
-    assert b["chosen"] is None and b["tuned"] is None
+    assert b["chosen"] is None and b["tuned"] is None and b["waiting"] == "its grid is not trained yet"
+    assert [n for n in tuned.select(view, NAMES) if n.startswith("pre/b")] == []
+
+
+def test_a_base_whose_whole_grid_failed_is_final_with_no_rate_and_keeps_its_shared_point(tmp_path: Path) -> None:
+    """Every value failed (a diverged seed at each): the choice is made, and it is none; the shared point is judged
+    (its failures counted), the tuned one is "no rate chosen"."""
+    from normbench.archive import load_board
+
+    results = choice_board(tmp_path, TUNING)
+    path = results / "majority" / "lr" / "leaderboard.json"
+    board = load_board(path)
+    groups = [
+        {**g, "chosen": None, "chosen_variant": None} if g["base"] == "pre/b" else g for g in board.choice["groups"]
+    ]
+    path.write_text(dumps_board(board.replace(choice={**board.choice, "groups": groups})), encoding="utf-8")
+    b = tuned.resolve({"choice": "majority/lr", "shared": 0.001}, NAMES, results)["bases"][1]
+    assert b["chosen"] is None and "waiting" not in b
+    view = tuned.resolve({"choice": "majority/lr", "shared": 0.001}, NAMES, results)
     assert [n for n in tuned.select(view, NAMES) if n.startswith("pre/b")] == ["pre/b,lr=0.001"]
 
 
@@ -178,7 +198,7 @@ def test_each_base_is_chosen_on_its_own_grid_and_the_board_waits_only_while_none
     assert a["chosen"] == "0.003" and "waiting" not in a
     assert b["chosen"] is None and b["tuned"] is None and b["tuning_seeds"] == []
     assert b["waiting"] == "chosen on 2 of the 3 grid values (not 0.01)"
-    assert tuned.select(view, NAMES) == ["pre/a,lr=0.001", "pre/a,lr=0.003", "pre/b,lr=0.001"]
+    assert tuned.select(view, NAMES) == ["pre/a,lr=0.001", "pre/a,lr=0.003"]  # pre/b's two points wait together
     grown = NAMES + ["pre/a,lr=0.03"]
     with pytest.raises(tuned.ChoiceNotReady, match=r"has chosen no lr yet \(pre/a: chosen on 3 of the 4") as e:
         tuned.resolve({"choice": "majority/lr", "shared": 0.001}, grown, results)

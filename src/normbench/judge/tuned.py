@@ -128,9 +128,10 @@ def resolve(spec: Any, names: list[str], results_dir: str | Path) -> dict[str, A
 
 
 def _waits(group: dict[str, Any] | None, grid_values: list[str], choice: dict[str, Any]) -> str:
-    """What keeps one base's choice from being final (``""``: nothing, it is chosen): its own grid not trained, short
-    of the declared tuning seeds, or chosen on a smaller grid than the config's. Each base is tuned on its own budget,
-    as AlgoPerf tunes each submission: a base whose runs are all in is judged while the others still train."""
+    """What keeps one base's choice from being final (``""``: nothing, it is made, even where no value was kept): its
+    own grid not trained, short of the declared tuning seeds, or chosen on a smaller grid than the config's. Each base
+    is tuned on its own budget, as AlgoPerf tunes each submission: a base whose runs are all in is judged while the
+    others still train."""
     if not group:
         return "its grid is not trained yet"
     chosen_among = {str(r["value"]) for r in group.get("rows") or []} | {
@@ -142,15 +143,15 @@ def _waits(group: dict[str, Any] | None, grid_values: list[str], choice: dict[st
         return f"chosen on {have} of the {len(grid_values)} grid values (not {', '.join(missing)})"
     if group.get("final") is False:
         return waiting_text(group, choice) or "its tuning budget is not trained yet"
-    if group.get("chosen") is None:
-        return "no value of its grid was kept and measured"
-    return ""
+    return ""  # final: chosen, or no value kept (every one failed): either way what its whole budget says
 
 
 def select(view: dict[str, Any], names: list[str]) -> list[str]:
-    """Of the sweep's variant ``names``, those a tuned board trains: every base's shared point and its chosen point
-    (a name off the axis stays)."""
-    keep = {name for row in view["bases"] for name in (row["shared"], row["tuned"]) if name}
+    """Of the sweep's variant ``names``, those a tuned board trains: every chosen base's shared point and its chosen
+    point (a name off the axis stays). A base whose choice waits trains neither yet: its two points are judged
+    together, once its own grid is whole."""
+    rows = [row for row in view["bases"] if not row.get("waiting")]
+    keep = {name for row in rows for name in (row["shared"], row["tuned"]) if name}
     return [n for n in names if n in keep or split_name(n, view["axis"]) is None]
 
 

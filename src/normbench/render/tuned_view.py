@@ -36,7 +36,12 @@ def rates_table(board: Board) -> Lines:
     ]
     for row in view["bases"]:
         if row["chosen"] is None:
-            tuned, value = f"in progress: not chosen yet ({row.get('waiting') or 'its grid is not trained'})", "–"
+            tuned = (
+                f"in progress: not chosen yet ({row['waiting']})"
+                if row.get("waiting")
+                else "none: every rate of its grid failed a tuning seed, or is next to one that did"
+            )
+            value = "–"
         else:
             tuned = row["chosen"] + (
                 " (the grid's edge: a value beyond it may be better" + ("; a bound, not an optimum)" if robust else ")")

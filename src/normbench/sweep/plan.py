@@ -360,6 +360,13 @@ def plan_runs(
         view = tuned.resolve(bench["tuned"], whole, results_dir)
         kept = tuned.select(view, [n for n, _ in points])
         off = [n for n in variants or [] if "," in n and n not in kept]
+        waits = {row["base"]: row["waiting"] for row in view["bases"] if row.get("waiting")}
+        if off and off[0].split(",")[0] in waits:
+            raise tuned.ChoiceNotReady(
+                f"variants: {off[0]!r}: the {view['axis']} of its base is not chosen yet on {view['choice']} "
+                f"({waits[off[0].split(',')[0]]}); both its points train once it is (normbench bake)",
+                view["choice"],
+            )
         if off:
             raise ValueError(
                 f"variants: {off[0]!r} is neither the shared nor the tuned point of its base (bench.tuned: "
