@@ -515,8 +515,12 @@ def test_the_board_names_its_runs_platforms_and_whether_its_task_is_chaotic() ->
     text = lb.render_markdown(board, [])
     assert "## Reproducibility" in text and f"Trained on {here['platform']['cpu']}" in text
     assert "**Chaotic task**: a plateau escape" in text
+    assert "within its declared tolerance" not in text and "relative" not in text  # no per-value tolerance holds
     plain = build("majority", "quick", [record("pre/both", 0, [[5, 0.7]], [[5, 0.4]])], {"metrics": METRICS})
     assert plain.reproducibility["chaotic"] is None and plain.reproducibility["runs_without_platform"] == 1
+    assert "within its declared tolerance" in lb.render_markdown(plain, []) and "Chaotic" not in lb.render_markdown(
+        plain, []
+    )
 
 
 def test_a_stack_of_seeds_counts_its_training_time_once() -> None:
