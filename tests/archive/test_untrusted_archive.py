@@ -240,9 +240,10 @@ def test_an_analysis_is_archived_with_no_absolute_local_path_and_old_ones_still_
     assert maintain.with_local_paths(archive) == []
 
 
-def test_a_record_of_a_run_trained_under_an_absolute_runs_dir_is_made_local_by_the_maintainer(tmp_path: Path) -> None:
+def test_a_record_of_a_run_trained_under_an_absolute_runs_dir_is_archived_local(tmp_path: Path) -> None:
     """A record's ``log_dir``, ``checkpoint`` and ``config.runs_dir`` are where the run was trained: none is part of
-    its identity, so the maintainer rewrites them local and the run keeps its config hash and its numbers."""
+    its identity, so the archive keeps them local, the maintainer rewrites an older record's, and the run keeps its
+    config hash and its numbers."""
     runs = tmp_path / "bake" / "runs"
     folder = runs / "majority" / "pre-both-abc123" / "seed0"
     folder.parent.mkdir(parents=True)
@@ -253,6 +254,11 @@ def test_a_record_of_a_run_trained_under_an_absolute_runs_dir_is_made_local_by_t
     (folder / "record.json").write_text(json.dumps(record))
     archive = Archive(tmp_path / "results")
     rep, _ = archive.add(folder)
+    assert rep.record()["log_dir"] == "runs/majority/pre-both-abc123/seed0"  # archived local: nothing to maintain
+    assert maintain.records_with_local_paths(archive) == []
+    from normbench.archive.replicate_files import write_gzip_json
+
+    write_gzip_json(rep.record_path, {**rep.record(), **record})  # as archived before records were made local
     published = rep.path.parent / "published-values.json"  # values a board showed for a run archived before
     published.write_text(json.dumps({"status": "done", "log_dir": str(folder)}, indent=2) + "\n")
     assert maintain.records_with_local_paths(archive) == [rep.record_path, published]

@@ -114,8 +114,9 @@ def archived_analysis(src: Path, run_dir: Path) -> bytes:
 
 def write_replicate(target: Path, run_dir: Path, record: dict[str, Any], *, checkpoint: bool) -> None:
     """Write one replicate folder atomically per file (:func:`write_file`): the record last, so a reader never sees
-    a record whose analyses or checkpoint are missing. An analysis holds no absolute local path (:func:`local_path`);
-    the record is kept as the run wrote it (a board built from it shows its ``log_dir`` as the run named it)."""
+    a record whose analyses or checkpoint are missing. Neither an analysis nor the record holds an absolute local path
+    (:func:`local_path`: a run trained under ``--runs_dir /abs/runs`` is kept as ``runs/<task>/<run>/seed<k>``; those
+    keys are not part of its identity), so the archive reads the same on every machine."""
     target.mkdir(parents=True, exist_ok=True)
     for name in ANALYSES:
         src = run_dir / name
@@ -134,7 +135,7 @@ def write_replicate(target: Path, run_dir: Path, record: dict[str, Any], *, chec
     elif not unfinished and (target / CHECKPOINT).is_file():
         (target / CHECKPOINT).unlink()  # finished: the weights the analyses need are summarised beside it
     kept = {k: v for k, v in record.items() if k not in ("record_path", "archived")}
-    write_gzip_json(target / RECORD, kept)
+    write_gzip_json(target / RECORD, without_local_paths(kept, runs_root_of(run_dir)))
 
 
 def checkpoint_state(path: Path) -> tuple[int, dict[str, Any] | None]:
