@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from pathlib import Path
 from typing import Any
 
 from normbench.archive import wall_time_share_s
+from normbench.archive.replicate_files import local_path, runs_root_of
 from normbench.boards.published import (
     NOT_MEASURED,
     is_stand_in,
@@ -169,12 +171,20 @@ def variant_entry(
         "global_batch_sizes": sorted({r.get("global_batch_size") for r in records}, key=str),
         "dates": [min(p["date"] for p in prov), max(p["date"] for p in prov)],
         "wall_time_s": round(sum(wall_time_share_s(r) for r in records), 1),  # a stack of seeds counted once
-        "log_dirs": [r.get("log_dir") for r in records],
+        "log_dirs": [archived_log_dir(r.get("log_dir")) for r in records],
         "platforms": unique_platforms(prov),
     }
     if published := published_seeds(records):
         entry["published_seeds"] = published
     return entry
+
+
+def archived_log_dir(log_dir: str | None) -> str | None:
+    """A run's log directory as the archive keeps it (``runs/<task>/<run>/seed<k>``), so a board built straight after
+    training names its runs as one rebuilt from the archive does."""
+    if not log_dir or not Path(log_dir).is_absolute():
+        return log_dir
+    return local_path(log_dir, runs_root_of(Path(log_dir)))
 
 
 def distinct(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
