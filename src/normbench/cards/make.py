@@ -198,9 +198,9 @@ def drop_superseded(presets: dict[str, Any], items: list[dict[str, Any]], task: 
             "those runs stay published on the task's own boards"
         )
         old = declared or {}
-        whys = [w for w in (old.get("why"), why) if w and not (w == why and why in str(old.get("why") or ""))]
+        old_why = str(old.get("why") or "")
         bench["superseded"] = {
-            "why": "; ".join(dict.fromkeys(whys)),
+            "why": old_why if why in old_why else "; ".join(w for w in (old_why, why) if w),
             "configs": sorted({*map(str, old.get("configs") or ()), *hashes}),
         }
 
