@@ -300,7 +300,14 @@ def a_slow_command(command: str) -> bool:
     bake = words[:2] == ["normbench", "bake"] or words[:3] == ["nox", "-s", "bake"]
     suite_again = words[:3] == ["nox", "-s", "tests"] or (words[:3] == ["nox", "-s", "bench-perf"] and "--" in words)
     named = words[:2] == ["normbench", "card"] and len(words) > 2 and words[2] in named_cards()
-    return bake or suite_again or words[:3] == ["nox", "-s", "card"] or named
+    return bake or suite_again or words[:3] == ["nox", "-s", "card"] or named or example_card_again(words)
+
+
+def example_card_again(words: list[str]) -> bool:
+    """The example norm's whole card (every task) again with other options: the same build as the plain command at
+    its cost; each option is kept in the default run by its ``--tasks majority`` form."""
+    example = words[:3] == ["normbench", "card", "examples.pnorm_example:PNorm"]
+    return example and len(words) > 3 and "--tasks" not in words
 
 
 def named_cards() -> set[str]:

@@ -26,6 +26,7 @@ import normbench
 REPO = Path(normbench.__file__).resolve().parents[2]
 
 
+@pytest.mark.slow  # a wheel built and installed in a fresh environment: most of a minute; the shipped files are checked below
 def test_wheel_install_resolves_tasks_by_name(tmp_path: Path) -> None:
     source = tmp_path / "source"
     shutil.copytree(

@@ -174,6 +174,7 @@ def test_a_build_reads_the_kept_values_and_no_board(tmp_path: Path, monkeypatch)
     assert record["provenance"]["git_commit"] == "d41580d43369af194e2a128ffb03df0c0392d4e2"
 
 
+@pytest.mark.slow  # copies the whole run archive and the language-model boards: half a minute
 def test_keeping_the_values_writes_each_listed_run_once(tmp_path: Path) -> None:
     from normbench.boards.published import keep_published_values
 

@@ -100,7 +100,14 @@ def assert_only_the_new_norm_trains(
     assert left <= {card_variant(NEW, protocol)[0]}
 
 
-@pytest.mark.parametrize("task", tasks_with_cards())
+def surveyed(slow: set[str]) -> list[object]:
+    """The tasks with cards, those in ``slow`` with the slow tests: surveying a task's whole bake queue plans every
+    grid point it names (a minute or more on the majority task and the language model); SST-2's stays in the default
+    run."""
+    return [pytest.param(t, marks=pytest.mark.slow) if t in slow else t for t in tasks_with_cards()]
+
+
+@pytest.mark.parametrize("task", surveyed({"majority", "lm"}))
 def test_a_new_norms_card_finds_every_baseline_run_of_its_seeds_and_grid_in_the_archive(
     task: str, tmp_path: Path
 ) -> None:
@@ -110,7 +117,7 @@ def test_a_new_norms_card_finds_every_baseline_run_of_its_seeds_and_grid_in_the_
     assert_only_the_new_norm_trains(protocol, slots, at_least=2 * (runs["headline"] + runs["grid"]), queued=queued)
 
 
-@pytest.mark.parametrize("task", tasks_with_cards())
+@pytest.mark.parametrize("task", surveyed({"majority"}))
 def test_a_new_norms_card_finds_the_baselines_runs_at_their_tuned_rates_in_the_archive(
     task: str, tmp_path: Path
 ) -> None:

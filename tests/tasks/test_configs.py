@@ -35,7 +35,11 @@ def test_config_and_presets_instantiate(path: Path, tmp_path: Path) -> None:
     assert not list(tmp_path.iterdir())  # instantiating writes nothing
 
 
-@pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.stem)
+@pytest.mark.parametrize(
+    "path",  # the language model's presets plan hundreds of grid points: most of a minute, with the slow tests
+    [pytest.param(p, marks=pytest.mark.slow) if p.stem == "lm" else p for p in CONFIGS],
+    ids=lambda p: p.stem,
+)
 def test_bench_grid_plans(path: Path, tmp_path: Path) -> None:
     """Every preset plans whole; the presets of published boards are planned (and checked so) by
     tests/test_published_runs.py."""
