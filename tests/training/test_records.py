@@ -34,6 +34,11 @@ def test_generated_results_do_not_make_the_code_dirty(tmp_path: Path) -> None:
     git(tmp_path, "commit", "-qm", "docs")
     (tmp_path / "docs" / "page.md").write_text("rewritten after a bake\n")  # the results pages a bake refreshes
     assert git_state(tmp_path / "src")["dirty"] is False
+    (tmp_path / "README.md").write_text("# project\n")
+    git(tmp_path, "add", "README.md")
+    git(tmp_path, "commit", "-qm", "readme")
+    (tmp_path / "README.md").write_text("# project\n\nits results teaser, rewritten by a card\n")
+    assert git_state(tmp_path / "src")["dirty"] is False
     (tmp_path / "src" / "model.py").write_text("x = 2\n")  # the code itself
     assert git_state(tmp_path / "src")["dirty"] is True
     assert git_state(tmp_path)["dirty"] is True

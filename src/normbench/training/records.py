@@ -42,10 +42,11 @@ def utc_now() -> str:
 def git_state(cwd: str | Path | None = None) -> dict[str, Any]:
     """``{"git_commit": sha or None, "dirty": bool or None}`` of the checkout at ``cwd``.
 
-    ``dirty``: tracked files differ from the commit, outside ``results/`` and ``docs/``. The generated outputs
-    there do not make the code that produces them dirty (a task's second report written after its
-    leaderboard, another task's uncommitted leaderboard, or the results pages a bake rewrites after its boards,
-    would otherwise: the next bake in the same checkout could not archive its runs).
+    ``dirty``: tracked files differ from the commit, outside ``results/``, ``docs/`` and ``README.md``. The
+    generated outputs there (the README's results teaser among them) do not make the code that produces them
+    dirty (a task's second report written after its leaderboard, another task's uncommitted leaderboard, or the
+    results pages a bake or a card rewrites after its boards would otherwise: the next bake in the same checkout
+    could not archive its runs, and a card would call its own build dirty).
     """
     cwd = Path(cwd or Path(__file__).resolve().parent)
     try:
@@ -62,6 +63,7 @@ def git_state(cwd: str | Path | None = None) -> dict[str, Any]:
                 ":(top)",
                 ":(top,exclude)results",
                 ":(top,exclude)docs",
+                ":(top,exclude)README.md",
             ],
             cwd=cwd,
             capture_output=True,
