@@ -11,7 +11,6 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from normbench.nn import norms
 from normbench.nn.majority import MajorityConfig, MajorityEncoder
 from normbench.nn.norms import (
     COMPONENTS,
@@ -23,6 +22,7 @@ from normbench.nn.norms import (
     get_component,
     register_component,
 )
+from normbench.nn.norms import registry as norm_registry
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -44,7 +44,7 @@ OWN_KEYS = {"learned": ["direction"], "scalenorm": ["g"], "dyt": ["alpha"]}
 @pytest.fixture
 def registry(monkeypatch: pytest.MonkeyPatch) -> None:
     """Components registered by a test are forgotten after it."""
-    monkeypatch.setattr(norms._COMPONENTS, "entries", dict(norms._COMPONENTS.entries))
+    monkeypatch.setattr(norm_registry._COMPONENTS, "entries", dict(norm_registry._COMPONENTS.entries))
 
 
 def test_the_built_ins_are_the_registered_classes_in_order() -> None:
@@ -212,12 +212,12 @@ def test_an_nn_module_class_is_wrapped_as_before() -> None:
 
 
 def test_entry_points_name_classes_of_either_kind() -> None:
-    assert norms._plugin_entry("cube", Cube) is Cube
-    renamed = norms._plugin_entry("cubic", Cube)
+    assert norm_registry._plugin_entry("cube", Cube) is Cube
+    renamed = norm_registry._plugin_entry("cubic", Cube)
     assert issubclass(renamed, Cube) and renamed.name == "cubic" and renamed.options == Cube.options
-    assert norms._plugin_entry("doubling", Doubling).module is Doubling
+    assert norm_registry._plugin_entry("doubling", Doubling).module is Doubling
     with pytest.raises(TypeError, match="entry point 'f' of normbench.norms: .* is neither a normbench Norm class"):
-        norms._plugin_entry("f", len)
+        norm_registry._plugin_entry("f", len)
 
 
 def test_a_class_with_another_signature_is_refused_when_defined() -> None:
