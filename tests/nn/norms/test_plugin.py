@@ -1,28 +1,14 @@
 """One rule for a plug-in ``nn.Module``: the slot's eps reaches it, the slot's affine map (normbench's) is its only one,
-its options reach it; and its code is part of its runs' identity (built-in norms and archived plug-ins keep theirs)."""
+its options reach it."""
 
 from __future__ import annotations
-
-import hashlib
-from pathlib import Path
 
 import pytest
 import torch
 from torch import nn
 
-from normbench.nn.config import ArchConfig
 from normbench.nn.majority import MajorityConfig, MajorityEncoder
-from normbench.nn.norms import (
-    ARCHIVED_SOURCES,
-    Norm,
-    NormSpec,
-    PluginNorm,
-    get_component,
-    source_identity,
-    source_version,
-)
-
-REPO = Path(__file__).resolve().parents[2]
+from normbench.nn.norms import Norm, NormSpec, PluginNorm, get_component
 
 
 class GainNorm(nn.Module):
@@ -82,25 +68,3 @@ def test_a_model_with_a_plugin_trains_only_the_slots_affine_maps() -> None:
     layers = len(model.blocks)
     # LayerNorm's model has the same affine maps; the plug-in adds its temperature, one per norm
     assert count == sum(p.numel() for p in base.parameters()) + 2 * layers
-
-
-def test_a_plugins_source_is_part_of_its_identity(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    module = tmp_path / "edited_norm_module.py"
-    module.write_text("import torch\nclass Edited(torch.nn.Module):\n    def __init__(self, d):\n"
-                      "        super().__init__()\n    def forward(self, x):\n        return x / 2\n")  # fmt: skip
-    monkeypatch.syspath_prepend(str(tmp_path))
-    component = get_component("edited_norm_module:Edited")
-    digest = "sha256:" + hashlib.sha256(module.read_bytes()).hexdigest()
-    assert source_version(component) == source_identity(component) == digest
-    config = MajorityConfig(attn_norm=NormSpec("edited_norm_module:Edited"))
-    assert config.effective()["attn_norm"]["source"] == digest
-    module.write_text(module.read_text() + "# the default changed\n")
-    assert config.effective()["attn_norm"]["source"] != digest
-
-
-def test_built_in_and_archived_norms_keep_their_identity() -> None:
-    assert source_version(get_component("both")) is None and "source" not in ArchConfig.effective(MajorityConfig())
-    assert "source" not in MajorityConfig().effective()["attn_norm"]
-    for path, digest in ARCHIVED_SOURCES.items():
-        file = REPO / (path.partition(":")[0].replace(".", "/") + ".py")
-        assert digest == "sha256:" + hashlib.sha256(file.read_bytes()).hexdigest(), path
