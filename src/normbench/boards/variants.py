@@ -21,7 +21,7 @@ from normbench.boards.published import (
     published_seeds,
     value_of,
 )
-from normbench.judge.collapse import collapse_text, is_collapsed
+from normbench.judge.collapse import CollapseSpec, collapse_text, is_collapsed
 from normbench.judge.stats import aggregate
 from normbench.tasks import norm_roles
 from normbench.tasks.series import FROM_CHECKPOINT, series_value
@@ -46,7 +46,7 @@ def flag_seeds(
     entry: dict[str, Any],
     records: list[dict[str, Any]],
     chance: dict[str, Any] | None,
-    collapse: dict[str, Any] | None = None,
+    collapse: CollapseSpec | None = None,
 ) -> None:
     """Mark seeds that failed to train: diverged (in no mean or verdict: their values are not
     finite), at chance (``bench.chance``: a leaderboard ``metric`` whose final value is ``at_most`` a
@@ -92,7 +92,7 @@ def variant_entry(
     metrics: dict[str, dict[str, Any]],
     chance: dict[str, Any] | None = None,
     failed: list[dict[str, Any]] | None = None,
-    collapse: dict[str, Any] | None = None,
+    collapse: CollapseSpec | None = None,
 ) -> dict[str, Any]:
     """One variant's row: its finished ``records`` (``done`` or ``diverged``) aggregated over seeds.
 

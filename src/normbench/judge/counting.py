@@ -3,12 +3,16 @@ opens with (shared by every rule)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypeVar, cast
 
 from normbench.judge.collapse import collapsed_seeds
+from normbench.judge.entries import ClaimEntry, JudgedEntry, Reasons
+from normbench.judge.rows import VariantRow
+
+T = TypeVar("T")
 
 
-def finished_seeds(variant: dict[str, Any], geometric: bool = False) -> tuple[list[bool], str]:
+def finished_seeds(variant: VariantRow, geometric: bool = False) -> tuple[list[bool], str]:
     """Which of a leaderboard variant's seeds a verdict counts (those that did not diverge; for a ``geometric``
     claim, on unselectable keys, neither those that collapsed: a collapsed model's keys say nothing about a
     norm), and a note naming the others, e.g. ``2 of 3 seeds; seed 1 diverged at step 40`` (``""`` when all count)."""
@@ -27,7 +31,7 @@ def finished_seeds(variant: dict[str, Any], geometric: bool = False) -> tuple[li
     return keep, f"{sum(keep)} of {len(seeds) + len(failed)} seeds; {', '.join(why)}"
 
 
-def counted(values: list[Any], keep: list[bool]) -> list[Any]:
+def counted(values: list[T], keep: list[bool]) -> list[T]:
     """The entries of ``values`` (one per seed) whose seed counts; ``values`` as they are when they
     do not line up with the seeds (a leaderboard that names none)."""
     return [v for v, k in zip(values, keep, strict=False) if k] if len(values) == len(keep) else list(values)
@@ -38,12 +42,14 @@ def counted_note(notes: list[str]) -> str:
     return f" (counted: {'; '.join(notes)})" if notes else ""
 
 
-def reasons(claim: dict[str, Any]) -> dict[str, str]:
-    """The claim's ``why`` (the reasoning behind it) and ``note`` (what is known about its measurement), where given."""
-    return {key: claim[key] for key in ("why", "note") if claim.get(key)}
+def reasons(claim: Reasons) -> Reasons:
+    """The claim's ``why`` (the reasoning behind it) and ``note`` (what is known about its measurement), where given
+    (a claims file entry or a judged claim)."""
+    # the comprehension keeps the claim's own why and note, each a string: a Reasons
+    return cast(Reasons, {key: claim[key] for key in ("why", "note") if claim.get(key)})
 
 
-def entry_head(claim: dict[str, Any]) -> dict[str, Any]:
+def entry_head(claim: ClaimEntry) -> JudgedEntry:
     """The fields every judged claim repeats from its claims file entry: id, owner, source, statement, metric,
     paper."""
     return {

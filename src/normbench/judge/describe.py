@@ -3,9 +3,10 @@ source, as the boards and the cards print them (a number to 4 significant digits
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
 
 from normbench.judge.counting import reasons
+from normbench.judge.entries import judged_entry
 
 
 def fmt_value(x: float | str | None) -> str:
@@ -27,8 +28,9 @@ def describe_seeds(per_seed: dict[str, list[float | None]]) -> str:
     )
 
 
-def describe_difference(claim: dict[str, Any]) -> str:
+def describe_difference(claim: Mapping[str, object]) -> str:
     """``a − b = est [low, high], p`` of a judged claim, or why there is no interval."""
+    claim = judged_entry(claim)
     diff = claim.get("difference")
     if not diff:
         return "n/a"
@@ -39,6 +41,7 @@ def describe_difference(claim: dict[str, Any]) -> str:
     return f"{a} − {b} = {fmt_value(diff['estimate'])} [{fmt_value(diff['low'])}, {fmt_value(diff['high'])}]{p}"
 
 
-def source_text(claim: dict[str, Any]) -> str:
+def source_text(claim: Mapping[str, object]) -> str:
     """A judged claim's source, then its ``why`` and ``note`` where given, as the leaderboards print it."""
+    claim = judged_entry(claim)
     return claim["source"] + "".join(f" — {key}: {text}" for key, text in reasons(claim).items())

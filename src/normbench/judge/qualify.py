@@ -19,11 +19,13 @@ from __future__ import annotations
 
 import functools
 from importlib import resources
-from typing import Any
+from typing import TypedDict, cast
 
 from scipy import stats as scipy_stats
 
 from normbench.io import read_yaml
+from normbench.judge.entries import ClaimEntry, JudgedEntry, Power, Rule
+from normbench.judge.stats import EquivalenceDoc, IntervalDoc
 from normbench.training.reproducibility import tolerance
 
 POWER = 0.80
@@ -31,18 +33,27 @@ ALPHA = 0.05
 MARGINS = "margins.yaml"
 
 
-def detectable_effect(diff: dict[str, Any] | None) -> float | None:
+class MarginRegistration(TypedDict, total=False):
+    """One registration of an equivalence margin in ``margins.yaml``: the ``claims`` file that declares it, the
+    ``margin`` and when it was ``declared`` (``before the runs`` or ``after the runs``)."""
+
+    claims: str
+    margin: float
+    declared: str
+
+
+def detectable_effect(diff: IntervalDoc | None) -> float | None:
     """The minimum detectable effect (MDE) of a difference's interval: (t_{1-α/2, df} + t_{power, df}) · SE, where
     SE = (high − estimate) / t_{1-α/2, df} (the 95% Welch interval); ``None`` without an interval."""
     if not diff or diff.get("low") is None or diff.get("high") is None or not diff.get("df"):
         return None
-    df = float(diff["df"])
+    df = float(cast(float, diff["df"]))  # checked above, as is high
     t_alpha = float(scipy_stats.t.ppf(1 - ALPHA / 2, df))
-    se = (float(diff["high"]) - float(diff["estimate"])) / t_alpha
+    se = (float(cast(float, diff["high"])) - float(diff["estimate"])) / t_alpha
     return (t_alpha + float(scipy_stats.t.ppf(POWER, df))) * se
 
 
-def expected_sign(rule: dict[str, Any]) -> int | None:
+def expected_sign(rule: Rule) -> int | None:
     """The sign the claim expects of its difference's estimate (first role − second), ``None`` for a rule without
     one (equivalence: inside the margin, not a sign)."""
     kind = rule.get("kind")
@@ -55,7 +66,7 @@ def expected_sign(rule: dict[str, Any]) -> int | None:
     return None
 
 
-def leaning(entry: dict[str, Any], rule: dict[str, Any]) -> str | None:
+def leaning(entry: JudgedEntry, rule: Rule) -> str | None:
     """``with the claim`` or ``against the claim``: where the point estimate lies, significant or not."""
     diff = entry.get("difference")
     if not diff or diff.get("estimate") is None:
@@ -71,14 +82,14 @@ def leaning(entry: dict[str, Any], rule: dict[str, Any]) -> str | None:
     return "with the claim" if (estimate > 0) == (sign > 0) else "against the claim"
 
 
-def margin_edge_distance(test: dict[str, Any] | None) -> float | None:
+def margin_edge_distance(test: EquivalenceDoc | None) -> float | None:
     """How far the 90% interval's edge on a tested side lies from the margin (the smallest such distance)."""
     if not test:
         return None
     interval, margin, sides = test["interval"], float(test["margin"]), test["sides"]
     if interval.get("low") is None or interval.get("high") is None:
         return None
-    low, high = float(interval["low"]), float(interval["high"])
+    low, high = float(cast(float, interval["low"])), float(cast(float, interval["high"]))  # checked above
     edges = {
         "both": [abs(low + margin), abs(margin - high)],
         "lower": [abs(low + margin)],
@@ -88,31 +99,31 @@ def margin_edge_distance(test: dict[str, Any] | None) -> float | None:
 
 
 @functools.cache
-def registered_margins() -> dict[str, list[dict[str, Any]]]:
+def registered_margins() -> dict[str, list[MarginRegistration]]:
     """``normbench/judge/margins.yaml``: claim id -> its registrations ({claims file, margin, declared}); one
     id may be declared in several claims files, each with its own metric and margin."""
     doc = read_yaml(resources.files("normbench.judge") / MARGINS) or {}
     return {str(k): list(v or []) for k, v in (doc.get("margins") or {}).items()}
 
 
-def margin_registration(claim_id: str, margin: float) -> dict[str, Any] | None:
+def margin_registration(claim_id: str, margin: float) -> MarginRegistration | None:
     """The registration of ``claim_id`` with this ``margin`` (``None``: not registered, which a test forbids)."""
     return next((r for r in registered_margins().get(claim_id, []) if float(r["margin"]) == margin), None)
 
 
-def qualify(entry: dict[str, Any], claim: dict[str, Any]) -> dict[str, Any]:
+def qualify(entry: JudgedEntry, claim: ClaimEntry) -> JudgedEntry:
     """``entry`` (a judged claim) with the rules above applied: its verdict no stronger than its statistics, its
     power and leaning stated, borderline equivalences marked, and a margin declared after its runs named."""
     rule = claim.get("rule") or {}
     diff = entry.get("difference")
-    out = dict(entry)
+    out = entry.copy()
     verdict = out["verdict"]
     if verdict == "reproduced" and rule.get("kind") != "equivalence" and diff and diff.get("estimate") is not None:
         low, high = diff.get("low"), diff.get("high")
         if low is None or high is None or low <= 0 <= high:
             verdict = "inconclusive"
             out["rule"] = out["rule"] + "; reproduced only when the 95% interval of the difference excludes 0"
-    power = {"detectable": detectable_effect(diff), "leaning": leaning(out, rule), "level": POWER}
+    power: Power = {"detectable": detectable_effect(diff), "leaning": leaning(out, rule), "level": POWER}
     if power["detectable"] is not None or power["leaning"] is not None:
         out["power"] = power
     if rule.get("kind") == "equivalence" and verdict in ("reproduced", "not reproduced"):
@@ -120,7 +131,8 @@ def qualify(entry: dict[str, Any], claim: dict[str, Any]) -> dict[str, Any]:
         metric = str(entry.get("metric", ""))
         tol = tolerance(metric)
         allowed = tol.abs + tol.rel * abs(float((diff or {}).get("estimate") or 0.0))
-        reference = (entry.get("measured") or {}).get(rule.get("reference"))
+        role = cast(str, rule.get("reference"))  # an equivalence names its reference role (its check_rule)
+        reference = (entry.get("measured") or {}).get(role)
         if tol.rel and isinstance(reference, (int, float)):
             allowed = tol.abs + tol.rel * abs(float(reference))
         if distance is not None and distance <= allowed:

@@ -52,7 +52,7 @@ def check_spec(spec: dict[str, Any]) -> tuple[list[str], str | None]:
     return headline, unselectable
 
 
-def layer_mean(variant: dict[str, Any], template: str) -> dict[str, Any]:
+def layer_mean(variant: dict[str, Any], template: str) -> Mapping[str, object]:
     """The aggregate over seeds of a metric, a ``{layer}`` template averaged over the layers seed by seed
     (x_s = (1/L) Σ_l x_{s,l}); a diverged seed counts in no mean, as in the leaderboard."""
     metrics = variant.get("metrics") or {}
