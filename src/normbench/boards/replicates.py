@@ -416,9 +416,7 @@ def fmt(x: float | None) -> str:
     return "–" if x is None else f"{x:.3g}"
 
 
-def render(
-    rows: list[ReplicateValue], table: list[MetricDrift], reported: list[ReportedDrift] | None = None
-) -> str:
+def render(rows: list[ReplicateValue], table: list[MetricDrift], reported: list[ReportedDrift] | None = None) -> str:
     lines = [
         "# Reproducibility: drift between replicates",
         "",
