@@ -21,7 +21,16 @@ from typing import Any, cast
 from normbench import __version__
 from normbench.archive import Board, VariantEntry, load_board
 from normbench.boards.norm_board import platform_drift
-from normbench.cards.document import CardCost, CardSection, QueueItem, SectionHead, TaskCost, TuningSection
+from normbench.cards.document import (
+    CardCost,
+    CardJson,
+    CardOptions,
+    CardSection,
+    QueueItem,
+    SectionHead,
+    TaskCost,
+    TuningSection,
+)
 from normbench.cards.models import extra_parameters, section_models
 from normbench.cards.probe import NormFacts
 from normbench.cards.protocol import CardProtocol, OptionValue, board_of, card_variant, slug
@@ -298,12 +307,13 @@ class Card:
         """Why the norm is broken (the probe's problem at the first width that has one), else ``None``."""
         return next((f"at d = {d}: {f.problem}" for d, f in self.facts.items() if f.problem), None)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> CardJson:
+        options: CardOptions = {"options": dict(self.options)} if self.options else {}
         return {
             "card_version": CARD_VERSION,
             "normbench": __version__,
             "norm": self.norm,
-            **({"options": dict(self.options)} if self.options else {}),
+            **options,
             "source": self.source,
             "slug": slug(self.norm, self.options),
             "generated_at": self.generated_at,

@@ -13,6 +13,7 @@ if TYPE_CHECKING:  # the annotations are never evaluated (``from __future__ impo
 
     from normbench.boards.norm_board import PlatformDrift
     from normbench.cards.models import ExtraParameters, ModelFacts
+    from normbench.cards.protocol import OptionValue
     from normbench.cards.verdicts import Comparison
 
 
@@ -171,3 +172,33 @@ class QueueItem(TypedDict):
     variants: list[str]
     seeds: str
     config: str
+
+
+class CardOptions(TypedDict, total=False):
+    """A card's ``options`` (``card.json``; only where its norm has any): its constructor's keywords in every slot."""
+
+    options: dict[str, OptionValue]
+
+
+class CardJson(CardOptions):
+    """A report card (``results/cards/<slug>/card.json``, :meth:`normbench.cards.build.Card.to_json`).
+
+    ``card_version``; the ``normbench`` version and the ``norm``; ``source``: the version of a plug-in norm's code;
+    ``slug``: its folder's name; ``generated_at`` and ``provenance``: when and where it was built; ``broken``: why the
+    norm is broken (``None``: it is not); ``facts``: width -> what the probe measured; ``summary``: one row per task
+    and headline metric; ``tasks``: the sections; ``training_cost``; ``wall_time_s``: the command's own time.
+    """
+
+    card_version: int
+    normbench: str
+    norm: str
+    source: str | None
+    slug: str
+    generated_at: str
+    provenance: dict[str, Any]
+    broken: str | None
+    facts: dict[str, dict[str, Any]]
+    summary: list[dict[str, str]]
+    tasks: list[CardSection]
+    training_cost: CardCost
+    wall_time_s: float

@@ -187,10 +187,10 @@ def cost(card: Card) -> Lines:
         "per GPU) take less elapsed time. The LayerNorm and RMSNorm runs are the published ones: a card trains only "
         "its norm's runs. A whole card's count is at most: at a tuned rate that is the shared one, no run is added.",
     ]
-    if spent.get("estimated_whole_card_s") is not None:
+    if (estimate := spent.get("estimated_whole_card_s")) is not None:
         lines.append(
             f"At these means per run, the whole card's runs of {', '.join(spent['estimated_tasks'])} take about "
-            f"{duration(spent['estimated_whole_card_s'])}, summed over runs."
+            f"{duration(estimate)}, summed over runs."
         )
     return [*lines, ""]
 
