@@ -22,7 +22,7 @@ from typing import Any
 
 from normbench import __version__
 from normbench.archive import FINISHED, Board, load_record, parse_board
-from normbench.boards.paper import build_protocol, build_tables
+from normbench.boards.paper import ProtocolSpec, build_protocol, build_tables
 from normbench.boards.variants import distinct, group_by_variant, n_layers_of, variant_entry
 from normbench.io import strict_json
 from normbench.judge.chance.board import with_chance
@@ -106,7 +106,7 @@ def build(
         "generated_at": utc_now(),
         "provenance": prov,
         "protocol": build_protocol(
-            bench.get("protocol") or {},
+            bench.get("protocol") or ProtocolSpec(),
             {name: group[0]["config"] for name, group in by_variant.items()} or {"": config},
             variants,
             preset=preset,

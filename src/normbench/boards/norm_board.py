@@ -17,20 +17,105 @@ Each task states the smallest difference its seeds resolve (:func:`normbench.boa
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 from normbench import archive
 from normbench.archive import Board, VariantEntry
-from normbench.boards.norm_cells import complete, resolution, seed_cell, standings
+from normbench.boards.norm_cells import NormCell, complete, resolution, seed_cell, standings
 from normbench.training.config import load_config
+
+if TYPE_CHECKING:  # Python 3.11's; the annotations are never evaluated (``from __future__ import annotations``)
+    from typing import NotRequired
 
 TASKS = ("majority", "lm", "sst2")
 #: the reader's name of each named card's norm (a plug-in card's norm is named by its class)
 CARD_NAMES = {"dyt": "DyT", "scalenorm": "ScaleNorm", "qknorm": "QK-norm", "peri": "peri-norm"}
-RATES = ("tuned", "shared")
+Rate = Literal["tuned", "shared"]
+RATES: tuple[Rate, ...] = ("tuned", "shared")
 BETTER = ("higher", "lower")
+
+
+class Parameters(TypedDict):
+    """A norm's network size on a task: ``count``, its trainable parameters (``None``: not counted, ``why`` not)."""
+
+    count: int | None
+    why: NotRequired[str]
+
+
+class NormRow(TypedDict):
+    """One norm of a task's ranking (``results/norms.json``: ``tasks[].norms[]`` and ``.placements[]``).
+
+    ``norm``: the reader's name; ``variant``: the task's variant that stands for it; ``card``: the report card it
+    comes from (``None``: declared by the task); ``slots``: each norm slot of its network and the component in it;
+    ``tuned``, ``shared``: its cell at its own tuned rate and at the shared rate; ``parameters``: its network's size;
+    ``queued``: the bake-queue boards that train it.
+    """
+
+    norm: str
+    variant: str
+    card: str | None
+    slots: NotRequired[dict[str, str] | None]
+    tuned: NotRequired[NormCell]
+    shared: NotRequired[NormCell]
+    parameters: NotRequired[Parameters]
+    queued: NotRequired[list[str]]
+
+
+class PlatformDrift(TypedDict):
+    """The largest measured drift of a metric between platforms (:func:`platform_drift`): ``drift``, the absolute
+    difference of a published per-seed value and its replicate's, and ``where``: the board, variant, seed and
+    platform of that replicate."""
+
+    drift: float
+    where: str
+
+
+class TuningProtocol(TypedDict):
+    """How every norm of a task is tuned: the grid's ``preset``, its ``grid`` (config key -> learning rates), its
+    ``tuning_seeds`` and ``choice`` (the grid's ``bench.choice``: the rule that picks a rate)."""
+
+    preset: str
+    grid: dict[str, list[float]]
+    tuning_seeds: list[int]
+    choice: Mapping[str, object] | None
+
+
+class NormTask(TypedDict):
+    """One task's section of the norm leaderboard (``results/norms.json``: ``tasks[]``).
+
+    ``task``; ``metric`` and which way is ``better``; ``margin``: the card margin of a tie; ``judging_preset``,
+    ``judging_seeds``: the tuned protocol's; ``tuning``: its grid; ``shared_rate``: the rate all share; ``resolution``:
+    rate -> the smallest difference its seeds resolve; ``norms``, ``placements``: the ranked rows; ``boards``: the
+    tuned boards read; ``platform_drift``: the metric's measured drift between platforms (``None``: none measured);
+    ``separates``: rate -> whether the seeds separate any norm from the best (``None``: fewer than two complete cells).
+    """
+
+    task: str
+    metric: str
+    better: str
+    margin: float
+    judging_preset: str
+    judging_seeds: list[int]
+    tuning: TuningProtocol
+    shared_rate: str | None
+    resolution: dict[str, float | None]
+    norms: list[NormRow]
+    placements: list[NormRow]
+    boards: list[str]
+    platform_drift: PlatformDrift | None
+    separates: NotRequired[dict[str, bool | None]]
+
+
+class NormBoard(TypedDict):
+    """The norm leaderboard (``results/norms.json``): ``norm_board_version``, a section per task (``tasks``) and
+    ``built_from``: each tuned board read -> its ``generated_at``."""
+
+    norm_board_version: int
+    tasks: list[NormTask]
+    built_from: dict[str, str]
 
 
 @dataclass(frozen=True)
@@ -98,7 +183,7 @@ class TaskRanking:
         )
 
 
-def card_options_text(options: dict[str, Any]) -> str:
+def card_options_text(options: Mapping[str, str | int | float | bool | None]) -> str:
     """``alpha_init=0.0``: a card's options (its ``card.json``), as ``normbench card --options`` took them."""
     words = {True: "true", False: "false", None: "null"}
     return ",".join(
@@ -172,7 +257,7 @@ class Sources:
             for base in (board.tuned or {}).get("bases") or []:
                 self.index.setdefault(str(base["base"]), (key, board, base))
 
-    def cell(self, variant: str, rate: str, metric: str, declared: int) -> dict[str, Any]:
+    def cell(self, variant: str, rate: str, metric: str, declared: int) -> NormCell:
         """The variant's cell at ``rate`` (``tuned`` or ``shared``), with the board and rate it was read from."""
         found = self.index.get(variant)
         if found is None:
@@ -189,7 +274,7 @@ class Sources:
             if waiting := self.choice_waits(board, variant, base.get("chosen")):
                 cell["waiting"] = waiting
         rate_value = base.get("chosen") if rate == "tuned" else (board.tuned or {}).get("shared")
-        cell.update(board=key, rate=rate_value, variant=name)
+        cell.update({"board": key, "rate": rate_value, "variant": name})
         if rate == "tuned":
             cell["at_edge"] = bool(base.get("at_edge"))
         return cell
@@ -220,7 +305,7 @@ class Sources:
         return board.by_name.get(str(base.get("shared"))) or board.by_name.get(str(base.get("tuned")))
 
 
-def parameters_of(task: str, cell: dict[str, Any], results_dir: Path) -> dict[str, Any]:
+def parameters_of(task: str, cell: NormCell, results_dir: Path) -> Parameters:
     """The trainable parameter count of a cell's network, built from its archived record's config (``count``), or
     why there is none (``why``)."""
     from normbench.archive.store import Archive
@@ -246,11 +331,11 @@ def parameters_of(task: str, cell: dict[str, Any], results_dir: Path) -> dict[st
 
 
 def rank(slots: list[NormSlot], sources: Sources, ranking: TaskRanking, results_dir: Path,
-         queue: dict[tuple[str, str], list[str]]) -> list[dict[str, Any]]:  # fmt: skip
+         queue: dict[tuple[str, str], list[str]]) -> list[NormRow]:  # fmt: skip
     """One row per norm: its slots, parameter count and a cell per rate, each with its standing."""
     rows = []
     for slot in slots:
-        row: dict[str, Any] = {"norm": slot.name, "variant": slot.variant, "card": slot.card}
+        row: NormRow = {"norm": slot.name, "variant": slot.variant, "card": slot.card}
         row["slots"] = slots_of(sources.entry(slot.variant))
         for rate in RATES:
             row[rate] = sources.cell(slot.variant, rate, ranking.metric, len(ranking.seeds))
@@ -264,14 +349,14 @@ def rank(slots: list[NormSlot], sources: Sources, ranking: TaskRanking, results_
     return rows
 
 
-def platform_drift(task: str, metric: str, results_dir: Path) -> dict[str, Any] | None:
+def platform_drift(task: str, metric: str, results_dir: Path) -> PlatformDrift | None:
     """The largest drift of ``metric`` between a published per-seed value of ``task`` and an archived replicate of
     its run on another platform (CPU or thread count; ``results/reproducibility.json``), or ``None`` where none is
     measured."""
     path = results_dir / "reproducibility.json"
     if not path.is_file():
         return None
-    worst: dict[str, Any] | None = None
+    worst: PlatformDrift | None = None
     for row in json.loads(path.read_text(encoding="utf-8")).get("values") or []:
         board = str(row.get("board") or "")
         if row.get("metric") != metric or not (board == task or board.startswith(f"{task}/")):
@@ -291,7 +376,7 @@ def drift_comparable(drift: float, margin: float) -> bool:
     return drift > margin / 10
 
 
-def task_view(task: str, results_dir: Path, queue: dict[tuple[str, str], list[str]]) -> dict[str, Any]:
+def task_view(task: str, results_dir: Path, queue: dict[tuple[str, str], list[str]]) -> NormTask:
     """One task's section of the norm leaderboard: its protocol, its ranking and its placements table."""
     ranking = TaskRanking.of(task)
     sources = Sources(task, ranking.tuned, results_dir)
@@ -302,7 +387,7 @@ def task_view(task: str, results_dir: Path, queue: dict[tuple[str, str], list[st
     placements = rank(list(ranking.placements), sources, ranking, results_dir, queue)
     grid = (load_config(task, ranking.grid).get("bench") or {}) if ranking.grid else {}
     n = len(ranking.seeds)
-    out = {
+    out: NormTask = {
         "task": task,
         "metric": ranking.metric,
         "better": ranking.better,
@@ -332,7 +417,7 @@ def task_view(task: str, results_dir: Path, queue: dict[tuple[str, str], list[st
     return out
 
 
-def build_norm_board(results_dir: str | Path = "results", tasks: tuple[str, ...] = TASKS) -> dict[str, Any]:
+def build_norm_board(results_dir: str | Path = "results", tasks: tuple[str, ...] = TASKS) -> NormBoard:
     """The norm leaderboard document (``results/norms.json``): a pure function of the published boards and cards."""
     root = Path(results_dir)
     queue = queued_boards(root)

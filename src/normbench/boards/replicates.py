@@ -17,7 +17,7 @@ import fnmatch
 import math
 import statistics
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from normbench.archive import load_board
 from normbench.archive.files import read_json
@@ -34,16 +34,126 @@ REPORT = "reproducibility"
 REPORTED = "archive/reported-drift.yaml"  # drift measured where the replicates' records were not kept
 
 
+class ReplicateValue(TypedDict):
+    """A published per-seed value beside a replicate's (``reproducibility.json``: ``values[]``): the ``board``,
+    ``variant``, ``seed`` and ``metric``; the ``published`` value and the ``replicate``'s, the replicate's platform
+    (``replicate_platform``) and those of the values the board shows (``published_platforms``); ``seed_std``: the
+    metric's std over the variant's seeds; ``chaotic``: why the board's task or preset is chaotic (``None``: it is
+    not)."""
+
+    board: str
+    variant: str
+    seed: int
+    metric: str
+    published: float
+    replicate: float
+    replicate_platform: str
+    published_platforms: list[str]
+    seed_std: float | None
+    chaotic: str | None
+
+
+class ReportedDrift(TypedDict):
+    """Drift reported from a platform whose replicates are not archived (``reproducibility.json``: ``reported[]``,
+    from :data:`REPORTED`): the ``platform``, ``task`` and ``preset``, the ``runs`` compared, the metric ``pattern``,
+    the drift as ``absolute`` or ``relative`` (times the largest published value), ``at_least``: a lower bound, and a
+    ``note``."""
+
+    platform: str
+    task: str
+    preset: str | None
+    runs: str
+    pattern: str
+    absolute: float | None
+    relative: float | None
+    at_least: bool
+    note: str
+
+
+class SeedSpread(TypedDict):
+    """One published metric's spread over seeds (:func:`seed_spreads`): ``board``, ``task``, ``variant``,
+    ``metric``, the seeds' ``mean`` and ``std`` and their largest absolute value (``max_abs``)."""
+
+    board: str
+    task: str
+    variant: str
+    metric: str
+    mean: float
+    std: float
+    max_abs: float
+
+
+class Drift(TypedDict):
+    """One drift a metric's tolerance answers to: its size (``drift``), the value it was measured ``at``, the
+    ``platform``, ``where`` it was measured and whether it is a lower bound (``at_least``)."""
+
+    drift: float
+    at: float
+    platform: str
+    where: str
+    at_least: bool
+
+
+class MetricDrift(TypedDict):
+    """Per metric, the drift measured against its tolerance (``reproducibility.json``: ``metrics[]``, :func:`summary`).
+
+    ``compared``: the values compared, ``bit_identical`` of them; ``platforms``, ``vendors``: where; ``max_drift``
+    (``at_least``: a lower bound) and the ``worst`` run; ``tolerance`` (its declared one at the worst value) and the
+    ``needed`` 3x drift; ``ceiling``: a tenth of the smallest seed std (``ceiling_at``: where); the drift in
+    tolerances and in tenths of that std; ``by_distribution``: why it is compared by distribution (``None``: by its
+    tolerance); ``status`` and whether the rule holds (``rule_holds``).
+    """
+
+    metric: str
+    compared: int
+    bit_identical: int
+    platforms: list[str]
+    vendors: list[str]
+    max_drift: float
+    at_least: bool
+    worst: str
+    tolerance: float
+    needed: float
+    ceiling: float | None
+    ceiling_at: str
+    drift_in_tolerances: float | None
+    drift_in_seed_std: float | None
+    by_distribution: str | None
+    status: str
+    rule_holds: bool
+
+
+class ChaoticDrift(TypedDict):
+    """The largest drift of a metric on a chaotic board (:func:`chaotic_drift`): ``board``, ``metric``, the values
+    ``compared``, ``max_drift``, the ``worst`` run and ``why`` the board is chaotic."""
+
+    board: str
+    metric: str
+    compared: int
+    max_drift: float
+    worst: str
+    why: str | None
+
+
+class ReproducibilityReport(TypedDict):
+    """``results/reproducibility.json``: the drift per metric (``metrics``), the ``reported`` drift and every
+    compared value (``values``)."""
+
+    metrics: list[MetricDrift]
+    reported: list[ReportedDrift]
+    values: list[ReplicateValue]
+
+
 def published_boards(results_dir: Path) -> list[Path]:
     return sorted(p for p in Path(results_dir).rglob("leaderboard.json") if "archive" not in p.parts)
 
 
-def comparisons(results_dir: str | Path) -> list[dict[str, Any]]:
+def comparisons(results_dir: str | Path) -> list[ReplicateValue]:
     """One row per (board, variant, seed, metric, replicate) where the archive holds a replicate whose series give
     the metric: the published value, the replicate's, and the platforms."""
     results_dir = Path(results_dir)
     archive = Archive(results_dir)
-    rows = []
+    rows: list[ReplicateValue] = []
     for path in published_boards(results_dir):
         board = load_board(path)
         task, specs = board.task, board.metrics or {}
@@ -107,14 +217,14 @@ def vendor(platform: str) -> str:
     return "other"
 
 
-def read_reported(results_dir: Path) -> list[dict[str, Any]]:
+def read_reported(results_dir: Path) -> list[ReportedDrift]:
     """The drift reported from platforms whose replicates are not archived (:data:`REPORTED`), one row per
     (report, metric pattern): ``absolute`` drift, or ``relative`` (times the largest published value)."""
     path = Path(results_dir) / REPORTED
     if not path.is_file():
         return []
     doc = read_yaml(path) or {}
-    rows = []
+    rows: list[ReportedDrift] = []
     for report in doc.get("reports") or []:
         for pattern, drift in (report.get("drift") or {}).items():
             rows.append(
@@ -144,10 +254,10 @@ def board_chaos(task: str | None, preset: str | None) -> str | None:
     return chaotic(config.get("bench"))
 
 
-def seed_spreads(results_dir: Path) -> list[dict[str, Any]]:
+def seed_spreads(results_dir: Path) -> list[SeedSpread]:
     """(board, variant, metric, mean, std) of every published metric with 3+ finite seeds on a board whose task
     is not chaotic: the spread a tolerance must sit far below."""
-    out = []
+    out: list[SeedSpread] = []
     for path in published_boards(results_dir):
         board = load_board(path)
         if board_chaos(board.task, board.preset):
@@ -171,7 +281,7 @@ def seed_spreads(results_dir: Path) -> list[dict[str, Any]]:
     return out
 
 
-def ceiling(metric: str, spreads: list[dict[str, Any]]) -> tuple[float | None, str]:
+def ceiling(metric: str, spreads: list[SeedSpread]) -> tuple[float | None, str]:
     """A tenth of the smallest seed std of ``metric`` over every board (where the seeds differ at all, and by more
     than 1e-4 of their mean: a metric whose seeds agree to that is stuck, e.g. at the unigram loss), and where; none
     for a count (:data:`~normbench.training.reproducibility.COUNTED`: steps, unselectable keys), which moves by whole
@@ -186,17 +296,17 @@ def ceiling(metric: str, spreads: list[dict[str, Any]]) -> tuple[float | None, s
 
 
 def summary(
-    rows: list[dict[str, Any]],
-    reported: list[dict[str, Any]] | None = None,
-    spreads: list[dict[str, Any]] | None = None,
-) -> list[dict[str, Any]]:
+    rows: list[ReplicateValue],
+    reported: list[ReportedDrift] | None = None,
+    spreads: list[SeedSpread] | None = None,
+) -> list[MetricDrift]:
     """Per metric: the largest drift measured between replicates (archived ones on boards whose task is not
     chaotic, and reported ones), the tolerance it asks for (3x), the ceiling (a tenth of the smallest seed std of
     every board) and the rule's status: ``holds``, ``by distribution`` (declared, and no tolerance can satisfy
     both bounds), or what breaks it."""
     reported, spreads = reported or [], spreads or []
-    drifts: dict[str, list[dict[str, Any]]] = {}
-    compared: dict[str, list[dict[str, Any]]] = {}
+    drifts: dict[str, list[Drift]] = {}
+    compared: dict[str, list[ReplicateValue]] = {}
     for r in rows:
         compared.setdefault(r["metric"], []).append(r)
         if r.get("chaotic"):
@@ -222,7 +332,8 @@ def summary(
             largest = max(
                 (s["max_abs"] for s in spreads if s["metric"] == metric and s["task"] == rep["task"]), default=0
             )
-            drift = rep["absolute"] if rep["absolute"] is not None else rep["relative"] * largest
+            relative = cast(float, rep["relative"])  # a report gives its drift as absolute, else as relative
+            drift = rep["absolute"] if rep["absolute"] is not None else relative * largest
             drifts.setdefault(metric, []).append(
                 {
                     "drift": float(drift),
@@ -232,7 +343,7 @@ def summary(
                     "at_least": rep["at_least"],
                 }
             )
-    out = []
+    out: list[MetricDrift] = []
     # a metric compared on chaotic configurations only has no drift a tolerance answers to: it is listed apart
     held = {m for m, group in compared.items() if any(not r.get("chaotic") for r in group)}
     for metric in sorted(set(drifts) | held):
@@ -279,13 +390,13 @@ def summary(
     return out
 
 
-def chaotic_drift(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def chaotic_drift(rows: list[ReplicateValue]) -> list[ChaoticDrift]:
     """Per (board, metric) of a chaotic task or preset: the largest drift, compared with the seeds' spread."""
-    by_key: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    by_key: dict[tuple[str, str], list[ReplicateValue]] = {}
     for r in rows:
         if r.get("chaotic"):
             by_key.setdefault((r["board"], r["metric"]), []).append(r)
-    out = []
+    out: list[ChaoticDrift] = []
     for (board, metric), group in sorted(by_key.items()):
         worst = max(group, key=lambda r: abs(r["replicate"] - r["published"]))
         out.append(
@@ -305,9 +416,7 @@ def fmt(x: float | None) -> str:
     return "–" if x is None else f"{x:.3g}"
 
 
-def render(
-    rows: list[dict[str, Any]], table: list[dict[str, Any]], reported: list[dict[str, Any]] | None = None
-) -> str:
+def render(rows: list[ReplicateValue], table: list[MetricDrift], reported: list[ReportedDrift] | None = None) -> str:
     lines = [
         "# Reproducibility: drift between replicates",
         "",
@@ -387,7 +496,8 @@ def write_report(results_dir: str | Path = "results") -> Path:
     rows = comparisons(results_dir)
     reported = read_reported(results_dir)
     table = summary(rows, reported, seed_spreads(results_dir))
-    atomic_write_json(results_dir / f"{REPORT}.json", {"metrics": table, "reported": reported, "values": rows})
+    report: ReproducibilityReport = {"metrics": table, "reported": reported, "values": rows}
+    atomic_write_json(results_dir / f"{REPORT}.json", report)
     return atomic_write_text(results_dir / f"{REPORT}.md", render(rows, table, reported))
 
 

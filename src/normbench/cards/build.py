@@ -16,14 +16,24 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from normbench import __version__
 from normbench.archive import Board, VariantEntry, load_board
 from normbench.boards.norm_board import platform_drift
+from normbench.cards.document import (
+    CardCost,
+    CardJson,
+    CardOptions,
+    CardSection,
+    QueueItem,
+    SectionHead,
+    TaskCost,
+    TuningSection,
+)
 from normbench.cards.models import extra_parameters, section_models
 from normbench.cards.probe import NormFacts
-from normbench.cards.protocol import CardProtocol, board_of, card_variant, slug
+from normbench.cards.protocol import CardProtocol, OptionValue, board_of, card_variant, slug
 from normbench.cards.summary import summary_table
 from normbench.cards.verdicts import BASELINES, comparisons
 from normbench.io import dumps_json
@@ -71,15 +81,15 @@ def card_claims(protocol: CardProtocol, variant: str) -> list[dict[str, Any]]:
     return out
 
 
-def card_cost(tasks: list[dict[str, Any]]) -> dict[str, Any]:
+def card_cost(tasks: list[CardSection]) -> CardCost:
     """The training time of the new norm's runs (the baselines' are the published runs'): per task, and summed with
     the devices they ran on (``None`` where nothing finished); and the whole card's time estimated from it: per task,
     the mean time of the runs held times the runs a whole card trains (``estimated_tasks``: the tasks it covers)."""
-    per_task = {t.get("label", t["task"]): t.get("cost") for t in tasks if t.get("cost")}
+    per_task = {t.get("label", t["task"]): cost for t in tasks if (cost := t.get("cost"))}
     walls = [c["wall_time_s"] for c in per_task.values() if c.get("wall_time_s") is not None]
     devices = sorted({d for c in per_task.values() for d in c.get("devices") or ()})
     timed = {task: c for task, c in per_task.items() if c.get("mean_run_s") is not None}
-    estimate = sum(c["mean_run_s"] * c["whole_card_runs"] for c in timed.values())
+    estimate = sum(cast(float, c["mean_run_s"]) * c["whole_card_runs"] for c in timed.values())  # each timed: a mean
     return {
         "tasks": per_task,
         "wall_time_s": round(sum(walls), 1) if walls else None,
@@ -127,8 +137,8 @@ def metric_row(board: Board, name: str, metric: str) -> dict[str, Any] | None:
 
 
 def task_card(
-    norm: str, protocol: CardProtocol, results_dir: str | Path, options: dict[str, Any] | None = None
-) -> dict[str, Any]:
+    norm: str, protocol: CardProtocol, results_dir: str | Path, options: dict[str, OptionValue] | None = None
+) -> CardSection:
     """One task's section of the card at the protocol's placement, read from its board (``status: not run`` without
     one). ``label``: the task, with the placement where it is not the declared one (``majority (post)``); ``options``:
     the norm's (``--options``)."""
@@ -136,9 +146,10 @@ def task_card(
     board_name = board_of(protocol.task, norm, protocol.placement if protocol.moved else "", options)
     variants = {"new": name, "layernorm": protocol.layernorm, "rmsnorm": protocol.rmsnorm}
     label = f"{protocol.task} ({protocol.placement})" if protocol.moved else protocol.task
-    base = {"task": protocol.task, "placement": protocol.placement, "label": label, "preset": protocol.preset,
-            "seeds": list(protocol.seeds), "variants": variants, "board": board_name, "margin": protocol.margin,
-            "better": protocol.better, "claim_prefix": protocol.claim_prefix}  # fmt: skip
+    base: SectionHead = {"task": protocol.task, "placement": protocol.placement, "label": label,
+                         "preset": protocol.preset, "seeds": list(protocol.seeds), "variants": variants,
+                         "board": board_name, "margin": protocol.margin, "better": protocol.better,
+                         "claim_prefix": protocol.claim_prefix}  # fmt: skip
     try:
         board = load_board(Path(results_dir) / board_name)
     except FileNotFoundError:
@@ -176,7 +187,7 @@ def task_card(
         "figures": [f"{board_name}/{Path(f).name}" for f in board.figures or ()],
         "tuning": tuning,
         "cost": _cost(
-            [new.provenance if new else None, *((tuning or {}).pop("provenance", None) or [])],
+            [new.provenance if new else None, *((tuning.pop("provenance", None) if tuning else None) or [])],
             whole_card_runs=sum(protocol.new_norm_runs().values()),
         ),
         "built_at": board.generated_at,
@@ -184,8 +195,8 @@ def task_card(
 
 
 def tuning_section(
-    norm: str, protocol: CardProtocol, results_dir: str | Path, options: dict[str, Any] | None = None
-) -> dict[str, Any] | None:
+    norm: str, protocol: CardProtocol, results_dir: str | Path, options: dict[str, OptionValue] | None = None
+) -> TuningSection | None:
     """The card's claims at each variant's tuned learning rate (the tuned board's view: per variant the shared and the
     chosen rate), and the failed seeds of each variant at each rate of the grid; ``None`` where the task tunes
     nothing. A board not built yet is ``status: not run``."""
@@ -194,7 +205,7 @@ def tuning_section(
     name, _ = card_variant(norm, protocol, options)
     roles = {"new": name, "layernorm": protocol.layernorm, "rmsnorm": protocol.rmsnorm}
     grid_key, tuned_key = board_of(protocol.task, norm, "lr", options), board_of(protocol.task, norm, "tuned", options)
-    out: dict[str, Any] = {"grid_board": grid_key, "tuned_board": tuned_key, "grid": None, "tuned": None}
+    out: TuningSection = {"grid_board": grid_key, "tuned_board": tuned_key, "grid": None, "tuned": None}
     spent: list[dict[str, Any]] = []  # the provenance of the new norm's runs here (its time goes on the card's cost)
     try:
         grid = load_board(Path(results_dir) / grid_key)
@@ -228,7 +239,11 @@ def tuning_section(
         "finished": tuned.finished_runs,
         "shared": view.get("shared"),
         "chosen_on": {k: view.get(k) for k in ("metric", "goal")},
-        "rates": {role: {k: rows[n].get(k) for k in ("chosen", "at_edge")} for role, n in roles.items() if n in rows},
+        "rates": {
+            role: {"chosen": rows[n].get("chosen"), "at_edge": rows[n].get("at_edge")}
+            for role, n in roles.items()
+            if n in rows
+        },
         "headline": {
             m: {role: metric_row_of(by_name.get(n), m) for role, n in roles.items()} for m in protocol.metrics
         },
@@ -252,7 +267,7 @@ def _is_layer(metric: str, template: str) -> bool:
     return metric.startswith(head) and metric.endswith(tail) and metric[len(head) : len(metric) - len(tail)].isdigit()
 
 
-def _cost(provenances: list[dict[str, Any] | None], whole_card_runs: int) -> dict[str, Any] | None:
+def _cost(provenances: list[dict[str, Any] | None], whole_card_runs: int) -> TaskCost | None:
     """The new norm's training time summed over its variants' provenance (headline, grid, tuned rate), the runs it
     counts (one log directory each) and their mean time (sum / runs), where they ran, and how many runs of the new
     norm a whole card trains on the task (at most: :meth:`CardProtocol.new_norm_runs`)."""
@@ -280,24 +295,25 @@ class Card:
 
     norm: str
     facts: dict[int, NormFacts]
-    tasks: list[dict[str, Any]]
+    tasks: list[CardSection]
     wall_time_s: float
     generated_at: str = field(default_factory=utc_now)
     provenance: dict[str, Any] = field(default_factory=provenance)
     source: str | None = None  # the version of a plug-in norm's code the card judges (its runs are keyed by it)
-    options: dict[str, Any] | None = None  # the norm's constructor keywords in every slot (``--options``)
+    options: dict[str, OptionValue] | None = None  # the norm's constructor keywords in every slot (``--options``)
 
     @property
     def broken(self) -> str | None:
         """Why the norm is broken (the probe's problem at the first width that has one), else ``None``."""
         return next((f"at d = {d}: {f.problem}" for d, f in self.facts.items() if f.problem), None)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> CardJson:
+        options: CardOptions = {"options": dict(self.options)} if self.options else {}
         return {
             "card_version": CARD_VERSION,
             "normbench": __version__,
             "norm": self.norm,
-            **({"options": dict(self.options)} if self.options else {}),
+            **options,
             "source": self.source,
             "slug": slug(self.norm, self.options),
             "generated_at": self.generated_at,
@@ -329,8 +345,9 @@ class Card:
 
 
 def build_card(
-    norm: str, facts: dict[int, NormFacts], tasks: list[str], items: list[dict[str, Any]], results_dir: str | Path,
-    wall_time_s: float = 0.0, placements: list[str] | tuple[str, ...] = ("pre",), options: dict[str, Any] | None = None,
+    norm: str, facts: dict[int, NormFacts], tasks: list[str], items: list[QueueItem], results_dir: str | Path,
+    wall_time_s: float = 0.0, placements: list[str] | tuple[str, ...] = ("pre",),
+    options: dict[str, OptionValue] | None = None,
 ) -> Card:  # fmt: skip
     """The card of ``norm`` (with its ``options``) from its probe ``facts`` and the boards of ``tasks`` at each of
     ``placements`` (a section per task and placement; none when it is broken)."""

@@ -29,6 +29,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+from normbench.cards.protocol import OptionValue
 from normbench.nn.norms import NormSpec, create_norm, get_component
 
 TOLERANCE = 1e-6
@@ -78,7 +79,7 @@ def inputs(d: int, samples: int = SAMPLES, seed: int = 0) -> torch.Tensor:
     return a * (z + m)
 
 
-def probe(component: str, d: int, options: dict[str, Any] | None = None, *, timing: bool = True) -> NormFacts:
+def probe(component: str, d: int, options: dict[str, OptionValue] | None = None, *, timing: bool = True) -> NormFacts:
     """The measured facts of ``component`` at width ``d`` (its ``options``); a norm that cannot be imported or built
     is a one-line ``ValueError``, one that runs but misbehaves a :class:`NormFacts` with its ``problem``."""
     cls = get_component(component)

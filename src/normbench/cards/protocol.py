@@ -8,13 +8,16 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypedDict
 
 import yaml
 
 from normbench.nn.norms import Norm, PluginNorm, get_component
 from normbench.tasks import registered_tasks
 from normbench.training.config import load_config
+
+#: one of a norm's options (``--options``): its constructor's keyword, a YAML scalar
+OptionValue = str | int | float | bool | None
 
 BLOCK_NORMS = ("attn_norm", "ffn_norm")  # the norms a card replaces: the attention and the FFN norm of every block
 PLACEMENTS = ("pre", "post")  # where a card puts the norm (--placements): the task's protocol declares the first
@@ -89,7 +92,9 @@ class CardProtocol:
             raise ValueError(
                 f"placements: task {self.task} has no {missing[0]} variant to compare a {placement} card with"
             )
-        return replace(self, **moved, grid=None, tuned=None, named={}, moved=True)
+        return replace(
+            self, layernorm=moved["layernorm"], rmsnorm=moved["rmsnorm"], grid=None, tuned=None, named={}, moved=True
+        )
 
     def new_norm_runs(self) -> dict[str, int]:
         """The runs of the new norm a whole card trains on this task: ``headline`` (one per seed), ``grid`` (every
@@ -132,7 +137,15 @@ class CardProtocol:
         )
 
 
-def tuning_presets(task: str, spec: Any) -> dict[str, str | None]:
+class TuningPresets(TypedDict):
+    """A card's ``bench.card.tuning``: the presets of the task's learning-rate ``grid`` and of its claims at the
+    ``tuned`` rates (``None``: the task tunes nothing)."""
+
+    grid: str | None
+    tuned: str | None
+
+
+def tuning_presets(task: str, spec: Any) -> TuningPresets:
     """``bench.card.tuning: {grid: <preset>, tuned: <preset>}`` as CardProtocol's ``grid`` and ``tuned``; one line
     naming the field when it is not two of the task's presets."""
     if spec is None:
@@ -165,7 +178,7 @@ class NamedCard:
         return cls(variant=entry["variant"], probe=str(entry.get("probe", name)))
 
 
-def board_of(task: str, norm: str, kind: str = "", options: Mapping[str, Any] | None = None) -> str:
+def board_of(task: str, norm: str, kind: str = "", options: Mapping[str, OptionValue] | None = None) -> str:
     """A card's board on a task: ``<task>/card-<slug>`` (its headline runs), ``<task>/lr-card-<slug>`` (``kind`` lr:
     the learning-rate grid), ``<task>/tuned-card-<slug>`` (the claims at each variant's tuned rate) or
     ``<task>/post-card-<slug>`` (``kind`` post: the headline runs at a placement the task does not declare); the slug
@@ -173,7 +186,7 @@ def board_of(task: str, norm: str, kind: str = "", options: Mapping[str, Any] | 
     return f"{task}/{kind + '-' if kind else ''}card-{slug(norm, options)}"
 
 
-def slug(norm: str, options: Mapping[str, Any] | None = None) -> str:
+def slug(norm: str, options: Mapping[str, OptionValue] | None = None) -> str:
     """The card's folder name of a norm: its registered name, or the class name of an import path, lower case
     (``examples.pnorm_example:PNorm`` -> ``pnorm``), then each of its ``options`` (``--options``), by name
     (``mypkg:MyNorm`` with ``alpha_init=0.0`` -> ``mynorm-alpha_init=0.0``): two option sets never share a card."""
@@ -191,7 +204,7 @@ def option_text(value: Any) -> str:
     return str(value)
 
 
-def options_text(options: Mapping[str, Any] | None) -> str:
+def options_text(options: Mapping[str, OptionValue] | None) -> str:
     """``alpha_init=0.0,beta=2``: a card's options as ``--options`` takes them (``""`` without any)."""
     return ",".join(f"{k}={option_text(v)}" for k, v in sorted((options or {}).items()))
 
@@ -212,7 +225,9 @@ def option_keywords(component: type[Norm]) -> list[str] | None:
     return [p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name not in slot]
 
 
-def check_card_options(norm: str, options: Mapping[str, Any] | None, d: int = 8) -> dict[str, Any] | None:
+def check_card_options(
+    norm: str, options: Mapping[str, OptionValue] | None, d: int = 8
+) -> dict[str, OptionValue] | None:
     """A card's ``options`` for ``norm``, checked: a one-line ``ValueError`` naming an option the norm's class does
     not take (and the keywords it does), a slot's setting given as an option, a value the norm refuses when built at
     width ``d``, or options for a named card (its task's variant); ``None`` without options."""
@@ -255,7 +270,7 @@ def probed_component(norm: str, tasks: list[str] | tuple[str, ...] | None = None
 
 
 def card_variant(
-    norm: str, protocol: CardProtocol, options: Mapping[str, Any] | None = None
+    norm: str, protocol: CardProtocol, options: Mapping[str, OptionValue] | None = None
 ) -> tuple[str, dict[str, Any] | None]:
     """The card's variant name on the task, and its definition (``None``: the task defines that variant already, e.g.
     ``pre/dyt``, whose runs the published boards hold). A named card (:class:`NamedCard`) is the variant the task names

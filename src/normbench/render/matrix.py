@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import matplotlib
 
@@ -27,7 +27,38 @@ from normbench.nn.norms import component_names  # noqa: E402
 from normbench.nn.placement import PLACEMENTS  # noqa: E402
 from normbench.render.plots import save_png  # noqa: E402
 
+if TYPE_CHECKING:  # Python 3.11's; the annotations are never evaluated (``from __future__ import annotations``)
+    from typing import NotRequired
+
 UNSELECTABLE = "unselectable"
+
+
+class MatrixCell(TypedDict):
+    """One planned variant of the matrix (``leaderboard.json``: ``matrix.cells[]``): the ``variant``, its
+    ``placement`` and ``component``, its ``planned_seeds`` and finished ``seeds``, its ``status`` (``done``,
+    ``flagged``, ``partial: k of n seeds``, ``not run``), ``metrics``: the headline metrics' aggregates and the
+    unselectable fraction's (:data:`UNSELECTABLE`), and ``flagged``: seed -> why, where a seed is."""
+
+    variant: str
+    placement: str
+    component: str
+    planned_seeds: list[int]
+    seeds: list[int]
+    status: str
+    metrics: dict[str, dict[str, Any]]
+    flagged: NotRequired[dict[str, str]]
+
+
+class MatrixDoc(TypedDict):
+    """The placement x component matrix (``leaderboard.json``: ``matrix``): its ``rows`` (placements) and
+    ``columns`` (components), the ``headline`` metrics and the ``unselectable`` metric its cells hold, and one cell per
+    planned variant (``cells``)."""
+
+    rows: list[str]
+    columns: list[str]
+    headline: list[str]
+    unselectable: str | None
+    cells: list[MatrixCell]
 
 
 def split_variant(name: str) -> tuple[str, str]:
@@ -41,7 +72,7 @@ def split_variant(name: str) -> tuple[str, str]:
     return placement, component
 
 
-def check_spec(spec: dict[str, Any]) -> tuple[list[str], str | None]:
+def check_spec(spec: Mapping[str, object]) -> tuple[list[str], str | None]:
     """(headline metrics, unselectable metric) of a ``bench.matrix`` spec, or a one-line error naming the field."""
     headline = spec.get("headline")
     if not isinstance(headline, list) or not headline or not all(isinstance(m, str) for m in headline):
@@ -77,7 +108,9 @@ def layer_mean(variant: dict[str, Any], template: str) -> Mapping[str, object]:
     return out
 
 
-def build_matrix(spec: dict[str, Any], variants: list[dict[str, Any]], planned: dict[str, list[int]]) -> dict[str, Any]:
+def build_matrix(
+    spec: Mapping[str, object], variants: list[dict[str, Any]], planned: dict[str, list[int]]
+) -> MatrixDoc:
     """The matrix document: ``rows``, ``columns`` and one ``cells`` entry per planned variant.
 
     ``variants`` are the leaderboard's entries (finished runs), ``planned`` every variant of the
@@ -86,11 +119,11 @@ def build_matrix(spec: dict[str, Any], variants: list[dict[str, Any]], planned: 
     """
     headline, unselectable = check_spec(spec)
     by_name = {v["name"]: v for v in variants}
-    cells = []
+    cells: list[MatrixCell] = []
     for name, seeds in planned.items():
         placement, component = split_variant(name)
         entry = by_name.get(name)
-        cell: dict[str, Any] = {
+        cell: MatrixCell = {
             "variant": name,
             "placement": placement,
             "component": component,
@@ -120,7 +153,7 @@ def build_matrix(spec: dict[str, Any], variants: list[dict[str, Any]], planned: 
     return {"rows": rows, "columns": known + others, "headline": headline, "unselectable": unselectable, "cells": cells}
 
 
-def cell_at(matrix: dict[str, Any], placement: str, component: str) -> dict[str, Any] | None:
+def cell_at(matrix: MatrixDoc, placement: str, component: str) -> MatrixCell | None:
     """The cell of ``placement``/``component``, or ``None`` where the sweep has no such variant."""
     return next((c for c in matrix["cells"] if c["placement"] == placement and c["component"] == component), None)
 
@@ -139,7 +172,7 @@ def panels(matrix: Mapping[str, Any]) -> list[tuple[str, str]]:
     return out
 
 
-def plot_matrix(matrix: dict[str, Any], path: str | Path, title: str = "") -> Path:
+def plot_matrix(matrix: MatrixDoc, path: str | Path, title: str = "") -> Path:
     """``matrix.png``: one heat map per panel, placement rows x component columns, each cell its mean
     ± std over seeds (n = finished seeds); cells without a run are blank."""
     rows, cols = matrix["rows"], matrix["columns"]
@@ -156,7 +189,7 @@ def plot_matrix(matrix: dict[str, Any], path: str | Path, title: str = "") -> Pa
         for i, placement in enumerate(rows):
             for j, component in enumerate(cols):
                 cell = cell_at(matrix, placement, component)
-                m = (cell or {}).get("metrics", {}).get(key) or {}
+                m = (cell["metrics"].get(key) if cell else None) or {}
                 if m.get("mean") is not None:
                     grid[i, j] = m["mean"]
         finite = grid[np.isfinite(grid)]

@@ -15,8 +15,9 @@ such, never dropped.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import matplotlib
 
@@ -33,8 +34,37 @@ LOSS = "final_val_loss"
 INPUT = "unselectable_after_L{layer}"
 HEADS = "unselectable_heads_L{layer}"
 
+if TYPE_CHECKING:  # Python 3.11's; the annotations are never evaluated (``from __future__ import annotations``)
+    from typing import NotRequired
 
-def check_spec(spec: dict[str, Any]) -> tuple[str, str]:
+
+class WidthRow(TypedDict):
+    """One planned (base variant, width) of the width axis (``leaderboard.json``: ``width.rows[]``): the ``variant``,
+    its ``base`` and ``width``, its ``planned_seeds`` and finished ``seeds``, the network's ``n_layers``; ``metrics``:
+    the validation loss's aggregate, the unselectable fraction averaged over layers (``unselectable``), per head
+    (``unselectable_heads``) and per layer (``unselectable_L<i>``); ``loss_gap``: the loss minus the reference's at the
+    same width, with its 95% Welch interval (``None``: none, or the reference itself)."""
+
+    variant: str
+    base: str
+    width: int | None
+    planned_seeds: list[int]
+    seeds: list[int]
+    metrics: dict[str, dict[str, Any]]
+    n_layers: NotRequired[int]
+    loss_gap: NotRequired[dict[str, Any] | None]
+
+
+class WidthDoc(TypedDict):
+    """The width axis (``leaderboard.json``: ``width``): the config key of the width (``axis``), the ``reference``
+    base variant of the loss gaps, and one row per planned (base variant, width) (``rows``)."""
+
+    axis: str
+    reference: str
+    rows: list[WidthRow]
+
+
+def check_spec(spec: Mapping[str, object]) -> tuple[str, str]:
     """(axis, reference) of a ``bench.width`` spec, or a one-line error naming the field."""
     axis, reference = spec.get("axis"), spec.get("reference")
     if not isinstance(axis, str) or not axis:
@@ -45,13 +75,16 @@ def check_spec(spec: dict[str, Any]) -> tuple[str, str]:
 
 
 def build_width(
-    spec: dict[str, Any], variants: list[dict[str, Any]], records: list[dict[str, Any]], planned: dict[str, list[int]]
-) -> dict[str, Any]:
+    spec: Mapping[str, object],
+    variants: list[dict[str, Any]],
+    records: list[dict[str, Any]],
+    planned: dict[str, list[int]],
+) -> WidthDoc:
     """The width document: one row per planned (base variant, width), sorted by base then width."""
     axis, reference = check_spec(spec)
     width_of = {r["variant"]: config_value(r["config"], axis) for r in records}
     by_name = {v["name"]: v for v in variants}
-    rows = []
+    rows: list[WidthRow] = []
     for name, seeds in planned.items():
         base = name.split(",")[0]
         entry = by_name.get(name)
@@ -65,7 +98,7 @@ def build_width(
                 ),
                 None,
             )
-        row: dict[str, Any] = {
+        row: WidthRow = {
             "variant": name,
             "base": base,
             "width": width,
@@ -89,7 +122,7 @@ def build_width(
     for row in rows:
         ref = by_key.get((reference, row["width"]))
         a = values_of((row["metrics"].get(LOSS) or {}).get("per_seed"))
-        b = values_of(((ref or {}).get("metrics", {}).get(LOSS) or {}).get("per_seed"))
+        b = values_of(((ref["metrics"].get(LOSS) if ref else None) or {}).get("per_seed"))
         diff = difference_interval(a, b, (row["base"], reference)) if row["base"] != reference else None
         row["loss_gap"] = None if diff is None else diff.as_dict()
     order = list(dict.fromkeys(r["base"] for r in rows))
