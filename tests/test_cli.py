@@ -259,7 +259,7 @@ def test_as_a_process_a_sigterm_leaves_at_once_with_143(monkeypatch: pytest.Monk
     """``normbench`` as the process (no argv given): after SIGTERM's one line it ends with 143 without interpreter
     clean-up (which could outlast a scheduler's grace period); called with argv it raises SystemExit as before."""
     from normbench import cli
-    from normbench.training.sigterm import Terminated
+    from normbench.training.stopping.sigterm import Terminated
 
     def terminated(argv: list[str], dry: bool) -> None:
         """Stand in for fit."""

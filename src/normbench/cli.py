@@ -60,8 +60,8 @@ from normbench.commands.predict import predict
 from normbench.errors import one_line
 from normbench.io import VERBOSE_ENV, quiet_third_party
 from normbench.sweep.options import SweepOptions, split_overrides
-from normbench.training.runlock import BUSY_STATUS, RunBusy
-from normbench.training.sigterm import TERMINATED_STATUS, Terminated, sigterm_interrupts, sigterm_received
+from normbench.training.run.runlock import BUSY_STATUS, RunBusy
+from normbench.training.stopping.sigterm import TERMINATED_STATUS, Terminated, sigterm_interrupts, sigterm_received
 
 TRUST_OPTION = "--trust_record_code"  # as normbench.tasks.trust names them (imported only when a command runs)
 TRUST_ENV = "NORMBENCH_TRUST_RECORD_CODE"

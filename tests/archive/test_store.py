@@ -18,7 +18,7 @@ from normbench.archive.store import (
     segment,
     steps_done,
 )
-from normbench.training.records import read_record
+from normbench.training.run.records import read_record
 
 CPU = {"cpu": "AMD EPYC", "cpu_capability": "AVX2", "threads": 1, "gpu": None}
 INTEL = {"cpu": "Intel(R) Xeon(R) Processor", "cpu_capability": "AVX512", "threads": 1, "gpu": None}

@@ -15,7 +15,7 @@ from scipy import integrate, stats
 
 import normbench.judge.chance as chance
 from normbench.judge.chance import chance_for_metric, chance_fraction, set_sizes_from_data
-from normbench.training.loading import build_datamodule
+from normbench.training.run.loading import build_datamodule
 from tests.sst2_corpus import write_sst2
 
 

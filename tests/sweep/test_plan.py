@@ -15,8 +15,8 @@ import pytest
 from normbench.sweep.plan import parse_grid, parse_names, parse_seeds, plan_runs, variant_grid
 from normbench.tasks import get_task
 from normbench.training.cli import NormbenchCLI
-from normbench.training.records import read_record
 from normbench.training.reproducibility import series_mismatches
+from normbench.training.run.records import read_record
 
 CONFIG = str(get_task("majority").config_path)
 TINY = [

@@ -9,8 +9,8 @@ import pytest
 from normbench.sweep.vectorized import train_stack
 from normbench.tasks import get_task
 from normbench.training.cli import train
-from normbench.training.records import read_record
 from normbench.training.reproducibility import agrees, tolerance
+from normbench.training.run.records import read_record
 
 CONFIG = str(get_task("majority").config_path)
 # 600 sequences -> 480 training rows -> 8 batches of 64: 30 steps cross three epochs

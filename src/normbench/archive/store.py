@@ -49,7 +49,7 @@ PUBLISHED = "published.json"  # per task: runs whose canonical values are their 
 PUBLISHED_VALUES = "published-values.json"  # per such run and seed: those values, taken once from the boards
 FINISHED = ("done", "diverged")
 # the analyses a board reads beside a record, computed from the final checkpoint where it was (the archive keeps no
-# weights of a finished run): normbench.training.rundir names the first four, run_analyses.sentence_tokens the last
+# weights of a finished run): normbench.training.run.rundir names the first four, run_analyses.sentence_tokens the last
 ANALYSES = ("decomposition.json", "key_sets.json", "class_keys.json", "head_keys.json", "sentence_tokens.json")
 MAX_CHECKPOINT_BYTES = 2 * 2**20  # an unfinished run's checkpoint is committed only for small models
 MAX_NAME_BYTES = 1024  # a ``canonical`` file holds one replicate's name

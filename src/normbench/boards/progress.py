@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from normbench.archive.store import Archive, platform_slug, steps_done
-from normbench.training.records import FINISHED, read_record
+from normbench.training.run.records import FINISHED, read_record
 
 
 class PlannedRun(Protocol):

@@ -18,7 +18,7 @@ from torch import nn
 from normbench.cards.protocol import CardProtocol, card_variant, slug
 from normbench.nn.norms import Norm, PluginNorm, get_component, source_version
 from normbench.tasks.trust import record_class
-from normbench.training.rundir import build_dataclass
+from normbench.training.run.rundir import build_dataclass
 
 
 def section_models(

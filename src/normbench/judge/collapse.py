@@ -25,7 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 from normbench.archive.facts import data_fact
-from normbench.training.loading import build_datamodule
+from normbench.training.run.loading import build_datamodule
 
 COLLAPSED = "collapsed"
 AT_CHANCE = "at chance"

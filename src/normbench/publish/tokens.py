@@ -31,8 +31,8 @@ from normbench.run_analyses.sentence_tokens import SENTENCE_TOKENS, render_words
 from normbench.tasks import get_task
 from normbench.tasks.trust import record_class
 from normbench.training.config import load_config
-from normbench.training.records import git_state, provenance, utc_now
-from normbench.training.rundir import checkpoint_of
+from normbench.training.run.records import git_state, provenance, utc_now
+from normbench.training.run.rundir import checkpoint_of
 
 TOKEN_REPORT = "unselectable_tokens.json"  # beside it: unselectable_tokens.md
 TABLE3_SHOWN = "table3_shown"  # the report's section holding Table 3's printed sentences

@@ -21,7 +21,7 @@ from normbench.sweep.device_plan import CPU_STACK_MAX_BATCH
 from normbench.sweep.options import BakeOptions
 from normbench.sweep.queue import BakeReport, QueueItem, Slot, Waiting
 from normbench.sweep.vectorized import stack_traits
-from normbench.training.deadline import STOP_AT
+from normbench.training.stopping.deadline import STOP_AT
 
 MIN_SLOT_S = 60.0  # a run is started only with this much of the budget left (loading data, a few steps, a checkpoint)
 REBUILD_RESERVE_S = 60.0  # of the budget, kept for stopping the runs, archiving them and rebuilding the boards

@@ -39,7 +39,7 @@ from normbench.tasks import get_task, norm_roles
 from normbench.tasks.series import decomposition_series, expand_metric_layers, monitor_series
 from normbench.training.cli import NormbenchCLI
 from normbench.training.config import load_config
-from normbench.training.rundir import record_path, run_dir
+from normbench.training.run.rundir import record_path, run_dir
 
 
 @dataclass

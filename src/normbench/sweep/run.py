@@ -34,8 +34,8 @@ from normbench.sweep.stacks import execute_vectorized
 from normbench.sweep.vectorized import stack_traits
 from normbench.tasks import get_task, resolve_config
 from normbench.training.config import load_config
-from normbench.training.records import FINISHED, RESUMABLE, git_state, read_record
-from normbench.training.rundir import LAST_CHECKPOINT
+from normbench.training.run.records import FINISHED, RESUMABLE, git_state, read_record
+from normbench.training.run.rundir import LAST_CHECKPOINT
 
 
 def planner(runs_dir: str) -> RunPlanner:

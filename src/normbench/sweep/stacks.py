@@ -29,8 +29,8 @@ from normbench.sweep.backends import (
     unfinished,
 )
 from normbench.sweep.plan import Run
-from normbench.training.progress import progress_interval
-from normbench.training.rundir import SWEEP_LOG
+from normbench.training.monitoring.progress import progress_interval
+from normbench.training.run.rundir import SWEEP_LOG
 
 NO_BAR = "--trainer.enable_progress_bar=false"
 

@@ -19,7 +19,7 @@ majority task). Dropout masks are not those of a lone run (vmap draws them per s
 A stack interrupted mid-run (Ctrl-C: its records say ``interrupted``) is retrained from its start;
 each seed still gets its own record, and a finished seed its own final checkpoint (the weights its
 analyses read: :func:`save_seed_checkpoint`). Each seed's run directory is locked while the stack trains
-(:mod:`normbench.training.runlock`): a seed another process is training is left out of the stack.
+(:mod:`normbench.training.run.runlock`): a seed another process is training is left out of the stack.
 """
 
 from __future__ import annotations
@@ -49,11 +49,11 @@ from normbench.data.batching import EpochBatchSampler, ResumableLoader, draw_epo
 from normbench.io import atomic_write
 from normbench.tasks.base import NormbenchModule, first_nonfinite_step, host_reads_are_free
 from normbench.tasks.series import LEARNING_RATE
-from normbench.training.checkpointing import STATE_KEY, RunState, clear_run_dir
 from normbench.training.cli import NormbenchCLI, finished_record
-from normbench.training.interrupts import sigint_restored, was_interrupted
-from normbench.training.rundir import LAST_CHECKPOINT
-from normbench.training.runlock import RunBusy, run_lock
+from normbench.training.run.checkpointing import STATE_KEY, RunState, clear_run_dir
+from normbench.training.run.rundir import LAST_CHECKPOINT
+from normbench.training.run.runlock import RunBusy, run_lock
+from normbench.training.stopping.interrupts import sigint_restored, was_interrupted
 
 
 def vmappable_attention(device: torch.device) -> contextlib.AbstractContextManager[None]:

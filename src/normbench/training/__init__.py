@@ -1,1 +1,2 @@
-"""Training: LightningCLI glue, the run directory, records, checkpoint/resume, the monitor callback."""
+"""Training: LightningCLI glue, a run's own files (``run/``), stopping and resuming (``stopping/``), what a run shows
+while it trains (``monitoring/``), task configs and the reproducibility contract."""

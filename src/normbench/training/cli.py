@@ -3,7 +3,7 @@
 ``train(args)`` parses LightningCLI-style arguments (``--config <task or file>`` plus
 ``--section.key value`` overrides), trains with the Lightning ``Trainer`` and writes the run
 record next to the run's TensorBoard logs, in the run's own directory
-(:mod:`normbench.training.rundir`).
+(:mod:`normbench.training.run.rundir`).
 """
 
 from __future__ import annotations
@@ -30,15 +30,20 @@ from normbench.io import check_writable, show_bars, verbose
 from normbench.rng import rng_states
 from normbench.tasks.base import NormbenchModule
 from normbench.training.allocator import keep_freed_memory
-from normbench.training.checkpointing import AtomicCheckpointIO, RunState, clear_run_dir, resume_checkpoint
 from normbench.training.config import check_shared_hparams, check_trainer, preset_args
-from normbench.training.deadline import Deadline, deadline_from_env
-from normbench.training.interrupts import InterruptFlag, interruption, sigint_restored, was_interrupted
-from normbench.training.monitor import GeometryMonitor
-from normbench.training.progress import ProgressLines, progress_interval
-from normbench.training.records import RESUMABLE, RunRecordLogger, provenance, read_record
+from normbench.training.monitoring.monitor import GeometryMonitor
+from normbench.training.monitoring.progress import ProgressLines, progress_interval
+from normbench.training.monitoring.tensorboard import (
+    headline_metrics,
+    metric_values,
+    run_hparams,
+    write_hparams,
+    write_layout,
+)
 from normbench.training.reproducibility import gpu_determinism_wanted, use_deterministic_gpu_algorithms
-from normbench.training.rundir import (
+from normbench.training.run.checkpointing import AtomicCheckpointIO, RunState, clear_run_dir, resume_checkpoint
+from normbench.training.run.records import RESUMABLE, RunRecordLogger, provenance, read_record
+from normbench.training.run.rundir import (
     checkpoint_path,
     config_hash,
     override_items,
@@ -49,9 +54,10 @@ from normbench.training.rundir import (
     run_identity,
     run_label,
 )
-from normbench.training.runlock import run_lock
-from normbench.training.tensorboard import headline_metrics, metric_values, run_hparams, write_hparams, write_layout
-from normbench.training.verify import finished_status
+from normbench.training.run.runlock import run_lock
+from normbench.training.run.verify import finished_status
+from normbench.training.stopping.deadline import Deadline, deadline_from_env
+from normbench.training.stopping.interrupts import InterruptFlag, interruption, sigint_restored, was_interrupted
 
 COMPILE_MODES = ("none", "default", "reduce-overhead", "max-autotune")  # torch.compile's modes, and eager
 
@@ -66,7 +72,7 @@ class NormbenchCLI(LightningCLI):
 
     After instantiation ``run_dir`` is the run's directory, ``config_hash`` its key (computed from
     ``identity_config``, the resolved config), ``run_label`` its readable name and ``recorder`` its run record
-    (:mod:`normbench.training.rundir`).
+    (:mod:`normbench.training.run.rundir`).
     """
 
     def __init__(self, args: list[str] | dict[str, Any] | None = None, **kwargs: Any) -> None:
@@ -241,7 +247,8 @@ class NormbenchCLI(LightningCLI):
         return trainer
 
     def write_layout(self) -> None:
-        """The task's custom-scalars layout, in this run's event file (see :mod:`normbench.training.tensorboard`)."""
+        """The task's custom-scalars layout, in this run's event file (see
+        :mod:`normbench.training.monitoring.tensorboard`)."""
         if self.trainer.is_global_zero:
             write_layout(self.tensorboard.experiment, self.recorder.meta["task"], self.headline)
 
@@ -321,7 +328,7 @@ def finished_record(recorder: RunRecordLogger, report: bool = True) -> str | Non
     """The status of a finished run of the same config already in the run's directory, else ``None``.
 
     A finished run is never trained again (its record, checkpoints and events stay as they are). A
-    finished run whose record or final checkpoint is broken (:func:`normbench.training.verify.finished_status`)
+    finished run whose record or final checkpoint is broken (:func:`normbench.training.run.verify.finished_status`)
     is reported (``report``) and redone.
     """
     try:
@@ -337,8 +344,8 @@ def train(args: list[str] | dict[str, Any]) -> Path:
 
     Before the record is written: the runs directory must be writable, and the data module is prepared
     for the fit stage (:func:`normbench.data.preflight.check_data`), so bad data is one ``ValueError``
-    and nothing is written. The run directory is then locked (:mod:`normbench.training.runlock`): a run
-    another process is training raises :class:`~normbench.training.runlock.RunBusy`.
+    and nothing is written. The run directory is then locked (:mod:`normbench.training.run.runlock`): a run
+    another process is training raises :class:`~normbench.training.run.runlock.RunBusy`.
 
     The record's status is ``done``, ``diverged`` (non-finite loss; training stopped),
     ``interrupted`` (Ctrl-C or SIGTERM; ``KeyboardInterrupt``, or its kind ``Terminated``, is raised
@@ -431,7 +438,7 @@ def fit_run(cli: NormbenchCLI) -> Path:
 
 def stopped(cli: NormbenchCLI, exc: BaseException, prefix: str = "", **extra: Any) -> None:
     """Record why the run stopped: ``interrupted`` for Ctrl-C or SIGTERM (then ``KeyboardInterrupt``, or
-    :class:`~normbench.training.interrupts.Terminated` after a SIGTERM, is raised in place of Lightning's
+    :class:`~normbench.training.stopping.interrupts.Terminated` after a SIGTERM, is raised in place of Lightning's
     ``SystemExit``), else ``failed`` with the error (the caller re-raises it)."""
     if was_interrupted(exc, cli.interrupt_flag):
         cli.recorder.write("interrupted", **extra)
