@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from normbench.sweep.vectorized import train_stack
-from normbench.training.cli import train
+from normbench.training.fit import train
 from normbench.training.run.records import read_record
 
 CONFIG = str(Path(__file__).resolve().parents[1] / "tasks" / "majority.yaml")

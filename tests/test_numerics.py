@@ -16,7 +16,7 @@ import torch
 
 from normbench.archive.numerics import WRITE_ENV, load_references, probe_series, reference_path, save_reference
 from normbench.tasks import get_task
-from normbench.training.cli import train
+from normbench.training.fit import train
 from normbench.training.run.records import read_record
 from normbench.training.run.rundir import NUMERICS_VERSION
 from tests.lm_corpus import write_corpus

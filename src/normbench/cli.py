@@ -204,7 +204,7 @@ def fit(args: list[str], dry: bool) -> None:
     if asks_fit_help(args):
         fit_help_parser().parse_args(["--help"])
         return
-    from normbench.training.cli import train
+    from normbench.training.fit import train
 
     if dry:
         dry_fit(args)

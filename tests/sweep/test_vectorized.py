@@ -8,7 +8,7 @@ import pytest
 
 from normbench.sweep.vectorized import train_stack
 from normbench.tasks import get_task
-from normbench.training.cli import train
+from normbench.training.fit import train
 from normbench.training.reproducibility import agrees, tolerance
 from normbench.training.run.records import read_record
 

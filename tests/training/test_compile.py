@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from normbench.tasks import get_task
-from normbench.training.cli import train
+from normbench.training.fit import train
 from normbench.training.reproducibility import agrees, same_platform
 from normbench.training.run.records import read_record
 

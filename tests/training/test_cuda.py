@@ -24,7 +24,7 @@ from normbench.analysis.hooks import attention_modules, capture_attention_inputs
 from normbench.analysis.model_keys import unselectable_per_layer
 from normbench.nn.norms import NotShiftAndScale
 from normbench.tasks import get_task
-from normbench.training.cli import train
+from normbench.training.fit import train
 from normbench.training.reproducibility import agrees
 from normbench.training.run.loading import build_datamodule
 from normbench.training.run.records import read_record

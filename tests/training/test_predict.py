@@ -10,7 +10,7 @@ import torch
 
 from normbench.cli import main
 from normbench.tasks import get_task
-from normbench.training.cli import train
+from normbench.training.fit import train
 from normbench.training.predict import SUBMISSION_HEADER, predict_file
 from normbench.training.run.loading import build_datamodule, load_run
 from normbench.training.run.records import read_record

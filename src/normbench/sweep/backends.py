@@ -4,7 +4,7 @@
 final checkpoint is readable; a run whose record or checkpoint is broken is reported and redone),
 checks each distinct data configuration once before any run starts
 (:func:`normbench.data.preflight.check_data_configs`), resumes interrupted ones from their last
-checkpoint (see :func:`normbench.training.cli.start_point`), skips runs another process is training
+checkpoint (see :func:`normbench.training.run.resume.start_point`), skips runs another process is training
 (:mod:`normbench.training.run.runlock`) and continues past failures, which it reports at the end.
 Backends: in this process, one after another; ``workers`` concurrent ``normbench fit`` subprocesses
 with the CPU threads split between them; one subprocess per GPU (or per group of ``gpus_per_run``
@@ -38,7 +38,7 @@ from tqdm.auto import tqdm
 from normbench.data.preflight import check_data_configs
 from normbench.io import show_bars
 from normbench.sweep.plan import Run
-from normbench.training.cli import train
+from normbench.training.fit import train
 from normbench.training.monitoring.progress import latest_progress, progress_interval
 from normbench.training.run.rundir import SWEEP_LOG
 from normbench.training.run.runlock import BUSY_STATUS, RunBusy, is_locked

@@ -7,7 +7,7 @@ before anything trains: a bad axis or value is one error and nothing is written.
 
 Execution (:func:`execute`) skips finished runs (a ``done`` or ``diverged`` record of the same
 config hash), resumes interrupted ones from their last checkpoint (see
-:func:`normbench.training.start_point`) and continues past failures, which it reports at the end.
+:func:`normbench.training.run.resume.start_point`) and continues past failures, which it reports at the end.
 Backends: in this process, one after another; ``workers`` concurrent ``normbench fit``
 subprocesses with the CPU threads split between them; one subprocess per GPU (or per group of
 ``gpus_per_run`` GPUs, e.g. for DDP inside a run); and any slice ``shard=(i, n)`` of the runs, for

@@ -49,8 +49,9 @@ from normbench.data.batching import EpochBatchSampler, ResumableLoader, draw_epo
 from normbench.io import atomic_write
 from normbench.tasks.base import NormbenchModule, first_nonfinite_step, host_reads_are_free
 from normbench.tasks.series import LEARNING_RATE
-from normbench.training.cli import NormbenchCLI, finished_record
+from normbench.training.cli import NormbenchCLI
 from normbench.training.run.checkpointing import STATE_KEY, RunState, clear_run_dir
+from normbench.training.run.resume import finished_record
 from normbench.training.run.rundir import LAST_CHECKPOINT
 from normbench.training.run.runlock import RunBusy, run_lock
 from normbench.training.stopping.interrupts import sigint_restored, was_interrupted

@@ -11,7 +11,7 @@ import torch
 
 from normbench.io import atomic_write_json
 from normbench.tasks import get_task
-from normbench.training.cli import train
+from normbench.training.fit import train
 from normbench.training.reproducibility import series_mismatches
 from normbench.training.run.checkpointing import AtomicCheckpointIO, resume_checkpoint
 from normbench.training.run.records import read_record
