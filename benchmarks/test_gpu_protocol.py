@@ -27,7 +27,7 @@ from reference_majority import reference_train
 from normbench.data.majority import MajoritySpec, load_majority
 from normbench.sweep.options import SweepOptions
 from normbench.sweep.run import run_sweep
-from normbench.sweep.vectorized import train_stack
+from normbench.sweep.vectorized.fit import train_stack
 from normbench.tasks import get_task
 from normbench.training.fit import train
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from normbench.sweep.vectorized import train_stack
+from normbench.sweep.vectorized.fit import train_stack
 from normbench.training.fit import train
 from normbench.training.run.records import read_record
 

@@ -270,7 +270,7 @@ def test_an_interrupted_gpu_run_resumes_bit_for_bit(tmp_path: Path) -> None:
 @NO_GPU
 def test_stacked_seeds_on_the_gpu_match_the_seeds_trained_alone(tmp_path: Path) -> None:
     """``--vectorize`` on cuda (the math attention kernel under vmap), against lone GPU runs, within tolerance."""
-    from tests.sweep.test_vectorized import test_each_stacked_seed_matches_the_seed_trained_alone
+    from tests.sweep.vectorized.test_fit import test_each_stacked_seed_matches_the_seed_trained_alone
 
     test_each_stacked_seed_matches_the_seed_trained_alone(tmp_path, ["--trainer.accelerator=gpu"])
 

@@ -31,7 +31,7 @@ from normbench.sweep.folders import check_results_owner, results_folder, sweep_d
 from normbench.sweep.options import SweepOptions
 from normbench.sweep.plan import Run, parse_grid, parse_names, plan_runs, quiet_lightning
 from normbench.sweep.stacks import execute_vectorized
-from normbench.sweep.vectorized import stack_traits
+from normbench.sweep.vectorized.seed_stack import stack_traits
 from normbench.tasks import get_task, resolve_config
 from normbench.training.config import load_config
 from normbench.training.run.records import FINISHED, RESUMABLE, git_state, read_record
