@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from normbench.sweep.plan import quiet_lightning, variant_grid
+from normbench.sweep.grid import variant_grid
+from normbench.sweep.plan import quiet_lightning
 from normbench.tasks import get_task
 from normbench.training.cli import NormbenchCLI
 from normbench.training.config import load_config
