@@ -31,7 +31,7 @@ LAYERS: list[set[str]] = [
     {"site"},  # the documentation site's generated pages
     {"sweep", "results"},  # plans and runs sweeps (then has their board written) | published boards as DataFrames
     {"cards"},  # report cards for a norm: its measured facts, its runs beside the published baselines
-    {"commands"},  # what each command does, as library functions
+    {"commands"},  # what each command does, as library functions; a table entry, argv's switches, the process
     {"cli"},  # the command line: parse and dispatch
     {"__main__"},  # python -m normbench
 ]
