@@ -49,7 +49,7 @@ def test_a_truncated_record_is_one_line_naming_it(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("depth", [MAX_DEPTH + 1, 200_000])
 def test_a_deeply_nested_record_or_analysis_is_one_line_naming_it(tmp_path: Path, depth: int) -> None:
-    from normbench.training.verify import check_archived
+    from normbench.training.run.verify import check_archived
 
     archive, path = archived(tmp_path)
     nested = ("[" * depth + "]" * depth).encode()

@@ -85,7 +85,7 @@ def test_peri_block_equations() -> None:
 
 
 def test_peri_output_norms_are_configured_and_reported() -> None:
-    from normbench.training.rundir import run_label
+    from normbench.training.run.rundir import run_label
 
     arch = GPTConfig(vocab_size=30, max_positions=8, placement="peri", attn_out_norm=NormSpec("scale", False, 1e-6))
     effective = arch.effective()

@@ -10,8 +10,8 @@ import pytest
 from normbench.archive.store import Archive
 from normbench.sweep.bake import bake, load_queue
 from normbench.sweep.options import BakeOptions
-from normbench.training.deadline import STOP_AT
-from normbench.training.records import read_record
+from normbench.training.run.records import read_record
+from normbench.training.stopping.deadline import STOP_AT
 from tests.tiny_runs import sweep_args, tiny_config
 
 

@@ -91,7 +91,7 @@ def test_a_run_trained_from_the_start_after_its_checkpoint_did_not_load_claims_n
     tmp_path: Path, monkeypatch, capsys
 ) -> None:  # noqa: ANN001
     from normbench.cli import main
-    from normbench.training.deadline import STOP_AT
+    from normbench.training.stopping.deadline import STOP_AT
 
     config = tiny_config(tmp_path)
     monkeypatch.setenv(STOP_AT, "0")  # stopped after its first step: interrupted, with its checkpoint

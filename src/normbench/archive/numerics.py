@@ -1,7 +1,7 @@
 """Numerics references: short runs of every task as this platform class trains them, to catch a change of numbers.
 
 A change of the training code that moves a number under an unchanged configuration must bump
-:data:`normbench.training.rundir.NUMERICS_VERSION` (the run identity then changes with it). To catch one that does
+:data:`normbench.training.run.rundir.NUMERICS_VERSION` (the run identity then changes with it). To catch one that does
 not, ``tests/test_numerics.py`` trains a few short runs ("probes") and compares their series bit for bit with the
 references kept here for the platform class it runs on (CPU model, vector width, threads and torch version: what
 decides the last bits). ``NORMBENCH_WRITE_NUMERICS=1`` writes this platform's references instead (once per platform

@@ -1,6 +1,6 @@
 """The run record: one JSON file per (task, variant, seed) run (``runs/<task>/<run>/seed<k>/record.json``).
 
-:mod:`normbench.training.records` writes it while the run trains; :func:`load_record` is the one reader.
+:mod:`normbench.training.run.records` writes it while the run trains; :func:`load_record` is the one reader.
 A record holds the resolved config, its hash (seed excluded, so all seeds of a variant share it), the norms
 the network has, the status (``running`` / ``done`` / ``diverged`` / ``failed`` / ``interrupted``), every
 logged metric as a ``[step, value]`` series (step = optimizer steps completed; ``null`` for a value that is

@@ -17,7 +17,7 @@ RECORD = "record.json.gz"  # gzip (mtime 0: the same record gives the same bytes
 CHECKPOINT = "last.ckpt"
 FINISHED = ("done", "diverged")
 # the analyses a board reads beside a record, computed from the final checkpoint where it was (the archive keeps no
-# weights of a finished run): normbench.training.rundir names the first four, run_analyses.sentence_tokens the last
+# weights of a finished run): normbench.training.run.rundir names the first four, run_analyses.sentence_tokens the last
 ANALYSES = ("decomposition.json", "key_sets.json", "class_keys.json", "head_keys.json", "sentence_tokens.json")
 
 

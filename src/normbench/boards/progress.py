@@ -15,7 +15,7 @@ from typing import Any, Protocol, TypedDict
 
 from normbench.archive.replicate import platform_slug, steps_done
 from normbench.archive.store import Archive
-from normbench.training.records import FINISHED, read_record
+from normbench.training.run.records import FINISHED, read_record
 
 
 class PlannedRun(Protocol):

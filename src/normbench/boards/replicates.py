@@ -28,7 +28,7 @@ from normbench.tasks import task_names
 from normbench.tasks.series import decomposition_as_series, series_value
 from normbench.training.config import load_config
 from normbench.training.reproducibility import COUNTED, by_distribution, chaotic, tolerance
-from normbench.training.rundir import DECOMPOSITION_NAME
+from normbench.training.run.rundir import DECOMPOSITION_NAME
 
 REPORT = "reproducibility"
 REPORTED = "archive/reported-drift.yaml"  # drift measured where the replicates' records were not kept

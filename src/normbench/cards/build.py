@@ -41,7 +41,7 @@ from normbench.judge.claims import judge
 from normbench.judge.tuned import at_rate, rates_of
 from normbench.nn.norms import get_component, source_version
 from normbench.site.card_pages import AT_TUNED
-from normbench.training.records import provenance, utc_now
+from normbench.training.run.records import provenance, utc_now
 
 CARD_VERSION = 1
 OWN = "normbench"

@@ -18,7 +18,7 @@ from torch import nn
 from normbench.cards.protocol import CardProtocol, OptionValue, card_variant, slug
 from normbench.nn.norms import Norm, PluginNorm, get_component, source_version
 from normbench.tasks.trust import record_class
-from normbench.training.rundir import build_dataclass
+from normbench.training.run.rundir import build_dataclass
 
 if TYPE_CHECKING:  # Python 3.11's; the annotations are never evaluated (``from __future__ import annotations``)
     from typing import NotRequired

@@ -26,7 +26,7 @@ from typing import Any, TypedDict
 
 from normbench.archive.facts import data_fact
 from normbench.judge.rows import variant_row
-from normbench.training.loading import build_datamodule
+from normbench.training.run.loading import build_datamodule
 
 COLLAPSED = "collapsed"
 AT_CHANCE = "at chance"

@@ -28,7 +28,7 @@ from normbench.publish import files as publish
 from normbench.render.matrix import build_matrix
 from normbench.render.width import build_width
 from normbench.run_analyses import key_sets
-from normbench.training.records import git_state, utc_now
+from normbench.training.run.records import git_state, utc_now
 
 
 def check_same_runs(board: Board, planned: dict[str, str], superseded: bool | frozenset[str]) -> None:

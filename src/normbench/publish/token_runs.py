@@ -18,7 +18,7 @@ from normbench.boards.progress import PlannedRun
 from normbench.boards.shown import keep_analyses, shown_runs
 from normbench.publish.token_sentences import DevSentences, dev_sentence_facts, dev_sentences, shown_count
 from normbench.run_analyses.sentence_tokens import SENTENCE_TOKENS, sentence_tokens, summarize
-from normbench.training.rundir import checkpoint_of
+from normbench.training.run.rundir import checkpoint_of
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,7 @@ from normbench.publish.token_sentences import dev_sentences, shown_count
 from normbench.run_analyses.sentence_tokens import SENTENCE_TOKENS
 from normbench.tasks import get_task
 from normbench.training.config import load_config
-from normbench.training.records import git_state, provenance, utc_now
+from normbench.training.run.records import git_state, provenance, utc_now
 
 TOKEN_REPORT = "unselectable_tokens.json"  # beside it: unselectable_tokens.md
 TABLE3_SHOWN = "table3_shown"  # the report's section holding Table 3's printed sentences

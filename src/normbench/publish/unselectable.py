@@ -19,7 +19,7 @@ from normbench.render.board_sections.paper import render_protocol  # noqa: E402
 from normbench.render.citation import bibtex  # noqa: E402
 from normbench.render.claims_view import summary_rows, whose  # noqa: E402
 from normbench.render.plots import save_png  # noqa: E402
-from normbench.training.records import provenance, utc_now  # noqa: E402
+from normbench.training.run.records import provenance, utc_now  # noqa: E402
 
 STAT_TITLES = {
     "mean_fraction": "mean fraction of unselectable keys per run",

@@ -13,8 +13,8 @@ from typing import Any
 
 from normbench.archive.files import ArchiveError, read_json
 from normbench.io import atomic_write_json
-from normbench.training.loading import REDO
-from normbench.training.rundir import checkpoint_of, record_path, run_of_record
+from normbench.training.run.loading import REDO
+from normbench.training.run.rundir import checkpoint_of, record_path, run_of_record
 
 
 def checkpoint_stamp(ckpt: Path) -> dict[str, int]:

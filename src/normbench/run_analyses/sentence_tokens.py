@@ -22,8 +22,8 @@ from normbench.analysis.model_keys import unselectable_per_layer
 from normbench.data.tokenizer import load_tokenizer
 from normbench.run_analyses.run_cache import cached_analysis
 from normbench.tasks import get_task
-from normbench.training.loading import load_run
-from normbench.training.rundir import run_of_checkpoint, tokenizer_path
+from normbench.training.run.loading import load_run
+from normbench.training.run.rundir import run_of_checkpoint, tokenizer_path
 
 SENTENCE_TOKENS = "sentence_tokens.json"  # beside a run's record (normbench.archive.replicate.ANALYSES)
 SENTENCE_TOKENS_VERSION = 1

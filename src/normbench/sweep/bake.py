@@ -2,13 +2,13 @@
 
 The queue (``results/bake.yaml``) lists, in priority order, the runs the published boards want: a board
 (``results/<board>/``), its task, preset, variants and seeds. :func:`bake` skips what the run archive already holds
-finished, continues unfinished runs from their archived checkpoints, trains the rest in order, and at the deadline
-stops every run it started: each saves its checkpoint (:mod:`normbench.training.deadline`) and goes into the archive
-unfinished, so the next bake, on this machine or another, continues it. A run still going halfway through the
-budget's reserve (past its last training step: its tests and analyses) is
-stopped then, so the bake ends within its budget. Finished runs go into the archive as
-replicates of this platform. Then the boards whose runs changed are rebuilt from the archive (an unfinished run is a
-row, "step k of N"). A bake runs at low CPU priority by default (``nice``), so it can train in the background.
+finished, continues unfinished runs from their archived checkpoints, trains the rest in order, and at the deadline stops
+every run it started: each saves its checkpoint (:mod:`normbench.training.stopping.deadline`) and goes into the archive
+unfinished, so the next bake, on this machine or another, continues it. A run still going halfway through the budget's
+reserve (past its last training step: its tests and analyses) is stopped then, so the bake ends within its budget.
+Finished runs go into the archive as replicates of this platform. Then the boards whose runs changed are rebuilt from
+the archive (an unfinished run is a row, "step k of N"). A bake runs at low CPU priority by default (``nice``), so it
+can train in the background.
 
 Each run is its own ``normbench sweep`` subprocess of one run, with its own share of the CPU cores (its affinity), or
 of the GPUs; a new run starts only while at least ``MIN_SLOT_S`` seconds of the budget are left. A bake with no

@@ -20,8 +20,8 @@ from normbench.sweep.backends import available_cpus, is_finished
 from normbench.sweep.device_plan import CPU_STACK_MAX_BATCH
 from normbench.sweep.options import BakeOptions
 from normbench.sweep.queue import BakeReport, QueueItem, Slot, Waiting
-from normbench.sweep.vectorized import stack_traits
-from normbench.training.deadline import STOP_AT
+from normbench.sweep.vectorized.seed_stack import stack_traits
+from normbench.training.stopping.deadline import STOP_AT
 
 MIN_SLOT_S = 60.0  # a run is started only with this much of the budget left (loading data, a few steps, a checkpoint)
 REBUILD_RESERVE_S = 60.0  # of the budget, kept for stopping the runs, archiving them and rebuilding the boards
@@ -106,8 +106,8 @@ def run_command(batch: list[Slot], runs_dir: str, results_dir: str, gpus: str | 
 
 def stacking_pays(slot: Slot) -> bool:
     """Whether a run's seeds train faster stacked than alone on the CPU: its task module stacks
-    (:func:`normbench.sweep.vectorized.can_stack`) and its batch is at most ``CPU_STACK_MAX_BATCH`` rows (results/perf:
-    10 majority seeds at batch 256 take 0.61x the time of 10 lone runs, at batch 4096 1.8x)."""
+    (:func:`normbench.sweep.vectorized.seed_stack.can_stack`) and its batch is at most ``CPU_STACK_MAX_BATCH`` rows
+    (results/perf: 10 majority seeds at batch 256 take 0.61x the time of 10 lone runs, at batch 4096 1.8x)."""
     batch, stackable = stack_traits(slot.run.config)  # the task's own module: the plan built it already
     return stackable and batch is not None and batch <= CPU_STACK_MAX_BATCH
 

@@ -26,8 +26,8 @@ from normbench.sweep.archiving import archive_runs
 from normbench.sweep.plan import Run, parse_seeds, plan_runs
 from normbench.tasks.trust import check_config_code
 from normbench.training.config import load_config
-from normbench.training.records import FINISHED, read_record
-from normbench.training.verify import check_archived, finished_status
+from normbench.training.run.records import FINISHED, read_record
+from normbench.training.run.verify import check_archived, finished_status
 
 ITEM_KEYS = ("board", "task", "preset", "variants", "seeds")
 OPTIONAL_KEYS = ("config",)  # a config file of the task's (default: its shipped config)
@@ -65,7 +65,7 @@ class BakeReport:
     in_progress: list[tuple[str, int, int, int | None]] = field(default_factory=list)  # variant, seed, step, of
     not_started: int = 0
     unarchived: int = 0  # finished here, but not in the archive (trained from uncommitted code, or refused)
-    refused: int = 0  # archived, but the record fails its check (:func:`normbench.training.verify.check_archived`)
+    refused: int = 0  # archived, but the record fails its check (:func:`normbench.training.run.verify.check_archived`)
     archived: Counter = field(default_factory=Counter)
     boards: list[str] = field(default_factory=list)
 
@@ -246,7 +246,7 @@ def local_steps(run: Run, record: dict[str, Any]) -> int:
 
 def archived_state(archive: Archive, task: str, run: Run) -> tuple[str | None, str]:
     """Whether the archive holds a run done: ``("finished", "")`` when a board published it before the archive, or
-    its canonical replicate passes the check a leaderboard makes of it (:func:`normbench.training.verify.
+    its canonical replicate passes the check a leaderboard makes of it (:func:`normbench.training.run.verify.
     check_archived`); ``("refused", why)`` when that replicate fails it (or a file of the run's folder cannot be
     read); ``(None, "")`` when the archive holds no finished replicate."""
     key = str(run.config_hash)

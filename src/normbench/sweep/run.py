@@ -28,14 +28,15 @@ from normbench.sweep.archiving import archive_runs
 from normbench.sweep.backends import Outcome, default_workers, execute
 from normbench.sweep.device_plan import StackPlan, plan_stacks, seed_step_bytes
 from normbench.sweep.folders import check_results_owner, results_folder, sweep_definition, sweep_key
+from normbench.sweep.grid import parse_grid
 from normbench.sweep.options import SweepOptions
-from normbench.sweep.plan import Run, parse_grid, parse_names, plan_runs, quiet_lightning
+from normbench.sweep.plan import Run, parse_names, plan_runs, quiet_lightning
 from normbench.sweep.stacks import execute_vectorized
-from normbench.sweep.vectorized import stack_traits
+from normbench.sweep.vectorized.seed_stack import stack_traits
 from normbench.tasks import get_task, resolve_config
 from normbench.training.config import load_config
-from normbench.training.records import FINISHED, RESUMABLE, git_state, read_record
-from normbench.training.rundir import LAST_CHECKPOINT
+from normbench.training.run.records import FINISHED, RESUMABLE, git_state, read_record
+from normbench.training.run.rundir import LAST_CHECKPOINT
 
 
 def planner(runs_dir: str) -> RunPlanner:

@@ -290,7 +290,7 @@ def set_sizes_from_data(config: dict[str, Any]) -> list[int]:
     data = config.get("data") or {}
 
     def compute() -> list[list[int]]:
-        from normbench.training.loading import build_datamodule  # loads the training stack: only when needed
+        from normbench.training.run.loading import build_datamodule  # loads the training stack: only when needed
 
         sizes: list[int] = []
         for batch in build_datamodule(config, "test").test_dataloader():

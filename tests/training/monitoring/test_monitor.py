@@ -176,7 +176,7 @@ def test_hooks_are_removed_when_validation_fails() -> None:
     from types import SimpleNamespace
 
     from normbench.tasks.majority import MajorityModule
-    from normbench.training.monitor import GeometryMonitor
+    from normbench.training.monitoring.monitor import GeometryMonitor
 
     module, monitor = MajorityModule(), GeometryMonitor()
     monitor.on_validation_batch_start(SimpleNamespace(sanity_checking=False), module, None, 0)

@@ -22,8 +22,8 @@ from tensorboard.plugins.hparams import plugin_data_pb2
 from normbench.nn.config import ArchConfig
 from normbench.nn.gpt import GPTConfig
 from normbench.nn.norms import NormSpec
-from normbench.training.rundir import override_items, run_label
-from normbench.training.tensorboard import headline_metrics, metric_values, run_hparams, scalars_layout
+from normbench.training.monitoring.tensorboard import headline_metrics, metric_values, run_hparams, scalars_layout
+from normbench.training.run.rundir import override_items, run_label
 
 VARIANTS = ["pre/both", "pre/scale"]
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from normbench.sweep.plan import plan_runs
-from normbench.training.runlock import BUSY_STATUS, RunBusy, is_locked, run_lock
+from normbench.training.run.runlock import BUSY_STATUS, RunBusy, is_locked, run_lock
 from tests.tiny_runs import sweep_args, tiny_config
 
 

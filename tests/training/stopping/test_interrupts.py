@@ -11,8 +11,8 @@ import pytest
 import torch
 
 from normbench.sweep.plan import plan_runs
-from normbench.training.checkpointing import RunState
-from normbench.training.records import read_record
+from normbench.training.run.checkpointing import RunState
+from normbench.training.run.records import read_record
 from tests.tiny_runs import tiny_config
 
 EVERY_2 = (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from normbench.training.rundir import RECORD_NAME, run_dir
+from normbench.training.run.rundir import RECORD_NAME, run_dir
 
 
 def finished(folder: Path) -> Path:

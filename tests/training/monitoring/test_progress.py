@@ -6,7 +6,7 @@ import io
 from pathlib import Path
 from types import SimpleNamespace
 
-from normbench.training.progress import PREFIX, ProgressLines, duration, latest_progress, progress_line
+from normbench.training.monitoring.progress import PREFIX, ProgressLines, duration, latest_progress, progress_line
 
 
 def test_duration_and_line_format() -> None:
@@ -28,7 +28,7 @@ class Clock:
 
 def test_lines_are_rate_limited(monkeypatch) -> None:  # noqa: ANN001
     clock = Clock()
-    monkeypatch.setattr("normbench.training.progress.time.monotonic", clock)
+    monkeypatch.setattr("normbench.training.monitoring.progress.time.monotonic", clock)
     out = io.StringIO()
     callback = ProgressLines("v seed 1", interval=30, first=5, stream=out)
     trainer = SimpleNamespace(global_step=0, max_steps=100, is_global_zero=True, callback_metrics={})

@@ -9,14 +9,15 @@ from pathlib import Path
 import pytest
 import yaml
 
-from normbench.sweep.plan import quiet_lightning, variant_grid
+from normbench.sweep.grid import variant_grid
+from normbench.sweep.plan import quiet_lightning
 from normbench.tasks import get_task
-from normbench.training.checkpointing import checkpoint_config_hash
 from normbench.training.cli import NormbenchCLI
 from normbench.training.config import load_config
-from normbench.training.records import read_record
-from normbench.training.rundir import record_config_hash
-from normbench.training.verify import check_record, finished_status
+from normbench.training.run.checkpointing import checkpoint_config_hash
+from normbench.training.run.records import read_record
+from normbench.training.run.rundir import record_config_hash
+from normbench.training.run.verify import check_record, finished_status
 from tests.tiny_runs import copy_of
 
 
@@ -62,7 +63,7 @@ def test_a_malformed_series_is_one_line_naming_the_record(tmp_path: Path, series
 
 def test_a_non_finite_value_is_a_point() -> None:
     """Strict JSON writes a non-finite value as null; old records hold a bare NaN: both are points."""
-    from normbench.training.records import series_problem
+    from normbench.training.run.records import series_problem
 
     assert series_problem({"train/loss_step": [[1, None], [2, float("nan")], [3, 0.5], [4, 1]]}) is None
 

@@ -1,7 +1,7 @@
 """Whether a run's own files are what they claim: its record matched to its run, its final checkpoint readable.
 
 A record belongs to a run by the config hash recomputed from the record's own config
-(:func:`normbench.training.rundir.record_config_hash`), the hash the planner gives that run; a
+(:func:`normbench.training.run.rundir.record_config_hash`), the hash the planner gives that run; a
 ``config_hash`` field that says otherwise was edited. A finished (``done``) run's final checkpoint,
 the one its record names, must be there, readable and the run's (:func:`check_checkpoint`: the config
 hash stored in it is the record's): every analysis of the run reads it. A sweep redoes a run whose files
@@ -15,9 +15,9 @@ from typing import Any
 
 from normbench.archive.files import check_no_links, read_json
 from normbench.archive.replicate import ANALYSES, Replicate
-from normbench.training.checkpointing import checkpoint_config_hash, checkpoint_model_args
-from normbench.training.records import FINISHED, read_record
-from normbench.training.rundir import checkpoint_of, record_config_hash
+from normbench.training.run.checkpointing import checkpoint_config_hash, checkpoint_model_args
+from normbench.training.run.records import FINISHED, read_record
+from normbench.training.run.rundir import checkpoint_of, record_config_hash
 
 
 def check_record(record: dict[str, Any], path: str | Path, config_hash: str | None = None) -> None:

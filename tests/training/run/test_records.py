@@ -6,7 +6,7 @@ import json
 import subprocess
 from pathlib import Path
 
-from normbench.training.records import RunRecordLogger, add_points, git_state, read_record
+from normbench.training.run.records import RunRecordLogger, add_points, git_state, read_record
 
 
 def git(repo: Path, *args: str) -> None:

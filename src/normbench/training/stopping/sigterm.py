@@ -4,7 +4,7 @@ sweep and its subprocesses the way Ctrl-C does, and the command exits ``TERMINAT
 
 No torch or Lightning here: ``normbench`` installs the handler before any command (``cite`` and ``compare`` too), and
 importing Lightning would add seconds to each of them. What a run does when interrupted is
-:mod:`normbench.training.interrupts`.
+:mod:`normbench.training.stopping.interrupts`.
 """
 
 from __future__ import annotations

@@ -27,8 +27,8 @@ from lightning.pytorch.plugins.io import TorchCheckpointIO
 from normbench.io import atomic_write
 from normbench.rng import rng_states, set_rng_states
 from normbench.training import lightning_private as private
-from normbench.training.records import RunRecordLogger, add_points
-from normbench.training.rundir import LAST_CHECKPOINT
+from normbench.training.run.records import RunRecordLogger, add_points
+from normbench.training.run.rundir import LAST_CHECKPOINT
 
 STATE_KEY = "normbench"
 

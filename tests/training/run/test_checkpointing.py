@@ -11,10 +11,10 @@ import torch
 
 from normbench.io import atomic_write_json
 from normbench.tasks import get_task
-from normbench.training.checkpointing import AtomicCheckpointIO, resume_checkpoint
-from normbench.training.cli import train
-from normbench.training.records import read_record
+from normbench.training.fit import train
 from normbench.training.reproducibility import series_mismatches
+from normbench.training.run.checkpointing import AtomicCheckpointIO, resume_checkpoint
+from normbench.training.run.records import read_record
 
 CONFIG = str(get_task("majority").config_path)
 # 600 sequences -> 480 training rows -> 8 batches of 64 per epoch: step 12 is mid-epoch 2

@@ -7,7 +7,7 @@ tells the callbacks (``on_exception``), tears down, ignores SIGINT from then on 
 tells that exit apart from a failure (:func:`was_interrupted`) and raises ``KeyboardInterrupt`` again;
 :func:`sigint_restored` puts back the SIGINT handler Lightning replaced.
 
-SIGTERM is made a Ctrl-C of its own kind (:mod:`normbench.training.sigterm`): it raises :class:`Terminated`,
+SIGTERM is made a Ctrl-C of its own kind (:mod:`normbench.training.stopping.sigterm`): it raises :class:`Terminated`,
 a ``KeyboardInterrupt``, so it stops a run, a sweep and its subprocesses the way Ctrl-C does. Lightning keeps
 that handler when it adds its own during a fit; without it (the library used directly) Lightning's
 ``SIGTERMException``, a ``SystemExit``, is recognised too.
@@ -24,7 +24,7 @@ from typing import Any
 import lightning as L
 from lightning.pytorch.utilities.exceptions import SIGTERMException
 
-from normbench.training.sigterm import Terminated, sigterm_received
+from normbench.training.stopping.sigterm import Terminated, sigterm_received
 
 
 class InterruptFlag(L.Callback):

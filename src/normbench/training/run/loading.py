@@ -7,10 +7,10 @@ from typing import Any
 
 from normbench.tasks import get_task
 from normbench.tasks.trust import record_class, untrusted_norms
-from normbench.training.checkpointing import checkpoint_config_hash
-from normbench.training.records import read_record
-from normbench.training.rundir import record_path, run_of_checkpoint
-from normbench.training.verify import check_checkpoint
+from normbench.training.run.checkpointing import checkpoint_config_hash
+from normbench.training.run.records import read_record
+from normbench.training.run.rundir import record_path, run_of_checkpoint
+from normbench.training.run.verify import check_checkpoint
 
 REDO = "the sweep that trained the run redoes it (the same `normbench sweep` command)"
 
@@ -51,7 +51,7 @@ def load_run(ckpt: Path) -> tuple[dict[str, Any], Any]:
 def load_module(ckpt: Path, task: str, record: dict[str, Any] | None = None, path: Path | None = None) -> Any:
     """Task ``task``'s module from checkpoint ``ckpt``, in eval mode on the CPU; a missing, truncated, empty or
     foreign file is one ``ValueError`` naming it and the fix, and so is a checkpoint that is not the run of
-    ``record`` (read from ``path``), when given (:func:`normbench.training.verify.check_checkpoint`)."""
+    ``record`` (read from ``path``), when given (:func:`normbench.training.run.verify.check_checkpoint`)."""
     try:
         if record is not None:
             check_checkpoint(Path(ckpt), record, path or record_path(run_of_checkpoint(ckpt)))

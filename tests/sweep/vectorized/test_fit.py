@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from normbench.sweep.vectorized import train_stack
+from normbench.sweep.vectorized.fit import train_stack
 from normbench.tasks import get_task
-from normbench.training.cli import train
-from normbench.training.records import read_record
+from normbench.training.fit import train
 from normbench.training.reproducibility import agrees, tolerance
+from normbench.training.run.records import read_record
 
 CONFIG = str(get_task("majority").config_path)
 # 600 sequences -> 480 training rows -> 8 batches of 64: 30 steps cross three epochs
@@ -78,27 +78,6 @@ def test_own_data_seeds_hold_training_sets_of_different_sizes() -> None:
     assert len(sizes) > 1 and len({-(-n // 64) for n in sizes}) == 1, sizes
 
 
-def test_a_short_batch_is_padded_and_its_padded_rows_cost_no_loss() -> None:
-    import torch
-    import torch.nn.functional as F
-
-    from normbench.data.batching import IndexedTensors
-    from normbench.sweep.vectorized import StackedBatches
-
-    sets = [IndexedTensors(torch.arange(n * 3).reshape(n, 3), torch.arange(n) % 4) for n in (5, 7)]
-    stacked = StackedBatches(sets, 4, [torch.Generator().manual_seed(s) for s in (0, 1)], padding=(0, -100))
-    ((x1, _), rows1), ((x, y), rows) = list(iter(stacked))
-    assert rows1 == [4, 4] and x1.shape == (2, 4, 3)
-    assert rows == [1, 3] and x.shape == (2, 3, 3) and y.shape == (2, 3)
-    assert (x[0, 1:] == 0).all() and (y[0, 1:] == -100).all() and (y[1] != -100).all()
-    logits = torch.randn(3, 4, generator=torch.Generator().manual_seed(0))
-    assert F.cross_entropy(logits, y[0]) == F.cross_entropy(logits[:1], y[0, :1])
-    with pytest.raises(ValueError, match="STACK_PADDING"):
-        list(iter(StackedBatches(sets, 4, [torch.Generator(), torch.Generator()])))  # no padding declared
-    with pytest.raises(ValueError, match="batches of 2 per epoch"):
-        StackedBatches([sets[0], IndexedTensors(torch.zeros(9, 3), torch.zeros(9))], 2, [torch.Generator()] * 2)
-
-
 def test_a_diverging_seed_stops_alone(tmp_path: Path) -> None:
     extra = ["--model.optim.lr=1e30", "--model.arch.attn_norm.component=none", "--model.arch.ffn_norm.component=none"]
     recs = [read_record(p) for p in train_stack([args(tmp_path / "stack", s, *extra) for s in (0, 1)])]
@@ -154,16 +133,16 @@ def test_sweep_vectorize_writes_one_record_per_seed_and_skips_them_next_time(tmp
 def test_a_stacked_step_reads_nothing_from_the_device(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """As a lone run's step (tests/tasks/test_host_reads.py): from one step's start to the next, the seeds' losses
     and divergence flags stay on the device, except on the steps that log, evaluate or end an epoch."""
-    import normbench.sweep.vectorized as vectorized
+    import normbench.sweep.vectorized.seed_stack as seed_stack
     from tests.tasks.test_host_reads import traced_host_reads
 
-    monkeypatch.setattr(vectorized, "host_reads_are_free", lambda device: False)
+    monkeypatch.setattr(seed_stack, "host_reads_are_free", lambda device: False)
     reads: list = []
     traced: list[int] = []
     window: list = []
     counters: set[int] = set()  # Adam's step counters: CPU tensors by design, not on the device
 
-    def on_train_batch_start(self: vectorized.SeedStack, batch: object, batch_idx: int) -> None:
+    def on_train_batch_start(self: seed_stack.SeedStack, batch: object, batch_idx: int) -> None:
         counters.update(id(state["step"]) for opt in self.trainer.optimizers for state in opt.state.values())
         if window:
             window.pop().__exit__(None, None, None)
@@ -174,7 +153,7 @@ def test_a_stacked_step_reads_nothing_from_the_device(tmp_path: Path, monkeypatc
             window.append(traced_host_reads(reads))
             window[-1].__enter__()
 
-    monkeypatch.setattr(vectorized.SeedStack, "on_train_batch_start", on_train_batch_start, raising=False)
+    monkeypatch.setattr(seed_stack.SeedStack, "on_train_batch_start", on_train_batch_start, raising=False)
     records = [
         read_record(p) for p in train_stack([args(tmp_path, s, "--trainer.log_every_n_steps=10") for s in (0, 1)])
     ]

@@ -1,6 +1,6 @@
 """Run records: one JSON file per (task, variant, seed) run, written atomically.
 
-A record holds the resolved config, its hash (:mod:`normbench.training.rundir`: seed excluded,
+A record holds the resolved config, its hash (:mod:`normbench.training.run.rundir`: seed excluded,
 so all seeds of a variant share it), the norms the network has, the status (``running`` / ``done`` / ``diverged`` /
 ``failed``), every logged metric as a ``[step, value]`` series (step = optimizer steps completed; ``null`` for a value
 that is not finite), and provenance. Leaderboards are built from records only.
