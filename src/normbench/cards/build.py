@@ -14,6 +14,7 @@ the summary rows: :mod:`normbench.cards.summary`.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
@@ -38,7 +39,9 @@ from normbench.cards.summary import summary_table
 from normbench.cards.verdicts import BASELINES, comparisons
 from normbench.io import dumps_json
 from normbench.judge.claims import judge
-from normbench.judge.tuned import at_rate, rates_of
+from normbench.judge.entries import ClaimEntry
+from normbench.judge.rows import VariantRow
+from normbench.judge.tuned import TunedView, at_rate, rates_of
 from normbench.nn.norms import get_component, source_version
 from normbench.site.card_pages import AT_TUNED
 from normbench.training.run.records import provenance, utc_now
@@ -48,36 +51,33 @@ OWN = "normbench"
 WHY = "a report card's question: whether a new norm can replace LayerNorm or RMSNorm on this task"
 
 
-def card_claims(protocol: CardProtocol, variant: str) -> list[dict[str, Any]]:
+def card_claims(protocol: CardProtocol, variant: str) -> list[ClaimEntry]:
     """The card's claims on one task: per headline metric and baseline, an equivalence and an ordering."""
-    out = []
+    out: list[ClaimEntry] = []
     for metric in protocol.metrics:
         for key in BASELINES:
-            baseline = getattr(protocol, key)
-            roles = {"new": variant, key: baseline}
-            head = {"owner": OWN, "source": "normbench report card", "why": WHY, "metric": metric, "variants": roles}
-            out.append(
-                {
-                    **head,
-                    "id": f"{protocol.claim_prefix}.{metric}.matches_{key}",
-                    "statement": f"The new norm's {metric} is within {protocol.margin:g} of {key}'s (two-sided TOST)",
-                    "rule": {
-                        "kind": "equivalence",
-                        "reference": key,
-                        "margin": protocol.margin,
-                        "margin_why": f"the task's card margin ({protocol.task}: bench.card.margin)",
-                    },
-                }
-            )
+            roles = {"new": variant, key: getattr(protocol, key)}
+            head: ClaimEntry = {"owner": OWN, "source": "normbench report card", "why": WHY, "metric": metric,
+                                "variants": roles}  # fmt: skip
+            matches: ClaimEntry = {
+                **head,
+                "id": f"{protocol.claim_prefix}.{metric}.matches_{key}",
+                "statement": f"The new norm's {metric} is within {protocol.margin:g} of {key}'s (two-sided TOST)",
+                "rule": {
+                    "kind": "equivalence",
+                    "reference": key,
+                    "margin": protocol.margin,
+                    "margin_why": f"the task's card margin ({protocol.task}: bench.card.margin)",
+                },
+            }
             better = "new" if protocol.better == "lower" else key  # the role whose value is lower
-            out.append(
-                {
-                    **head,
-                    "id": f"{protocol.claim_prefix}.{metric}.beats_{key}",
-                    "statement": f"The new norm's {metric} is {protocol.better} than {key}'s",
-                    "rule": {"kind": "ordering", "lower": better},
-                }
-            )
+            beats: ClaimEntry = {
+                **head,
+                "id": f"{protocol.claim_prefix}.{metric}.beats_{key}",
+                "statement": f"The new norm's {metric} is {protocol.better} than {key}'s",
+                "rule": {"kind": "ordering", "lower": better},
+            }
+            out += [matches, beats]
     return out
 
 
@@ -99,7 +99,7 @@ def card_cost(tasks: list[CardSection]) -> CardCost:
     }
 
 
-def failures(variant: VariantEntry | dict[str, Any] | None) -> dict[str, str]:
+def failures(variant: VariantEntry | Mapping[str, Any] | None) -> dict[str, str]:
     """Each failed seed of a variant (a board's entry, or its JSON) and why, every reason it has: diverged (at its
     step), failed (the run's error) or flagged (collapsed, at chance, ...), joined by "; "."""
     if variant is None:
@@ -117,7 +117,7 @@ def failures(variant: VariantEntry | dict[str, Any] | None) -> dict[str, str]:
     return {seed: "; ".join(reasons) for seed, reasons in sorted(why.items(), key=lambda kv: int(kv[0]))}
 
 
-def failed_counts(entries: dict[str, VariantEntry | dict[str, Any] | None]) -> dict[str, list[int]]:
+def failed_counts(entries: Mapping[str, VariantEntry | Mapping[str, Any] | None]) -> dict[str, list[int]]:
     """Role -> [failed seeds, seeds] of each variant that has a failed seed (its seeds: finished or failed)."""
     out = {}
     for role, entry in entries.items():
@@ -154,7 +154,7 @@ def task_card(
         board = load_board(Path(results_dir) / board_name)
     except FileNotFoundError:
         return {**base, "status": "not run", "why": "no run of the card has finished on this task"}
-    by_name = {v.name: v.to_json() for v in board.variants}
+    by_name = {v.name: cast(VariantRow, v.to_json()) for v in board.variants}  # the board's rows, as judged
     claims = [judge(c, by_name, None, len(protocol.seeds)) for c in card_claims(protocol, name)]
     new = board.by_name.get(name)
     planned, finished = board.planned_runs, board.finished_runs
@@ -227,8 +227,8 @@ def tuning_section(
         tuned = load_board(Path(results_dir) / tuned_key)
     except FileNotFoundError:
         return {**out, "provenance": spent}
-    view = tuned.tuned or {}
-    entries = at_rate(view, [v.to_json() for v in tuned.variants], "tuned") if view else []
+    view = cast(TunedView, tuned.tuned or {})  # the board's resolved bench.tuned (judge.tuned.resolve)
+    entries = at_rate(view, [cast(VariantRow, v.to_json()) for v in tuned.variants], "tuned") if view else []
     by_name = {e["name"]: e for e in entries}
     claims = [judge(c, by_name, None, len(protocol.seeds)) for c in card_claims(protocol, name)]
     for c, spec in zip(claims, card_claims(protocol, name), strict=True):
@@ -238,7 +238,7 @@ def tuning_section(
         "planned": tuned.planned_runs,
         "finished": tuned.finished_runs,
         "shared": view.get("shared"),
-        "chosen_on": {k: view.get(k) for k in ("metric", "goal")},
+        "chosen_on": {"metric": view.get("metric"), "goal": view.get("goal")},
         "rates": {
             role: {"chosen": rows[n].get("chosen"), "at_edge": rows[n].get("at_edge")}
             for role, n in roles.items()
@@ -257,7 +257,7 @@ def tuning_section(
     return {**out, "provenance": spent}
 
 
-def metric_row_of(entry: dict[str, Any] | None, metric: str) -> dict[str, Any] | None:
+def metric_row_of(entry: Mapping[str, Any] | None, metric: str) -> dict[str, Any] | None:
     """A variant entry's aggregate of ``metric`` (JSON), ``None`` without one."""
     return None if entry is None else (entry.get("metrics") or {}).get(metric)
 

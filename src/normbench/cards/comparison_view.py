@@ -3,6 +3,7 @@ interval, the TOST's 90% interval against ± the margin), then each test behind 
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from normbench.archive import JudgedClaim
@@ -19,7 +20,7 @@ TEST_WORDS = {
 }  # fmt: skip
 
 
-def comparison_lines(claims: list[dict[str, Any]], rate: str = "") -> Lines:
+def comparison_lines(claims: Sequence[Mapping[str, Any]], rate: str = "") -> Lines:
     """The verdicts against LayerNorm and RMSNorm (:func:`normbench.cards.verdicts.compare`), one row per metric and
     baseline with its intervals, then each test behind them in a collapsible block (``rate``: ``tuned`` where the
     section's claims are judged at the tuned rates, so their anchors differ)."""

@@ -15,6 +15,7 @@ if TYPE_CHECKING:  # the annotations are never evaluated (``from __future__ impo
     from normbench.cards.models import ExtraParameters, ModelFacts
     from normbench.cards.protocol import OptionValue
     from normbench.cards.verdicts import Comparison
+    from normbench.judge.entries import JudgedEntry
 
 
 class TaskCost(TypedDict):
@@ -89,7 +90,7 @@ class TunedStatus(TypedDict):
     chosen_on: dict[str, str | None]
     rates: dict[str, RoleRate]
     headline: dict[str, dict[str, dict[str, Any] | None]]
-    claims: list[dict[str, Any]]
+    claims: list[JudgedEntry]
     comparisons: dict[str, dict[str, Comparison]]
     failed_by_role: dict[str, list[int]]
 
@@ -144,7 +145,7 @@ class CardSection(SectionHead):
     extra_parameters: NotRequired[list[ExtraParameters]]
     headline: NotRequired[dict[str, dict[str, dict[str, Any] | None]]]
     platform_drift: NotRequired[dict[str, PlatformDrift]]
-    claims: NotRequired[list[dict[str, Any]]]
+    claims: NotRequired[list[JudgedEntry]]
     comparisons: NotRequired[dict[str, dict[str, Comparison]]]
     thresholds: NotRequired[dict[str, dict[str, dict[str, Any] | None]]]
     angle_metric: NotRequired[str | None]

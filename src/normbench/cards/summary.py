@@ -5,6 +5,7 @@ them; where a task's learning-rate grid stands, said once for the row and the tu
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from normbench.cards.verdicts import BASELINES, Comparison, comparisons, verdict_text
@@ -108,7 +109,7 @@ def summary_rows_at(
     task: str,
     rate: str,
     headline: dict[str, dict[str, dict[str, Any] | None]],
-    claims: list[dict[str, Any]],
+    claims: Sequence[Mapping[str, Any]],
     by_role: dict[str, list[int]] | None = None,
     why: str | None = None,
 ) -> list[dict[str, str]]:

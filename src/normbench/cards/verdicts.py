@@ -4,6 +4,7 @@ said with new − baseline and its 95% interval."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any, TypedDict
 
 #: the published variants a card compares its norm with
@@ -29,7 +30,7 @@ class Comparison(TypedDict):
     provisional: dict[str, int] | None
 
 
-def compare(equivalence: dict[str, Any], ordering: dict[str, Any]) -> Comparison:
+def compare(equivalence: Mapping[str, Any], ordering: Mapping[str, Any]) -> Comparison:
     """The new norm against one baseline on one metric, as a paper's table reads it, from the card's two tests (each
     judged by :func:`normbench.judge.claims.judge`): ``equivalent`` where the TOST puts the difference of seed
     means within the margin; else ``better`` or ``worse`` where the 95% Welch interval of the difference lies on
@@ -55,7 +56,7 @@ def compare(equivalence: dict[str, Any], ordering: dict[str, Any]) -> Comparison
     }
 
 
-def comparisons(claims: list[dict[str, Any]]) -> dict[str, dict[str, Comparison]]:
+def comparisons(claims: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Comparison]]:
     """Metric -> baseline -> :func:`compare` of the card's two tests there."""
     by = {(c["metric"], c["id"].rpartition(".")[2]): c for c in claims}
     metrics = list(dict.fromkeys(c["metric"] for c in claims))

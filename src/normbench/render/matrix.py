@@ -45,7 +45,7 @@ class MatrixCell(TypedDict):
     planned_seeds: list[int]
     seeds: list[int]
     status: str
-    metrics: dict[str, dict[str, Any]]
+    metrics: dict[str, Mapping[str, Any]]
     flagged: NotRequired[dict[str, str]]
 
 

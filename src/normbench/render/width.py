@@ -25,7 +25,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from normbench.judge.chance.board import chance_text  # noqa: E402
-from normbench.judge.stats import difference_interval, values_of  # noqa: E402
+from normbench.judge.stats import IntervalDoc, difference_interval, values_of  # noqa: E402
 from normbench.render.matrix import layer_mean  # noqa: E402
 from normbench.render.plots import save_png  # noqa: E402
 from normbench.training.config import config_value  # noqa: E402
@@ -50,9 +50,9 @@ class WidthRow(TypedDict):
     width: int | None
     planned_seeds: list[int]
     seeds: list[int]
-    metrics: dict[str, dict[str, Any]]
+    metrics: dict[str, Mapping[str, Any]]
     n_layers: NotRequired[int]
-    loss_gap: NotRequired[dict[str, Any] | None]
+    loss_gap: NotRequired[IntervalDoc | None]
 
 
 class WidthDoc(TypedDict):
