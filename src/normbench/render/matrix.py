@@ -12,9 +12,9 @@ finished run is shown as such, never dropped. ``matrix.png`` draws the same grid
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, TypedDict, cast
 
 import matplotlib
 
@@ -22,6 +22,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
+from normbench.judge.rows import MetricRow, VariantRow  # noqa: E402
 from normbench.judge.stats import aggregate  # noqa: E402
 from normbench.nn.norms import component_names  # noqa: E402
 from normbench.nn.placement import PLACEMENTS  # noqa: E402
@@ -45,7 +46,7 @@ class MatrixCell(TypedDict):
     planned_seeds: list[int]
     seeds: list[int]
     status: str
-    metrics: dict[str, Mapping[str, Any]]
+    metrics: dict[str, MetricRow]
     flagged: NotRequired[dict[str, str]]
 
 
@@ -83,7 +84,7 @@ def check_spec(spec: Mapping[str, object]) -> tuple[list[str], str | None]:
     return headline, unselectable
 
 
-def layer_mean(variant: dict[str, Any], template: str) -> Mapping[str, object]:
+def layer_mean(variant: VariantRow, template: str) -> MetricRow:
     """The aggregate over seeds of a metric, a ``{layer}`` template averaged over the layers seed by seed
     (x_s = (1/L) Σ_l x_{s,l}); a diverged seed counts in no mean, as in the leaderboard."""
     metrics = variant.get("metrics") or {}
@@ -94,7 +95,8 @@ def layer_mean(variant: dict[str, Any], template: str) -> Mapping[str, object]:
     per_seed = []
     for i in range(len(seeds)):
         values = [(m.get("per_seed") or [None] * (i + 1))[i] for m in layers]
-        per_seed.append(None if not values or any(v is None for v in values) else sum(values) / len(values))
+        known = [v for v in values if v is not None]
+        per_seed.append(sum(known) / len(known) if values and len(known) == len(values) else None)
     diverged = variant.get("diverged_at_step") or {}
     out = aggregate(per_seed, [None] * len(per_seed), [str(seed) not in diverged for seed in seeds])
     chances = [c for c in (m.get("chance") for m in layers) if c]
@@ -109,7 +111,7 @@ def layer_mean(variant: dict[str, Any], template: str) -> Mapping[str, object]:
 
 
 def build_matrix(
-    spec: Mapping[str, object], variants: list[dict[str, Any]], planned: dict[str, list[int]]
+    spec: Mapping[str, object], variants: Sequence[VariantRow], planned: dict[str, list[int]]
 ) -> MatrixDoc:
     """The matrix document: ``rows``, ``columns`` and one ``cells`` entry per planned variant.
 
@@ -158,15 +160,21 @@ def cell_at(matrix: MatrixDoc, placement: str, component: str) -> MatrixCell | N
     return next((c for c in matrix["cells"] if c["placement"] == placement and c["component"] == component), None)
 
 
-def panels(matrix: Mapping[str, Any]) -> list[tuple[str, str]]:
+def matrix_doc(matrix: Mapping[str, object] | None) -> MatrixDoc | None:
+    """A board's ``matrix`` as :func:`build_matrix` wrote it (:class:`normbench.archive.Board` keeps it a JSON
+    object, read from ``leaderboard.json``)."""
+    return cast("MatrixDoc | None", matrix)
+
+
+def panels(matrix: MatrixDoc) -> list[tuple[str, str]]:
     """(metric key in the cells, title) of each panel: the headline metrics, then the unselectable keys."""
     out = [(m, m) for m in matrix["headline"]]
-    if matrix.get("unselectable"):
-        what = matrix["unselectable"].replace("{layer}", "*")
+    if unselectable := matrix.get("unselectable"):
+        what = unselectable.replace("{layer}", "*")
         out.append(
             (
                 UNSELECTABLE,
-                f"unselectable keys (`{matrix['unselectable']}`{', mean over layers' if '*' in what else ''})",
+                f"unselectable keys (`{unselectable}`{', mean over layers' if '*' in what else ''})",
             )
         )
     return out
@@ -190,8 +198,8 @@ def plot_matrix(matrix: MatrixDoc, path: str | Path, title: str = "") -> Path:
             for j, component in enumerate(cols):
                 cell = cell_at(matrix, placement, component)
                 m = (cell["metrics"].get(key) if cell else None) or {}
-                if m.get("mean") is not None:
-                    grid[i, j] = m["mean"]
+                if (mean := m.get("mean")) is not None:
+                    grid[i, j] = mean
         finite = grid[np.isfinite(grid)]
         lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
         ax.imshow(grid, cmap="viridis", vmin=lo, vmax=hi if hi > lo else lo + 1e-9, aspect="auto")
@@ -201,14 +209,14 @@ def plot_matrix(matrix: MatrixDoc, path: str | Path, title: str = "") -> Path:
                 if cell is None:
                     continue
                 m = cell["metrics"].get(key) or {}
-                if m.get("mean") is None:
+                if (mean := m.get("mean")) is None:
                     text = "n/a" if cell["status"] == "done" else cell["status"].replace(": ", ":\n")
                 else:
                     n = sum(v is not None for v in m.get("per_seed") or [])
                     scale = 100 if key == UNSELECTABLE else 1
                     fmt = ".1f" if key == UNSELECTABLE else ".3f"
                     spread = f"±{scale * (m.get('std') or 0):{fmt}}" if n > 1 else "one seed"
-                    text = f"{scale * m['mean']:{fmt}}\n{spread}\nn={n}"
+                    text = f"{scale * mean:{fmt}}\n{spread}\nn={n}"
                     if cell.get("flagged"):
                         text += " (flag)"
                 value = grid[i, j]
