@@ -22,6 +22,7 @@ from typing import Any, cast
 from normbench import __version__
 from normbench.archive import Board, VariantEntry, load_board
 from normbench.boards.norm_board import platform_drift
+from normbench.boards.progress import RunInProgress
 from normbench.cards.document import (
     CardCost,
     CardJson,
@@ -39,8 +40,8 @@ from normbench.cards.summary import summary_table
 from normbench.cards.verdicts import BASELINES, comparisons
 from normbench.io import dumps_json
 from normbench.judge.claims import judge
-from normbench.judge.entries import ClaimEntry
-from normbench.judge.rows import VariantRow
+from normbench.judge.entries import ClaimEntry, judged_entry
+from normbench.judge.rows import MetricRow, RowProvenance, VariantRow
 from normbench.judge.tuned import TunedView, at_rate, rates_of
 from normbench.nn.norms import get_component, source_version
 from normbench.site.card_pages import AT_TUNED
@@ -99,7 +100,7 @@ def card_cost(tasks: list[CardSection]) -> CardCost:
     }
 
 
-def failures(variant: VariantEntry | Mapping[str, Any] | None) -> dict[str, str]:
+def failures(variant: VariantEntry | VariantRow | None) -> dict[str, str]:
     """Each failed seed of a variant (a board's entry, or its JSON) and why, every reason it has: diverged (at its
     step), failed (the run's error) or flagged (collapsed, at chance, ...), joined by "; "."""
     if variant is None:
@@ -117,7 +118,7 @@ def failures(variant: VariantEntry | Mapping[str, Any] | None) -> dict[str, str]
     return {seed: "; ".join(reasons) for seed, reasons in sorted(why.items(), key=lambda kv: int(kv[0]))}
 
 
-def failed_counts(entries: Mapping[str, VariantEntry | Mapping[str, Any] | None]) -> dict[str, list[int]]:
+def failed_counts(entries: Mapping[str, VariantEntry | VariantRow | None]) -> dict[str, list[int]]:
     """Role -> [failed seeds, seeds] of each variant that has a failed seed (its seeds: finished or failed)."""
     out = {}
     for role, entry in entries.items():
@@ -128,12 +129,24 @@ def failed_counts(entries: Mapping[str, VariantEntry | Mapping[str, Any] | None]
     return out
 
 
-def metric_row(board: Board, name: str, metric: str) -> dict[str, Any] | None:
+def metric_row(board: Board, name: str, metric: str) -> MetricRow | None:
     """A variant's aggregate of ``metric`` on ``board`` as JSON (``None``: no such variant or metric)."""
     variant = board.by_name.get(name)
     if variant is None or metric not in variant.metrics:
         return None
-    return variant.metrics[metric].to_json()
+    return cast(MetricRow, variant.metrics[metric].to_json())  # a Metric's JSON: MetricRow's keys
+
+
+def row_provenance(variant: VariantEntry | None) -> RowProvenance | None:
+    """Where a board's variant was trained (``None``: no such variant, or no provenance), as the board pipeline wrote
+    it (:class:`normbench.archive.VariantEntry` keeps it a JSON object, read from ``leaderboard.json``)."""
+    return None if variant is None else cast("RowProvenance | None", variant.provenance)
+
+
+def runs_in_progress(board: Board) -> list[RunInProgress]:
+    """A board's runs in progress (none: ``[]``), as :func:`normbench.boards.progress.in_progress` wrote them
+    (:class:`normbench.archive.Board` keeps them JSON objects, read from ``leaderboard.json``)."""
+    return cast("list[RunInProgress]", board.in_progress or [])
 
 
 def task_card(
@@ -160,11 +173,13 @@ def task_card(
     planned, finished = board.planned_runs, board.finished_runs
     layers = [m for m in (new.metrics if new else {}) if protocol.unselectable and _is_layer(m, protocol.unselectable)]
     tuning = tuning_section(norm, protocol, results_dir, options)
-    chance = [c.to_json() for c in board.against_chance or () if (c.variants or {}).get("trained") == name]
+    chance = [
+        judged_entry(c.to_json()) for c in board.against_chance or () if (c.variants or {}).get("trained") == name
+    ]
     return {
         **base,
         "status": "complete" if planned is not None and finished == planned else "incomplete",
-        "runs": {"planned": planned, "finished": finished, "in_progress": board.in_progress or []},
+        "runs": {"planned": planned, "finished": finished, "in_progress": runs_in_progress(board)},
         "norms": (models := section_models(norm, protocol, variants, results_dir, options)),
         "extra_parameters": extra_parameters(models),
         "headline": {m: {role: metric_row(board, v, m) for role, v in variants.items()} for m in protocol.metrics},
@@ -187,7 +202,7 @@ def task_card(
         "figures": [f"{board_name}/{Path(f).name}" for f in board.figures or ()],
         "tuning": tuning,
         "cost": _cost(
-            [new.provenance if new else None, *((tuning.pop("provenance", None) if tuning else None) or [])],
+            [row_provenance(new), *((tuning.pop("provenance", None) if tuning else None) or [])],
             whole_card_runs=sum(protocol.new_norm_runs().values()),
         ),
         "built_at": board.generated_at,
@@ -206,7 +221,7 @@ def tuning_section(
     roles = {"new": name, "layernorm": protocol.layernorm, "rmsnorm": protocol.rmsnorm}
     grid_key, tuned_key = board_of(protocol.task, norm, "lr", options), board_of(protocol.task, norm, "tuned", options)
     out: TuningSection = {"grid_board": grid_key, "tuned_board": tuned_key, "grid": None, "tuned": None}
-    spent: list[dict[str, Any]] = []  # the provenance of the new norm's runs here (its time goes on the card's cost)
+    spent: list[RowProvenance] = []  # the provenance of the new norm's runs here (its time goes on the card's cost)
     try:
         grid = load_board(Path(results_dir) / grid_key)
     except FileNotFoundError:
@@ -218,7 +233,7 @@ def tuning_section(
             role = next((r for r, n in roles.items() if n == base), None)
             if role is not None and rate:
                 failed_at.setdefault(role, {})[rate] = list(failures(v))
-                spent += [v.provenance] if role == "new" and v.provenance else []
+                spent += [p] if role == "new" and (p := row_provenance(v)) else []
         new_runs = sum(len(v.seeds) for v in grid.variants if v.name.partition(",lr=")[0] == name)
         out["grid"] = {"planned": grid.planned_runs, "finished": grid.finished_runs, "failed_seeds": failed_at,
                        "seeds": sorted({s for v in grid.variants for s in v.seeds}),
@@ -253,11 +268,11 @@ def tuning_section(
     }
     tuned_point = rows.get(name, {}).get("tuned")
     shared_point = rows.get(name, {}).get("shared")  # the headline runs themselves: counted there
-    spent += [v.provenance for v in tuned.variants if v.name == tuned_point != shared_point and v.provenance]
+    spent += [p for v in tuned.variants if v.name == tuned_point != shared_point and (p := row_provenance(v))]
     return {**out, "provenance": spent}
 
 
-def metric_row_of(entry: Mapping[str, Any] | None, metric: str) -> dict[str, Any] | None:
+def metric_row_of(entry: VariantRow | None, metric: str) -> MetricRow | None:
     """A variant entry's aggregate of ``metric`` (JSON), ``None`` without one."""
     return None if entry is None else (entry.get("metrics") or {}).get(metric)
 
@@ -267,7 +282,7 @@ def _is_layer(metric: str, template: str) -> bool:
     return metric.startswith(head) and metric.endswith(tail) and metric[len(head) : len(metric) - len(tail)].isdigit()
 
 
-def _cost(provenances: list[dict[str, Any] | None], whole_card_runs: int) -> TaskCost | None:
+def _cost(provenances: list[RowProvenance | None], whole_card_runs: int) -> TaskCost | None:
     """The new norm's training time summed over its variants' provenance (headline, grid, tuned rate), the runs it
     counts (one log directory each) and their mean time (sum / runs), where they ran, and how many runs of the new
     norm a whole card trains on the task (at most: :meth:`CardProtocol.new_norm_runs`)."""

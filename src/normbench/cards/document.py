@@ -12,23 +12,26 @@ if TYPE_CHECKING:  # the annotations are never evaluated (``from __future__ impo
     from typing import NotRequired  # Python 3.11's
 
     from normbench.boards.norm_board import PlatformDrift
+    from normbench.boards.progress import RunInProgress
     from normbench.cards.models import ExtraParameters, ModelFacts
+    from normbench.cards.probe import NormFactsJson
     from normbench.cards.protocol import OptionValue
     from normbench.cards.verdicts import Comparison
     from normbench.judge.entries import JudgedEntry
+    from normbench.judge.rows import MetricRow, RowProvenance
 
 
 class TaskCost(TypedDict):
     """The new norm's training on one task (:func:`_cost`; ``card.json``: ``tasks[].cost``): ``wall_time_s`` summed
     over its ``runs`` and their mean (``mean_run_s``), how many runs a whole card trains there (``whole_card_runs``),
-    and the ``devices`` and ``platforms`` they ran on."""
+    and the ``devices`` and ``platforms`` (the distinct platform blocks of their provenance) they ran on."""
 
     wall_time_s: float
     runs: int
     mean_run_s: float | None
     whole_card_runs: int
     devices: list[str]
-    platforms: list[dict[str, Any]]
+    platforms: list[dict[str, object]]
 
 
 class CardCost(TypedDict):
@@ -48,7 +51,7 @@ class SectionRuns(TypedDict):
 
     planned: int | None
     finished: int | None
-    in_progress: list[dict[str, Any]]
+    in_progress: list[RunInProgress]
 
 
 class NewNormRuns(TypedDict):
@@ -89,7 +92,7 @@ class TunedStatus(TypedDict):
     shared: str | None
     chosen_on: dict[str, str | None]
     rates: dict[str, RoleRate]
-    headline: dict[str, dict[str, dict[str, Any] | None]]
+    headline: dict[str, dict[str, MetricRow | None]]
     claims: list[JudgedEntry]
     comparisons: dict[str, dict[str, Comparison]]
     failed_by_role: dict[str, list[int]]
@@ -105,7 +108,7 @@ class TuningSection(TypedDict):
     tuned_board: str
     grid: GridStatus | None
     tuned: TunedStatus | None
-    provenance: NotRequired[list[dict[str, Any]]]
+    provenance: NotRequired[list[RowProvenance]]
 
 
 class SectionHead(TypedDict):
@@ -143,15 +146,15 @@ class CardSection(SectionHead):
     runs: NotRequired[SectionRuns]
     norms: NotRequired[dict[str, ModelFacts]]
     extra_parameters: NotRequired[list[ExtraParameters]]
-    headline: NotRequired[dict[str, dict[str, dict[str, Any] | None]]]
+    headline: NotRequired[dict[str, dict[str, MetricRow | None]]]
     platform_drift: NotRequired[dict[str, PlatformDrift]]
     claims: NotRequired[list[JudgedEntry]]
     comparisons: NotRequired[dict[str, dict[str, Comparison]]]
-    thresholds: NotRequired[dict[str, dict[str, dict[str, Any] | None]]]
+    thresholds: NotRequired[dict[str, dict[str, MetricRow | None]]]
     angle_metric: NotRequired[str | None]
-    angle: NotRequired[dict[str, dict[str, Any] | None] | None]
-    unselectable: NotRequired[dict[str, dict[str, Any] | None]]
-    against_chance: NotRequired[list[dict[str, Any]]]
+    angle: NotRequired[dict[str, MetricRow | None] | None]
+    unselectable: NotRequired[dict[str, MetricRow | None]]
+    against_chance: NotRequired[list[JudgedEntry]]
     new_seeds: NotRequired[list[int]]
     failed_seeds: NotRequired[dict[str, str]]
     failed_by_role: NotRequired[dict[str, list[int]]]
@@ -198,7 +201,7 @@ class CardJson(CardOptions):
     generated_at: str
     provenance: dict[str, Any]
     broken: str | None
-    facts: dict[str, dict[str, Any]]
+    facts: dict[str, NormFactsJson]
     summary: list[dict[str, str]]
     tasks: list[CardSection]
     training_cost: CardCost

@@ -9,6 +9,7 @@ unselectable keys against chance, its figure), then the protocol, the cost and h
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from normbench.archive import JudgedClaim
@@ -287,7 +288,7 @@ def citation(card: Card) -> Lines:
     ]
 
 
-def device_text(prov: dict[str, Any]) -> str:
+def device_text(prov: Mapping[str, Any]) -> str:
     """``cpu (Intel Xeon, AVX512)``: where the card was built, which its timings are of."""
     plat = prov.get("platform") or {}
     if prov.get("device") == "cpu" and plat.get("cpu"):

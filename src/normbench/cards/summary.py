@@ -5,24 +5,26 @@ them; where a task's learning-rate grid stands, said once for the row and the tu
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from normbench.cards.verdicts import BASELINES, Comparison, comparisons, verdict_text
 
 if TYPE_CHECKING:
     from normbench.cards.document import CardSection, TuningSection
+    from normbench.judge.entries import JudgedEntry
+    from normbench.judge.rows import MetricRow
 
 
-def fmt(m: dict[str, Any] | None) -> str:
+def fmt(m: MetricRow | None) -> str:
     """``mean ± std (n)``, both to the decimal place of the std's second significant digit (at most 10 places; a std
     of 100 or more to whole units); one seed: the mean to four significant digits, no spread; a value that is not
     finite as it is; the note where there is no mean, ``–`` without a value."""
     if not m:
         return "–"
-    if m.get("mean") is None:
+    mean, std, n = m.get("mean"), m.get("std"), m.get("n")
+    if mean is None:
         return m.get("note") or "–"
-    mean, std, n = m["mean"], m.get("std"), m.get("n")
     if std is None or (n or 0) < 2:
         return f"{mean:.4g} (n = {n})"
     if not (math.isfinite(std) and math.isfinite(mean)) or abs(mean) >= 1e15:
@@ -108,8 +110,8 @@ def waiting(tuning: TuningSection) -> str:
 def summary_rows_at(
     task: str,
     rate: str,
-    headline: dict[str, dict[str, dict[str, Any] | None]],
-    claims: Sequence[Mapping[str, Any]],
+    headline: dict[str, dict[str, MetricRow | None]],
+    claims: Sequence[JudgedEntry],
     by_role: dict[str, list[int]] | None = None,
     why: str | None = None,
 ) -> list[dict[str, str]]:
@@ -143,7 +145,7 @@ def summary_rows_at(
     ]
 
 
-def value_text(row: dict[str, Any] | None, failed: list[int] | None) -> str:
+def value_text(row: MetricRow | None, failed: list[int] | None) -> str:
     """A variant's value (:func:`fmt`) and, where it has failed seeds (``[failed, seeds]``), "; k of n seeds failed";
     a value that is only a note (no seed finished) says why already."""
     text = fmt(row)

@@ -4,8 +4,11 @@ said with new − baseline and its 95% interval."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, TypedDict
+from collections.abc import Sequence
+from typing import TypedDict
+
+from normbench.judge.entries import JudgedEntry, Provisional
+from normbench.judge.stats import EquivalenceDoc, IntervalDoc
 
 #: the published variants a card compares its norm with
 BASELINES = ("layernorm", "rmsnorm")
@@ -22,15 +25,15 @@ class Comparison(TypedDict):
     """
 
     verdict: str
-    difference: dict[str, Any] | None
-    equivalence: dict[str, Any] | None
+    difference: IntervalDoc | None
+    equivalence: EquivalenceDoc | None
     margin: float | None
     significant: str | None
     on_margin: bool
-    provisional: dict[str, int] | None
+    provisional: Provisional | None
 
 
-def compare(equivalence: Mapping[str, Any], ordering: Mapping[str, Any]) -> Comparison:
+def compare(equivalence: JudgedEntry, ordering: JudgedEntry) -> Comparison:
     """The new norm against one baseline on one metric, as a paper's table reads it, from the card's two tests (each
     judged by :func:`normbench.judge.claims.judge`): ``equivalent`` where the TOST puts the difference of seed
     means within the margin; else ``better`` or ``worse`` where the 95% Welch interval of the difference lies on
@@ -56,7 +59,7 @@ def compare(equivalence: Mapping[str, Any], ordering: Mapping[str, Any]) -> Comp
     }
 
 
-def comparisons(claims: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Comparison]]:
+def comparisons(claims: Sequence[JudgedEntry]) -> dict[str, dict[str, Comparison]]:
     """Metric -> baseline -> :func:`compare` of the card's two tests there."""
     by = {(c["metric"], c["id"].rpartition(".")[2]): c for c in claims}
     metrics = list(dict.fromkeys(c["metric"] for c in claims))
@@ -70,7 +73,7 @@ def comparisons(claims: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Comp
     }
 
 
-def interval_text(diff: dict[str, Any] | None) -> str:
+def interval_text(diff: IntervalDoc | None) -> str:
     """``+0.061 [+0.045, +0.077]``: new − baseline with its 95% Welch interval (``""`` without one)."""
     if not diff or diff.get("estimate") is None:
         return ""
