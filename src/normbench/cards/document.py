@@ -178,6 +178,51 @@ class QueueItem(TypedDict):
     config: str
 
 
+class Superseded(TypedDict):
+    """A preset's ``bench.superseded`` as a card declares it: ``why`` the runs of ``configs`` (their config hashes)
+    are no longer the board's (a string alone: every published config, for that reason)."""
+
+    why: str
+    configs: list[str]
+
+
+class PresetBench(TypedDict, total=False):
+    """The ``bench`` block a card's task config gives one preset (``results/cards/<slug>/<task>.yaml``:
+    ``presets.<preset>.bench``): ``claims`` and ``token_report`` left to the card (``None``: the task's are off), at
+    the tuned rates ``tuned`` (``choice``: the grid board the rates are chosen on) and ``protocol`` (its ``notes``),
+    and ``superseded``: the runs a rebuild may drop (the card's own, or carried from its published config: as that
+    file gives it)."""
+
+    claims: None
+    token_report: None
+    tuned: dict[str, str]
+    protocol: dict[str, list[str]]
+    superseded: Superseded | str | None
+
+
+class CardPreset(TypedDict, total=False):
+    """One preset of a card's task config: its ``bench`` block."""
+
+    bench: PresetBench
+
+
+class CardVariants(TypedDict):
+    """A card's task config's ``bench``: the card's ``variants`` the task does not define (name -> its overrides,
+    config key -> value, :func:`normbench.cards.protocol.card_variant`)."""
+
+    variants: dict[str, dict[str, object]]
+
+
+class CardConfig(TypedDict):
+    """A card's task config (``results/cards/<slug>/<task>.yaml``, :func:`normbench.cards.make.plan_card`): the task
+    it ``extends``, its ``presets`` (name -> what the card changes there) and, where the card adds a variant, its
+    ``bench``."""
+
+    extends: str
+    presets: dict[str, CardPreset]
+    bench: NotRequired[CardVariants]
+
+
 class CardOptions(TypedDict, total=False):
     """A card's ``options`` (``card.json``; only where its norm has any): its constructor's keywords in every slot."""
 

@@ -22,12 +22,11 @@ import tempfile
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 import yaml
 
 from normbench.cards.build import build_card
-from normbench.cards.document import QueueItem
+from normbench.cards.document import CardConfig, CardPreset, PresetBench, QueueItem, Superseded
 from normbench.cards.probe import probe
 from normbench.cards.protocol import (
     PLACEMENTS,
@@ -164,7 +163,7 @@ def bake_tasks(
         bake_queue(str(part), options, dry_run=dry_run, train=train)
 
 
-def keep_superseded(presets: dict[str, Any], published: Path) -> None:
+def keep_superseded(presets: dict[str, CardPreset], published: Path) -> None:
     """Carry the card's own ``bench.superseded`` declarations from its published task config into ``presets``: a
     re-plan keeps the sentence that lets a board drop the runs of a variant the card no longer trains (a named card
     whose variant was chosen again)."""
@@ -178,7 +177,7 @@ def keep_superseded(presets: dict[str, Any], published: Path) -> None:
             presets.setdefault(name, {}).setdefault("bench", {})["superseded"] = declared
 
 
-def drop_superseded(presets: dict[str, Any], items: list[QueueItem], task: str, results_dir: str | Path) -> None:
+def drop_superseded(presets: dict[str, CardPreset], items: list[QueueItem], task: str, results_dir: str | Path) -> None:
     """Declare in ``presets`` (``bench.superseded``, by config hash) the runs of every variant a published board of the
     card holds and the card no longer trains on it (the RMSNorm baseline that was ``pre/scale``, RMSNorm as the
     attention norm only, and is now the whole-block ``pre/scale-blocks``), so the publishing rule lets a rebuild drop
@@ -204,7 +203,7 @@ def drop_superseded(presets: dict[str, Any], items: list[QueueItem], task: str, 
             "(RMSNorm as the attention and the FFN norm, as the card's norm), not RMSNorm as the attention norm only; "
             "those runs stay published on the task's own boards"
         )
-        old = declared or {}
+        old: Superseded = declared or {"why": "", "configs": []}
         old_why = str(old.get("why") or "")
         bench["superseded"] = {
             "why": old_why if why in old_why else "; ".join(w for w in (old_why, why) if w),
@@ -256,7 +255,7 @@ def plan_card(
         protocol = CardProtocol.of(task)
         config = str(folder / f"{task}.yaml")
         seeds = ",".join(map(str, protocol.seeds))
-        defined: dict[str, Any] = {}
+        defined: dict[str, dict[str, object]] = {}
         for placement in placements:
             at = protocol.at(placement)
             name, definition = card_variant(norm, at, options)
@@ -270,8 +269,10 @@ def plan_card(
         # the task's config, its presets' claims and reports left to the card (they compare the task's own variants:
         # SST-2's token report reads none/none and the LM's models), the card's variant added where the task does not
         # define it; none of it changes a run's config hash
-        reports = {"token_report": None} if load_config(task, protocol.preset)["bench"].get("token_report") else {}
-        presets: dict[str, Any] = {protocol.preset: {"bench": {"claims": None, **reports}}}
+        bench: PresetBench = {"claims": None}
+        if load_config(task, protocol.preset)["bench"].get("token_report"):
+            bench["token_report"] = None
+        presets: dict[str, CardPreset] = {protocol.preset: {"bench": bench}}
         if protocol.grid and protocol.tuned:
             grid_seeds = load_config(task, protocol.grid)["bench"]["seeds"]
             grids.append({"board": board_of(task, norm, "lr", options), "task": task, "preset": protocol.grid,
@@ -288,7 +289,7 @@ def plan_card(
             }
         keep_superseded(presets, Path(results_dir) / "cards" / slug(norm, options) / f"{task}.yaml")
         drop_superseded(presets, [i for i in head + grids + tuned if i["task"] == task], task, results_dir)
-        doc: dict[str, Any] = {"extends": task, "presets": presets}
+        doc: CardConfig = {"extends": task, "presets": presets}
         if defined:
             doc["bench"] = {"variants": defined}
         files[f"{task}.yaml"] = doc

@@ -9,6 +9,7 @@ import copy
 import functools
 import tempfile
 import typing
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
 
@@ -80,7 +81,8 @@ def section_models(
         text = config.read_text(encoding="utf-8")
     else:
         name, definition = card_variant(norm, protocol, options)
-        doc: dict[str, Any] = {"extends": protocol.task}
+        # a card's task config, its presets left out (cards.document.CardConfig's keys; that module imports this one)
+        doc: dict[str, object] = {"extends": protocol.task}
         if definition is not None:
             doc["bench"] = {"variants": {name: definition}}
         text = yaml.safe_dump(doc, sort_keys=False)
@@ -128,7 +130,7 @@ def built_variants(
     return out
 
 
-def model_facts(config: dict[str, Any]) -> ModelFacts:
+def model_facts(config: Mapping[str, Any]) -> ModelFacts:
     """The network a resolved run config builds: its placement, its trainable parameter count, and per norm role
     (``attn``, ``ffn``, ``final``, ...) what the modules are (:func:`norm_facts` of the first layer's; ``layers``:
     how many there are)."""

@@ -271,8 +271,9 @@ def probed_component(norm: str, tasks: list[str] | tuple[str, ...] | None = None
 
 def card_variant(
     norm: str, protocol: CardProtocol, options: Mapping[str, OptionValue] | None = None
-) -> tuple[str, dict[str, Any] | None]:
-    """The card's variant name on the task, and its definition (``None``: the task defines that variant already, e.g.
+) -> tuple[str, dict[str, object] | None]:
+    """The card's variant name on the task, and its definition (its overrides: config key -> value, as a task's
+    ``bench.variants`` gives them; ``None``: the task defines that variant already, e.g.
     ``pre/dyt``, whose runs the published boards hold). A named card (:class:`NamedCard`) is the variant the task names
     for it (at the declared placement only); any other norm the ``layernorm`` variant (of the protocol's placement)
     with the component of every block norm replaced, each norm keeping its affine map and eps, and given ``options``
@@ -311,21 +312,29 @@ def card_variant(
     return name, base
 
 
-def variant_settings(definition: dict[str, Any] | None) -> dict[str, Any]:
-    """A variant's overrides as the settings they make: a norm given whole (``"{component: both, eps: 1.0e-5}"``) or
-    field by field (``...attn_norm.component: both``) as one mapping of its fields, every value as YAML reads it
-    (``"false"`` and ``false`` alike)."""
-    out: dict[str, Any] = {}
+def variant_settings(definition: Mapping[str, object] | None) -> dict[str, object]:
+    """A variant's overrides (config key -> value) as the settings they make: a norm given whole (``"{component: both,
+    eps: 1.0e-5}"``) or field by field (``...attn_norm.component: both``) as one mapping of its fields, every value as
+    YAML reads it (``"false"`` and ``false`` alike)."""
+    out: dict[str, object] = {}
     for key, value in (definition or {}).items():
         parsed = yaml.safe_load(value) if isinstance(value, str) else value
         head, _, field_name = key.rpartition(".")
         if head.rpartition(".")[2].endswith("_norm") and field_name in ("component", "affine", "eps", "options"):
-            out.setdefault(head, {})[field_name] = parsed
+            _norm_fields(out, head)[field_name] = parsed
         elif key.rpartition(".")[2].endswith("_norm") and isinstance(parsed, dict):
-            out.setdefault(key, {}).update(parsed)
+            _norm_fields(out, key).update(parsed)
         else:
             out[key] = parsed
     return _numbers_as_floats(out)
+
+
+def _norm_fields(settings: dict[str, object], key: str) -> dict[str, object]:
+    """The fields of the norm at ``key`` gathered in ``settings`` so far (an empty mapping put there the first
+    time)."""
+    fields = settings.setdefault(key, {})
+    assert isinstance(fields, dict), f"{key}: {fields!r} is not a norm's fields"
+    return fields
 
 
 def _numbers_as_floats(value: Any) -> Any:
@@ -337,7 +346,7 @@ def _numbers_as_floats(value: Any) -> Any:
     return float(value) if isinstance(value, int) and not isinstance(value, bool) else value
 
 
-def same_variant(a: dict[str, Any] | None, b: dict[str, Any] | None) -> bool:
+def same_variant(a: Mapping[str, object] | None, b: Mapping[str, object] | None) -> bool:
     """Two variant definitions of one task make the same settings (:func:`variant_settings`): a card's variant that
     a task defines already, under whatever name and spelling (``normbench card scale`` is ``pre/scale-blocks``)."""
     return variant_settings(a) == variant_settings(b)
