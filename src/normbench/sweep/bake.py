@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from normbench.archive.store import Archive
-from normbench.boards.replicates import write_report
+from normbench.boards.replicates.report import write_report
 from normbench.judge.tuned import ChoiceNotReady
 from normbench.publish.files import Refused
 from normbench.sweep.backends import available_cpus
