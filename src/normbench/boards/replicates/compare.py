@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from normbench.archive import load_board
-from normbench.archive.files import read_json
+from normbench.archive.files.reading import read_json
 from normbench.archive.replicate import platform_slug
 from normbench.archive.store import Archive
 from normbench.boards.replicates.rows import ReplicateValue, ReportedDrift, SeedSpread
