@@ -435,7 +435,7 @@ def test_the_difference_is_labelled_in_the_order_it_is_computed() -> None:
     diff = entry["difference"]
     assert diff["of"] == ["without_projection", "with_projection"] and diff["estimate"] == pytest.approx(-0.4)
     assert entry["verdict"] == "reproduced"
-    from normbench.judge.describe import describe_difference
+    from normbench.judge.verdicts.describe import describe_difference
 
     assert describe_difference(entry).startswith("without_projection − with_projection = -0.4")
 

@@ -13,7 +13,8 @@ import pytest
 
 from normbench.archive.replicate import RECORD
 from normbench.archive.store import Archive
-from normbench.sweep.bake import bake, load_queue, survey
+from normbench.sweep.bake import bake
+from normbench.sweep.baking.queue import load_queue, survey
 from normbench.sweep.options import BakeOptions
 from tests.archive.test_untrusted_archive import full_disk_at
 from tests.sweep.test_bake import queue_file

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from normbench.archive._json import NUMBER, JsonObject, SchemaError, optional, required
-from normbench.archive.files import Unreadable, read_json
+from normbench.archive.files.reading import Unreadable, read_json
 from normbench.io import strict_json
 
 STATUSES = ("running", "done", "diverged", "failed", "interrupted")
@@ -100,7 +100,7 @@ def wall_time_share_s(record: dict[str, Any]) -> float:
 
 def load_record(path: str | os.PathLike) -> RunRecord:
     """The run record at ``path``; a truncated, oversized, too deeply nested or malformed file is one ``ValueError``
-    (:class:`normbench.archive.files.Unreadable`) naming it.
+    (:class:`normbench.archive.files.reading.Unreadable`) naming it.
 
     Records are strict JSON (a value that is not finite is ``null``); an older record's bare
     ``NaN``/``Infinity`` reads as ``None`` too. Malformed: not a JSON object, a missing or unknown
@@ -109,7 +109,8 @@ def load_record(path: str | os.PathLike) -> RunRecord:
     """
     archived = str(path).endswith(".gz")  # the run archive's records (normbench.archive.store) are gzipped
     try:
-        data = strict_json(read_json(path))  # within the archive's limits: size, nesting (normbench.archive.files)
+        # within the archive's limits: size, nesting (normbench.archive.files.reading)
+        data = strict_json(read_json(path))
     except Unreadable as exc:
         raise Unreadable(Path(path), exc.reason, f"run record {path}: unreadable ({exc.reason})") from None
     if not isinstance(data, dict) or data.get("status") not in STATUSES:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from normbench import MKL_CBWR_DEFAULT
-from normbench.archive.files import Unreadable, read_json
+from normbench.archive.files.reading import Unreadable, read_json
 
 RECORD = "record.json.gz"  # gzip (mtime 0: the same record gives the same bytes); a record is mostly its series
 CHECKPOINT = "last.ckpt"
@@ -49,7 +49,7 @@ class Replicate:
 
 def read_record(path: Path) -> dict[str, Any]:
     """A record (``record.json``, or gzipped ``record.json.gz``) as JSON data, read within the archive's limits
-    (:func:`normbench.archive.files.read_json`); one line naming the file when it is not a JSON object."""
+    (:func:`normbench.archive.files.reading.read_json`); one line naming the file when it is not a JSON object."""
     doc = read_json(path)
     if not isinstance(doc, dict):
         raise Unreadable(Path(path), f"a JSON {type(doc).__name__}, not a run record")

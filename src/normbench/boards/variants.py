@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, TypedDict, TypeVar
 
 from normbench.archive import wall_time_share_s
-from normbench.archive.replicate_files import local_path, runs_root_of
+from normbench.archive.files.writing import local_path, runs_root_of
 from normbench.boards.published import (
     NOT_MEASURED,
     is_stand_in,

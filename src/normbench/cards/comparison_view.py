@@ -7,8 +7,8 @@ from collections.abc import Sequence
 
 from normbench.archive import JudgedClaim
 from normbench.cards.verdicts import comparisons, interval_text, verdict_text
-from normbench.judge.describe import describe, describe_difference, describe_seeds
 from normbench.judge.entries import JudgedEntry
+from normbench.judge.verdicts.describe import describe, describe_difference, describe_seeds
 from normbench.render.claims_view import anchor, detectable_text
 from normbench.render.markdown import Lines, cell
 

@@ -31,13 +31,13 @@ from normbench.archive.claim import OWNERS, ClaimSpec
 from normbench.io import read_yaml
 from normbench.judge import tuned
 from normbench.judge.chance.rules import above_null, chance_claims, paper_chance
-from normbench.judge.counting import counted, counted_note, entry_head, finished_seeds, reasons
 from normbench.judge.entries import ClaimEntry, JudgedEntry, ProtocolCheck
-from normbench.judge.qualify import qualify
 from normbench.judge.rows import VariantRow, variant_rows
 from normbench.judge.rules.registry import CLAIM_RULES, RULE_CHECKS, RULE_KINDS, SEED_RULES
 from normbench.judge.stats import GapDoc, aggregate, gap, values_of
 from normbench.judge.tuned import TunedView
+from normbench.judge.verdicts.counting import counted, counted_note, entry_head, finished_seeds, reasons
+from normbench.judge.verdicts.qualify import qualify
 from normbench.training.config import config_value
 
 

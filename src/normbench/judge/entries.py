@@ -1,7 +1,7 @@
 """A claim as its claims file writes it (:class:`ClaimEntry`, :class:`normbench.archive.ClaimSpec`'s keys) and as a
 board stores it judged (:class:`JudgedEntry`, :class:`normbench.archive.JudgedClaim`'s keys), with the parts of a
-judged claim: the statistics every rule, :mod:`normbench.judge.qualify`, :mod:`normbench.judge.chance.rules` and
-:func:`normbench.judge.claims.judge` add to it. Keys as the files name them.
+judged claim: the statistics every rule, :mod:`normbench.judge.verdicts.qualify`,
+:mod:`normbench.judge.chance.rules` and :func:`normbench.judge.claims.judge` add to it. Keys as the files name them.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from typing import Any
 
 from normbench.archive import Board, JudgedClaim
 from normbench.judge.chance.board import chance_text
-from normbench.judge.describe import describe, describe_difference, describe_seeds, source_text
+from normbench.judge.verdicts.describe import describe, describe_difference, describe_seeds, source_text
 from normbench.render.markdown import Lines, cell
 
 SHARED = "shared"  # the rate every variant shares, on a board judged at shared and tuned learning rates

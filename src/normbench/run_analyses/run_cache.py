@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from normbench.archive.files import ArchiveError, read_json
+from normbench.archive.files.reading import ArchiveError, read_json
 from normbench.io import atomic_write_json
 from normbench.training.run.loading import REDO
 from normbench.training.run.rundir import checkpoint_of, record_path, run_of_record

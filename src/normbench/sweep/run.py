@@ -19,7 +19,7 @@ from typing import Any
 import torch
 
 from normbench.archive.store import Archive
-from normbench.boards.replicates import write_report
+from normbench.boards.replicates.report import write_report
 from normbench.io import check_writable
 from normbench.judge import tuned
 from normbench.publish import files as publish

@@ -24,10 +24,10 @@ from collections.abc import Mapping, Sequence
 from typing import cast
 
 from normbench.judge.chance.null import chance_fraction
-from normbench.judge.counting import counted, counted_note, entry_head, finished_seeds, reasons
 from normbench.judge.entries import ClaimEntry, JudgedEntry, NullAtKeys, PaperChance
 from normbench.judge.rows import NullBlock, VariantRow
 from normbench.judge.stats import Interval, null_difference, values_of
+from normbench.judge.verdicts.counting import counted, counted_note, entry_head, finished_seeds, reasons
 
 OWNER_WHY = (
     "A fraction of unselectable keys is evidence about training only beside what random keys of the same count "

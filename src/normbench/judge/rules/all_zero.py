@@ -3,11 +3,11 @@ exactly 0; a seed without a value makes a reproduced inconclusive, diverged seed
 
 from __future__ import annotations
 
-from normbench.judge.counting import counted, counted_note, finished_seeds, reasons
-from normbench.judge.describe import fmt_value
 from normbench.judge.entries import ClaimEntry, JudgedEntry
 from normbench.judge.rows import VariantRow
 from normbench.judge.stats import values_of
+from normbench.judge.verdicts.counting import counted, counted_note, finished_seeds, reasons
+from normbench.judge.verdicts.describe import fmt_value
 
 
 def judge_all_zero(claim: ClaimEntry, variants: dict[str, VariantRow]) -> JudgedEntry:

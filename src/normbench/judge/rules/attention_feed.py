@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from typing import cast
 
-from normbench.judge.counting import counted, counted_note, finished_seeds, reasons
-from normbench.judge.describe import fmt_value
 from normbench.judge.entries import ClaimEntry, JudgedEntry
 from normbench.judge.rows import VariantRow
 from normbench.judge.stats import mean_interval, values_of
+from normbench.judge.verdicts.counting import counted, counted_note, finished_seeds, reasons
+from normbench.judge.verdicts.describe import fmt_value
 from normbench.nn.norms import get_component
 from normbench.nn.placement import NormRole, attention_input_norm
 

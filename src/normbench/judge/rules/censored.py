@@ -5,9 +5,9 @@ judged (read by the ``ratio`` and ``ordering`` rules)."""
 
 from __future__ import annotations
 
-from normbench.judge.describe import describe_difference
 from normbench.judge.entries import Censored, CensoredSeed
 from normbench.judge.stats import Interval, finite
+from normbench.judge.verdicts.describe import describe_difference
 
 
 def censored_seeds(

@@ -9,8 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from normbench.judge.counting import reasons
 from normbench.judge.entries import ClaimEntry, JudgedEntry
+from normbench.judge.verdicts.counting import reasons
 
 
 def judge_grid(claim: ClaimEntry, grid: dict[str, Any]) -> JudgedEntry:

@@ -21,9 +21,9 @@ from __future__ import annotations
 from scipy import stats as scipy_stats
 
 from normbench.judge.choice import sort_key, split_name
-from normbench.judge.counting import entry_head, reasons
 from normbench.judge.entries import ClaimEntry, JudgedEntry
 from normbench.judge.rows import VariantRow
+from normbench.judge.verdicts.counting import entry_head, reasons
 
 ALPHA = 0.05
 POWER = 0.80

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from lightning.pytorch.utilities import rank_zero_only
 
-from normbench.archive.replicate_files import checkpoint_step
+from normbench.archive.files.writing import checkpoint_step
 from normbench.training.run.checkpointing import clear_run_dir, resume_checkpoint
 from normbench.training.run.records import RESUMABLE, RunRecordLogger, read_record
 from normbench.training.run.rundir import record_config_hash

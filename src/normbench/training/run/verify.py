@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from normbench.archive.files import check_no_links, read_json
+from normbench.archive.files.reading import check_no_links, read_json
 from normbench.archive.replicate import ANALYSES, Replicate
 from normbench.training.run.checkpointing import checkpoint_config_hash, checkpoint_model_args
 from normbench.training.run.records import FINISHED, read_record

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from normbench.sweep.bake import load_queue
+from normbench.sweep.baking.queue import load_queue
 from normbench.tasks.trust import project_example
 
 MODULE = "queue_crafted_side_effect"  # a module in the working directory; importing it writes the mark
@@ -107,7 +107,7 @@ def test_the_shipped_queue_names_registered_code_and_the_projects_own_examples(m
     """The shipped queue's card configs name examples.pnorm_example:PNorm and examples.broken_norms:RunawayNorm: the
     project's own example norms, allowed without the flag, and checked without importing them."""
     monkeypatch.delenv("NORMBENCH_TRUST_RECORD_CODE", raising=False)
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     monkeypatch.chdir(root)  # the queue names its configs from the repository root
     monkeypatch.syspath_prepend(str(root))
     before = {m for m in sys.modules if m.startswith("examples")}

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from normbench.archive.files import ArchiveError
+from normbench.archive.files.reading import ArchiveError
 from normbench.archive.replicate import ANALYSES, CHECKPOINT, FINISHED, RECORD, Replicate
 from normbench.io import atomic_write, dumps_json
 

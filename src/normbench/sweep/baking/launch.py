@@ -17,9 +17,9 @@ from pathlib import Path
 from normbench.archive.store import Archive
 from normbench.sweep.archiving import archive_runs
 from normbench.sweep.backends import available_cpus, is_finished
+from normbench.sweep.baking.queue import BakeReport, QueueItem, Slot, Waiting
 from normbench.sweep.device_plan import CPU_STACK_MAX_BATCH
 from normbench.sweep.options import BakeOptions
-from normbench.sweep.queue import BakeReport, QueueItem, Slot, Waiting
 from normbench.sweep.vectorized.seed_stack import stack_traits
 from normbench.training.stopping.deadline import STOP_AT
 
@@ -39,7 +39,7 @@ class BakeState:
         items: the queue's items, in order.
         archive: the run archive the runs go into.
         report: what the bake did and what is left.
-        slots: every queued run, where it stood when the bake began (:func:`normbench.sweep.queue.survey`).
+        slots: every queued run, where it stood when the bake began (:func:`normbench.sweep.baking.queue.survey`).
         waiting: items judged at tuned values whose choice board is not finished yet.
         todo: the runs the bake trains: those unfinished when it began, then those released from ``waiting``.
         queue_left: the runs not launched yet, in the order they launch.

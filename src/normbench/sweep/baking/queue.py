@@ -17,9 +17,10 @@ from typing import Any
 
 import yaml
 
+from normbench.archive.files.reading import ArchiveError
+from normbench.archive.files.writing import checkpoint_step
 from normbench.archive.replicate import steps_done
-from normbench.archive.replicate_files import checkpoint_step
-from normbench.archive.store import Archive, ArchiveError
+from normbench.archive.store import Archive
 from normbench.boards.progress import planned_steps
 from normbench.judge.tuned import ChoiceNotReady
 from normbench.sweep.archiving import archive_runs

@@ -12,11 +12,11 @@ from scipy import stats as scipy_stats
 from normbench.archive.compact import expand
 from normbench.io import read_yaml
 from normbench.judge.claims import judge
-from normbench.judge.qualify import detectable_effect, margin_registration, qualify
 from normbench.judge.stats import difference_interval
+from normbench.judge.verdicts.qualify import detectable_effect, margin_registration, qualify
 from tests.factories import positive_zero_claim
 
-RESULTS = Path(__file__).resolve().parents[2] / "results"
+RESULTS = Path(__file__).resolve().parents[3] / "results"
 BOARDS = [p for p in sorted(RESULTS.rglob("leaderboard.json")) if "archive" not in p.parts]
 REPORTS = [RESULTS / "sst2" / "unselectable_tokens.json"]  # Tables 3-4, judged beside the SST-2 board
 CARDS = sorted((RESULTS / "cards").glob("*/card.json"))
@@ -107,7 +107,7 @@ def claims_files() -> list[tuple[str, dict]]:
 
 def test_a_claim_id_has_one_margin_per_claims_file() -> None:
     """A second registration of the same claim id for the same claims file would let a margin move silently."""
-    from normbench.judge.qualify import registered_margins
+    from normbench.judge.verdicts.qualify import registered_margins
 
     for claim_id, registrations in registered_margins().items():
         files = [r["claims"] for r in registrations]

@@ -6,9 +6,11 @@ import json
 from pathlib import Path
 
 from normbench.archive.store import Archive
-from normbench.boards.replicates import comparisons, render, summary, write_report
+from normbench.boards.replicates.compare import comparisons
+from normbench.boards.replicates.drift import summary
+from normbench.boards.replicates.report import render, write_report
 
-RESULTS = Path(__file__).parents[2] / "results"
+RESULTS = Path(__file__).parents[3] / "results"
 
 
 def board(folder: Path, per_seed: list[float]) -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from normbench.judge.counting import reasons
 from normbench.judge.entries import judged_entry
+from normbench.judge.verdicts.counting import reasons
 
 
 def fmt_value(x: float | str | None) -> str:
