@@ -50,6 +50,13 @@ class Run:
     data: dict[str, Any] = field(default_factory=dict)  # the resolved ``data`` section: checked before training
     config: dict[str, Any] = field(default_factory=dict)  # the variant's resolved config (its seed aside)
 
+    @property
+    def record_file(self) -> Path:
+        """``record_path`` of a run planned into a runs folder (every run a queue or a launch trains has one)."""
+        if self.record_path is None:
+            raise ValueError(f"run {self.variant} seed {self.seed}: planned without a runs folder")
+        return Path(self.record_path)
+
 
 def parse_seeds(text: str | list[int] | None) -> list[int] | None:
     """``"0-9"``, ``"0,3,5"``, ``"0-4,8"`` or ``"[0, 1]"`` -> a list of distinct seeds in order."""
@@ -118,7 +125,7 @@ def check_metrics(config: dict[str, Any], task: str) -> None:
         n for n, r in roles.items() if r != "block"
     ]
     known = (
-        set(module.SERIES.expand(n_layers))
+        set(module.SERIES.expand(n_layers))  # type: ignore[attr-defined]  # a task's module is a NormbenchModule
         | set(monitor_series(norm_points, n_layers))
         | set(decomposition_series(n_layers))
     )
@@ -185,7 +192,8 @@ def plan_runs(
             )
         points = [(n, a) for n, a in points if n in kept]
         config = {**config, "bench": {**bench, "tuned": view}}
-    runs, planned = [], {}
+    runs: list[Run] = []
+    planned: dict[str, str] = {}  # config hash -> the variant planned with it
     with quiet_lightning():
         for name, variant_args in points:
             args = ["--config", base, *variant_args, *extra, f"--variant={name}", f"--runs_dir={runs_dir}"]

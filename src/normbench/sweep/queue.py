@@ -130,7 +130,7 @@ def load_queue(path: str | Path) -> list[QueueItem]:
         if not isinstance(variants, list) or not all(isinstance(v, str) for v in variants):
             raise ValueError(f"{where}: variants must be a list of variant names")
         try:
-            seeds = tuple(parse_seeds(str(item["seeds"])))
+            seeds = tuple(parse_seeds(str(item["seeds"])) or ())  # a text names at least one seed
         except ValueError as exc:
             raise ValueError(f"{where}: seeds {item['seeds']!r}: {exc}") from None
         config = item.get("config")
@@ -237,7 +237,7 @@ def in_queue_order(queue_left: list[Slot], new: list[Slot], items: list[QueueIte
 def local_steps(run: Run, record: dict[str, Any]) -> int:
     """The steps a local unfinished run continues from: its checkpoint's (0 without one, or with one that cannot be
     read: the run starts afresh)."""
-    ckpt = Path(run.record_path).parent / "checkpoints" / "last.ckpt"
+    ckpt = run.record_file.parent / "checkpoints" / "last.ckpt"
     try:
         return checkpoint_step(ckpt) if ckpt.is_file() else 0
     except ArchiveError:
@@ -264,7 +264,7 @@ def local_finished(run: Run) -> bool:
     """Whether the run's own folder holds it finished and its files pass the sweep's check (one that fails it is
     trained again, by its sweep)."""
     try:
-        return bool(run.record_path) and finished_status(run.record_path, str(run.config_hash)) is not None
+        return run.record_path is not None and finished_status(run.record_path, str(run.config_hash)) is not None
     except ValueError:
         return False
 
@@ -294,7 +294,7 @@ def stand(item: QueueItem, run: Run, archive: Archive, restore: bool = True) -> 
     if rep is not None and archived_step > step:
         step = archived_step
         if restore:
-            archive.restore(rep, Path(run.record_path).parent)
+            archive.restore(rep, run.record_file.parent)
     return Slot(item, run, "in progress" if step else "not started", step)
 
 
@@ -323,7 +323,7 @@ def count_trained(todo: list[Slot], archive: Archive, report: BakeReport) -> set
     finished_tasks: set[str] = set()
     for slot in todo:
         try:
-            record = read_record(slot.run.record_path) if Path(slot.run.record_path).is_file() else None
+            record = read_record(slot.run.record_file) if slot.run.record_file.is_file() else None
         except ValueError:
             record = None
         if record is not None and record.get("status") in FINISHED:

@@ -143,7 +143,9 @@ def fit_stack(clis: list[NormbenchCLI], generators: list[torch.Generator]) -> li
     trainer: L.Trainer = clis[0].trainer
     trainer.loggers = [SeedRouter([cli.trainer.loggers for cli in clis])]
     # no checkpoints or saved config for the stack itself: every seed's record holds its config
-    trainer.callbacks = [c for c in trainer.callbacks if not isinstance(c, (Checkpoint, SaveConfigCallback, RunState))]
+    # Lightning's callback connector sets ``callbacks`` on the Trainer (its class does not declare it)
+    callbacks = trainer.callbacks  # type: ignore[attr-defined]
+    trainer.callbacks = [c for c in callbacks if not isinstance(c, (Checkpoint, SaveConfigCallback, RunState))]  # type: ignore[attr-defined]
     recorders = [cli.recorder for cli in clis]
     for r in recorders:
         clear_run_dir(r.path.parent)  # a stack restarts from its first step
@@ -169,9 +171,10 @@ def fit_stack(clis: list[NormbenchCLI], generators: list[torch.Generator]) -> li
         extra: dict[str, Any] = {"final_step": trainer.global_step, "fit_time_s": fit_time}
         if stack.diverged_at[k] is None:
             extra["checkpoint"] = str(save_seed_checkpoint(clis[k], trainer))
-        if stack.diverged_at[k] is not None:
+        diverged_at = stack.diverged_at[k]
+        if diverged_at is not None:
             # as a lone run: the step whose loss is not finite still completes, then training stops
-            extra.update(final_step=stack.diverged_at[k] + 1, diverged_at_step=stack.diverged_at[k])
+            extra.update(final_step=diverged_at + 1, diverged_at_step=diverged_at)
         clis[k].write_hparams(extra["final_step"])
         r.write("diverged" if stack.diverged_at[k] is not None else "done", **extra)
     return [r.path for r in recorders]
