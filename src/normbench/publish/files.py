@@ -183,7 +183,7 @@ def check_runs(
         for key in old_settings
         if key in new_settings and new_settings[key] != old_settings[key]
     ]
-    changed = {}
+    changed: dict[str, str] = {}
     for (variant, seed), digest in old.items():
         now = new.get((variant, seed))
         if digest and now and now != digest and not is_superseded(digest, superseded):

@@ -26,6 +26,7 @@ from normbench.boards.shown import keep_analyses, shown_runs
 from normbench.boards.variants import group_by_variant, n_layers_of
 from normbench.io import atomic_files
 from normbench.judge import claims, tuned
+from normbench.judge.entries import judged_entry
 from normbench.publish import files as publish
 from normbench.publish import leaderboard as lb
 from normbench.publish import report_kinds
@@ -118,7 +119,8 @@ def load_finished(runs: Sequence[PlannedRun], statuses: tuple[str, ...] = FINISH
     by_path = {str(r.record_path): r for r in runs}
     records = [
         r
-        for r in board_build.load_records([r.record_path for r in runs], [r.config_hash for r in runs])
+        # a planned run's record path (every run a sweep plans has one)
+        for r in board_build.load_records([Path(str(r.record_path)) for r in runs], [r.config_hash for r in runs])
         if r["status"] in statuses
     ]
     return [{**r, "variant": by_path[r["record_path"]].variant} for r in records]
@@ -363,7 +365,7 @@ def superseded_build(path: Path, board: Board, bench_cfg: dict[str, Any]) -> dic
                 "verdict": c.verdict,
                 "measured": c.measured,
                 "per_seed": c.per_seed,
-                "gap_to_paper": c.gap_to_paper or claims.paper_gaps(c.to_json()),
+                "gap_to_paper": c.gap_to_paper or claims.paper_gaps(judged_entry(c.to_json())),
             }
             for c in old.claims
         ],
