@@ -14,6 +14,7 @@ from typing import Any
 
 from normbench import __version__
 from normbench.archive import Board, parse_board
+from normbench.archive.board import Rejudged
 from normbench.boards.build import reproducibility
 from normbench.boards.paper import ProtocolSpec, build_protocol, build_tables
 from normbench.boards.variants import flag_seeds, n_layers_of
@@ -115,7 +116,7 @@ def rejudge_board(
             bench["width"], variants, [{"variant": n, "config": c} for n, c in configs.items()], planned
         )
     git = git_state()
-    new["rejudged"] = {
+    rejudged: Rejudged = {
         "at": utc_now(),
         "git_commit": git.get("git_commit"),
         "dirty": git.get("dirty"),
@@ -124,6 +125,7 @@ def rejudge_board(
         "recomputed from the per-seed values above; values and figures are those of the original build, or of "
         "the board that published a run first (a variant's `canonical`)",
     }
+    new["rejudged"] = rejudged
     drawn_from = lambda doc: ([v.get("collapsed") for v in doc["variants"]], doc.get("choice"))  # noqa: E731
     if new.get("figure_styles") and drawn_from(new) != drawn_from(doc):
         new.pop("figure_styles")  # its grid figure shows what changed: the next build from the archive redraws it

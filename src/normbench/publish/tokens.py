@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from normbench.archive.board import Rejudged
 from normbench.archive.store import Archive
 from normbench.boards.progress import PlannedRun
 from normbench.io import atomic_write_json, atomic_write_text
@@ -241,11 +242,13 @@ def rejudge_token_report(folder: Path) -> list[str] | None:
     ]
 
 
-def rejudged_by() -> dict[str, Any]:
+def rejudged_by() -> Rejudged:
     """When, at which commit and what a re-judging recomputed."""
+    git = git_state()
     return {
         "at": utc_now(),
-        **git_state(),
+        "git_commit": git["git_commit"],
+        "dirty": git["dirty"],
         "what": "the claims, from the per-seed counts above; the counts and the sentences are those of the build",
     }
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from normbench.archive import FINISHED, Board, BoardError, load_board, parse_board
+from normbench.archive.board import Supersedes, SweepDefinition
 from normbench.archive.facts import archive_facts
 from normbench.archive.store import Archive
 from normbench.boards import build as board_build
@@ -65,7 +66,7 @@ class ResultsOptions:
     config: dict[str, Any]
     plan: RunPlanner | None = None
     sweep: str | None = None
-    definition: dict[str, Any] | None = None
+    definition: SweepDefinition | None = None
     force: bool = False
     uncommitted: bool = False
     archive: Archive | None = None
@@ -331,7 +332,7 @@ def order_plots(plots: list[str], folder: Path) -> list[str]:
     return sorted(plots, key=lambda p: (text.find(f"({Path(p).name})") if f"({Path(p).name})" in text else 1 << 30, p))
 
 
-def superseded_build(path: Path, board: Board, bench_cfg: dict[str, Any]) -> dict[str, Any] | None:
+def superseded_build(path: Path, board: Board, bench_cfg: dict[str, Any]) -> Supersedes | None:
     """What the published board at ``path`` said, when ``board`` replaces it as a build of superseded configs
     (``bench.superseded``): its date, commit, configs and claims with their gaps to the paper, kept so
     the new board shows whether the change closed them. A build that replaces no superseded config (the same runs,

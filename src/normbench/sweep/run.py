@@ -18,6 +18,7 @@ from typing import Any
 
 import torch
 
+from normbench.archive.board import SweepDefinition
 from normbench.archive.store import Archive
 from normbench.boards.replicates import write_report
 from normbench.io import check_writable
@@ -100,7 +101,7 @@ class SweepPlan:
     runs: list[Run]
     folder: str | None
     out: Path
-    definition: dict[str, Any]
+    definition: SweepDefinition
     key: str
 
 
