@@ -224,7 +224,7 @@ class Board(JsonObject):
     finished_runs: int | None = optional(int)
     matrix: dict[str, Any] | None = optional(dict)
     width: dict[str, Any] | None = optional(dict)
-    decided_by: dict[str, Any] | None = optional(dict)
+    decided_by: dict[str, int] | None = optional(dict)
     figures: tuple[str, ...] | None = optional(list, decode=as_tuple)
     figure_styles: dict[str, int] | None = optional(dict)
     citation: dict[str, Any] | None = optional(dict)
