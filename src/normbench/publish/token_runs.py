@@ -14,7 +14,7 @@ from typing import Any, TypedDict
 
 from normbench.archive import load_record
 from normbench.archive.store import Archive
-from normbench.boards.progress import PlannedRun
+from normbench.boards.progress import PlannedRun, record_file
 from normbench.boards.shown import keep_analyses, shown_runs
 from normbench.publish.token_sentences import DevSentences, dev_sentence_facts, dev_sentences, shown_count
 from normbench.run_analyses.sentence_tokens import (
@@ -148,7 +148,7 @@ def read_run(
 ) -> tuple[TokenRun | None, str]:
     """A finished run's counts: from its final checkpoint where it is here (the analysis then goes beside its
     replicate in the archive), else from the analysis the archive keeps; ``(None, why)`` with neither."""
-    path = Path(str(run.record_path))  # a finished run's: it has one
+    path = record_file(run)
     record = {**load_record(path).to_json(), "record_path": str(path)}
     local = not record.get("archived")
     ckpt = checkpoint_of(record, path.parent) if local else None

@@ -21,7 +21,7 @@ from normbench.archive.board import Supersedes, SweepDefinition
 from normbench.archive.facts import archive_facts
 from normbench.archive.store import Archive
 from normbench.boards import build as board_build
-from normbench.boards.progress import PlannedRun, in_progress
+from normbench.boards.progress import PlannedRun, in_progress, record_file
 from normbench.boards.published import is_stand_in, stand_ins
 from normbench.boards.shown import keep_analyses, shown_runs
 from normbench.boards.variants import group_by_variant, n_layers_of
@@ -120,8 +120,7 @@ def load_finished(runs: Sequence[PlannedRun], statuses: tuple[str, ...] = FINISH
     by_path = {str(r.record_path): r for r in runs}
     records = [
         r
-        # a planned run's record path (every run a sweep plans has one)
-        for r in board_build.load_records([Path(str(r.record_path)) for r in runs], [r.config_hash for r in runs])
+        for r in board_build.load_records([record_file(r) for r in runs], [r.config_hash for r in runs])
         if r["status"] in statuses
     ]
     return [{**r, "variant": by_path[r["record_path"]].variant} for r in records]

@@ -50,13 +50,6 @@ class Run:
     data: dict[str, Any] = field(default_factory=dict)  # the resolved ``data`` section: checked before training
     config: dict[str, Any] = field(default_factory=dict)  # the variant's resolved config (its seed aside)
 
-    @property
-    def record_file(self) -> Path:
-        """``record_path`` of a run planned into a runs folder (every run a queue or a launch trains has one)."""
-        if self.record_path is None:
-            raise ValueError(f"run {self.variant} seed {self.seed}: planned without a runs folder")
-        return Path(self.record_path)
-
 
 def parse_seeds(text: str | list[int] | None) -> list[int] | None:
     """``"0-9"``, ``"0,3,5"``, ``"0-4,8"`` or ``"[0, 1]"`` -> a list of distinct seeds in order."""

@@ -20,7 +20,7 @@ import yaml
 from normbench.archive.replicate import steps_done
 from normbench.archive.replicate_files import checkpoint_step
 from normbench.archive.store import Archive, ArchiveError
-from normbench.boards.progress import planned_steps
+from normbench.boards.progress import planned_steps, record_file
 from normbench.judge.tuned import ChoiceNotReady
 from normbench.sweep.archiving import archive_runs
 from normbench.sweep.plan import Run, parse_seeds, plan_runs
@@ -237,7 +237,7 @@ def in_queue_order(queue_left: list[Slot], new: list[Slot], items: list[QueueIte
 def local_steps(run: Run, record: dict[str, Any]) -> int:
     """The steps a local unfinished run continues from: its checkpoint's (0 without one, or with one that cannot be
     read: the run starts afresh)."""
-    ckpt = run.record_file.parent / "checkpoints" / "last.ckpt"
+    ckpt = record_file(run).parent / "checkpoints" / "last.ckpt"
     try:
         return checkpoint_step(ckpt) if ckpt.is_file() else 0
     except ArchiveError:
@@ -294,7 +294,7 @@ def stand(item: QueueItem, run: Run, archive: Archive, restore: bool = True) -> 
     if rep is not None and archived_step > step:
         step = archived_step
         if restore:
-            archive.restore(rep, run.record_file.parent)
+            archive.restore(rep, record_file(run).parent)
     return Slot(item, run, "in progress" if step else "not started", step)
 
 
@@ -323,7 +323,7 @@ def count_trained(todo: list[Slot], archive: Archive, report: BakeReport) -> set
     finished_tasks: set[str] = set()
     for slot in todo:
         try:
-            record = read_record(slot.run.record_file) if slot.run.record_file.is_file() else None
+            record = read_record(record_file(slot.run)) if record_file(slot.run).is_file() else None
         except ValueError:
             record = None
         if record is not None and record.get("status") in FINISHED:
