@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from normbench.archive._json import NUMBER, JsonObject, SchemaError, optional, required
 from normbench.archive.files.reading import Unreadable, read_json
@@ -24,6 +24,14 @@ FINISHED = ("done", "diverged")
 RESUMABLE = ("running", "failed", "interrupted")
 
 Series = dict[str, list[list[Any]]]
+
+
+class Stack(TypedDict):
+    """The stack of seeds a run trained in (a record's ``vectorized``; :mod:`normbench.sweep.vectorized`): its
+    ``stack_size`` and the ``seeds`` it trained together, in order."""
+
+    stack_size: int
+    seeds: list[int]
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -66,7 +74,7 @@ class RunRecord(JsonObject):
     test_time_s: float | None = optional(*NUMBER)
     checkpoint: str | None = optional(str)
     resumed_from: str | None = optional(str)
-    vectorized: dict[str, Any] | None = optional(dict)
+    vectorized: Stack | None = optional(dict)
     wall_time_s: float | None = optional(*NUMBER)
     updated_at: str | None = optional(str)
     series: Series = required(dict)

@@ -38,6 +38,14 @@ class PlannedRun(Protocol):
     def config(self) -> dict[str, Any]: ...
 
 
+def record_file(run: PlannedRun) -> Path:
+    """``run.record_path`` of a run planned into a runs folder (every run a sweep plans and trains has one; one
+    without is a ``TypeError``, as ``Path(None)`` is)."""
+    if run.record_path is None:
+        raise TypeError(f"run {run.variant} seed {run.seed}: planned without a record path")
+    return Path(run.record_path)
+
+
 class RunInProgress(TypedDict):
     """An unfinished run of a board (``leaderboard.json``: ``in_progress[]``): its ``variant``, ``seed`` and
     ``config_hash``, its record's ``status``, the ``step`` it has done ``of`` the steps its protocol plans (``None``:

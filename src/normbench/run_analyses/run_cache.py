@@ -7,7 +7,7 @@ parameters are the ones it was computed with; otherwise it is recomputed and rew
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +24,7 @@ def checkpoint_stamp(ckpt: Path) -> dict[str, int]:
 
 
 def cached_analysis(
-    record: dict[str, Any], file_name: str, params: dict[str, Any], compute: Callable[[Path], dict[str, Any]]
+    record: dict[str, Any], file_name: str, params: dict[str, Any], compute: Callable[[Path], Mapping[str, Any]]
 ) -> dict[str, Any] | None:
     """``<run>/<file_name>``: ``compute(final checkpoint)`` plus ``params``, recomputed when stale.
 

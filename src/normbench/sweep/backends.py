@@ -150,7 +150,7 @@ def run_command(
                 if (
                     line
                     and line != shown
-                    and (code is not None or shown is None or time.monotonic() - shown_at >= relay)
+                    and (code is not None or shown is None or time.monotonic() - shown_at >= (relay or 0.0))
                 ):
                     tqdm.write(line, file=sys.stderr)  # the run's last line too, when it ends
                     shown, shown_at = line, time.monotonic()

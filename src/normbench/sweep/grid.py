@@ -102,7 +102,7 @@ def check_option(config: dict[str, Any], key: str, what: str) -> None:
         )
     hints = typing.get_type_hints(owner.__init__) if len(parts) > 2 else {}
     kind = hints.get(name)
-    if len(parts) > 2 and dataclasses.is_dataclass(kind):
+    if len(parts) > 2 and isinstance(kind, type) and dataclasses.is_dataclass(kind):
         names = [f.name for f in dataclasses.fields(kind)]
         if parts[2] not in names:
             raise ValueError(

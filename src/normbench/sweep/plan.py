@@ -118,7 +118,7 @@ def check_metrics(config: dict[str, Any], task: str) -> None:
         n for n, r in roles.items() if r != "block"
     ]
     known = (
-        set(module.SERIES.expand(n_layers))
+        set(module.SERIES.expand(n_layers))  # type: ignore[attr-defined]  # a task's module is a NormbenchModule
         | set(monitor_series(norm_points, n_layers))
         | set(decomposition_series(n_layers))
     )
@@ -185,7 +185,8 @@ def plan_runs(
             )
         points = [(n, a) for n, a in points if n in kept]
         config = {**config, "bench": {**bench, "tuned": view}}
-    runs, planned = [], {}
+    runs: list[Run] = []
+    planned: dict[str, str] = {}  # config hash -> the variant planned with it
     with quiet_lightning():
         for name, variant_args in points:
             args = ["--config", base, *variant_args, *extra, f"--variant={name}", f"--runs_dir={runs_dir}"]

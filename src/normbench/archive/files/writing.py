@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from normbench.archive.files.reading import ArchiveError
+from normbench.archive.record import Series
 from normbench.archive.replicate import ANALYSES, CHECKPOINT, FINISHED, RECORD, Replicate
 from normbench.io import atomic_write, dumps_json
 
@@ -138,7 +139,7 @@ def write_replicate(target: Path, run_dir: Path, record: dict[str, Any], *, chec
     write_gzip_json(target / RECORD, without_local_paths(kept, runs_root_of(run_dir)))
 
 
-def checkpoint_state(path: Path) -> tuple[int, dict[str, Any] | None]:
+def checkpoint_state(path: Path) -> tuple[int, Series | None]:
     """The optimizer steps a Lightning checkpoint holds and the run's series up to them (normbench's run state),
     read as tensors and plain data only: no code runs."""
     import torch  # only here: the archive's other readers need no torch

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from normbench.archive.store import Archive
+from normbench.boards.progress import record_file
 from normbench.sweep.archiving import archive_runs
 from normbench.sweep.backends import available_cpus, is_finished
 from normbench.sweep.baking.queue import BakeReport, QueueItem, Slot, Waiting
@@ -200,7 +201,7 @@ def launch_free(state: BakeState, options: BakeOptions, schedule: Schedule) -> N
     time_left = None if schedule.deadline is None else schedule.deadline - time.time()
     while free and state.queue_left and (time_left is None or time_left > MIN_SLOT_S):
         i, batch = free.pop(0), next_batch(state.queue_left, schedule.stack)
-        log = Path(batch[0].run.record_path).parent / "bake.log"
+        log = record_file(batch[0].run).parent / "bake.log"
         gpu = schedule.gpu_ids[i % len(schedule.gpu_ids)] if schedule.gpu_ids else None
         command = run_command(batch, options.runs_dir, options.results_dir, gpu)
         state.running[i] = (launch(command, schedule.shares[i], schedule.deadline, log), batch)

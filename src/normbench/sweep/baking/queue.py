@@ -21,7 +21,7 @@ from normbench.archive.files.reading import ArchiveError
 from normbench.archive.files.writing import checkpoint_step
 from normbench.archive.replicate import steps_done
 from normbench.archive.store import Archive
-from normbench.boards.progress import planned_steps
+from normbench.boards.progress import planned_steps, record_file
 from normbench.judge.tuned import ChoiceNotReady
 from normbench.sweep.archiving import archive_runs
 from normbench.sweep.plan import Run, parse_seeds, plan_runs
@@ -131,7 +131,7 @@ def load_queue(path: str | Path) -> list[QueueItem]:
         if not isinstance(variants, list) or not all(isinstance(v, str) for v in variants):
             raise ValueError(f"{where}: variants must be a list of variant names")
         try:
-            seeds = tuple(parse_seeds(str(item["seeds"])))
+            seeds = tuple(parse_seeds(str(item["seeds"])) or ())  # a text names at least one seed
         except ValueError as exc:
             raise ValueError(f"{where}: seeds {item['seeds']!r}: {exc}") from None
         config = item.get("config")
@@ -238,7 +238,7 @@ def in_queue_order(queue_left: list[Slot], new: list[Slot], items: list[QueueIte
 def local_steps(run: Run, record: dict[str, Any]) -> int:
     """The steps a local unfinished run continues from: its checkpoint's (0 without one, or with one that cannot be
     read: the run starts afresh)."""
-    ckpt = Path(run.record_path).parent / "checkpoints" / "last.ckpt"
+    ckpt = record_file(run).parent / "checkpoints" / "last.ckpt"
     try:
         return checkpoint_step(ckpt) if ckpt.is_file() else 0
     except ArchiveError:
@@ -265,7 +265,7 @@ def local_finished(run: Run) -> bool:
     """Whether the run's own folder holds it finished and its files pass the sweep's check (one that fails it is
     trained again, by its sweep)."""
     try:
-        return bool(run.record_path) and finished_status(run.record_path, str(run.config_hash)) is not None
+        return run.record_path is not None and finished_status(run.record_path, str(run.config_hash)) is not None
     except ValueError:
         return False
 
@@ -295,7 +295,7 @@ def stand(item: QueueItem, run: Run, archive: Archive, restore: bool = True) -> 
     if rep is not None and archived_step > step:
         step = archived_step
         if restore:
-            archive.restore(rep, Path(run.record_path).parent)
+            archive.restore(rep, record_file(run).parent)
     return Slot(item, run, "in progress" if step else "not started", step)
 
 
@@ -324,7 +324,7 @@ def count_trained(todo: list[Slot], archive: Archive, report: BakeReport) -> set
     finished_tasks: set[str] = set()
     for slot in todo:
         try:
-            record = read_record(slot.run.record_path) if Path(slot.run.record_path).is_file() else None
+            record = read_record(record_file(slot.run)) if record_file(slot.run).is_file() else None
         except ValueError:
             record = None
         if record is not None and record.get("status") in FINISHED:

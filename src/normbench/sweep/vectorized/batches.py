@@ -60,7 +60,9 @@ class StackedBatches(IterableDataset):
             draw_epoch_seed(g)
         return self._batches([iter(s) for s in self.samplers])
 
-    def _batches(self, iterators: list[Iterator[list[int]]]) -> Iterator[tuple[tuple[torch.Tensor, ...], list[int]]]:
+    def _batches(
+        self, iterators: list[Iterator[list[int] | torch.Tensor]]
+    ) -> Iterator[tuple[tuple[torch.Tensor, ...], list[int]]]:
         for indices in zip(*iterators, strict=False):
             parts = [d.__getitems__(idx) for d, idx in zip(self.datasets, indices, strict=False)]
             rows = [len(idx) for idx in indices]

@@ -17,7 +17,7 @@ import sys
 import time
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 import lightning as L
 import torch
@@ -143,7 +143,9 @@ def fit_stack(clis: list[NormbenchCLI], generators: list[torch.Generator]) -> li
     trainer: L.Trainer = clis[0].trainer
     trainer.loggers = [SeedRouter([cli.trainer.loggers for cli in clis])]
     # no checkpoints or saved config for the stack itself: every seed's record holds its config
-    trainer.callbacks = [c for c in trainer.callbacks if not isinstance(c, (Checkpoint, SaveConfigCallback, RunState))]
+    # Lightning's callback connector sets ``callbacks`` on the Trainer (its class does not declare it)
+    callbacks = trainer.callbacks  # type: ignore[attr-defined]
+    trainer.callbacks = [c for c in callbacks if not isinstance(c, (Checkpoint, SaveConfigCallback, RunState))]  # type: ignore[attr-defined]
     recorders = [cli.recorder for cli in clis]
     for r in recorders:
         clear_run_dir(r.path.parent)  # a stack restarts from its first step
@@ -166,15 +168,28 @@ def fit_stack(clis: list[NormbenchCLI], generators: list[torch.Generator]) -> li
     fit_time = round(time.perf_counter() - start, 3)
     stack.to_members()
     for k, r in enumerate(recorders):
-        extra: dict[str, Any] = {"final_step": trainer.global_step, "fit_time_s": fit_time}
+        extra: SeedEnd = {"final_step": trainer.global_step, "fit_time_s": fit_time}
         if stack.diverged_at[k] is None:
             extra["checkpoint"] = str(save_seed_checkpoint(clis[k], trainer))
-        if stack.diverged_at[k] is not None:
+        diverged_at = stack.diverged_at[k]
+        if diverged_at is not None:
             # as a lone run: the step whose loss is not finite still completes, then training stops
-            extra.update(final_step=stack.diverged_at[k] + 1, diverged_at_step=stack.diverged_at[k])
+            extra["final_step"] = diverged_at + 1
+            extra["diverged_at_step"] = diverged_at
         clis[k].write_hparams(extra["final_step"])
         r.write("diverged" if stack.diverged_at[k] is not None else "done", **extra)
     return [r.path for r in recorders]
+
+
+class SeedEnd(TypedDict):
+    """What a stacked seed's record gets when the stack has trained (beside its status): the ``final_step`` it
+    reached, the stack's ``fit_time_s``, its final ``checkpoint`` (a seed that did not diverge) or the step its loss
+    was not finite at (``diverged_at_step``; ``final_step`` is then the step after)."""
+
+    final_step: int
+    fit_time_s: float
+    checkpoint: NotRequired[str]
+    diverged_at_step: NotRequired[int]
 
 
 def save_seed_checkpoint(cli: NormbenchCLI, trainer: L.Trainer) -> Path:

@@ -57,10 +57,10 @@ class SeedStack(NormbenchModule):
         )
         for m in members:
             m.requires_grad_(False)
-        self.diverged_at: list[int | None] = [None] * len(members)
+        self.diverged_at: list[int | None] = [None] * len(members)  # type: ignore[assignment]  # one per seed
         self._loss_of = (_LossOf(first),)  # a tuple: not a registered submodule
         for k, m in enumerate(members):  # members log through the stack, under their seed
-            m.log = m.log_training = partial(self._log_as, k)
+            m.log = m.log_training = partial(self._log_as, k)  # type: ignore[method-assign]
 
     def _log_as(self, k: int, name: str, value: Any, **kwargs: Any) -> None:
         # K members log every step: only what Lightning acts on goes through (NormbenchModule.log_training);
@@ -102,7 +102,7 @@ class SeedStack(NormbenchModule):
             if rows[k] < len(tensors[0][k]):  # a padded batch: its real rows only
                 real = seed_targets != IGNORE_INDEX
                 seed_logits, seed_targets = seed_logits[real], seed_targets[real]
-            member.log_train_metrics(losses[k], seed_logits, seed_targets, batch_size=rows[k])
+            member.log_train_metrics(losses[k], seed_logits, seed_targets, batch_size=rows[k])  # type: ignore[operator]
         if not alive:
             self.trainer.should_stop = True
         # a seed whose loss went bad since the last read adds nothing (nor any gradient) from that step on
@@ -133,7 +133,7 @@ class SeedStack(NormbenchModule):
         seeds = range(len(self.members)) if dataloader_idx is None else [dataloader_idx]
         for k in seeds:
             if self.diverged_at[k] is None:  # a lone run stops at divergence: no more evaluations
-                self.members[k].validation_step(batch, batch_idx)
+                self.members[k].validation_step(batch, batch_idx)  # type: ignore[operator]
 
 
 class _LossOf(nn.Module):
@@ -142,7 +142,7 @@ class _LossOf(nn.Module):
         self.module = module
 
     def forward(self, batch: tuple[torch.Tensor, ...]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        return self.module.loss_and_targets(batch)
+        return self.module.loss_and_targets(batch)  # type: ignore[operator]
 
 
 def stack_traits(config: dict[str, Any]) -> tuple[int | None, bool]:

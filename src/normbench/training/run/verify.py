@@ -64,7 +64,7 @@ def check_checkpoint(ckpt: Path, record: dict[str, Any], path: str | Path) -> No
         )
 
 
-def finished_status(path: str | Path, config_hash: str) -> str | None:
+def finished_status(path: str | Path, config_hash: str | None) -> str | None:
     """The status of the finished run recorded at ``path`` for ``config_hash`` (``done``, ``diverged``),
     ``None`` when there is none; raises ``ValueError`` naming the file when the record or the final
     checkpoint is broken (the run is then redone)."""
