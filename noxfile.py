@@ -19,7 +19,7 @@ to use another location (and ``NORMBENCH_NO_INSTALL=1`` to use it as it is).
     nox -s bake -- --budget 150     # train the bake queue (results/bake.yaml) for 150 minutes into the run archive
     nox -s card -- NORM             # a report card for a norm (a registered name or package.module:Class)
     nox -s docs                     # the documentation site (mkdocs build --strict) into build/site/
-    nox -s lint                     # ruff check, ruff format --check and mypy (archive, judge, boards, render)
+    nox -s lint                     # ruff check, ruff format --check and mypy (the board pipeline, cards, site, sweep)
 """
 
 from __future__ import annotations
@@ -214,7 +214,8 @@ def docs(session: nox.Session) -> None:
 @nox.session
 def lint(session: nox.Session) -> None:
     """``ruff check .``, ``ruff format --check .`` and ``mypy`` over the typed board pipeline (archive/, judge/,
-    boards/ and render/ of src/normbench), each configured in pyproject.toml; nothing is rewritten."""
+    boards/, render/ and publish/ of src/normbench), the report cards (cards/), the site's pages (site/) and the
+    sweeps (sweep/), each configured in pyproject.toml; nothing is rewritten."""
     tool(session, "ruff", "check", ".")
     tool(session, "ruff", "format", "--check", ".")
     tool(session, "mypy")

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from normbench.io import atomic_write_json, atomic_write_text
-from normbench.training.records import provenance
+from normbench.training.run.records import provenance
 
 RESULTS: dict[str, dict[str, float]] = defaultdict(dict)
 GOALS: dict[str, str] = {}

@@ -27,9 +27,9 @@ from reference_majority import reference_train
 from normbench.data.majority import MajoritySpec, load_majority
 from normbench.sweep.options import SweepOptions
 from normbench.sweep.run import run_sweep
-from normbench.sweep.vectorized import train_stack
+from normbench.sweep.vectorized.fit import train_stack
 from normbench.tasks import get_task
-from normbench.training.cli import train
+from normbench.training.fit import train
 
 CUDA = torch.cuda.is_available()
 WHY = "no CUDA GPU in the run that wrote this"

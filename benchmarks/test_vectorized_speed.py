@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from normbench.sweep.vectorized import train_stack
-from normbench.training.cli import train
-from normbench.training.records import read_record
+from normbench.sweep.vectorized.fit import train_stack
+from normbench.training.fit import train
+from normbench.training.run.records import read_record
 
 CONFIG = str(Path(__file__).resolve().parents[1] / "tasks" / "majority.yaml")
 SEEDS = range(10)

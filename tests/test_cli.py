@@ -244,22 +244,11 @@ def test_the_short_fit_help_names_options_that_fit_takes(normbench_in_process) -
     assert all(mode in short for mode in COMPILE_MODES)
 
 
-def test_dry_run_and_verbose_take_every_form_of_a_switch() -> None:
-    from normbench.cli import take_switch
-
-    assert take_switch(["bake", "--dry_run"], "--dry_run") == (["bake"], True)
-    assert take_switch(["bake", "--dry_run", "true", "--budget", "5"], "--dry_run") == (["bake", "--budget", "5"], True)
-    assert take_switch(["bake", "--dry_run=false"], "--dry_run") == (["bake"], False)
-    assert take_switch(["bake"], "--dry_run") == (["bake"], None)
-    with pytest.raises(SystemExit, match="dry_run: must be true or false, got 'yes'"):
-        take_switch(["bake", "--dry_run=yes"], "--dry_run")
-
-
 def test_as_a_process_a_sigterm_leaves_at_once_with_143(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
     """``normbench`` as the process (no argv given): after SIGTERM's one line it ends with 143 without interpreter
     clean-up (which could outlast a scheduler's grace period); called with argv it raises SystemExit as before."""
     from normbench import cli
-    from normbench.training.sigterm import Terminated
+    from normbench.training.stopping.sigterm import Terminated
 
     def terminated(argv: list[str], dry: bool) -> None:
         """Stand in for fit."""
@@ -312,9 +301,10 @@ def test_one_entry_in_the_table_is_a_whole_command(
     its ``--help`` come from the docstring, its options from the signature; the entry says what it writes (a dry run
     of a command that writes nothing runs it) and that it takes config overrides."""
     from normbench import cli
+    from normbench.commands.entry import Command
 
-    monkeypatch.setitem(cli.COMMANDS, "greet", cli.Command(greet))
-    monkeypatch.setitem(cli.COMMANDS, "note", cli.Command(note, writes="the note (--out)", overrides="train"))
+    monkeypatch.setitem(cli.COMMANDS, "greet", Command(greet))
+    monkeypatch.setitem(cli.COMMANDS, "note", Command(note, writes="the note (--out)", overrides="train"))
 
     def run(*args: str) -> tuple[int | str | None, str, str]:
         code: int | str | None = 0
@@ -355,11 +345,12 @@ def test_every_entry_of_the_table_is_parsed_from_its_function() -> None:
     """Each command's entry agrees with its function: a one-line summary, the arguments the entry gives it, and a
     parser built from its signature alone (the overrides are no option of its own)."""
     from normbench import cli
+    from normbench.commands.entry import Command, Group
 
-    def entries(table: dict, prefix: str = "") -> dict[str, cli.Command]:
+    def entries(table: dict, prefix: str = "") -> dict[str, Command]:
         out = {}
         for name, entry in table.items():
-            if isinstance(entry, cli.Group):
+            if isinstance(entry, Group):
                 out.update(entries(entry.commands, f"{prefix}{name} "))
             else:
                 out[prefix + name] = entry

@@ -527,7 +527,7 @@ def test_the_site_builds_strictly(tmp_path: Path) -> None:
     majority = (site / "results" / "majority" / "index.html").read_text(encoding="utf-8")
     assert "test_acc@5000" in majority and 'src="../figures/majority/loss.png"' in majority
     assert (site / "results" / "figures" / "majority" / "loss.png").is_file()
-    assert "normbench.nn.norms.NormSpec" in (site / "api" / "norms" / "index.html").read_text(encoding="utf-8")
+    assert "normbench.nn.norms.base.NormSpec" in (site / "api" / "norms" / "index.html").read_text(encoding="utf-8")
     assert not (DOCS / "results" / "figures").exists(), "figures are copied into the site, never into docs/"
 
 

@@ -1,6 +1,7 @@
 """What ``nox -s lint`` checks holds: the code style on the whole repository (``ruff check`` and
-``ruff format --check``) and the types of the board pipeline (``mypy`` over archive/, judge/, boards/ and render/),
-each configured in ``pyproject.toml``."""
+``ruff format --check``) and the types of the board pipeline (``mypy`` over archive/, judge/, boards/, render/ and
+publish/), of the report cards (cards/), the site's pages (site/) and the sweeps (sweep/), each configured in
+``pyproject.toml``."""
 
 from __future__ import annotations
 

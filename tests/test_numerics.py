@@ -1,7 +1,7 @@
 """The numerics of every task, pinned: short runs compared bit for bit with this platform class's references.
 
 A change that moves a number under an unchanged config must bump ``NUMERICS_VERSION``
-(normbench/training/rundir.py), which changes every run's identity, and write the references again:
+(normbench/training/run/rundir.py), which changes every run's identity, and write the references again:
 ``NORMBENCH_WRITE_NUMERICS=1 python -m pytest tests/test_numerics.py`` on each platform class (this skips
 where a platform class has no references yet, and says so).
 """
@@ -16,9 +16,9 @@ import torch
 
 from normbench.archive.numerics import WRITE_ENV, load_references, probe_series, reference_path, save_reference
 from normbench.tasks import get_task
-from normbench.training.cli import train
-from normbench.training.records import read_record
-from normbench.training.rundir import NUMERICS_VERSION
+from normbench.training.fit import train
+from normbench.training.run.records import read_record
+from normbench.training.run.rundir import NUMERICS_VERSION
 from tests.lm_corpus import write_corpus
 from tests.sst2_corpus import write_sst2
 from tests.tasks.test_lm_task import tiny as lm_tiny
@@ -83,6 +83,6 @@ def test_a_short_run_trains_the_archived_numbers_of_this_platform(probe: str, tm
     changed = [k for k in expected if series[k] != expected[k]]
     assert not changed, (
         f"{probe}: {len(changed)} series differ from the numerics-{NUMERICS_VERSION} references of {path.stem} "
-        f"(first: {changed[0]}); a change that moves numbers bumps NUMERICS_VERSION in normbench/training/rundir.py "
+        f"(first: {changed[0]}); a change that moves numbers bumps NUMERICS_VERSION in normbench/training/run/rundir.py "
         f"and writes the references again ({WRITE_ENV}=1)"
     )

@@ -303,7 +303,7 @@ def test_the_current_directory_comes_first_as_under_python_m(tmp_path: Path, mon
     directory first, added once; not under ``-P``/``PYTHONSAFEPATH``."""
     from types import SimpleNamespace
 
-    from normbench.cli import import_paths_from_here
+    from normbench.commands.process import import_paths_from_here
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(sys, "path", ["/installed/site-packages"])

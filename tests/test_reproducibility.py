@@ -14,7 +14,6 @@ import pytest
 import normbench
 from normbench.tasks import task_names
 from normbench.training.config import load_config
-from normbench.training.records import provenance
 from normbench.training.reproducibility import (
     BY_DISTRIBUTION,
     COUNTED,
@@ -29,6 +28,7 @@ from normbench.training.reproducibility import (
     tolerance,
     within_distribution,
 )
+from normbench.training.run.records import provenance
 
 RESULTS = Path(normbench.__file__).resolve().parents[2] / "results"
 

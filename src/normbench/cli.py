@@ -1,13 +1,13 @@
 """The ``normbench`` command: one table, :data:`COMMANDS`, of command name -> the function it calls.
 
-Each entry (:class:`Command`) names a function of :mod:`normbench.commands`; the command line is parsed from it
-(jsonargparse), as litgpt's is: its parameters are the command's options (required ones positional; a parameter
-whose type is a dataclass, :class:`SweepOptions` or :class:`BakeOptions`, gives its fields as options), the first line
-of its docstring is the command's line in ``normbench --help``, and its docstring's text and ``Args:`` are the
-command's ``--help``. The entry declares what the command writes, whether it takes config overrides and whether the
+Each entry (:class:`~normbench.commands.entry.Command`) names a function of :mod:`normbench.commands`; the command line
+is parsed from it (jsonargparse), as litgpt's is: its parameters are the command's options (required ones positional; a
+parameter whose type is a dataclass, :class:`SweepOptions` or :class:`BakeOptions`, gives its fields as options), the
+first line of its docstring is the command's line in ``normbench --help``, and its docstring's text and ``Args:`` are
+the command's ``--help``. The entry declares what the command writes, whether it takes config overrides and whether the
 function does its own dry run. Adding a command is one entry (docs/extending.md); ``normbench --help`` lists them.
-``fit`` parses its own arguments with LightningCLI's parser (any ``--trainer.*`` option passes through), and
-``analyze`` is a group of analyses (:class:`Group`).
+``fit`` parses its own arguments with LightningCLI's parser (any ``--trainer.*`` option passes through), and ``analyze``
+is a group of analyses (:class:`~normbench.commands.entry.Group`).
 
 A config override has one form everywhere: ``--section.key VALUE`` (or ``--section.key=VALUE``), e.g.
 ``--model.arch.attn_norm.component scale`` or ``--trainer.max_steps 100``, for ``fit``, ``sweep``, ``bench``
@@ -41,155 +41,40 @@ and trainer, and so imports them.
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import os
 import sys
-import typing
-from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from collections.abc import Collection, Mapping
 
-from jsonargparse import ArgumentError, ArgumentParser, Namespace
+from jsonargparse import ArgumentParser, Namespace
 
 from normbench.commands.analyses import decompose, geometry, random_grid
+from normbench.commands.argv import (
+    DRY_RUN,
+    DRY_RUN_ENV,
+    TRUST_ENV,
+    TRUST_OPTION,
+    VERBOSE,
+    aliased,
+    flag_forms,
+    take_switch,
+    trust_option,
+)
 from normbench.commands.bake import bake
 from normbench.commands.boards import bench, cite, compare, leaderboard, rejudge, sweep, tasks
 from normbench.commands.card import card
+from normbench.commands.entry import NOT_OPTIONS, Command, Group
 from normbench.commands.norms import norms
 from normbench.commands.predict import predict
-from normbench.errors import one_line
+from normbench.commands.process import errors_in_one_line, import_paths_from_here, leave_now
 from normbench.io import VERBOSE_ENV, quiet_third_party
 from normbench.sweep.options import SweepOptions, split_overrides
-from normbench.training.runlock import BUSY_STATUS, RunBusy
-from normbench.training.sigterm import TERMINATED_STATUS, Terminated, sigterm_interrupts, sigterm_received
+from normbench.training.run.runlock import BUSY_STATUS, RunBusy
+from normbench.training.stopping.sigterm import TERMINATED_STATUS, sigterm_interrupts
 
-TRUST_OPTION = "--trust_record_code"  # as normbench.tasks.trust names them (imported only when a command runs)
-TRUST_ENV = "NORMBENCH_TRUST_RECORD_CODE"
-DRY_RUN = "--dry_run"
-VERBOSE = "--verbose"
-DRY_RUN_ENV = "NORMBENCH_DRY_RUN"  # =1: every normbench command is a dry run (e.g. under a nox session)
-OVERRIDES_HELP = (
-    "Any other --section.key VALUE (e.g. --trainer.max_steps 100, --model.arch.attn_norm.component scale, "
-    "--trainer.strategy ddp --trainer.devices 4) overrides the config of every run, as for normbench fit."
-)
 COMPILE_HELP = (
     "train the network through torch.compile: none (eager, the default), default, reduce-overhead (CUDA graphs) "
     "or max-autotune"
 )
-NOT_OPTIONS = ("overrides",)  # parameters of a command's function that are no options of its own (see Command)
-
-
-def docstring_prose(function: Callable[..., Any]) -> list[str]:
-    """The paragraphs of a function's docstring before its ``Args:`` (or ``Returns:``) section."""
-    prose = []
-    for paragraph in (inspect.getdoc(function) or "").split("\n\n"):
-        if paragraph.lstrip().startswith(("Args:", "Returns:", "Raises:")):
-            break
-        prose.append(paragraph.strip())
-    return [p for p in prose if p]
-
-
-@dataclass(frozen=True)
-class Command:
-    """One ``normbench`` command: the function it calls, and what the command line needs to know about it.
-
-    Attributes:
-        function: what the command does. Its parameters are the command's options (a parameter without a default is
-            positional), each described in its docstring's ``Args:``; a parameter whose type is a dataclass
-            (:class:`SweepOptions`, :class:`BakeOptions`) gives each of its fields as an option, and receives them
-            as one object. The docstring's first line is the command's one line in ``normbench --help``; its text
-            before ``Args:`` opens ``normbench <command> --help``.
-        writes: what the command writes, as its ``--help`` says (``None``: nothing; a dry run runs it).
-        overrides: whether every other ``--section.key VALUE`` is a config override, given as the function's
-            ``overrides`` (a list of those arguments): ``"train"``, overrides of the runs it trains (LightningCLI's:
-            ``--trainer.max_steps 100``; its ``--help`` says so and lists ``--compile``); ``"read"``, the overrides
-            the runs it reads were trained with (part of their keys); ``None``: it takes none.
-        dry_run: the function does its own dry run: ``--dry_run`` (or ``NORMBENCH_DRY_RUN=1``) is its ``dry_run``
-            argument. Otherwise a dry run of a command that writes checks its arguments and calls nothing.
-        skip: fields of its dataclass parameters that are not its options (``bench``: ``config``, its task instead).
-        aliases: other spellings of its options (``card``: ``--norm_options`` for ``--options``).
-        raw: the function parses its own arguments (``fit``: LightningCLI's parser), called as
-            ``function(argv, dry_run)`` with the words after the command's name.
-    """
-
-    function: Callable[..., Any]
-    writes: str | None = None
-    overrides: Literal["train", "read"] | None = None
-    dry_run: bool = False
-    skip: Collection[str] = ()
-    aliases: Mapping[str, str] = field(default_factory=dict)
-    raw: bool = False
-
-    def __post_init__(self) -> None:
-        name = getattr(self.function, "__name__", repr(self.function))
-        prose = docstring_prose(self.function)
-        if not prose or "\n" in prose[0]:
-            raise TypeError(f"command {name}: its docstring must open with a one-line summary (its --help line)")
-        if self.raw:
-            return
-        params = self.parameters
-        for given, parameter in ((self.overrides, "overrides"), (self.dry_run, "dry_run")):
-            if given and parameter not in params:
-                raise TypeError(f"command {name}: its entry gives it {parameter}, but it takes no {parameter!r}")
-
-    @property
-    def parameters(self) -> Mapping[str, inspect.Parameter]:
-        return inspect.signature(self.function).parameters
-
-    @property
-    def summary(self) -> str:
-        """The command's line in ``normbench --help``: the first line of its function's docstring."""
-        return docstring_prose(self.function)[0]
-
-    @property
-    def description(self) -> str:
-        """What ``normbench <command> --help`` says first: its docstring's text before ``Args:``."""
-        return "\n\n".join(docstring_prose(self.function)) + (f" {OVERRIDES_HELP}" if self.overrides == "train" else "")
-
-    def dataclass_parameters(self) -> dict[str, type]:
-        """The parameters whose type is a dataclass (``options: SweepOptions | None``), with that class."""
-        hints = typing.get_type_hints(self.function)
-        found = {}
-        for name in self.parameters:
-            hint = hints.get(name)
-            classes = [t for t in (hint, *typing.get_args(hint)) if isinstance(t, type) and dataclasses.is_dataclass(t)]
-            if classes:
-                found[name] = classes[0]
-        return found
-
-    def own_options(self) -> frozenset[str]:
-        """The option names that are the command's own (the others are overrides, where it takes them)."""
-        flat = self.dataclass_parameters()
-        fields = {f.name for cls in flat.values() for f in dataclasses.fields(cls)}
-        return frozenset(self.parameters) - set(NOT_OPTIONS) - set(flat) | fields
-
-    def arguments(self, args: Namespace) -> dict[str, Any]:
-        """The function's keyword arguments from its parsed command (the options of every command left out:
-        main() has read them)."""
-        flat = self.dataclass_parameters()
-        kwargs: dict[str, Any] = {}
-        for name in self.parameters:
-            if name in flat:
-                fields = [f.name for f in dataclasses.fields(flat[name])]
-                kwargs[name] = flat[name](**{f: args[f] for f in fields if f not in self.skip and f in args})
-            elif name not in NOT_OPTIONS and name not in COMMON_OPTIONS and name in args:
-                kwargs[name] = args[name]
-        return kwargs
-
-
-@dataclass(frozen=True)
-class Group:
-    """A command whose first argument names one of its own commands (``normbench analyze <analysis> ...``).
-
-    Attributes:
-        summary: its line in ``normbench --help`` (and its ``--help``).
-        commands: its commands, as :data:`COMMANDS` holds the top-level ones.
-        dest: what one of its commands is called, in messages and in the parsed arguments (``analysis``).
-    """
-
-    summary: str
-    commands: dict[str, Command]
-    dest: str
 
 
 # ----------------------------------------------------------------------------------------------------- fit
@@ -204,7 +89,7 @@ def fit(args: list[str], dry: bool) -> None:
     if asks_fit_help(args):
         fit_help_parser().parse_args(["--help"])
         return
-    from normbench.training.cli import train
+    from normbench.training.fit import train
 
     if dry:
         dry_fit(args)
@@ -398,25 +283,6 @@ def build_parser() -> ArgumentParser:
     return parser
 
 
-def flag_forms(argv: list[str], flags: set[str]) -> list[str]:
-    """Options as jsonargparse takes them: bare ``--force`` -> ``--force=true``, ``--no-progress`` (or
-    ``--no_progress``) -> ``--progress=false``, and each ``--grid AXIS=V1,V2`` appended to the list of axes."""
-    out = []
-    for i, arg in enumerate(argv):
-        if arg == "--grid" or arg.startswith("--grid="):
-            out.append(arg.replace("--grid", "--grid+", 1))
-            continue
-        name = arg[2:].replace("-", "_") if arg.startswith("--") and "=" not in arg else None
-        bare = i + 1 == len(argv) or argv[i + 1].startswith("-") or argv[i + 1] not in ("true", "false")
-        if name in flags and bare:
-            out.append(f"--{name}=true")
-        elif name and name.startswith("no_") and name[3:] in flags:
-            out.append(f"--{name[3:]}=false")
-        else:
-            out.append(arg)
-    return out
-
-
 BOOLEAN_OPTIONS = {f.name for f in dataclasses.fields(SweepOptions) if f.type in ("bool", bool)} | {"force", "progress"}
 
 
@@ -434,16 +300,6 @@ def resolve(argv: list[str]) -> tuple[list[str], Command | Group, list[str]]:
         words.append(rest[0])
         command, rest = command.commands[rest[0]], rest[1:]
     return words, command, rest
-
-
-def aliased(command: Command | Group, argv: list[str]) -> list[str]:
-    """``argv`` with each alias of the command's options (``card --norm_options``) as the option it stands for."""
-    names = command.aliases if isinstance(command, Command) else {}
-    out = []
-    for arg in argv:
-        option, eq, value = arg.partition("=")
-        out.append(names[option] + eq + value if option in names else arg)
-    return out
 
 
 def overrides_of(argv: list[str]) -> tuple[list[str], list[str]]:
@@ -464,7 +320,7 @@ def dispatch(parsed: Namespace, overrides: list[str], dry: bool) -> None:
     while isinstance(command, Group):
         words.append(args[command.dest])
         command, args = command.commands[words[-1]], args[words[-1]]
-    kwargs = command.arguments(args)
+    kwargs = command.arguments(args, COMMON_OPTIONS)
     if command.overrides is not None:
         kwargs["overrides"] = overrides
     if command.dry_run:
@@ -473,67 +329,6 @@ def dispatch(parsed: Namespace, overrides: list[str], dry: bool) -> None:
         print(f"normbench: dry run: `normbench {' '.join(words)}` is valid")
         return
     command.function(**kwargs)
-
-
-def trust_option(argv: list[str]) -> list[str]:
-    """``argv`` without ``--trust_record_code [true|false]`` (any command's option), which sets
-    :func:`normbench.tasks.trust.trust_record_code` for this process and its subprocesses."""
-    from normbench.tasks.trust import trust_record_code  # Lightning: only when a command runs
-
-    out, i = [], 0
-    while i < len(argv):
-        arg = argv[i]
-        if arg == TRUST_OPTION or arg.startswith(f"{TRUST_OPTION}="):
-            value = arg.partition("=")[2] if "=" in arg else None
-            if value is None and i + 1 < len(argv) and argv[i + 1] in ("true", "false"):
-                value, i = argv[i + 1], i + 1
-            if value not in (None, "true", "false"):
-                raise ValueError(f"trust_record_code: must be true or false, got {value!r}")
-            trust_record_code(value != "false")
-        else:
-            out.append(arg)
-        i += 1
-    return out
-
-
-def raised_by(module: str, name: str) -> tuple[type[BaseException], ...]:
-    """The exception class ``module.name`` when ``module`` is imported, else none: an exception of a module
-    that no command imported cannot have been raised (so ``--help`` need not import Lightning to catch it)."""
-    loaded = sys.modules.get(module)
-    return (getattr(loaded, name),) if loaded is not None else ()
-
-
-def take_switch(argv: list[str], option: str) -> tuple[list[str], bool | None]:
-    """``argv`` without ``option`` in any of its forms (``--dry_run``, ``--dry_run true|false``,
-    ``--dry_run=true|false``), and its value (``None``: not given)."""
-    out, value, i = [], None, 0
-    while i < len(argv):
-        arg = argv[i]
-        if arg == option or arg.startswith(f"{option}="):
-            given = arg.partition("=")[2] if "=" in arg else None
-            if given is None and i + 1 < len(argv) and argv[i + 1] in ("true", "false"):
-                given, i = argv[i + 1], i + 1
-            if given not in (None, "true", "false"):
-                raise SystemExit(f"normbench: error: {option[2:]}: must be true or false, got {given!r}")
-            value = given != "false"
-        else:
-            out.append(arg)
-        i += 1
-    return out, value
-
-
-def import_paths_from_here() -> None:
-    """Import paths (``package.module:Class``, e.g. ``examples.pnorm_example:PNorm`` in a clone) resolve against the
-    current directory first, as under ``python -m normbench`` (and in every run a command starts, each a ``python -m``
-    process); the console script's ``sys.path`` lacks it. Not under ``-P``/``PYTHONSAFEPATH`` or ``-I``."""
-    if sys.flags.safe_path or sys.flags.isolated:
-        return
-    try:
-        here = os.getcwd()
-    except OSError:  # the directory was removed: nothing to import from
-        return
-    if not {"", ".", here} & set(sys.path):
-        sys.path.insert(0, here)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -564,19 +359,10 @@ def main(argv: list[str] | None = None) -> None:
         run_command(argv, dry)
 
 
-def leave_now(status: int) -> None:
-    """Flush the standard streams and end the process with ``status``, skipping interpreter clean-up."""
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):
-            pass
-    os._exit(status)
-
-
 def run_command(argv: list[str], dry: bool) -> None:
-    """Run ``normbench <argv>``; every error a user can fix ends as one ``normbench:`` line and an exit status."""
-    try:
+    """Run ``normbench <argv>``; every error a user can fix ends as one ``normbench:`` line and an exit status
+    (:func:`~normbench.commands.process.errors_in_one_line`)."""
+    with errors_in_one_line():
         argv = trust_option(argv) if any(a.startswith(TRUST_OPTION) for a in argv) else argv
         if not argv or argv[0] in ("-h", "--help"):
             print(usage())
@@ -588,35 +374,6 @@ def run_command(argv: list[str], dry: bool) -> None:
             own, overrides = overrides_of(argv)
             parsed = build_parser().parse_args(flag_forms(own, BOOLEAN_OPTIONS))
             dispatch(parsed, overrides, dry)
-    except (
-        ArgumentError,
-        ValueError,
-        FileNotFoundError,
-        *raised_by("lightning.fabric.utilities.exceptions", "MisconfigurationException"),
-    ) as exc:
-        print(f"normbench: error: {one_line(str(exc))}", file=sys.stderr)
-        raise SystemExit(2) from None
-    except raised_by("normbench.sweep.run", "SweepFailed") as exc:
-        print(f"normbench: error: {exc}", file=sys.stderr)
-        raise SystemExit(1) from None
-    except KeyboardInterrupt as exc:
-        if isinstance(exc, Terminated) or sigterm_received():
-            print(
-                "normbench: terminated (SIGTERM); running runs are recorded as interrupted, and the same command "
-                "resumes where this one stopped",
-                file=sys.stderr,
-            )
-            raise SystemExit(TERMINATED_STATUS) from None
-        print("normbench: interrupted; the same command resumes where this one stopped", file=sys.stderr)
-        raise SystemExit(130) from None
-    except BrokenPipeError:  # e.g. `normbench --help | head`: the reader left; no traceback
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        raise SystemExit(1) from None
-    except OSError as exc:  # e.g. the disk filled up during a write (checked before the work): atomic writes
-        # left every file as it was; one line, naming the file
-        where = f"{exc.filename}: " if exc.filename else ""
-        print(f"normbench: error: {where}{exc.strerror or exc} (that file is left as it was)", file=sys.stderr)
-        raise SystemExit(1) from None
 
 
 if __name__ == "__main__":

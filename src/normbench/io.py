@@ -21,7 +21,7 @@ import shutil
 import sys
 import tempfile
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TextIO
@@ -193,7 +193,7 @@ def texts_digest(texts: list[str], params: dict[str, Any]) -> str:
     return h.hexdigest()[:16]
 
 
-def params_digest(params: dict[str, Any]) -> str:
+def params_digest(params: Mapping[str, object]) -> str:
     """16 hex digits naming a cache entry or archived fact: sha256 over the sorted-JSON ``params``."""
     return hashlib.sha256(json.dumps(params, sort_keys=True).encode()).hexdigest()[:16]
 

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from normbench.archive.files.reading import ArchiveError
 from normbench.archive.replicate import CHECKPOINT, FINISHED, RECORD, segment, steps_done
-from normbench.archive.store import Archive, ArchiveError
-from normbench.training.records import read_record
+from normbench.archive.store import Archive
+from normbench.training.run.records import read_record
 
 CPU = {"cpu": "AMD EPYC", "cpu_capability": "AVX2", "threads": 1, "gpu": None}
 INTEL = {"cpu": "Intel(R) Xeon(R) Processor", "cpu_capability": "AVX512", "threads": 1, "gpu": None}

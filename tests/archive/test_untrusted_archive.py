@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from normbench.archive import maintain
-from normbench.archive.files import MAX_DEPTH, Unreadable, read_json
+from normbench.archive.files.reading import MAX_DEPTH, ArchiveError, Unreadable, read_json
 from normbench.archive.record import load_record
 from normbench.archive.replicate import RECORD, segment
-from normbench.archive.store import CANONICAL, Archive, ArchiveError
+from normbench.archive.store import CANONICAL, Archive
 from tests.archive.test_store import CPU, GPU, INTEL, run_dir
 
 AVX512 = {**CPU, "cpu_capability": "AVX512"}  # cpu-amd-epyc-avx512-t1, which sorts after cpu-amd-epyc-avx2-t1
@@ -49,7 +49,7 @@ def test_a_truncated_record_is_one_line_naming_it(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("depth", [MAX_DEPTH + 1, 200_000])
 def test_a_deeply_nested_record_or_analysis_is_one_line_naming_it(tmp_path: Path, depth: int) -> None:
-    from normbench.training.verify import check_archived
+    from normbench.training.run.verify import check_archived
 
     archive, path = archived(tmp_path)
     nested = ("[" * depth + "]" * depth).encode()
@@ -101,9 +101,9 @@ def test_a_replicate_folder_that_links_out_of_the_archive_is_not_followed(tmp_pa
 
 def full_disk_at(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
     """Every archive write of a file called ``name`` fails with ENOSPC after writing some of it."""
-    from normbench.archive import replicate_files
+    from normbench.archive.files import writing
 
-    real = replicate_files.atomic_write
+    real = writing.atomic_write
 
     def write(path, fill):  # noqa: ANN001, ANN202
         if Path(path).name != name:
@@ -117,7 +117,7 @@ def full_disk_at(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
 
         return real(path, partial)
 
-    monkeypatch.setattr(replicate_files, "atomic_write", write)
+    monkeypatch.setattr(writing, "atomic_write", write)
 
 
 def test_a_full_disk_names_the_record_and_leaves_no_half_written_replicate(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
@@ -256,7 +256,7 @@ def test_a_record_of_a_run_trained_under_an_absolute_runs_dir_is_archived_local(
     rep, _ = archive.add(folder)
     assert rep.record()["log_dir"] == "runs/majority/pre-both-abc123/seed0"  # archived local: nothing to maintain
     assert maintain.records_with_local_paths(archive) == []
-    from normbench.archive.replicate_files import write_gzip_json
+    from normbench.archive.files.writing import write_gzip_json
 
     write_gzip_json(rep.record_path, {**rep.record(), **record})  # as archived before records were made local
     published = rep.path.parent / "published-values.json"  # values a board showed for a run archived before

@@ -14,7 +14,7 @@ from normbench.boards.build import build
 from normbench.judge.claims import judge
 from normbench.publish import leaderboard as lb
 from normbench.render.board_sections.cells import status_cell
-from normbench.training.records import read_record
+from normbench.training.run.records import read_record
 from tests.factories import make_record
 
 NAN = float("nan")

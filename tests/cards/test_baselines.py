@@ -19,7 +19,7 @@ from normbench.cards.make import plan_card
 from normbench.cards.protocol import CardProtocol, board_of, card_variant, tasks_with_cards
 from normbench.cards.protocol import slug as card_slug
 from normbench.judge.tuned import ChoiceNotReady, resolve
-from normbench.sweep.bake import Slot, Waiting, load_queue, survey
+from normbench.sweep.baking.queue import Slot, Waiting, load_queue, survey
 from normbench.training.config import load_config
 
 REPO = Path(__file__).resolve().parents[2]

@@ -23,7 +23,7 @@ from normbench.cards.render import render_card
 from normbench.cards.summary import summary_table
 from normbench.judge import tuned as tuned_view
 from normbench.judge.claims import check_claim
-from normbench.judge.qualify import margin_registration
+from normbench.judge.verdicts.qualify import margin_registration
 from normbench.nn.norms import Norm
 from normbench.sweep.options import BakeOptions
 from normbench.tasks.series import expand_metric_layers

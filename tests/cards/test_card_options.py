@@ -21,7 +21,7 @@ from normbench.nn.norms import Norm, PluginNorm
 from normbench.sweep.options import BakeOptions
 from normbench.tasks.trust import record_class
 from normbench.training.config import deep_merge, load_config
-from normbench.training.rundir import build_dataclass
+from normbench.training.run.rundir import build_dataclass
 
 MODULE = "centered_rms_card_norm"
 NORM = f"{MODULE}:CenteredRMSNorm"

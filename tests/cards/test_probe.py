@@ -132,3 +132,12 @@ def test_layernorm_outputs_project_and_scale_for_any_width_and_inputs(d: int, se
     y = torch.nn.functional.layer_norm(x, (d,), eps=0.0)
     assert torch.allclose(y.mean(-1), torch.zeros(64, dtype=torch.float64), atol=1e-9)
     assert torch.allclose(y.norm(dim=-1), torch.full((64,), d**0.5, dtype=torch.float64), rtol=1e-9)
+
+
+def test_the_facts_json_is_every_field_in_order_then_the_speed_ratio() -> None:
+    import dataclasses
+
+    facts = NormFacts("both", 8, projects=True, declared={"projects": True, "scales": False}, round_ratios=(1.0, 2.0))
+    doc = facts.to_json()
+    assert list(doc) == [f.name for f in dataclasses.fields(NormFacts)] + ["speed_ratio"]
+    assert doc == {**dataclasses.asdict(facts), "speed_ratio": 1.5}

@@ -91,7 +91,7 @@ def test_holdout_is_part_of_a_run_identity_only_away_from_zero(tmp_path: Path) -
     """Runs trained before the option existed keep their config hash: holdout 0 is left out of the identity."""
     from normbench.tasks import get_task
     from normbench.training.cli import NormbenchCLI
-    from normbench.training.rundir import config_hash, run_identity
+    from normbench.training.run.rundir import config_hash, run_identity
 
     folder = write_sst2(tmp_path / "sst2", train=40, dev=6)
     common = ["--config", str(get_task("sst2").config_path), f"--data.init_args.data_dir={folder}"]

@@ -220,8 +220,8 @@ def test_the_normalization_is_part_of_the_run_identity(tmp_path: Path) -> None:
     and a record without it is rebuilt on the text as read (what its run trained on)."""
     from normbench.tasks import get_task
     from normbench.training.cli import NormbenchCLI
-    from normbench.training.loading import build_datamodule
-    from normbench.training.rundir import config_hash, run_identity
+    from normbench.training.run.loading import build_datamodule
+    from normbench.training.run.rundir import config_hash, run_identity
 
     folder = write_sst2(tmp_path / "sst2", train=80, dev=10)
     common = [

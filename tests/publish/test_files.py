@@ -185,7 +185,7 @@ def finish(run) -> None:  # noqa: ANN001 - a normbench.sweep.plan.Run
     """Write a finished record for ``run``: its own resolved config and hash, no checkpoint (nothing to analyse)."""
     from normbench.sweep.plan import quiet_lightning
     from normbench.training.cli import NormbenchCLI
-    from normbench.training.rundir import record_config_hash
+    from normbench.training.run.rundir import record_config_hash
 
     with quiet_lightning():
         config = NormbenchCLI(args=run.args).resolved_config()

@@ -435,7 +435,7 @@ def test_the_difference_is_labelled_in_the_order_it_is_computed() -> None:
     diff = entry["difference"]
     assert diff["of"] == ["without_projection", "with_projection"] and diff["estimate"] == pytest.approx(-0.4)
     assert entry["verdict"] == "reproduced"
-    from normbench.judge.describe import describe_difference
+    from normbench.judge.verdicts.describe import describe_difference
 
     assert describe_difference(entry).startswith("without_projection − with_projection = -0.4")
 
@@ -503,7 +503,7 @@ def test_a_metric_no_run_measured_is_named_as_such_not_as_measured() -> None:
 
 
 def test_the_board_names_its_runs_platforms_and_whether_its_task_is_chaotic() -> None:
-    from normbench.training.records import provenance
+    from normbench.training.run.records import provenance
 
     here = provenance()
     recs = [record("pre/both", s, [[5, 0.7]], [[5, 0.4]]) for s in (0, 1)]

@@ -148,7 +148,7 @@ def test_a_dry_run_says_which_runs_resume_and_which_restart(tmp_path, capsys) ->
     """An unfinished run resumes only from a checkpoint; without one it is trained again from the start."""
     from normbench.sweep.plan import Run
     from normbench.sweep.run import print_plan
-    from normbench.training.rundir import LAST_CHECKPOINT
+    from normbench.training.run.rundir import LAST_CHECKPOINT
 
     states = {
         "done": "finished",

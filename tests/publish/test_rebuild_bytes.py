@@ -23,8 +23,8 @@ BENCH = {
 
 
 def record(variant: str, seed: int) -> dict[str, Any]:
-    """A finished run whose config hash is its config's (what :func:`normbench.training.verify.check_record` reads)."""
-    from normbench.training.rundir import record_config_hash
+    """A finished run whose config hash is its config's (what :func:`normbench.training.run.verify.check_record` reads)."""
+    from normbench.training.run.rundir import record_config_hash
 
     norm = {"component": variant.split("/")[1], "affine": False, "eps": 0.0}
     config = {

@@ -8,8 +8,8 @@ import pytest
 
 from normbench.run_analyses.head_keys import with_head_keys
 from normbench.tasks import get_task
-from normbench.training.cli import train
-from normbench.training.records import read_record
+from normbench.training.fit import train
+from normbench.training.run.records import read_record
 from tests.lm_corpus import write_corpus
 from tests.tasks.test_lm_task import tiny as tiny_lm
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from normbench.run_analyses.decomposition import with_decomposition
-from normbench.training.loading import load_run
-from normbench.training.records import read_record
+from normbench.training.run.loading import load_run
+from normbench.training.run.records import read_record
 from tests.tiny_runs import copy_of
 
 

@@ -18,10 +18,10 @@ import pytest
 
 from normbench.sweep.backends import is_finished
 from normbench.sweep.plan import plan_runs
-from normbench.sweep.vectorized import SeedStack
-from normbench.training.records import read_record
+from normbench.sweep.vectorized.seed_stack import SeedStack
+from normbench.training.run.records import read_record
 from tests.tiny_runs import copy_of, sweep_args, tiny_config
-from tests.training.test_interrupts import EVERY_2, ctrl_c_at
+from tests.training.stopping.test_interrupts import EVERY_2, ctrl_c_at
 
 
 def break_run(run: Path, fault: str) -> Path:

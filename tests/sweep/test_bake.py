@@ -8,10 +8,11 @@ from pathlib import Path
 import pytest
 
 from normbench.archive.store import Archive
-from normbench.sweep.bake import bake, load_queue
+from normbench.sweep.bake import bake
+from normbench.sweep.baking.queue import load_queue
 from normbench.sweep.options import BakeOptions
-from normbench.training.deadline import STOP_AT
-from normbench.training.records import read_record
+from normbench.training.run.records import read_record
+from normbench.training.stopping.deadline import STOP_AT
 from tests.tiny_runs import sweep_args, tiny_config
 
 
@@ -71,7 +72,7 @@ def test_the_shipped_queue_is_ten_quick_seeds_the_learning_rates_more_seeds_the_
 
 
 def test_a_run_a_board_published_before_the_archive_is_finished_not_retrained(tmp_path: Path) -> None:
-    from normbench.sweep.bake import survey
+    from normbench.sweep.baking.queue import survey
 
     queue = load_queue(queue_file(tmp_path, tiny_config(tmp_path), seeds="0-1"))
     archive = Archive(tmp_path / "results")
@@ -210,7 +211,7 @@ def test_a_board_published_before_the_archive_grows_with_its_published_values(tm
 
 def test_a_board_waiting_for_its_tuning_grid_is_left_for_a_later_bake(tmp_path: Path, monkeypatch, capsys) -> None:
     from normbench.judge.tuned import ChoiceNotReady
-    from normbench.sweep import queue as queue_module
+    from normbench.sweep.baking import queue as queue_module
 
     def not_ready(*args, **kwargs):
         raise ChoiceNotReady("bench.tuned.choice: results/majority/lr/leaderboard.json has 2 of its 4 runs")
@@ -227,7 +228,8 @@ def test_a_bake_that_trains_nothing_builds_a_waiting_board_once_its_grid_is_held
     from types import SimpleNamespace
 
     from normbench.sweep import bake as bake_module
-    from normbench.sweep.bake import QueueItem, Slot, release_waiting
+    from normbench.sweep.bake import release_waiting
+    from normbench.sweep.baking.queue import QueueItem, Slot
 
     grid, tuned = (QueueItem(b, "majority", p, ("pre/both",), (0,), None) for b, p in (("majority/lr", "lr"),
                                                                                           ("majority/tuned", "tuned")))  # fmt: skip
@@ -250,7 +252,7 @@ def test_a_stopped_bake_stops_the_runs_it_started() -> None:
     import subprocess
     import sys
 
-    from normbench.sweep.launch import stop_runs
+    from normbench.sweep.baking.launch import stop_runs
 
     polite = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     stubborn = subprocess.Popen(
@@ -298,7 +300,8 @@ def test_a_bake_keeps_the_token_analyses_or_says_in_one_line_why_not(tmp_path: P
     the weights are here, once per task and preset with every seed queued; without the SST-2 dev sentences it says so
     and goes on."""
     from normbench.publish import tokens
-    from normbench.sweep.bake import QueueItem, keep_token_analyses_here
+    from normbench.sweep.bake import keep_token_analyses_here
+    from normbench.sweep.baking.queue import QueueItem
 
     asked = []
 
@@ -328,7 +331,8 @@ def test_a_board_waiting_for_its_grid_is_queued_once_the_grid_is_trained(monkeyp
     from types import SimpleNamespace
 
     from normbench.sweep import bake as bake_module
-    from normbench.sweep.bake import QueueItem, Slot, in_queue_order, release_waiting
+    from normbench.sweep.bake import release_waiting
+    from normbench.sweep.baking.queue import QueueItem, Slot, in_queue_order
 
     grid, tuned, later = (
         QueueItem(board, "majority", preset, ("pre/both",), (0,), None)
@@ -362,10 +366,10 @@ def test_a_run_past_its_last_training_step_is_stopped_at_the_end_of_the_budget(m
     import time
     from types import SimpleNamespace
 
-    from normbench.sweep import launch as launch_module
-    from normbench.sweep.launch import BakeState, Schedule, train_queue
+    from normbench.sweep.baking import launch as launch_module
+    from normbench.sweep.baking.launch import BakeState, Schedule, train_queue
+    from normbench.sweep.baking.queue import BakeReport
     from normbench.sweep.options import BakeOptions
-    from normbench.sweep.queue import BakeReport
 
     procs: list[subprocess.Popen] = []
 
@@ -393,8 +397,8 @@ def test_a_bake_run_computes_its_analyses_where_it_trained(tmp_path: Path) -> No
     """A bake's run (a sweep that writes no board) computes the analyses its board reads while its weights are at
     hand, so the archive keeps them even when the bake ends before rebuilding the board (stopped, killed)."""
     from normbench.cli import main
-    from normbench.sweep.bake import survey
-    from normbench.sweep.launch import run_command
+    from normbench.sweep.baking.launch import run_command
+    from normbench.sweep.baking.queue import survey
 
     config = tiny_config(tmp_path)
     (slot,) = survey(load_queue(queue_file(tmp_path, config, seeds="0")), Archive(tmp_path / "results"), "unused")
@@ -433,7 +437,7 @@ def test_a_bake_trains_the_runs_in_progress_first_those_with_fewest_steps_left_f
     puts the one with fewer steps left first, whatever their steps done; runs not started keep the queue's order."""
     from types import SimpleNamespace
 
-    from normbench.sweep.bake import QueueItem, Slot, training_order
+    from normbench.sweep.baking.queue import QueueItem, Slot, training_order
 
     paper, lm = (QueueItem(b, t, p, ("v",), (0,), None) for b, t, p in (("majority/paper", "majority", "paper"),
                                                                          ("lm/x", "lm", "quick")))  # fmt: skip

@@ -13,7 +13,7 @@ import torch
 from normbench.sweep.device_plan import MAX_STACKS_PER_GPU, plan_stacks, seed_step_bytes
 from normbench.sweep.plan import Run
 from normbench.sweep.stacks import stacks_of
-from normbench.training.records import read_record
+from normbench.training.run.records import read_record
 from tests.tiny_runs import sweep_args, tiny_config
 
 GiB = 2**30

@@ -1,6 +1,6 @@
 """The orchestrators stay short and take one options object: each of :func:`~normbench.sweep.run.run_sweep`,
 :func:`~normbench.publish.write.write_results`, :func:`~normbench.sweep.bake.bake` and
-:func:`~normbench.sweep.launch.train_queue` is at most 60 lines (its ``def`` through its last line, docstring
+:func:`~normbench.sweep.baking.launch.train_queue` is at most 60 lines (its ``def`` through its last line, docstring
 included) and takes its options as one frozen dataclass, whose docstring describes every field, and at most three
 other parameters; the steps are helpers of their own."""
 
@@ -22,7 +22,7 @@ ORCHESTRATORS = [
     ("normbench.sweep.run", "run_sweep", "options", "normbench.sweep.options:SweepOptions"),
     ("normbench.publish.write", "write_results", "options", "normbench.publish.write:ResultsOptions"),
     ("normbench.sweep.bake", "bake", "options", "normbench.sweep.options:BakeOptions"),
-    ("normbench.sweep.launch", "train_queue", "options", "normbench.sweep.options:BakeOptions"),
+    ("normbench.sweep.baking.launch", "train_queue", "options", "normbench.sweep.options:BakeOptions"),
 ]
 
 

@@ -13,7 +13,8 @@ import pytest
 
 from normbench.archive.replicate import RECORD
 from normbench.archive.store import Archive
-from normbench.sweep.bake import bake, load_queue, survey
+from normbench.sweep.bake import bake
+from normbench.sweep.baking.queue import load_queue, survey
 from normbench.sweep.options import BakeOptions
 from tests.archive.test_untrusted_archive import full_disk_at
 from tests.sweep.test_bake import queue_file
@@ -91,7 +92,7 @@ def test_a_run_trained_from_the_start_after_its_checkpoint_did_not_load_claims_n
     tmp_path: Path, monkeypatch, capsys
 ) -> None:  # noqa: ANN001
     from normbench.cli import main
-    from normbench.training.deadline import STOP_AT
+    from normbench.training.stopping.deadline import STOP_AT
 
     config = tiny_config(tmp_path)
     monkeypatch.setenv(STOP_AT, "0")  # stopped after its first step: interrupted, with its checkpoint

@@ -1,7 +1,7 @@
 """Every (task, placement, component) cell: the norms a run reports are exactly the norms its model has.
 
 The record's ``norms``, the run name and the leaderboard row all come from
-:func:`normbench.training.rundir.reported_norms` of the effective architecture; the model builds
+:func:`normbench.training.run.rundir.reported_norms` of the effective architecture; the model builds
 its norms from the same :func:`normbench.nn.placement.present_norms`. This checks the two agree
 for every cell, and that identical networks share one config hash.
 """
@@ -19,7 +19,7 @@ from normbench.boards.variants import variant_entry
 from normbench.nn.norms import COMPONENTS, Norm, NormSpec
 from normbench.nn.placement import PLACEMENTS
 from normbench.tasks import get_task
-from normbench.training.rundir import config_hash, reported_norms, run_identity, run_label
+from normbench.training.run.rundir import config_hash, reported_norms, run_identity, run_label
 
 TINY = {
     "majority": {},

@@ -23,7 +23,7 @@ import pytest
 import torch
 from torchmetrics import MeanMetric
 
-import normbench.sweep.vectorized as vectorized
+import normbench.sweep.vectorized.seed_stack as seed_stack
 import normbench.tasks.base as base
 from normbench.data.batching import EpochBatchSampler, IndexedTensors, batch_loader, tensor_loader
 from normbench.data.majority import MajorityDataModule
@@ -86,7 +86,7 @@ class NonLoggingSteps(L.Callback):
 @pytest.fixture
 def as_on_an_accelerator(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(base, "host_reads_are_free", lambda device: False)
-    monkeypatch.setattr(vectorized, "host_reads_are_free", lambda device: False)
+    monkeypatch.setattr(seed_stack, "host_reads_are_free", lambda device: False)
 
 
 def fit_majority(

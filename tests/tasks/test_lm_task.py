@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from normbench.tasks import get_task
-from normbench.training.cli import train
-from normbench.training.records import read_record
+from normbench.training.fit import train
+from normbench.training.run.records import read_record
 from tests.lm_corpus import write_corpus
 
 CONFIG = str(get_task("lm").config_path)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from normbench.training.cli import train
+from normbench.training.fit import train
 
 TINY = [
     "--config",

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from normbench.tasks import get_task
-from normbench.training.cli import train
-from normbench.training.records import read_record
+from normbench.training.fit import train
+from normbench.training.run.records import read_record
 from tests.sst2_corpus import write_sst2
 
 CONFIG = str(get_task("sst2").config_path)

@@ -14,7 +14,7 @@ import torch
 from normbench.sweep.options import SweepOptions
 from normbench.sweep.run import run_sweep
 from normbench.tasks.trust import record_class, registered_classes, trust_record_code, untrusted_norms
-from normbench.training.rundir import record_config_hash
+from normbench.training.run.rundir import record_config_hash
 from tests.tiny_runs import copy_of
 
 MODULE = "normbench_crafted_side_effect"  # a module a crafted record names; importing it writes MARK

@@ -10,9 +10,9 @@ import pytest
 
 from normbench.archive import load_record
 from normbench.tasks import get_task
-from normbench.training.cli import train
 from normbench.training.config import load_config, preset_args
-from normbench.training.records import read_record
+from normbench.training.fit import train
+from normbench.training.run.records import read_record
 
 CONFIG = str(get_task("majority").config_path)
 TINY = [

@@ -10,9 +10,9 @@ import pytest
 import torch
 
 from normbench.tasks import get_task
-from normbench.training.cli import train
-from normbench.training.records import read_record
+from normbench.training.fit import train
 from normbench.training.reproducibility import agrees, same_platform
+from normbench.training.run.records import read_record
 
 TINY = [
     "--data.init_args.num_sequences=600",

@@ -24,10 +24,10 @@ from normbench.analysis.hooks import attention_modules, capture_attention_inputs
 from normbench.analysis.model_keys import unselectable_per_layer
 from normbench.nn.norms import NotShiftAndScale
 from normbench.tasks import get_task
-from normbench.training.cli import train
-from normbench.training.loading import build_datamodule
-from normbench.training.records import read_record
+from normbench.training.fit import train
 from normbench.training.reproducibility import agrees
+from normbench.training.run.loading import build_datamodule
+from normbench.training.run.records import read_record
 from tests.lm_corpus import write_corpus
 from tests.sst2_corpus import write_sst2
 from tests.tasks.test_lm_task import tiny as tiny_lm
@@ -251,9 +251,9 @@ def test_two_ddp_processes_sharing_one_gpu_match_one_process(tmp_path: Path) -> 
 @pytest.mark.cuda
 @NO_GPU
 def test_an_interrupted_gpu_run_resumes_bit_for_bit(tmp_path: Path) -> None:
-    """As the CPU test (tests/training/test_checkpointing.py), on cuda with dropout: deterministic algorithms."""
-    import tests.training.test_checkpointing as checkpointing
-    from tests.training.test_checkpointing import test_interrupted_run_resumes_exactly
+    """As the CPU test (tests/training/run/test_checkpointing.py), on cuda with dropout: deterministic algorithms."""
+    import tests.training.run.test_checkpointing as checkpointing
+    from tests.training.run.test_checkpointing import test_interrupted_run_resumes_exactly
 
     cpu_fit = checkpointing.fit
     checkpointing.fit = lambda runs, *extra, **kw: cpu_fit(runs, *extra, "--trainer.accelerator=gpu", **kw)
@@ -270,7 +270,7 @@ def test_an_interrupted_gpu_run_resumes_bit_for_bit(tmp_path: Path) -> None:
 @NO_GPU
 def test_stacked_seeds_on_the_gpu_match_the_seeds_trained_alone(tmp_path: Path) -> None:
     """``--vectorize`` on cuda (the math attention kernel under vmap), against lone GPU runs, within tolerance."""
-    from tests.sweep.test_vectorized import test_each_stacked_seed_matches_the_seed_trained_alone
+    from tests.sweep.vectorized.test_fit import test_each_stacked_seed_matches_the_seed_trained_alone
 
     test_each_stacked_seed_matches_the_seed_trained_alone(tmp_path, ["--trainer.accelerator=gpu"])
 
@@ -279,10 +279,11 @@ def test_stacked_seeds_on_the_gpu_match_the_seeds_trained_alone(tmp_path: Path) 
 @NO_GPU
 def test_the_monitor_does_not_change_a_gpu_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import tests.training.test_cli as cli_tests
-    from tests.training.test_monitor import test_monitor_does_not_change_training
+    from tests.training.monitoring.test_monitor import test_monitor_does_not_change_training
 
     cpu_fit = cli_tests.fit
     monkeypatch.setattr(
-        "tests.training.test_monitor.fit", lambda path, *extra: cpu_fit(path, *extra, "--trainer.accelerator=gpu")
+        "tests.training.monitoring.test_monitor.fit",
+        lambda path, *extra: cpu_fit(path, *extra, "--trainer.accelerator=gpu"),
     )
     test_monitor_does_not_change_training(tmp_path, monkeypatch)

@@ -10,11 +10,11 @@ import torch
 
 from normbench.cli import main
 from normbench.tasks import get_task
-from normbench.training.cli import train
-from normbench.training.loading import build_datamodule, load_run
+from normbench.training.fit import train
 from normbench.training.predict import SUBMISSION_HEADER, predict_file
-from normbench.training.records import read_record
-from normbench.training.rundir import checkpoint_of
+from normbench.training.run.loading import build_datamodule, load_run
+from normbench.training.run.records import read_record
+from normbench.training.run.rundir import checkpoint_of
 from tests.sst2_corpus import write_sst2
 from tests.tasks.test_sst2_task import tiny
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import NotRequired, TypedDict
 
 import numpy as np
 import torch
@@ -27,6 +27,38 @@ from tqdm.auto import tqdm
 
 from normbench.analysis.unselectable import unselectable_mask
 from normbench.io import show_bars
+
+
+class GridStats(TypedDict):
+    """One set of keys' statistics over the grid, each indexed ``[d][n]``: ``mean_fraction``, the mean over runs of
+    a run's fraction of unselectable keys, and ``any_fraction``, the fraction of runs with at least one."""
+
+    mean_fraction: list[list[float]]
+    any_fraction: list[list[float]]
+
+
+class RandomGrid(TypedDict):
+    """The random grid (:func:`random_grid`; ``results/unselectable/random_grid.json``, with the ``provenance`` of
+    the build that wrote it).
+
+    ns, ds: the key counts n and dimensions d of its cells; runs: random sets per cell; seed: the seed of every
+    cell's draws. layernorm, layernorm_eps: what the LayerNorm sets apply (eps = 0, and ``eps``).
+    stats: set (``raw``, ``layernorm``, ``layernorm_eps``) -> its :class:`GridStats`. decided_by: how many keys
+    each stage of the decision decided; wall_time_s: the whole grid's time, seconds_by_d: d -> its row's time.
+    A grid written before the eps set has no ``layernorm_eps``, ``eps`` or ``seconds_by_d``.
+    """
+
+    ns: list[int]
+    ds: list[int]
+    runs: int
+    seed: int
+    layernorm: str
+    layernorm_eps: NotRequired[str]
+    eps: NotRequired[float]
+    stats: dict[str, GridStats]
+    decided_by: dict[str, int]
+    wall_time_s: float
+    seconds_by_d: NotRequired[dict[str, float]]
 
 
 def cell_keys(d: int, n: int, runs: int, seed: int) -> np.ndarray:
@@ -46,7 +78,7 @@ def random_grid(
     seed: int = 0,
     progress: bool = True,
     eps: float = 1e-5,
-) -> dict[str, Any]:
+) -> RandomGrid:
     """Run the grid; returns the statistics as nested lists indexed [d][n] plus timing."""
     if runs < 1 or not ns or not ds or min(ns) < 1 or min(ds) < 1:
         raise ValueError("random grid: runs, n and d must be positive and non-empty")

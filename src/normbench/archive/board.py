@@ -15,7 +15,7 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from normbench.archive._json import (
     NUMBER,
@@ -43,6 +43,55 @@ class BoardError(ValueError):
     def __init__(self, path: str | os.PathLike, reason: str) -> None:
         super().__init__(f"board: {os.fspath(path)!r} is not a leaderboard ({reason})")
         self.reason = reason
+
+
+class SweepDefinition(TypedDict):
+    """What a sweep is, as its command says it (a board's ``sweep``; :func:`normbench.sweep.folders.sweep_definition`
+    builds it, :func:`normbench.sweep.folders.sweep_key` names it): its ``preset``, the ``variants`` it plans (a sweep
+    judged at tuned values: their base variants), its ``seeds``, the config ``overrides`` and ``grid`` axes of its
+    command line, and the name of its own config file (``config_file``; ``None``: the task's shipped config)."""
+
+    preset: str | None
+    variants: list[str]
+    seeds: list[int]
+    overrides: list[str]
+    grid: list[str]
+    config_file: str | None
+
+
+class SupersededClaim(TypedDict):
+    """A claim of the build a board replaced, as that build judged it: its ``id`` and ``verdict``, ``measured`` and
+    ``per_seed`` (role -> mean, resp. each seed's value) and ``gap_to_paper`` (role -> mean minus the paper's value,
+    with its 95% interval; :func:`normbench.judge.claims.paper_gaps`)."""
+
+    id: str
+    verdict: str
+    measured: Mapping[str, object]
+    per_seed: dict[str, list[float | None]] | None
+    gap_to_paper: Mapping[str, object] | None
+
+
+class Supersedes(TypedDict):
+    """The build a board replaced as a build of superseded configs (a board's ``supersedes``;
+    :func:`normbench.publish.write.superseded_build`): when (``generated_at``) and at which ``git_commit`` it was
+    built, ``why`` its configs are superseded, its ``config_hashes`` (variant -> hash) and its ``claims``."""
+
+    generated_at: str
+    git_commit: str | None
+    why: str
+    config_hashes: dict[str, str | None]
+    claims: list[SupersededClaim]
+
+
+class Rejudged(TypedDict):
+    """When (``at``) and at which commit (``git_commit``, ``dirty``) a board's or a token report's claims were judged
+    again from the values it holds, by which ``normbench`` version (a board's), and ``what`` was recomputed."""
+
+    at: str
+    git_commit: str | None
+    dirty: bool | None
+    normbench: NotRequired[str]
+    what: str
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -168,18 +217,18 @@ class Board(JsonObject):
     collapse: dict[str, Any] | None = optional(dict)
     choice: dict[str, Any] | None = optional(dict)
     failed_runs: tuple[dict[str, Any], ...] | None = optional(list, decode=as_tuple)
-    supersedes: dict[str, Any] | None = optional(dict)
+    supersedes: Supersedes | None = optional(dict)
     sweep_key: str | None = optional(str)
-    sweep: dict[str, Any] | None = optional(dict)
+    sweep: SweepDefinition | None = optional(dict)
     planned_runs: int | None = optional(int)
     finished_runs: int | None = optional(int)
     matrix: dict[str, Any] | None = optional(dict)
     width: dict[str, Any] | None = optional(dict)
-    decided_by: dict[str, Any] | None = optional(dict)
+    decided_by: dict[str, int] | None = optional(dict)
     figures: tuple[str, ...] | None = optional(list, decode=as_tuple)
     figure_styles: dict[str, int] | None = optional(dict)
     citation: dict[str, Any] | None = optional(dict)
-    rejudged: dict[str, Any] | None = optional(dict)
+    rejudged: Rejudged | None = optional(dict)
     uncommitted_code: bool | None = optional(bool)
     in_progress: list[dict[str, Any]] | None = optional(list)
     tuned: dict[str, Any] | None = optional(dict)

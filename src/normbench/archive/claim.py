@@ -81,7 +81,7 @@ class JudgedClaim(JsonObject):
         power: the smallest difference the seeds could detect (``detectable``, at 80% power) and where the point
             estimate leans (``leaning``); ``borderline``: an equivalence within the metric's tolerance of its margin
             (the verdict it had, the distance, the tolerance); ``margin_declared``: ``after the runs`` where the
-            margin was registered after the claim's runs were trained (:mod:`normbench.judge.qualify`).
+            margin was registered after the claim's runs were trained (:mod:`normbench.judge.verdicts.qualify`).
         paper_chance: the random-key null at the paper's own key counts beside the paper's value (its ``chance_at``).
         rates: on a board judged at shared and tuned learning rates, role -> the rate its variant was judged at.
         failures: a stability claim's counts, role -> learning rate -> ``{failed, runs}``

@@ -16,13 +16,24 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from normbench.archive.store import ARCHIVE
 from normbench.io import atomic_write_json, cache_root, params_digest
 
 FACTS = "data-facts"
-READ: dict[str, dict[str, Any]] = {}  # the facts this process's builds read or computed: file name -> document
+
+
+class Fact(TypedDict):
+    """A data fact's file (``<kind>-<digest>.json``, :func:`fact_name`): its ``kind``, the ``params`` that decide it
+    (the data config, with what else does: :func:`data_fact`) and its ``value``, whatever the kind computes."""
+
+    kind: str
+    params: dict[str, Any]
+    value: Any
+
+
+READ: dict[str, Fact] = {}  # the facts this process's builds read or computed: file name -> document
 
 
 def fact_name(kind: str, params: dict[str, Any]) -> str:
@@ -42,7 +53,7 @@ def fact_dirs() -> list[Path]:
     return [*([results / ARCHIVE / FACTS] if results else []), cache_root() / FACTS]
 
 
-def read_fact(path: Path, kind: str, params: dict[str, Any]) -> dict[str, Any] | None:
+def read_fact(path: Path, kind: str, params: dict[str, Any]) -> Fact | None:
     """The fact document at ``path`` if it is this kind's and these params' (else ``None``: absent or another's)."""
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
@@ -61,11 +72,11 @@ def data_fact(kind: str, data: dict[str, Any], compute: Callable[[], Any], **ext
     name = fact_name(kind, params)
     from_files = bool({"source", "data_dir"} & set(data.get("init_args") or {}))  # a corpus read from files or a hub
     for folder in fact_dirs():
-        doc = read_fact(folder / name, kind, params)
-        if doc is not None:
-            READ.update({name: doc} if from_files else {})
-            return doc["value"]
-    doc = {"kind": kind, "params": params, "value": compute()}
+        found = read_fact(folder / name, kind, params)
+        if found is not None:
+            READ.update({name: found} if from_files else {})
+            return found["value"]
+    doc: Fact = {"kind": kind, "params": params, "value": compute()}
     atomic_write_json(cache_root() / FACTS / name, doc)
     READ.update({name: doc} if from_files else {})
     return doc["value"]

@@ -9,7 +9,7 @@
 * **local paths**: an analysis archived before the archive made its paths local (``decomposition.json``'s ``run`` and
   ``checkpoint``) holds the absolute paths of the machine it was computed on; :func:`with_local_paths` lists them and
   :func:`localise` rewrites them as the archive now writes them
-  (:func:`normbench.archive.replicate_files.local_path`). So does a record of a run trained with an absolute
+  (:func:`normbench.archive.files.writing.local_path`). So does a record of a run trained with an absolute
   ``--runs_dir`` (its ``log_dir``, ``checkpoint`` and ``runs_dir``), and the published values taken from a board that
   showed such a run: :func:`records_with_local_paths`, :func:`localise_records`. Those keys are not part of a run's
   identity, so its config hash and every value a board shows stay as they were.
@@ -22,9 +22,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from normbench.archive.files import read_json
+from normbench.archive.files.reading import read_json
+from normbench.archive.files.writing import PATH_KEYS, write_file, write_gzip_json
 from normbench.archive.replicate import ANALYSES, first_finished, read_record
-from normbench.archive.replicate_files import PATH_KEYS, write_file, write_gzip_json
 from normbench.archive.store import CANONICAL, PUBLISHED_VALUES, Archive
 from normbench.io import dumps_json
 
@@ -32,7 +32,7 @@ RUNS_ROOT = Path("runs")  # what a path under an unknown runs folder is kept rel
 
 
 def write_text_file(path: Path, text: str, encoding: str | None = None) -> Path:
-    """``text`` written into ``path`` atomically (:func:`normbench.archive.replicate_files.write_file`)."""
+    """``text`` written into ``path`` atomically (:func:`normbench.archive.files.writing.write_file`)."""
     return write_file(path, lambda tmp: tmp.write_text(text, encoding=encoding))
 
 

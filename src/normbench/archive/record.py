@@ -1,6 +1,6 @@
 """The run record: one JSON file per (task, variant, seed) run (``runs/<task>/<run>/seed<k>/record.json``).
 
-:mod:`normbench.training.records` writes it while the run trains; :func:`load_record` is the one reader.
+:mod:`normbench.training.run.records` writes it while the run trains; :func:`load_record` is the one reader.
 A record holds the resolved config, its hash (seed excluded, so all seeds of a variant share it), the norms
 the network has, the status (``running`` / ``done`` / ``diverged`` / ``failed`` / ``interrupted``), every
 logged metric as a ``[step, value]`` series (step = optimizer steps completed; ``null`` for a value that is
@@ -12,10 +12,10 @@ from __future__ import annotations
 import dataclasses
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from normbench.archive._json import NUMBER, JsonObject, SchemaError, optional, required
-from normbench.archive.files import Unreadable, read_json
+from normbench.archive.files.reading import Unreadable, read_json
 from normbench.io import strict_json
 
 STATUSES = ("running", "done", "diverged", "failed", "interrupted")
@@ -24,6 +24,14 @@ FINISHED = ("done", "diverged")
 RESUMABLE = ("running", "failed", "interrupted")
 
 Series = dict[str, list[list[Any]]]
+
+
+class Stack(TypedDict):
+    """The stack of seeds a run trained in (a record's ``vectorized``; :mod:`normbench.sweep.vectorized`): its
+    ``stack_size`` and the ``seeds`` it trained together, in order."""
+
+    stack_size: int
+    seeds: list[int]
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -66,7 +74,7 @@ class RunRecord(JsonObject):
     test_time_s: float | None = optional(*NUMBER)
     checkpoint: str | None = optional(str)
     resumed_from: str | None = optional(str)
-    vectorized: dict[str, Any] | None = optional(dict)
+    vectorized: Stack | None = optional(dict)
     wall_time_s: float | None = optional(*NUMBER)
     updated_at: str | None = optional(str)
     series: Series = required(dict)
@@ -100,7 +108,7 @@ def wall_time_share_s(record: dict[str, Any]) -> float:
 
 def load_record(path: str | os.PathLike) -> RunRecord:
     """The run record at ``path``; a truncated, oversized, too deeply nested or malformed file is one ``ValueError``
-    (:class:`normbench.archive.files.Unreadable`) naming it.
+    (:class:`normbench.archive.files.reading.Unreadable`) naming it.
 
     Records are strict JSON (a value that is not finite is ``null``); an older record's bare
     ``NaN``/``Infinity`` reads as ``None`` too. Malformed: not a JSON object, a missing or unknown
@@ -109,7 +117,8 @@ def load_record(path: str | os.PathLike) -> RunRecord:
     """
     archived = str(path).endswith(".gz")  # the run archive's records (normbench.archive.store) are gzipped
     try:
-        data = strict_json(read_json(path))  # within the archive's limits: size, nesting (normbench.archive.files)
+        # within the archive's limits: size, nesting (normbench.archive.files.reading)
+        data = strict_json(read_json(path))
     except Unreadable as exc:
         raise Unreadable(Path(path), exc.reason, f"run record {path}: unreadable ({exc.reason})") from None
     if not isinstance(data, dict) or data.get("status") not in STATUSES:

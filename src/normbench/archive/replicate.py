@@ -8,17 +8,30 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from normbench import MKL_CBWR_DEFAULT
-from normbench.archive.files import Unreadable, read_json
+from normbench.archive.files.reading import Unreadable, read_json
 
 RECORD = "record.json.gz"  # gzip (mtime 0: the same record gives the same bytes); a record is mostly its series
 CHECKPOINT = "last.ckpt"
 FINISHED = ("done", "diverged")
 # the analyses a board reads beside a record, computed from the final checkpoint where it was (the archive keeps no
-# weights of a finished run): normbench.training.rundir names the first four, run_analyses.sentence_tokens the last
+# weights of a finished run): normbench.training.run.rundir names the first four, run_analyses.sentence_tokens the last
 ANALYSES = ("decomposition.json", "key_sets.json", "class_keys.json", "head_keys.json", "sentence_tokens.json")
+
+
+class Segment(TypedDict):
+    """Who trained a record's steps (:func:`segment`; a record continued elsewhere lists one per platform in order, as
+    ``segments``): the ``platform`` class (:func:`platform_slug`), the ``git_commit`` and ``dirty`` state of the tree,
+    the ``device`` and ``threads``, and ``to_step``, the steps done by the segment's end (:func:`steps_done`)."""
+
+    platform: str
+    git_commit: str | None
+    dirty: bool | None
+    device: str | None
+    threads: int | None
+    to_step: int
 
 
 @dataclass(frozen=True)
@@ -49,7 +62,7 @@ class Replicate:
 
 def read_record(path: Path) -> dict[str, Any]:
     """A record (``record.json``, or gzipped ``record.json.gz``) as JSON data, read within the archive's limits
-    (:func:`normbench.archive.files.read_json`); one line naming the file when it is not a JSON object."""
+    (:func:`normbench.archive.files.reading.read_json`); one line naming the file when it is not a JSON object."""
     doc = read_json(path)
     if not isinstance(doc, dict):
         raise Unreadable(Path(path), f"a JSON {type(doc).__name__}, not a run record")
@@ -100,7 +113,7 @@ def same_numbers(a: dict[str, Any], b: dict[str, Any]) -> bool:
     return a.get("status") == b.get("status") and (a.get("series") or {}) == (b.get("series") or {})
 
 
-def segment(record: dict[str, Any]) -> dict[str, Any]:
+def segment(record: dict[str, Any]) -> Segment:
     """Who trained a record's steps: platform, commit, clean tree and the steps reached."""
     prov = record.get("provenance") or {}
     return {
@@ -117,7 +130,7 @@ def continues(old: dict[str, Any], new: dict[str, Any]) -> bool:
     """Whether ``new`` trained on from ``old``'s checkpoint: its record names ``old``'s segments (the steps they
     reached aside) before its own. A run that started from the beginning names no earlier segment."""
 
-    def who(segments: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def who(segments: list[Segment]) -> list[dict[str, object]]:
         return [{k: v for k, v in s.items() if k != "to_step"} for s in segments]
 
     earlier = list(old.get("segments") or [segment(old)])

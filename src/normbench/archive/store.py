@@ -14,10 +14,10 @@ A *replicate* is one training of a ``(config hash, seed)`` on one platform: its 
 run trained on another platform is added beside the first, never over it; the first finished replicate added is
 *canonical*, its name written into ``canonical`` when it is added (a maintainer may name another there; an older
 folder without one shows its first finished replicate by name), so the published numbers change only when the
-canonical runs do. Every file is read as untrusted input, within limits (:mod:`normbench.archive.files`), and written
-atomically (:func:`~normbench.archive.replicate_files.write_file`: a full disk is one ``OSError`` naming the file, and
-no record is left half-written). An unfinished replicate (a bake stopped by its budget) keeps its checkpoint here and
-is continued from it on any machine; its record then names every platform that trained a segment of it
+canonical runs do. Every file is read as untrusted input, within limits (:mod:`normbench.archive.files.reading`),
+and written atomically (:func:`~normbench.archive.files.writing.write_file`: a full disk is one ``OSError`` naming the
+file, and no record is left half-written). An unfinished replicate (a bake stopped by its budget) keeps its checkpoint
+here and is continued from it on any machine; its record then names every platform that trained a segment of it
 (``segments``).
 """
 
@@ -28,7 +28,15 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from normbench.archive.files import ArchiveError, Unreadable, check_no_links, read_capped, read_json
+from normbench.archive.files.reading import ArchiveError, Unreadable, check_no_links, read_capped, read_json
+from normbench.archive.files.writing import (
+    analysis_writer,
+    checkpoint_state,
+    dead_checkpoint,
+    forget_dead_checkpoint,
+    write_file,
+    write_replicate,
+)
 from normbench.archive.replicate import (
     ANALYSES,
     CHECKPOINT,
@@ -42,14 +50,6 @@ from normbench.archive.replicate import (
     same_numbers,
     steps_done,
     with_segments,
-)
-from normbench.archive.replicate_files import (
-    analysis_writer,
-    checkpoint_state,
-    dead_checkpoint,
-    forget_dead_checkpoint,
-    write_file,
-    write_replicate,
 )
 from normbench.io import atomic_write, atomic_write_json
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from normbench import __version__
 from normbench.archive import FINISHED, Board, load_record, parse_board
-from normbench.boards.paper import build_protocol, build_tables
+from normbench.boards.paper import ProtocolSpec, build_protocol, build_tables
 from normbench.boards.variants import distinct, group_by_variant, n_layers_of, variant_entry
 from normbench.io import strict_json
 from normbench.judge.chance.board import with_chance
@@ -32,9 +32,9 @@ from normbench.judge.collapse import check_spec as check_collapse
 from normbench.judge.collapse import with_baselines
 from normbench.judge.reference_runs import build_reference
 from normbench.tasks.series import expand_metric_layers
-from normbench.training.records import provenance, utc_now
 from normbench.training.reproducibility import chaotic, distribution_table, tolerance_table
-from normbench.training.verify import check_record
+from normbench.training.run.records import provenance, utc_now
+from normbench.training.run.verify import check_record
 
 
 def reproducibility(variants: list[dict[str, Any]], bench: dict[str, Any]) -> dict[str, Any]:
@@ -106,7 +106,7 @@ def build(
         "generated_at": utc_now(),
         "provenance": prov,
         "protocol": build_protocol(
-            bench.get("protocol") or {},
+            bench.get("protocol") or ProtocolSpec(),
             {name: group[0]["config"] for name, group in by_variant.items()} or {"": config},
             variants,
             preset=preset,
@@ -147,7 +147,7 @@ REDO = "the sweep's own `normbench sweep` (or `bench`) command redoes that run"
 def load_records(paths: list[Path], config_hashes: list[str | None] | None = None) -> list[dict[str, Any]]:
     """The records at ``paths`` that exist, each with its own location as ``record_path``.
 
-    A finished record must be its run's (:func:`normbench.training.verify.check_record`: the config hash
+    A finished record must be its run's (:func:`normbench.training.run.verify.check_record`: the config hash
     recomputed from its config is its own and, where ``config_hashes`` gives it, the planned one; a
     ``done`` run's final checkpoint is readable). A malformed or mismatched record, or a broken final
     checkpoint, is one ``ValueError`` naming the file and the fix: no leaderboard cell from it.

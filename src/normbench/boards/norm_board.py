@@ -12,215 +12,113 @@ judged it (``results/<task>/tuned/``, ``tuned-blocks/``, ``tuned-card-<norm>/``:
 tuning seeds, rule and judging seeds): mean, 95% t-interval, finished and failed seeds of the declared n; its standing
 is against the best complete cell (best, tied, worse, undecided, in progress: :mod:`normbench.boards.norm_cells`).
 Each task states the smallest difference its seeds resolve (:func:`normbench.boards.norm_cells.resolution`).
+
+What a task ranks is :mod:`normbench.boards.norm_ranking`; where its cells are read,
+:mod:`normbench.boards.norm_sources`.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Literal, TypedDict
 
 from normbench import archive
-from normbench.archive import Board, VariantEntry
-from normbench.boards.norm_cells import complete, resolution, seed_cell, standings
+from normbench.boards.norm_cells import NormCell, complete, resolution, standings
+from normbench.boards.norm_ranking import NormSlot, TaskRanking, card_norms
+from normbench.boards.norm_sources import Sources, queued_boards, slots_of
 from normbench.training.config import load_config
 
+if TYPE_CHECKING:  # Python 3.11's; the annotations are never evaluated (``from __future__ import annotations``)
+    from typing import NotRequired
+
 TASKS = ("majority", "lm", "sst2")
-#: the reader's name of each named card's norm (a plug-in card's norm is named by its class)
-CARD_NAMES = {"dyt": "DyT", "scalenorm": "ScaleNorm", "qknorm": "QK-norm", "peri": "peri-norm"}
-RATES = ("tuned", "shared")
-BETTER = ("higher", "lower")
+Rate = Literal["tuned", "shared"]
+RATES: tuple[Rate, ...] = ("tuned", "shared")
 
 
-@dataclass(frozen=True)
-class NormSlot:
-    """One norm of a task's ranking: its reader's ``name`` and the task's ``variant`` that stands for it; ``card``:
-    the report card it comes from (``None``: declared by the task)."""
+class Parameters(TypedDict):
+    """A norm's network size on a task: ``count``, its trainable parameters (``None``: not counted, ``why`` not)."""
 
-    name: str
+    count: int | None
+    why: NotRequired[str]
+
+
+class NormRow(TypedDict):
+    """One norm of a task's ranking (``results/norms.json``: ``tasks[].norms[]`` and ``.placements[]``).
+
+    ``norm``: the reader's name; ``variant``: the task's variant that stands for it; ``card``: the report card it
+    comes from (``None``: declared by the task); ``slots``: each norm slot of its network and the component in it;
+    ``tuned``, ``shared``: its cell at its own tuned rate and at the shared rate; ``parameters``: its network's size;
+    ``queued``: the bake-queue boards that train it.
+    """
+
+    norm: str
     variant: str
-    card: str | None = None
+    card: str | None
+    slots: NotRequired[dict[str, str] | None]
+    tuned: NotRequired[NormCell]
+    shared: NotRequired[NormCell]
+    parameters: NotRequired[Parameters]
+    queued: NotRequired[list[str]]
 
 
-@dataclass(frozen=True)
-class TaskRanking:
-    """What a task ranks (``bench.norm_board`` of its config), typed: see the module docstring."""
+class PlatformDrift(TypedDict):
+    """The largest measured drift of a metric between platforms (:func:`platform_drift`): ``drift``, the absolute
+    difference of a published per-seed value and its replicate's, and ``where``: the board, variant, seed and
+    platform of that replicate."""
+
+    drift: float
+    where: str
+
+
+class TuningProtocol(TypedDict):
+    """How every norm of a task is tuned: the grid's ``preset``, its ``grid`` (config key -> learning rates), its
+    ``tuning_seeds`` and ``choice`` (the grid's ``bench.choice``: the rule that picks a rate)."""
+
+    preset: str
+    grid: dict[str, list[float]]
+    tuning_seeds: list[int]
+    choice: Mapping[str, object] | None
+
+
+class NormTask(TypedDict):
+    """One task's section of the norm leaderboard (``results/norms.json``: ``tasks[]``).
+
+    ``task``; ``metric`` and which way is ``better``; ``margin``: the card margin of a tie; ``judging_preset``,
+    ``judging_seeds``: the tuned protocol's; ``tuning``: its grid; ``shared_rate``: the rate all share; ``resolution``:
+    rate -> the smallest difference its seeds resolve; ``norms``, ``placements``: the ranked rows; ``boards``: the
+    tuned boards read; ``platform_drift``: the metric's measured drift between platforms (``None``: none measured);
+    ``separates``: rate -> whether the seeds separate any norm from the best (``None``: fewer than two complete cells).
+    """
 
     task: str
     metric: str
     better: str
     margin: float
-    grid: str
-    tuned: str
-    seeds: tuple[int, ...]
-    norms: tuple[NormSlot, ...]
-    placements: tuple[NormSlot, ...]
-
-    @classmethod
-    def of(cls, task: str) -> TaskRanking:
-        """The ranking ``tasks/<task>.yaml`` declares; a one-line ``ValueError`` naming the field otherwise."""
-        bench = load_config(task).get("bench") or {}
-        spec = bench.get("norm_board")
-        where = f"bench.norm_board (task {task})"
-        if not isinstance(spec, dict):
-            raise ValueError(f"{where}: the task declares no norm leaderboard")
-        known = {"metric", "better", "norms", "placements", "grid", "tuned"}
-        unknown = sorted(set(spec) - known)
-        if unknown:
-            raise ValueError(f"{where}.{unknown[0]}: not a setting; allowed: {', '.join(sorted(known))}")
-        if spec.get("better") not in BETTER:
-            raise ValueError(f"{where}.better: must be higher or lower, got {spec.get('better')!r}")
-        variants = bench.get("variants") or {}
-        slots = {}
-        for field in ("norms", "placements"):
-            entries = spec.get(field) or {}
-            if not isinstance(entries, dict):
-                raise ValueError(f"{where}.{field}: must map a norm's name to one of the task's variants")
-            for name, variant in entries.items():
-                if variant not in variants:
-                    raise ValueError(f"{where}.{field}.{name}: {variant!r} is not a variant of task {task}")
-            slots[field] = tuple(NormSlot(str(n), str(v)) for n, v in entries.items())
-        tuned = str(spec.get("tuned", "tuned"))
-        card = bench.get("card") or {}
-        if "margin" not in card:
-            raise ValueError(f"bench.card.margin (task {task}): the norm leaderboard's margin is the card's")
-        return cls(
-            task=task,
-            metric=str(spec.get("metric")),
-            better=spec["better"],
-            margin=float(card["margin"]),
-            grid=str(spec.get("grid", "lr")),
-            tuned=tuned,
-            seeds=tuple(int(s) for s in (load_config(task, tuned).get("bench") or {}).get("seeds") or ()),
-            norms=slots["norms"],
-            placements=slots["placements"],
-        )
+    judging_preset: str
+    judging_seeds: list[int]
+    tuning: TuningProtocol
+    shared_rate: str | None
+    resolution: dict[str, float | None]
+    norms: list[NormRow]
+    placements: list[NormRow]
+    boards: list[str]
+    platform_drift: PlatformDrift | None
+    separates: NotRequired[dict[str, bool | None]]
 
 
-def card_options_text(options: dict[str, Any]) -> str:
-    """``alpha_init=0.0``: a card's options (its ``card.json``), as ``normbench card --options`` took them."""
-    words = {True: "true", False: "false", None: "null"}
-    return ",".join(
-        f"{k}={words.get(v, v) if isinstance(v, (bool, type(None))) else v}" for k, v in sorted(options.items())
-    )
+class NormBoard(TypedDict):
+    """The norm leaderboard (``results/norms.json``): ``norm_board_version``, a section per task (``tasks``) and
+    ``built_from``: each tuned board read -> its ``generated_at``."""
+
+    norm_board_version: int
+    tasks: list[NormTask]
+    built_from: dict[str, str]
 
 
-def card_norms(task: str, results_dir: Path) -> list[NormSlot]:
-    """The norm of every published report card that ran ``task`` at the pre placement (its ``card.json``)."""
-    out = []
-    for path in sorted((results_dir / "cards").glob("*/card.json")):
-        card = json.loads(path.read_text(encoding="utf-8"))
-        for entry in card.get("tasks") or []:
-            if entry.get("task") == task and entry.get("placement", "pre") == "pre":
-                variant = (entry.get("variants") or {}).get("new")
-                slug = str(card.get("slug") or path.parent.name)
-                name = CARD_NAMES.get(slug) or str(card.get("norm") or slug).rpartition(":")[2]
-                if card.get("options"):  # one norm's cards at two option sets: two rows
-                    name += f" ({card_options_text(card['options'])})"
-                if variant:
-                    out.append(NormSlot(name, str(variant), path.parent.name))
-    return out
-
-
-def tuned_boards(task: str, preset: str, results_dir: Path) -> list[tuple[str, Board]]:
-    """The task's boards judged at tuned rates in ``preset`` (key, board): the task's own first, then the others by
-    name, so a variant several boards share (LayerNorm's runs) is read from the first."""
-    folder = results_dir / task
-    keys = sorted(p.parent.name for p in folder.glob("*/leaderboard.json"))
-    order = sorted(keys, key=lambda k: (k != preset, k != f"{preset}-blocks", k))
-    out = []
-    for name in order:
-        board = archive.load_board(folder / name)
-        if board.tuned and board.preset == preset:
-            out.append((f"{task}/{name}", board))
-    return out
-
-
-def slots_of(entry: VariantEntry | None) -> dict[str, str] | None:
-    """Each norm slot of a variant and the component in it (``attn``: ``scale``), with ``qk`` for QK-norm."""
-    if entry is None:
-        return None
-    out = {role: str(spec.get("component")) for role, spec in entry.norms.items()}
-    if entry.qk_norm:
-        out["qk"] = "rms"
-    return out
-
-
-def queued_boards(results_dir: Path) -> dict[tuple[str, str], list[str]]:
-    """(task, variant) -> the boards of the bake queue (``results/bake.yaml``) that train it."""
-    path = results_dir / "bake.yaml"
-    if not path.is_file():
-        return {}
-    import yaml
-
-    out: dict[tuple[str, str], list[str]] = {}
-    for item in (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("queue") or []:
-        for variant in item.get("variants") or []:
-            out.setdefault((str(item.get("task")), str(variant)), []).append(str(item.get("board")))
-    return out
-
-
-class Sources:
-    """The tuned boards of one task, indexed by the base variant each judges (the first board that judges it)."""
-
-    def __init__(self, task: str, preset: str, results_dir: Path) -> None:
-        self.results_dir = results_dir
-        self.boards = tuned_boards(task, preset, results_dir)
-        self.index: dict[str, tuple[str, Board, dict[str, Any]]] = {}
-        for key, board in self.boards:
-            for base in (board.tuned or {}).get("bases") or []:
-                self.index.setdefault(str(base["base"]), (key, board, base))
-
-    def cell(self, variant: str, rate: str, metric: str, declared: int) -> dict[str, Any]:
-        """The variant's cell at ``rate`` (``tuned`` or ``shared``), with the board and rate it was read from."""
-        found = self.index.get(variant)
-        if found is None:
-            return {**seed_cell(None, metric, declared), "board": None, "rate": None}
-        key, board, base = found
-        name = base.get(rate)
-        entry = board.by_name.get(str(name)) if name else None
-        cell = seed_cell(entry, metric, declared)
-        if rate == "tuned" and base.get("waiting"):  # its own grid is not finished: chosen once it is
-            cell["waiting"] = f"the rate is not chosen yet: {base['waiting']} ({(board.tuned or {}).get('choice')})"
-        elif rate == "tuned" and base.get("chosen") is None:
-            cell["no_rate"] = True  # a tuning seed failed at every rate of the grid (or next to it)
-        if rate == "tuned" and "waiting" not in cell:
-            if waiting := self.choice_waits(board, variant, base.get("chosen")):
-                cell["waiting"] = waiting
-        rate_value = base.get("chosen") if rate == "tuned" else (board.tuned or {}).get("shared")
-        cell.update(board=key, rate=rate_value, variant=name)
-        if rate == "tuned":
-            cell["at_edge"] = bool(base.get("at_edge"))
-        return cell
-
-    def choice_waits(self, board: Board, variant: str, chosen: Any) -> str | None:
-        """Why the tuned board's rate for ``variant`` is not the grid's final choice under today's rule, or ``None``:
-        the grid board (``tuned.choice``) still waits for tuning seeds, or it now chooses another rate."""
-        key = (board.tuned or {}).get("choice")
-        if not key or not (self.results_dir / str(key) / "leaderboard.json").is_file():
-            return None
-        choice = archive.load_board(self.results_dir / str(key)).choice or {}
-        group = next((g for g in choice.get("groups") or [] if g.get("base") == variant), None)
-        if group is None or "final" not in group:  # a grid built before the tuning budget was declared
-            return None
-        if not group["final"]:
-            lacking = sorted({s for m in group.get("missing") or [] for s in m.get("lacking") or []})
-            return f"the choice waits for tuning seed{'s' if len(lacking) > 1 else ''} {', '.join(lacking)} ({key})"
-        if group.get("chosen") != chosen:
-            return f"re-chosen on {key}: {group.get('chosen')} (was {chosen}); its judging runs are queued"
-        return None
-
-    def entry(self, variant: str) -> VariantEntry | None:
-        """The board row of the variant at the shared rate (its norms), if any board judges it."""
-        found = self.index.get(variant)
-        if found is None:
-            return None
-        _, board, base = found
-        return board.by_name.get(str(base.get("shared"))) or board.by_name.get(str(base.get("tuned")))
-
-
-def parameters_of(task: str, cell: dict[str, Any], results_dir: Path) -> dict[str, Any]:
+def parameters_of(task: str, cell: NormCell, results_dir: Path) -> Parameters:
     """The trainable parameter count of a cell's network, built from its archived record's config (``count``), or
     why there is none (``why``)."""
     from normbench.archive.store import Archive
@@ -246,11 +144,11 @@ def parameters_of(task: str, cell: dict[str, Any], results_dir: Path) -> dict[st
 
 
 def rank(slots: list[NormSlot], sources: Sources, ranking: TaskRanking, results_dir: Path,
-         queue: dict[tuple[str, str], list[str]]) -> list[dict[str, Any]]:  # fmt: skip
+         queue: dict[tuple[str, str], list[str]]) -> list[NormRow]:  # fmt: skip
     """One row per norm: its slots, parameter count and a cell per rate, each with its standing."""
     rows = []
     for slot in slots:
-        row: dict[str, Any] = {"norm": slot.name, "variant": slot.variant, "card": slot.card}
+        row: NormRow = {"norm": slot.name, "variant": slot.variant, "card": slot.card}
         row["slots"] = slots_of(sources.entry(slot.variant))
         for rate in RATES:
             row[rate] = sources.cell(slot.variant, rate, ranking.metric, len(ranking.seeds))
@@ -264,14 +162,14 @@ def rank(slots: list[NormSlot], sources: Sources, ranking: TaskRanking, results_
     return rows
 
 
-def platform_drift(task: str, metric: str, results_dir: Path) -> dict[str, Any] | None:
+def platform_drift(task: str, metric: str, results_dir: Path) -> PlatformDrift | None:
     """The largest drift of ``metric`` between a published per-seed value of ``task`` and an archived replicate of
     its run on another platform (CPU or thread count; ``results/reproducibility.json``), or ``None`` where none is
     measured."""
     path = results_dir / "reproducibility.json"
     if not path.is_file():
         return None
-    worst: dict[str, Any] | None = None
+    worst: PlatformDrift | None = None
     for row in json.loads(path.read_text(encoding="utf-8")).get("values") or []:
         board = str(row.get("board") or "")
         if row.get("metric") != metric or not (board == task or board.startswith(f"{task}/")):
@@ -291,7 +189,7 @@ def drift_comparable(drift: float, margin: float) -> bool:
     return drift > margin / 10
 
 
-def task_view(task: str, results_dir: Path, queue: dict[tuple[str, str], list[str]]) -> dict[str, Any]:
+def task_view(task: str, results_dir: Path, queue: dict[tuple[str, str], list[str]]) -> NormTask:
     """One task's section of the norm leaderboard: its protocol, its ranking and its placements table."""
     ranking = TaskRanking.of(task)
     sources = Sources(task, ranking.tuned, results_dir)
@@ -302,7 +200,7 @@ def task_view(task: str, results_dir: Path, queue: dict[tuple[str, str], list[st
     placements = rank(list(ranking.placements), sources, ranking, results_dir, queue)
     grid = (load_config(task, ranking.grid).get("bench") or {}) if ranking.grid else {}
     n = len(ranking.seeds)
-    out = {
+    out: NormTask = {
         "task": task,
         "metric": ranking.metric,
         "better": ranking.better,
@@ -332,7 +230,7 @@ def task_view(task: str, results_dir: Path, queue: dict[tuple[str, str], list[st
     return out
 
 
-def build_norm_board(results_dir: str | Path = "results", tasks: tuple[str, ...] = TASKS) -> dict[str, Any]:
+def build_norm_board(results_dir: str | Path = "results", tasks: tuple[str, ...] = TASKS) -> NormBoard:
     """The norm leaderboard document (``results/norms.json``): a pure function of the published boards and cards."""
     root = Path(results_dir)
     queue = queued_boards(root)

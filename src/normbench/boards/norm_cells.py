@@ -15,15 +15,59 @@ from __future__ import annotations
 
 import math
 import statistics
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict, cast
 
 from scipy import stats as scipy_stats
 
 from normbench.archive import VariantEntry
 from normbench.judge.stats import difference_equivalence, difference_interval, mean_interval, values_of
 
+if TYPE_CHECKING:  # Python 3.11's; the annotations are never evaluated (``from __future__ import annotations``)
+    from typing import NotRequired
 
-def seed_cell(entry: VariantEntry | None, metric: str, declared: int) -> dict[str, Any]:
+
+class VsBest(TypedDict):
+    """A cell against the best complete cell of its column: ``difference`` (mean − mean_b) with its 95% Welch
+    interval (``low``, ``high``) and ``p_value``; ``equivalent``: the TOST puts it within ± the margin."""
+
+    difference: float | None
+    low: float | None
+    high: float | None
+    p_value: float | None
+    equivalent: bool
+
+
+class NormCell(TypedDict):
+    """A norm's cell at one rate (``results/norms.json``: ``tasks[].norms[].tuned`` and ``.shared``).
+
+    ``seeds``: the finished seeds, ``per_seed``: each one's value of the task's metric (``None``: none), ``finished``
+    of ``declared``, ``failed``: the seeds diverged, collapsed or failed; ``mean`` with its 95% interval ``low``,
+    ``high``; ``config_hash``: its runs'. Where it was read from: ``board``, ``rate`` (the learning rate) and
+    ``variant`` (the board's row); ``at_edge``: the tuned rate sits at the grid's edge; ``waiting``: why its rate is
+    not final yet; ``no_rate``: no rate was chosen. ``standing`` against the best complete cell, ``vs_best``: the
+    difference to it (:func:`standings`).
+    """
+
+    seeds: list[int]
+    per_seed: list[float | None]
+    finished: int
+    declared: int
+    failed: list[str]
+    mean: NotRequired[float | None]
+    low: NotRequired[float | None]
+    high: NotRequired[float | None]
+    config_hash: NotRequired[str | None]
+    waiting: NotRequired[str]
+    no_rate: NotRequired[bool]
+    board: NotRequired[str | None]
+    rate: NotRequired[str | None]
+    variant: NotRequired[str | None]
+    at_edge: NotRequired[bool]
+    vs_best: NotRequired[VsBest | None]
+    standing: NotRequired[str]
+
+
+def seed_cell(entry: VariantEntry | None, metric: str, declared: int) -> NormCell:
     """A variant's cell at one rate: per-seed values of ``metric``, mean, 95% interval, finished and failed seeds."""
     if entry is None or metric not in entry.metrics:
         return {"finished": 0, "declared": declared, "failed": [], "per_seed": [], "seeds": []}
@@ -43,17 +87,18 @@ def seed_cell(entry: VariantEntry | None, metric: str, declared: int) -> dict[st
     }
 
 
-def complete(cell: dict[str, Any]) -> bool:
+def complete(cell: NormCell) -> bool:
     """All declared seeds finished, each with a value (a diverged seed has none: its cell cannot be the best)."""
     enough = cell["finished"] >= cell["declared"] > 0 and len(values_of(cell["per_seed"])) == cell["declared"]
     return enough and not cell.get("waiting") and not cell.get("no_rate")
 
 
-def standings(cells: list[dict[str, Any]], better: str, margin: float) -> None:
+def standings(cells: list[NormCell], better: str, margin: float) -> None:
     """Set each cell's ``standing`` (and ``vs_best``: the difference's intervals) against the best complete cell."""
     sign = 1.0 if better == "higher" else -1.0
     ready = [c for c in cells if complete(c)]
-    best = max(ready, key=lambda c: sign * c["mean"]) if ready else None
+    # a complete cell has a mean: each of its declared seeds has a finite value
+    best = max(ready, key=lambda c: sign * cast(float, c["mean"])) if ready else None
     for cell in cells:
         if cell.get("no_rate"):
             cell["standing"] = "failed: no rate chosen"
@@ -99,7 +144,7 @@ def standings(cells: list[dict[str, Any]], better: str, margin: float) -> None:
             cell["standing"] = "undecided"
 
 
-def resolution(cells: list[dict[str, Any]], n: int) -> float | None:
+def resolution(cells: list[NormCell], n: int) -> float | None:
     """The smallest difference n seeds resolve: t_{0.975, 2n-2} s_p sqrt(2/n), s_p pooled over the complete cells."""
     spreads = [statistics.variance(values_of(c["per_seed"])) for c in cells if complete(c) and n > 1]
     if not spreads:

@@ -5,19 +5,92 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from normbench.judge.choice import sort_key
 from normbench.training.config import config_value
 
+if TYPE_CHECKING:  # Python 3.11's; the annotations are never evaluated (``from __future__ import annotations``)
+    from typing import NotRequired
+
+
+class SettingSpec(TypedDict, total=False):
+    """One row of ``bench.protocol.settings``: the ``setting``'s name, where this sweep's value is read (``config``:
+    a dotted key of the runs' configs) or the value itself (``value``: a text), and the ``paper``'s."""
+
+    setting: str
+    config: str
+    value: object
+    paper: object
+
+
+class ProtocolSpec(TypedDict, total=False):
+    """A task's ``bench.protocol``: its ``settings`` rows, the paper's seeds per variant (``paper_seeds``), ``notes``
+    under the table and ``see_also``: preset -> more notes (see :func:`build_protocol`)."""
+
+    settings: list[SettingSpec]
+    paper_seeds: object
+    notes: list[str]
+    see_also: dict[str, list[str]]
+
+
+class SettingRow(TypedDict):
+    """A row of a board's protocol: the ``setting``, its value over this sweep's runs (``this_sweep``) and the
+    ``paper``'s."""
+
+    setting: str
+    this_sweep: object
+    paper: object
+
+
+class PaperProtocol(TypedDict):
+    """A board's protocol beside the paper's (``leaderboard.json``: ``protocol``): its ``settings`` rows and
+    ``notes``."""
+
+    settings: list[SettingRow]
+    notes: list[str]
+
+
+class PaperNull(TypedDict):
+    """The random-key null at the paper's key counts beside a table row's paper value: ``mean`` (%) at each count of
+    ``n`` keys in dimension ``d``."""
+
+    d: int
+    n: list[int]
+    mean: list[float]
+
+
+class TableRowSpec(TypedDict):
+    """A row of a ``bench.tables`` entry: its ``label``, the ``variant`` and the ``metric`` template (``{column}``),
+    the ``paper``'s values (one per column, or one value beside a ``paper_column``) and the random-key null beside
+    it (``paper_null``)."""
+
+    label: str
+    variant: str
+    metric: str
+    paper: NotRequired[list[float | None] | float | None]
+    paper_null: NotRequired[PaperNull | None]
+
+
+class TableSpec(TypedDict):
+    """A ``bench.tables`` entry (see :func:`build_tables`): its ``rows`` and ``columns``, and optionally ``title``,
+    ``scale`` (of the measured values), ``note`` and ``paper_column``."""
+
+    rows: list[TableRowSpec]
+    columns: list[str]
+    title: NotRequired[str]
+    scale: NotRequired[float]
+    note: NotRequired[str]
+    paper_column: NotRequired[str | None]
+
 
 def build_protocol(
-    spec: dict[str, Any],
+    spec: ProtocolSpec,
     configs: Mapping[str, dict[str, Any]],
     variants: list[dict[str, Any]],
     preset: str | None = None,
     judges_claims: bool = True,
-) -> dict[str, Any]:
+) -> PaperProtocol:
     """The sweep's protocol beside the paper's (``bench.protocol``), read from the runs' configs.
 
     ``settings``: rows ``{setting, config: <dotted key> | value: <text>, paper: <text>}``; a config row reads every
@@ -28,7 +101,7 @@ def build_protocol(
     variant's tuned rate. Keyed by preset, they are not inherited by the presets that extend it.
     """
     ordered = [configs[v["name"]] for v in variants if v["name"] in configs] or list(configs.values())
-    rows = []
+    rows: list[SettingRow] = []
     for row in spec.get("settings") or []:
         ours = setting_value(row["config"], ordered) if "config" in row else row.get("value")
         rows.append({"setting": row["setting"], "this_sweep": ours, "paper": row.get("paper")})
@@ -37,7 +110,7 @@ def build_protocol(
         rows.append(
             {"setting": "seeds per variant", "this_sweep": "/".join(map(str, seeds)), "paper": spec["paper_seeds"]}
         )
-    see_also = (spec.get("see_also") or {}).get(preset) if judges_claims else None
+    see_also = (spec.get("see_also") or {}).get(preset) if judges_claims and preset is not None else None
     notes = list(spec.get("notes") or []) + list(see_also or [])
     return {"settings": rows, "notes": notes}
 
@@ -73,7 +146,7 @@ def fill_note(note: str, config: dict[str, Any], variants: dict[str, dict[str, A
 
 
 def build_tables(
-    tables: dict[str, dict[str, Any]], variants: dict[str, dict[str, Any]], config: dict[str, Any] | None = None
+    tables: Mapping[str, TableSpec], variants: dict[str, dict[str, Any]], config: dict[str, Any] | None = None
 ) -> list[dict[str, Any]]:
     """Paper-style tables (``bench.tables``): rows of variants x columns of metrics, next to the paper's.
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypedDict
 
 from normbench.archive.replicate import platform_slug, steps_done
 from normbench.archive.store import Archive
-from normbench.training.records import FINISHED, read_record
+from normbench.training.run.records import FINISHED, read_record
 
 
 class PlannedRun(Protocol):
@@ -38,6 +38,30 @@ class PlannedRun(Protocol):
     def config(self) -> dict[str, Any]: ...
 
 
+def record_file(run: PlannedRun) -> Path:
+    """``run.record_path`` of a run planned into a runs folder (every run a sweep plans and trains has one; one
+    without is a ``TypeError``, as ``Path(None)`` is)."""
+    if run.record_path is None:
+        raise TypeError(f"run {run.variant} seed {run.seed}: planned without a record path")
+    return Path(run.record_path)
+
+
+class RunInProgress(TypedDict):
+    """An unfinished run of a board (``leaderboard.json``: ``in_progress[]``): its ``variant``, ``seed`` and
+    ``config_hash``, its record's ``status``, the ``step`` it has done ``of`` the steps its protocol plans (``None``:
+    unknown), the ``platforms`` that trained it in order, and whether its checkpoint is in the run archive
+    (``checkpoint_archived``)."""
+
+    variant: str
+    seed: int
+    config_hash: str | None
+    status: str | None
+    step: int
+    of: int | None
+    platforms: list[str]
+    checkpoint_archived: bool
+
+
 def planned_steps(config: dict[str, Any]) -> int | None:
     """The optimizer steps a run's config plans: ``trainer.max_steps``, else ``max_epochs`` times the steps of an
     epoch where the data config says them (sequences x (1 - test fraction) / batch size); ``None`` when unknown."""
@@ -54,10 +78,10 @@ def planned_steps(config: dict[str, Any]) -> int | None:
 
 def in_progress(
     task: str, runs: Sequence[PlannedRun], archive: Archive | None, finished: set[tuple[str, int]]
-) -> list[dict[str, Any]]:
+) -> list[RunInProgress]:
     """One row per planned run that is not finished but has trained steps (locally or in the archive): the
     further of the two. Runs in ``finished`` (variant, seed) are left out."""
-    rows = []
+    rows: list[RunInProgress] = []
     for run in runs:
         if (run.variant, run.seed) in finished:
             continue

@@ -12,7 +12,7 @@ from typing import Any
 from normbench.archive.replicate import Replicate, same_numbers
 from normbench.archive.store import Archive
 from normbench.boards.progress import PlannedRun
-from normbench.training.records import read_record
+from normbench.training.run.records import read_record
 
 
 @dataclass(frozen=True)

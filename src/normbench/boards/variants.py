@@ -10,10 +10,10 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, TypeVar
 
 from normbench.archive import wall_time_share_s
-from normbench.archive.replicate_files import local_path, runs_root_of
+from normbench.archive.files.writing import local_path, runs_root_of
 from normbench.boards.published import (
     NOT_MEASURED,
     is_stand_in,
@@ -21,11 +21,20 @@ from normbench.boards.published import (
     published_seeds,
     value_of,
 )
-from normbench.judge.collapse import collapse_text, is_collapsed
+from normbench.judge.collapse import CollapseSpec, collapse_text, is_collapsed
 from normbench.judge.stats import aggregate
 from normbench.tasks import norm_roles
 from normbench.tasks.series import FROM_CHECKPOINT, series_value
 from normbench.training.config import config_value
+
+T = TypeVar("T")
+
+
+class ChanceSpec(TypedDict):
+    """A task's ``bench.chance``: a seed whose final value of ``metric`` is ``at_most`` this level is at chance."""
+
+    metric: str
+    at_most: float
 
 
 def no_checkpoint_note(series: str, records: list[dict[str, Any]]) -> str | None:
@@ -45,8 +54,8 @@ def no_checkpoint_note(series: str, records: list[dict[str, Any]]) -> str | None
 def flag_seeds(
     entry: dict[str, Any],
     records: list[dict[str, Any]],
-    chance: dict[str, Any] | None,
-    collapse: dict[str, Any] | None = None,
+    chance: ChanceSpec | None,
+    collapse: CollapseSpec | None = None,
 ) -> None:
     """Mark seeds that failed to train: diverged (in no mean or verdict: their values are not
     finite), at chance (``bench.chance``: a leaderboard ``metric`` whose final value is ``at_most`` a
@@ -90,9 +99,9 @@ def variant_entry(
     name: str,
     records: list[dict[str, Any]],
     metrics: dict[str, dict[str, Any]],
-    chance: dict[str, Any] | None = None,
+    chance: ChanceSpec | None = None,
     failed: list[dict[str, Any]] | None = None,
-    collapse: dict[str, Any] | None = None,
+    collapse: CollapseSpec | None = None,
 ) -> dict[str, Any]:
     """One variant's row: its finished ``records`` (``done`` or ``diverged``) aggregated over seeds.
 
@@ -187,7 +196,7 @@ def archived_log_dir(log_dir: str | None) -> str | None:
     return local_path(log_dir, runs_root_of(Path(log_dir)))
 
 
-def distinct(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def distinct(blocks: list[T]) -> list[T]:
     """``blocks`` without repeats, in first-seen order."""
     return list({json.dumps(b, sort_keys=True): b for b in blocks}.values())  # equal blocks: one key, first place
 

@@ -14,72 +14,83 @@ the summary rows: :mod:`normbench.cards.summary`.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from normbench import __version__
 from normbench.archive import Board, VariantEntry, load_board
 from normbench.boards.norm_board import platform_drift
+from normbench.boards.progress import RunInProgress
+from normbench.cards.document import (
+    CardCost,
+    CardJson,
+    CardOptions,
+    CardSection,
+    QueueItem,
+    SectionHead,
+    TaskCost,
+    TuningSection,
+)
 from normbench.cards.models import extra_parameters, section_models
 from normbench.cards.probe import NormFacts
-from normbench.cards.protocol import CardProtocol, board_of, card_variant, slug
+from normbench.cards.protocol import CardProtocol, OptionValue, board_of, card_variant, slug
 from normbench.cards.summary import summary_table
 from normbench.cards.verdicts import BASELINES, comparisons
 from normbench.io import dumps_json
 from normbench.judge.claims import judge
-from normbench.judge.tuned import at_rate, rates_of
+from normbench.judge.entries import ClaimEntry, judged_entry
+from normbench.judge.rows import MetricRow, RowProvenance, VariantRow
+from normbench.judge.tuned import TunedView, at_rate, rates_of
 from normbench.nn.norms import get_component, source_version
 from normbench.site.card_pages import AT_TUNED
-from normbench.training.records import provenance, utc_now
+from normbench.training.run.records import provenance, utc_now
 
 CARD_VERSION = 1
 OWN = "normbench"
 WHY = "a report card's question: whether a new norm can replace LayerNorm or RMSNorm on this task"
 
 
-def card_claims(protocol: CardProtocol, variant: str) -> list[dict[str, Any]]:
+def card_claims(protocol: CardProtocol, variant: str) -> list[ClaimEntry]:
     """The card's claims on one task: per headline metric and baseline, an equivalence and an ordering."""
-    out = []
+    out: list[ClaimEntry] = []
     for metric in protocol.metrics:
         for key in BASELINES:
-            baseline = getattr(protocol, key)
-            roles = {"new": variant, key: baseline}
-            head = {"owner": OWN, "source": "normbench report card", "why": WHY, "metric": metric, "variants": roles}
-            out.append(
-                {
-                    **head,
-                    "id": f"{protocol.claim_prefix}.{metric}.matches_{key}",
-                    "statement": f"The new norm's {metric} is within {protocol.margin:g} of {key}'s (two-sided TOST)",
-                    "rule": {
-                        "kind": "equivalence",
-                        "reference": key,
-                        "margin": protocol.margin,
-                        "margin_why": f"the task's card margin ({protocol.task}: bench.card.margin)",
-                    },
-                }
-            )
+            roles = {"new": variant, key: getattr(protocol, key)}
+            head: ClaimEntry = {"owner": OWN, "source": "normbench report card", "why": WHY, "metric": metric,
+                                "variants": roles}  # fmt: skip
+            matches: ClaimEntry = {
+                **head,
+                "id": f"{protocol.claim_prefix}.{metric}.matches_{key}",
+                "statement": f"The new norm's {metric} is within {protocol.margin:g} of {key}'s (two-sided TOST)",
+                "rule": {
+                    "kind": "equivalence",
+                    "reference": key,
+                    "margin": protocol.margin,
+                    "margin_why": f"the task's card margin ({protocol.task}: bench.card.margin)",
+                },
+            }
             better = "new" if protocol.better == "lower" else key  # the role whose value is lower
-            out.append(
-                {
-                    **head,
-                    "id": f"{protocol.claim_prefix}.{metric}.beats_{key}",
-                    "statement": f"The new norm's {metric} is {protocol.better} than {key}'s",
-                    "rule": {"kind": "ordering", "lower": better},
-                }
-            )
+            beats: ClaimEntry = {
+                **head,
+                "id": f"{protocol.claim_prefix}.{metric}.beats_{key}",
+                "statement": f"The new norm's {metric} is {protocol.better} than {key}'s",
+                "rule": {"kind": "ordering", "lower": better},
+            }
+            out += [matches, beats]
     return out
 
 
-def card_cost(tasks: list[dict[str, Any]]) -> dict[str, Any]:
+def card_cost(tasks: list[CardSection]) -> CardCost:
     """The training time of the new norm's runs (the baselines' are the published runs'): per task, and summed with
     the devices they ran on (``None`` where nothing finished); and the whole card's time estimated from it: per task,
     the mean time of the runs held times the runs a whole card trains (``estimated_tasks``: the tasks it covers)."""
-    per_task = {t.get("label", t["task"]): t.get("cost") for t in tasks if t.get("cost")}
+    per_task = {t.get("label", t["task"]): cost for t in tasks if (cost := t.get("cost"))}
     walls = [c["wall_time_s"] for c in per_task.values() if c.get("wall_time_s") is not None]
     devices = sorted({d for c in per_task.values() for d in c.get("devices") or ()})
     timed = {task: c for task, c in per_task.items() if c.get("mean_run_s") is not None}
-    estimate = sum(c["mean_run_s"] * c["whole_card_runs"] for c in timed.values())
+    estimate = sum(cast(float, c["mean_run_s"]) * c["whole_card_runs"] for c in timed.values())  # each timed: a mean
     return {
         "tasks": per_task,
         "wall_time_s": round(sum(walls), 1) if walls else None,
@@ -89,7 +100,7 @@ def card_cost(tasks: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def failures(variant: VariantEntry | dict[str, Any] | None) -> dict[str, str]:
+def failures(variant: VariantEntry | VariantRow | None) -> dict[str, str]:
     """Each failed seed of a variant (a board's entry, or its JSON) and why, every reason it has: diverged (at its
     step), failed (the run's error) or flagged (collapsed, at chance, ...), joined by "; "."""
     if variant is None:
@@ -107,7 +118,7 @@ def failures(variant: VariantEntry | dict[str, Any] | None) -> dict[str, str]:
     return {seed: "; ".join(reasons) for seed, reasons in sorted(why.items(), key=lambda kv: int(kv[0]))}
 
 
-def failed_counts(entries: dict[str, VariantEntry | dict[str, Any] | None]) -> dict[str, list[int]]:
+def failed_counts(entries: Mapping[str, VariantEntry | VariantRow | None]) -> dict[str, list[int]]:
     """Role -> [failed seeds, seeds] of each variant that has a failed seed (its seeds: finished or failed)."""
     out = {}
     for role, entry in entries.items():
@@ -118,17 +129,29 @@ def failed_counts(entries: dict[str, VariantEntry | dict[str, Any] | None]) -> d
     return out
 
 
-def metric_row(board: Board, name: str, metric: str) -> dict[str, Any] | None:
+def metric_row(board: Board, name: str, metric: str) -> MetricRow | None:
     """A variant's aggregate of ``metric`` on ``board`` as JSON (``None``: no such variant or metric)."""
     variant = board.by_name.get(name)
     if variant is None or metric not in variant.metrics:
         return None
-    return variant.metrics[metric].to_json()
+    return cast(MetricRow, variant.metrics[metric].to_json())  # a Metric's JSON: MetricRow's keys
+
+
+def row_provenance(variant: VariantEntry | None) -> RowProvenance | None:
+    """Where a board's variant was trained (``None``: no such variant, or no provenance), as the board pipeline wrote
+    it (:class:`normbench.archive.VariantEntry` keeps it a JSON object, read from ``leaderboard.json``)."""
+    return None if variant is None else cast("RowProvenance | None", variant.provenance)
+
+
+def runs_in_progress(board: Board) -> list[RunInProgress]:
+    """A board's runs in progress (none: ``[]``), as :func:`normbench.boards.progress.in_progress` wrote them
+    (:class:`normbench.archive.Board` keeps them JSON objects, read from ``leaderboard.json``)."""
+    return cast("list[RunInProgress]", board.in_progress or [])
 
 
 def task_card(
-    norm: str, protocol: CardProtocol, results_dir: str | Path, options: dict[str, Any] | None = None
-) -> dict[str, Any]:
+    norm: str, protocol: CardProtocol, results_dir: str | Path, options: dict[str, OptionValue] | None = None
+) -> CardSection:
     """One task's section of the card at the protocol's placement, read from its board (``status: not run`` without
     one). ``label``: the task, with the placement where it is not the declared one (``majority (post)``); ``options``:
     the norm's (``--options``)."""
@@ -136,24 +159,27 @@ def task_card(
     board_name = board_of(protocol.task, norm, protocol.placement if protocol.moved else "", options)
     variants = {"new": name, "layernorm": protocol.layernorm, "rmsnorm": protocol.rmsnorm}
     label = f"{protocol.task} ({protocol.placement})" if protocol.moved else protocol.task
-    base = {"task": protocol.task, "placement": protocol.placement, "label": label, "preset": protocol.preset,
-            "seeds": list(protocol.seeds), "variants": variants, "board": board_name, "margin": protocol.margin,
-            "better": protocol.better, "claim_prefix": protocol.claim_prefix}  # fmt: skip
+    base: SectionHead = {"task": protocol.task, "placement": protocol.placement, "label": label,
+                         "preset": protocol.preset, "seeds": list(protocol.seeds), "variants": variants,
+                         "board": board_name, "margin": protocol.margin, "better": protocol.better,
+                         "claim_prefix": protocol.claim_prefix}  # fmt: skip
     try:
         board = load_board(Path(results_dir) / board_name)
     except FileNotFoundError:
         return {**base, "status": "not run", "why": "no run of the card has finished on this task"}
-    by_name = {v.name: v.to_json() for v in board.variants}
+    by_name = {v.name: cast(VariantRow, v.to_json()) for v in board.variants}  # the board's rows, as judged
     claims = [judge(c, by_name, None, len(protocol.seeds)) for c in card_claims(protocol, name)]
     new = board.by_name.get(name)
     planned, finished = board.planned_runs, board.finished_runs
     layers = [m for m in (new.metrics if new else {}) if protocol.unselectable and _is_layer(m, protocol.unselectable)]
     tuning = tuning_section(norm, protocol, results_dir, options)
-    chance = [c.to_json() for c in board.against_chance or () if (c.variants or {}).get("trained") == name]
+    chance = [
+        judged_entry(c.to_json()) for c in board.against_chance or () if (c.variants or {}).get("trained") == name
+    ]
     return {
         **base,
         "status": "complete" if planned is not None and finished == planned else "incomplete",
-        "runs": {"planned": planned, "finished": finished, "in_progress": board.in_progress or []},
+        "runs": {"planned": planned, "finished": finished, "in_progress": runs_in_progress(board)},
         "norms": (models := section_models(norm, protocol, variants, results_dir, options)),
         "extra_parameters": extra_parameters(models),
         "headline": {m: {role: metric_row(board, v, m) for role, v in variants.items()} for m in protocol.metrics},
@@ -176,7 +202,7 @@ def task_card(
         "figures": [f"{board_name}/{Path(f).name}" for f in board.figures or ()],
         "tuning": tuning,
         "cost": _cost(
-            [new.provenance if new else None, *((tuning or {}).pop("provenance", None) or [])],
+            [row_provenance(new), *((tuning.pop("provenance", None) if tuning else None) or [])],
             whole_card_runs=sum(protocol.new_norm_runs().values()),
         ),
         "built_at": board.generated_at,
@@ -184,8 +210,8 @@ def task_card(
 
 
 def tuning_section(
-    norm: str, protocol: CardProtocol, results_dir: str | Path, options: dict[str, Any] | None = None
-) -> dict[str, Any] | None:
+    norm: str, protocol: CardProtocol, results_dir: str | Path, options: dict[str, OptionValue] | None = None
+) -> TuningSection | None:
     """The card's claims at each variant's tuned learning rate (the tuned board's view: per variant the shared and the
     chosen rate), and the failed seeds of each variant at each rate of the grid; ``None`` where the task tunes
     nothing. A board not built yet is ``status: not run``."""
@@ -194,8 +220,8 @@ def tuning_section(
     name, _ = card_variant(norm, protocol, options)
     roles = {"new": name, "layernorm": protocol.layernorm, "rmsnorm": protocol.rmsnorm}
     grid_key, tuned_key = board_of(protocol.task, norm, "lr", options), board_of(protocol.task, norm, "tuned", options)
-    out: dict[str, Any] = {"grid_board": grid_key, "tuned_board": tuned_key, "grid": None, "tuned": None}
-    spent: list[dict[str, Any]] = []  # the provenance of the new norm's runs here (its time goes on the card's cost)
+    out: TuningSection = {"grid_board": grid_key, "tuned_board": tuned_key, "grid": None, "tuned": None}
+    spent: list[RowProvenance] = []  # the provenance of the new norm's runs here (its time goes on the card's cost)
     try:
         grid = load_board(Path(results_dir) / grid_key)
     except FileNotFoundError:
@@ -207,7 +233,7 @@ def tuning_section(
             role = next((r for r, n in roles.items() if n == base), None)
             if role is not None and rate:
                 failed_at.setdefault(role, {})[rate] = list(failures(v))
-                spent += [v.provenance] if role == "new" and v.provenance else []
+                spent += [p] if role == "new" and (p := row_provenance(v)) else []
         new_runs = sum(len(v.seeds) for v in grid.variants if v.name.partition(",lr=")[0] == name)
         out["grid"] = {"planned": grid.planned_runs, "finished": grid.finished_runs, "failed_seeds": failed_at,
                        "seeds": sorted({s for v in grid.variants for s in v.seeds}),
@@ -216,8 +242,8 @@ def tuning_section(
         tuned = load_board(Path(results_dir) / tuned_key)
     except FileNotFoundError:
         return {**out, "provenance": spent}
-    view = tuned.tuned or {}
-    entries = at_rate(view, [v.to_json() for v in tuned.variants], "tuned") if view else []
+    view = cast(TunedView, tuned.tuned or {})  # the board's resolved bench.tuned (judge.tuned.resolve)
+    entries = at_rate(view, [cast(VariantRow, v.to_json()) for v in tuned.variants], "tuned") if view else []
     by_name = {e["name"]: e for e in entries}
     claims = [judge(c, by_name, None, len(protocol.seeds)) for c in card_claims(protocol, name)]
     for c, spec in zip(claims, card_claims(protocol, name), strict=True):
@@ -227,8 +253,12 @@ def tuning_section(
         "planned": tuned.planned_runs,
         "finished": tuned.finished_runs,
         "shared": view.get("shared"),
-        "chosen_on": {k: view.get(k) for k in ("metric", "goal")},
-        "rates": {role: {k: rows[n].get(k) for k in ("chosen", "at_edge")} for role, n in roles.items() if n in rows},
+        "chosen_on": {"metric": view.get("metric"), "goal": view.get("goal")},
+        "rates": {
+            role: {"chosen": rows[n].get("chosen"), "at_edge": rows[n].get("at_edge")}
+            for role, n in roles.items()
+            if n in rows
+        },
         "headline": {
             m: {role: metric_row_of(by_name.get(n), m) for role, n in roles.items()} for m in protocol.metrics
         },
@@ -238,11 +268,11 @@ def tuning_section(
     }
     tuned_point = rows.get(name, {}).get("tuned")
     shared_point = rows.get(name, {}).get("shared")  # the headline runs themselves: counted there
-    spent += [v.provenance for v in tuned.variants if v.name == tuned_point != shared_point and v.provenance]
+    spent += [p for v in tuned.variants if v.name == tuned_point != shared_point and (p := row_provenance(v))]
     return {**out, "provenance": spent}
 
 
-def metric_row_of(entry: dict[str, Any] | None, metric: str) -> dict[str, Any] | None:
+def metric_row_of(entry: VariantRow | None, metric: str) -> MetricRow | None:
     """A variant entry's aggregate of ``metric`` (JSON), ``None`` without one."""
     return None if entry is None else (entry.get("metrics") or {}).get(metric)
 
@@ -252,7 +282,7 @@ def _is_layer(metric: str, template: str) -> bool:
     return metric.startswith(head) and metric.endswith(tail) and metric[len(head) : len(metric) - len(tail)].isdigit()
 
 
-def _cost(provenances: list[dict[str, Any] | None], whole_card_runs: int) -> dict[str, Any] | None:
+def _cost(provenances: list[RowProvenance | None], whole_card_runs: int) -> TaskCost | None:
     """The new norm's training time summed over its variants' provenance (headline, grid, tuned rate), the runs it
     counts (one log directory each) and their mean time (sum / runs), where they ran, and how many runs of the new
     norm a whole card trains on the task (at most: :meth:`CardProtocol.new_norm_runs`)."""
@@ -280,24 +310,25 @@ class Card:
 
     norm: str
     facts: dict[int, NormFacts]
-    tasks: list[dict[str, Any]]
+    tasks: list[CardSection]
     wall_time_s: float
     generated_at: str = field(default_factory=utc_now)
     provenance: dict[str, Any] = field(default_factory=provenance)
     source: str | None = None  # the version of a plug-in norm's code the card judges (its runs are keyed by it)
-    options: dict[str, Any] | None = None  # the norm's constructor keywords in every slot (``--options``)
+    options: dict[str, OptionValue] | None = None  # the norm's constructor keywords in every slot (``--options``)
 
     @property
     def broken(self) -> str | None:
         """Why the norm is broken (the probe's problem at the first width that has one), else ``None``."""
         return next((f"at d = {d}: {f.problem}" for d, f in self.facts.items() if f.problem), None)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> CardJson:
+        options: CardOptions = {"options": dict(self.options)} if self.options else {}
         return {
             "card_version": CARD_VERSION,
             "normbench": __version__,
             "norm": self.norm,
-            **({"options": dict(self.options)} if self.options else {}),
+            **options,
             "source": self.source,
             "slug": slug(self.norm, self.options),
             "generated_at": self.generated_at,
@@ -329,8 +360,9 @@ class Card:
 
 
 def build_card(
-    norm: str, facts: dict[int, NormFacts], tasks: list[str], items: list[dict[str, Any]], results_dir: str | Path,
-    wall_time_s: float = 0.0, placements: list[str] | tuple[str, ...] = ("pre",), options: dict[str, Any] | None = None,
+    norm: str, facts: dict[int, NormFacts], tasks: list[str], items: list[QueueItem], results_dir: str | Path,
+    wall_time_s: float = 0.0, placements: list[str] | tuple[str, ...] = ("pre",),
+    options: dict[str, OptionValue] | None = None,
 ) -> Card:  # fmt: skip
     """The card of ``norm`` (with its ``options``) from its probe ``facts`` and the boards of ``tasks`` at each of
     ``placements`` (a section per task and placement; none when it is broken)."""

@@ -3,11 +3,12 @@ interval, the TOST's 90% interval against ± the margin), then each test behind 
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
 
 from normbench.archive import JudgedClaim
 from normbench.cards.verdicts import comparisons, interval_text, verdict_text
-from normbench.judge.describe import describe, describe_difference, describe_seeds
+from normbench.judge.entries import JudgedEntry
+from normbench.judge.verdicts.describe import describe, describe_difference, describe_seeds
 from normbench.render.claims_view import anchor, detectable_text
 from normbench.render.markdown import Lines, cell
 
@@ -19,7 +20,7 @@ TEST_WORDS = {
 }  # fmt: skip
 
 
-def comparison_lines(claims: list[dict[str, Any]], rate: str = "") -> Lines:
+def comparison_lines(claims: Sequence[JudgedEntry], rate: str = "") -> Lines:
     """The verdicts against LayerNorm and RMSNorm (:func:`normbench.cards.verdicts.compare`), one row per metric and
     baseline with its intervals, then each test behind them in a collapsible block (``rate``: ``tuned`` where the
     section's claims are judged at the tuned rates, so their anchors differ)."""
@@ -29,7 +30,8 @@ def comparison_lines(claims: list[dict[str, Any]], rate: str = "") -> Lines:
     ]
     for metric, per in comparisons(claims).items():
         for key, c in per.items():
-            test = (c.get("equivalence") or {}).get("interval") or {}
+            equivalence = c.get("equivalence")
+            test = (equivalence.get("interval") if equivalence else None) or {}
             tost = "–" if test.get("low") is None else f"[{test['low']:+.3g}, {test['high']:+.3g}] vs ±{c['margin']:g}"
             head = verdict_text({**c, "difference": None})
             lines.append(

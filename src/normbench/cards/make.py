@@ -20,16 +20,18 @@ from __future__ import annotations
 import json
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 import yaml
 
 from normbench.cards.build import build_card
+from normbench.cards.document import CardConfig, CardPreset, PresetBench, QueueItem, Superseded
 from normbench.cards.probe import probe
 from normbench.cards.protocol import (
     PLACEMENTS,
     CardProtocol,
+    OptionValue,
     board_of,
     card_variant,
     check_card_options,
@@ -73,12 +75,12 @@ def parse_placements(text: str | list[str] | None) -> list[str]:
     return [p for p in PLACEMENTS if p in names]
 
 
-def parse_options(text: str | dict[str, Any] | None) -> dict[str, Any] | None:
+def parse_options(text: str | dict[str, OptionValue] | None) -> dict[str, OptionValue] | None:
     """``"alpha_init=0.0,beta=2"`` -> ``{"alpha_init": 0.0, "beta": 2}``: the norm's options, each value a YAML scalar
     (``1e-3`` a number); ``None`` without any; a one-line error for an item that is not ``key=value``."""
     if text is None or isinstance(text, dict):
         return dict(text) if text else None
-    out: dict[str, Any] = {}
+    out: dict[str, OptionValue] = {}
     for item in (part.strip() for part in str(text).split(",")):
         if not item:
             continue
@@ -102,7 +104,11 @@ def parse_options(text: str | dict[str, Any] | None) -> dict[str, Any] | None:
 
 
 def card_placements(
-    norm: str, names: list[str], tasks: list[str], results_dir: str | Path, options: dict[str, Any] | None = None
+    norm: str,
+    names: list[str],
+    tasks: list[str],
+    results_dir: str | Path,
+    options: dict[str, OptionValue] | None = None,
 ) -> list[str]:
     """The placements a card covers: ``names`` and every placement a card board of ``tasks`` holds already (a card
     once trained at ``post`` keeps it)."""
@@ -116,7 +122,7 @@ def card_placements(
 
 
 def card_tasks(
-    norm: str, names: list[str], results_dir: str | Path, options: dict[str, Any] | None = None
+    norm: str, names: list[str], results_dir: str | Path, options: dict[str, OptionValue] | None = None
 ) -> list[str]:
     """The tasks a card covers, in the card's order: ``names`` (those trained and rebuilt now), every task the
     published card already covers, and every task that has a card board (so a card once written broken, with no
@@ -141,7 +147,7 @@ def card_tasks(
 
 
 def bake_tasks(
-    queue: Path, items: list[dict[str, Any]], names: list[str], options: BakeOptions, *, dry_run: bool, train: bool
+    queue: Path, items: list[QueueItem], names: list[str], options: BakeOptions, *, dry_run: bool, train: bool
 ) -> None:
     """Bake the card's queue items of the tasks ``names`` (the whole ``queue`` file when that is every item) as
     ``options`` say; ``train=False``: rebuild their boards from the archive only."""
@@ -157,7 +163,7 @@ def bake_tasks(
         bake_queue(str(part), options, dry_run=dry_run, train=train)
 
 
-def keep_superseded(presets: dict[str, Any], published: Path) -> None:
+def keep_superseded(presets: dict[str, CardPreset], published: Path) -> None:
     """Carry the card's own ``bench.superseded`` declarations from its published task config into ``presets``: a
     re-plan keeps the sentence that lets a board drop the runs of a variant the card no longer trains (a named card
     whose variant was chosen again)."""
@@ -171,7 +177,7 @@ def keep_superseded(presets: dict[str, Any], published: Path) -> None:
             presets.setdefault(name, {}).setdefault("bench", {})["superseded"] = declared
 
 
-def drop_superseded(presets: dict[str, Any], items: list[dict[str, Any]], task: str, results_dir: str | Path) -> None:
+def drop_superseded(presets: dict[str, CardPreset], items: list[QueueItem], task: str, results_dir: str | Path) -> None:
     """Declare in ``presets`` (``bench.superseded``, by config hash) the runs of every variant a published board of the
     card holds and the card no longer trains on it (the RMSNorm baseline that was ``pre/scale``, RMSNorm as the
     attention norm only, and is now the whole-block ``pre/scale-blocks``), so the publishing rule lets a rebuild drop
@@ -197,7 +203,7 @@ def drop_superseded(presets: dict[str, Any], items: list[dict[str, Any]], task: 
             "(RMSNorm as the attention and the FFN norm, as the card's norm), not RMSNorm as the attention norm only; "
             "those runs stay published on the task's own boards"
         )
-        old = declared or {}
+        old: Superseded = declared or {"why": "", "configs": []}
         old_why = str(old.get("why") or "")
         bench["superseded"] = {
             "why": old_why if why in old_why else "; ".join(w for w in (old_why, why) if w),
@@ -213,7 +219,7 @@ def seed_span(seeds: list[int] | tuple[int, ...]) -> str:
 
 
 def tuned_note(
-    task: str, norm: str, protocol: CardProtocol, grid_seeds: list[int], options: dict[str, Any] | None = None
+    task: str, norm: str, protocol: CardProtocol, grid_seeds: list[int], options: dict[str, OptionValue] | None = None
 ) -> str:
     """The protocol note of a card's board at the tuned rates: the card's own seeds, shared-rate runs and grid (the
     task's note names the task's)."""
@@ -233,20 +239,23 @@ def plan_card(
     results_dir: str | Path,
     folder: Path | None = None,
     placements: list[str] | tuple[str, ...] = PLACEMENTS[:1],
-    options: dict[str, Any] | None = None,
-) -> tuple[Path, list[dict[str, Any]]]:
+    options: dict[str, OptionValue] | None = None,
+) -> tuple[Path, list[QueueItem]]:
     """Write the card's task configs and queue (into ``folder``, by default ``results/cards/<slug>/``); returns the
     queue file and its items: every task's headline runs first (at each of ``placements``: the declared one's board
     ``<task>/card-<slug>``, another's ``<task>/<placement>-card-<slug>``), then the learning-rate grids, then the runs
     at the tuned rates (which wait for their grid; the declared placement only). ``options``: the norm's constructor
     keywords, in every slot of the card's variant (:func:`~normbench.cards.protocol.card_variant`)."""
     folder = folder or Path(results_dir) / "cards" / slug(norm, options)
-    head, grids, tuned, files = [], [], [], {}
+    head: list[QueueItem] = []
+    grids: list[QueueItem] = []
+    tuned: list[QueueItem] = []
+    files: dict[str, Mapping[str, object]] = {}  # file name -> the YAML document written
     for task in tasks:
         protocol = CardProtocol.of(task)
         config = str(folder / f"{task}.yaml")
         seeds = ",".join(map(str, protocol.seeds))
-        defined: dict[str, Any] = {}
+        defined: dict[str, dict[str, object]] = {}
         for placement in placements:
             at = protocol.at(placement)
             name, definition = card_variant(norm, at, options)
@@ -260,8 +269,10 @@ def plan_card(
         # the task's config, its presets' claims and reports left to the card (they compare the task's own variants:
         # SST-2's token report reads none/none and the LM's models), the card's variant added where the task does not
         # define it; none of it changes a run's config hash
-        reports = {"token_report": None} if load_config(task, protocol.preset)["bench"].get("token_report") else {}
-        presets: dict[str, Any] = {protocol.preset: {"bench": {"claims": None, **reports}}}
+        bench: PresetBench = {"claims": None}
+        if load_config(task, protocol.preset)["bench"].get("token_report"):
+            bench["token_report"] = None
+        presets: dict[str, CardPreset] = {protocol.preset: {"bench": bench}}
         if protocol.grid and protocol.tuned:
             grid_seeds = load_config(task, protocol.grid)["bench"]["seeds"]
             grids.append({"board": board_of(task, norm, "lr", options), "task": task, "preset": protocol.grid,
@@ -278,17 +289,17 @@ def plan_card(
             }
         keep_superseded(presets, Path(results_dir) / "cards" / slug(norm, options) / f"{task}.yaml")
         drop_superseded(presets, [i for i in head + grids + tuned if i["task"] == task], task, results_dir)
-        doc: dict[str, Any] = {"extends": task, "presets": presets}
+        doc: CardConfig = {"extends": task, "presets": presets}
         if defined:
             doc["bench"] = {"variants": defined}
         files[f"{task}.yaml"] = doc
     items = head + grids + tuned
     files["bake.yaml"] = {"queue": items}
     with atomic_files(folder) as stage:
-        for filename, doc in files.items():
+        for filename, written in files.items():
             named = f"{norm} ({options_text(options)})" if options else norm
             header = f"# The report card of {named}: written by `normbench card`; its runs are in results/archive/.\n"
-            (stage / filename).write_text(header + yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+            (stage / filename).write_text(header + yaml.safe_dump(written, sort_keys=False), encoding="utf-8")
     return folder / "bake.yaml", items
 
 
@@ -300,7 +311,7 @@ def make_card(
     dry_run: bool = False,
     train: bool = True,
     placements: str | list[str] | None = None,
-    options: str | dict[str, Any] | None = None,
+    options: str | dict[str, OptionValue] | None = None,
 ) -> Path:
     """Probe ``norm``, train its card's runs (a bake, as ``bake_options`` say: the budget in minutes, the GPUs, the
     workers, where runs train, the results root), write ``<results_dir>/cards/<slug>/card.md``; returns the card's
@@ -330,7 +341,7 @@ def make_card(
     if broken and dry_run:
         print(f"normbench: dry run: {norm} at d = {broken[0].d} {broken[0].problem}: its card trains nothing")
         return folder
-    items: list[dict[str, Any]] = []
+    items: list[QueueItem] = []
     if not broken:
         with tempfile.TemporaryDirectory(prefix="normbench-card-") as tmp:  # a dry run leaves the card's folder as is
             queue, items = plan_card(norm, covered, results_dir, Path(tmp) if dry_run else None, where, given)

@@ -9,16 +9,61 @@ import copy
 import functools
 import tempfile
 import typing
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import yaml
 from torch import nn
 
-from normbench.cards.protocol import CardProtocol, card_variant, slug
+from normbench.cards.protocol import CardProtocol, OptionValue, card_variant, slug
 from normbench.nn.norms import Norm, PluginNorm, get_component, source_version
 from normbench.tasks.trust import record_class
-from normbench.training.rundir import build_dataclass
+from normbench.training.run.rundir import build_dataclass
+
+if TYPE_CHECKING:  # Python 3.11's; the annotations are never evaluated (``from __future__ import annotations``)
+    from typing import NotRequired
+
+
+class NormModuleFacts(TypedDict):
+    """One norm module as built (:func:`norm_facts`; ``card.json``: ``tasks[].norms[role].norms[norm role]``).
+
+    ``component``; ``affine``: an affine map follows it; ``eps``: the eps its map uses (``None``: its map takes none);
+    ``parameters``: its trained values, ``learned``: their names; ``frozen``: a plug-in's per-feature parameters kept
+    at their initial values; ``options``: its constructor's keywords; ``source``: its code's version; ``layers``: how
+    many such modules the network has.
+    """
+
+    component: str
+    affine: bool
+    eps: float | None
+    parameters: int
+    learned: list[str]
+    frozen: NotRequired[list[str]]
+    options: NotRequired[dict[str, OptionValue]]
+    source: NotRequired[str]
+    layers: NotRequired[int]
+
+
+class ModelFacts(TypedDict):
+    """The network a variant builds (:func:`model_facts`; ``card.json``: ``tasks[].norms[role]``): its ``placement``,
+    its trainable ``parameters`` and those of its norms (``norm_parameters``), each norm role's module (``norms``) and
+    its runs' ``config_hash``."""
+
+    placement: str | None
+    parameters: int
+    norm_parameters: int
+    norms: dict[str, NormModuleFacts]
+    config_hash: NotRequired[str | None]
+
+
+class ExtraParameters(TypedDict):
+    """Parameters the new norm trains that no baseline has at a norm role (:func:`extra_parameters`): the ``norm``
+    role, the ``parameters``' names (relative to the norm) and in how many ``layers``."""
+
+    norm: str
+    parameters: list[str]
+    layers: int
 
 
 def section_models(
@@ -26,8 +71,8 @@ def section_models(
     protocol: CardProtocol,
     variants: dict[str, str],
     results_dir: str | Path,
-    options: dict[str, Any] | None = None,
-) -> dict[str, dict[str, Any]]:
+    options: dict[str, OptionValue] | None = None,
+) -> dict[str, ModelFacts]:
     """The networks of a card's section (:func:`built_variants`), under the card's task config where it is written
     (``results/cards/<slug>/<task>.yaml``: the card's variant defined there), else the task's with the card's variant
     added (:func:`~normbench.cards.protocol.card_variant`, with the norm's ``options``)."""
@@ -36,7 +81,8 @@ def section_models(
         text = config.read_text(encoding="utf-8")
     else:
         name, definition = card_variant(norm, protocol, options)
-        doc: dict[str, Any] = {"extends": protocol.task}
+        # a card's task config, its presets left out (cards.document.CardConfig's keys; that module imports this one)
+        doc: dict[str, object] = {"extends": protocol.task}
         if definition is not None:
             doc["bench"] = {"variants": {name: definition}}
         text = yaml.safe_dump(doc, sort_keys=False)
@@ -55,7 +101,7 @@ def _sources(norm: str) -> str | None:
 
 @functools.lru_cache(maxsize=64)
 def _built(task: str, preset: str, roles: tuple[tuple[str, str], ...], config: str, results_dir: str,
-           sources: str | None) -> dict[str, dict[str, Any]]:  # fmt: skip
+           sources: str | None) -> dict[str, ModelFacts]:  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="normbench-card-") as tmp:
         path = Path(tmp) / f"{task}.yaml"
         path.write_text(config, encoding="utf-8")
@@ -64,7 +110,7 @@ def _built(task: str, preset: str, roles: tuple[tuple[str, str], ...], config: s
 
 def built_variants(
     task: str, preset: str, variants: dict[str, str], config: str | Path, results_dir: str | Path
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, ModelFacts]:
     """Role -> the network its variant builds (:func:`model_facts`), for the roles of ``variants`` (role ->
     variant name) on ``task`` at ``preset`` under the card's task ``config``. Two roles of one variant (the card of
     ``scale`` is the RMSNorm baseline) share its facts."""
@@ -77,14 +123,14 @@ def built_variants(
         )
     built = {run.variant: model_facts(run.config) for run in runs}
     hashes = {run.variant: run.config_hash for run in runs}
-    out = {}
+    out: dict[str, ModelFacts] = {}
     for role, name in variants.items():
         if name in built:
             out[role] = {**built[name], "config_hash": hashes[name]}
     return out
 
 
-def model_facts(config: dict[str, Any]) -> dict[str, Any]:
+def model_facts(config: Mapping[str, Any]) -> ModelFacts:
     """The network a resolved run config builds: its placement, its trainable parameter count, and per norm role
     (``attn``, ``ffn``, ``final``, ...) what the modules are (:func:`norm_facts` of the first layer's; ``layers``:
     how many there are)."""
@@ -93,7 +139,7 @@ def model_facts(config: dict[str, Any]) -> dict[str, Any]:
     arch_type = typing.get_type_hints(cls.__init__)["arch"]
     arch = build_dataclass(arch_type, (model.get("init_args") or {}).get("arch") or {}, "model.arch")
     module = cls(arch=arch)
-    norms: dict[str, dict[str, Any]] = {}
+    norms: dict[str, NormModuleFacts] = {}
     for path, m in module.named_modules():
         if isinstance(m, Norm) and path.rpartition(".")[2].endswith("_norm"):
             role = path.rpartition(".")[2].removesuffix("_norm")
@@ -114,11 +160,11 @@ def trainable(module: nn.Module) -> int:
     return sum(p.numel() for p in module.parameters() if p.requires_grad)
 
 
-def norm_facts(norm: Norm) -> dict[str, Any]:
+def norm_facts(norm: Norm) -> NormModuleFacts:
     """One norm module as built: its component, whether an affine map follows it (normbench's: the slot's only one),
     the eps its map uses (``None`` where its map takes none), its trained values and their names, and a plug-in's
     per-feature parameters frozen at their initial values and its code's version."""
-    out: dict[str, Any] = {
+    out: NormModuleFacts = {
         "component": norm.spec.component,
         "affine": norm.weight is not None,
         "eps": float(norm.eps) if type(norm).uses_eps else None,
@@ -138,15 +184,15 @@ def norm_facts(norm: Norm) -> dict[str, Any]:
 AFFINE = ("weight", "bias")
 
 
-def extra_parameters(models: dict[str, dict[str, Any]], new: str = "new") -> list[dict[str, Any]]:
+def extra_parameters(models: dict[str, ModelFacts], new: str = "new") -> list[ExtraParameters]:
     """Where the ``new`` role's network trains parameters that no other role's has at the same norm role: per norm
     role, the parameter names (relative to the norm) and how many values they are over its layers."""
-    mine = (models.get(new) or {}).get("norms") or {}
-    out = []
+    mine = models[new]["norms"] if new in models else {}
+    out: list[ExtraParameters] = []
     for role, facts in mine.items():
-        others = [(m.get("norms") or {}).get(role) or {} for r, m in models.items() if r != new]
-        held = {name for o in others for name in o.get("learned") or ()}
-        extra = [name for name in facts.get("learned") or () if name not in held]
+        others = [m["norms"][role] for r, m in models.items() if r != new and role in m["norms"]]
+        held = {name for o in others for name in o["learned"]}
+        extra = [name for name in facts["learned"] if name not in held]
         if extra:
             out.append({"norm": role, "parameters": extra, "layers": facts["layers"]})
     return out

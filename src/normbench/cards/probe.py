@@ -24,17 +24,35 @@ import copy
 import math
 import statistics
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 import torch
 import torch.nn.functional as F
 
+from normbench.cards.protocol import OptionValue
 from normbench.nn.norms import NormSpec, create_norm, get_component
 
 TOLERANCE = 1e-6
 SAMPLES = 512
 TIMING_ROWS = {8: 65_536, 768: 1024}  # about 2-3 MB a tensor, as the norm speed benchmark
 ROUNDS = 7  # alternating timing rounds of the norm and F.layer_norm
+
+
+class NormFactsJson(TypedDict):
+    """:class:`NormFacts` as a card stores it (``card.json``: ``facts[d]``, :meth:`NormFacts.to_json`): its fields in
+    their order (``round_ratios`` a list in the file), then ``speed_ratio`` (:attr:`NormFacts.speed_ratio`)."""
+
+    component: str
+    d: int
+    problem: str | None
+    projects: bool | None
+    scales: bool | None
+    output_norm: float | None
+    declared: dict[str, bool] | None
+    forward_backward_s: float | None
+    layer_norm_s: float | None
+    round_ratios: tuple[float, ...] | None
+    speed_ratio: float | None
 
 
 @dataclass(frozen=True)
@@ -62,8 +80,20 @@ class NormFacts:
             return None
         return self.forward_backward_s / self.layer_norm_s
 
-    def to_json(self) -> dict[str, Any]:
-        return {**asdict(self), "speed_ratio": self.speed_ratio}
+    def to_json(self) -> NormFactsJson:
+        return {
+            "component": self.component,
+            "d": self.d,
+            "problem": self.problem,
+            "projects": self.projects,
+            "scales": self.scales,
+            "output_norm": self.output_norm,
+            "declared": None if self.declared is None else dict(self.declared),
+            "forward_backward_s": self.forward_backward_s,
+            "layer_norm_s": self.layer_norm_s,
+            "round_ratios": self.round_ratios,
+            "speed_ratio": self.speed_ratio,
+        }
 
 
 def inputs(d: int, samples: int = SAMPLES, seed: int = 0) -> torch.Tensor:
@@ -78,7 +108,7 @@ def inputs(d: int, samples: int = SAMPLES, seed: int = 0) -> torch.Tensor:
     return a * (z + m)
 
 
-def probe(component: str, d: int, options: dict[str, Any] | None = None, *, timing: bool = True) -> NormFacts:
+def probe(component: str, d: int, options: dict[str, OptionValue] | None = None, *, timing: bool = True) -> NormFacts:
     """The measured facts of ``component`` at width ``d`` (its ``options``); a norm that cannot be imported or built
     is a one-line ``ValueError``, one that runs but misbehaves a :class:`NormFacts` with its ``problem``."""
     cls = get_component(component)

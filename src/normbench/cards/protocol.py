@@ -8,13 +8,16 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypedDict
 
 import yaml
 
 from normbench.nn.norms import Norm, PluginNorm, get_component
 from normbench.tasks import registered_tasks
 from normbench.training.config import load_config
+
+#: one of a norm's options (``--options``): its constructor's keyword, a YAML scalar
+OptionValue = str | int | float | bool | None
 
 BLOCK_NORMS = ("attn_norm", "ffn_norm")  # the norms a card replaces: the attention and the FFN norm of every block
 PLACEMENTS = ("pre", "post")  # where a card puts the norm (--placements): the task's protocol declares the first
@@ -89,7 +92,9 @@ class CardProtocol:
             raise ValueError(
                 f"placements: task {self.task} has no {missing[0]} variant to compare a {placement} card with"
             )
-        return replace(self, **moved, grid=None, tuned=None, named={}, moved=True)
+        return replace(
+            self, layernorm=moved["layernorm"], rmsnorm=moved["rmsnorm"], grid=None, tuned=None, named={}, moved=True
+        )
 
     def new_norm_runs(self) -> dict[str, int]:
         """The runs of the new norm a whole card trains on this task: ``headline`` (one per seed), ``grid`` (every
@@ -132,7 +137,15 @@ class CardProtocol:
         )
 
 
-def tuning_presets(task: str, spec: Any) -> dict[str, str | None]:
+class TuningPresets(TypedDict):
+    """A card's ``bench.card.tuning``: the presets of the task's learning-rate ``grid`` and of its claims at the
+    ``tuned`` rates (``None``: the task tunes nothing)."""
+
+    grid: str | None
+    tuned: str | None
+
+
+def tuning_presets(task: str, spec: Any) -> TuningPresets:
     """``bench.card.tuning: {grid: <preset>, tuned: <preset>}`` as CardProtocol's ``grid`` and ``tuned``; one line
     naming the field when it is not two of the task's presets."""
     if spec is None:
@@ -165,7 +178,7 @@ class NamedCard:
         return cls(variant=entry["variant"], probe=str(entry.get("probe", name)))
 
 
-def board_of(task: str, norm: str, kind: str = "", options: Mapping[str, Any] | None = None) -> str:
+def board_of(task: str, norm: str, kind: str = "", options: Mapping[str, OptionValue] | None = None) -> str:
     """A card's board on a task: ``<task>/card-<slug>`` (its headline runs), ``<task>/lr-card-<slug>`` (``kind`` lr:
     the learning-rate grid), ``<task>/tuned-card-<slug>`` (the claims at each variant's tuned rate) or
     ``<task>/post-card-<slug>`` (``kind`` post: the headline runs at a placement the task does not declare); the slug
@@ -173,7 +186,7 @@ def board_of(task: str, norm: str, kind: str = "", options: Mapping[str, Any] | 
     return f"{task}/{kind + '-' if kind else ''}card-{slug(norm, options)}"
 
 
-def slug(norm: str, options: Mapping[str, Any] | None = None) -> str:
+def slug(norm: str, options: Mapping[str, OptionValue] | None = None) -> str:
     """The card's folder name of a norm: its registered name, or the class name of an import path, lower case
     (``examples.pnorm_example:PNorm`` -> ``pnorm``), then each of its ``options`` (``--options``), by name
     (``mypkg:MyNorm`` with ``alpha_init=0.0`` -> ``mynorm-alpha_init=0.0``): two option sets never share a card."""
@@ -191,7 +204,7 @@ def option_text(value: Any) -> str:
     return str(value)
 
 
-def options_text(options: Mapping[str, Any] | None) -> str:
+def options_text(options: Mapping[str, OptionValue] | None) -> str:
     """``alpha_init=0.0,beta=2``: a card's options as ``--options`` takes them (``""`` without any)."""
     return ",".join(f"{k}={option_text(v)}" for k, v in sorted((options or {}).items()))
 
@@ -212,7 +225,9 @@ def option_keywords(component: type[Norm]) -> list[str] | None:
     return [p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name not in slot]
 
 
-def check_card_options(norm: str, options: Mapping[str, Any] | None, d: int = 8) -> dict[str, Any] | None:
+def check_card_options(
+    norm: str, options: Mapping[str, OptionValue] | None, d: int = 8
+) -> dict[str, OptionValue] | None:
     """A card's ``options`` for ``norm``, checked: a one-line ``ValueError`` naming an option the norm's class does
     not take (and the keywords it does), a slot's setting given as an option, a value the norm refuses when built at
     width ``d``, or options for a named card (its task's variant); ``None`` without options."""
@@ -255,9 +270,10 @@ def probed_component(norm: str, tasks: list[str] | tuple[str, ...] | None = None
 
 
 def card_variant(
-    norm: str, protocol: CardProtocol, options: Mapping[str, Any] | None = None
-) -> tuple[str, dict[str, Any] | None]:
-    """The card's variant name on the task, and its definition (``None``: the task defines that variant already, e.g.
+    norm: str, protocol: CardProtocol, options: Mapping[str, OptionValue] | None = None
+) -> tuple[str, dict[str, object] | None]:
+    """The card's variant name on the task, and its definition (its overrides: config key -> value, as a task's
+    ``bench.variants`` gives them; ``None``: the task defines that variant already, e.g.
     ``pre/dyt``, whose runs the published boards hold). A named card (:class:`NamedCard`) is the variant the task names
     for it (at the declared placement only); any other norm the ``layernorm`` variant (of the protocol's placement)
     with the component of every block norm replaced, each norm keeping its affine map and eps, and given ``options``
@@ -296,21 +312,29 @@ def card_variant(
     return name, base
 
 
-def variant_settings(definition: dict[str, Any] | None) -> dict[str, Any]:
-    """A variant's overrides as the settings they make: a norm given whole (``"{component: both, eps: 1.0e-5}"``) or
-    field by field (``...attn_norm.component: both``) as one mapping of its fields, every value as YAML reads it
-    (``"false"`` and ``false`` alike)."""
-    out: dict[str, Any] = {}
+def variant_settings(definition: Mapping[str, object] | None) -> dict[str, object]:
+    """A variant's overrides (config key -> value) as the settings they make: a norm given whole (``"{component: both,
+    eps: 1.0e-5}"``) or field by field (``...attn_norm.component: both``) as one mapping of its fields, every value as
+    YAML reads it (``"false"`` and ``false`` alike)."""
+    out: dict[str, object] = {}
     for key, value in (definition or {}).items():
         parsed = yaml.safe_load(value) if isinstance(value, str) else value
         head, _, field_name = key.rpartition(".")
         if head.rpartition(".")[2].endswith("_norm") and field_name in ("component", "affine", "eps", "options"):
-            out.setdefault(head, {})[field_name] = parsed
+            _norm_fields(out, head)[field_name] = parsed
         elif key.rpartition(".")[2].endswith("_norm") and isinstance(parsed, dict):
-            out.setdefault(key, {}).update(parsed)
+            _norm_fields(out, key).update(parsed)
         else:
             out[key] = parsed
     return _numbers_as_floats(out)
+
+
+def _norm_fields(settings: dict[str, object], key: str) -> dict[str, object]:
+    """The fields of the norm at ``key`` gathered in ``settings`` so far (an empty mapping put there the first
+    time)."""
+    fields = settings.setdefault(key, {})
+    assert isinstance(fields, dict), f"{key}: {fields!r} is not a norm's fields"
+    return fields
 
 
 def _numbers_as_floats(value: Any) -> Any:
@@ -322,7 +346,7 @@ def _numbers_as_floats(value: Any) -> Any:
     return float(value) if isinstance(value, int) and not isinstance(value, bool) else value
 
 
-def same_variant(a: dict[str, Any] | None, b: dict[str, Any] | None) -> bool:
+def same_variant(a: Mapping[str, object] | None, b: Mapping[str, object] | None) -> bool:
     """Two variant definitions of one task make the same settings (:func:`variant_settings`): a card's variant that
     a task defines already, under whatever name and spelling (``normbench card scale`` is ``pre/scale-blocks``)."""
     return variant_settings(a) == variant_settings(b)

@@ -4,17 +4,17 @@ note where a baseline's attention and FFN norms differ."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from normbench.boards.norm_board import drift_comparable
 from normbench.cards.build import Card
+from normbench.cards.document import CardSection
+from normbench.cards.models import NormModuleFacts
 from normbench.cards.verdicts import BASELINES
 from normbench.render.markdown import Lines
 
 NORM_NAMES = {"attn": "attention", "ffn": "FFN", "final": "final", "embed": "embedding"}
 
 
-def norm_text(spec: dict[str, Any]) -> str:
+def norm_text(spec: NormModuleFacts) -> str:
     """``both (affine, eps 1e-05, 16 parameters)``: a norm as the built model has it (``eps unused`` where its map
     takes none; the trained values of one such norm)."""
     eps = "eps unused" if spec.get("eps") is None else f"eps {spec['eps']:g}"
@@ -25,7 +25,7 @@ def norm_text(spec: dict[str, Any]) -> str:
     return f"`{spec.get('component')}` ({affine}, {eps}{count}{frozen}{options})"
 
 
-def drift_text(t: dict[str, Any]) -> str:
+def drift_text(t: CardSection) -> str:
     """The measured platform drift of each headline metric beside the margin (``results/reproducibility.md``): a
     drift above a tenth of the margin is *comparable* to it (a seed retrained elsewhere can move a verdict near the
     margin), so the card says so; ``""`` where no drift is measured."""
@@ -44,7 +44,7 @@ def drift_text(t: dict[str, Any]) -> str:
     return f" Measured platform drift (results/reproducibility.md): {'; '.join(said)}." if said else ""
 
 
-def protocol_lines(t: dict[str, Any]) -> Lines:
+def protocol_lines(t: CardSection) -> Lines:
     """What each variant of a task's section is, read from the model it builds: the placement, every norm of the
     network and the trained parameters (the baselines are the published variants; the new norm replaces the block
     norms of the LayerNorm one); then where the new norm trains parameters the baselines lack."""
@@ -81,10 +81,11 @@ def protocol_lines(t: dict[str, Any]) -> Lines:
     return [*lines, ""]
 
 
-def block_components(t: dict[str, Any], role: str) -> tuple[str, str] | None:
+def block_components(t: CardSection, role: str) -> tuple[str, str] | None:
     """The components of a role's attention and FFN norms in a task's section (``None`` where its runs are not there
     or it has not both)."""
-    norms = ((t.get("norms") or {}).get(role) or {}).get("norms") or {}
+    facts = (t.get("norms") or {}).get(role)
+    norms = (facts.get("norms") if facts else None) or {}
     return (
         (str(norms["attn"].get("component")), str(norms["ffn"].get("component")))
         if {"attn", "ffn"} <= set(norms)

@@ -9,12 +9,14 @@ unselectable keys against chance, its figure), then the protocol, the cost and h
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from normbench.archive import JudgedClaim
 from normbench.archive.replicate import cpu_family
 from normbench.cards.build import Card
 from normbench.cards.comparison_view import comparison_lines
+from normbench.cards.document import CardSection, TunedStatus
 from normbench.cards.probe import NormFacts
 from normbench.cards.protocol import options_text
 from normbench.cards.protocol_view import baseline_notes, protocol_lines
@@ -120,7 +122,7 @@ def _yes(value: bool | None) -> str:
     return "–" if value is None else "yes" if value else "no"
 
 
-def task_section(t: dict[str, Any]) -> Lines:
+def task_section(t: CardSection) -> Lines:
     lines = [f"## {t.get('label', t['task'])}", ""]
     if t["status"] == "not run":
         return [*lines, f"Not run: {t['why']}.", ""]
@@ -139,7 +141,8 @@ def task_section(t: dict[str, Any]) -> Lines:
         "| metric | " + " | ".join(ROLES) + " |",
         "|---|---|---|---|",
     ]
-    angle = {t["angle_metric"]: t["angle"]} if t.get("angle") else {}
+    angle_metric, angle_row = t.get("angle_metric"), t.get("angle")  # a section has an angle where it names its metric
+    angle = {angle_metric: angle_row} if angle_row and angle_metric else {}
     for metric, row in {**t["headline"], **t["thresholds"], **angle}.items():
         lines.append(f"| `{metric}` | " + " | ".join(cell(fmt(row.get(r))) for r in ROLES) + " |")
     failed = t["failed_seeds"]
@@ -185,10 +188,10 @@ def cost(card: Card) -> Lines:
         "per GPU) take less elapsed time. The LayerNorm and RMSNorm runs are the published ones: a card trains only "
         "its norm's runs. A whole card's count is at most: at a tuned rate that is the shared one, no run is added.",
     ]
-    if spent.get("estimated_whole_card_s") is not None:
+    if (estimate := spent.get("estimated_whole_card_s")) is not None:
         lines.append(
             f"At these means per run, the whole card's runs of {', '.join(spent['estimated_tasks'])} take about "
-            f"{duration(spent['estimated_whole_card_s'])}, summed over runs."
+            f"{duration(estimate)}, summed over runs."
         )
     return [*lines, ""]
 
@@ -198,7 +201,7 @@ def duration(seconds: float) -> str:
     return f"{seconds / 60:.0f} min" if seconds < 5400 else f"{seconds / 3600:.1f} hours"
 
 
-def tuning_lines(t: dict[str, Any]) -> Lines:
+def tuning_lines(t: CardSection) -> Lines:
     """A task's claims at each variant's tuned learning rate, and the failed seeds over the grid (none where the task
     tunes nothing)."""
     tuning = t.get("tuning")
@@ -236,7 +239,7 @@ def tuning_lines(t: dict[str, Any]) -> Lines:
             ),
             *comparison_lines(tuned["claims"], rate="tuned"),
         ]
-    failed = (grid or {}).get("failed_seeds") or {}
+    failed = (grid.get("failed_seeds") if grid else None) or {}
     rates = sorted({rate for per in failed.values() for rate in per}, key=float)
     if rates:
         lines += [
@@ -254,7 +257,7 @@ def tuning_lines(t: dict[str, Any]) -> Lines:
     return lines
 
 
-def chosen_on(tuned: dict[str, Any]) -> str:
+def chosen_on(tuned: TunedStatus) -> str:
     """``, by the highest `test_acc@5000``: what the grid's choice maximised or minimised ("" where not known)."""
     on = tuned.get("chosen_on") or {}
     if not on.get("metric"):
@@ -285,7 +288,7 @@ def citation(card: Card) -> Lines:
     ]
 
 
-def device_text(prov: dict[str, Any]) -> str:
+def device_text(prov: Mapping[str, Any]) -> str:
     """``cpu (Intel Xeon, AVX512)``: where the card was built, which its timings are of."""
     plat = prov.get("platform") or {}
     if prov.get("device") == "cpu" and plat.get("cpu"):

@@ -5,20 +5,26 @@ them; where a task's learning-rate grid stands, said once for the row and the tu
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from normbench.cards.verdicts import BASELINES, comparisons, verdict_text
+from normbench.cards.verdicts import BASELINES, Comparison, comparisons, verdict_text
+
+if TYPE_CHECKING:
+    from normbench.cards.document import CardSection, TuningSection
+    from normbench.judge.entries import JudgedEntry
+    from normbench.judge.rows import MetricRow
 
 
-def fmt(m: dict[str, Any] | None) -> str:
+def fmt(m: MetricRow | None) -> str:
     """``mean ± std (n)``, both to the decimal place of the std's second significant digit (at most 10 places; a std
     of 100 or more to whole units); one seed: the mean to four significant digits, no spread; a value that is not
     finite as it is; the note where there is no mean, ``–`` without a value."""
     if not m:
         return "–"
-    if m.get("mean") is None:
+    mean, std, n = m.get("mean"), m.get("std"), m.get("n")
+    if mean is None:
         return m.get("note") or "–"
-    mean, std, n = m["mean"], m.get("std"), m.get("n")
     if std is None or (n or 0) < 2:
         return f"{mean:.4g} (n = {n})"
     if not (math.isfinite(std) and math.isfinite(mean)) or abs(mean) >= 1e15:
@@ -27,7 +33,7 @@ def fmt(m: dict[str, Any] | None) -> str:
     return f"{round(mean, places) or 0.0:.{places}f} ± {abs(std):.{places}f} (n = {n})"  # no "-0.000"
 
 
-def summary_table(tasks: list[dict[str, Any]]) -> list[dict[str, str]]:
+def summary_table(tasks: list[CardSection]) -> list[dict[str, str]]:
     """The card's summary, one row per task and headline metric (then each again at the tuned learning rates, where
     judged): the three values (``mean ± std (n)``) and, against each baseline, the comparison (:func:`verdict_text`);
     a task not run is one row saying so."""
@@ -43,9 +49,8 @@ def summary_table(tasks: list[dict[str, Any]]) -> list[dict[str, str]]:
             )
             continue
         rows += summary_rows_at(label, "shared", t["headline"], t["claims"], t.get("failed_by_role"))
-        tuning = t.get("tuning") or {}
-        if tuning.get("tuned"):
-            tuned = tuning["tuned"]
+        tuning = t.get("tuning")
+        if tuning and (tuned := tuning.get("tuned")):
             rows += summary_rows_at(
                 label,
                 "tuned",
@@ -59,7 +64,7 @@ def summary_table(tasks: list[dict[str, Any]]) -> list[dict[str, str]]:
     return rows
 
 
-def grid_progress(tuning: dict[str, Any]) -> tuple[str, str]:
+def grid_progress(tuning: TuningSection) -> tuple[str, str]:
     """Where a task's learning-rate grid stands, as ``(state, phrase)``: ``empty`` (no finished run), ``partial``
     (some of its runs; ``unknown`` where the planned count is not known) or ``finished``. The card's summary row and
     its tuning section both say it with this phrase, so the two never disagree."""
@@ -68,22 +73,23 @@ def grid_progress(tuning: dict[str, Any]) -> tuple[str, str]:
         return "empty", f"its learning-rate grid {where} has no finished run"
     if grid["planned"] is None:
         return "unknown", f"its learning-rate grid {where} has {grid['finished']} finished runs"
-    if grid["finished"] >= grid["planned"]:
+    if (grid["finished"] or 0) >= grid["planned"]:  # a board's finished runs are written with its planned ones
         return "finished", f"its learning-rate grid {where} is finished ({grid['finished']} runs)"
-    new = grid.get("new") or {}
-    own = f" (the new norm's: {new['finished']} of {new['planned']})" if new.get("planned") else ""
+    new = grid.get("new")
+    own = f" (the new norm's: {new['finished']} of {new['planned']})" if new and new.get("planned") else ""
     return "partial", f"its learning-rate grid {where} has {grid['finished']} of {grid['planned']} runs{own}"
 
 
-def no_rate(tuning: dict[str, Any]) -> str | None:
+def no_rate(tuning: TuningSection) -> str | None:
     """Why the new norm has no tuned rate although its grid is judged (``None`` where it has one): every seed failed
     at every rate of its grid, or none of its rates was chosen."""
-    rates = ((tuning.get("tuned") or {}).get("rates") or {}).get("new") or {}
-    if not tuning.get("tuned") or rates.get("chosen") is not None:
+    tuned = tuning.get("tuned")
+    rates = (tuned.get("rates") or {}).get("new") if tuned else None
+    if not tuned or (rates and rates.get("chosen") is not None):
         return None
-    grid = tuning.get("grid") or {}
-    failed = (grid.get("failed_seeds") or {}).get("new") or {}
-    seeds = {str(s) for s in grid.get("seeds") or []}
+    grid = tuning.get("grid")
+    failed = ((grid.get("failed_seeds") or {}).get("new") if grid else None) or {}
+    seeds = {str(s) for s in (grid.get("seeds") if grid else None) or []}
     if failed and seeds and all(set(f) >= seeds for f in failed.values()):
         return f"every seed failed at all {len(failed)} rates of its grid"
     state, phrase = grid_progress(tuning)
@@ -92,7 +98,7 @@ def no_rate(tuning: dict[str, Any]) -> str | None:
     return "no rate was chosen on its grid"
 
 
-def waiting(tuning: dict[str, Any]) -> str:
+def waiting(tuning: TuningSection) -> str:
     """What a task's claims at the tuned rates wait for: its learning-rate grid, or the judging seeds at the rates
     chosen on it."""
     state, phrase = grid_progress(tuning)
@@ -104,8 +110,8 @@ def waiting(tuning: dict[str, Any]) -> str:
 def summary_rows_at(
     task: str,
     rate: str,
-    headline: dict[str, Any],
-    claims: list[dict[str, Any]],
+    headline: dict[str, dict[str, MetricRow | None]],
+    claims: Sequence[JudgedEntry],
     by_role: dict[str, list[int]] | None = None,
     why: str | None = None,
 ) -> list[dict[str, str]]:
@@ -120,7 +126,7 @@ def summary_rows_at(
     compared = comparisons(claims)
     failed = (by_role or {}).get("new") or (0, 0)
 
-    def said(c: dict[str, Any]) -> str:
+    def said(c: Comparison) -> str:
         if c["verdict"] == "not run" and failed[0]:
             return f"worse ({failed[0]} of {failed[1]} seeds failed: none left to judge)"
         if c["verdict"] == "not run" and why:
@@ -139,7 +145,7 @@ def summary_rows_at(
     ]
 
 
-def value_text(row: dict[str, Any] | None, failed: list[int] | None) -> str:
+def value_text(row: MetricRow | None, failed: list[int] | None) -> str:
     """A variant's value (:func:`fmt`) and, where it has failed seeds (``[failed, seeds]``), "; k of n seeds failed";
     a value that is only a note (no seed finished) says why already."""
     text = fmt(row)

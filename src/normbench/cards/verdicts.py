@@ -4,14 +4,36 @@ said with new − baseline and its 95% interval."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import TypedDict
+
+from normbench.judge.entries import JudgedEntry, Provisional
+from normbench.judge.stats import EquivalenceDoc, IntervalDoc
 
 #: the published variants a card compares its norm with
 BASELINES = ("layernorm", "rmsnorm")
 VERDICT_WORDS = ("better", "equivalent", "worse", "undecided", "not run")
 
 
-def compare(equivalence: dict[str, Any], ordering: dict[str, Any]) -> dict[str, Any]:
+class Comparison(TypedDict):
+    """The new norm against one baseline on one metric (``card.json``: ``tasks[].comparisons[metric][baseline]``).
+
+    ``verdict``: one of :data:`VERDICT_WORDS`; ``difference``: new − baseline with its 95% Welch interval (the
+    equivalence test's ``difference``); ``equivalence``: the TOST (its 90% ``interval``) and ``margin``, its margin;
+    ``significant``: ``better`` or ``worse`` where the ordering is, else ``None``; ``on_margin``: the equivalence is
+    borderline; ``provisional``: ``{finished, declared}`` where either test was judged on fewer seeds than declared.
+    """
+
+    verdict: str
+    difference: IntervalDoc | None
+    equivalence: EquivalenceDoc | None
+    margin: float | None
+    significant: str | None
+    on_margin: bool
+    provisional: Provisional | None
+
+
+def compare(equivalence: JudgedEntry, ordering: JudgedEntry) -> Comparison:
     """The new norm against one baseline on one metric, as a paper's table reads it, from the card's two tests (each
     judged by :func:`normbench.judge.claims.judge`): ``equivalent`` where the TOST puts the difference of seed
     means within the margin; else ``better`` or ``worse`` where the 95% Welch interval of the difference lies on
@@ -37,7 +59,7 @@ def compare(equivalence: dict[str, Any], ordering: dict[str, Any]) -> dict[str, 
     }
 
 
-def comparisons(claims: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, Any]]]:
+def comparisons(claims: Sequence[JudgedEntry]) -> dict[str, dict[str, Comparison]]:
     """Metric -> baseline -> :func:`compare` of the card's two tests there."""
     by = {(c["metric"], c["id"].rpartition(".")[2]): c for c in claims}
     metrics = list(dict.fromkeys(c["metric"] for c in claims))
@@ -51,7 +73,7 @@ def comparisons(claims: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, A
     }
 
 
-def interval_text(diff: dict[str, Any] | None) -> str:
+def interval_text(diff: IntervalDoc | None) -> str:
     """``+0.061 [+0.045, +0.077]``: new − baseline with its 95% Welch interval (``""`` without one)."""
     if not diff or diff.get("estimate") is None:
         return ""
@@ -60,7 +82,7 @@ def interval_text(diff: dict[str, Any] | None) -> str:
     return f"{diff['estimate']:+.3g} [{diff['low']:+.3g}, {diff['high']:+.3g}]"
 
 
-def verdict_text(c: dict[str, Any]) -> str:
+def verdict_text(c: Comparison) -> str:
     """A comparison as the card's tables say it: ``better (+0.061 [+0.045, +0.077])``, ``equivalent (...; better
     by less than the margin)``, ``undecided (..., on the margin)``; a provisional one is never said as final:
     ``provisional: better so far, 2 of 3 seeds (...)``."""

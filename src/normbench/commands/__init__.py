@@ -3,7 +3,9 @@
 A sweep and its leaderboard (:func:`sweep`, :func:`bench`: :func:`normbench.sweep.run.run_sweep`); the commands that
 read trained runs or published boards (rebuild, re-judge, compare, cite, the analyses), bakes, cards and prediction.
 Each function's signature is its command's options and its docstring its help; :data:`normbench.cli.COMMANDS` names
-them.
+them. The command line's own parts live here too: an entry of that table (:mod:`~normbench.commands.entry`), a command
+line's words before its parser reads them (:mod:`~normbench.commands.argv`) and the process around a command, its
+errors ending in one line (:mod:`~normbench.commands.process`).
 """
 
 from normbench.commands.analyses import decompose, geometry, random_grid

@@ -32,8 +32,8 @@ def decompose(ckpt: str | None = None, sequences: int = 256, out: str | None = N
         raise ValueError(f"sequences: must be >= 1, got {sequences}")
     from normbench.io import check_writable
     from normbench.run_analyses.decomposition import decompose_checkpoint
-    from normbench.training.loading import record_for_checkpoint
-    from normbench.training.rundir import run_of_checkpoint
+    from normbench.training.run.loading import record_for_checkpoint
+    from normbench.training.run.rundir import run_of_checkpoint
 
     record_for_checkpoint(Path(ckpt))  # the checkpoint and its record are there
     check_writable(out or run_of_checkpoint(ckpt), "out")  # before the work, not after it

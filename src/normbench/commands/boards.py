@@ -136,7 +136,8 @@ def rejudge(board: str, force: bool = False) -> None:
     from normbench.publish.rejudge import changed_verdicts, check_same_runs, rejudge_board
     from normbench.publish.tokens import TOKEN_REPORT, rejudge_token_report
     from normbench.publish.write import keep_facts, order_plots
-    from normbench.sweep.plan import parse_grid, plan_runs
+    from normbench.sweep.grid import parse_grid
+    from normbench.sweep.plan import plan_runs
 
     path = board_path(board)
     try:

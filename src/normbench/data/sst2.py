@@ -103,7 +103,7 @@ class SST2DataModule(L.LightningDataModule):
     # a resolved config written before ``text_normalization`` existed trained on the text as read
     LEGACY_INIT_ARGS: ClassVar[dict[str, Any]] = {"text_normalization": "none"}
     # arguments added after runs were trained, at the value that trains as those runs did: left out of a run's
-    # identity there (normbench.training.rundir.run_identity), so those runs keep their config hash
+    # identity there (normbench.training.run.rundir.run_identity), so those runs keep their config hash
     IDENTITY_DEFAULTS: ClassVar[dict[str, Any]] = {"holdout": 0}
 
     def __init__(

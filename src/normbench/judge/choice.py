@@ -32,9 +32,11 @@ Its wording (the Markdown table and the sentences a board prints) is :mod:`normb
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any, TypedDict, cast
 
 from normbench.judge.collapse import collapsed_seeds
+from normbench.judge.rows import MetricRow, variant_rows
 
 RULES = {
     "stable": "a value where a seed diverged or failed is never chosen",
@@ -44,11 +46,100 @@ RULES = {
 """The choice rules ``bench.choice.rule`` may name, each with the sentence a board prints."""
 
 
+class ChoiceSpec(TypedDict):
+    """``bench.choice`` as :func:`check_spec` reads it: the grid ``axis``, the ``metric`` the choice is made on and
+    its ``goal`` (``min`` or ``max``), the ``report`` metrics shown beside it, the ``rule`` (:data:`RULES`), the
+    ``min_seeds`` each value needs and the declared tuning ``seeds`` (``None``: not declared)."""
+
+    axis: str
+    metric: str
+    goal: str
+    report: list[str]
+    rule: str
+    min_seeds: int
+    seeds: list[str] | None
+
+
+class Budget(ChoiceSpec):
+    """A preset's tuning budget (:func:`budget`): its :class:`ChoiceSpec` and the axis's grid ``values`` as the config
+    lists them (a number, a name, or one number per joined key; ``None``: the preset declares no grid)."""
+
+    values: list[object] | None
+
+
+class ChoiceRow(TypedDict):
+    """One grid value of a base variant (a row of a :class:`ChoiceGroup`).
+
+    variant: the variant's name; value: its grid value; seeds: its seeds; metric: its aggregate of the choice's
+    metric; report: each report metric's; collapsed: the seeds collapsed or at chance; diverged: seed -> the step it
+    diverged at; failed: the seeds whose run failed.
+    """
+
+    variant: str
+    value: str
+    seeds: list[str]
+    metric: MetricRow
+    report: dict[str, MetricRow]
+    collapsed: list[str]
+    diverged: dict[str, int | None]
+    failed: list[str]
+
+
+class Excluded(TypedDict):
+    """A grid value the rule rules out: the ``value`` and ``why``."""
+
+    value: str
+    why: str
+
+
+class Missing(TypedDict):
+    """A grid value short of the tuning budget: the ``value``, the declared seeds it ``lacking`` and the seeds it
+    ``have``."""
+
+    value: str
+    lacking: list[str]
+    have: int
+
+
+class ChoiceGroup(TypedDict, total=False):
+    """One base variant's choice (a group of the choice document); a board built before a key existed lacks it.
+
+    base: the variant's name without the axis; rows: its grid values, in grid order; chosen, chosen_variant: the
+    value chosen (or leading) and its variant (``None``: none); measured: the values with a mean; unstable: the values
+    where a seed diverged or failed; excluded: the values the rule rules out; at_edge: the chosen value lies on the
+    grid's edge; final: the tuning budget is spent (``missing``: the values short of it).
+    """
+
+    base: str
+    rows: list[ChoiceRow]
+    chosen: str | None
+    chosen_variant: str | None
+    measured: int
+    unstable: list[str]
+    excluded: list[Excluded]
+    at_edge: bool
+    final: bool
+    missing: list[Missing]
+
+
+class ChoiceDoc(ChoiceSpec):
+    """The choice document (a board's ``choice``: :func:`build_choice`): its :class:`ChoiceSpec` and one
+    :class:`ChoiceGroup` per base variant (``groups``)."""
+
+    groups: list[ChoiceGroup]
+
+
 def _whole(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def check_spec(spec: Any, metrics: dict[str, Any], seeds: Any = None) -> dict[str, Any]:
+def choice_doc(choice: Mapping[str, object] | None) -> ChoiceDoc | None:
+    """A board's ``choice`` as the choice document: :class:`normbench.archive.Board` keeps the document
+    :func:`build_choice` wrote as a JSON object (the archive lies below the judge)."""
+    return cast("ChoiceDoc | None", choice)
+
+
+def check_spec(spec: Any, metrics: Collection[str], seeds: Any = None) -> ChoiceSpec:
     """``bench.choice`` as ``{axis, metric, goal, report, rule, min_seeds, seeds}``, or a one-line error naming the
     field. ``seeds``: the tuning seeds the preset declares (``bench.seeds``; ``None``: not known, the choice is final
     once every value has ``min_seeds`` seeds)."""
@@ -95,7 +186,7 @@ def check_spec(spec: Any, metrics: dict[str, Any], seeds: Any = None) -> dict[st
     }
 
 
-def budget(bench: Any, metrics: dict[str, Any] | None = None) -> dict[str, Any]:
+def budget(bench: Any, metrics: Collection[str] | None = None) -> Budget:
     """The tuning budget a preset's ``bench`` declares: :func:`check_spec`'s fields and ``values``, the axis's grid
     (``bench.grid`` under the key ``bench.grid_labels`` names ``axis``; ``None`` where the preset declares no grid).
     ``metrics``: the leaderboard's (default: ``bench.metrics``). One-line errors naming the field."""
@@ -144,7 +235,7 @@ def sort_key(value: str) -> tuple[int, tuple[float, ...], str]:
         return (2, (), value)
 
 
-def coordinates(rows: list[dict[str, Any]]) -> list[tuple[float, ...]] | None:
+def coordinates(rows: list[ChoiceRow]) -> list[tuple[float, ...]] | None:
     """Each row's grid value as numbers, one per key of its axis: ``50.0;20.0;20.0`` (an axis that joins three keys),
     a single number standing for every key (``10.0``: 10 in each). ``None`` where a value is not numeric or the values
     disagree on the number of keys."""
@@ -157,7 +248,7 @@ def coordinates(rows: list[dict[str, Any]]) -> list[tuple[float, ...]] | None:
     return full if all(len(p) == width for p in full) else None
 
 
-def edges(value: str, rows: list[dict[str, Any]]) -> list[tuple[int, str]]:
+def edges(value: str, rows: list[ChoiceRow]) -> list[tuple[int, str]]:
     """Where the grid value ``value`` lies on the grid's edge: ``(position, "smallest" | "largest")`` for each key of
     the axis at which no row's value is smaller (larger). A best value there may lie beyond the grid; ``[]``: it lies
     inside the grid in every key (or the grid is not numeric)."""
@@ -172,7 +263,7 @@ def edges(value: str, rows: list[dict[str, Any]]) -> list[tuple[int, str]]:
     return out
 
 
-def _failure(row: dict[str, Any], rule: str) -> str | None:
+def _failure(row: ChoiceRow, rule: str) -> str | None:
     """Why the rule rules a value out by its own seeds (``None``: it does not): the seeds that diverged or failed
     (``stable``), or collapsed or stayed at chance too (``robust``)."""
     if row["diverged"] or row["failed"] or (rule == "robust" and row["collapsed"]):
@@ -180,10 +271,10 @@ def _failure(row: dict[str, Any], rule: str) -> str | None:
     return None
 
 
-def _missing(values: list[str], by_value: dict[str, dict[str, Any]], spec: dict[str, Any]) -> list[dict[str, Any]]:
+def _missing(values: list[str], by_value: dict[str, ChoiceRow], spec: ChoiceSpec) -> list[Missing]:
     """The grid values short of the tuning budget: ``{value, lacking, have}`` for each value (in grid order) without a
     run of every declared tuning seed (``lacking``) or with fewer than ``min_seeds`` (``have``: the seeds it has)."""
-    out = []
+    out: list[Missing] = []
     for value in values:
         row = by_value.get(value)
         have = set(row["seeds"]) | set(row["failed"]) if row else set()
@@ -194,20 +285,20 @@ def _missing(values: list[str], by_value: dict[str, dict[str, Any]], spec: dict[
 
 
 def build_choice(
-    spec: dict[str, Any],
-    variants: list[dict[str, Any]],
-    metrics: dict[str, Any],
+    spec: Mapping[str, object],
+    variants: Sequence[Mapping[str, object]],
+    metrics: Collection[str],
     seeds: list[int] | None = None,
     planned: list[str] | None = None,
-) -> dict[str, Any]:
+) -> ChoiceDoc:
     """The choice document: per base, one row per grid value (sorted), the values the rule excludes (``excluded``:
     ``{value, why}``), the chosen value (``None`` if none is kept and measured) and whether the choice is ``final``
     (``missing``: the values short of the budget). ``seeds``: the declared tuning seeds (``bench.seeds``); ``planned``:
     the build's variant names, whose grid values count for the neighbours and the budget even before they have runs."""
     spec = check_spec(spec, metrics, seeds)
     rule = spec["rule"]
-    groups: dict[str, list[dict[str, Any]]] = {}
-    for v in variants:
+    groups: dict[str, list[ChoiceRow]] = {}
+    for v in variant_rows(variants):
         split = split_name(v["name"], spec["axis"])
         if split is None:
             continue
@@ -229,13 +320,13 @@ def build_choice(
     for split in (split_name(n, spec["axis"]) for n in planned or []):
         if split is not None:
             grid.setdefault(split[0], []).append(split[1])
-    out = []
+    out: list[ChoiceGroup] = []
     for base, rows in groups.items():
         rows.sort(key=lambda r: sort_key(r["value"]))
         by_value = {r["value"]: r for r in rows}
         values = sorted(dict.fromkeys([*by_value, *grid.get(base, [])]), key=sort_key)  # the grid, in its order
         failing = {r["value"]: why for r in rows if (why := _failure(r, rule)) is not None}
-        excluded = []
+        excluded: list[Excluded] = []
         for i, value in enumerate(values):
             if value in failing:
                 excluded.append({"value": value, "why": failing[value]})
@@ -252,7 +343,8 @@ def build_choice(
         sign = 1.0 if spec["goal"] == "min" else -1.0
         # a choice needs two trained values at least (a value whose seeds diverged counts: it lost): one is no choice
         trained = len(scored) + sum(1 for r in unstable if r not in scored)
-        best = min(kept, key=lambda r: sign * r["metric"]["mean"]) if kept and trained > 1 else None
+        # kept: rows of scored, each with a mean
+        best = min(kept, key=lambda r: sign * cast(float, r["metric"]["mean"])) if kept and trained > 1 else None
         at_edge = best is not None and bool(edges(best["value"], rows))
         missing = _missing(values, by_value, spec)
         out.append(
@@ -272,7 +364,7 @@ def build_choice(
     return {**spec, "groups": out}
 
 
-def flagged(row: dict[str, Any], collapsed: bool = True) -> str:
+def flagged(row: ChoiceRow, collapsed: bool = True) -> str:
     """The row's flagged seeds, ``seed 101 diverged at step 261; seeds 0, 1 collapsed or at chance``, or ``–``."""
     parts = [
         f"seed {seed} diverged" + (f" at step {step}" if step is not None else "")

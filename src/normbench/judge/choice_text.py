@@ -5,12 +5,14 @@ why, what the rule excluded, where the value lies on the grid's edge and what a 
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import cast
 
-from normbench.judge.choice import RULES, coordinates, edges, flagged, sort_key
+from normbench.judge.choice import RULES, ChoiceDoc, ChoiceGroup, choice_doc, coordinates, edges, flagged, sort_key
+from normbench.judge.rows import MetricRow
 
 
-def _mean_std(m: dict[str, Any]) -> str:
+def _mean_std(m: MetricRow) -> str:
     """``mean ± std``; the mean alone where one seed has a value (its std is not a spread)."""
     if m.get("mean") is None:
         return "–"
@@ -26,7 +28,7 @@ def seed_span(seeds: list[str]) -> str:
     return ", ".join(map(str, numbers))
 
 
-def waiting_text(group: dict[str, Any], choice: dict[str, Any]) -> str:
+def waiting_text(group: ChoiceGroup, choice: ChoiceDoc) -> str:
     """``waiting for tuning seed 102 (at every value; the budget: seeds 100-102, at least 3 per value)``: what a group
     short of the tuning budget waits for (``""``: nothing)."""
     missing = group.get("missing") or []
@@ -46,10 +48,11 @@ def waiting_text(group: dict[str, Any], choice: dict[str, Any]) -> str:
     return f"waiting for {what} (at {where}; the budget: {said}at least {choice.get('min_seeds', 1)} per value)"
 
 
-def render_choice(choice: dict[str, Any] | None, complete: bool = True) -> list[str]:
-    """Markdown of the choice document: the tuning budget and rule, the grid with every value's mean ± std, every
-    value the rule excludes and why, and the value chosen (with the grid not ``complete``, or a group short of its
-    tuning seeds: the value leading so far, since the choice is made once on the whole budget)."""
+def render_choice(choice: Mapping[str, object] | None, complete: bool = True) -> list[str]:
+    """Markdown of the choice document (a board's ``choice``): the tuning budget and rule, the grid with every value's
+    mean ± std, every value the rule excludes and why, and the value chosen (with the grid not ``complete``, or a
+    group short of its tuning seeds: the value leading so far, since the choice is made once on the whole budget)."""
+    choice = choice_doc(choice)
     if not choice:
         return []
     axis, metric, best = choice["axis"], choice["metric"], "lowest" if choice["goal"] == "min" else "highest"
@@ -75,7 +78,8 @@ def render_choice(choice: dict[str, Any] | None, complete: bool = True) -> list[
     if choice.get("seeds") or choice.get("min_seeds", 1) > 1:
         values = sorted({r["value"] for g in groups for r in g["rows"]}, key=sort_key)
         grid = f"{len(values)} values of `{axis}` ({values[0]} to {values[-1]})" if values else f"the `{axis}` grid"
-        seeds = f"tuning seeds {seed_span(choice['seeds'])}, " if choice.get("seeds") else ""
+        # the declared seeds, read where there are some
+        seeds = f"tuning seeds {seed_span(cast('list[str]', choice['seeds']))}, " if choice.get("seeds") else ""
         lines += [
             f"Tuning budget (declared once by the task, the same for every variant): {grid}, {seeds}at least "
             f"{choice.get('min_seeds', 1)} per value, the {best} mean `{metric}`, rule `{rule}`.",
@@ -120,7 +124,7 @@ def render_choice(choice: dict[str, Any] | None, complete: bool = True) -> list[
     return [*lines, ""]
 
 
-def _group_line(choice: dict[str, Any], group: dict[str, Any], done: bool) -> str:
+def _group_line(choice: ChoiceDoc, group: ChoiceGroup, done: bool) -> str:
     """The bullet of one base: its chosen (or leading) value and why, what the rule excluded, what it waits for."""
     axis, metric, best = choice["axis"], choice["metric"], "lowest" if choice["goal"] == "min" else "highest"
     rule = choice.get("rule", "stable")
@@ -152,7 +156,11 @@ def _group_line(choice: dict[str, Any], group: dict[str, Any], done: bool) -> st
     row = next(r for r in group["rows"] if r["value"] == group["chosen"])
     edge = _edge_text(group, done, rule == "robust") if group.get("at_edge") else ""
     sign = 1.0 if choice["goal"] == "min" else -1.0
-    better = lambda r: r["metric"].get("mean") is not None and sign * r["metric"]["mean"] < sign * row["metric"]["mean"]  # noqa: E731
+    # a row's mean, read where it has one (the chosen row has)
+    better = lambda r: (
+        r["metric"].get("mean") is not None
+        and sign * cast(float, r["metric"]["mean"]) < sign * cast(float, row["metric"]["mean"])
+    )  # noqa: E731
     if rule == "robust":
         excluded_why = {e["value"]: e["why"] for e in excluded}
         passed = [r for r in group["rows"] if r["value"] in excluded_why and better(r)]
@@ -183,11 +191,11 @@ BOUND = (
 )
 
 
-def _edge_text(group: dict[str, Any], complete: bool, bound: bool = False) -> str:
+def _edge_text(group: ChoiceGroup, complete: bool, bound: bool = False) -> str:
     """A sentence saying where the chosen value lies on the grid's edge (:func:`edges`); ``bound`` (a tuning budget's
     grid): and how to read it."""
     read = BOUND if bound else ""
-    at = edges(group["chosen"], group["rows"])
+    at = edges(cast(str, group["chosen"]), group["rows"])  # the group has chosen a value
     width = len((coordinates(group["rows"]) or [(0.0,)])[0])
     if width == 1:
         end = at[0][1] if at else "largest"

@@ -23,18 +23,31 @@ other runs the board says which settings differ and the verdict is at most "dire
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping, Sequence
 from importlib import resources
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypedDict
 
 from normbench.archive.claim import OWNERS, ClaimSpec
 from normbench.io import read_yaml
 from normbench.judge import tuned
 from normbench.judge.chance.rules import above_null, chance_claims, paper_chance
-from normbench.judge.counting import counted, counted_note, entry_head, finished_seeds, reasons
-from normbench.judge.qualify import qualify
+from normbench.judge.entries import ClaimEntry, JudgedEntry, ProtocolCheck
+from normbench.judge.rows import VariantRow, variant_rows
 from normbench.judge.rules.registry import CLAIM_RULES, RULE_CHECKS, RULE_KINDS, SEED_RULES
-from normbench.judge.stats import aggregate, gap, values_of
+from normbench.judge.stats import GapDoc, aggregate, gap, values_of
+from normbench.judge.tuned import TunedView
+from normbench.judge.verdicts.counting import counted, counted_note, entry_head, finished_seeds, reasons
+from normbench.judge.verdicts.qualify import qualify
 from normbench.training.config import config_value
+
+
+class Protocol(TypedDict):
+    """A protocol claims may name (``claims/protocols.yaml``): its ``name``, what it is (``description``) and the
+    config ``settings`` its runs need (dotted key -> value), its ``extends`` merged in."""
+
+    name: str
+    description: str
+    settings: dict[str, object]
 
 
 def claims_file(claims_id: str) -> Any:
@@ -45,13 +58,13 @@ def claims_file(claims_id: str) -> Any:
 
 
 @functools.cache
-def load_protocols() -> dict[str, dict[str, Any]]:
+def load_protocols() -> dict[str, Protocol]:
     """The protocols claims may name (``claims/protocols.yaml``), each with its ``extends`` merged in.
 
     Read once per process (every claim checks its protocol against it); callers must not modify it."""
     raw = claims_file("protocols")["protocols"]
 
-    def resolve(name: str, seen: tuple[str, ...] = ()) -> dict[str, Any]:
+    def resolve(name: str, seen: tuple[str, ...] = ()) -> Protocol:
         if name not in raw or name in seen:
             raise ValueError(
                 f"protocol: {name!r} is not a protocol (or extends itself); choose one of {', '.join(raw)}"
@@ -63,7 +76,7 @@ def load_protocols() -> dict[str, dict[str, Any]]:
     return {name: resolve(name) for name in raw}
 
 
-def load_claims(claims_id: str) -> list[dict[str, Any]]:
+def load_claims(claims_id: str) -> list[ClaimEntry]:
     """The claims of ``src/normbench/judge/claims/<claims_id>.yaml``, each marked whose it is.
 
     An entry ``{id: <id>, use: <file>}`` is the claim ``<id>`` as ``<file>`` defines it.
@@ -83,7 +96,7 @@ def load_claims(claims_id: str) -> list[dict[str, Any]]:
     return claims
 
 
-def check_claim(claim: dict[str, Any]) -> dict[str, Any]:
+def check_claim(claim: ClaimEntry) -> ClaimEntry:
     """One-line errors for a claim that cannot be judged as written (a key a claim may not hold, a value of the
     wrong type: :class:`normbench.archive.ClaimSpec`; then the rule's own needs); the claim otherwise."""
     cid = claim.get("id")
@@ -105,7 +118,7 @@ def check_claim(claim: dict[str, Any]) -> dict[str, Any]:
     return claim
 
 
-def paper_gaps(entry: dict[str, Any]) -> dict[str, Any]:
+def paper_gaps(entry: JudgedEntry) -> dict[str, GapDoc | None]:
     """Each role's :func:`gap` to the paper's value, from a judged claim's per-seed values (``{}`` without paper
     values)."""
     roles = entry.get("variants") or {}
@@ -113,7 +126,7 @@ def paper_gaps(entry: dict[str, Any]) -> dict[str, Any]:
     return {r: gap(values_of((entry.get("per_seed") or {}).get(r)), float(v)) for r, v in paper.items()}
 
 
-def protocol_check(claim: dict[str, Any], config: dict[str, Any] | None) -> dict[str, Any] | None:
+def protocol_check(claim: ClaimEntry, config: dict[str, Any] | None) -> ProtocolCheck | None:
     """Whether runs with the resolved ``config`` follow the protocol the claim names:
     ``{name, description, met, differences: ["key: run value, protocol value", ...]}``; ``None`` if it names none."""
     name = claim.get("protocol")
@@ -137,11 +150,11 @@ def same_setting(value: Any, want: Any) -> bool:
 
 
 def judge(
-    claim: dict[str, Any],
-    variants: dict[str, dict[str, Any]],
+    claim: ClaimEntry,
+    variants: dict[str, VariantRow],
     config: dict[str, Any] | None = None,
     declared: int | None = None,
-) -> dict[str, Any]:
+) -> JudgedEntry:
     """The verdict on ``claim`` from runs: the leaderboard's variants (name -> entry, per-seed values)
     and the runs' resolved ``config`` (for the protocol the claim names; ``None``: unknown, so no
     protocol is met). The one function every board calls: the same runs give the same verdict
@@ -166,7 +179,7 @@ def judge(
     return mark_provisional(entry, finished_count(claim, variants), declared)
 
 
-def finished_count(claim: dict[str, Any], variants: dict[str, dict[str, Any]]) -> int | None:
+def finished_count(claim: ClaimEntry, variants: dict[str, VariantRow]) -> int | None:
     """The fewest finished seeds of a variant the claim reads (its seeds and its failed seeds: a seed that diverged,
     collapsed, stayed at chance or failed has finished, and failed); a grid point ``<name>,lr=...`` counts for its
     base. A claim over every variant (``attention_feed``) reads them all. ``None`` where no variant is there."""
@@ -179,7 +192,7 @@ def finished_count(claim: dict[str, Any], variants: dict[str, dict[str, Any]]) -
     return min(counts) if counts else None
 
 
-def mark_provisional(entry: dict[str, Any], finished: int | None, declared: int | None) -> dict[str, Any]:
+def mark_provisional(entry: JudgedEntry, finished: int | None, declared: int | None) -> JudgedEntry:
     """``entry`` marked ``provisional: {finished, declared}`` where it was judged on fewer finished seeds than the
     protocol declares (a verdict before its seeds: not final, never counted or indexed as one); a claim not run is
     left as it is."""
@@ -193,18 +206,28 @@ def mark_provisional(entry: dict[str, Any], finished: int | None, declared: int 
     }
 
 
+class ClaimFields(TypedDict, total=False):
+    """The board's keys its judged claims give (:meth:`BoardClaims.fields`): ``claims``, ``against_chance`` (where
+    any), and on a board judged at tuned rates the ``tuned`` view with the ``tuned_claims``."""
+
+    claims: list[JudgedEntry]
+    against_chance: list[JudgedEntry]
+    tuned: TunedView
+    tuned_claims: list[JudgedEntry]
+
+
 class BoardClaims(NamedTuple):
     """A board's judged claims: its claims file's, one against chance per unselectable fraction with a null, and (a
     board with ``bench.tuned``) its claims file's again at each variant's tuned rate."""
 
-    claims: list[dict[str, Any]]
-    against_chance: list[dict[str, Any]]
-    tuned: list[dict[str, Any]]
+    claims: list[JudgedEntry]
+    against_chance: list[JudgedEntry]
+    tuned: list[JudgedEntry]
 
-    def fields(self, bench: dict[str, Any]) -> dict[str, Any]:
+    def fields(self, bench: dict[str, Any]) -> ClaimFields:
         """The board's keys these give: ``claims``, ``against_chance`` (when any) and, with ``bench.tuned``, the
         ``tuned`` view with the ``tuned_claims``."""
-        out: dict[str, Any] = {"claims": self.claims}
+        out: ClaimFields = {"claims": self.claims}
         if self.against_chance:
             out["against_chance"] = self.against_chance
         if bench.get("tuned"):
@@ -213,11 +236,14 @@ class BoardClaims(NamedTuple):
         return out
 
 
-def board_claims(bench: dict[str, Any], variants: list[dict[str, Any]], config: dict[str, Any] | None) -> BoardClaims:
+def board_claims(
+    bench: dict[str, Any], variants: Sequence[Mapping[str, object]], config: dict[str, Any] | None
+) -> BoardClaims:
     """A board's judged claims: those of its claims file (``bench.claims``), and one against chance per unselectable
     fraction with a null (:func:`normbench.judge.chance.rules.chance_claims`). With ``bench.tuned`` (the resolved
     view, :mod:`normbench.judge.tuned`) the claims file's claims are judged at the shared rate and again at the
-    tuned rates, each claim's variants read at that rate."""
+    tuned rates, each claim's variants read at that rate (``variants``: the board's rows, :func:`variant_rows`)."""
+    variants = variant_rows(variants)
     specs = load_claims(bench["claims"]) if bench.get("claims") else []
     declared = len(bench.get("seeds") or []) or None
     against_chance = [judge(c, {v["name"]: v for v in variants}, None, declared) for c in chance_claims(variants)]
@@ -225,7 +251,7 @@ def board_claims(bench: dict[str, Any], variants: list[dict[str, Any]], config: 
     if not view:
         by_name = {v["name"]: v for v in variants}
         return BoardClaims([judge(c, by_name, config, declared) for c in specs], against_chance, [])
-    judged = {}
+    judged: dict[str, list[JudgedEntry]] = {}
     for rate in tuned.RATES:
         by_name = {v["name"]: v for v in tuned.at_rate(view, variants, rate)}
         judged[rate] = [
@@ -235,7 +261,7 @@ def board_claims(bench: dict[str, Any], variants: list[dict[str, Any]], config: 
     return BoardClaims(judged["shared"], against_chance, judged["tuned"])
 
 
-def judge_runs(claim: dict[str, Any], variants: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def judge_runs(claim: ClaimEntry, variants: dict[str, VariantRow]) -> JudgedEntry:
     """The rule of ``claim`` applied to the variants' per-seed values (see :func:`judge`)."""
     if claim["rule"]["kind"] in CLAIM_RULES:
         return CLAIM_RULES[claim["rule"]["kind"]](claim, variants)
@@ -244,7 +270,7 @@ def judge_runs(claim: dict[str, Any], variants: dict[str, dict[str, Any]]) -> di
     measured: dict[str, float | None] = {}
     per_seed: dict[str, list[float | None]] = {}
     bounds: dict[str, list[float | None]] = {}
-    seeds: dict[str, list[Any]] = {}  # each role's counted seeds, to name a censored one
+    seeds: dict[str, list[int]] = {}  # each role's counted seeds, to name a censored one
     notes: list[str] = []
     for role, name in roles.items():
         variant = variants.get(name) or {}
@@ -262,7 +288,7 @@ def judge_runs(claim: dict[str, Any], variants: dict[str, dict[str, Any]]) -> di
         bounds[role] = counted(metric.get("per_seed_lower_bound") or [], keep)
         seeds[role] = counted(list(variant.get("seeds") or []), keep)
     rule = claim["rule"]
-    entry = {
+    entry: JudgedEntry = {
         **entry_head(claim),
         "metrics": role_metrics,
         "variants": roles,

@@ -21,14 +21,25 @@ from __future__ import annotations
 import functools
 import json
 import math
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Collection, Mapping
+from typing import Any, TypedDict
 
 from normbench.archive.facts import data_fact
-from normbench.training.loading import build_datamodule
+from normbench.judge.rows import variant_row
+from normbench.training.run.loading import build_datamodule
 
 COLLAPSED = "collapsed"
 AT_CHANCE = "at chance"
+
+
+class CollapseSpec(TypedDict):
+    """``bench.collapse`` as :func:`check_spec` reads it (and a board's ``collapse``, with ``unavailable``): the
+    leaderboard ``metric`` checked, the ``baseline`` a collapsed run sits at (a name of :data:`BASELINES`) and the
+    tolerance ``within``."""
+
+    metric: str
+    baseline: str
+    within: float
 
 
 @functools.cache
@@ -65,7 +76,7 @@ BASELINES: dict[str, Callable[[dict[str, Any]], float]] = {"unigram_entropy": un
 """The collapse baselines ``bench.collapse.baseline`` may name: run record -> the value a collapsed run sits at."""
 
 
-def check_spec(spec: Any, metrics: dict[str, Any]) -> dict[str, Any] | None:
+def check_spec(spec: Any, metrics: Collection[str]) -> CollapseSpec | None:
     """``bench.collapse`` as ``{metric, baseline, within}`` (``None`` when not declared), or a one-line error."""
     if spec is None:
         return None
@@ -86,7 +97,7 @@ def check_spec(spec: Any, metrics: dict[str, Any]) -> dict[str, Any] | None:
     return {"metric": spec["metric"], "baseline": spec["baseline"], "within": float(within)}
 
 
-def with_baselines(records: list[dict[str, Any]], spec: dict[str, Any]) -> tuple[list[dict[str, Any]], list[str]]:
+def with_baselines(records: list[dict[str, Any]], spec: CollapseSpec) -> tuple[list[dict[str, Any]], list[str]]:
     """Each record with ``collapse_baseline`` (the baseline's value for its run, ``None`` where it cannot be
     computed), and why it could not be for those runs (one line each)."""
     compute = BASELINES[spec["baseline"]]
@@ -111,10 +122,11 @@ def collapse_text(metric: str, value: float, baseline_name: str, baseline: float
     return f"{COLLAPSED} ({metric} {value:.4f} >= {baseline_name} {baseline:.4f} - {within:g})"
 
 
-def collapsed_seeds(variant_entry: dict[str, Any]) -> list[str]:
-    """The seeds (as strings) of a leaderboard variant that collapsed or stayed at chance: its ``collapsed`` list,
-    or, on a board built before that list existed, the seeds its ``flagged`` reasons call so. Diverged seeds are
-    not among them (they have no values at all)."""
+def collapsed_seeds(variant_entry: Mapping[str, object]) -> list[str]:
+    """The seeds (as strings) of a leaderboard variant (its row) that collapsed or stayed at chance: its ``collapsed``
+    list, or, on a board built before that list existed, the seeds its ``flagged`` reasons call so. Diverged seeds
+    are not among them (they have no values at all)."""
+    variant_entry = variant_row(variant_entry)
     if "collapsed" in variant_entry:
         return [str(s) for s in variant_entry["collapsed"]]
     return [

@@ -24,15 +24,118 @@ from __future__ import annotations
 
 import json
 import statistics
+from collections.abc import Mapping
 from importlib import resources
-from typing import Any
+from typing import Any, TypedDict, cast
 
-from normbench.judge.stats import difference_interval, mean_interval, values_of
+from normbench.judge.rows import rows_by_name
+from normbench.judge.stats import IntervalDoc, difference_interval, mean_interval, values_of
 
 KEYS = {"file", "metric", "value", "group", "variants", "seeded_by"}
 
 
-def load_reference(name: str) -> dict[str, Any]:
+class ReferenceSpec(TypedDict, total=False):
+    """``bench.reference_runs`` (the module's docstring): the reference ``file``, the board's ``metric``, where a
+    reference run holds it (``value``, a dotted path), the run's field naming its group (``group``), group -> the
+    board's variant (``variants``) and the field naming the board seed whose data a run used (``seeded_by``)."""
+
+    file: str
+    metric: str
+    value: str
+    group: str
+    variants: dict[str, str]
+    seeded_by: str
+
+
+class ReferenceScript(TypedDict, total=False):
+    """What the reference ran: the ``repository`` at ``commit``, its ``file``, the ``options`` it was run with, the
+    ``changes`` made to it and the ``platform`` it ran on."""
+
+    repository: str
+    commit: str
+    file: str
+    options: str
+    changes: str
+    platform: str
+
+
+class Reference(TypedDict):
+    """A reference file (``references/<name>.json``): ``what`` was run, the ``script``, what was ``checked`` beside it
+    and one entry per run (``runs``: its fields as the other code names them, read by the spec's paths)."""
+
+    what: str
+    script: ReferenceScript
+    checked: list[str]
+    runs: list[Mapping[str, object]]
+
+
+class Side(TypedDict, total=False):
+    """One code's seeds of a variant: ``n`` values, their ``mean`` and sample ``std`` (``None``: too few values) and,
+    for the reference, its runs' ``seeds`` as its file names them."""
+
+    n: int
+    mean: float | None
+    std: float | None
+    seeds: list[object]
+
+
+class SeededPair(TypedDict):
+    """A reference run trained on a board seed's data and initial weights: the ``seed`` and both values (``None``:
+    none)."""
+
+    seed: object
+    reference: float | None
+    board: float | None
+
+
+class ReferenceRow(TypedDict):
+    """One variant beside its reference group: the ``variant``, the ``group``, both sides (``board``,
+    ``reference``), the Welch ``difference`` board − reference (``None``: a side without values) and the ``seeded``
+    pairs."""
+
+    variant: str
+    group: str
+    board: Side
+    reference: Side
+    difference: IntervalDoc | None
+    seeded: list[SeededPair]
+
+
+class PairDifference(TypedDict):
+    """One complete seeded pair: its ``variant``, ``seed`` and ``difference`` board − reference."""
+
+    variant: str
+    seed: object
+    difference: float
+
+
+class Paired(TypedDict):
+    """Every complete seeded pair together (:func:`paired`): ``n`` pairs, each one's difference (``pairs``), their
+    ``mean`` with its 95% t-interval, the largest |difference| (``max_abs``) and the board's sample std over seeds
+    per variant with a pair (``board_std``)."""
+
+    n: int
+    pairs: list[PairDifference]
+    mean: IntervalDoc | None
+    max_abs: float
+    board_std: dict[str, float | None]
+
+
+class ReferenceDoc(TypedDict):
+    """A board's ``reference_runs`` (:func:`build_reference`): the reference ``file`` and the board's ``metric``,
+    the reference's ``what``, ``script`` and ``checked`` (``None``, resp. empty, where its file has none), one
+    :class:`ReferenceRow` per variant (``rows``) and the seeded pairs together (``paired``: ``None`` without one)."""
+
+    file: str
+    metric: str
+    what: str | None
+    script: ReferenceScript | None
+    checked: list[str]
+    rows: list[ReferenceRow]
+    paired: Paired | None
+
+
+def load_reference(name: str) -> Reference:
     """``references/<name>.json`` of the package; a missing file is one ``ValueError`` naming the choices."""
     folder = resources.files("normbench.judge") / "references"
     path = folder / f"{name}.json"
@@ -42,7 +145,7 @@ def load_reference(name: str) -> dict[str, Any]:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def dotted(run: dict[str, Any], path: str) -> float | None:
+def dotted(run: Mapping[str, object], path: str) -> float | None:
     """The value at ``a.b`` of a run's entry (``None`` where it has none)."""
     node: Any = run
     for part in path.split("."):
@@ -52,7 +155,7 @@ def dotted(run: dict[str, Any], path: str) -> float | None:
     return None if node is None else float(node)
 
 
-def check_spec(spec: dict[str, Any]) -> None:
+def check_spec(spec: Mapping[str, object]) -> None:
     """One line for a spec that is not one :func:`build_reference` can read."""
     unknown = set(spec) - KEYS
     missing = {"file", "metric", "value", "group", "variants"} - set(spec)
@@ -64,22 +167,24 @@ def check_spec(spec: dict[str, Any]) -> None:
         )
 
 
-def build_reference(spec: dict[str, Any], variants: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def build_reference(spec: ReferenceSpec, variants: Mapping[str, Mapping[str, object]]) -> ReferenceDoc:
     """The comparison (JSON): the reference's provenance, then one row per variant with both sides' seeds, means,
-    spreads and the Welch difference (board − reference), and the seeded pairs."""
+    spreads and the Welch difference (board − reference), and the seeded pairs. ``variants``: the board's rows by
+    name (:func:`normbench.judge.rows.rows_by_name`)."""
+    variants = rows_by_name(variants)
     check_spec(spec)
     ref = load_reference(spec["file"])
     seeded_by = spec.get("seeded_by")
-    rows = []
+    rows: list[ReferenceRow] = []
     for group, name in spec["variants"].items():
         metric = ((variants.get(name) or {}).get("metrics") or {}).get(spec["metric"]) or {}
-        seeds = list((variants.get(name) or {}).get("seeds") or [])
+        seeds: list[object] = list((variants.get(name) or {}).get("seeds") or [])
         ours = list(metric.get("per_seed") or [])
         runs = [r for r in ref["runs"] if r.get(spec["group"]) == group]
         theirs = [
             (r.get("seed"), dotted(r, spec["value"])) for r in runs if not (seeded_by and r.get(seeded_by) is not None)
         ]
-        pairs = [
+        pairs: list[SeededPair] = [
             {
                 "seed": r[seeded_by],
                 "reference": dotted(r, spec["value"]),
@@ -116,7 +221,7 @@ def build_reference(spec: dict[str, Any], variants: dict[str, dict[str, Any]]) -
     }
 
 
-def paired(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+def paired(rows: list[ReferenceRow]) -> Paired | None:
     """Every seeded pair of every row together: d_s = board_s − reference_s (rows' order, then the pairs'), the
     mean of d with its 95% t-interval, the largest |d|, and the board's sample std over seeds per variant with a
     pair (the spread the pairs are measured against); ``None`` without a complete pair."""
@@ -125,7 +230,7 @@ def paired(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
     ]
     if not complete:
         return None
-    differences = [p["board"] - p["reference"] for _, p in complete]
+    differences = [cast(float, p["board"]) - cast(float, p["reference"]) for _, p in complete]  # complete: both there
     interval = mean_interval(differences)
     spreads = {row["variant"]: row["board"]["std"] for row, _ in complete}
     return {
@@ -146,8 +251,10 @@ def std(values: list[float | None]) -> float | None:
     return statistics.stdev(finite) if len(finite) > 1 else None
 
 
-def render_reference(reference: dict[str, Any] | None) -> list[str]:
-    """The board's section: the comparison table, the seeded pairs and what the reference is."""
+def render_reference(reference: Mapping[str, object] | None) -> list[str]:
+    """The board's section: the comparison table, the seeded pairs and what the reference is (``reference``: a board's
+    ``reference_runs``, :class:`ReferenceDoc` as :class:`normbench.archive.Board` keeps it, a JSON object)."""
+    reference = cast("ReferenceDoc | None", reference)
     if not reference:
         return []
     script = reference.get("script") or {}
@@ -186,7 +293,7 @@ def render_reference(reference: dict[str, Any] | None) -> list[str]:
     return lines
 
 
-def render_paired(summary: dict[str, Any] | None) -> list[str]:
+def render_paired(summary: Paired | None) -> list[str]:
     """One paragraph: the paired differences against the board's seed spread."""
     if not summary:
         return []
@@ -208,7 +315,7 @@ def render_paired(summary: dict[str, Any] | None) -> list[str]:
     ]
 
 
-def side(s: dict[str, Any]) -> str:
+def side(s: Side) -> str:
     if s.get("mean") is None:
         return "–"
     spread = f" ± {s['std']:.4f}" if s.get("std") is not None else ""

@@ -20,12 +20,50 @@ import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TypedDict, cast
 
 from scipy import stats as scipy_stats
 
+from normbench.judge.rows import MetricRow
+
 LEVEL = 0.95
 EQUIVALENCE_LEVEL = 0.90  # TOST at alpha = 0.05: the 1 - 2 alpha interval
+
+
+class IntervalDoc(TypedDict, total=False):
+    """An :class:`Interval` as a board stores it (:meth:`Interval.as_dict`: its fields, tuples as lists, every one
+    there), e.g. a judged claim's ``difference``."""
+
+    estimate: float
+    low: float | None
+    high: float | None
+    n: list[int]
+    p_value: float | None
+    of: list[str]
+    df: float | None
+
+
+class EquivalenceDoc(TypedDict):
+    """An :class:`Equivalence` as a board stores it (a judged claim's ``equivalence``): its 90% ``interval``, the
+    ``margin``, the ``sides`` tested, whether it is ``shown`` or ``refuted`` and the TOST ``p_value``."""
+
+    interval: IntervalDoc
+    margin: float
+    sides: str
+    shown: bool
+    refuted: bool
+    p_value: float | None
+
+
+class GapDoc(TypedDict):
+    """A mean beside a target (:func:`gap`, a judged claim's ``gap_to_paper`` per role): ``estimate`` = mean −
+    ``paper`` (the target), ``low``/``high`` its 95% t-interval (``None`` with one value), ``n`` the values."""
+
+    estimate: float | None
+    low: float | None
+    high: float | None
+    n: int
+    paper: float
 
 
 @dataclass(frozen=True)
@@ -46,8 +84,9 @@ class Interval:
     def excludes_zero(self) -> bool:
         return self.low is not None and self.high is not None and (self.low > 0 or self.high < 0)
 
-    def as_dict(self) -> dict[str, Any]:
-        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(self).items()}
+    def as_dict(self) -> IntervalDoc:
+        # asdict gives the fields above, in their order: the keys of IntervalDoc
+        return cast(IntervalDoc, {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(self).items()})
 
 
 def finite(value: float | None) -> float | None:
@@ -145,7 +184,7 @@ class Equivalence:
     refuted: bool
     p_value: float | None
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> EquivalenceDoc:
         return {
             "interval": self.interval.as_dict(),
             "margin": self.margin,
@@ -232,7 +271,7 @@ def target_equivalence(sample: Sequence[float | None], target: float, margin: fl
 
 def aggregate(
     values: Sequence[float | None], bounds: Sequence[float | None], counted: list[bool] | None = None
-) -> dict[str, Any]:
+) -> MetricRow:
     """Mean x̄ = (1/n) Σ x_i ± sample std over the seeds that count (``counted``, default all: a
     diverged or failed seed does not). ``per_seed`` keeps one entry per seed, ``None`` where a seed
     has no finite value or does not count; ``n`` is the number of values the mean is over, ``seeds``
@@ -242,7 +281,7 @@ def aggregate(
     per_seed = [finite(v) if keep else None for v, keep in zip(values, counted, strict=False)]
     bounds = [finite(b) if keep else None for b, keep in zip(bounds, counted, strict=False)]
     sample = [v for v, keep in zip(per_seed, counted, strict=False) if keep]
-    out: dict[str, Any] = {"per_seed": per_seed, "n": sum(v is not None for v in sample)}
+    out: MetricRow = {"per_seed": per_seed, "n": sum(v is not None for v in sample)}
     if len(sample) < len(values):
         out["seeds"] = len(values)
     present = [v for v in sample if v is not None]
@@ -260,7 +299,7 @@ def aggregate(
     return out
 
 
-def gap(sample: Sequence[float | None], target: float) -> dict[str, Any] | None:
+def gap(sample: Sequence[float | None], target: float) -> GapDoc | None:
     """mean − target with the 95% t-interval of the mean shifted by the target (``None`` without values)."""
     interval = mean_interval(sample)
     if interval is None:

@@ -18,14 +18,67 @@ progress; a choice board that has chosen for no base yet makes the board judged 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, TypedDict, cast
 
 from normbench.archive import BoardError, load_board
-from normbench.judge.choice import sort_key, split_name
+from normbench.judge.choice import ChoiceDoc, ChoiceGroup, choice_doc, sort_key, split_name
 from normbench.judge.choice_text import waiting_text
+from normbench.judge.rows import VariantRow
 
-RATES = ("shared", "tuned")
+Rate = Literal["shared", "tuned"]
+RATES: tuple[Rate, ...] = ("shared", "tuned")
+
+
+class TunedSpec(TypedDict):
+    """``bench.tuned`` as a config declares it: the board that chose the values (``choice``, ``<task>/<name>``) and
+    the grid value every variant shares (``shared``)."""
+
+    choice: str
+    shared: object
+
+
+class TunedBase(TypedDict, total=False):
+    """One base variant of the tuned view (a row of its ``bases``).
+
+    base: the variant's name without the axis; shared, tuned: the variant names of its shared and its chosen point
+    (``tuned``: ``None`` until chosen); chosen: the chosen value; at_edge: it lies on the grid's edge;
+    tuning_seeds, tuning_value: the seeds and the mean the choice was made on; waiting: why its choice is not made
+    yet (absent once it is).
+    """
+
+    base: str
+    shared: str
+    chosen: str | None
+    tuned: str | None
+    at_edge: bool
+    tuning_seeds: list[str]
+    tuning_value: float | None
+    waiting: str
+
+
+class TunedView(TypedDict, total=False):
+    """The tuned view of a board (a board's ``tuned``: :func:`resolve`): the choice board (``choice``), its
+    ``axis``, ``metric``, ``goal`` and ``rule`` (where the choice names one), the ``shared`` grid value and one
+    :class:`TunedBase` per base variant (``bases``)."""
+
+    choice: str
+    axis: str
+    metric: str
+    goal: str
+    rule: str
+    shared: str
+    bases: list[TunedBase]
+
+
+class Rechosen(TypedDict):
+    """The published tuned points a choice board no longer chooses (:func:`rechosen`): ``why``, their config hashes
+    (``configs``) and every config hash the published board shows (``published``)."""
+
+    why: str
+    configs: list[str]
+    published: list[str]
 
 
 class ChoiceNotReady(ValueError):
@@ -38,7 +91,7 @@ class ChoiceNotReady(ValueError):
         self.board = board
 
 
-def check_spec(spec: Any) -> dict[str, Any]:
+def check_spec(spec: Any) -> TunedSpec:
     """``bench.tuned`` as ``{choice, shared}``, or a one-line error naming the field."""
     if not isinstance(spec, dict) or not isinstance(spec.get("choice"), str) or "/" not in spec["choice"]:
         raise ValueError(
@@ -50,7 +103,7 @@ def check_spec(spec: Any) -> dict[str, Any]:
     unknown = sorted(set(spec) - {"choice", "shared"})
     if unknown:
         raise ValueError(f"bench.tuned.{unknown[0]}: not a setting; bench.tuned holds choice and shared")
-    return spec
+    return cast(TunedSpec, spec)  # checked above: a choice board and a shared value, nothing else
 
 
 def same_value(label: str, value: Any) -> bool:
@@ -59,7 +112,7 @@ def same_value(label: str, value: Any) -> bool:
     return a[:2] == b[:2] if a[0] == b[0] == 0 else label == str(value)
 
 
-def resolve(spec: Any, names: list[str], results_dir: str | Path) -> dict[str, Any]:
+def resolve(spec: Any, names: list[str], results_dir: str | Path) -> TunedView:
     """The tuned view of a board: per base variant, its shared point and its chosen point (``None``: not chosen yet,
     and ``waiting`` says why).
 
@@ -78,7 +131,7 @@ def resolve(spec: Any, names: list[str], results_dir: str | Path) -> dict[str, A
         ) from None
     except BoardError as exc:
         raise ValueError(f"bench.tuned.choice: {exc}") from None
-    choice = board.choice
+    choice = choice_doc(board.choice)
     if not choice:
         raise ValueError(f"bench.tuned.choice: {path}/leaderboard.json has no choice table (bench.choice)")
     axis = choice["axis"]
@@ -99,9 +152,9 @@ def resolve(spec: Any, names: list[str], results_dir: str | Path) -> dict[str, A
             f"boards judged at the chosen values wait for it (normbench bake)",
             spec["choice"],
         )
-    rows = []
+    rows: list[TunedBase] = []
     for base in bases:
-        group = {} if waits[base] else groups.get(base) or {}
+        group: ChoiceGroup = {} if waits[base] else groups.get(base) or {}
         chosen = group.get("chosen")
         picked = next((r for r in group.get("rows") or [] if r["value"] == chosen), None)
         rows.append(
@@ -127,7 +180,7 @@ def resolve(spec: Any, names: list[str], results_dir: str | Path) -> dict[str, A
     }
 
 
-def _waits(group: dict[str, Any] | None, grid_values: list[str], choice: dict[str, Any]) -> str:
+def _waits(group: ChoiceGroup | None, grid_values: list[str], choice: ChoiceDoc) -> str:
     """What keeps one base's choice from being final (``""``: nothing, it is made, even where no value was kept): its
     own grid not trained, short of the declared tuning seeds, or chosen on a smaller grid than the config's. Each base
     is tuned on its own budget, as AlgoPerf tunes each submission: a base whose runs are all in is judged while the
@@ -146,7 +199,7 @@ def _waits(group: dict[str, Any] | None, grid_values: list[str], choice: dict[st
     return ""  # final: chosen, or no value kept (every one failed): either way what its whole budget says
 
 
-def select(view: dict[str, Any], names: list[str]) -> list[str]:
+def select(view: TunedView, names: list[str]) -> list[str]:
     """Of the sweep's variant ``names``, those a tuned board trains: every chosen base's shared point and its chosen
     point (a name off the axis stays). A base whose choice waits trains neither yet: its two points are judged
     together, once its own grid is whole."""
@@ -155,22 +208,22 @@ def select(view: dict[str, Any], names: list[str]) -> list[str]:
     return [n for n in names if n in keep or split_name(n, view["axis"]) is None]
 
 
-def at_rate(view: dict[str, Any], variants: list[dict[str, Any]], rate: str) -> list[dict[str, Any]]:
+def at_rate(view: TunedView, variants: Sequence[VariantRow], rate: Rate) -> list[VariantRow]:
     """The variants at one rate (``shared`` or ``tuned``), each named by its base: what a claim's variant names read.
 
     A base without a point at that rate is left out (its claims are then "not run")."""
     if rate not in RATES:
         raise ValueError(f"rate: {rate!r} is not one of {', '.join(RATES)}")
     by_name = {v["name"]: v for v in variants}
-    out = []
+    out: list[VariantRow] = []
     for row in view["bases"]:
-        entry = by_name.get(row[rate]) if row[rate] else None
+        entry = by_name.get(cast(str, row[rate])) if row[rate] else None  # a name, where there is one
         if entry is not None:
             out.append({**entry, "name": row["base"]})
     return out
 
 
-def rates_of(view: dict[str, Any], claim_variants: dict[str, str] | None, rate: str) -> dict[str, str]:
+def rates_of(view: TunedView, claim_variants: dict[str, str] | None, rate: Rate) -> dict[str, str]:
     """Role -> the grid value its variant was judged at (roles whose variant is no base of the board are left out)."""
     rows = {row["base"]: row for row in view["bases"]}
     out = {}
@@ -184,7 +237,7 @@ def rates_of(view: dict[str, Any], claim_variants: dict[str, str] | None, rate: 
     return out
 
 
-def rechosen(view: dict[str, Any], published: Path) -> dict[str, Any] | None:
+def rechosen(view: TunedView, published: Path) -> Rechosen | None:
     """The published board's tuned points its choice board no longer chooses, as ``bench.superseded``
     (``{why, configs}``, and ``published``: every config hash the published board shows; ``None``: none, or no
     published board): its grid grew and it chose again, so those points' runs give way to the new choices' and the
@@ -200,7 +253,7 @@ def rechosen(view: dict[str, Any], published: Path) -> dict[str, Any] | None:
         for row in view["bases"]
         if row["base"] in before and before[row["base"]].get("tuned") not in (None, row["tuned"])
     ]
-    configs = [hashes[was["tuned"]] for _, was in moved if hashes.get(was["tuned"])]
+    configs = cast("list[str]", [hashes[was["tuned"]] for _, was in moved if hashes.get(was["tuned"])])  # each there
     if not configs:
         return None
     axis = view["axis"]
@@ -215,7 +268,7 @@ def with_rechosen(bench: dict[str, Any], published: Path) -> dict[str, Any]:
     view, declared = bench.get("tuned"), bench.get("superseded")
     if not isinstance(view, dict) or "bases" not in view or declared is True or isinstance(declared, str):
         return bench
-    found = rechosen(view, published)
+    found = rechosen(cast(TunedView, view), published)  # checked above: the resolved view (bench.tuned with bases)
     if found is None:
         return bench
     why, configs = found["why"], found["configs"]

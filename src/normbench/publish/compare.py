@@ -68,7 +68,8 @@ def own_rules(doc: dict[str, Any]) -> dict[str, Any]:
 def outside_figures(published: dict[str, Any], out: Path, plots: Sequence[str]) -> list[str]:
     """:func:`normbench.publish.write.figures_kept` of the ``published`` board already read."""
     drawn = {Path(p).name for p in plots}
-    figures = published.get("figures") if isinstance(published.get("figures"), list) else []
+    listed = published.get("figures")
+    figures: list[Any] = listed if isinstance(listed, list) else []
     names = dict.fromkeys(Path(f).name for f in figures if isinstance(f, str))  # by file name, once, in its order
     return [n for n in names if n in GEOMETRY_FIGURES and n not in drawn and (out / n).is_file()]
 

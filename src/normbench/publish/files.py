@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from normbench.archive import BoardError, load_board
+from normbench.archive.board import SweepDefinition
 from normbench.archive.compact import expand
 from normbench.errors import one_line
 
@@ -122,7 +123,7 @@ def leaderboard_settings(doc: dict[str, Any]) -> dict[str, Any]:
     return settings
 
 
-def sweep_settings(task: str, preset: str | None, definition: dict[str, Any] | None) -> dict[str, Any]:
+def sweep_settings(task: str, preset: str | None, definition: SweepDefinition | None) -> dict[str, Any]:
     """A new leaderboard's settings, as :func:`leaderboard_settings` reads them from a board."""
     return leaderboard_settings({"task": task, "preset": preset, "sweep": definition or {}})
 
@@ -183,7 +184,7 @@ def check_runs(
         for key in old_settings
         if key in new_settings and new_settings[key] != old_settings[key]
     ]
-    changed = {}
+    changed: dict[str, str] = {}
     for (variant, seed), digest in old.items():
         now = new.get((variant, seed))
         if digest and now and now != digest and not is_superseded(digest, superseded):

@@ -14,8 +14,9 @@ from typing import Any
 
 from normbench import __version__
 from normbench.archive import Board, parse_board
+from normbench.archive.board import Rejudged
 from normbench.boards.build import reproducibility
-from normbench.boards.paper import build_protocol, build_tables
+from normbench.boards.paper import ProtocolSpec, build_protocol, build_tables
 from normbench.boards.variants import flag_seeds, n_layers_of
 from normbench.io import strict_json
 from normbench.judge.chance.board import with_chance
@@ -28,7 +29,7 @@ from normbench.publish import files as publish
 from normbench.render.matrix import build_matrix
 from normbench.render.width import build_width
 from normbench.run_analyses import key_sets
-from normbench.training.records import git_state, utc_now
+from normbench.training.run.records import git_state, utc_now
 
 
 def check_same_runs(board: Board, planned: dict[str, str], superseded: bool | frozenset[str]) -> None:
@@ -56,14 +57,14 @@ def rejudge_board(
     board uses), its protocol table and paper tables rebuilt, the chance value beside every unselectable
     fraction (``bench.unselectable_chance``) and its matrix or width view rebuilt, all from its own per-seed
     values, the runs' resolved ``configs`` (per variant) and the ``planned`` seeds of each variant."""
-    board = board.to_json()  # the views are rebuilt as JSON objects, as a build makes them
-    variants = copy.deepcopy(board["variants"])
-    collapse = check_collapse(bench.get("collapse"), board.get("metrics") or {})
+    doc = board.to_json()  # the views are rebuilt as JSON objects, as a build makes them
+    variants = copy.deepcopy(doc["variants"])
+    collapse = check_collapse(bench.get("collapse"), doc.get("metrics") or {})
     unavailable: list[str] = []
     if collapse or bench.get("chance"):  # flag collapsed seeds (and seeds at chance) from the per-seed values
         for variant in variants:
             runs = [
-                {"variant": variant["name"], "seed": seed, "task": board["task"], "config": configs[variant["name"]]}
+                {"variant": variant["name"], "seed": seed, "task": doc["task"], "config": configs[variant["name"]]}
                 for seed in variant["seeds"]
             ]
             if collapse:
@@ -80,30 +81,31 @@ def rejudge_board(
     tables = dict(bench.get("tables") or {})
     if bench.get("key_sets"):
         tables["key_sets"] = key_sets.table_spec(bench["key_sets"], n_layers_of(config))
+    protocol_spec: ProtocolSpec = bench.get("protocol") or ProtocolSpec()
     new = {
-        **board,
+        **doc,
         "variants": variants,
         "protocol": build_protocol(
-            bench.get("protocol") or {},
+            protocol_spec,
             configs,
             variants,
-            preset=board.get("preset"),
+            preset=doc.get("preset"),
             judges_claims=bool(bench.get("claims")),
         ),
-        "tables": build_tables(tables, by_name, config) if tables else board.get("tables", []),
+        "tables": build_tables(tables, by_name, config) if tables else doc.get("tables", []),
     }
     fields = judged.fields(bench)
     for key in ("against_chance", "tuned", "tuned_claims"):
         if key not in fields:
             new.pop(key, None)
     new.update(fields)  # a key the board has keeps its place
-    if board.get("reproducibility"):  # the runs' platforms, and what a re-run is held to today
+    if doc.get("reproducibility"):  # the runs' platforms, and what a re-run is held to today
         new["reproducibility"] = reproducibility(variants, bench)
     if collapse:
         new["collapse"] = {**collapse, "unavailable": unavailable}
     if bench.get("choice"):
         new["choice"] = build_choice(
-            bench["choice"], variants, board.get("metrics") or {}, bench.get("seeds"), list(planned)
+            bench["choice"], variants, doc.get("metrics") or {}, bench.get("seeds"), list(planned)
         )
     if bench.get("reference_runs"):  # the reference's runs may have grown; the board's seeds may be more
         new["reference_runs"] = build_reference(bench["reference_runs"], {v["name"]: v for v in variants})
@@ -114,7 +116,7 @@ def rejudge_board(
             bench["width"], variants, [{"variant": n, "config": c} for n, c in configs.items()], planned
         )
     git = git_state()
-    new["rejudged"] = {
+    rejudged: Rejudged = {
         "at": utc_now(),
         "git_commit": git.get("git_commit"),
         "dirty": git.get("dirty"),
@@ -123,8 +125,9 @@ def rejudge_board(
         "recomputed from the per-seed values above; values and figures are those of the original build, or of "
         "the board that published a run first (a variant's `canonical`)",
     }
+    new["rejudged"] = rejudged
     drawn_from = lambda doc: ([v.get("collapsed") for v in doc["variants"]], doc.get("choice"))  # noqa: E731
-    if new.get("figure_styles") and drawn_from(new) != drawn_from(board):
+    if new.get("figure_styles") and drawn_from(new) != drawn_from(doc):
         new.pop("figure_styles")  # its grid figure shows what changed: the next build from the archive redraws it
     return parse_board(strict_json(new))
 

@@ -4,18 +4,39 @@ counts per seed (a stand-in counted on other sentences marked), and its claims.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Set
+from typing import TypedDict
 
 from normbench.archive import JudgedClaim
+from normbench.judge.entries import JudgedEntry
 from normbench.publish.token_runs import TokenRun
 from normbench.render.claims_view import INTRO, summary_rows
-from normbench.run_analyses.sentence_tokens import render_words
+from normbench.run_analyses.sentence_tokens import TokenSummary, render_words
 
 
-def shown_block(title: str, what: str, run: TokenRun, sentences: list[str], shown: int) -> dict[str, Any]:
+class ShownBlock(TypedDict):
+    """The printed part of a token report's table (:func:`shown_block`).
+
+    title, what: the table's heading and what its model is; variant, seed, config_hash, run: the run printed (``run``:
+    its log folder); summary: its counts over every dev sentence; lines: the first dev sentences in Markdown, the words
+    of unselectable tokens in bold.
+    """
+
+    title: str
+    what: str
+    variant: str
+    seed: int
+    config_hash: str | None
+    run: str | None
+    summary: TokenSummary
+    lines: list[str]
+
+
+def shown_block(title: str, what: str, run: TokenRun, sentences: list[str], shown: int) -> ShownBlock:
     """The printed part of a table: which run, and its first ``shown`` sentences with their bold words."""
     record = run.record or {}
+    if run.analysis is None:  # a stand-in: its counts are the published report's, its sentences are not printed
+        raise ValueError(f"report: {run.task} {run.variant} seed {run.seed} has no token analysis to print")
     lines = [render_words(text, bold) for text, bold in zip(sentences, run.analysis["bold_words"], strict=False)]
     return {
         "title": title,
@@ -29,7 +50,7 @@ def shown_block(title: str, what: str, run: TokenRun, sentences: list[str], show
     }
 
 
-def section(block: dict[str, Any]) -> list[str]:
+def section(block: ShownBlock) -> list[str]:
     """Markdown of a table's printed part (:func:`shown_block`)."""
     summary = block["summary"]
     layers = ", ".join(f"L{i + 1}: {n}" for i, n in enumerate(summary["per_layer"]))
@@ -53,8 +74,8 @@ def section(block: dict[str, Any]) -> list[str]:
 
 
 def pick_shown(
-    runs: list[TokenRun], seed: int, old_block: dict[str, Any] | None, make: Callable[[TokenRun], dict[str, Any]]
-) -> dict[str, Any] | None:
+    runs: list[TokenRun], seed: int, old_block: ShownBlock | None, make: Callable[[TokenRun], ShownBlock]
+) -> ShownBlock | None:
     """The printed part of a table: the run of ``seed`` when its analysis is at hand, else the published report's
     block when it printed a run still read, else the first run with its analysis at hand (``None``: none)."""
     by_seed = {t.seed: t for t in runs}
@@ -83,9 +104,9 @@ def table3_text(variant: str) -> tuple[str, str]:
 def seed_table(
     title: str,
     task: str,
-    summaries: dict[str, dict[int, dict[str, Any]]],
+    summaries: dict[str, dict[int, TokenSummary]],
     seeds: list[int],
-    other: set[tuple[str, int]] = frozenset(),
+    other: Set[tuple[str, int]] = frozenset(),
     other_text: str = "",
 ) -> list[str]:
     """Markdown: unselectable dev-sentence tokens of each model of ``task``, one column per seed; ``other``: the
@@ -118,6 +139,6 @@ def seed_table(
     return lines + [""]
 
 
-def claims_lines(claims: list[dict[str, Any]]) -> list[str]:
+def claims_lines(claims: list[JudgedEntry]) -> list[str]:
     """The report's claims section: the summary table (measured as fractions of tokens), then each claim's details."""
     return ["## Claims", "", INTRO, "", *summary_rows([JudgedClaim.from_json(c) for c in claims])]

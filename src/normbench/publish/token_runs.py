@@ -10,15 +10,37 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from normbench.archive import load_record
 from normbench.archive.store import Archive
-from normbench.boards.progress import PlannedRun
+from normbench.boards.progress import PlannedRun, record_file
 from normbench.boards.shown import keep_analyses, shown_runs
 from normbench.publish.token_sentences import DevSentences, dev_sentence_facts, dev_sentences, shown_count
-from normbench.run_analyses.sentence_tokens import SENTENCE_TOKENS, sentence_tokens, summarize
-from normbench.training.rundir import checkpoint_of
+from normbench.run_analyses.sentence_tokens import (
+    SENTENCE_TOKENS,
+    TokenAnalysis,
+    TokenSummary,
+    sentence_tokens,
+    summarize,
+)
+from normbench.training.run.rundir import checkpoint_of
+
+
+class SentencesBlock(TypedDict, total=False):
+    """The dev sentences a report's counts are on (its ``sentences``, and a stand-in's counted on other ones): their
+    ``digest`` (``None``: not known), their number ``n`` (the report's own only) and what they are (``text``)."""
+
+    digest: str | None
+    n: int
+    text: str | None
+
+
+class RunSentences(TypedDict):
+    """:class:`TokenRun`'s ``sentences`` (the digest) and ``sentences_text`` of a :class:`SentencesBlock`."""
+
+    sentences: str | None
+    sentences_text: str | None
 
 
 @dataclass(frozen=True)
@@ -31,9 +53,9 @@ class TokenRun:
     variant: str
     seed: int
     config_hash: str | None
-    summary: dict[str, Any]
+    summary: TokenSummary
     record: dict[str, Any] | None = None
-    analysis: dict[str, Any] | None = None
+    analysis: TokenAnalysis | None = None
     source: str | None = None
     sentences: str | None = None  # the digest of the dev sentences its counts are on (None: not known)
     sentences_text: str | None = None  # what those sentences are, where they are not the report's own
@@ -53,7 +75,7 @@ def published_counts(old: dict[str, Any] | None, sst2_variant: str) -> dict[tupl
         return {}
     out: dict[tuple[str, str, int], TokenRun] = {}
     sections = old.get("sections") or {}
-    report_sentences = old.get("sentences") or {}
+    report_sentences: SentencesBlock = old.get("sentences") or SentencesBlock()
     table4 = sections.get("table4") or {}
     own = table4.get("sentences") or {}  # seed -> the sentences of a stand-in counted on other ones
     digest = table4.get("config_hash") or hash_of(table4.get("record"))
@@ -126,7 +148,7 @@ def read_run(
 ) -> tuple[TokenRun | None, str]:
     """A finished run's counts: from its final checkpoint where it is here (the analysis then goes beside its
     replicate in the archive), else from the analysis the archive keeps; ``(None, why)`` with neither."""
-    path = Path(run.record_path)
+    path = record_file(run)
     record = {**load_record(path).to_json(), "record_path": str(path)}
     local = not record.get("archived")
     ckpt = checkpoint_of(record, path.parent) if local else None
@@ -187,7 +209,7 @@ def sentence_loader(
     def sentences() -> DevSentences:
         if not found:
             done = next((r.record_path for r in shown_runs("sst2", runs, archive) if finished(r.record_path)), None)
-            run_config = load_record(done).config if done is not None else runs[0].config if runs else config
+            run_config = (load_record(done).config or {}) if done is not None else runs[0].config if runs else config
             found.append(dev_sentence_facts(run_config, shown_count(config), load_sentences))
         return found[0]
 
@@ -230,12 +252,12 @@ def report_runs(
     return plan_report(config, runs, plan, archive, old).labels()
 
 
-def sentences_of(on: dict[str, Any]) -> dict[str, str | None]:
+def sentences_of(on: SentencesBlock) -> RunSentences:
     """:class:`TokenRun`'s ``sentences`` and ``sentences_text`` from a report's ``{digest, text}`` block."""
     return {"sentences": on.get("digest"), "sentences_text": on.get("text")}
 
 
-def on_sentences(run: TokenRun) -> dict[str, str | None]:
+def on_sentences(run: TokenRun) -> SentencesBlock:
     """The sentences a stand-in's counts are on, kept beside them so that every later rebuild still marks them."""
     return {"digest": run.sentences, "text": run.sentences_text}
 

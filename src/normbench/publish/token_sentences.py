@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 from normbench.archive.facts import data_fact
 from normbench.io import params_digest
@@ -48,6 +48,15 @@ class DevSentences:
 DEV_SENTENCES_VERSION = 1  # of the dev_sentences data fact's value
 
 
+class DevSentencesFact(TypedDict):
+    """The ``dev_sentences`` data fact's value: the sentences' ``digest`` (:func:`sentences_digest`), their number
+    ``n`` and the first ``shown`` of them, in file order."""
+
+    digest: str
+    n: int
+    shown: list[str]
+
+
 def dev_sentence_facts(
     run_config: dict[str, Any], shown: int, load_sentences: Callable[[dict[str, Any]], list[str]] = dev_sentences
 ) -> DevSentences:
@@ -61,7 +70,7 @@ def dev_sentence_facts(
             loaded.append(load_sentences(run_config))
         return loaded[0]
 
-    def compute() -> dict[str, Any]:
+    def compute() -> DevSentencesFact:
         return {"digest": sentences_digest(texts()), "n": len(texts()), "shown": texts()[:shown]}
 
     data = run_config.get("data") or {}

@@ -21,10 +21,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from normbench.archive.board import Rejudged
 from normbench.archive.store import Archive
 from normbench.boards.progress import PlannedRun
 from normbench.io import atomic_write_json, atomic_write_text
 from normbench.judge.claims import judge, load_claims
+from normbench.judge.entries import JudgedEntry
+from normbench.judge.rows import VariantRow
 from normbench.publish import files as publish
 from normbench.publish.token_markdown import (
     TABLE4,
@@ -37,10 +40,10 @@ from normbench.publish.token_markdown import (
 )
 from normbench.publish.token_runs import on_sentences, plan_report, published_counts, sentence_loader, token_runs
 from normbench.publish.token_sentences import dev_sentences, shown_count
-from normbench.run_analyses.sentence_tokens import SENTENCE_TOKENS
+from normbench.run_analyses.sentence_tokens import SENTENCE_TOKENS, TokenSummary
 from normbench.tasks import get_task
 from normbench.training.config import load_config
-from normbench.training.records import git_state, provenance, utc_now
+from normbench.training.run.records import git_state, provenance, utc_now
 
 TOKEN_REPORT = "unselectable_tokens.json"  # beside it: unselectable_tokens.md
 TABLE3_SHOWN = "table3_shown"  # the report's section holding Table 3's printed sentences
@@ -48,7 +51,7 @@ TABLE3_SHOWN = "table3_shown"  # the report's section holding Table 3's printed 
 
 def write_token_report(
     config: dict[str, Any],
-    preset: str,
+    preset: str | None,
     out_dir: Path,
     runs: Sequence[PlannedRun],
     plan: Any,
@@ -124,7 +127,7 @@ def write_token_report(
             "Table 4 over every seed", "sst2", {spec["variant"]: per_seed}, sorted(per_seed), other, other_text
         )
     lm = spec.get("lm")
-    lm_summaries: dict[str, dict[int, dict[str, Any]]] = {}
+    lm_summaries: dict[str, dict[int, TokenSummary]] = {}
     if lm:
         for variant, read in reads.table3.items():
             for t in read:
@@ -195,14 +198,15 @@ def keep_token_analyses(
     return len(read), kept
 
 
-def judge_tokens(lm_summaries: dict[str, dict[int, dict[str, Any]]]) -> list[dict[str, Any]]:
+def judge_tokens(lm_summaries: dict[str, dict[int, TokenSummary]]) -> list[JudgedEntry]:
     """The report's claims (``brody2023-sst2-tokens``) judged on each lm model's fraction of unselectable tokens,
     seed by seed."""
-    variants = {}
+    variants: dict[str, VariantRow] = {}
     for v, by_seed in lm_summaries.items():
-        per_seed = [by_seed[s]["fraction_any_layer"] for s in sorted(by_seed)]
+        fractions = [by_seed[s]["fraction_any_layer"] for s in sorted(by_seed)]
+        per_seed: list[float | None] = list(fractions)
         variants[f"lm/{v}"] = {
-            "metrics": {"unselectable_tokens": {"mean": sum(per_seed) / len(per_seed), "per_seed": per_seed}}
+            "metrics": {"unselectable_tokens": {"mean": sum(fractions) / len(fractions), "per_seed": per_seed}}
         }
     return [judge(c, variants) for c in load_claims("brody2023-sst2-tokens")]
 
@@ -218,7 +222,7 @@ def rejudge_token_report(folder: Path) -> list[str] | None:
         raise ValueError(f"report: {path} exists but is unreadable (not a JSON object); restore it")
     if doc is None or not md_path.is_file():
         return None
-    lm_summaries: dict[str, dict[int, dict[str, Any]]] = {}
+    lm_summaries: dict[str, dict[int, TokenSummary]] = {}
     for key, report_section in (doc.get("sections") or {}).items():
         if m := re.fullmatch(r"table3:(.+):seed(\d+)", key):
             lm_summaries.setdefault(m[1], {})[int(m[2])] = report_section["summary"]
@@ -238,11 +242,13 @@ def rejudge_token_report(folder: Path) -> list[str] | None:
     ]
 
 
-def rejudged_by() -> dict[str, Any]:
+def rejudged_by() -> Rejudged:
     """When, at which commit and what a re-judging recomputed."""
+    git = git_state()
     return {
         "at": utc_now(),
-        **git_state(),
+        "git_commit": git["git_commit"],
+        "dirty": git["dirty"],
         "what": "the claims, from the per-seed counts above; the counts and the sentences are those of the build",
     }
 
@@ -250,7 +256,7 @@ def rejudged_by() -> dict[str, Any]:
 def finish(
     doc: dict[str, Any],
     lines: list[str],
-    lm_summaries: dict[str, dict[int, dict[str, Any]]],
+    lm_summaries: dict[str, dict[int, TokenSummary]],
     out_dir: Path,
     old: dict[str, Any] | None = None,
 ) -> dict[str, Any]:

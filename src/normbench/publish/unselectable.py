@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, TypedDict
 
 import matplotlib
 
@@ -11,23 +11,52 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
+from normbench.analysis.random_grid import RandomGrid  # noqa: E402
 from normbench.archive import JudgedClaim, dumps_board, parse_board  # noqa: E402
+from normbench.boards.paper import PaperProtocol  # noqa: E402
 from normbench.io import atomic_files, atomic_write_json, atomic_write_text  # noqa: E402
 from normbench.judge.claims import load_claims  # noqa: E402
+from normbench.judge.entries import JudgedEntry  # noqa: E402
+from normbench.judge.rows import VariantRow  # noqa: E402
 from normbench.judge.rules.grid import judge_grid  # noqa: E402
 from normbench.render.board_sections.paper import render_protocol  # noqa: E402
 from normbench.render.citation import bibtex  # noqa: E402
 from normbench.render.claims_view import summary_rows, whose  # noqa: E402
 from normbench.render.plots import save_png  # noqa: E402
-from normbench.training.records import provenance, utc_now  # noqa: E402
+from normbench.training.run.records import provenance, utc_now  # noqa: E402
 
-STAT_TITLES = {
+STAT_TITLES: dict[Literal["mean_fraction", "any_fraction"], str] = {
     "mean_fraction": "mean fraction of unselectable keys per run",
     "any_fraction": "fraction of runs with >= 1 unselectable key",
 }
 
 
-def heatmap(grid: dict[str, Any], keys: str, path: Path) -> Path:
+class Citation(TypedDict):
+    """How to cite the random-grid board: its ``bibtex`` entry."""
+
+    bibtex: str
+
+
+class RandomGridBoard(TypedDict, total=False):
+    """``results/unselectable/leaderboard.json`` as :func:`write_random_grid` builds it (a board with no variants).
+
+    task, preset, generated_at: ``unselectable``, the grid's size and when it was built; provenance: where and with
+    what (with the grid's ``wall_time_s``); protocol: the grid's settings beside the paper's; variants: none;
+    claims: the grid claims judged on it; decided_by: how many keys each decision stage decided; citation: its BibTeX.
+    """
+
+    task: str
+    preset: str
+    generated_at: str
+    provenance: dict[str, Any]
+    protocol: PaperProtocol
+    variants: list[VariantRow]
+    claims: list[JudgedEntry]
+    decided_by: dict[str, int]
+    citation: Citation
+
+
+def heatmap(grid: RandomGrid, keys: str, path: Path) -> Path:
     """Figure 1c/1d style: one panel per statistic, n on x, d on y, colour = value in [0, 1]."""
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.2), dpi=110, sharey=True)
     ns, ds = grid["ns"], grid["ds"]
@@ -56,12 +85,12 @@ def heatmap(grid: dict[str, Any], keys: str, path: Path) -> Path:
     return save_png(fig, path)
 
 
-def write_random_grid(grid: dict[str, Any], out_dir: str | Path) -> dict[str, Any]:
+def write_random_grid(grid: RandomGrid, out_dir: str | Path) -> RandomGridBoard:
     """Write random_grid.json, the two heatmaps and leaderboard.json/.md; returns the leaderboard."""
     out = Path(out_dir)
     prov = {**provenance(), "wall_time_s": grid["wall_time_s"]}
     claims = [judge_grid(c, grid) for c in load_claims("brody2023-unselectable") if c["rule"]["keys"] in grid["stats"]]
-    board = {
+    board: RandomGridBoard = {
         "task": "unselectable",
         "preset": f"random grid, {grid['runs']} runs per cell",
         "generated_at": utc_now(),
@@ -85,7 +114,7 @@ def write_random_grid(grid: dict[str, Any], out_dir: str | Path) -> dict[str, An
     return board
 
 
-def protocol(grid: dict[str, Any]) -> dict[str, Any]:
+def protocol(grid: RandomGrid) -> PaperProtocol:
     """The grid's settings beside the paper's Figure 1c/1d (the leaderboard's protocol table)."""
     ds, ns = grid["ds"], grid["ns"]
     rows = [
@@ -106,7 +135,7 @@ def protocol(grid: dict[str, Any]) -> dict[str, Any]:
     return {"settings": [{"setting": a, "this_sweep": b, "paper": c} for a, b, c in rows], "notes": []}
 
 
-def grid_finding(claim: dict[str, Any]) -> str:
+def grid_finding(claim: JudgedEntry) -> str:
     """One sentence per grid claim from its verdict and the statistic it is judged on."""
     value = claim["measured"].get("any_fraction")
     holds = {"reproduced": "holds here", "not reproduced": "does not hold here"}.get(
@@ -116,7 +145,7 @@ def grid_finding(claim: dict[str, Any]) -> str:
     return f"{whose(JudgedClaim.from_json(claim))} “{claim['statement'].rstrip('.')}” {holds}{measured}."
 
 
-def render(board: dict[str, Any], grid: dict[str, Any], plots: list[Path]) -> str:
+def render(board: RandomGridBoard, grid: RandomGrid, plots: list[Path]) -> str:
     p = board["provenance"]
     raw = {k: np.asarray(v) for k, v in grid["stats"]["raw"].items()}
     ds, ns = grid["ds"], grid["ns"]

@@ -17,15 +17,17 @@ from pathlib import Path
 from typing import Any
 
 from normbench.archive import FINISHED, Board, BoardError, load_board, parse_board
+from normbench.archive.board import Supersedes, SweepDefinition
 from normbench.archive.facts import archive_facts
 from normbench.archive.store import Archive
 from normbench.boards import build as board_build
-from normbench.boards.progress import PlannedRun, in_progress
+from normbench.boards.progress import PlannedRun, in_progress, record_file
 from normbench.boards.published import is_stand_in, stand_ins
 from normbench.boards.shown import keep_analyses, shown_runs
 from normbench.boards.variants import group_by_variant, n_layers_of
 from normbench.io import atomic_files
 from normbench.judge import claims, tuned
+from normbench.judge.entries import judged_entry
 from normbench.publish import files as publish
 from normbench.publish import leaderboard as lb
 from normbench.publish import report_kinds
@@ -64,7 +66,7 @@ class ResultsOptions:
     config: dict[str, Any]
     plan: RunPlanner | None = None
     sweep: str | None = None
-    definition: dict[str, Any] | None = None
+    definition: SweepDefinition | None = None
     force: bool = False
     uncommitted: bool = False
     archive: Archive | None = None
@@ -118,7 +120,7 @@ def load_finished(runs: Sequence[PlannedRun], statuses: tuple[str, ...] = FINISH
     by_path = {str(r.record_path): r for r in runs}
     records = [
         r
-        for r in board_build.load_records([r.record_path for r in runs], [r.config_hash for r in runs])
+        for r in board_build.load_records([record_file(r) for r in runs], [r.config_hash for r in runs])
         if r["status"] in statuses
     ]
     return [{**r, "variant": by_path[r["record_path"]].variant} for r in records]
@@ -329,7 +331,7 @@ def order_plots(plots: list[str], folder: Path) -> list[str]:
     return sorted(plots, key=lambda p: (text.find(f"({Path(p).name})") if f"({Path(p).name})" in text else 1 << 30, p))
 
 
-def superseded_build(path: Path, board: Board, bench_cfg: dict[str, Any]) -> dict[str, Any] | None:
+def superseded_build(path: Path, board: Board, bench_cfg: dict[str, Any]) -> Supersedes | None:
     """What the published board at ``path`` said, when ``board`` replaces it as a build of superseded configs
     (``bench.superseded``): its date, commit, configs and claims with their gaps to the paper, kept so
     the new board shows whether the change closed them. A build that replaces no superseded config (the same runs,
@@ -363,7 +365,7 @@ def superseded_build(path: Path, board: Board, bench_cfg: dict[str, Any]) -> dic
                 "verdict": c.verdict,
                 "measured": c.measured,
                 "per_seed": c.per_seed,
-                "gap_to_paper": c.gap_to_paper or claims.paper_gaps(c.to_json()),
+                "gap_to_paper": c.gap_to_paper or claims.paper_gaps(judged_entry(c.to_json())),
             }
             for c in old.claims
         ],

@@ -8,11 +8,12 @@ seed, the interval, the rule) open under it. ``<details markdown="1">`` renders 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from normbench.archive import Board, JudgedClaim
 from normbench.judge.chance.board import chance_text
-from normbench.judge.describe import describe, describe_difference, describe_seeds, source_text
+from normbench.judge.verdicts.describe import describe, describe_difference, describe_seeds, source_text
 from normbench.render.markdown import Lines, cell
 
 SHARED = "shared"  # the rate every variant shares, on a board judged at shared and tuned learning rates
@@ -94,9 +95,10 @@ def verdict_cell(claim: JudgedClaim) -> str:
     return text
 
 
-def detectable_text(power: dict[str, Any]) -> str:
+def detectable_text(power: Mapping[str, Any]) -> str:
     """``detectable at 80% power: 0.012`` (a difference of the metric), or, where the power names what it is of (a
-    stability claim's failure rate), ``a failure rate of 0.42 is found with 80% power``."""
+    stability claim's failure rate), ``a failure rate of 0.42 is found with 80% power``. ``power``: a judged claim's
+    (:class:`normbench.judge.entries.Power`, as :class:`normbench.archive.JudgedClaim` keeps it, a JSON object)."""
     if power.get("of"):
         return f"a {power['of']} of {power['detectable']:.3g} is found with {power.get('level', 0.8):.0%} power"
     return f"detectable at 80% power: {power['detectable']:.3g}"

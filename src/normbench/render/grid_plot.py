@@ -16,6 +16,7 @@ value is ringed. Spec (``bench.grid_plot``): ``axis`` and ``metric``, each defau
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -25,8 +26,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.transforms import offset_copy  # noqa: E402
 
-from normbench.judge.choice import sort_key, split_name  # noqa: E402
+from normbench.judge.choice import choice_doc, sort_key, split_name  # noqa: E402
 from normbench.judge.collapse import collapsed_seeds  # noqa: E402
+from normbench.judge.rows import VariantRow, variant_rows  # noqa: E402
 from normbench.render.plots import save_png  # noqa: E402
 
 
@@ -48,8 +50,9 @@ class GridPoint(NamedTuple):
     diverged: int
 
 
-def check_spec(spec: Any, board: dict[str, Any]) -> GridSpec:
-    """A ``bench.grid_plot`` spec (``true``: the board's choice) checked against the board, or a one-line error."""
+def check_spec(spec: Any, board: Mapping[str, Any]) -> GridSpec:
+    """A ``bench.grid_plot`` spec (``true``: the board's choice) checked against the board (its JSON object), or a
+    one-line error."""
     spec = spec if isinstance(spec, dict) else {}
     choice = board.get("choice") or {}
     axis, metric = spec.get("axis", choice.get("axis")), spec.get("metric", choice.get("metric"))
@@ -60,7 +63,7 @@ def check_spec(spec: Any, board: dict[str, Any]) -> GridSpec:
         raise ValueError(f"bench.grid_plot.metric: must name one of the board's metrics, got {metric!r}")
     if goal not in ("min", "max"):
         raise ValueError(f"bench.grid_plot.goal: must be min or max, got {goal!r}")
-    variants = board.get("variants") or []
+    variants = variant_rows(board.get("variants") or [])
     if variants and not any(split_name(str(v.get("name", "")), axis) for v in variants):
         raise ValueError(f"bench.grid_plot.axis: no variant of the board is labelled {axis}=..., got {axis!r}")
     known = sorted({m for v in variants for m in v.get("metrics") or {}})
@@ -71,7 +74,7 @@ def check_spec(spec: Any, board: dict[str, Any]) -> GridSpec:
     return GridSpec(axis, metric, goal)
 
 
-def grid_points(variants: list[dict[str, Any]], axis: str, metric: str) -> dict[str, list[GridPoint]]:
+def grid_points(variants: Sequence[VariantRow], axis: str, metric: str) -> dict[str, list[GridPoint]]:
     """Base variant -> its grid points in the grid's order."""
     out: dict[str, list[GridPoint]] = {}
     for variant in variants:
@@ -82,7 +85,7 @@ def grid_points(variants: list[dict[str, Any]], axis: str, metric: str) -> dict[
         by_seed = dict(zip((str(s) for s in variant.get("seeds") or []), per_seed, strict=False))
         finite = [float(v) for v in per_seed if isinstance(v, (int, float)) and math.isfinite(v)]
         collapsed = [
-            float(by_seed[s]) for s in sorted(set(collapsed_seeds(variant))) if isinstance(by_seed.get(s), (int, float))
+            float(v) for s in sorted(set(collapsed_seeds(variant))) if isinstance(v := by_seed.get(s), (int, float))
         ]
         diverged = len(variant.get("diverged_at_step") or {})
         out.setdefault(split[0], []).append(GridPoint(split[1], finite, collapsed, diverged))
@@ -126,13 +129,15 @@ def worse_edge(values: list[float], goal: str, n_bases: int) -> list[float]:
     return [low - step * (i + 1) for i in range(n_bases)]
 
 
-def plot_grid(board: dict[str, Any], spec: Any, path: str | Path) -> Path:
-    """Write the figure described in the module docstring for ``board`` (its variants and choice) to ``path``."""
+def plot_grid(board: Mapping[str, Any], spec: Any, path: str | Path) -> Path:
+    """Write the figure described in the module docstring for ``board`` (its variants and choice; the board's JSON
+    object) to ``path``."""
     axis, metric, goal = check_spec(spec, board)
     spec = spec if isinstance(spec, dict) else {}
-    points = grid_points(board.get("variants") or [], axis, metric)
+    points = grid_points(variant_rows(board.get("variants") or []), axis, metric)
     x_of, logx = positions([p.value for rows in points.values() for p in rows])
-    chosen = {g["base"]: g.get("chosen") for g in (board.get("choice") or {}).get("groups") or []}
+    choice = choice_doc(board.get("choice"))
+    chosen = {g["base"]: g.get("chosen") for g in (choice.get("groups") if choice else None) or []}
     fig, ax = plt.subplots(figsize=(7, 4.2), dpi=120)
     diverging = [base for base, rows in points.items() if any(p.diverged for p in rows)]  # one cross row each
     edge = dict(zip(diverging, worse_edge([v for rows in points.values() for p in rows for v in p.values], goal,

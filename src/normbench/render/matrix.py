@@ -12,9 +12,9 @@ finished run is shown as such, never dropped. ``matrix.png`` draws the same grid
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict, cast
 
 import matplotlib
 
@@ -22,12 +22,44 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
+from normbench.judge.rows import MetricRow, VariantRow  # noqa: E402
 from normbench.judge.stats import aggregate  # noqa: E402
 from normbench.nn.norms import component_names  # noqa: E402
 from normbench.nn.placement import PLACEMENTS  # noqa: E402
 from normbench.render.plots import save_png  # noqa: E402
 
+if TYPE_CHECKING:  # Python 3.11's; the annotations are never evaluated (``from __future__ import annotations``)
+    from typing import NotRequired
+
 UNSELECTABLE = "unselectable"
+
+
+class MatrixCell(TypedDict):
+    """One planned variant of the matrix (``leaderboard.json``: ``matrix.cells[]``): the ``variant``, its
+    ``placement`` and ``component``, its ``planned_seeds`` and finished ``seeds``, its ``status`` (``done``,
+    ``flagged``, ``partial: k of n seeds``, ``not run``), ``metrics``: the headline metrics' aggregates and the
+    unselectable fraction's (:data:`UNSELECTABLE`), and ``flagged``: seed -> why, where a seed is."""
+
+    variant: str
+    placement: str
+    component: str
+    planned_seeds: list[int]
+    seeds: list[int]
+    status: str
+    metrics: dict[str, MetricRow]
+    flagged: NotRequired[dict[str, str]]
+
+
+class MatrixDoc(TypedDict):
+    """The placement x component matrix (``leaderboard.json``: ``matrix``): its ``rows`` (placements) and
+    ``columns`` (components), the ``headline`` metrics and the ``unselectable`` metric its cells hold, and one cell per
+    planned variant (``cells``)."""
+
+    rows: list[str]
+    columns: list[str]
+    headline: list[str]
+    unselectable: str | None
+    cells: list[MatrixCell]
 
 
 def split_variant(name: str) -> tuple[str, str]:
@@ -41,7 +73,7 @@ def split_variant(name: str) -> tuple[str, str]:
     return placement, component
 
 
-def check_spec(spec: dict[str, Any]) -> tuple[list[str], str | None]:
+def check_spec(spec: Mapping[str, object]) -> tuple[list[str], str | None]:
     """(headline metrics, unselectable metric) of a ``bench.matrix`` spec, or a one-line error naming the field."""
     headline = spec.get("headline")
     if not isinstance(headline, list) or not headline or not all(isinstance(m, str) for m in headline):
@@ -52,7 +84,7 @@ def check_spec(spec: dict[str, Any]) -> tuple[list[str], str | None]:
     return headline, unselectable
 
 
-def layer_mean(variant: dict[str, Any], template: str) -> dict[str, Any]:
+def layer_mean(variant: VariantRow, template: str) -> MetricRow:
     """The aggregate over seeds of a metric, a ``{layer}`` template averaged over the layers seed by seed
     (x_s = (1/L) Σ_l x_{s,l}); a diverged seed counts in no mean, as in the leaderboard."""
     metrics = variant.get("metrics") or {}
@@ -63,7 +95,8 @@ def layer_mean(variant: dict[str, Any], template: str) -> dict[str, Any]:
     per_seed = []
     for i in range(len(seeds)):
         values = [(m.get("per_seed") or [None] * (i + 1))[i] for m in layers]
-        per_seed.append(None if not values or any(v is None for v in values) else sum(values) / len(values))
+        known = [v for v in values if v is not None]
+        per_seed.append(sum(known) / len(known) if values and len(known) == len(values) else None)
     diverged = variant.get("diverged_at_step") or {}
     out = aggregate(per_seed, [None] * len(per_seed), [str(seed) not in diverged for seed in seeds])
     chances = [c for c in (m.get("chance") for m in layers) if c]
@@ -77,7 +110,9 @@ def layer_mean(variant: dict[str, Any], template: str) -> dict[str, Any]:
     return out
 
 
-def build_matrix(spec: dict[str, Any], variants: list[dict[str, Any]], planned: dict[str, list[int]]) -> dict[str, Any]:
+def build_matrix(
+    spec: Mapping[str, object], variants: Sequence[VariantRow], planned: dict[str, list[int]]
+) -> MatrixDoc:
     """The matrix document: ``rows``, ``columns`` and one ``cells`` entry per planned variant.
 
     ``variants`` are the leaderboard's entries (finished runs), ``planned`` every variant of the
@@ -86,11 +121,11 @@ def build_matrix(spec: dict[str, Any], variants: list[dict[str, Any]], planned: 
     """
     headline, unselectable = check_spec(spec)
     by_name = {v["name"]: v for v in variants}
-    cells = []
+    cells: list[MatrixCell] = []
     for name, seeds in planned.items():
         placement, component = split_variant(name)
         entry = by_name.get(name)
-        cell: dict[str, Any] = {
+        cell: MatrixCell = {
             "variant": name,
             "placement": placement,
             "component": component,
@@ -120,26 +155,32 @@ def build_matrix(spec: dict[str, Any], variants: list[dict[str, Any]], planned: 
     return {"rows": rows, "columns": known + others, "headline": headline, "unselectable": unselectable, "cells": cells}
 
 
-def cell_at(matrix: dict[str, Any], placement: str, component: str) -> dict[str, Any] | None:
+def cell_at(matrix: MatrixDoc, placement: str, component: str) -> MatrixCell | None:
     """The cell of ``placement``/``component``, or ``None`` where the sweep has no such variant."""
     return next((c for c in matrix["cells"] if c["placement"] == placement and c["component"] == component), None)
 
 
-def panels(matrix: Mapping[str, Any]) -> list[tuple[str, str]]:
+def matrix_doc(matrix: Mapping[str, object] | None) -> MatrixDoc | None:
+    """A board's ``matrix`` as :func:`build_matrix` wrote it (:class:`normbench.archive.Board` keeps it a JSON
+    object, read from ``leaderboard.json``)."""
+    return cast("MatrixDoc | None", matrix)
+
+
+def panels(matrix: MatrixDoc) -> list[tuple[str, str]]:
     """(metric key in the cells, title) of each panel: the headline metrics, then the unselectable keys."""
     out = [(m, m) for m in matrix["headline"]]
-    if matrix.get("unselectable"):
-        what = matrix["unselectable"].replace("{layer}", "*")
+    if unselectable := matrix.get("unselectable"):
+        what = unselectable.replace("{layer}", "*")
         out.append(
             (
                 UNSELECTABLE,
-                f"unselectable keys (`{matrix['unselectable']}`{', mean over layers' if '*' in what else ''})",
+                f"unselectable keys (`{unselectable}`{', mean over layers' if '*' in what else ''})",
             )
         )
     return out
 
 
-def plot_matrix(matrix: dict[str, Any], path: str | Path, title: str = "") -> Path:
+def plot_matrix(matrix: MatrixDoc, path: str | Path, title: str = "") -> Path:
     """``matrix.png``: one heat map per panel, placement rows x component columns, each cell its mean
     ± std over seeds (n = finished seeds); cells without a run are blank."""
     rows, cols = matrix["rows"], matrix["columns"]
@@ -156,9 +197,9 @@ def plot_matrix(matrix: dict[str, Any], path: str | Path, title: str = "") -> Pa
         for i, placement in enumerate(rows):
             for j, component in enumerate(cols):
                 cell = cell_at(matrix, placement, component)
-                m = (cell or {}).get("metrics", {}).get(key) or {}
-                if m.get("mean") is not None:
-                    grid[i, j] = m["mean"]
+                m = (cell["metrics"].get(key) if cell else None) or {}
+                if (mean := m.get("mean")) is not None:
+                    grid[i, j] = mean
         finite = grid[np.isfinite(grid)]
         lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
         ax.imshow(grid, cmap="viridis", vmin=lo, vmax=hi if hi > lo else lo + 1e-9, aspect="auto")
@@ -168,14 +209,14 @@ def plot_matrix(matrix: dict[str, Any], path: str | Path, title: str = "") -> Pa
                 if cell is None:
                     continue
                 m = cell["metrics"].get(key) or {}
-                if m.get("mean") is None:
+                if (mean := m.get("mean")) is None:
                     text = "n/a" if cell["status"] == "done" else cell["status"].replace(": ", ":\n")
                 else:
                     n = sum(v is not None for v in m.get("per_seed") or [])
                     scale = 100 if key == UNSELECTABLE else 1
                     fmt = ".1f" if key == UNSELECTABLE else ".3f"
                     spread = f"±{scale * (m.get('std') or 0):{fmt}}" if n > 1 else "one seed"
-                    text = f"{scale * m['mean']:{fmt}}\n{spread}\nn={n}"
+                    text = f"{scale * mean:{fmt}}\n{spread}\nn={n}"
                     if cell.get("flagged"):
                         text += " (flag)"
                 value = grid[i, j]

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
-from normbench.boards.norm_board import drift_comparable
+from normbench.boards.norm_board import NormBoard, NormRow, NormTask, Parameters, Rate, drift_comparable
+from normbench.boards.norm_cells import NormCell
 from normbench.io import atomic_files, dumps_json, write_png
 
 METRIC_WORDS = {
@@ -27,13 +27,13 @@ def number(x: float | None, digits: int = 3) -> str:
     return "–" if x is None else f"{x:.{digits}f}"
 
 
-def digits_of(view: dict[str, Any]) -> int:
+def digits_of(view: NormTask) -> int:
     """Decimals that show the task's resolution: 3, or 4 where the resolution is below 0.005."""
     resolved = [r for r in (view.get("resolution") or {}).values() if r is not None]
     return 4 if resolved and min(resolved) < 0.005 else 3
 
 
-def value_text(cell: dict[str, Any], digits: int) -> str:
+def value_text(cell: NormCell, digits: int) -> str:
     """``mean [low, high]``, the mean alone with one seed, ``–`` with none."""
     if cell.get("mean") is None:
         return "–"
@@ -42,7 +42,7 @@ def value_text(cell: dict[str, Any], digits: int) -> str:
     return f"{number(cell['mean'], digits)} [{number(cell['low'], digits)}, {number(cell['high'], digits)}]"
 
 
-def seeds_text(cell: dict[str, Any]) -> str:
+def seeds_text(cell: NormCell) -> str:
     """``10 of 10``, with the failed seeds named: ``3 of 5; seeds 0, 1 failed``."""
     text = f"{cell['finished']} of {cell['declared']}"
     failed = cell.get("failed") or []
@@ -51,7 +51,7 @@ def seeds_text(cell: dict[str, Any]) -> str:
     return text
 
 
-def standing_text(cell: dict[str, Any], margin: float, digits: int) -> str:
+def standing_text(cell: NormCell, margin: float, digits: int) -> str:
     """The standing in words, the difference to the best and its 95% interval beside it where there is one."""
     standing = str(cell.get("standing") or "–")
     vs = cell.get("vs_best")
@@ -62,7 +62,7 @@ def standing_text(cell: dict[str, Any], margin: float, digits: int) -> str:
     return words
 
 
-def rate_text(cell: dict[str, Any]) -> str:
+def rate_text(cell: NormCell) -> str:
     """The learning rate of a cell, marked where it sits at the grid's edge."""
     if cell.get("rate") is None:
         return "–"
@@ -76,11 +76,11 @@ def slots_text(slots: dict[str, str] | None) -> str:
     return ", ".join(f"{role} {component.rpartition(':')[2]}" for role, component in slots.items())
 
 
-def params_text(parameters: dict[str, Any]) -> str:
+def params_text(parameters: Parameters) -> str:
     return f"{parameters['count']:,}" if parameters.get("count") is not None else "–"
 
 
-def glance(doc: dict[str, Any]) -> list[str]:
+def glance(doc: NormBoard) -> list[str]:
     """Every norm x task at its own tuned rate: the standing, its mean and interval."""
     tasks = doc["tasks"]
     names: list[str] = []
@@ -103,7 +103,7 @@ def glance(doc: dict[str, Any]) -> list[str]:
     return lines
 
 
-def protocol_lines(view: dict[str, Any]) -> list[str]:
+def protocol_lines(view: NormTask) -> list[str]:
     """What every norm on the task shares: judging seeds, tuning grid, tuning seeds, rule, margin, resolution."""
     tuning = view["tuning"]
     grid = "; ".join(f"`{k.rpartition('.')[2]}` in {', '.join(f'{x:g}' for x in v)}" for k, v in tuning["grid"].items())
@@ -152,7 +152,7 @@ def protocol_lines(view: dict[str, Any]) -> list[str]:
     return lines
 
 
-def ranking_table(rows: list[dict[str, Any]], view: dict[str, Any], first: str = "norm") -> list[str]:
+def ranking_table(rows: list[NormRow], view: NormTask, first: str = "norm") -> list[str]:
     """One row per norm: slots, parameters, then its cell at its own rate and at the shared rate."""
     digits, margin = digits_of(view), view["margin"]
     lines = [
@@ -170,11 +170,13 @@ def ranking_table(rows: list[dict[str, Any]], view: dict[str, Any], first: str =
     return lines
 
 
-def pending_lines(view: dict[str, Any]) -> list[str]:
+def pending_lines(view: NormTask) -> list[str]:
     """The cells still in progress and the bake-queue boards that train them."""
     out: list[str] = []
     for r in view["norms"] + view["placements"]:
-        waiting = [rate for rate in ("tuned", "shared") if str(r[rate].get("standing", "")).startswith("in progress")]
+        waiting: list[Rate] = [
+            rate for rate in ("tuned", "shared") if str(r[rate].get("standing", "")).startswith("in progress")
+        ]
         if waiting and r["variant"] not in {line.split("`")[1] for line in out}:
             where = ", ".join(f"`{b}`" for b in r["queued"]) or "not in the bake queue"
             why = "; ".join(
@@ -190,7 +192,7 @@ def pending_lines(view: dict[str, Any]) -> list[str]:
     return out
 
 
-def render_glance(doc: dict[str, Any]) -> str:
+def render_glance(doc: NormBoard) -> str:
     """``results/norms-glance.md``: the at-a-glance table and the figures, what the README and the docs home show
     first (links relative to ``results/``)."""
     figures = " ".join(f"![{v['task']}](norms-{v['task']}.png)" for v in doc["tasks"])
@@ -210,7 +212,7 @@ def render_glance(doc: dict[str, Any]) -> str:
     )
 
 
-def render_markdown(doc: dict[str, Any]) -> str:
+def render_markdown(doc: NormBoard) -> str:
     """``results/norms.md``."""
     lines = [
         "# Which norm is better: the norm leaderboard",
@@ -253,7 +255,7 @@ def render_markdown(doc: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def plot_task(view: dict[str, Any], path: Path) -> None:
+def plot_task(view: NormTask, path: Path) -> None:
     """A dot-and-interval figure of one task: each norm's mean and 95% interval at its own rate (filled) and at the
     shared rate (open); PNG drawn as every figure is (:func:`normbench.io.write_png`), so the same data give the same
     bytes."""
@@ -263,19 +265,21 @@ def plot_task(view: dict[str, Any], path: Path) -> None:
     import matplotlib.pyplot as plt
 
     rows = view["norms"]
+    marks: tuple[tuple[Rate, float, str], ...] = (("tuned", -0.15, "C0"), ("shared", 0.15, "white"))
     fig, ax = plt.subplots(figsize=(8.0, 0.42 * len(rows) + 1.6), dpi=100)
     for i, r in enumerate(rows):
         if r["tuned"].get("mean") is None and r["shared"].get("mean") is None:
             ax.annotate(str(r["tuned"].get("standing")), (0.01, i), xycoords=("axes fraction", "data"), va="center",
                         color="C7", fontsize=8)  # fmt: skip
-        for rate, offset, face in (("tuned", -0.15, "C0"), ("shared", 0.15, "white")):
+        for rate, offset, face in marks:
             cell = r[rate]
-            if cell.get("mean") is None:
+            mean, low, high = cell.get("mean"), cell.get("low"), cell.get("high")  # an interval has both ends or none
+            if mean is None:
                 continue
             y = i + offset
-            if cell.get("low") is not None:
-                ax.plot([cell["low"], cell["high"]], [y, y], color="C0" if rate == "tuned" else "C7", lw=1.5)
-            ax.plot([cell["mean"]], [y], "o", mfc=face, mec="C0" if rate == "tuned" else "C7", ms=6)
+            if low is not None and high is not None:
+                ax.plot([low, high], [y, y], color="C0" if rate == "tuned" else "C7", lw=1.5)
+            ax.plot([mean], [y], "o", mfc=face, mec="C0" if rate == "tuned" else "C7", ms=6)
     ax.set_yticks(range(len(rows)))
     ax.set_yticklabels([f"{r['norm']} ({r['tuned']['finished']}/{r['tuned']['declared']})" for r in rows])
     ax.invert_yaxis()
@@ -322,7 +326,7 @@ def publish_norm_board(results_dir: str | Path = "results", force: bool = False,
     return f"wrote {page}, {published} and a figure per task"
 
 
-def fewer_seeds(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+def fewer_seeds(old: NormBoard, new: NormBoard) -> list[str]:
     """The cells (``task section variant rate``) whose finished seeds the new build has fewer of than the old one at
     the same learning rate (a cell whose rate was chosen again is another cell, not a loss)."""
     cells = lambda doc: {  # noqa: E731

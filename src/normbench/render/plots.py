@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import matplotlib
 
@@ -18,6 +19,18 @@ from normbench.tasks.series import smooth  # noqa: E402
 MANY = 8  # more variants than this: the legend goes beside the axes
 GEOMETRY_FIGURES = ("geometry_3d.png", "query_angle_histograms.png")  # drawn beside the majority board by its own
 # command (`normbench geometry`): a rebuilt board keeps listing them (:func:`normbench.publish.write.figures_kept`)
+
+
+class PlotSpec(TypedDict, total=False):
+    """One figure of a preset's ``bench.plots`` (file name -> spec): the logged ``series`` drawn (always there), its
+    moving-mean window (``smooth``, default 1), a log y axis (``logy``) and the axis label and title (``ylabel``,
+    ``title``, each defaulting to the series' name)."""
+
+    series: str
+    smooth: int
+    logy: bool
+    ylabel: str
+    title: str
 
 
 def finite_points(points: list[list[float | None]]) -> np.ndarray:
@@ -40,8 +53,9 @@ def seed_band(runs: list[list[list[float | None]]]) -> tuple[np.ndarray, np.ndar
     return steps, values.mean(0), values.min(0), values.max(0)
 
 
-def variant_label(name: str, records: list[dict[str, Any]], plotted: int) -> str:
-    """``name (n=k)``, naming the seeds left out: ``name (n=1; seed 1 diverged at step 40)``."""
+def variant_label(name: str, records: Sequence[Mapping[str, Any]], plotted: int) -> str:
+    """``name (n=k)``, naming the seeds left out: ``name (n=1; seed 1 diverged at step 40)`` (``records``: the
+    variant's run records, JSON objects)."""
     out = [
         f"seed {r['seed']} diverged"
         + (f" at step {r['diverged_at_step']}" if r.get("diverged_at_step") is not None else "")
@@ -53,8 +67,11 @@ def variant_label(name: str, records: list[dict[str, Any]], plotted: int) -> str
     return f"{name} (n={plotted}{'; ' if out else ''}{'; '.join(out)})"
 
 
-def plot_series(records_by_variant: dict[str, list[dict[str, Any]]], spec: dict[str, Any], path: str | Path) -> Path:
-    """Write one PNG of ``spec['series']`` for every variant (mean line, min-max band over seeds).
+def plot_series(
+    records_by_variant: Mapping[str, Sequence[Mapping[str, Any]]], spec: PlotSpec, path: str | Path
+) -> Path:
+    """Write one PNG of ``spec['series']`` for every variant (mean line, min-max band over seeds; its run records,
+    JSON objects).
 
     With more than :data:`MANY` variants (a grid board) the legend stands beside the axes, in columns. The band is
     over the seeds that did not diverge (the diverged ones' finite points when every

@@ -15,8 +15,9 @@ such, never dropped.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 import matplotlib
 
@@ -24,7 +25,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from normbench.judge.chance.board import chance_text  # noqa: E402
-from normbench.judge.stats import difference_interval, values_of  # noqa: E402
+from normbench.judge.rows import MetricRow, VariantRow  # noqa: E402
+from normbench.judge.stats import IntervalDoc, difference_interval, values_of  # noqa: E402
 from normbench.render.matrix import layer_mean  # noqa: E402
 from normbench.render.plots import save_png  # noqa: E402
 from normbench.training.config import config_value  # noqa: E402
@@ -33,8 +35,37 @@ LOSS = "final_val_loss"
 INPUT = "unselectable_after_L{layer}"
 HEADS = "unselectable_heads_L{layer}"
 
+if TYPE_CHECKING:  # Python 3.11's; the annotations are never evaluated (``from __future__ import annotations``)
+    from typing import NotRequired
 
-def check_spec(spec: dict[str, Any]) -> tuple[str, str]:
+
+class WidthRow(TypedDict):
+    """One planned (base variant, width) of the width axis (``leaderboard.json``: ``width.rows[]``): the ``variant``,
+    its ``base`` and ``width``, its ``planned_seeds`` and finished ``seeds``, the network's ``n_layers``; ``metrics``:
+    the validation loss's aggregate, the unselectable fraction averaged over layers (``unselectable``), per head
+    (``unselectable_heads``) and per layer (``unselectable_L<i>``); ``loss_gap``: the loss minus the reference's at the
+    same width, with its 95% Welch interval (``None``: none, or the reference itself)."""
+
+    variant: str
+    base: str
+    width: int | None
+    planned_seeds: list[int]
+    seeds: list[int]
+    metrics: dict[str, MetricRow]
+    n_layers: NotRequired[int]
+    loss_gap: NotRequired[IntervalDoc | None]
+
+
+class WidthDoc(TypedDict):
+    """The width axis (``leaderboard.json``: ``width``): the config key of the width (``axis``), the ``reference``
+    base variant of the loss gaps, and one row per planned (base variant, width) (``rows``)."""
+
+    axis: str
+    reference: str
+    rows: list[WidthRow]
+
+
+def check_spec(spec: Mapping[str, object]) -> tuple[str, str]:
     """(axis, reference) of a ``bench.width`` spec, or a one-line error naming the field."""
     axis, reference = spec.get("axis"), spec.get("reference")
     if not isinstance(axis, str) or not axis:
@@ -45,13 +76,17 @@ def check_spec(spec: dict[str, Any]) -> tuple[str, str]:
 
 
 def build_width(
-    spec: dict[str, Any], variants: list[dict[str, Any]], records: list[dict[str, Any]], planned: dict[str, list[int]]
-) -> dict[str, Any]:
-    """The width document: one row per planned (base variant, width), sorted by base then width."""
+    spec: Mapping[str, object],
+    variants: Sequence[VariantRow],
+    records: Sequence[Mapping[str, Any]],
+    planned: dict[str, list[int]],
+) -> WidthDoc:
+    """The width document: one row per planned (base variant, width), sorted by base then width (``records``: the
+    sweep's run records, JSON objects: their ``variant`` and ``config``)."""
     axis, reference = check_spec(spec)
     width_of = {r["variant"]: config_value(r["config"], axis) for r in records}
     by_name = {v["name"]: v for v in variants}
-    rows = []
+    rows: list[WidthRow] = []
     for name, seeds in planned.items():
         base = name.split(",")[0]
         entry = by_name.get(name)
@@ -65,7 +100,7 @@ def build_width(
                 ),
                 None,
             )
-        row: dict[str, Any] = {
+        row: WidthRow = {
             "variant": name,
             "base": base,
             "width": width,
@@ -89,7 +124,7 @@ def build_width(
     for row in rows:
         ref = by_key.get((reference, row["width"]))
         a = values_of((row["metrics"].get(LOSS) or {}).get("per_seed"))
-        b = values_of(((ref or {}).get("metrics", {}).get(LOSS) or {}).get("per_seed"))
+        b = values_of(((ref["metrics"].get(LOSS) if ref else None) or {}).get("per_seed"))
         diff = difference_interval(a, b, (row["base"], reference)) if row["base"] != reference else None
         row["loss_gap"] = None if diff is None else diff.as_dict()
     order = list(dict.fromkeys(r["base"] for r in rows))
@@ -101,8 +136,15 @@ def _fmt(v: float | None, scale: float = 1.0, digits: int = 3) -> str:
     return "–" if v is None else f"{scale * v:.{digits}f}"
 
 
-def render_width(width: dict[str, Any] | None) -> list[str]:
-    """Markdown of the width document: one table, a row per (variant, width)."""
+def width_doc(width: Mapping[str, object] | None) -> WidthDoc | None:
+    """A board's ``width`` as :func:`build_width` wrote it (:class:`normbench.archive.Board` keeps it a JSON object,
+    read from ``leaderboard.json``)."""
+    return cast("WidthDoc | None", width)
+
+
+def render_width(board_width: Mapping[str, object] | None) -> list[str]:
+    """Markdown of the width document (a board's ``width``): one table, a row per (variant, width)."""
+    width = width_doc(board_width)
     if not width:
         return []
     ref = width["reference"]
@@ -147,7 +189,7 @@ def render_width(width: dict[str, Any] | None) -> list[str]:
     return [*lines, ""]
 
 
-def plot_width(width: dict[str, Any], path: str | Path, title: str = "") -> Path:
+def plot_width(width: WidthDoc, path: str | Path, title: str = "") -> Path:
     """Two panels against d: the unselectable fraction (mean over layers, each seed a dot) and the loss gap."""
     fig, (ax_u, ax_g) = plt.subplots(1, 2, figsize=(11, 4.2))
     bases = list(dict.fromkeys(r["base"] for r in width["rows"]))
@@ -166,11 +208,11 @@ def plot_width(width: dict[str, Any], path: str | Path, title: str = "") -> Path
         for r in rows:
             seeds = values_of(r["metrics"]["unselectable"].get("per_seed"))
             ax_u.scatter([r["width"]] * len(seeds), [100 * v for v in seeds], color=color, s=10, alpha=0.5)
-        gaps = [(r["width"], r["loss_gap"]) for r in rows if r.get("loss_gap")]
+        gaps = [(r["width"], g) for r in rows if (g := r.get("loss_gap"))]
         if gaps:
             est = [g["estimate"] for _, g in gaps]
-            low = [g["estimate"] - (g["low"] if g.get("low") is not None else g["estimate"]) for _, g in gaps]
-            high = [(g["high"] if g.get("high") is not None else g["estimate"]) - g["estimate"] for _, g in gaps]
+            low = [g["estimate"] - (lo if (lo := g.get("low")) is not None else g["estimate"]) for _, g in gaps]
+            high = [(hi if (hi := g.get("high")) is not None else g["estimate"]) - g["estimate"] for _, g in gaps]
             ax_g.errorbar(
                 [w for w, _ in gaps],
                 est,

@@ -27,8 +27,8 @@ from normbench.analysis.model_keys import attention_keys, head_unselectable
 from normbench.analysis.unselectable import unselectable_mask
 from normbench.run_analyses.run_cache import cached_analysis, with_final_values
 from normbench.tasks.series import ANALYSIS_CLASS_KEYS, ANALYSIS_CLASS_KEYS_HEADS
-from normbench.training.loading import load_run
-from normbench.training.rundir import CLASS_KEYS_NAME
+from normbench.training.run.loading import load_run
+from normbench.training.run.rundir import CLASS_KEYS_NAME
 
 METRIC = "class_keys_unselectable"
 METRIC_HEADS = "class_keys_unselectable_heads"

@@ -27,8 +27,8 @@ from normbench.nn.norms import get_component  # noqa: E402
 from normbench.render.plots import save_png  # noqa: E402
 from normbench.run_analyses.run_cache import cached_analysis, checkpoint_stamp  # noqa: E402
 from normbench.tasks.series import decomposition_as_series  # noqa: E402
-from normbench.training.loading import build_datamodule, load_run  # noqa: E402
-from normbench.training.rundir import DECOMPOSITION_NAME, run_of_checkpoint  # noqa: E402
+from normbench.training.run.loading import build_datamodule, load_run  # noqa: E402
+from normbench.training.run.rundir import DECOMPOSITION_NAME, run_of_checkpoint  # noqa: E402
 
 TERM_LABELS = {"i": "input i", "h": "attention h", "f": "feed-forward f", "c": "biases + norm shifts c"}
 

@@ -6,7 +6,7 @@ query q_c Q K^T / sqrt(d) of Brody et al. eq. 6, so the 20 keys and 20 queries *
 whole attention geometry. ``geometry_3d.png`` draws them with the ones vector (and a learned
 normal u); ``query_angle_histograms.png`` shows, per variant, the distribution of the angles
 between the queries of evaluation sequences and the normal, as logged to TensorBoard by
-:class:`normbench.training.monitor.GeometryMonitor` at every evaluation.
+:class:`normbench.training.monitoring.monitor.GeometryMonitor` at every evaluation.
 """
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ from normbench.archive import load_record  # noqa: E402
 from normbench.io import atomic_write_json  # noqa: E402
 from normbench.render.plots import GEOMETRY_FIGURES, save_png  # noqa: E402
 from normbench.tasks.series import QUERY_ANGLE_HISTOGRAM, layer_series  # noqa: E402
-from normbench.training.loading import load_module  # noqa: E402
-from normbench.training.monitor import ANGLE_BINS  # noqa: E402
-from normbench.training.rundir import checkpoint_of  # noqa: E402
+from normbench.training.monitoring.monitor import ANGLE_BINS  # noqa: E402
+from normbench.training.run.loading import load_module  # noqa: E402
+from normbench.training.run.rundir import checkpoint_of  # noqa: E402
 
 
 def class_keys_and_queries(module: Any) -> dict[str, np.ndarray]:

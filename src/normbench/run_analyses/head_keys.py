@@ -19,8 +19,8 @@ import torch
 from normbench.analysis.model_keys import unselectable_per_layer
 from normbench.run_analyses.run_cache import cached_analysis, with_final_values
 from normbench.tasks.series import ANALYSIS_UNSELECTABLE_HEADS, layer_series
-from normbench.training.loading import build_datamodule, load_run
-from normbench.training.rundir import HEAD_KEYS_NAME
+from normbench.training.run.loading import build_datamodule, load_run
+from normbench.training.run.rundir import HEAD_KEYS_NAME
 
 
 def head_keys_run(ckpt: Path) -> dict[str, Any]:

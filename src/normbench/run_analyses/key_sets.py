@@ -27,8 +27,8 @@ from normbench.analysis.model_keys import attention_keys, prefix_unselectable  #
 from normbench.render.plots import save_png  # noqa: E402
 from normbench.run_analyses.run_cache import cached_analysis, with_final_values  # noqa: E402
 from normbench.tasks.series import ANALYSIS_KEY_SET  # noqa: E402
-from normbench.training.loading import build_datamodule, load_run  # noqa: E402
-from normbench.training.rundir import KEY_SETS_NAME  # noqa: E402
+from normbench.training.run.loading import build_datamodule, load_run  # noqa: E402
+from normbench.training.run.rundir import KEY_SETS_NAME  # noqa: E402
 
 WHERE = ("before", "after")
 

@@ -7,14 +7,14 @@ parameters are the ones it was computed with; otherwise it is recomputed and rew
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from normbench.archive.files import ArchiveError, read_json
+from normbench.archive.files.reading import ArchiveError, read_json
 from normbench.io import atomic_write_json
-from normbench.training.loading import REDO
-from normbench.training.rundir import checkpoint_of, record_path, run_of_record
+from normbench.training.run.loading import REDO
+from normbench.training.run.rundir import checkpoint_of, record_path, run_of_record
 
 
 def checkpoint_stamp(ckpt: Path) -> dict[str, int]:
@@ -24,7 +24,7 @@ def checkpoint_stamp(ckpt: Path) -> dict[str, int]:
 
 
 def cached_analysis(
-    record: dict[str, Any], file_name: str, params: dict[str, Any], compute: Callable[[Path], dict[str, Any]]
+    record: dict[str, Any], file_name: str, params: dict[str, Any], compute: Callable[[Path], Mapping[str, Any]]
 ) -> dict[str, Any] | None:
     """``<run>/<file_name>``: ``compute(final checkpoint)`` plus ``params``, recomputed when stale.
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, cast
 
 import torch
 
@@ -22,8 +22,8 @@ from normbench.analysis.model_keys import unselectable_per_layer
 from normbench.data.tokenizer import load_tokenizer
 from normbench.run_analyses.run_cache import cached_analysis
 from normbench.tasks import get_task
-from normbench.training.loading import load_run
-from normbench.training.rundir import run_of_checkpoint, tokenizer_path
+from normbench.training.run.loading import load_run
+from normbench.training.run.rundir import run_of_checkpoint, tokenizer_path
 
 SENTENCE_TOKENS = "sentence_tokens.json"  # beside a run's record (normbench.archive.replicate.ANALYSES)
 SENTENCE_TOKENS_VERSION = 1
@@ -84,7 +84,37 @@ def analyse_sentences(
     return out
 
 
-def per_sentence(sentences: list[str], encodings: list[Any], results: list[dict[str, Any]]) -> dict[str, Any]:
+class TokenAnalysis(TypedDict):
+    """A run's ``sentence_tokens.json`` (:func:`per_sentence`; the cache adds the parameters it was computed with),
+    each list in dev-sentence order.
+
+    tokens: each sentence's content tokens; any_layer: those unselectable in at least one layer; per_layer: layer ->
+        each sentence's unselectable tokens in it; bold_words: each sentence's words that hold an unselectable token.
+    """
+
+    tokens: list[int]
+    any_layer: list[int]
+    per_layer: list[list[int]]
+    bold_words: list[Any]
+
+
+class TokenSummary(TypedDict):
+    """A run's counts over every dev sentence (:func:`summarize`).
+
+    sentences: how many; tokens: their content tokens; per_layer: the unselectable tokens of each layer; any_layer:
+    the tokens unselectable in at least one layer, fraction_any_layer their share of ``tokens`` (0.0 for none);
+    sentences_with_unselectable: the sentences holding one.
+    """
+
+    sentences: int
+    tokens: int
+    per_layer: list[int]
+    any_layer: int
+    fraction_any_layer: float
+    sentences_with_unselectable: int
+
+
+def per_sentence(sentences: list[str], encodings: list[Any], results: list[dict[str, Any]]) -> TokenAnalysis:
     """The file's content: per sentence its tokens, its unselectable ones per layer and in any layer, its bold words."""
     tokens, any_layer, bold = [], [], []
     n_layers = len(results[0]["per_layer"]) if results else 0
@@ -100,7 +130,7 @@ def per_sentence(sentences: list[str], encodings: list[Any], results: list[dict[
     return {"tokens": tokens, "any_layer": any_layer, "per_layer": per_layer, "bold_words": bold}
 
 
-def summarize(analysis: dict[str, Any]) -> dict[str, Any]:
+def summarize(analysis: TokenAnalysis) -> TokenSummary:
     """Counts over every sentence: tokens, unselectable ones per layer and in any layer, sentences holding one."""
     total, any_layer = sum(analysis["tokens"]), sum(analysis["any_layer"])
     return {
@@ -113,7 +143,7 @@ def summarize(analysis: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def compute(ckpt: Path, sentences: list[str]) -> dict[str, Any]:
+def compute(ckpt: Path, sentences: list[str]) -> TokenAnalysis:
     """The analysis of the run whose final checkpoint is ``ckpt``, with the tokenizer it trained with: an ``sst2``
     encoder reads ``[CLS] sentence [SEP]``, an ``lm`` decoder the sentence alone."""
     record, module = load_run(ckpt)
@@ -132,9 +162,10 @@ def compute(ckpt: Path, sentences: list[str]) -> dict[str, Any]:
 
 def sentence_tokens(
     record: dict[str, Any], digest: str, n: int, sentences: Callable[[], list[str]]
-) -> dict[str, Any] | None:
+) -> TokenAnalysis | None:
     """A finished run's analysis on the ``n`` dev sentences named by ``digest``: computed from its final checkpoint
     on ``sentences()`` (and cached beside it), or read from the run archive; ``None`` for an archived run whose
     analysis was never computed where its weights were."""
     params = {"version": SENTENCE_TOKENS_VERSION, "sentences": digest, "n_sentences": n}
-    return cached_analysis(record, SENTENCE_TOKENS, params, lambda ckpt: compute(ckpt, sentences()))
+    analysis = cached_analysis(record, SENTENCE_TOKENS, params, lambda ckpt: compute(ckpt, sentences()))
+    return cast("TokenAnalysis | None", analysis)  # the file compute wrote (with its parameters), read back

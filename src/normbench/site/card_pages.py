@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import posixpath
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -33,8 +34,9 @@ def card_slugs(results_dir: str | Path = "results") -> list[str]:
     return sorted(p.parent.name for p in (Path(results_dir) / CARDS).glob("*/card.json"))
 
 
-def load_card(slug: str, results_dir: str | Path = "results") -> dict[str, Any]:
-    """The JSON of card ``slug``."""
+def load_card(slug: str, results_dir: str | Path = "results") -> Mapping[str, Any]:
+    """The JSON of card ``slug`` (:class:`normbench.cards.document.CardJson`, whose layer is above this one's: read
+    here as the file gives it)."""
     return json.loads((Path(results_dir) / CARDS / slug / "card.json").read_text(encoding="utf-8"))
 
 
@@ -84,7 +86,7 @@ def card_page(slug: str, results_dir: str | Path = "results") -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def linked_cards(results_dir: str | Path, page: str) -> list[tuple[str, dict[str, Any]]]:
+def linked_cards(results_dir: str | Path, page: str) -> list[tuple[str, Mapping[str, Any]]]:
     """Every card as (a link to its page from docs page ``page``, its JSON)."""
     here = posixpath.dirname(page) or "."
     return [
@@ -112,7 +114,7 @@ def cards_table(
     return "\n".join(lines) + "\n"
 
 
-def summary_metric(row: dict[str, Any]) -> str:
+def summary_metric(row: Mapping[str, str]) -> str:
     """A card summary row's metric as every table shows it: `` `val_acc` ``, `` `val_acc` at the tuned lr``, or
     ``–`` (a task not run, or its tuned claims not judged yet)."""
     metric = f"`{row['metric']}`" if row["metric"] != "–" else "–"

@@ -43,7 +43,7 @@ from __future__ import annotations
 import re
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from normbench.io import atomic_write_text
 from normbench.site import card_pages
@@ -194,10 +194,22 @@ teaser markers) and the generated blocks of the documentation's pages (each mark
   --check             write nothing; exit 1 if something is stale"""
 
 
-def parse_args(argv: list[str]) -> dict[str, Any]:
+class PagesArgs(TypedDict):
+    """The command line of ``python -m normbench.site.docs_pages`` (:func:`parse_args`): the ``readme`` and the
+    ``docs`` root to rewrite (``None``: not that one), the ``results_dir`` read, ``check`` (write nothing, say what is
+    stale) and ``help``."""
+
+    readme: str | None
+    docs: str | None
+    results_dir: str
+    check: bool
+    help: bool
+
+
+def parse_args(argv: list[str]) -> PagesArgs:
     """``--readme PATH``, ``--docs PATH``, ``--results_dir PATH`` (also ``--opt=PATH``) and ``--check``; a one-line
     error otherwise."""
-    args: dict[str, Any] = {"readme": None, "docs": None, "results_dir": "results", "check": False, "help": False}
+    args: PagesArgs = {"readme": None, "docs": None, "results_dir": "results", "check": False, "help": False}
     words = list(argv)
     while words:
         word = words.pop(0)
@@ -211,7 +223,12 @@ def parse_args(argv: list[str]) -> dict[str, Any]:
                 if not words:
                     raise ValueError(f"{name}: needs a path")
                 value = words.pop(0)
-            args[name[2:]] = value
+            if name == "--readme":
+                args["readme"] = value
+            elif name == "--docs":
+                args["docs"] = value
+            else:
+                args["results_dir"] = value
         else:
             raise ValueError(f"{word!r} is not an option ({USAGE.splitlines()[0].removeprefix('usage: ')})")
     if args["readme"] is None and args["docs"] is None:

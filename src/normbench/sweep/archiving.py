@@ -3,8 +3,8 @@
 Only runs trained from committed code are archived: a record whose tree was dirty (or unknown) names code that no
 commit holds, so nobody could retrain it. ``uncommitted`` archives them anyway; the board then says so.
 
-Archiving is verified: a run's record must be its run's before it is added (:func:`normbench.training.verify.
-check_record`), and the replicate written must read back as the run's (:func:`normbench.training.verify.
+Archiving is verified: a run's record must be its run's before it is added (:func:`normbench.training.run.verify.
+check_record`), and the replicate written must read back as the run's (:func:`normbench.training.run.verify.
 check_archived`, the check a bake counts a run done by). A file that cannot be written (a full disk) is an
 ``OSError`` naming it: the caller stops there, and the run, still finished in its run folder, is archived by the
 next bake.
@@ -19,8 +19,8 @@ from pathlib import Path
 
 from normbench.archive.store import Archive
 from normbench.sweep.plan import Run
-from normbench.training.records import FINISHED, read_record
-from normbench.training.verify import check_archived, check_record
+from normbench.training.run.records import FINISHED, read_record
+from normbench.training.run.verify import check_archived, check_record
 
 
 def archive_runs(

@@ -4,14 +4,14 @@
 final checkpoint is readable; a run whose record or checkpoint is broken is reported and redone),
 checks each distinct data configuration once before any run starts
 (:func:`normbench.data.preflight.check_data_configs`), resumes interrupted ones from their last
-checkpoint (see :func:`normbench.training.cli.start_point`), skips runs another process is training
-(:mod:`normbench.training.runlock`) and continues past failures, which it reports at the end.
+checkpoint (see :func:`normbench.training.run.resume.start_point`), skips runs another process is training
+(:mod:`normbench.training.run.runlock`) and continues past failures, which it reports at the end.
 Backends: in this process, one after another; ``workers`` concurrent ``normbench fit`` subprocesses
 with the CPU threads split between them; one subprocess per GPU (or per group of ``gpus_per_run``
 GPUs, e.g. for DDP inside a run); and any slice ``shard=(i, n)`` of the runs, for job arrays on a
 cluster. Ctrl-C stops every backend the same way: running runs are recorded as ``interrupted`` (their
 subprocesses get the SIGINT too), no further run starts, and ``KeyboardInterrupt`` reaches the caller.
-SIGTERM does the same under ``normbench`` (:func:`normbench.training.sigterm.sigterm_interrupts`), with
+SIGTERM does the same under ``normbench`` (:func:`normbench.training.stopping.sigterm.sigterm_interrupts`), with
 ``Terminated``, a kind of ``KeyboardInterrupt``.
 """
 
@@ -38,12 +38,12 @@ from tqdm.auto import tqdm
 from normbench.data.preflight import check_data_configs
 from normbench.io import show_bars
 from normbench.sweep.plan import Run
-from normbench.training.cli import train
-from normbench.training.progress import latest_progress, progress_interval
-from normbench.training.rundir import SWEEP_LOG
-from normbench.training.runlock import BUSY_STATUS, RunBusy, is_locked
-from normbench.training.sigterm import TERMINATED_STATUS
-from normbench.training.verify import finished_status
+from normbench.training.fit import train
+from normbench.training.monitoring.progress import latest_progress, progress_interval
+from normbench.training.run.rundir import SWEEP_LOG
+from normbench.training.run.runlock import BUSY_STATUS, RunBusy, is_locked
+from normbench.training.run.verify import finished_status
+from normbench.training.stopping.sigterm import TERMINATED_STATUS
 
 # `normbench fit` after Ctrl-C or SIGTERM; a child killed by SIGINT or SIGTERM itself
 INTERRUPTED_STATUSES = (130, TERMINATED_STATUS, -signal.SIGINT, -signal.SIGTERM)
@@ -106,7 +106,7 @@ def run_subprocess(
     """``normbench fit <run args>`` in a child process; its output goes to ``<run dir>/sweep.log``.
 
     With ``relay`` (seconds), the child's latest progress line is shown here at most that often
-    (:mod:`normbench.training.progress`), so every worker of a sweep reports its own step, loss and ETA.
+    (:mod:`normbench.training.monitoring.progress`), so every worker of a sweep reports its own step, loss and ETA.
     The child runs in a session of its own, so a Ctrl-C in the terminal reaches the sweep alone; once
     ``stop`` is set (the sweep's Ctrl-C), the child gets one SIGINT: it records the run as
     ``interrupted`` and exits 130; one that takes longer than ``STOP_GRACE_S`` is killed.
@@ -150,7 +150,7 @@ def run_command(
                 if (
                     line
                     and line != shown
-                    and (code is not None or shown is None or time.monotonic() - shown_at >= relay)
+                    and (code is not None or shown is None or time.monotonic() - shown_at >= (relay or 0.0))
                 ):
                     tqdm.write(line, file=sys.stderr)  # the run's last line too, when it ends
                     shown, shown_at = line, time.monotonic()

@@ -2,23 +2,24 @@
 
 The queue (``results/bake.yaml``) lists, in priority order, the runs the published boards want: a board
 (``results/<board>/``), its task, preset, variants and seeds. :func:`bake` skips what the run archive already holds
-finished, continues unfinished runs from their archived checkpoints, trains the rest in order, and at the deadline
-stops every run it started: each saves its checkpoint (:mod:`normbench.training.deadline`) and goes into the archive
-unfinished, so the next bake, on this machine or another, continues it. A run still going halfway through the
-budget's reserve (past its last training step: its tests and analyses) is
-stopped then, so the bake ends within its budget. Finished runs go into the archive as
-replicates of this platform. Then the boards whose runs changed are rebuilt from the archive (an unfinished run is a
-row, "step k of N"). A bake runs at low CPU priority by default (``nice``), so it can train in the background.
+finished, continues unfinished runs from their archived checkpoints, trains the rest in order, and at the deadline stops
+every run it started: each saves its checkpoint (:mod:`normbench.training.stopping.deadline`) and goes into the archive
+unfinished, so the next bake, on this machine or another, continues it. A run still going halfway through the budget's
+reserve (past its last training step: its tests and analyses) is stopped then, so the bake ends within its budget.
+Finished runs go into the archive as replicates of this platform. Then the boards whose runs changed are rebuilt from
+the archive (an unfinished run is a row, "step k of N"). A bake runs at low CPU priority by default (``nice``), so it
+can train in the background.
 
 Each run is its own ``normbench sweep`` subprocess of one run, with its own share of the CPU cores (its affinity), or
 of the GPUs; a new run starts only while at least ``MIN_SLOT_S`` seconds of the budget are left. A bake with no
-budget on the CPU stacks the seeds of a variant where that pays (:func:`~normbench.sweep.launch.stacking_pays`): they
-train as one subprocess of stacked seeds (:mod:`normbench.sweep.vectorized`), and a seed its stack could not train is
-trained alone. With a budget every run is alone, since a stack keeps no checkpoint before its end.
+budget on the CPU stacks the seeds of a variant where that pays (:func:`~normbench.sweep.baking.launch.stacking_pays`):
+they train as one subprocess of stacked seeds (:mod:`normbench.sweep.vectorized`), and a seed its stack could not train
+is trained alone. With a budget every run is alone, since a stack keeps no checkpoint before its end.
 
-The queue and where its runs stand are :mod:`normbench.sweep.queue`; launching and watching the runs is
-:mod:`normbench.sweep.launch`. :func:`bake` goes through the steps: :func:`survey_queue`, archiving the runs finished
-here, :func:`~normbench.sweep.launch.train_queue`, :func:`boards_held`, :func:`rebuild_boards`, :func:`report_bake`.
+The queue and where its runs stand are :mod:`normbench.sweep.baking.queue`; launching and watching the runs is
+:mod:`normbench.sweep.baking.launch`. :func:`bake` goes through the steps: :func:`survey_queue`, archiving the runs
+finished here, :func:`~normbench.sweep.baking.launch.train_queue`, :func:`boards_held`, :func:`rebuild_boards`,
+:func:`report_bake`.
 """
 
 from __future__ import annotations
@@ -30,13 +31,12 @@ from pathlib import Path
 from typing import Any
 
 from normbench.archive.store import Archive
-from normbench.boards.replicates import write_report
+from normbench.boards.replicates.report import write_report
 from normbench.judge.tuned import ChoiceNotReady
 from normbench.publish.files import Refused
 from normbench.sweep.backends import available_cpus
-from normbench.sweep.launch import BakeState, plan_schedule, train_or_stop
-from normbench.sweep.options import BakeOptions, SweepOptions
-from normbench.sweep.queue import (
+from normbench.sweep.baking.launch import BakeState, plan_schedule, train_or_stop
+from normbench.sweep.baking.queue import (
     BakeReport,
     QueueItem,
     Slot,
@@ -48,6 +48,7 @@ from normbench.sweep.queue import (
     survey,
     training_order,
 )
+from normbench.sweep.options import BakeOptions, SweepOptions
 
 QUEUE = "results/bake.yaml"
 TOKEN_TASKS = ("lm", "sst2")  # tasks whose runs the sst2 token report (Tables 3-4) reads

@@ -16,13 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from normbench.archive import BoardError, load_board
+from normbench.archive.board import SweepDefinition
 from normbench.publish import files as publish
 from normbench.sweep.plan import Run, parse_seeds
 
 
 def sweep_definition(
     preset: str | None, runs: list[Run], overrides: list[str] | None, grid: list[str] | None, config_file: str | None
-) -> dict[str, Any]:
+) -> SweepDefinition:
     """What a sweep is, as its command says it: preset, variants, seeds, overrides, grid, config file.
 
     Independent of the code's run keys, so the same command keeps owning its folder across versions. A sweep judged
@@ -45,7 +46,7 @@ def judged_at_tuned_values(runs: list[Run]) -> bool:
     return any((r.config.get("bench") or {}).get("tuned") for r in runs)
 
 
-def named_by_points(old: Any, definition: dict[str, Any] | None) -> bool:
+def named_by_points(old: Any, definition: SweepDefinition | None) -> bool:
     """Whether ``old``, a tuned board's sweep definition written when such boards were named by their points
     (``pre/scale,lr=0.006``), is ``definition`` once its points are reduced to their base variants."""
     if not isinstance(old, dict) or definition is None:
@@ -54,7 +55,7 @@ def named_by_points(old: Any, definition: dict[str, Any] | None) -> bool:
     return {**old, "variants": bases} == definition
 
 
-def sweep_key(definition: dict[str, Any]) -> str:
+def sweep_key(definition: SweepDefinition) -> str:
     """12 hex digits naming a :func:`sweep_definition`."""
     return hashlib.sha256(json.dumps(definition, sort_keys=True, default=str).encode()).hexdigest()[:12]
 
@@ -118,7 +119,7 @@ def grows(doc: dict, preset: str | None, runs: list[Run]) -> bool:
 
 
 def check_results_owner(
-    out: Path, key: str, preset: str | None, runs: list[Run], definition: dict[str, Any] | None = None
+    out: Path, key: str, preset: str | None, runs: list[Run], definition: SweepDefinition | None = None
 ) -> None:
     """One-line error when ``out`` holds the leaderboard of another sweep (its ``sweep_key`` differs and it is not
     this sweep's board with fewer seeds or variants: :func:`grows`, nor this tuned sweep's board named by the points

@@ -12,6 +12,8 @@ import re
 import sys
 from dataclasses import dataclass
 
+NO_CONFIG = "config: --config <task or file> is required (e.g. --config majority)"
+
 
 @dataclass(frozen=True)
 class SweepOptions:
@@ -102,10 +104,17 @@ class SweepOptions:
             raise ValueError(f"vectorize: {text!r} is not allowed; give K >= 1 seeds per stacked model, or auto")
         return int(text)
 
+    @property
+    def config_path(self) -> str:
+        """``config``, which every sweep names (a one-line error otherwise)."""
+        if not self.config:
+            raise ValueError(NO_CONFIG)
+        return self.config
+
     def check(self, overrides: list[str]) -> None:
         """One-line error for options that cannot go together (before anything is planned)."""
         if not self.config:
-            raise ValueError("config: --config <task or file> is required (e.g. --config majority)")
+            raise ValueError(NO_CONFIG)
         self.gpu_ids()
         vectorize = self.stack_size()
         if self.workers is not None and self.workers < 1:

@@ -1,13 +1,13 @@
 """Sweeps: a task config's variant x grid x seed runs, planned up front, run by one of several backends.
 
 Planning (:func:`plan_runs`) merges the task YAML, its preset, the named variants
-(``bench.variants``), the grid axes (``bench.grid`` and ``--grid``), the seeds and any command-line
-overrides into one LightningCLI argument list per run, and parses and instantiates every variant
+(``bench.variants``), the grid axes (``bench.grid`` and ``--grid``: :mod:`normbench.sweep.grid`), the seeds and any
+command-line overrides into one LightningCLI argument list per run, and parses and instantiates every variant
 before anything trains: a bad axis or value is one error and nothing is written.
 
 Execution (:func:`execute`) skips finished runs (a ``done`` or ``diverged`` record of the same
 config hash), resumes interrupted ones from their last checkpoint (see
-:func:`normbench.training.start_point`) and continues past failures, which it reports at the end.
+:func:`normbench.training.run.resume.start_point`) and continues past failures, which it reports at the end.
 Backends: in this process, one after another; ``workers`` concurrent ``normbench fit``
 subprocesses with the CPU threads split between them; one subprocess per GPU (or per group of
 ``gpus_per_run`` GPUs, e.g. for DDP inside a run); and any slice ``shard=(i, n)`` of the runs, for
@@ -16,30 +16,25 @@ job arrays on a cluster.
 
 from __future__ import annotations
 
-import dataclasses
-import importlib
-import inspect
-import itertools
 import logging
 import re
 import sys
-import typing
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import lightning as L
 import yaml
 
-from normbench.errors import one_line, short_key
+from normbench.errors import one_line
 from normbench.judge import tuned
+from normbench.sweep.grid import check_option, variant_grid
 from normbench.tasks import get_task, norm_roles
 from normbench.tasks.series import decomposition_series, expand_metric_layers, monitor_series
 from normbench.training.cli import NormbenchCLI
 from normbench.training.config import load_config
-from normbench.training.rundir import record_path, run_dir
+from normbench.training.run.rundir import record_path, run_dir
 
 
 @dataclass
@@ -91,55 +86,6 @@ def parse_names(text: str | list[str] | None, field: str) -> list[str] | None:
     return names
 
 
-def parse_grid(items: list[str] | None) -> dict[str, list[Any]]:
-    """``["model.arch.attn_norm.component=both,project", ...]`` -> ``{axis: [values]}`` (values read as YAML).
-
-    An axis of several keys joined by commas takes lists: ``a,b=[8,4],[16,8]`` -> ``{"a,b": [[8, 4], [16, 8]]}``.
-    """
-    grid: dict[str, list[Any]] = {}
-    for item in items or []:
-        axis, eq, values = item.partition("=")
-        axis = axis.strip().removeprefix("--")
-        if not eq or not axis or not values.strip():
-            raise ValueError(
-                f"grid: {item!r} must look like key=value1,value2 (e.g. model.arch.attn_norm.component=both,scale)"
-            )
-        if "," in axis:  # keys that move together: values are lists, e.g. a,b=[8,4],[16,8]
-            try:
-                points = yaml.safe_load(f"[{values}]")
-            except yaml.YAMLError:
-                points = None
-            if not isinstance(points, list) or not all(isinstance(p, list) for p in points):
-                raise ValueError(
-                    f"grid: {item!r}: an axis of several keys takes lists of values, e.g. {axis}=[8,4],[16,8]"
-                )
-            grid[axis] = points
-        else:
-            try:
-                grid[axis] = [scalar(v.strip()) for v in values.split(",")]
-            except yaml.YAMLError as exc:
-                problem = getattr(exc, "problem", None) or "not valid YAML"
-                raise ValueError(f"grid: {item!r}: a value is not valid YAML ({problem})") from None
-    return grid
-
-
-def scalar(text: str) -> Any:
-    """A command-line value read as YAML, with ``1e-3`` a number (YAML 1.1 reads it as a string)."""
-    value = yaml.safe_load(text)
-    if isinstance(value, str):
-        try:
-            return float(value)
-        except ValueError:
-            pass
-    return value
-
-
-def axis_label(axis: str, value: Any) -> str:
-    """Short name of one grid coordinate: ``model.init_args.lr=0.01`` -> ``lr=0.01``."""
-    short = short_key(axis).removeprefix("model.")
-    return f"{short}={value}"
-
-
 def overrides_to_args(overrides: list[str] | None) -> list[str]:
     """``["trainer.max_steps=100", "--data.batch_size", "64"]`` ->
     ``["--trainer.max_steps=100", "--data.batch_size=64"]``."""
@@ -153,46 +99,6 @@ def overrides_to_args(overrides: list[str] | None) -> list[str]:
             key = f"{key}={tokens.pop(0)}"
         out.append(key)
     return out
-
-
-def check_option(config: dict[str, Any], key: str, what: str) -> None:
-    """One-line error unless ``key`` (e.g. ``model.arch.attn_norm.component``) names an argument of the
-    config's model/data class (or a field of a dataclass argument) or of the Lightning ``Trainer``."""
-    parts = short_key(key.removeprefix("--").split("=")[0]).split(".")
-    section, name = parts[0], parts[1] if len(parts) > 1 else ""
-    if section in ("model", "data"):
-        class_path = (config.get(section) or {}).get("class_path", "")
-        module, _, cls_name = class_path.rpartition(".")
-        owner = getattr(importlib.import_module(module), cls_name) if module else None
-        label = cls_name
-    elif section == "trainer":
-        owner, label = L.Trainer, "Trainer"
-    elif section == "compile" and len(parts) == 1:  # normbench fit's own option (checked when each run is parsed)
-        return
-    else:
-        raise ValueError(
-            f"{what}: {key.split('=')[0]!r} is not an option of a sweep; give model.*, data.* or trainer.* "
-            f"keys, or --compile (seeds: --seeds)"
-        )
-    if owner is None or name in ("class_path", "init_args"):
-        return
-    params = {
-        n: p for n, p in inspect.signature(owner.__init__).parameters.items() if n not in ("self", "args", "kwargs")
-    }
-    if name not in params:
-        raise ValueError(
-            f"{what}: {key.split('=')[0]!r} is not an option: {label} has no argument {name!r}; "
-            f"its arguments are {', '.join(params)}"
-        )
-    hints = typing.get_type_hints(owner.__init__) if len(parts) > 2 else {}
-    kind = hints.get(name)
-    if len(parts) > 2 and dataclasses.is_dataclass(kind):
-        names = [f.name for f in dataclasses.fields(kind)]
-        if parts[2] not in names:
-            raise ValueError(
-                f"{what}: {key.split('=')[0]!r} is not an option: {kind.__name__} has no field "
-                f"{parts[2]!r}; its fields are {', '.join(names)}"
-            )
 
 
 def check_metrics(config: dict[str, Any], task: str) -> None:
@@ -212,7 +118,7 @@ def check_metrics(config: dict[str, Any], task: str) -> None:
         n for n, r in roles.items() if r != "block"
     ]
     known = (
-        set(module.SERIES.expand(n_layers))
+        set(module.SERIES.expand(n_layers))  # type: ignore[attr-defined]  # a task's module is a NormbenchModule
         | set(monitor_series(norm_points, n_layers))
         | set(decomposition_series(n_layers))
     )
@@ -222,101 +128,6 @@ def check_metrics(config: dict[str, Any], task: str) -> None:
                 f"bench.metrics.{name}.series: {spec.get('series')!r} is not logged by task {task}; "
                 f"see normbench.tasks.series"
             )
-
-
-def variant_grid(
-    config: dict[str, Any], variants: list[str] | None, grid: dict[str, list[Any]], task: str
-) -> list[tuple[str, list[str]]]:
-    """``(name, overrides)`` of every variant: the named variants crossed with the grid axes.
-
-    A ``grid`` from the command line replaces the YAML's named variants unless ``variants`` names
-    some; ``bench.grid`` axes in the YAML are crossed with the named variants. An axis may join
-    keys with commas (``model.init_args.arch.d_model,model.init_args.arch.n_heads``), its values
-    then being lists of one value per key: the keys move together (e.g. width with fixed head width).
-    ``bench.grid_labels`` may name an axis for the variant names (:func:`grid_labels`).
-    """
-    bench = config.get("bench") or {}
-    named: dict[str, dict[str, Any]] = bench.get("variants") or {}
-    points = {v for v in variants or [] if "," in v}  # one point of the grid each: ``base,label=value``
-    if variants:
-        chosen = list(dict.fromkeys(v.split(",")[0] for v in variants))
-        unknown = [v for v in chosen if v not in named]
-        if unknown:
-            raise ValueError(
-                f"variants: {', '.join(map(repr, unknown))} not defined for task {task}; "
-                f"choose from {', '.join(named) or '(none)'}"
-            )
-    elif grid:
-        chosen = []
-    else:
-        chosen = bench.get("default_variants") or list(named)
-    axes = {**(bench.get("grid") or {}), **grid}
-    for axis, values in axes.items():
-        keys = axis_keys(axis)
-        for key in keys:
-            check_option(config, key, "grid")
-        if not isinstance(values, list) or not values:
-            raise ValueError(f"grid: axis {axis!r} needs a non-empty list of values")
-        if len(keys) > 1 and not all(isinstance(v, list) and len(v) == len(keys) for v in values):
-            raise ValueError(f"grid: axis {axis!r} joins {len(keys)} keys; each value must be a list of {len(keys)}")
-        clash = [(v, k) for v in chosen for k in keys if short_key(k) in {short_key(o) for o in (named[v] or {})}]
-        if clash:
-            raise ValueError(f"grid: axis {clash[0][1]!r} is also set by variant {clash[0][0]!r}; drop one of them")
-    short = grid_labels(bench, axes)
-    bases = [(name, [f"--{k}={v}" for k, v in (named[name] or {}).items()]) for name in chosen] or [("", [])]
-    out = []
-    for (base, base_args), point in itertools.product(bases, itertools.product(*axes.values())):
-        settings: list[tuple[str, Any]] = []
-        labels: list[str] = []
-        for axis, v in zip(axes, point, strict=False):
-            keys = axis_keys(axis)
-            values = v if len(keys) > 1 else [v]
-            settings += zip(keys, values, strict=False)
-            if axis in short:
-                labels.append(f"{short[axis]}={labelled_value(values)}")
-            else:
-                labels += [axis_label(k, x) for k, x in zip(keys, values, strict=False)]
-        name = ",".join(filter(None, [base, *labels])) or "default"
-        args = base_args + [
-            f"--{k}={yaml.safe_dump(v, default_flow_style=True).strip().removesuffix('...').strip()}"
-            for k, v in settings
-        ]
-        out.append((name, args))
-    if points:  # the named grid points, beside every point of the variants named whole
-        whole = {v for v in variants or [] if "," not in v}
-        missing = sorted(points - {name for name, _ in out})
-        if missing:
-            raise ValueError(
-                f"variants: {missing[0]!r} is not a point of the grid; choose from {', '.join(n for n, _ in out)}"
-            )
-        out = [(name, args) for name, args in out if name in points or name.split(",")[0] in whole]
-    return out
-
-
-def grid_labels(bench: dict[str, Any], axes: dict[str, list[Any]]) -> dict[str, str]:
-    """``bench.grid_labels``: a short name per grid axis for the variant names, e.g. ``alpha0`` for an axis that sets
-    the initial alpha of three norms: ``pre/dyt,alpha0=2.0`` instead of one ``key=value`` per key. One-line errors."""
-    labels = bench.get("grid_labels") or {}
-    if not isinstance(labels, dict):
-        raise ValueError(f"bench.grid_labels: must map grid axes to names, got {labels!r}")
-    for axis, label in labels.items():
-        if axis not in axes:
-            raise ValueError(
-                f"bench.grid_labels: {axis!r} is not an axis of the grid ({', '.join(map(repr, axes)) or 'none'})"
-            )
-        if not isinstance(label, str) or not re.fullmatch(r"[A-Za-z0-9_.+-]+", label):
-            raise ValueError(f"bench.grid_labels.{axis}: {label!r} must be a short name (letters, digits, _ . + -)")
-    return dict(labels)
-
-
-def labelled_value(values: list[Any]) -> str:
-    """A labelled axis' value in a variant name: the one value its keys share, else their values joined by ``;``."""
-    return str(values[0]) if all(v == values[0] for v in values) else ";".join(map(str, values))
-
-
-def axis_keys(axis: str) -> list[str]:
-    """The config keys of a grid axis: one, or several joined by commas (they move together)."""
-    return [k.strip() for k in axis.split(",") if k.strip()]
 
 
 def plan_runs(
@@ -374,7 +185,8 @@ def plan_runs(
             )
         points = [(n, a) for n, a in points if n in kept]
         config = {**config, "bench": {**bench, "tuned": view}}
-    runs, planned = [], {}
+    runs: list[Run] = []
+    planned: dict[str, str] = {}  # config hash -> the variant planned with it
     with quiet_lightning():
         for name, variant_args in points:
             args = ["--config", base, *variant_args, *extra, f"--variant={name}", f"--runs_dir={runs_dir}"]

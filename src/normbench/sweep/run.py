@@ -18,8 +18,9 @@ from typing import Any
 
 import torch
 
+from normbench.archive.board import SweepDefinition
 from normbench.archive.store import Archive
-from normbench.boards.replicates import write_report
+from normbench.boards.replicates.report import write_report
 from normbench.io import check_writable
 from normbench.judge import tuned
 from normbench.publish import files as publish
@@ -28,14 +29,15 @@ from normbench.sweep.archiving import archive_runs
 from normbench.sweep.backends import Outcome, default_workers, execute
 from normbench.sweep.device_plan import StackPlan, plan_stacks, seed_step_bytes
 from normbench.sweep.folders import check_results_owner, results_folder, sweep_definition, sweep_key
+from normbench.sweep.grid import parse_grid
 from normbench.sweep.options import SweepOptions
-from normbench.sweep.plan import Run, parse_grid, parse_names, plan_runs, quiet_lightning
+from normbench.sweep.plan import Run, parse_names, plan_runs, quiet_lightning
 from normbench.sweep.stacks import execute_vectorized
-from normbench.sweep.vectorized import stack_traits
+from normbench.sweep.vectorized.seed_stack import stack_traits
 from normbench.tasks import get_task, resolve_config
 from normbench.training.config import load_config
-from normbench.training.records import FINISHED, RESUMABLE, git_state, read_record
-from normbench.training.rundir import LAST_CHECKPOINT
+from normbench.training.run.records import FINISHED, RESUMABLE, git_state, read_record
+from normbench.training.run.rundir import LAST_CHECKPOINT
 
 
 def planner(runs_dir: str) -> RunPlanner:
@@ -99,7 +101,7 @@ class SweepPlan:
     runs: list[Run]
     folder: str | None
     out: Path
-    definition: dict[str, Any]
+    definition: SweepDefinition
     key: str
 
 
@@ -157,13 +159,13 @@ def plan_sweep(options: SweepOptions, overrides: list[str] | None) -> SweepPlan:
     A copy of a task's shipped config counts as the task's own."""
     variants = parse_names(options.variants, "variants")
     axes = parse_grid(options.grid)
-    preset = options.preset if options.preset is not None else load_config(options.config).get("default_preset")
+    preset = options.preset if options.preset is not None else load_config(options.config_path).get("default_preset")
     cfg, runs = plan_runs(
         None, preset, options.seeds, variants, overrides, options.runs_dir, axes,
         config_path=options.config, results_dir=options.results_dir,
     )  # fmt: skip
     task = cfg["task"]
-    own = resolve_config(options.config)
+    own = resolve_config(options.config_path)
     custom = None if own.read_bytes() == get_task(task).config_path.read_bytes() else str(own)
     folder = results_folder(cfg, preset, options.seeds, variants, overrides, options.grid, options.name, custom)
     out = Path(options.results_dir) / task / folder if folder else Path(options.results_dir) / task
@@ -203,7 +205,7 @@ def plan_devices(runs: list[Run], options: SweepOptions) -> Devices:
     no ``gpus`` are given and CUDA finds one), else ``workers``, by default one per CPU core or per GPU group."""
     workers, gpus, vectorize = options.workers, options.gpu_ids(), options.stack_size()
     stack_plan = None
-    if vectorize == "auto":
+    if isinstance(vectorize, str):  # "auto"
         if gpus is None and torch.cuda.is_available():  # runs would train on GPU 0: plan for it
             gpus = [0]
         stack_plan = auto_stacks(runs, gpus, workers)

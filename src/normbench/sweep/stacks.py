@@ -29,8 +29,8 @@ from normbench.sweep.backends import (
     unfinished,
 )
 from normbench.sweep.plan import Run
-from normbench.training.progress import progress_interval
-from normbench.training.rundir import SWEEP_LOG
+from normbench.training.monitoring.progress import progress_interval
+from normbench.training.run.rundir import SWEEP_LOG
 
 NO_BAR = "--trainer.enable_progress_bar=false"
 
@@ -85,7 +85,7 @@ def gpu_slots(workers: int, gpus: list[int]) -> list[dict[str, str]]:
 
 
 def train_in_process(stack: list[Run], outcome: Outcome) -> None:
-    from normbench.sweep.vectorized import train_stack  # the training stack is imported only where it runs
+    from normbench.sweep.vectorized.fit import train_stack  # the training stack is imported only where it runs
 
     try:
         trained = {str(path) for path in train_stack([run.args + [NO_BAR] for run in stack])}
@@ -128,7 +128,7 @@ def stacks_in_subprocesses(
 
 def main(argv: list[str] | None = None) -> int:
     """A stack's process: train the seeds whose fit arguments the JSON file ``argv[0]`` lists; 130 after Ctrl-C."""
-    from normbench.sweep.vectorized import train_stack
+    from normbench.sweep.vectorized.fit import train_stack
 
     quiet_third_party()
     arg_lists: Any = json.loads(Path((argv or sys.argv[1:])[0]).read_text())

@@ -37,7 +37,7 @@ ANALYSIS_KEY_SET = "analysis/keys{keys}/unselectable_{where}/L{layer}"
 ANALYSIS_CLASS_KEYS = "analysis/class_keys/unselectable"
 ANALYSIS_CLASS_KEYS_HEADS = "analysis/class_keys/unselectable_heads"  # the same, per head in key space
 
-# the monitor (normbench.training.monitor), per hook point (e.g. L1.attn_norm, final_norm)
+# the monitor (normbench.training.monitoring.monitor), per hook point (e.g. L1.attn_norm, final_norm)
 NORM_INPUT_MEAN = "geometry/{point}/input_mean"
 NORM_INPUT_STD = "geometry/{point}/input_std"
 NORMAL_ANGLE_TO_ONES = "geometry/{point}/normal_angle_to_ones"

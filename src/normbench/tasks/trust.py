@@ -67,7 +67,7 @@ def registered_classes() -> dict[str, type]:
     return out
 
 
-def record_class(class_path: object, section: str) -> type:
+def record_class(class_path: object, section: str) -> type[Any]:
     """The class a record's ``<section>.class_path`` names (``section``: ``model`` or ``data``).
 
     Allowed without importing anything: a registered task's class, or a subclass of LightningModule

@@ -1,19 +1,16 @@
-"""Training one run: a LightningCLI over the task configs, and the recorded, resumable run.
+"""The LightningCLI over the task configs: one run parsed and built, with normbench's bookkeeping.
 
-``train(args)`` parses LightningCLI-style arguments (``--config <task or file>`` plus
-``--section.key value`` overrides), trains with the Lightning ``Trainer`` and writes the run
-record next to the run's TensorBoard logs, in the run's own directory
-(:mod:`normbench.training.rundir`).
+:class:`NormbenchCLI` parses LightningCLI-style arguments (``--config <task or file>`` plus ``--section.key value``
+overrides) and builds the run's model, data module and trainer, with normbench's loggers (TensorBoard and the run
+record) and callbacks, and the run's identity, directory and record (:mod:`normbench.training.run.rundir`);
+:func:`normbench.training.fit.train` trains it.
 """
 
 from __future__ import annotations
 
 import copy
 import json
-import sys
-import time
 import warnings
-from pathlib import Path
 from typing import Any, ClassVar
 
 import lightning as L
@@ -21,37 +18,36 @@ import torch
 from lightning.pytorch.callbacks import LearningRateMonitor
 from lightning.pytorch.cli import LightningCLI
 from lightning.pytorch.loggers import TensorBoardLogger
-from lightning.pytorch.utilities import rank_zero_only
-from lightning.pytorch.utilities.model_helpers import is_overridden
 
-from normbench.archive.replicate_files import checkpoint_step
-from normbench.data.preflight import check_data
-from normbench.io import check_writable, show_bars, verbose
+from normbench.io import show_bars, verbose
 from normbench.rng import rng_states
 from normbench.tasks.base import NormbenchModule
 from normbench.training.allocator import keep_freed_memory
-from normbench.training.checkpointing import AtomicCheckpointIO, RunState, clear_run_dir, resume_checkpoint
-from normbench.training.config import check_shared_hparams, check_trainer, preset_args
-from normbench.training.deadline import Deadline, deadline_from_env
-from normbench.training.interrupts import InterruptFlag, interruption, sigint_restored, was_interrupted
-from normbench.training.monitor import GeometryMonitor
-from normbench.training.progress import ProgressLines, progress_interval
-from normbench.training.records import RESUMABLE, RunRecordLogger, provenance, read_record
+from normbench.training.config import check_shared_hparams, check_trainer
+from normbench.training.monitoring.monitor import GeometryMonitor
+from normbench.training.monitoring.progress import ProgressLines, progress_interval
+from normbench.training.monitoring.tensorboard import (
+    headline_metrics,
+    metric_values,
+    run_hparams,
+    write_hparams,
+    write_layout,
+)
 from normbench.training.reproducibility import gpu_determinism_wanted, use_deterministic_gpu_algorithms
-from normbench.training.rundir import (
+from normbench.training.run.checkpointing import AtomicCheckpointIO, RunState
+from normbench.training.run.records import RunRecordLogger, provenance
+from normbench.training.run.rundir import (
     checkpoint_path,
     config_hash,
     override_items,
-    record_config_hash,
     record_path,
     reported_norms,
     run_dir,
     run_identity,
     run_label,
 )
-from normbench.training.runlock import run_lock
-from normbench.training.tensorboard import headline_metrics, metric_values, run_hparams, write_hparams, write_layout
-from normbench.training.verify import finished_status
+from normbench.training.stopping.deadline import Deadline, deadline_from_env
+from normbench.training.stopping.interrupts import InterruptFlag
 
 COMPILE_MODES = ("none", "default", "reduce-overhead", "max-autotune")  # torch.compile's modes, and eager
 
@@ -66,7 +62,7 @@ class NormbenchCLI(LightningCLI):
 
     After instantiation ``run_dir`` is the run's directory, ``config_hash`` its key (computed from
     ``identity_config``, the resolved config), ``run_label`` its readable name and ``recorder`` its run record
-    (:mod:`normbench.training.rundir`).
+    (:mod:`normbench.training.run.rundir`).
     """
 
     def __init__(self, args: list[str] | dict[str, Any] | None = None, **kwargs: Any) -> None:
@@ -241,7 +237,8 @@ class NormbenchCLI(LightningCLI):
         return trainer
 
     def write_layout(self) -> None:
-        """The task's custom-scalars layout, in this run's event file (see :mod:`normbench.training.tensorboard`)."""
+        """The task's custom-scalars layout, in this run's event file (see
+        :mod:`normbench.training.monitoring.tensorboard`)."""
         if self.trainer.is_global_zero:
             write_layout(self.tensorboard.experiment, self.recorder.meta["task"], self.headline)
 
@@ -264,48 +261,6 @@ class NormbenchCLI(LightningCLI):
         )
 
 
-def start_point(recorder: RunRecordLogger) -> Path | None:
-    """The checkpoint an interrupted run of the same config continues from, or ``None``.
-
-    A run resumes when its record says ``running``, ``failed`` or ``interrupted``, is its run's (the
-    config hash recomputed from the record's config is this run's and the record's own) and its
-    ``last.ckpt`` belongs to that config. Otherwise it starts afresh, and what an earlier attempt
-    left in the run directory (checkpoints, TensorBoard events) is removed first. A corrupt or
-    edited record is reported and its run redone from the start; a consistent record of another
-    config is refused, and nothing is changed.
-    """
-    run_dir, wanted = recorder.path.parent, recorder.meta["config_hash"]
-    previous = None
-    if recorder.path.exists():
-        try:
-            previous = read_record(recorder.path)
-            found = record_config_hash(previous)
-        except ValueError as exc:
-            print(f"normbench: {exc}; the run is redone from the start", file=sys.stderr)
-            previous = None
-        else:
-            if found != wanted and previous.get("config_hash") == found:
-                raise ValueError(
-                    f"runs_dir: {run_dir} holds a run of config {found}, not {wanted}; nothing was changed"
-                )
-            if found != wanted or previous.get("config_hash") != found:
-                print(
-                    f"normbench: run record {recorder.path}: config_hash {previous.get('config_hash')!r} is not the "
-                    f"hash of its config ({found}); the run is redone from the start",
-                    file=sys.stderr,
-                )
-                previous = None
-    checkpoint = None
-    if previous and previous.get("status") in RESUMABLE:
-        checkpoint = resume_checkpoint(run_dir, wanted)
-    if checkpoint is not None:
-        print(f"normbench: resuming {run_dir} from {checkpoint}", file=sys.stderr)
-        recorder.continue_from(previous, checkpoint_step(checkpoint))
-    elif rank_zero_only.rank == 0:
-        clear_run_dir(run_dir)
-    return checkpoint
-
-
 def device_name(trainer: L.Trainer) -> str:
     """What a run trains on: ``cpu``, or the GPU's name (e.g. ``NVIDIA H100 80GB HBM3``)."""
     device = trainer.strategy.root_device
@@ -315,125 +270,3 @@ def device_name(trainer: L.Trainer) -> str:
 def world_size(trainer: L.Trainer) -> int:
     """Processes that train one run together: nodes x devices per node."""
     return int(trainer.num_nodes) * int(trainer.num_devices)
-
-
-def finished_record(recorder: RunRecordLogger, report: bool = True) -> str | None:
-    """The status of a finished run of the same config already in the run's directory, else ``None``.
-
-    A finished run is never trained again (its record, checkpoints and events stay as they are). A
-    finished run whose record or final checkpoint is broken (:func:`normbench.training.verify.finished_status`)
-    is reported (``report``) and redone.
-    """
-    try:
-        return finished_status(recorder.path, recorder.meta["config_hash"])
-    except ValueError as exc:
-        if report:
-            print(f"normbench: {exc}; the run is redone", file=sys.stderr)
-        return None
-
-
-def train(args: list[str] | dict[str, Any]) -> Path:
-    """Parse ``args``, fit, and write the run record; returns the record's path.
-
-    Before the record is written: the runs directory must be writable, and the data module is prepared
-    for the fit stage (:func:`normbench.data.preflight.check_data`), so bad data is one ``ValueError``
-    and nothing is written. The run directory is then locked (:mod:`normbench.training.runlock`): a run
-    another process is training raises :class:`~normbench.training.runlock.RunBusy`.
-
-    The record's status is ``done``, ``diverged`` (non-finite loss; training stopped),
-    ``interrupted`` (Ctrl-C or SIGTERM; ``KeyboardInterrupt``, or its kind ``Terminated``, is raised
-    again, and the same command resumes the run from its last checkpoint) or ``failed`` (an exception,
-    re-raised after the record is written). An interrupted run of the same config resumes from its last checkpoint
-    (:func:`start_point`); a finished one is left as it is. A task whose module has a
-    ``test_step`` (its analysis of the trained model) gets a test pass after a finished fit.
-    """
-    cli = NormbenchCLI(args=preset_args(args) if isinstance(args, list) else args)
-    recorder: RunRecordLogger = cli.recorder
-    check_writable(cli.config.runs_dir, "runs_dir")
-    done = finished_record(recorder)
-    if done is not None:
-        print(
-            f"normbench: {recorder.path.parent} already holds a finished run of this configuration "
-            f"({done}); nothing to train",
-            file=sys.stderr,
-        )
-        return recorder.path
-    if rank_zero_only.rank != 0:  # rank 0 checked the data, holds the lock and writes the record
-        return fit_run(cli)
-    check_data(cli.datamodule)
-    with run_lock(recorder.path.parent):
-        done = finished_record(recorder, report=False)  # finished by another process meanwhile
-        if done is not None:
-            print(
-                f"normbench: {recorder.path.parent} was finished by another process ({done}); nothing to train",
-                file=sys.stderr,
-            )
-            return recorder.path
-        return fit_run(cli)
-
-
-def fit_run(cli: NormbenchCLI) -> Path:
-    """Fit (resuming where an earlier attempt stopped), test, and write the record: the body of :func:`train`."""
-    recorder: RunRecordLogger = cli.recorder
-    checkpoint = start_point(recorder)
-    recorder.write("running")
-    cli.write_layout()
-    start = time.perf_counter()
-    with sigint_restored():
-        try:
-            cli.trainer.fit(cli.model, datamodule=cli.datamodule, ckpt_path=checkpoint)
-        except BaseException as exc:
-            stopped(cli, exc, final_step=cli.trainer.global_step)
-            raise
-        diverged_at = getattr(cli.model, "diverged_at", None)
-        status = "diverged" if diverged_at is not None else "done"
-        extra: dict[str, Any] = {"final_step": cli.trainer.global_step}
-        try:
-            if status == "done" and cli.run_state.validation_after_fit:
-                # resumed from the final step's checkpoint, written before the final validation
-                cli.trainer.validate(cli.model, datamodule=cli.datamodule, verbose=False)
-        except BaseException as exc:
-            stopped(cli, exc, **extra)
-            raise
-        extra["fit_time_s"] = round(time.perf_counter() - start, 3)
-        if diverged_at is not None:  # as on the CPU: the bad step completes, then training stops (a GPU reads
-            # the flag later, so it may have trained a few steps more; the record counts to the bad step)
-            extra.update(final_step=diverged_at + 1, diverged_at_step=diverged_at)
-        if checkpoint is not None:
-            extra["resumed_from"] = str(checkpoint)
-        ckpt = cli.trainer.checkpoint_callback
-        if ckpt is not None and cli.run_state.saved_step != cli.trainer.global_step and status == "done":
-            # the final step's weights, so every analysis of the run (test stage, token report,
-            # decomposition) reads the model the record describes, not an earlier checkpoint
-            final = Path(ckpt.last_model_path or checkpoint_path(cli.run_dir))
-            cli.trainer.save_checkpoint(final)
-            extra["checkpoint"] = str(final)
-        elif ckpt is not None and ckpt.last_model_path:
-            extra["checkpoint"] = ckpt.last_model_path
-        elif checkpoint is not None:  # resumed at the final step: no checkpoint written since
-            extra["checkpoint"] = str(checkpoint)
-        if status == "done" and is_overridden("test_step", cli.model):
-            # the task's analysis of the trained model (e.g. unselectable keys on held-out text)
-            start = time.perf_counter()
-            try:
-                cli.trainer.test(cli.model, datamodule=cli.datamodule, verbose=False)
-            except BaseException as exc:
-                stopped(cli, exc, prefix="test stage: ", **extra)
-                raise
-            extra["test_time_s"] = round(time.perf_counter() - start, 3)
-    recorder.write(status, **extra)
-    try:
-        cli.write_hparams(cli.trainer.global_step)
-    except Exception as exc:  # noqa: BLE001 - the run is finished and recorded; only its HParams entry is missing
-        print(f"normbench: warning: TensorBoard HParams not written: {type(exc).__name__}: {exc}", file=sys.stderr)
-    return recorder.path
-
-
-def stopped(cli: NormbenchCLI, exc: BaseException, prefix: str = "", **extra: Any) -> None:
-    """Record why the run stopped: ``interrupted`` for Ctrl-C or SIGTERM (then ``KeyboardInterrupt``, or
-    :class:`~normbench.training.interrupts.Terminated` after a SIGTERM, is raised in place of Lightning's
-    ``SystemExit``), else ``failed`` with the error (the caller re-raises it)."""
-    if was_interrupted(exc, cli.interrupt_flag):
-        cli.recorder.write("interrupted", **extra)
-        raise interruption(exc) from None
-    cli.recorder.write("failed", error=f"{prefix}{type(exc).__name__}: {exc}", **extra)

@@ -1,6 +1,6 @@
 """Every use of Lightning's and torchmetrics' private internals, in one place.
 
-An exact resume (:mod:`normbench.training.checkpointing`) needs a few things Lightning keeps to
+An exact resume (:mod:`normbench.training.run.checkpointing`) needs a few things Lightning keeps to
 itself: the metrics a step is about to log, the optimizer-step counter of the loggers, whether a
 validation follows the step just taken, the validation loop's progress in a checkpoint, and a
 torchmetrics accumulator's state. They are read and written here only (and LightningCLI's config dump,

@@ -11,7 +11,7 @@ import typing
 from typing import Any
 
 from normbench.tasks.trust import record_class, untrusted_norms
-from normbench.training.rundir import build_dataclass
+from normbench.training.run.rundir import build_dataclass
 
 
 def parameter_count(config: dict[str, Any]) -> int:

@@ -22,9 +22,9 @@ from normbench.data.sst2_files import UNLABELLED_HEADER, check_tsv, check_utf8, 
 from normbench.data.tokenizer import load_tokenizer
 from normbench.data.treebank import normalize_texts
 from normbench.io import atomic_write_text, check_writable, show_bars
-from normbench.training.loading import load_run
-from normbench.training.records import read_record
-from normbench.training.rundir import checkpoint_of, record_path, run_of_checkpoint, tokenizer_path
+from normbench.training.run.loading import load_run
+from normbench.training.run.records import read_record
+from normbench.training.run.rundir import checkpoint_of, record_path, run_of_checkpoint, tokenizer_path
 
 SUBMISSION_HEADER = "index\tprediction"
 

@@ -9,7 +9,7 @@ import numpy as np
 
 from normbench.judge.chance.columns import chance_for_metric, set_sizes_from_data
 from normbench.judge.chance.null import chance_fraction
-from normbench.training.loading import build_datamodule
+from normbench.training.run.loading import build_datamodule
 from tests.sst2_corpus import write_sst2
 
 

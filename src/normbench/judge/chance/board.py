@@ -13,23 +13,25 @@ import functools
 import json
 import math
 import typing
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
 
 import numpy as np
 
-from normbench.judge.chance.columns import chance_for_metric
+from normbench.judge.chance.columns import ColumnNull, chance_for_metric
+from normbench.judge.rows import MetricRow, NullBlock, variant_rows
 from normbench.judge.stats import values_of
 
 SE_SHARE = 0.1  # a null's standard error is held below this share of the seed standard deviation it is compared to
 WORK_BUDGET = 16_000_000  # keys drawn x their dimension for one null (d = 8, n = 256: 7,800 sets, about 100 s)
 
 
-def sets_for(pilot: dict[str, Any], target_sem: float | None) -> tuple[int, bool]:
+def sets_for(pilot: ColumnNull, target_sem: float | None) -> tuple[int, bool]:
     """(sets to draw, whether they meet ``target_sem``) for a null whose ``pilot`` draw gave ``sem`` over ``sets``:
     sem falls as 1 / sqrt(sets), so sets = pilot sets x (pilot sem / target)^2, capped by ``WORK_BUDGET``."""
     sets, sem = int(pilot["sets"]), pilot.get("sem")
     if not target_sem or target_sem <= 0 or sem is None or sem <= target_sem:
-        return sets, sem is not None and bool(target_sem) and sem <= target_sem
+        return sets, sem is not None and bool(target_sem) and sem <= cast(float, target_sem)  # bool(target_sem): set
     needed = math.ceil(sets * (sem / target_sem) ** 2)
     n = pilot["n"]
     keys_per_set = n if isinstance(n, int) else int(n["keys"])
@@ -38,7 +40,7 @@ def sets_for(pilot: dict[str, Any], target_sem: float | None) -> tuple[int, bool
     return min(needed, cap), needed <= cap
 
 
-def redraw(metric: str, config: dict[str, Any], *, sets: int) -> dict[str, Any]:
+def redraw(metric: str, config: dict[str, Any], *, sets: int) -> ColumnNull:
     """:func:`chance_for_metric` over ``sets`` sets, for a column that has a chance value (its pilot was drawn)."""
     value = chance_for_metric(metric, config, sets=sets)
     assert value is not None  # the same column and config as the pilot, which had one
@@ -46,8 +48,8 @@ def redraw(metric: str, config: dict[str, Any], *, sets: int) -> dict[str, Any]:
 
 
 def draw_to_target(
-    value: dict[str, Any], target: float | None, draw: typing.Callable[..., dict[str, Any]], rounds: int = 3
-) -> dict[str, Any]:
+    value: ColumnNull, target: float | None, draw: typing.Callable[..., ColumnNull], rounds: int = 3
+) -> ColumnNull:
     """``value`` (a pilot null) drawn again, over as many sets as :func:`sets_for` asks, until its own standard error
     is at most ``target``, the work budget is spent or ``rounds`` draws are made: the sets needed are predicted from
     a standard error that is itself an estimate, so one draw can fall just short. Whether the target is met is read
@@ -60,21 +62,21 @@ def draw_to_target(
     return value
 
 
-def seed_sd(agg: dict[str, Any]) -> float | None:
+def seed_sd(agg: MetricRow) -> float | None:
     """The standard deviation over seeds of a leaderboard metric (``None`` with fewer than 2 finite values)."""
     values = values_of(agg.get("per_seed"))
     return float(np.std(values, ddof=1)) if len(values) > 1 else None
 
 
-def with_chance(variants: list[dict[str, Any]], configs: dict[str, dict[str, Any]]) -> None:
+def with_chance(variants: Sequence[Mapping[str, object]], configs: dict[str, dict[str, Any]]) -> None:
     """Put the chance value (:func:`chance_for_metric`) beside every unselectable fraction of each leaderboard
     variant, in place: ``metrics[<column>]["chance"] = {mean, sem, sets, target_sem, target_met, sanity_check,
     basis}``, drawn until its standard error is below ``SE_SHARE`` of the seed standard deviation of every column that
     shares that null (same dimension, key-set sizes and key distribution: one draw for all of them; where every such
     column's seeds agree exactly, below ``SE_SHARE`` of the null's own value) or the work budget is spent.
     ``configs``: a resolved run config per variant name (a variant without one gets none)."""
-    pilots: dict[str, list[tuple[dict[str, Any], dict[str, Any], str, dict[str, Any]]]] = {}
-    for variant in variants:
+    pilots: dict[str, list[tuple[MetricRow, ColumnNull, str, dict[str, Any]]]] = {}
+    for variant in variant_rows(variants):
         config = configs.get(variant["name"])
         if config is None:
             continue
@@ -104,11 +106,13 @@ def with_chance(variants: list[dict[str, Any]], configs: dict[str, dict[str, Any
             }
 
 
-def chance_text(chance: dict[str, Any] | None, scale: float = 1.0, digits: int = 3) -> str:
+def chance_text(chance: Mapping[str, object] | None, scale: float = 1.0, digits: int = 3) -> str:
     """`` (chance 0.963)`` beside a measured fraction, `` (0 by construction)`` for keys on a sphere (a sanity
-    check)."""
-    if not chance:
+    check). ``chance``: a metric's :class:`NullBlock` (as :class:`normbench.archive.Metric` keeps it, a JSON
+    object)."""
+    null = cast("NullBlock | None", chance)
+    if not null:
         return ""
-    if chance.get("sanity_check"):
+    if null.get("sanity_check"):
         return " (0 by construction)"
-    return f" (chance {chance['mean'] * scale:.{digits}f})"
+    return f" (chance {null['mean'] * scale:.{digits}f})"

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from normbench.archive.facts import data_fact
-from normbench.judge.chance.null import VERSION, Keys, chance_of_layers
+from normbench.judge.chance.null import VERSION, ChanceFraction, Keys, NullValue, chance_of_layers
 from normbench.nn.norms import get_component
 from normbench.nn.placement import attention_input_norm, present_norms
 from normbench.tasks import get_task, task_names
@@ -28,6 +28,24 @@ TOKENS = "unselectable_tokens"
 CLASS_KEYS, CLASS_KEYS_HEADS = "class_keys_unselectable", "class_keys_unselectable_heads"
 
 
+class ColumnNull(ChanceFraction):
+    """The null of one leaderboard column (:func:`chance_for_metric`): its :class:`ChanceFraction` and the column's
+    ``metric``, the component of the norm that feeds its keys (``feed``, ``None``: none), whether the keys lie on a
+    sphere by construction (``sanity_check``) and what n and d are in words (``basis``)."""
+
+    metric: str
+    feed: str | None
+    sanity_check: bool
+    basis: str
+
+
+class TokensNull(ColumnNull, total=False):
+    """The null of the any-layer token fraction (``unselectable_tokens``): a :class:`ColumnNull` and, where some
+    layer's keys are not on a sphere, the one-layer value (``if_layers_identical``)."""
+
+    if_layers_identical: NullValue
+
+
 def chance_for_metric(
     metric: str,
     config: dict[str, Any],
@@ -35,7 +53,7 @@ def chance_for_metric(
     set_sizes: Sequence[int] | None = None,
     sets: int | None = None,
     seed: int = 0,
-) -> dict[str, Any] | None:
+) -> ColumnNull | None:
     """The chance value of leaderboard column ``metric`` for a run with resolved config ``config``.
 
     ``None`` for a column that is not an unselectable fraction. Otherwise :func:`chance_fraction`'s
@@ -95,7 +113,7 @@ def chance_for_metric(
     where_text = f"{'the block input' if where == 'before' else 'the attention input'} of layer {layer}"
     if kind in ("class", "class_heads"):
         where_text = "the class keys at the attention input of layer 1"
-    result = dict(chance_of_layers((width,), n, sets, seed, False, keys))
+    result = chance_of_layers((width,), n, sets, seed, False, keys).copy()
     basis = f"{where_text}: {view}; {n_text}; {feed_text}; " + (
         "keys drawn on a unit sphere: 0 by construction, a check of the geometry, not a chance level"
         if keys == "sphere"
@@ -121,7 +139,7 @@ def _parse(metric: str) -> tuple[str | None, int, str | None, int | None]:
 
 def _tokens(
     metric: str, arch: _Arch, d: int, n: int | list[int], n_text: str, sets: int | None, seed: int
-) -> dict[str, Any]:
+) -> TokensNull:
     """``unselectable_tokens``: any layer, sentence tokens only; layers fed by a scaling norm add nothing."""
     geometry = {i: arch.geometry(i, "after", d)[:3] for i in range(1, int(arch.value("n_layers")) + 1)}
     free = tuple(span for keys, span, _ in geometry.values() if keys == "gaussian")
@@ -130,7 +148,7 @@ def _tokens(
         f"{n_text}; input-space keys of every layer, the tokens between the first and the last ([CLS], [SEP]) counted"
     )
     if not free:
-        result = dict(chance_of_layers(tuple(span for _, span, _ in geometry.values()), n, sets, seed, True, "sphere"))
+        result = chance_of_layers(tuple(span for _, span, _ in geometry.values()), n, sets, seed, True, "sphere").copy()
         return {
             **result,
             "metric": metric,
@@ -139,7 +157,7 @@ def _tokens(
             "basis": f"{text}; a scaling norm feeds every layer's attention: keys drawn on unit spheres, 0 by "
             "construction, a check of the geometry, not a chance level",
         }
-    result = dict(chance_of_layers(free, n, sets, seed, True, "gaussian"))
+    result = chance_of_layers(free, n, sets, seed, True, "gaussian").copy()
     single = chance_of_layers(free[:1], n, sets, seed, True, "gaussian")
     note = (
         (f"; layers {', '.join(f'L{i}' for i in scaled)} are fed by a scaling norm (0 by construction) and left out")
@@ -272,7 +290,7 @@ def set_sizes_from_data(config: dict[str, Any]) -> list[int]:
     data = config.get("data") or {}
 
     def compute() -> list[list[int]]:
-        from normbench.training.loading import build_datamodule  # loads the training stack: only when needed
+        from normbench.training.run.loading import build_datamodule  # loads the training stack: only when needed
 
         sizes: list[int] = []
         for batch in build_datamodule(config, "test").test_dataloader():

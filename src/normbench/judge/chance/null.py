@@ -31,7 +31,7 @@ import typing
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal, TypedDict
 
 import numpy as np
 
@@ -45,6 +45,78 @@ DEFAULT_COPIES = 4  # copies of a list of set sizes (each copy is a whole data s
 PAIRWISE_BUDGET = 4_000_000  # keys squared per analyzer call: its first stage holds (sets, n, n) float64
 
 Keys = Literal["gaussian", "sphere"]
+
+
+class SetSizes(TypedDict):
+    """A list of key-set sizes as a null reports it (its ``n``): how many ``sets``, their ``keys`` in all, the
+    smallest and largest (``min``, ``max``) and a ``digest`` of the sorted sizes (what the cache keys on)."""
+
+    sets: int
+    keys: int
+    min: int
+    max: int
+    digest: str
+
+
+class ChanceFraction(TypedDict):
+    """The random-key null of :func:`chance_fraction` (cached as its ``result``).
+
+    mean, sem: the fraction of unselectable keys and its standard error over the replicates (``None``: one); sets:
+    the replicates, replicate: what one is; d: the dimension (one per layer where they differ); n: the keys per set,
+    or the summary of a list of sizes; keys: their distribution; layers, skip_ends: as drawn; statistic: what the
+    fraction counts; seed, tol, version: what the value depends on; seconds: the computing time when it was computed.
+    """
+
+    mean: float
+    sem: float | None
+    sets: int
+    replicate: str
+    d: int | list[int]
+    n: int | SetSizes
+    keys: Keys
+    layers: int
+    skip_ends: bool
+    statistic: str
+    seed: int
+    tol: float
+    version: int
+    seconds: float
+
+
+class CacheParams(TypedDict):
+    """What a cached null is drawn with (the ``params`` of its file under ``<cache root>/chance/``): the ``version``,
+    the dimension of each layer (``dims``), the keys per set (or the digest of a list of sizes), the ``sets``, the
+    ``seed``, ``skip_ends``, the ``keys``' distribution and the analyzer's ``tol``."""
+
+    version: int
+    dims: list[int]
+    n: int | str
+    sets: int
+    seed: int
+    skip_ends: bool
+    keys: Keys
+    tol: float
+
+
+class NullValue(TypedDict):
+    """A null's fraction (``mean``) and its standard error (``sem``, ``None``: one set)."""
+
+    mean: float
+    sem: float | None
+
+
+class MatchedNull(TypedDict, total=False):
+    """:func:`matched_null`: the null drawn with the trained keys' own mean and covariance (``matched``) beside the
+    i.i.d. value from the same draws (``iid``), the covariance's ``rank``, the keys' dimension ``d``, the keys per
+    set ``n`` and the ``sets`` (``matched`` and ``iid`` are added once drawn)."""
+
+    rank: int
+    d: int
+    n: int
+    sets: int
+    matched: NullValue
+    iid: NullValue
+
 
 MEAN_FRACTION = "fraction of unselectable keys over all keys of all sets (the column's key-weighted mean)"
 ANY_LAYER = (
@@ -62,7 +134,7 @@ def chance_fraction(
     layers: int = 1,
     skip_ends: bool = False,
     keys: Keys = "gaussian",
-) -> dict[str, Any]:
+) -> ChanceFraction:
     """Expected fraction of unselectable keys among random keys in d dimensions, with its standard error.
 
     ``n`` an integer: ``sets`` independent sets of n keys (default ``DEFAULT_SETS`` = 50; d = 8,
@@ -94,7 +166,7 @@ def chance_fraction(
 
 def chance_of_layers(
     dims: tuple[int, ...], n: int | Sequence[int], sets: int | None, seed: int, skip_ends: bool, keys: Keys
-) -> dict[str, Any]:
+) -> ChanceFraction:
     """:func:`chance_fraction` with one dimension per layer (a key counts if unselectable in any layer)."""
     sizes, n_out = _sizes(n)
     if sets is None:
@@ -107,7 +179,7 @@ def chance_of_layers(
         raise ValueError(f"keys: choose one of {', '.join(typing.get_args(Keys))}, got {keys!r}")
     if skip_ends and min(sizes) < 3:
         raise ValueError("skip_ends: every set needs at least 3 keys (two ends and one counted key)")
-    params = {
+    params: CacheParams = {
         "version": VERSION,
         "dims": list(dims),
         "n": n_out if isinstance(n_out, int) else n_out["digest"],
@@ -125,7 +197,7 @@ def chance_of_layers(
     fractions = _fractions(dims, sizes, sets, seed, skip_ends, keys)
     sem = float(fractions.std(ddof=1) / math.sqrt(sets)) if sets > 1 else None
     one = "one set of n keys" if isinstance(n_out, int) else "one key set of every listed size (a copy of the data set)"
-    result = {
+    result: ChanceFraction = {
         "mean": float(fractions.mean()),
         "sem": sem,
         "sets": sets,
@@ -145,7 +217,7 @@ def chance_of_layers(
     return result
 
 
-def _sizes(n: int | Sequence[int]) -> tuple[list[int], int | dict[str, Any]]:
+def _sizes(n: int | Sequence[int]) -> tuple[list[int], int | SetSizes]:
     """(the set sizes, ``n`` as a result reports it) or a one-line error."""
     if isinstance(n, int) and not isinstance(n, bool):
         if n < 1:
@@ -159,7 +231,7 @@ def _sizes(n: int | Sequence[int]) -> tuple[list[int], int | dict[str, Any]]:
     return sizes, {"sets": len(sizes), "keys": sum(sizes), "min": ordered[0], "max": ordered[-1], "digest": digest}
 
 
-def _read(path: Path, params: dict[str, Any]) -> dict[str, Any] | None:
+def _read(path: Path, params: CacheParams) -> ChanceFraction | None:
     """The cached result for ``params``, or None (absent, unreadable, or another entry's file)."""
     try:
         stored = json.loads(path.read_text(encoding="utf-8"))
@@ -196,7 +268,7 @@ def _mask(x: np.ndarray) -> np.ndarray:
 
 def matched_null(
     keys: np.ndarray, n: int, sets: int = DEFAULT_SETS, seed: int = 0, rank_tol: float = 1e-9
-) -> dict[str, Any]:
+) -> MatchedNull:
     """The matched null of a set of trained ``keys`` (m, d): the unselectable fraction among ``sets`` sets of ``n``
     random keys drawn N(mu, Sigma) with the keys' own mean and covariance, beside the i.i.d. N(0, I_r) value from
     the same standard normal draws, r = the covariance's rank (eigenvalues above ``rank_tol`` times the largest).
@@ -215,7 +287,8 @@ def matched_null(
         raise ValueError("keys: all equal (a covariance of rank 0): no null to draw")
     z = cell_keys(rank, n, sets, seed)  # (sets, n, r) standard normal, the i.i.d. null's own draws
     matched = mu + z @ (eigvec[:, keep] * np.sqrt(eigval[keep])).T
-    out: dict[str, Any] = {"rank": rank, "d": int(keys.shape[1]), "n": n, "sets": sets}
+    out: MatchedNull = {"rank": rank, "d": int(keys.shape[1]), "n": n, "sets": sets}
+    name: Literal["matched", "iid"]
     for name, x in (("matched", matched), ("iid", z)):
         fractions = _mask(x).mean(axis=1)
         sem = float(fractions.std(ddof=1) / math.sqrt(sets)) if sets > 1 else None

@@ -20,11 +20,14 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import cast
 
 from normbench.judge.chance.null import chance_fraction
-from normbench.judge.counting import counted, counted_note, entry_head, finished_seeds, reasons
+from normbench.judge.entries import ClaimEntry, JudgedEntry, NullAtKeys, PaperChance
+from normbench.judge.rows import NullBlock, VariantRow
 from normbench.judge.stats import Interval, null_difference, values_of
+from normbench.judge.verdicts.counting import counted, counted_note, entry_head, finished_seeds, reasons
 
 OWNER_WHY = (
     "A fraction of unselectable keys is evidence about training only beside what random keys of the same count "
@@ -63,9 +66,9 @@ def in_words(diff: Interval | None, what: str = "unselectable") -> str:
     return "at chance within the seeds' resolution: the 95% interval holds the null"
 
 
-def _entry(claim: dict[str, Any], per_seed: dict[str, list], measured: dict[str, Any], diff: Interval | None,
-           text: str, explanation: str, notes: list[str]) -> dict[str, Any]:  # fmt: skip
-    entry = {
+def _entry(claim: ClaimEntry, per_seed: dict[str, list[float | None]], measured: Mapping[str, float | None],
+           diff: Interval | None, text: str, explanation: str, notes: list[str]) -> JudgedEntry:  # fmt: skip
+    entry: JudgedEntry = {
         **entry_head(claim),
         "metrics": dict(claim.get("metrics") or {}),
         "variants": dict(claim["variants"]),
@@ -82,7 +85,9 @@ def _entry(claim: dict[str, Any], per_seed: dict[str, list], measured: dict[str,
     return entry
 
 
-def _cell(variants: dict[str, dict[str, Any]], name: str, metric: str) -> tuple[list, dict | None, list[str]]:
+def _cell(
+    variants: dict[str, VariantRow], name: str, metric: str
+) -> tuple[list[float | None], NullBlock | None, list[str]]:
     """(the counted per-seed values, the null, notes on seeds left out) of one variant's column."""
     variant = variants.get(name) or {}
     keep, note = finished_seeds(variant, geometric=True)
@@ -91,7 +96,7 @@ def _cell(variants: dict[str, dict[str, Any]], name: str, metric: str) -> tuple[
     return counted(list(agg.get("per_seed") or []), keep), chance, [f"{name}: {note}"] if note else []
 
 
-def judge_chance(claim: dict[str, Any], variants: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def judge_chance(claim: ClaimEntry, variants: dict[str, VariantRow]) -> JudgedEntry:
     """The ``chance`` rule on one cell (role ``trained``: the variant; ``metric``: its column)."""
     (name,) = claim["variants"].values()
     values, null, notes = _cell(variants, name, claim["metric"])
@@ -109,7 +114,7 @@ def judge_chance(claim: dict[str, Any], variants: dict[str, dict[str, Any]]) -> 
     return _entry(claim, {"trained": values}, measured, diff, text, in_words(diff), notes)
 
 
-def judge_chance_growth(claim: dict[str, Any], variants: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def judge_chance_growth(claim: ClaimEntry, variants: dict[str, VariantRow]) -> JudgedEntry:
     """The ``chance_growth`` rule: roles ``small``/``large`` name one variant's columns at two key counts."""
     roles, metrics = claim["variants"], claim["metrics"]
     names = set(roles.values())
@@ -142,10 +147,10 @@ def judge_chance_growth(claim: dict[str, Any], variants: dict[str, dict[str, Any
     return _entry(claim, {"growth": growth}, measured, diff, text, words, notes)
 
 
-def chance_claims(variants: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def chance_claims(variants: Sequence[VariantRow]) -> list[ClaimEntry]:
     """One ``chance`` claim per cell (variant, layer-level unselectable column) that has a null (not a sanity check:
     keys on a sphere are never unselectable), in the board's order."""
-    claims = []
+    claims: list[ClaimEntry] = []
     for variant in variants:
         for metric, agg in (variant.get("metrics") or {}).items():
             chance = agg.get("chance") if isinstance(agg, dict) else None
@@ -167,18 +172,20 @@ def chance_claims(variants: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return claims
 
 
-def paper_chance(claim: dict[str, Any]) -> dict[str, Any] | None:
+def paper_chance(claim: ClaimEntry) -> PaperChance | None:
     """The null at the paper's own key counts beside its value (a claim's ``chance_at: {role, d, n: [...]}``):
     ``{role, d, n, null: [{n, mean, sem, sets}], paper, position, text}``; ``None`` for a claim without one."""
     spec = claim.get("chance_at")
     if not spec:
         return None
     role, d, ns = spec["role"], int(spec["d"]), [int(n) for n in spec["n"]]
-    paper = (claim.get("paper") or {}).get(role)
+    paper = cast("float | None", (claim.get("paper") or {}).get(role))  # chance_at.role: a fraction the paper reports
     if paper is None:
         raise ValueError(f"claim {claim['id']}: chance_at.role {role!r} has no paper value")
     nulls = [chance_fraction(d, n, sets=PAPER_CHANCE_SETS) for n in ns]
-    rows = [{"n": n, "mean": r["mean"], "sem": r["sem"], "sets": r["sets"]} for n, r in zip(ns, nulls, strict=True)]
+    rows: list[NullAtKeys] = [
+        {"n": n, "mean": r["mean"], "sem": r["sem"], "sets": r["sets"]} for n, r in zip(ns, nulls, strict=True)
+    ]
     low = min(r["mean"] - 2 * (r["sem"] or 0) for r in rows)
     high = max(r["mean"] + 2 * (r["sem"] or 0) for r in rows)
     position = "below" if paper < low else "above" if paper > high else "at"
@@ -198,7 +205,7 @@ def position_of(diff: Interval | None) -> str:
     return "above" if diff.low > 0 else "below" if diff.high < 0 else "at"
 
 
-def above_null(claim: dict[str, Any], entry: dict[str, Any], variants: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def above_null(claim: ClaimEntry, entry: JudgedEntry, variants: dict[str, VariantRow]) -> JudgedEntry:
     """``entry`` (a judged paper claim that unselectable keys exist or grow, ``above_chance: <role>``) with that role's
     fraction against its matched random-key null, as the ``chance`` rule judges a cell: d = mean over the counted
     seeds − the null's mean, Welch 95% interval with the null's standard error. The claim may be reproduced (or hold
@@ -212,7 +219,7 @@ def above_null(claim: dict[str, Any], entry: dict[str, Any], variants: dict[str,
     name = claim["variants"][role]
     metric = (claim.get("metrics") or {}).get(role, claim["metric"])
     values, null, _ = _cell(variants, name, metric)
-    out = dict(entry)
+    out = entry.copy()
     if not null or null.get("sanity_check") or not values_of(values):
         out["against_null"] = {"role": role, "metric": metric, "null": None, "difference": None, "position": None}
         if out["verdict"] in ("reproduced", "direction only"):

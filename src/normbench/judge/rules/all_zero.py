@@ -3,14 +3,14 @@ exactly 0; a seed without a value makes a reproduced inconclusive, diverged seed
 
 from __future__ import annotations
 
-from typing import Any
-
-from normbench.judge.counting import counted, counted_note, finished_seeds, reasons
-from normbench.judge.describe import fmt_value
+from normbench.judge.entries import ClaimEntry, JudgedEntry
+from normbench.judge.rows import VariantRow
 from normbench.judge.stats import values_of
+from normbench.judge.verdicts.counting import counted, counted_note, finished_seeds, reasons
+from normbench.judge.verdicts.describe import fmt_value
 
 
-def judge_all_zero(claim: dict[str, Any], variants: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def judge_all_zero(claim: ClaimEntry, variants: dict[str, VariantRow]) -> JudgedEntry:
     """Every seed (and layer, for a metric with ``{layer}``) of every named variant measures exactly 0."""
     template, roles = claim["metric"], claim["variants"]
     cells: list[tuple[str, list[float | None]]] = []
@@ -41,7 +41,7 @@ def judge_all_zero(claim: dict[str, Any], variants: dict[str, dict[str, Any]]) -
         for c, v in cells
         if c not in held or c in incomplete
     ]
-    entry = {
+    entry: JudgedEntry = {
         "id": claim["id"],
         "owner": claim["owner"],
         "source": claim["source"],

@@ -4,16 +4,18 @@ scaling norm feeds it, above 0 (the 95% interval of the mean over seeds excludin
 
 from __future__ import annotations
 
-from typing import Any
+from typing import cast
 
-from normbench.judge.counting import counted, counted_note, finished_seeds, reasons
-from normbench.judge.describe import fmt_value
+from normbench.judge.entries import ClaimEntry, JudgedEntry
+from normbench.judge.rows import VariantRow
 from normbench.judge.stats import mean_interval, values_of
+from normbench.judge.verdicts.counting import counted, counted_note, finished_seeds, reasons
+from normbench.judge.verdicts.describe import fmt_value
 from normbench.nn.norms import get_component
-from normbench.nn.placement import attention_input_norm
+from normbench.nn.placement import NormRole, attention_input_norm
 
 
-def attention_feed(variant: dict[str, Any], layer: int) -> str | None:
+def attention_feed(variant: VariantRow, layer: int) -> str | None:
     """The component of the norm whose output is layer ``layer``'s attention input in a leaderboard
     variant (its ``placement``, ``norms`` and ``norm_roles``), ``None`` where the residual stream or
     the raw embedding is. A one-line error for a variant that does not record its norms' roles."""
@@ -24,10 +26,11 @@ def attention_feed(variant: dict[str, Any], layer: int) -> str | None:
             "rebuild its leaderboard from the run records"
         )
     components = {f"{k}_norm": spec["component"] for k, spec in (variant.get("norms") or {}).items()}
-    present = {f"{k}_norm": role for k, role in roles.items() if f"{k}_norm" in components}
+    # a record names each of its norms by its role in the architecture (normbench.tasks.norm_roles)
+    present = cast("dict[str, NormRole]", {f"{k}_norm": role for k, role in roles.items() if f"{k}_norm" in components})
     # an import path names a plug-in module: never the identity, never a known scaling (and not imported here)
     identity = {name for name, c in components.items() if ":" not in c and get_component(c).identity}
-    name = attention_input_norm(variant["placement"], layer, present, identity)
+    name = attention_input_norm(cast(str, variant["placement"]), layer, present, identity)  # checked above
     return None if name is None else components[name]
 
 
@@ -40,7 +43,7 @@ def above_zero(values: list[float]) -> bool:
     return interval is not None and interval.low is not None and interval.low > 0
 
 
-def judge_attention_feed(claim: dict[str, Any], variants: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def judge_attention_feed(claim: ClaimEntry, variants: dict[str, VariantRow]) -> JudgedEntry:
     """Brody et al.'s geometry at every placement: for every variant and layer, the norm that feeds the
     attention (:func:`attention_feed`) decides what is expected of its unselectable-key fraction.
 
@@ -109,7 +112,7 @@ def judge_attention_feed(claim: dict[str, Any], variants: dict[str, dict[str, An
         for c, v in cells
         if c not in held or c in incomplete
     ]
-    entry = {
+    entry: JudgedEntry = {
         "id": claim["id"],
         "owner": claim["owner"],
         "source": claim["source"],

@@ -5,16 +5,15 @@ judged (read by the ``ratio`` and ``ordering`` rules)."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from normbench.judge.describe import describe_difference
+from normbench.judge.entries import Censored, CensoredSeed
 from normbench.judge.stats import Interval, finite
+from normbench.judge.verdicts.describe import describe_difference
 
 
 def censored_seeds(
     role: str, per_seed: dict[str, list[float | None]], bounds: dict[str, list[float | None]],
-    seeds: dict[str, list[Any]] | None = None,
-) -> list[dict[str, Any]]:  # fmt: skip
+    seeds: dict[str, list[int]] | None = None,
+) -> list[CensoredSeed]:  # fmt: skip
     """The seeds of ``role`` that never reached the threshold within the run: ``[{seed, at_step}]``, ``at_step`` the
     run's last step (where the seed is censored); a seed is named by its position where no seed ids line up."""
     values, lower = per_seed.get(role) or [], bounds.get(role) or []
@@ -27,9 +26,7 @@ def censored_seeds(
     ]
 
 
-def censored_entry(
-    role: str, censored: list[dict[str, Any]], reached: int, with_censored: Interval | None
-) -> dict[str, Any]:
+def censored_entry(role: str, censored: list[CensoredSeed], reached: int, with_censored: Interval | None) -> Censored:
     """The judged claim's ``censored`` field: the role, its censored seeds, the seeds the verdict is judged on and the
     interval with the censored seeds at their last steps (shown only)."""
     return {
@@ -40,7 +37,7 @@ def censored_entry(
     }
 
 
-def censored_text(role: str, censored: list[dict[str, Any]], reached: int, with_censored: Interval | None) -> str:
+def censored_text(role: str, censored: list[CensoredSeed], reached: int, with_censored: Interval | None) -> str:
     """How a steps-to-threshold claim counted the seeds that never reached it: which seed, censored at which step, the
     interval of the seeds that reached it (the verdict's) and the one with the censored seeds at their last steps
     (lower bounds), shown only."""

@@ -3,12 +3,11 @@ delta < m), delta = mean(candidate) − mean(reference), the margin m declared w
 
 from __future__ import annotations
 
-from typing import Any
+from normbench.judge.entries import ClaimEntry, Rule
+from normbench.judge.stats import EquivalenceDoc, Interval, difference_equivalence, difference_interval, values_of
 
-from normbench.judge.stats import Interval, difference_equivalence, difference_interval, values_of
 
-
-def check_rule(claim: dict[str, Any]) -> None:
+def check_rule(claim: ClaimEntry) -> None:
     """One-line errors unless the rule names one of the claim's two roles as ``reference``, ``better`` is higher,
     lower or absent, and ``margin`` is a positive number with its reason in ``margin_why``."""
     cid, rule = claim.get("id"), claim.get("rule") or {}
@@ -25,8 +24,8 @@ def check_rule(claim: dict[str, Any]) -> None:
 
 
 def judge_equivalence(
-    rule: dict[str, Any], per_seed: dict[str, list[float | None]]
-) -> tuple[str, str, Interval | None, dict[str, Any] | None]:
+    rule: Rule, per_seed: dict[str, list[float | None]]
+) -> tuple[str, str, Interval | None, EquivalenceDoc | None]:
     """ "As good as" (``better`` absent: TOST, |delta| < m) or "no worse than" (``better: higher``:
     delta > -m; ``lower``: delta < m), delta = mean(candidate) − mean(reference), margin m = ``margin``.
 

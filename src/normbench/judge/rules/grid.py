@@ -9,10 +9,12 @@ from typing import Any
 
 import numpy as np
 
-from normbench.judge.counting import reasons
+from normbench.analysis.random_grid import RandomGrid
+from normbench.judge.entries import ClaimEntry, JudgedEntry
+from normbench.judge.verdicts.counting import reasons
 
 
-def judge_grid(claim: dict[str, Any], grid: dict[str, Any]) -> dict[str, Any]:
+def judge_grid(claim: ClaimEntry, grid: RandomGrid) -> JudgedEntry:
     """Verdict of a ``grid`` rule on a random-grid result, measured on both statistics."""
     rule = claim["rule"]
     ds, ns = np.asarray(grid["ds"]), np.asarray(grid["ns"])

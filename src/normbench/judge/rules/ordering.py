@@ -4,8 +4,7 @@ too); a reversal that is significant is not reproduced, any other difference inc
 
 from __future__ import annotations
 
-from typing import Any
-
+from normbench.judge.entries import JudgedEntry, Rule
 from normbench.judge.rules.censored import censored_entry, censored_seeds, censored_text
 from normbench.judge.stats import Interval, difference_interval, values_of
 
@@ -23,11 +22,11 @@ def ordering_verdict(diff: Interval | None, sign: int) -> str | None:
 
 
 def judge_ordering(
-    rule: dict[str, Any],
+    rule: Rule,
     per_seed: dict[str, list[float | None]],
     bounds: dict[str, list[float | None]] | None = None,
-    seeds: dict[str, list[Any]] | None = None,
-    found: dict[str, Any] | None = None,
+    seeds: dict[str, list[int]] | None = None,
+    found: JudgedEntry | None = None,
 ) -> tuple[str, str, Interval | None]:
     """``lower`` role below the other, significantly over seeds. Every seed of ``lower`` needs a value; a seed of
     the other role that never reached a threshold is censored at its last step: the verdict is judged on the seeds

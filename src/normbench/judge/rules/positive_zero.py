@@ -3,15 +3,12 @@ difference significant over seeds; direction only where the difference is but ``
 
 from __future__ import annotations
 
-from typing import Any
-
+from normbench.judge.entries import Rule
 from normbench.judge.rules.ordering import ordering_verdict
 from normbench.judge.stats import Interval, difference_interval, values_of
 
 
-def judge_positive_zero(
-    rule: dict[str, Any], per_seed: dict[str, list[float | None]]
-) -> tuple[str, str, Interval | None]:
+def judge_positive_zero(rule: Rule, per_seed: dict[str, list[float | None]]) -> tuple[str, str, Interval | None]:
     """``positive`` role above 0 and ``zero`` role exactly 0, in every seed of at least two."""
     pos, zero = rule["positive"], rule["zero"]
     text = (

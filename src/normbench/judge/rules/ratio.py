@@ -7,19 +7,19 @@ that never reached the threshold is censored at its last step (:mod:`normbench.j
 from __future__ import annotations
 
 import statistics
-from typing import Any
 
+from normbench.judge.entries import JudgedEntry, Rule
 from normbench.judge.rules.censored import censored_entry, censored_seeds, censored_text
 from normbench.judge.rules.ordering import SIGNIFICANCE, ordering_verdict
 from normbench.judge.stats import Interval, difference_interval, values_of
 
 
 def judge_ratio(
-    rule: dict[str, Any],
+    rule: Rule,
     per_seed: dict[str, list[float | None]],
     bounds: dict[str, list[float | None]],
-    seeds: dict[str, list[Any]] | None = None,
-    found: dict[str, Any] | None = None,
+    seeds: dict[str, list[int]] | None = None,
+    found: JudgedEntry | None = None,
 ) -> tuple[str, str, float | None, Interval | None]:
     """Ratio of mean step counts. A numerator seed that never reached the target is censored at its last step: the
     verdict is judged on the seeds that reached it (which can only understate a numerator > denominator), and the

@@ -18,25 +18,25 @@ It is a lower bound: where the other role fails too, only a larger rate is found
 
 from __future__ import annotations
 
-from typing import Any
-
 from scipy import stats as scipy_stats
 
 from normbench.judge.choice import sort_key, split_name
-from normbench.judge.counting import entry_head, reasons
+from normbench.judge.entries import ClaimEntry, JudgedEntry
+from normbench.judge.rows import VariantRow
+from normbench.judge.verdicts.counting import entry_head, reasons
 
 ALPHA = 0.05
 POWER = 0.80
 
 
-def failed_runs(variant: dict[str, Any]) -> tuple[list[str], list[str]]:
+def failed_runs(variant: VariantRow) -> tuple[list[str], list[str]]:
     """A variant's seeds (as text) and those that failed to train: diverged, at chance or collapsed."""
     seeds = [str(s) for s in variant.get("seeds") or []]
     flagged = set(variant.get("flagged") or {}) | set(variant.get("diverged_at_step") or {})
     return seeds, [s for s in seeds if s in flagged]
 
 
-def counts(base: str, axis: str, variants: dict[str, dict[str, Any]]) -> dict[str, tuple[int, int]]:
+def counts(base: str, axis: str, variants: dict[str, VariantRow]) -> dict[str, tuple[int, int]]:
     """Rate -> (failed runs, runs) of one base variant over the grid, rates in numeric order."""
     out: dict[str, tuple[int, int]] = {}
     for name, variant in variants.items():
@@ -64,7 +64,7 @@ def detectable_failure_rate(na: int, nb: int, power: float = POWER, alpha: float
     return None
 
 
-def check_rule(claim: dict[str, Any]) -> None:
+def check_rule(claim: ClaimEntry) -> None:
     """One-line error unless the rule names one of the claim's two roles as ``less_stable``."""
     roles, rule = list(claim.get("variants") or {}), claim.get("rule") or {}
     if len(roles) != 2 or rule.get("less_stable") not in roles:
@@ -74,7 +74,7 @@ def check_rule(claim: dict[str, Any]) -> None:
         )
 
 
-def judge_stability(claim: dict[str, Any], variants: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def judge_stability(claim: ClaimEntry, variants: dict[str, VariantRow]) -> JudgedEntry:
     """The ``stability`` rule (see the module docstring) on a board's variants."""
     rule, roles = claim["rule"], claim["variants"]
     axis, worse = rule.get("axis", "lr"), rule["less_stable"]
@@ -86,7 +86,7 @@ def judge_stability(claim: dict[str, Any], variants: dict[str, dict[str, Any]]) 
         + ", ".join(f"{r} {by_role[r][value][0]}/{by_role[r][value][1]}" for r in roles if value in by_role[r])
         for value in sorted({v for c in by_role.values() for v in c}, key=sort_key)
     )
-    entry: dict[str, Any] = {
+    entry: JudgedEntry = {
         **entry_head(claim),
         "variants": roles,
         "measured": {role: (f / n if n else None) for role, (f, n) in totals.items()},

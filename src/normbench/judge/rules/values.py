@@ -7,13 +7,12 @@ value in every seed. Direction only when only the ordering holds."""
 
 from __future__ import annotations
 
-from typing import Any
-
+from normbench.judge.entries import ClaimEntry, Rule
 from normbench.judge.rules.ordering import SIGNIFICANCE, ordering_verdict
-from normbench.judge.stats import Interval, difference_interval, gap, target_equivalence, values_of
+from normbench.judge.stats import GapDoc, Interval, difference_interval, gap, target_equivalence, values_of
 
 
-def check_rule(claim: dict[str, Any]) -> None:
+def check_rule(claim: ClaimEntry) -> None:
     """One-line error unless the rule declares the equivalence margin around each paper value (``tolerance`` or
     ``rel_tolerance``, positive) or names the roles that must equal it (``exact``)."""
     rule = claim.get("rule") or {}
@@ -25,8 +24,8 @@ def check_rule(claim: dict[str, Any]) -> None:
 
 
 def judge_values(
-    rule: dict[str, Any], paper: dict[str, float], per_seed: dict[str, list[float | None]]
-) -> tuple[str, str, Interval | None, dict[str, Any]]:
+    rule: Rule, paper: dict[str, float], per_seed: dict[str, list[float | None]]
+) -> tuple[str, str, Interval | None, dict[str, GapDoc | None]]:
     """Significant ordering, then each paper value matched: a one-sample TOST shows the role's mean
     within the tolerance m of the paper's value (its 90% interval inside paper ± m; ``tolerance``
     absolute, ``rel_tolerance`` a fraction of the paper's value); roles in ``exact`` must equal the

@@ -4,15 +4,14 @@ every seed's value, then the cells not done."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from normbench.judge.chance.board import chance_text
 from normbench.render.board_sections.cells import fmt_value
 from normbench.render.markdown import Lines
-from normbench.render.matrix import UNSELECTABLE, panels
+from normbench.render.matrix import UNSELECTABLE, MatrixCell, matrix_doc, panels
 
 
-def matrix_cell(c: Mapping[str, Any] | None, key: str) -> str:
+def matrix_cell(c: MatrixCell | None, key: str) -> str:
     """One cell of a matrix panel: mean ± std over seeds, then every seed's value."""
     if c is None:
         return "–"
@@ -29,9 +28,10 @@ def matrix_cell(c: Mapping[str, Any] | None, key: str) -> str:
     return f"{fmt(m['mean'])}{spread}{flag}{chance_text(m.get('chance'), scale, digits)}<br>({seeds})"
 
 
-def render_matrix(matrix: Mapping[str, Any] | None) -> Lines:
-    """Markdown of a placement x component matrix (:mod:`normbench.render.matrix`): one table per
-    panel, each cell mean ± std over seeds with every seed's value, then the cells' status."""
+def render_matrix(board_matrix: Mapping[str, object] | None) -> Lines:
+    """Markdown of a placement x component matrix (:mod:`normbench.render.matrix`; a board's ``matrix``): one table
+    per panel, each cell mean ± std over seeds with every seed's value, then the cells' status."""
+    matrix = matrix_doc(board_matrix)
     if not matrix:
         return []
     lines = [

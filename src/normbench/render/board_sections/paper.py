@@ -8,6 +8,7 @@ from typing import Any
 
 from normbench.archive import Board
 from normbench.judge.chance.board import chance_text
+from normbench.judge.rows import MetricRow
 from normbench.render.markdown import Lines, cell
 
 
@@ -26,8 +27,9 @@ def render_protocol(protocol: Mapping[str, Any] | None) -> Lines:
     return lines + [""]
 
 
-def measured_cell(m: Mapping[str, Any]) -> str:
-    """A table cell: ``mean ± std`` to one decimal, ``n/a`` when not measured."""
+def measured_cell(m: MetricRow) -> str:
+    """A table cell (a paper table's measured aggregate, its ``mean``, ``std`` and ``chance`` scaled as the table
+    shows them): ``mean ± std`` to one decimal, ``n/a`` when not measured."""
     return "n/a" if m["mean"] is None else f"{m['mean']:.1f} ± {m['std']:.1f}{chance_text(m.get('chance'), 1.0, 1)}"
 
 

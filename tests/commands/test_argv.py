@@ -1,0 +1,16 @@
+"""A command line's words before its parser reads them: the switches of every command, in each of their forms."""
+
+from __future__ import annotations
+
+import pytest
+
+
+def test_dry_run_and_verbose_take_every_form_of_a_switch() -> None:
+    from normbench.commands.argv import take_switch
+
+    assert take_switch(["bake", "--dry_run"], "--dry_run") == (["bake"], True)
+    assert take_switch(["bake", "--dry_run", "true", "--budget", "5"], "--dry_run") == (["bake", "--budget", "5"], True)
+    assert take_switch(["bake", "--dry_run=false"], "--dry_run") == (["bake"], False)
+    assert take_switch(["bake"], "--dry_run") == (["bake"], None)
+    with pytest.raises(SystemExit, match="dry_run: must be true or false, got 'yes'"):
+        take_switch(["bake", "--dry_run=yes"], "--dry_run")
