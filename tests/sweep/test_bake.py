@@ -358,7 +358,7 @@ def test_a_board_waiting_for_its_grid_is_queued_once_the_grid_is_trained(monkeyp
     assert [s.item.board for s in queue_left] == ["majority/tuned", "majority/more"]
 
 
-def test_a_run_past_its_last_training_step_is_stopped_at_the_end_of_the_budget(monkeypatch, capsys) -> None:
+def test_a_run_past_its_last_training_step_is_stopped_at_the_end_of_the_budget(monkeypatch, capsys, tmp_path) -> None:
     """The deadline stops training steps only: a run in its tests and analyses (minutes on a language model) when
     the budget ends is stopped then, so the bake ends within its budget instead of waiting for it."""
     import subprocess
@@ -380,11 +380,11 @@ def test_a_run_past_its_last_training_step_is_stopped_at_the_end_of_the_budget(m
     monkeypatch.setattr(launch_module, "launch", launch)
     monkeypatch.setattr(launch_module, "run_command", lambda *args: [])
     monkeypatch.setattr(launch_module, "archive_runs", lambda *args, **kwargs: {})
+    run = SimpleNamespace(record_path="/nonexistent/run/record.json", config_hash="x", trainer={}, config={})
     slot = SimpleNamespace(
-        run=SimpleNamespace(record_path="/nonexistent/run/record.json"), item=SimpleNamespace(board="majority/x"),
-        alone=True, state="not started",
+        run=run, item=SimpleNamespace(board="majority/x", task="majority"), alone=True, state="not started"
     )  # fmt: skip
-    state = BakeState([], None, BakeReport(finished_before=0), queue_left=[slot])
+    state = BakeState([], Archive(tmp_path), BakeReport(finished_before=0), queue_left=[slot])
     schedule = Schedule([set()], [], deadline=time.time() + 3600, hard_stop=time.time() + 1.0)
     began = time.time()
     changed = train_queue(state, BakeOptions(uncommitted=True), schedule)

@@ -18,6 +18,7 @@ from normbench.archive.store import Archive
 from normbench.boards.progress import record_file
 from normbench.sweep.archiving import archive_runs
 from normbench.sweep.backends import available_cpus, is_finished
+from normbench.sweep.baking.fits import RunTimes, lost_if_stopped
 from normbench.sweep.baking.queue import BakeReport, QueueItem, Slot, Waiting
 from normbench.sweep.device_plan import CPU_STACK_MAX_BATCH
 from normbench.sweep.options import BakeOptions
@@ -45,6 +46,8 @@ class BakeState:
         todo: the runs the bake trains: those unfinished when it began, then those released from ``waiting``.
         queue_left: the runs not launched yet, in the order they launch.
         running: the runs going (:data:`Running`).
+        times: the runs' expected times, read from the archive as they are needed (:mod:`normbench.sweep.baking.fits`).
+        held: the runs not started because they would not finish in the time left and could not be carried.
     """
 
     items: list[QueueItem]
@@ -55,6 +58,8 @@ class BakeState:
     todo: list[Slot] = field(default_factory=list)
     queue_left: list[Slot] = field(default_factory=list)
     running: Running = field(default_factory=dict)
+    times: RunTimes | None = None
+    held: list[Slot] = field(default_factory=list)
 
     def pending(self) -> list[Slot]:
         """The runs not finished by this bake yet: those queued, then those running."""
@@ -196,15 +201,36 @@ def train_queue(
 
 
 def launch_free(state: BakeState, options: BakeOptions, schedule: Schedule) -> None:
-    """Launch the next queued runs on the free slots, while the deadline leaves at least ``MIN_SLOT_S`` seconds."""
+    """Launch the next queued runs on the free slots, while the deadline leaves at least ``MIN_SLOT_S`` seconds; a run
+    that would lose its work at the deadline is held back (:func:`hold_back`)."""
     free = [i for i in range(len(schedule.shares)) if i not in state.running]
     time_left = None if schedule.deadline is None else schedule.deadline - time.time()
     while free and state.queue_left and (time_left is None or time_left > MIN_SLOT_S):
+        if time_left is not None:
+            hold_back(state, time_left)
+            if not state.queue_left:
+                break
         i, batch = free.pop(0), next_batch(state.queue_left, schedule.stack)
         log = record_file(batch[0].run).parent / "bake.log"
         gpu = schedule.gpu_ids[i % len(schedule.gpu_ids)] if schedule.gpu_ids else None
         command = run_command(batch, options.runs_dir, options.results_dir, gpu)
         state.running[i] = (launch(command, schedule.shares[i], schedule.deadline, log), batch)
+
+
+def hold_back(state: BakeState, time_left: float) -> None:
+    """Take out of the front of the queue each run expected to outlast ``time_left`` whose checkpoint the archive
+    cannot carry to the next bake (:func:`normbench.sweep.baking.fits.lost_if_stopped`), said in one line each, until
+    the next run is one worth starting; the next bake, with the time, starts those."""
+    state.times = state.times or RunTimes(state.archive)
+    while state.queue_left and (expected := lost_if_stopped(state.queue_left[0], state.times, time_left)) is not None:
+        slot = state.queue_left.pop(0)
+        state.held.append(slot)
+        print(
+            f"normbench: bake: {slot.run.variant} seed {slot.run.seed} ({slot.item.board}) not started: expected "
+            f"to take {expected / 60:.0f} min with {time_left / 60:.0f} min left, and its checkpoint is too large "
+            "to carry to the next bake; a bake with the time starts it",
+            flush=True,
+        )
 
 
 def stop_late(state: BakeState) -> None:
