@@ -171,7 +171,7 @@ class RunRecord(JsonObject):
     world_size: int | None = optional(int)
     global_batch_size: int | None = optional(int)
     log_dir: str | None = optional(str)
-    provenance: dict[str, Any] | None = optional(dict)
+    provenance: Provenance | None = optional(dict)
     status: str = required(str)
     error: str | None = optional(str)
     final_step: int | None = optional(int)
