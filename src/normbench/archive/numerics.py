@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import TypedDict
 
-from normbench.archive.record import Series
+from normbench.archive.record import Provenance, RecordDocument, Series
 from normbench.archive.replicate import platform_slug
 from normbench.archive.store import ARCHIVE
 from normbench.io import atomic_write_json
@@ -34,16 +34,16 @@ class NumericsReferences(TypedDict, total=False):
     probes: dict[str, Series]
 
 
-def platform_class(provenance: dict[str, Any]) -> str:
+def platform_class(provenance: Provenance) -> str:
     """The platform and torch version of a run, as a file name: ``cpu-amd-epyc-avx2-t1-torch2.15.0``."""
     return f"{platform_slug(provenance)}-torch{str(provenance.get('torch', 'unknown')).split('+')[0]}"
 
 
-def reference_path(results_dir: str | Path, provenance: dict[str, Any]) -> Path:
+def reference_path(results_dir: str | Path, provenance: Provenance) -> Path:
     return Path(results_dir) / ARCHIVE / NUMERICS / f"{platform_class(provenance)}.json"
 
 
-def probe_series(record: dict[str, Any]) -> dict[str, list[list[float]]]:
+def probe_series(record: RecordDocument) -> dict[str, list[list[float]]]:
     """What a probe compares: every logged series but those of wall-clock time."""
     return {k: v for k, v in sorted((record.get("series") or {}).items()) if "time" not in k and "per_s" not in k}
 
@@ -55,7 +55,7 @@ def load_references(path: Path) -> NumericsReferences:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def save_reference(path: Path, version: int, probe: str, series: Series, provenance: dict[str, Any]) -> None:
+def save_reference(path: Path, version: int, probe: str, series: Series, provenance: Provenance) -> None:
     """Add (or replace, at a new version) one probe's series to this platform's references."""
     doc = load_references(path)
     if doc.get("numerics_version") != version:

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any, TypedDict, cast
 
 from normbench.archive._json import NUMBER, JsonObject, SchemaError, optional, required
 from normbench.archive.files.reading import Unreadable, read_json
@@ -26,12 +27,117 @@ RESUMABLE = ("running", "failed", "interrupted")
 Series = dict[str, list[list[Any]]]
 
 
+class Platform(TypedDict, total=False):
+    """What decides a run's last bits (a provenance's ``platform``;
+    :func:`normbench.training.reproducibility.platform_info`): the CPU model, its vector capability, the machine and
+    threads, MKL's reproducibility mode, the GPU with its CUDA and cuDNN versions (``None`` on a CPU) and the
+    deterministic flags."""
+
+    cpu: str
+    cpu_capability: str
+    machine: str
+    threads: int
+    mkl_cbwr: str | None
+    gpu: str | None
+    cuda: str | None
+    cudnn: int | None
+    deterministic_algorithms: bool
+    cudnn_deterministic: bool
+    cudnn_benchmark: bool
+
+
+class Provenance(TypedDict, total=False):
+    """Where and with what a run trained (a record's ``provenance``; :func:`normbench.training.run.records.provenance`):
+    the checkout's ``git_commit`` and ``dirty`` state, the library versions, the ``device``, ``threads`` and
+    ``platform``, the ``host`` and ``date``, and what the trainer adds (world size, global batch size, host memory,
+    the compile mode where one was set)."""
+
+    git_commit: str | None
+    dirty: bool | None
+    torch: str
+    lightning: str
+    numpy: str
+    scipy: str
+    python: str
+    device: str
+    threads: int
+    platform: Platform
+    host: str
+    date: str
+    world_size: int
+    global_batch_size: int
+    host_memory: Any
+    compile: str
+
+
+class Segment(TypedDict):
+    """Who trained a record's steps (:func:`normbench.archive.replicate.segment`; a record continued elsewhere lists
+    one per platform in order, as ``segments``): the ``platform`` class
+    (:func:`normbench.archive.replicate.platform_slug`), the ``git_commit`` and ``dirty`` state of the tree, the
+    ``device`` and ``threads``, and ``to_step``, the steps done by the segment's end
+    (:func:`normbench.archive.replicate.steps_done`)."""
+
+    platform: str
+    git_commit: str | None
+    dirty: bool | None
+    device: str | None
+    threads: int | None
+    to_step: int
+
+
 class Stack(TypedDict):
     """The stack of seeds a run trained in (a record's ``vectorized``; :mod:`normbench.sweep.vectorized`): its
     ``stack_size`` and the ``seeds`` it trained together, in order."""
 
     stack_size: int
     seeds: list[int]
+
+
+class Outcome(TypedDict, total=False):
+    """How a run's training ended, as its record says (:meth:`normbench.training.run.records.RunRecordLogger.write`
+    adds these to the run's fields; :class:`RunRecord` describes each)."""
+
+    error: str
+    final_step: int
+    diverged_at_step: int | None
+    fit_time_s: float
+    test_time_s: float
+    checkpoint: str
+    resumed_from: str
+
+
+class RecordDocument(Outcome, total=False):
+    """A run record as JSON data: what :meth:`RunRecord.to_json` gives and
+    :class:`normbench.training.run.records.RunRecordLogger` writes (the fields of :class:`RunRecord`, which
+    describes each), with ``segments`` where a run continued from a checkpoint and the keys a reader adds:
+    ``archived`` (a record read from the run archive), ``record_path`` (the file it was read from),
+    ``checkpoint_step`` (an unfinished archived run's checkpoint step), ``collapse_baseline``
+    (:mod:`normbench.judge.collapse`) and, for a record rebuilt from a published board
+    (:mod:`normbench.boards.published`), ``published``. The keys of :class:`Outcome` are its own too."""
+
+    task: str
+    variant: str
+    seed: int
+    preset: str | None
+    config_hash: str
+    config: dict[str, Any]
+    norms: dict[str, Any] | None
+    placement: str | None
+    world_size: int
+    global_batch_size: int
+    log_dir: str | None
+    provenance: Provenance
+    status: str
+    vectorized: Stack
+    wall_time_s: float
+    updated_at: str
+    series: Series
+    segments: list[Segment]
+    archived: bool
+    record_path: str
+    checkpoint_step: int | None
+    collapse_baseline: float | None
+    published: dict[str, Any]
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -65,7 +171,7 @@ class RunRecord(JsonObject):
     world_size: int | None = optional(int)
     global_batch_size: int | None = optional(int)
     log_dir: str | None = optional(str)
-    provenance: dict[str, Any] | None = optional(dict)
+    provenance: Provenance | None = optional(dict)
     status: str = required(str)
     error: str | None = optional(str)
     final_step: int | None = optional(int)
@@ -92,17 +198,22 @@ class RunRecord(JsonObject):
             raise SchemaError(f"{where or cls.WHAT}: status {record.status!r} is not one of {', '.join(STATUSES)}")
         return record
 
+    def document(self) -> RecordDocument:
+        """The record as JSON data (:meth:`to_json`), typed: what :func:`load_record` read, checked."""
+        return cast(RecordDocument, self.to_json())  # where a record file read and checked becomes a RecordDocument
+
     @property
     def finished(self) -> bool:
         """Whether the run ended with a result (``done`` or ``diverged``)."""
         return self.status in FINISHED
 
 
-def wall_time_share_s(record: dict[str, Any]) -> float:
+def wall_time_share_s(record: Mapping[str, Any]) -> float:
     """A run's share of the time it trained in: its ``wall_time_s``, divided by its stack's size where it trained
     stacked with other seeds in one process (every record of a stack holds the stack's whole time), so that a sum over
-    runs counts each stack once."""
-    stack = (record.get("vectorized") or {}).get("stack_size") or 1
+    runs counts each stack once. (A record's JSON data, or a board's record with its analyses.)"""
+    vectorized = record.get("vectorized")
+    stack = (vectorized.get("stack_size") if vectorized else None) or 1
     return float(record.get("wall_time_s") or 0.0) / stack
 
 

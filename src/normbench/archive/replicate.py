@@ -8,10 +8,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import cast
 
 from normbench import MKL_CBWR_DEFAULT
 from normbench.archive.files.reading import Unreadable, read_json
+from normbench.archive.record import Provenance, RecordDocument, Segment
 
 RECORD = "record.json.gz"  # gzip (mtime 0: the same record gives the same bytes); a record is mostly its series
 CHECKPOINT = "last.ckpt"
@@ -19,19 +20,6 @@ FINISHED = ("done", "diverged")
 # the analyses a board reads beside a record, computed from the final checkpoint where it was (the archive keeps no
 # weights of a finished run): normbench.training.run.rundir names the first four, run_analyses.sentence_tokens the last
 ANALYSES = ("decomposition.json", "key_sets.json", "class_keys.json", "head_keys.json", "sentence_tokens.json")
-
-
-class Segment(TypedDict):
-    """Who trained a record's steps (:func:`segment`; a record continued elsewhere lists one per platform in order, as
-    ``segments``): the ``platform`` class (:func:`platform_slug`), the ``git_commit`` and ``dirty`` state of the tree,
-    the ``device`` and ``threads``, and ``to_step``, the steps done by the segment's end (:func:`steps_done`)."""
-
-    platform: str
-    git_commit: str | None
-    dirty: bool | None
-    device: str | None
-    threads: int | None
-    to_step: int
 
 
 @dataclass(frozen=True)
@@ -52,7 +40,7 @@ class Replicate:
     def checkpoint(self) -> Path:
         return self.path / CHECKPOINT
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> RecordDocument:
         return read_record(self.record_path)
 
     @property
@@ -60,13 +48,13 @@ class Replicate:
         return self.record().get("status") in FINISHED
 
 
-def read_record(path: Path) -> dict[str, Any]:
+def read_record(path: Path) -> RecordDocument:
     """A record (``record.json``, or gzipped ``record.json.gz``) as JSON data, read within the archive's limits
     (:func:`normbench.archive.files.reading.read_json`); one line naming the file when it is not a JSON object."""
     doc = read_json(path)
     if not isinstance(doc, dict):
         raise Unreadable(Path(path), f"a JSON {type(doc).__name__}, not a run record")
-    return doc
+    return cast(RecordDocument, doc)  # the one place a record file becomes a RecordDocument: its JSON, unchecked
 
 
 def first_finished(reps: list[Replicate]) -> Replicate | None:
@@ -74,7 +62,7 @@ def first_finished(reps: list[Replicate]) -> Replicate | None:
     return next((r for r in reps if r.finished), None)
 
 
-def platform_slug(provenance: dict[str, Any]) -> str:
+def platform_slug(provenance: Provenance) -> str:
     """The platform class of a run, as a folder name: ``gpu-nvidia-h200``, ``cpu-amd-epyc-avx2-t1``.
 
     What decides a run's last bits: the GPU where there is one, else the CPU model, its vector width and the
@@ -98,22 +86,22 @@ def cpu_family(model: str) -> str:
     return " ".join(model.split()) or "unknown"
 
 
-def steps_done(record: dict[str, Any]) -> int:
+def steps_done(record: RecordDocument) -> int:
     """The optimizer steps a run has done for good: an unfinished archived run's checkpoint step (where it
     continues from), else its final step, else the last step its series reached (0 for none)."""
-    if record.get("status") not in FINISHED and record.get("checkpoint_step") is not None:
-        return int(record["checkpoint_step"])
-    if record.get("final_step") is not None:
-        return int(record["final_step"])
+    if record.get("status") not in FINISHED and (step := record.get("checkpoint_step")) is not None:
+        return int(step)
+    if (final := record.get("final_step")) is not None:
+        return int(final)
     return max((int(points[-1][0]) for points in (record.get("series") or {}).values() if points), default=0)
 
 
-def same_numbers(a: dict[str, Any], b: dict[str, Any]) -> bool:
+def same_numbers(a: RecordDocument, b: RecordDocument) -> bool:
     """Whether two records of one run hold the same series, bit for bit."""
     return a.get("status") == b.get("status") and (a.get("series") or {}) == (b.get("series") or {})
 
 
-def segment(record: dict[str, Any]) -> Segment:
+def segment(record: RecordDocument) -> Segment:
     """Who trained a record's steps: platform, commit, clean tree and the steps reached."""
     prov = record.get("provenance") or {}
     return {
@@ -126,7 +114,7 @@ def segment(record: dict[str, Any]) -> Segment:
     }
 
 
-def continues(old: dict[str, Any], new: dict[str, Any]) -> bool:
+def continues(old: RecordDocument, new: RecordDocument) -> bool:
     """Whether ``new`` trained on from ``old``'s checkpoint: its record names ``old``'s segments (the steps they
     reached aside) before its own. A run that started from the beginning names no earlier segment."""
 
@@ -138,7 +126,7 @@ def continues(old: dict[str, Any], new: dict[str, Any]) -> bool:
     return len(named) > len(earlier) and who(named[: len(earlier)]) == who(earlier)
 
 
-def with_segments(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+def with_segments(old: RecordDocument, new: RecordDocument) -> RecordDocument:
     """The longer record of a run continued elsewhere, naming every segment's platform in order."""
     segments = list(old.get("segments") or [segment(old)])
     latest = segment(new)

@@ -26,7 +26,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import cast
 
 from normbench.archive.files.reading import ArchiveError, Unreadable, check_no_links, read_capped, read_json
 from normbench.archive.files.writing import (
@@ -37,6 +37,7 @@ from normbench.archive.files.writing import (
     write_file,
     write_replicate,
 )
+from normbench.archive.record import RecordDocument
 from normbench.archive.replicate import (
     ANALYSES,
     CHECKPOINT,
@@ -113,7 +114,7 @@ class Archive:
         """Where the values a board published for a run before the archive existed are kept, once taken from it."""
         return self.seed_dir(task, config_hash, seed) / PUBLISHED_VALUES
 
-    def published_values(self, task: str, config_hash: str, seed: int) -> dict[str, Any] | None:
+    def published_values(self, task: str, config_hash: str, seed: int) -> RecordDocument | None:
         """The kept values of a run published before the archive (:meth:`published_values_path`), or ``None``."""
         path = self.published_values_path(task, config_hash, seed)
         if not (path.is_file() or path.is_symlink()):
@@ -124,7 +125,7 @@ class Archive:
             raise ArchiveError(f"archive: {path} is unreadable ({exc.reason}); restore it from git") from None
         if not isinstance(doc, dict) or not isinstance(doc.get("published"), dict):
             raise ArchiveError(f"archive: {path} holds no 'published' block; restore it from git")
-        return doc
+        return cast(RecordDocument, doc)  # a stand-in record, less its run fields, as written: its JSON, unchecked
 
     def canonical_name(self, task: str, config_hash: str, seed: int) -> str | None:
         """The replicate its ``canonical`` file names (``None`` without one)."""
@@ -198,7 +199,7 @@ class Archive:
         missing = [k for k in ("task", "config_hash", "seed", "status", "provenance") if record.get(k) is None]
         if missing:
             raise ArchiveError(f"archive: {run_dir / RUN_RECORD} lacks {', '.join(missing)}")
-        task, config_hash, seed = str(record["task"]), str(record["config_hash"]), int(record["seed"])
+        task, config_hash, seed = str(record["task"]), str(record["config_hash"]), int(record.get("seed") or 0)
         ckpt = run_dir / "checkpoints" / CHECKPOINT
         if checkpoint and record.get("status") not in FINISHED and ckpt.is_file():
             # an unfinished run is archived as its checkpoint holds it: the steps and series it continues from
@@ -217,8 +218,8 @@ class Archive:
         return rep, outcome
 
     def place(
-        self, run_dir: Path, record: dict[str, Any], existing: dict[str, Replicate]
-    ) -> Replicate | tuple[str, str, dict[str, Any]]:
+        self, run_dir: Path, record: RecordDocument, existing: dict[str, Replicate]
+    ) -> Replicate | tuple[str, str, RecordDocument]:
         """Where a run's ``record`` goes among a run's ``existing`` replicates: (the replicate's name, the outcome,
         the record to write), or the replicate that already holds it (nothing to write; its analyses joined)."""
         name = platform_slug(record["provenance"])

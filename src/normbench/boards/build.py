@@ -158,7 +158,7 @@ def load_records(paths: list[Path], config_hashes: list[str | None] | None = Non
         if not Path(path).exists():
             continue
         try:
-            record = load_record(path).to_json()
+            record = load_record(path).document()
             if record["status"] in FINISHED:
                 check_record(record, path, wanted)
         except ValueError as exc:

@@ -13,7 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol, TypedDict
 
-from normbench.archive.replicate import platform_slug, steps_done
+from normbench.archive.record import RecordDocument
+from normbench.archive.replicate import platform_slug, segment, steps_done
 from normbench.archive.store import Archive
 from normbench.training.run.records import FINISHED, read_record
 
@@ -85,7 +86,7 @@ def in_progress(
     for run in runs:
         if (run.variant, run.seed) in finished:
             continue
-        candidates = []
+        candidates: list[RecordDocument] = []
         if run.record_path is not None and Path(run.record_path).is_file():
             try:
                 candidates.append(read_record(run.record_path))
@@ -100,11 +101,11 @@ def in_progress(
             continue
         record = max(candidates, key=steps_done)
         # who trained it: the archived replicate's segments, then the record shown (a local run continuing it)
-        segments = [
-            *((archived.get("segments") or [{"platform": platform_slug(archived["provenance"])}]) if archived else []),
-            *(record.get("segments") or []),
+        platforms = [
+            *((s["platform"] for s in archived.get("segments") or [segment(archived)]) if archived else []),
+            *(s["platform"] for s in record.get("segments") or []),
+            platform_slug(record.get("provenance") or {}),
         ]
-        segments.append({"platform": platform_slug(record.get("provenance") or {})})
         rows.append(
             {
                 "variant": run.variant,
@@ -113,7 +114,7 @@ def in_progress(
                 "status": record.get("status"),
                 "step": steps_done(record),
                 "of": planned_steps(run.config),
-                "platforms": list(dict.fromkeys(s["platform"] for s in segments)),
+                "platforms": list(dict.fromkeys(platforms)),
                 "checkpoint_archived": rep is not None and rep.checkpoint.is_file(),
             }
         )

@@ -22,7 +22,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from normbench.archive.record import wall_time_share_s
+from normbench.archive.record import RecordDocument, wall_time_share_s
 from normbench.archive.store import Archive
 from normbench.boards.canonical import Shown, published_variants, source_first
 from normbench.boards.progress import PlannedRun
@@ -143,9 +143,9 @@ def stand_in_wall_time(task: str, digest: str, source: dict[str, Any], archive: 
     return max(total, 0.0) / max(len(source.get("seeds") or []) - len(records), 1)
 
 
-def archived_records(task: str, digest: str, variant: dict[str, Any], archive: Archive) -> list[dict[str, Any]]:
+def archived_records(task: str, digest: str, variant: dict[str, Any], archive: Archive) -> list[RecordDocument]:
     """The canonical records of the seeds ``variant`` shows from the archive (not from a board's published values)."""
-    out = []
+    out: list[RecordDocument] = []
     for seed in variant.get("seeds") or []:
         if not archive.published_elsewhere(task, digest, int(seed)):
             rep = archive.canonical(task, digest, int(seed))

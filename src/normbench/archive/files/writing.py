@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from normbench.archive.files.reading import ArchiveError
-from normbench.archive.record import Series
+from normbench.archive.record import RecordDocument, Series
 from normbench.archive.replicate import ANALYSES, CHECKPOINT, FINISHED, RECORD, Replicate
 from normbench.io import atomic_write, dumps_json
 
@@ -113,7 +113,7 @@ def archived_analysis(src: Path, run_dir: Path) -> bytes:
     return raw if kept == doc else (dumps_json(kept, indent=2, sort_keys=False) + "\n").encode("utf-8")
 
 
-def write_replicate(target: Path, run_dir: Path, record: dict[str, Any], *, checkpoint: bool) -> None:
+def write_replicate(target: Path, run_dir: Path, record: RecordDocument, *, checkpoint: bool) -> None:
     """Write one replicate folder atomically per file (:func:`write_file`): the record last, so a reader never sees
     a record whose analyses or checkpoint are missing. Neither an analysis nor the record holds an absolute local path
     (:func:`local_path`: a run trained under ``--runs_dir /abs/runs`` is kept as ``runs/<task>/<run>/seed<k>``; those

@@ -7,10 +7,10 @@ from __future__ import annotations
 import math
 import statistics
 from pathlib import Path
-from typing import Any
 
 from normbench.archive import load_board
 from normbench.archive.files.reading import read_json
+from normbench.archive.record import RecordDocument
 from normbench.archive.replicate import platform_slug
 from normbench.archive.store import Archive
 from normbench.boards.replicates.rows import ReplicateValue, ReportedDrift, SeedSpread
@@ -80,7 +80,7 @@ def comparisons(results_dir: str | Path) -> list[ReplicateValue]:
     return rows
 
 
-def analysis_series(folder: Path, record: dict[str, Any]) -> dict[str, list[list[float]]]:
+def analysis_series(folder: Path, record: RecordDocument) -> dict[str, list[list[float]]]:
     """The series a replicate's archived analyses give a board (its decomposition, at its final step), as the board
     read them when it was built from that run."""
     path = folder / DECOMPOSITION_NAME

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass, field
-from typing import Any
 
 from normbench.archive.files.writing import MAX_CHECKPOINT_BYTES
+from normbench.archive.record import RecordDocument
 from normbench.archive.replicate import FINISHED, first_finished
 from normbench.archive.store import Archive
 from normbench.sweep.baking.queue import Slot
@@ -32,7 +32,7 @@ def checkpoint_bytes(slot: Slot) -> int | None:
         return None
 
 
-def seconds_per_step(record: dict[str, Any]) -> float | None:
+def seconds_per_step(record: RecordDocument) -> float | None:
     """A finished run's wall time per step, from its record (``None``: unfinished, or it names neither)."""
     wall, steps = record.get("wall_time_s"), record.get("final_step")
     finished = record.get("status") in FINISHED

@@ -13,12 +13,12 @@ import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import yaml
 
 from normbench.archive.files.reading import ArchiveError
 from normbench.archive.files.writing import checkpoint_step
+from normbench.archive.record import RecordDocument
 from normbench.archive.replicate import steps_done
 from normbench.archive.store import Archive
 from normbench.boards.progress import planned_steps, record_file
@@ -235,7 +235,7 @@ def in_queue_order(queue_left: list[Slot], new: list[Slot], items: list[QueueIte
         queue_left.insert(at, slot)
 
 
-def local_steps(run: Run, record: dict[str, Any]) -> int:
+def local_steps(run: Run, record: RecordDocument) -> int:
     """The steps a local unfinished run continues from: its checkpoint's (0 without one, or with one that cannot be
     read: the run starts afresh)."""
     ckpt = record_file(run).parent / "checkpoints" / "last.ckpt"

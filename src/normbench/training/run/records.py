@@ -14,7 +14,7 @@ import platform
 import subprocess
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import lightning
 import numpy
@@ -27,12 +27,19 @@ from normbench.archive.record import (  # noqa: F401 - re-exported: the statuses
     FINISHED,
     RESUMABLE,
     STATUSES,
+    Outcome,
+    RecordDocument,
+    Segment,
+    Series,
     load_record,
     series_problem,
 )
 from normbench.archive.replicate import segment
 from normbench.io import atomic_write_json
 from normbench.training.reproducibility import platform_info
+
+if TYPE_CHECKING:
+    from typing import Unpack  # Python 3.11; only the type checker reads it
 
 
 def utc_now() -> str:
@@ -101,7 +108,7 @@ def provenance(
     }
 
 
-def add_points(series: dict[str, list[list[float]]], metrics: dict[str, Any], step: int | None) -> None:
+def add_points(series: Series, metrics: dict[str, Any], step: int | None) -> None:
     """Append ``metrics`` to ``series`` as ``[steps done, value]`` points.
 
     Lightning passes the 0-based index of the last optimizer step; records count steps done. A value
@@ -121,19 +128,19 @@ class RunRecordLogger(Logger):
     written (atomically) when the run starts, at every :meth:`save` and by :meth:`write`.
     """
 
-    def __init__(self, path: str | os.PathLike, meta: dict[str, Any]) -> None:
+    def __init__(self, path: str | os.PathLike, meta: RecordDocument) -> None:
         super().__init__()
         self.path = Path(path)
-        self.meta = dict(meta)
-        self.series: dict[str, list[list[float]]] = {}
+        self.meta = meta.copy()
+        self.series: Series = {}
         self.started = datetime.now(timezone.utc)
-        self.earlier: list[dict[str, Any]] = []  # a resumed run's earlier segments (who trained which steps)
+        self.earlier: list[Segment] = []  # a resumed run's earlier segments (who trained which steps)
         self.earlier_wall_s = 0.0
 
-    def continue_from(self, previous: dict[str, Any], step: int) -> None:
+    def continue_from(self, previous: RecordDocument, step: int) -> None:
         """This attempt resumes ``previous`` (the run's record) from its checkpoint at ``step``: the record names
         every segment that trained it (platform, commit, clean tree, steps reached) and its wall time is their sum."""
-        earlier = [dict(s) for s in previous.get("segments") or [segment(previous)]]
+        earlier = [s.copy() for s in previous.get("segments") or [segment(previous)]]
         earlier[-1]["to_step"] = step
         self.earlier, self.earlier_wall_s = earlier, float(previous.get("wall_time_s") or 0.0)
 
@@ -158,11 +165,11 @@ class RunRecordLogger(Logger):
     def log_metrics(self, metrics: dict[str, float], step: int | None = None) -> None:
         add_points(self.series, metrics, step)
 
-    def record(self, status: str, **extra: Any) -> dict[str, Any]:
+    def record(self, status: str, **extra: Unpack[Outcome]) -> RecordDocument:
         if status not in STATUSES:
             raise ValueError(f"status: {status!r} is not one of {', '.join(STATUSES)}")
         wall = self.earlier_wall_s + (datetime.now(timezone.utc) - self.started).total_seconds()
-        record = {
+        record: RecordDocument = {
             **self.meta,
             "status": status,
             **extra,
@@ -175,11 +182,11 @@ class RunRecordLogger(Logger):
         return record
 
     @rank_zero_only
-    def write(self, status: str, **extra: Any) -> None:
+    def write(self, status: str, **extra: Unpack[Outcome]) -> None:
         atomic_write_json(self.path, self.record(status, **extra))
 
 
-def read_record(path: str | os.PathLike) -> dict[str, Any]:
+def read_record(path: str | os.PathLike) -> RecordDocument:
     """The run record at ``path`` as a JSON object (:func:`normbench.archive.record.load_record` reads it:
     a truncated or malformed file raises ``ValueError`` naming it)."""
-    return load_record(path).to_json()
+    return load_record(path).document()

@@ -11,16 +11,16 @@ fail these checks; a leaderboard and every analysis name the file and the fix.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from normbench.archive.files.reading import check_no_links, read_json
+from normbench.archive.record import RecordDocument
 from normbench.archive.replicate import ANALYSES, Replicate
 from normbench.training.run.checkpointing import checkpoint_config_hash, checkpoint_model_args
 from normbench.training.run.records import FINISHED, read_record
 from normbench.training.run.rundir import checkpoint_of, record_config_hash
 
 
-def check_record(record: dict[str, Any], path: str | Path, config_hash: str | None = None) -> None:
+def check_record(record: RecordDocument, path: str | Path, config_hash: str | None = None) -> None:
     """One-line ``ValueError`` naming ``path`` unless the record is its run's (``config_hash``: the planned
     hash, when known) and, when ``done``, its final checkpoint is readable."""
     try:
@@ -37,7 +37,7 @@ def check_record(record: dict[str, Any], path: str | Path, config_hash: str | No
         check_checkpoint(checkpoint_of(record, Path(path).parent), record, path)
 
 
-def check_checkpoint(ckpt: Path, record: dict[str, Any], path: str | Path) -> None:
+def check_checkpoint(ckpt: Path, record: RecordDocument, path: str | Path) -> None:
     """One-line ``ValueError`` unless checkpoint ``ckpt`` is readable and holds the run of ``record`` (read
     from ``path``): the config hash stored in it is the record's; an older checkpoint without one is
     matched by its saved model arguments (the record's config with the checkpoint's model, hashed)."""
@@ -78,7 +78,7 @@ def finished_status(path: str | Path, config_hash: str | None) -> str | None:
     return record["status"]
 
 
-def check_archived(rep: Replicate, config_hash: str | None = None) -> dict[str, Any]:
+def check_archived(rep: Replicate, config_hash: str | None = None) -> RecordDocument:
     """The record of an archived replicate once it is its run's, else a one-line ``ValueError`` naming the file.
 
     What a bake counts as done and a leaderboard shows are the same check: the record reads back within the archive's
