@@ -161,7 +161,7 @@ def dumps_json(obj: Any, **kwargs: Any) -> str:
     return json.dumps(strict_json(obj), allow_nan=False, **kwargs)
 
 
-def dumps_json_lines(obj: dict[str, Any]) -> str:
+def dumps_json_lines(obj: Mapping[str, object]) -> str:
     """Compact strict JSON of the object ``obj`` (:func:`dumps_json`, no spaces), one top-level member per line and,
     for a member that is a non-empty list or object, one of its items per line; a newline at the end. Small beside
     indented JSON, yet a change to one item (a board's variant or claim) is a change to its line."""
@@ -184,7 +184,7 @@ def atomic_write_json(path: str | os.PathLike, obj: Any) -> Path:
     return atomic_write_text(path, dumps_json(obj, indent=2, sort_keys=False) + "\n")
 
 
-def texts_digest(texts: list[str], params: dict[str, Any]) -> str:
+def texts_digest(texts: list[str], params: Mapping[str, object]) -> str:
     """16 hex digits naming a cache entry: sha256 over each text's sha256, then the sorted-JSON ``params``."""
     h = hashlib.sha256()
     for text in texts:

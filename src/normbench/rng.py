@@ -3,16 +3,30 @@
 from __future__ import annotations
 
 import random
-from typing import Any
+from typing import NotRequired, TypedDict
 
 import numpy as np
 import torch
+from torch import Tensor
 
 
-def rng_states() -> dict[str, Any]:
+class RngStates(TypedDict):
+    """The global RNG states, as :func:`rng_states` saves them (all loadable with ``weights_only=True``)."""
+
+    torch: Tensor
+    """torch's CPU generator state (``torch.get_rng_state()``)."""
+    numpy: tuple[str, Tensor, int, int, float]
+    """numpy's legacy global state: kind, the key words (as an int64 tensor), position, has-gauss flag, cached gauss."""
+    python: tuple[int, tuple[int, ...], float | None]
+    """Python's ``random.getstate()``: version, the internal state, the cached gauss."""
+    cuda: NotRequired[list[Tensor]]
+    """Each CUDA device's generator state (only where CUDA was available)."""
+
+
+def rng_states() -> RngStates:
     """The global RNG states as tensors and plain tuples (loadable with ``weights_only=True``)."""
     kind, keys, pos, has_gauss, gauss = np.random.get_state()
-    states: dict[str, Any] = {
+    states: RngStates = {
         "torch": torch.get_rng_state(),
         "numpy": (kind, torch.from_numpy(keys.astype(np.int64)), int(pos), int(has_gauss), float(gauss)),
         "python": random.getstate(),
@@ -22,7 +36,7 @@ def rng_states() -> dict[str, Any]:
     return states
 
 
-def set_rng_states(states: dict[str, Any]) -> None:
+def set_rng_states(states: RngStates) -> None:
     """Restore what :func:`rng_states` returned (CUDA states only where CUDA is available)."""
     torch.set_rng_state(states["torch"])
     kind, keys, pos, has_gauss, gauss = states["numpy"]

@@ -119,7 +119,8 @@ def decompose(model: nn.Module, *inputs: Any, **kwargs: Any) -> Decomposition:
         model.train(was_training)
 
     def seen(module: nn.Module, kind: str) -> torch.Tensor:
-        return captured[name_of[id(module)]]["input" if kind == "in" else "output"]
+        slot = captured[name_of[id(module)]]
+        return slot["input"] if kind == "in" else slot["output"]
 
     def through_norm(terms: torch.Tensor, norm: nn.Module) -> torch.Tensor:
         if not isinstance(norm, Norm):

@@ -10,12 +10,23 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypedDict
 
 import torch
 from torch import nn
 
 from normbench.nn.blocks import Attention, hook_points
+
+
+class Captured(TypedDict, total=False):
+    """What a :class:`Capture` has seen at one hook point, each field once the point has run."""
+
+    input: torch.Tensor
+    """The point's last input (detached)."""
+    mask: torch.Tensor | None
+    """The key padding mask an attention was called with (``None`` without one)."""
+    output: torch.Tensor
+    """The point's last output (detached; only when capturing outputs)."""
 
 
 class Capture:
@@ -30,13 +41,13 @@ class Capture:
     """
 
     def __init__(self, modules: Mapping[str, nn.Module], inputs: bool = True, outputs: bool = False) -> None:
-        self.seen: dict[str, dict[str, Any]] = {name: {} for name in modules}
+        self.seen: dict[str, Captured] = {name: {} for name in modules}
         self.handles: list[Any] = []
         for name, module in modules.items():
             slot = self.seen[name]
             if inputs:
 
-                def pre_hook(mod: nn.Module, args: tuple, kwargs: dict, slot: dict = slot) -> None:
+                def pre_hook(mod: nn.Module, args: tuple, kwargs: dict, slot: Captured = slot) -> None:
                     slot["input"] = args[0].detach()
                     mask = kwargs.get("key_padding_mask", args[1] if len(args) > 1 else None)
                     slot["mask"] = mask
@@ -44,7 +55,7 @@ class Capture:
                 self.handles.append(module.register_forward_pre_hook(pre_hook, with_kwargs=True))
             if outputs:
 
-                def hook(mod: nn.Module, args: tuple, out: torch.Tensor, slot: dict = slot) -> None:
+                def hook(mod: nn.Module, args: tuple, out: torch.Tensor, slot: Captured = slot) -> None:
                     slot["output"] = out.detach()
 
                 self.handles.append(module.register_forward_hook(hook))
@@ -55,7 +66,7 @@ class Capture:
             h.remove()
         self.handles = []
 
-    def __enter__(self) -> dict[str, dict[str, Any]]:
+    def __enter__(self) -> dict[str, Captured]:
         return self.seen
 
     def __exit__(self, *exc: Any) -> None:
@@ -81,7 +92,7 @@ def capture_attention_inputs(model: nn.Module) -> Iterator[dict[str, torch.Tenso
 class Inputs(Mapping[str, torch.Tensor]):
     """A live view ``name -> input`` of what a :class:`Capture` has seen so far."""
 
-    def __init__(self, seen: dict[str, dict[str, Any]]) -> None:
+    def __init__(self, seen: dict[str, Captured]) -> None:
         self.seen = seen
 
     def __getitem__(self, name: str) -> torch.Tensor:

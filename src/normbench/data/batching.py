@@ -20,13 +20,13 @@ collate, no host-to-device copy of the batch and no wait for the device.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, TypedDict
 
 import torch
 import torch.distributed as dist
 from torch.utils.data import DataLoader, Dataset, Sampler
 
-from normbench.rng import rng_states, set_rng_states
+from normbench.rng import RngStates, rng_states, set_rng_states
 
 
 class IndexedTensors(Dataset):
@@ -169,6 +169,18 @@ def to_device(t: torch.Tensor, device: torch.device) -> torch.Tensor:
     return t.to(device)
 
 
+class LoaderState(TypedDict, total=False):
+    """A :class:`ResumableLoader`'s checkpointed position: all three fields, or none before its first shuffled
+    epoch (or without a progress counter)."""
+
+    epoch_seed: int
+    """The seed of the current epoch's permutation."""
+    batches_done: int
+    """Batches of that epoch training had consumed."""
+    rng: RngStates
+    """The global RNG states of that moment, restored after the resumed loader's iterator is created."""
+
+
 class ResumableLoader(DataLoader):
     """A ``DataLoader`` over an :class:`EpochBatchSampler` whose position Lightning checkpoints.
 
@@ -185,16 +197,16 @@ class ResumableLoader(DataLoader):
     ) -> None:
         super().__init__(dataset, batch_sampler=batch_sampler, collate_fn=collate_fn)
         self.progress = progress
-        self._rng_after_iter: dict[str, Any] | None = None
+        self._rng_after_iter: RngStates | None = None
 
-    def state_dict(self) -> dict[str, Any]:
+    def state_dict(self) -> LoaderState:
         """Position in the epoch, and the global RNG states of that moment."""
         sampler: EpochBatchSampler = self.batch_sampler
         if sampler.epoch_seed is None or self.progress is None:
             return {}
         return {"epoch_seed": sampler.epoch_seed, "batches_done": int(self.progress()), "rng": rng_states()}
 
-    def load_state_dict(self, state: dict[str, Any]) -> None:
+    def load_state_dict(self, state: LoaderState) -> None:
         if state:
             if self.batch_sampler.resume(state["epoch_seed"], state["batches_done"]):
                 self._rng_after_iter = state.get("rng")

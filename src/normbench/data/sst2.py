@@ -24,7 +24,7 @@ a run's identity: runs on either text never share a config hash, nor a cached to
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import ClassVar, Literal
 
 import lightning as L
 import torch
@@ -101,10 +101,10 @@ class SST2DataModule(L.LightningDataModule):
     """
 
     # a resolved config written before ``text_normalization`` existed trained on the text as read
-    LEGACY_INIT_ARGS: ClassVar[dict[str, Any]] = {"text_normalization": "none"}
+    LEGACY_INIT_ARGS: ClassVar[dict[str, str]] = {"text_normalization": "none"}
     # arguments added after runs were trained, at the value that trains as those runs did: left out of a run's
     # identity there (normbench.training.run.rundir.run_identity), so those runs keep their config hash
-    IDENTITY_DEFAULTS: ClassVar[dict[str, Any]] = {"holdout": 0}
+    IDENTITY_DEFAULTS: ClassVar[dict[str, int]] = {"holdout": 0}
 
     def __init__(
         self,

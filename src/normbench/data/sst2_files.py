@@ -10,7 +10,7 @@ from __future__ import annotations
 import csv
 import sys
 from pathlib import Path
-from typing import Any, cast
+from typing import cast
 
 from normbench.data.text import DATA_ENV
 
@@ -101,7 +101,7 @@ def read_tsv(path: Path, columns: tuple[str, str]) -> dict[str, list]:
 
     types = {"label": Value("int64"), "index": Value("int64"), "sentence": Value("string")}
     features = Features({name: types[name] for name in columns})  # in the header's order
-    options: dict[str, Any] = {"delimiter": "\t", "quoting": csv.QUOTE_NONE, "keep_default_na": False}
+    options: dict[str, str | int | bool] = {"delimiter": "\t", "quoting": csv.QUOTE_NONE, "keep_default_na": False}
     try:
         ds = load_dataset("csv", data_files={"rows": str(path)}, features=features, **options)["rows"]
     except Exception as exc:  # noqa: BLE001 - the file is checked: a damaged datasets (arrow) cache of it

@@ -16,7 +16,7 @@ import torch
 from torch import nn
 
 from normbench.nn.blocks import TransformerBlock
-from normbench.nn.config import Activation, ArchConfig, check_positive
+from normbench.nn.config import Activation, ArchConfig, BlockKwargs, check_positive
 from normbench.nn.norms import NormSpec, create_norm
 from normbench.nn.placement import NormRole, Placement
 
@@ -76,7 +76,7 @@ class BertConfig(ArchConfig):
             if getattr(self, name) < 2:
                 raise ValueError(f"model.arch.{name}: must be >= 2, got {getattr(self, name)}")
 
-    def block_kwargs(self) -> dict[str, Any]:
+    def block_kwargs(self) -> BlockKwargs:
         """As :meth:`ArchConfig.block_kwargs`, with BERT's q/k/v biases."""
         return {**super().block_kwargs(), "qkv_bias": True}
 

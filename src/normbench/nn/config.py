@@ -8,7 +8,7 @@ keyed by :meth:`ArchConfig.effective`: two configs that build the same network s
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, NotRequired, TypedDict
 
 from normbench.nn.norms import NormSpec
 from normbench.nn.placement import NormRole, Placement, check_placement, present_norms
@@ -34,6 +34,38 @@ def check_heads(d_model: int, n_heads: int) -> None:
         raise ValueError(f"model.arch.d_model={d_model} is not divisible by model.arch.n_heads={n_heads}")
 
 
+class BlockKwargs(TypedDict):
+    """The keyword arguments of each block of a network (:meth:`ArchConfig.block_kwargs`), as
+    :class:`~normbench.nn.blocks.TransformerBlock` takes them."""
+
+    d_model: int
+    """The block's width."""
+    n_heads: int
+    """Its attention heads."""
+    ffn_width: int | None
+    """The feed-forward width (an architecture with a default for ``None`` fills it in)."""
+    placement: Placement
+    """Where the block norms sit."""
+    attn_norm: NormSpec
+    """The norm in front of (or after) attention."""
+    ffn_norm: NormSpec
+    """The norm in front of (or after) the feed-forward layer."""
+    attn_out_norm: NormSpec
+    """The norm of attention's output (``peri`` placement)."""
+    ffn_out_norm: NormSpec
+    """The norm of the feed-forward layer's output (``peri`` placement)."""
+    qk_norm: bool
+    """Whether queries and keys are normalized."""
+    activation: Activation
+    """The feed-forward activation."""
+    dropout: float
+    """The dropout rate."""
+    qkv_bias: NotRequired[bool]
+    """Whether q, k, v have biases (architectures that set it)."""
+    causal: NotRequired[bool]
+    """Whether attention is causal (the decoders)."""
+
+
 @dataclass(frozen=True)
 class ArchConfig:
     """Base of the architecture configs.
@@ -48,7 +80,7 @@ class ArchConfig:
     """
 
     NORM_ROLES: ClassVar[dict[str, NormRole]] = {}
-    OPTIONAL: ClassVar[dict[str, Any]] = {"qk_norm": False}
+    OPTIONAL: ClassVar[dict[str, object]] = {"qk_norm": False}
     """Fields left out of :meth:`effective` at these values (absent norms: whenever absent): fields added
     after runs were published, so a network without them keeps its identity (its config hash)."""
     if TYPE_CHECKING:
@@ -79,7 +111,7 @@ class ArchConfig:
         if not 0.0 <= self.dropout < 1.0:
             raise ValueError(f"model.arch.dropout: must be in [0, 1), got {self.dropout!r}")
 
-    def block_kwargs(self) -> dict[str, Any]:
+    def block_kwargs(self) -> BlockKwargs:
         """The keyword arguments of each of the network's blocks (:class:`~normbench.nn.blocks.TransformerBlock`).
 
         An architecture whose blocks differ in more (biases, causal attention) adds those.

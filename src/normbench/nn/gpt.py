@@ -20,7 +20,7 @@ import torch
 from torch import nn
 
 from normbench.nn.blocks import TransformerBlock
-from normbench.nn.config import Activation, ArchConfig, check_positive
+from normbench.nn.config import Activation, ArchConfig, BlockKwargs, check_positive
 from normbench.nn.norms import NormSpec, create_norm
 from normbench.nn.placement import NormRole, norm_exists
 
@@ -63,7 +63,7 @@ class GPTConfig(ArchConfig):
         "attn_out_norm": "output",
         "ffn_out_norm": "output",
     }
-    OPTIONAL: ClassVar[dict[str, Any]] = {
+    OPTIONAL: ClassVar[dict[str, object]] = {
         **ArchConfig.OPTIONAL,
         "embedding_scale": "none",
         "learn_embedding_scale": False,
@@ -102,7 +102,7 @@ class GPTConfig(ArchConfig):
                 f"model.arch.learn_embedding_scale: must be true or false, got {self.learn_embedding_scale!r}"
             )
 
-    def block_kwargs(self) -> dict[str, Any]:
+    def block_kwargs(self) -> BlockKwargs:
         """As :meth:`ArchConfig.block_kwargs`, with causal attention, the q/k/v biases of ``qkv_bias`` and the
         feed-forward width 4 d_model unless ``ffn_width`` is set."""
         ffn_width = self.ffn_width or 4 * self.d_model

@@ -51,7 +51,7 @@ class MajorityConfig(ArchConfig):
         "attn_out_norm": "output",
         "ffn_out_norm": "output",
     }
-    OPTIONAL: ClassVar[dict[str, Any]] = {**ArchConfig.OPTIONAL, "init": "linear"}
+    OPTIONAL: ClassVar[dict[str, object]] = {**ArchConfig.OPTIONAL, "init": "linear"}
     num_classes: int = 20
     d_model: int = 8
     n_heads: int = 1

@@ -17,7 +17,7 @@ QK-norm where the attention has it) that are unselectable among the C, averaged 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 import torch
@@ -55,7 +55,28 @@ def unselectable_class_keys(model: nn.Module, view: str = "input") -> np.ndarray
     return unselectable_mask(keys["after"][0].double().cpu().numpy())
 
 
-def class_keys_run(ckpt: Path) -> dict[str, Any]:
+class ClassKeys(TypedDict):
+    """A run's ``class_keys.json`` (:func:`class_keys_run`; the cache adds the checkpoint's stamp and ``views``)."""
+
+    task: str
+    """The run's task."""
+    variant: str
+    """The run's variant."""
+    seed: int
+    """The run's seed."""
+    classes: int
+    """The number of classes C."""
+    unselectable: list[int]
+    """The classes whose key at the first attention is unselectable (input space)."""
+    fraction: float
+    """Their share of the C classes."""
+    unselectable_heads: list[list[int]]
+    """Per head, the classes whose key is unselectable in its key space."""
+    fraction_heads: float
+    """The unselectable share, averaged over heads."""
+
+
+def class_keys_run(ckpt: Path) -> ClassKeys:
     """The unselectable class keys of a run's final checkpoint, in input space and per head."""
     record, module = load_run(ckpt)
     mask = unselectable_class_keys(module.model)

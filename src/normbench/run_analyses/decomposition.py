@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,7 @@ from normbench.analysis.decompose import TERMS, decompose, importance  # noqa: E
 from normbench.io import atomic_write_json  # noqa: E402
 from normbench.nn.norms import get_component  # noqa: E402
 from normbench.render.plots import save_png  # noqa: E402
-from normbench.run_analyses.run_cache import cached_analysis, checkpoint_stamp  # noqa: E402
+from normbench.run_analyses.run_cache import CheckpointStamp, cached_analysis, checkpoint_stamp  # noqa: E402
 from normbench.tasks.series import decomposition_as_series  # noqa: E402
 from normbench.training.run.loading import build_datamodule, load_run  # noqa: E402
 from normbench.training.run.rundir import DECOMPOSITION_NAME, run_of_checkpoint  # noqa: E402
@@ -33,7 +34,36 @@ from normbench.training.run.rundir import DECOMPOSITION_NAME, run_of_checkpoint 
 TERM_LABELS = {"i": "input i", "h": "attention h", "f": "feed-forward f", "c": "biases + norm shifts c"}
 
 
-def decompose_run(ckpt: Path, sequences: int = 256, dtype: torch.dtype = torch.float64) -> dict[str, Any]:
+class Decomposition(CheckpointStamp):
+    """A run's ``decomposition.json`` (:func:`decompose_run`; the cache adds ``sequences_requested``)."""
+
+    task: str
+    """The run's task."""
+    variant: str
+    """The run's variant."""
+    seed: int
+    """The run's seed."""
+    config_hash: str
+    """The run's config hash."""
+    run: str
+    """The run folder."""
+    checkpoint: str
+    """The decomposed checkpoint's resolved path."""
+    sequences: int
+    """The validation sequences decomposed."""
+    tokens: int
+    """Their (unpadded) tokens."""
+    dtype: str
+    """The dtype the model was decomposed in (``float64``, ...)."""
+    max_abs_error: float
+    """The largest amount by which i + h + f + c missed a hidden state."""
+    output_layer: str
+    """The layer whose terms the output is (the last of ``layers``)."""
+    layers: dict[str, dict[str, float]]
+    """Layer -> term (``i``, ``h``, ``f``, ``c``) -> its mean importance share over the tokens."""
+
+
+def decompose_run(ckpt: Path, sequences: int = 256, dtype: torch.dtype = torch.float64) -> Decomposition:
     """Mean term shares per layer over the first ``sequences`` validation sequences of a trained run."""
     if sequences < 1:
         raise ValueError(f"sequences: must be >= 1, got {sequences}")
@@ -82,7 +112,7 @@ def decompose_run(ckpt: Path, sequences: int = 256, dtype: torch.dtype = torch.f
     }
 
 
-def cached_decomposition(record: dict[str, Any], sequences: int) -> dict[str, Any] | None:
+def cached_decomposition(record: dict[str, Any], sequences: int) -> Decomposition | None:
     """The run's ``decomposition.json``, computed first when missing or older than its checkpoint."""
     return cached_analysis(
         record, DECOMPOSITION_NAME, {"sequences_requested": sequences}, lambda ckpt: decompose_run(ckpt, sequences)
@@ -100,7 +130,7 @@ def finite_band(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     return np.where(empty, np.nan, mean), np.where(empty, np.nan, lo), np.where(empty, np.nan, hi)
 
 
-def plot_decomposition(panels: dict[str, list[dict[str, Any]]], path: str | Path, title: str = "") -> Path:
+def plot_decomposition(panels: Mapping[str, Sequence[Decomposition]], path: str | Path, title: str = "") -> Path:
     """One panel per entry (a variant, or one run): mu of i, h, f, c per layer, mean and min-max over runs."""
     n = len(panels)
     cols = min(n, 3)
@@ -181,12 +211,13 @@ def with_decomposition(records: list[dict[str, Any]], sequences: int) -> list[di
 
 def decompose_checkpoint(ckpt: str, sequences: int = 256, out: str | None = None) -> Path:
     """Write ``decomposition.json`` and ``decomposition.png`` for one checkpoint into ``out`` (default: its run)."""
-    result = {**decompose_run(Path(ckpt), sequences), "sequences_requested": sequences}
+    result = decompose_run(Path(ckpt), sequences)
     folder = Path(out) if out else Path(result["run"])
     plot_decomposition(
         {f"{result['variant']} seed {result['seed']}": [result]},
         folder / "decomposition.png",
         title=f"{result['task']}: importance of each term per layer (Mickus et al. Fig. 3)",
     )
-    atomic_write_json(folder / DECOMPOSITION_NAME, result)  # last: the cache the leaderboard reads
+    # last: the cache the leaderboard reads
+    atomic_write_json(folder / DECOMPOSITION_NAME, {**result, "sequences_requested": sequences})
     return folder

@@ -12,7 +12,7 @@ series keep their own values.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import torch
 
@@ -23,7 +23,22 @@ from normbench.training.run.loading import build_datamodule, load_run
 from normbench.training.run.rundir import HEAD_KEYS_NAME
 
 
-def head_keys_run(ckpt: Path) -> dict[str, Any]:
+class HeadKeys(TypedDict):
+    """A run's ``head_keys.json`` (:func:`head_keys_run`; the cache adds the checkpoint's stamp)."""
+
+    task: str
+    """The run's task."""
+    variant: str
+    """The run's variant."""
+    seed: int
+    """The run's seed."""
+    keys: int
+    """The (unpadded) keys of the test sequences counted."""
+    fraction_heads: dict[str, float]
+    """Layer number (``"1"``, ...) -> the key-weighted fraction of unselectable keys in its heads' key spaces."""
+
+
+def head_keys_run(ckpt: Path) -> HeadKeys:
     """Per layer, the fraction of unselectable keys in the heads' key spaces over the run's test sequences."""
     record, module = load_run(ckpt)
     sums: dict[int, float] = {}

@@ -15,7 +15,7 @@ one table and the figure ``key_sets.png``.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import matplotlib
 
@@ -44,7 +44,34 @@ def check_spec(spec: dict[str, Any]) -> tuple[list[int], int]:
     return sorted(set(sizes)), sequences
 
 
-def key_sets_run(ckpt: Path, sizes: list[int], sequences: int) -> dict[str, Any]:
+class KeySets(TypedDict):
+    """A run's ``key_sets.json`` (:func:`key_sets_run`; the cache adds the checkpoint's stamp, the sizes and the
+    sequences requested)."""
+
+    task: str
+    """The run's task."""
+    variant: str
+    """The run's variant."""
+    seed: int
+    """The run's seed."""
+    sequences: int
+    """The held-out sequences counted."""
+    layers: dict[str, dict[str, dict[str, float]]]
+    """Layer (``L1``, ...) -> ``before``/``after`` the norm -> key-set size n (as text) -> unselectable fraction."""
+
+
+class PaperNull(TypedDict):
+    """The random-key null at the paper's key counts (:func:`paper_null`), a key-set table row's ``paper_null``."""
+
+    d: int
+    """The dimension the row's keys span."""
+    n: list[int]
+    """The paper's key counts."""
+    mean: list[float]
+    """The null's mean unselectable share (%) at each count."""
+
+
+def key_sets_run(ckpt: Path, sizes: list[int], sequences: int) -> KeySets:
     """Unselectable fraction of the first n keys of each of ``sequences`` held-out sequences, per layer, per n."""
     record, module = load_run(ckpt)
     counts: dict[str, dict[str, dict[int, list[int]]]] = {}
@@ -127,7 +154,7 @@ def with_key_sets(records: list[dict[str, Any]], spec: dict[str, Any]) -> list[d
     return out
 
 
-def paper_null(row: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any] | None:
+def paper_null(row: dict[str, Any], spec: dict[str, Any]) -> PaperNull | None:
     """The random-key null (%) at the paper's key counts (``spec.paper_keys``, default 768 and 1024) in the
     dimension the row's keys span (``row.null_d``), for the paper's column; ``None`` for a row without one."""
     if not row.get("null_d"):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, TypeVar, cast
 
 from normbench.archive.files.reading import ArchiveError, read_json
 from normbench.io import atomic_write_json
@@ -17,15 +17,27 @@ from normbench.training.run.loading import REDO
 from normbench.training.run.rundir import checkpoint_of, record_path, run_of_record
 
 
-def checkpoint_stamp(ckpt: Path) -> dict[str, int]:
+class CheckpointStamp(TypedDict):
+    """What identifies a checkpoint's content for the cache (:func:`checkpoint_stamp`)."""
+
+    checkpoint_size: int
+    """The checkpoint file's size in bytes."""
+    checkpoint_mtime_ns: int
+    """Its modification time, in nanoseconds."""
+
+
+AnalysisT = TypeVar("AnalysisT", bound=Mapping[str, object])
+
+
+def checkpoint_stamp(ckpt: Path) -> CheckpointStamp:
     """What identifies a checkpoint's content for the cache: its size and modification time."""
     stat = Path(ckpt).stat()
     return {"checkpoint_size": stat.st_size, "checkpoint_mtime_ns": stat.st_mtime_ns}
 
 
 def cached_analysis(
-    record: dict[str, Any], file_name: str, params: dict[str, Any], compute: Callable[[Path], Mapping[str, Any]]
-) -> dict[str, Any] | None:
+    record: dict[str, Any], file_name: str, params: Mapping[str, object], compute: Callable[[Path], AnalysisT]
+) -> AnalysisT | None:
     """``<run>/<file_name>``: ``compute(final checkpoint)`` plus ``params``, recomputed when stale.
 
     ``None`` for a run without a final checkpoint; a final checkpoint its record names that is not
@@ -33,7 +45,8 @@ def cached_analysis(
     """
     run = run_of_record(record)
     if record.get("archived"):  # the run archive keeps the analysis, not the weights: read it as it is
-        return read_cached(run / file_name, params)
+        # the archived file compute once wrote (with the cache key beside its fields)
+        return cast("AnalysisT | None", read_cached(run / file_name, params))
     ckpt = checkpoint_of(record, run)
     if ckpt is None:
         return None
@@ -45,15 +58,15 @@ def cached_analysis(
         try:
             old = json.loads(path.read_text(encoding="utf-8"))
             if all(old.get(k) == v for k, v in key.items()):
-                return old
+                return cast(AnalysisT, old)  # the file compute wrote (with the cache key beside its fields), read back
         except ValueError:
             pass  # corrupt: recompute
     result = {**compute(ckpt), **key}
     atomic_write_json(path, result)
-    return result
+    return cast(AnalysisT, result)  # as the file just written holds it: compute's document with the cache key
 
 
-def read_cached(path: Path, params: dict[str, Any]) -> dict[str, Any] | None:
+def read_cached(path: Path, params: Mapping[str, object]) -> dict[str, object] | None:
     """An analysis kept beside an archived record, when it was computed with ``params`` (``None`` otherwise)."""
     if not path.is_file():
         return None

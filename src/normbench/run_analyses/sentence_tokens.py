@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TypedDict, cast
+from typing import Any, TypedDict
 
 import torch
 
@@ -55,17 +55,26 @@ def render_words(text: str, bold: Sequence[int]) -> str:
     return " ".join(f"**{text[a:b]}**" if i in chosen else text[a:b] for i, (a, b) in enumerate(word_spans(text)))
 
 
+class SentenceUnselectable(TypedDict):
+    """One sentence's tokens as :func:`analyse_sentences` finds them, each list in token order."""
+
+    per_layer: list[list[bool]]
+    """Per layer, whether each token is unselectable there."""
+    content: list[bool]
+    """Whether each token is the sentence's own (not [CLS]/[SEP]/EOS)."""
+
+
 def analyse_sentences(
     model: torch.nn.Module,
     encodings: list[Any],
     content: Callable[[Any], list[bool]],
     forward_args: Callable[[torch.Tensor, torch.Tensor], tuple],
     batch_size: int = 64,
-) -> list[dict[str, Any]]:
+) -> list[SentenceUnselectable]:
     """Per sentence: which tokens are unselectable in which layer (``per_layer``), and which are the sentence's
     (``content``: not [CLS]/[SEP]/EOS). ``forward_args(ids, padding_mask)`` are the model's inputs for a padded
     batch."""
-    out = []
+    out: list[SentenceUnselectable] = []
     device = next(model.parameters()).device
     for start in range(0, len(encodings), batch_size):
         chunk = encodings[start : start + batch_size]
@@ -114,7 +123,7 @@ class TokenSummary(TypedDict):
     sentences_with_unselectable: int
 
 
-def per_sentence(sentences: list[str], encodings: list[Any], results: list[dict[str, Any]]) -> TokenAnalysis:
+def per_sentence(sentences: list[str], encodings: list[Any], results: list[SentenceUnselectable]) -> TokenAnalysis:
     """The file's content: per sentence its tokens, its unselectable ones per layer and in any layer, its bold words."""
     tokens, any_layer, bold = [], [], []
     n_layers = len(results[0]["per_layer"]) if results else 0
@@ -167,5 +176,4 @@ def sentence_tokens(
     on ``sentences()`` (and cached beside it), or read from the run archive; ``None`` for an archived run whose
     analysis was never computed where its weights were."""
     params = {"version": SENTENCE_TOKENS_VERSION, "sentences": digest, "n_sentences": n}
-    analysis = cached_analysis(record, SENTENCE_TOKENS, params, lambda ckpt: compute(ckpt, sentences()))
-    return cast("TokenAnalysis | None", analysis)  # the file compute wrote (with its parameters), read back
+    return cached_analysis(record, SENTENCE_TOKENS, params, lambda ckpt: compute(ckpt, sentences()))

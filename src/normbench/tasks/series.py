@@ -10,7 +10,7 @@ for a few steps and checks that each leaderboard column and claim metric is logg
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -87,7 +87,7 @@ def decomposition_series(n_layers: int, terms: Iterable[str] = ("i", "h", "f", "
     return [DECOMPOSITION.format(layer=layer, term=t) for layer in layers for t in terms]
 
 
-def decomposition_as_series(decomposition: dict[str, Any], step: int) -> dict[str, list[list[float]]]:
+def decomposition_as_series(decomposition: Mapping[str, Any], step: int) -> dict[str, list[list[float]]]:
     """A run's ``decomposition.json`` as one-point series at ``step``: ``decomposition/<layer>/<term>``, and
     ``decomposition/output/<term>`` for its output layer."""
     out = {}

@@ -23,9 +23,10 @@ import fnmatch
 import math
 import os
 import platform
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import torch
 
@@ -44,11 +45,38 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine() or "unknown"
 
 
-def platform_info(device: torch.device | str | None = None) -> dict[str, Any]:
+class PlatformInfo(TypedDict):
+    """What :func:`platform_info` records of the platform a run trained on (a provenance's ``platform``)."""
+
+    cpu: str
+    """The CPU's model name (:func:`cpu_model`)."""
+    cpu_capability: str
+    """The vector capability torch dispatches to (``AVX2``, ``AVX512``, ...)."""
+    machine: str
+    """The machine architecture (``x86_64``, ``arm64``, ...)."""
+    threads: int
+    """torch's intra-op threads."""
+    mkl_cbwr: str | None
+    """``MKL_CBWR`` as set in the environment, if at all."""
+    gpu: str | None
+    """The GPU's name, on a GPU."""
+    cuda: str | None
+    """The CUDA version torch was built with, on a GPU."""
+    cudnn: int | None
+    """cuDNN's version, on a GPU."""
+    deterministic_algorithms: bool
+    """Whether torch's deterministic algorithms were on."""
+    cudnn_deterministic: bool
+    """``torch.backends.cudnn.deterministic``."""
+    cudnn_benchmark: bool
+    """``torch.backends.cudnn.benchmark``."""
+
+
+def platform_info(device: torch.device | str | None = None) -> PlatformInfo:
     """What decides a run's last bits: CPU, vector capability, threads, GPU, CUDA/cuDNN, deterministic flags."""
     device = torch.device(device) if device is not None else None
     on_gpu = device is not None and device.type == "cuda"
-    info: dict[str, Any] = {
+    info: PlatformInfo = {
         "cpu": cpu_model(),
         "cpu_capability": torch.backends.cpu.get_cpu_capability(),
         "machine": platform.machine(),
@@ -79,7 +107,7 @@ SAME_PLATFORM_KEYS = (
 )
 
 
-def platform_key(provenance: dict[str, Any]) -> tuple[Any, ...] | None:
+def platform_key(provenance: Mapping[str, object]) -> tuple[object, ...] | None:
     """The part of a record's provenance that must match for bit-identical results; ``None`` where it was
     not recorded (records written before provenance named the platform)."""
     info = provenance.get("platform")
@@ -88,7 +116,7 @@ def platform_key(provenance: dict[str, Any]) -> tuple[Any, ...] | None:
     return (provenance.get("torch"), provenance.get("compile"), *(info.get(k) for k in SAME_PLATFORM_KEYS))
 
 
-def same_platform(a: dict[str, Any], b: dict[str, Any]) -> bool:
+def same_platform(a: Mapping[str, object], b: Mapping[str, object]) -> bool:
     """Whether two provenances name the same platform and torch (``False`` where either is not named)."""
     key_a, key_b = platform_key(a), platform_key(b)
     return key_a is not None and key_a == key_b
@@ -208,12 +236,34 @@ def agrees(metric: str, value: float | None, reference: float | None, bitwise: b
     return tolerance(metric).allows(value, reference)
 
 
-def distribution_table() -> list[dict[str, Any]]:
+class DistributionRow(TypedDict):
+    """A row of :func:`distribution_table`: metrics compared by their distribution over seeds."""
+
+    metrics: str
+    """The metric names' pattern (``fnmatch``)."""
+    why: str
+    """Why they are compared by distribution."""
+
+
+class ToleranceRow(TypedDict):
+    """A row of :func:`tolerance_table`: the cross-platform tolerance of some metrics."""
+
+    metrics: str
+    """The metric names' pattern (``fnmatch``; the last row's is ``*``)."""
+    abs: float
+    """The absolute part of the tolerance."""
+    rel: float
+    """The relative part of the tolerance."""
+    why: str
+    """Why the tolerance is what it is."""
+
+
+def distribution_table() -> list[DistributionRow]:
     """The metrics compared by distribution as rows (for leaderboards)."""
     return [{"metrics": pattern, "why": why} for pattern, why in BY_DISTRIBUTION]
 
 
-def tolerance_table() -> list[dict[str, Any]]:
+def tolerance_table() -> list[ToleranceRow]:
     """The declared tolerances as rows (for leaderboards and the README)."""
     return [{"metrics": pattern, "abs": tol.abs, "rel": tol.rel, "why": tol.why} for pattern, tol in TOLERANCES]
 

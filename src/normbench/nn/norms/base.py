@@ -18,7 +18,7 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NotRequired, TypedDict
 
 import torch
 import torch.nn.functional as F
@@ -44,6 +44,22 @@ LOOKUPS = Lookups()
 
 class NotShiftAndScale(ValueError):
     """A norm is not N(x) = s(x) (x - m(x)): an analysis that reads it in that form does not apply."""
+
+
+class NormSpecFields(TypedDict):
+    """A :class:`NormSpec` as a document (:meth:`NormSpec.as_dict`, :meth:`NormSpec.identity`): a run's norm in its
+    effective architecture and identity."""
+
+    component: str
+    """The component's name (or a plug-in's import path)."""
+    affine: bool
+    """Whether the norm has its affine map."""
+    eps: float
+    """The spec's eps."""
+    options: NotRequired[dict[str, Any]]
+    """The component's keyword options, only when set."""
+    source: NotRequired[str]
+    """A plug-in's source version (:meth:`NormSpec.identity` only, where the component's code adds to identity)."""
 
 
 @dataclass(frozen=True)
@@ -102,14 +118,14 @@ class NormSpec:
             component.canonical_options(self.options or {}) or None,
         )
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> NormSpecFields:
         """``{component, affine, eps}``, plus ``options`` only when set: specs without options keep their identity."""
-        out: dict[str, Any] = {"component": self.component, "affine": self.affine, "eps": self.eps}
+        out: NormSpecFields = {"component": self.component, "affine": self.affine, "eps": self.eps}
         if self.options:
             out["options"] = dict(self.options)
         return out
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> NormSpecFields:
         """:meth:`as_dict`, plus the ``source`` of a plug-in's code
         (:func:`~normbench.nn.norms.source.source_identity`): what a run is keyed by, so editing a plug-in norm's file
         (or upgrading its distribution) gives new runs, never an old checkpoint."""
@@ -124,13 +140,13 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _keyword_options(cls: type[Norm]) -> dict[str, Any]:
+def _keyword_options(cls: type[Norm]) -> dict[str, object]:
     """The options of ``cls(d, *, eps, affine, **options)``, read from its constructor: keyword -> default."""
     parameters = list(inspect.signature(cls.__init__).parameters.values())[1:]  # after self
     names = [p.name for p in parameters]
     if names[:1] != ["d"] or not {"eps", "affine"} <= set(names):
         raise TypeError(f"{cls.__qualname__}: a norm's constructor is (d, *, eps, affine, **options), not {names}")
-    options = {}
+    options: dict[str, object] = {}
     for p in parameters[1:]:
         if p.kind is p.VAR_KEYWORD or p.name in ("eps", "affine"):
             continue
@@ -258,7 +274,7 @@ class Norm(nn.Module, metaclass=_BuiltFromSpec):
                 raise ValueError(f"options.{key}: must be a {type(default).__name__}, got {value!r}")
 
     @classmethod
-    def canonical_options(cls, options: Mapping[str, Any]) -> dict[str, Any]:
+    def canonical_options(cls, options: Mapping[str, Any]) -> dict[str, object]:
         """``options`` as they name the map: numeric options as floats, options at their defaults left out."""
         out = {}
         for key, value in options.items():

@@ -42,9 +42,9 @@ class PluginNorm(Norm):
         self.frozen = freeze_per_feature(self.plugin, d)
 
     @classmethod
-    def slot_keywords(cls, eps: float) -> dict[str, Any]:
+    def slot_keywords(cls, eps: float) -> dict[str, float | bool]:
         """What the slot tells the module's constructor: its eps (where taken) and no affine map of its own."""
-        out: dict[str, Any] = {"eps": eps} if cls.uses_eps else {}
+        out: dict[str, float | bool] = {"eps": eps} if cls.uses_eps else {}
         return {**out, cls.affine_keyword: False} if cls.affine_keyword else out
 
     @classmethod
@@ -65,7 +65,7 @@ class PluginNorm(Norm):
             build_plugin(cls.name, cls.module, d, keywords)
 
     @classmethod
-    def canonical_options(cls, options: Mapping[str, Any]) -> dict[str, Any]:
+    def canonical_options(cls, options: Mapping[str, Any]) -> dict[str, object]:
         return dict(options)
 
     def normalize(self, x: torch.Tensor) -> torch.Tensor:

@@ -33,7 +33,7 @@ from torch import nn
 
 import normbench.tasks.series as S
 from normbench.analysis.angles import attention_normals, query_angle_to_ones
-from normbench.analysis.hooks import Capture
+from normbench.analysis.hooks import Capture, Captured
 from normbench.analysis.unselectable import unselectable_mask
 from normbench.nn.blocks import Attention, hook_points
 from normbench.nn.norms import Norm
@@ -110,9 +110,7 @@ class GeometryMonitor(L.Callback):
     def teardown(self, trainer: L.Trainer, pl_module: L.LightningModule, stage: str) -> None:
         self.remove_hooks()
 
-    def log_first_batch(
-        self, trainer: L.Trainer, pl_module: L.LightningModule, attention: dict[str, dict[str, Any]]
-    ) -> None:
+    def log_first_batch(self, trainer: L.Trainer, pl_module: L.LightningModule, attention: dict[str, Captured]) -> None:
         """Unselectable keys and query angles on the first ``key_sets`` sequences."""
         network = pl_module.model
         points = hook_points(network)

@@ -25,7 +25,7 @@ import torch
 from lightning.pytorch.plugins.io import TorchCheckpointIO
 
 from normbench.io import atomic_write
-from normbench.rng import rng_states, set_rng_states
+from normbench.rng import RngStates, rng_states, set_rng_states
 from normbench.training import lightning_private as private
 from normbench.training.run.records import RunRecordLogger, add_points
 from normbench.training.run.rundir import LAST_CHECKPOINT
@@ -56,7 +56,7 @@ class RunState(L.Callback):
     :func:`~normbench.training.lightning_private.rewind_validation` makes the resumed run start with it.
     """
 
-    def __init__(self, recorder: RunRecordLogger, start_rng: dict[str, Any] | None = None) -> None:
+    def __init__(self, recorder: RunRecordLogger, start_rng: RngStates | None = None) -> None:
         self.recorder = recorder
         self.start_rng = start_rng
         self._at_batch_end = False
