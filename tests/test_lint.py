@@ -41,6 +41,7 @@ def test_ruff_format_leaves_every_file_as_it_is() -> None:
 
 
 @needs_mypy
+@pytest.mark.slow  # a cold mypy over 132 files: over a minute; `nox -s lint` runs it
 def test_mypy_finds_no_error_in_the_typed_packages() -> None:
     """``mypy`` as ``nox -s lint`` runs it: the files and settings of ``[tool.mypy]``."""
     done = subprocess.run([sys.executable, "-m", "mypy"], cwd=REPO, capture_output=True, text=True, timeout=600)

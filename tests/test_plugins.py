@@ -237,6 +237,7 @@ def test_a_bad_import_path_or_signature_is_one_line_exit_2(
     assert not (tmp_path / "runs").exists()
 
 
+@pytest.mark.slow  # a sweep and its analyses through the example norm, which the documented card command trains too
 def test_the_example_norm_is_benched_beside_layer_norm(tmp_path: Path) -> None:
     """examples/pnorm_example.py by import path through a sweep, its leaderboard and the class-key analyses
     (the decomposition's refusal is tested in tests/run_analyses/test_decomposition.py)."""

@@ -102,12 +102,12 @@ def assert_only_the_new_norm_trains(
 
 def surveyed(slow: set[str]) -> list[object]:
     """The tasks with cards, those in ``slow`` with the slow tests: surveying a task's whole bake queue plans every
-    grid point it names (a minute or more on the majority task and the language model); SST-2's stays in the default
-    run."""
+    grid point it names (half a minute to over a minute per task); the tuned-rate survey of the language model and
+    SST-2 stays in the default run."""
     return [pytest.param(t, marks=pytest.mark.slow) if t in slow else t for t in tasks_with_cards()]
 
 
-@pytest.mark.parametrize("task", surveyed({"majority", "lm"}))
+@pytest.mark.parametrize("task", surveyed({"majority", "lm", "sst2"}))
 def test_a_new_norms_card_finds_every_baseline_run_of_its_seeds_and_grid_in_the_archive(
     task: str, tmp_path: Path
 ) -> None:

@@ -336,6 +336,7 @@ def test_a_bad_norm_is_one_line_where_a_cuda_toolkit_has_no_gpu(tmp_path: Path) 
     ]
 
 
+@pytest.mark.slow  # plans every task of a whole card: half a minute; the documented card command covers the build
 def test_a_dry_run_card_builds_the_norm_and_shows_its_runs_writing_nothing(
     normbench_in_process, tmp_path: Path
 ) -> None:
@@ -383,6 +384,7 @@ def test_a_card_told_not_to_train_is_built_from_the_archive_alone(tmp_path: Path
     assert (folder / "bake.yaml").is_file() and (folder / "majority.yaml").is_file()  # the same command trains it
 
 
+@pytest.mark.slow  # rebuilds a published card: half a minute
 def test_a_card_asked_for_one_task_keeps_the_tasks_its_published_card_covers(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -410,6 +410,7 @@ def test_a_bake_run_computes_its_analyses_where_it_trained(tmp_path: Path) -> No
     assert not (tmp_path / "results" / "majority" / "tiny").exists()  # no board: the bake builds it
 
 
+@pytest.mark.slow  # two bakes over two boards: half a minute
 def test_a_run_two_boards_show_is_trained_once_and_builds_both_boards(tmp_path: Path) -> None:
     """Two queued boards that plan the same run (a card's grid shares the task grid's LayerNorm runs): it trains once,
     and both boards are built from it, when it trains and when a bake that trains nothing rebuilds them."""
