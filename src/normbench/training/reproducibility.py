@@ -30,6 +30,8 @@ from typing import Any, TypedDict
 
 import torch
 
+from normbench.archive.record import Platform
+
 MKL_CBWR = "MKL_CBWR"  # set to AUTO,STRICT when normbench is imported, unless the user set it
 
 
@@ -45,38 +47,11 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine() or "unknown"
 
 
-class PlatformInfo(TypedDict):
-    """What :func:`platform_info` records of the platform a run trained on (a provenance's ``platform``)."""
-
-    cpu: str
-    """The CPU's model name (:func:`cpu_model`)."""
-    cpu_capability: str
-    """The vector capability torch dispatches to (``AVX2``, ``AVX512``, ...)."""
-    machine: str
-    """The machine architecture (``x86_64``, ``arm64``, ...)."""
-    threads: int
-    """torch's intra-op threads."""
-    mkl_cbwr: str | None
-    """``MKL_CBWR`` as set in the environment, if at all."""
-    gpu: str | None
-    """The GPU's name, on a GPU."""
-    cuda: str | None
-    """The CUDA version torch was built with, on a GPU."""
-    cudnn: int | None
-    """cuDNN's version, on a GPU."""
-    deterministic_algorithms: bool
-    """Whether torch's deterministic algorithms were on."""
-    cudnn_deterministic: bool
-    """``torch.backends.cudnn.deterministic``."""
-    cudnn_benchmark: bool
-    """``torch.backends.cudnn.benchmark``."""
-
-
-def platform_info(device: torch.device | str | None = None) -> PlatformInfo:
+def platform_info(device: torch.device | str | None = None) -> Platform:
     """What decides a run's last bits: CPU, vector capability, threads, GPU, CUDA/cuDNN, deterministic flags."""
     device = torch.device(device) if device is not None else None
     on_gpu = device is not None and device.type == "cuda"
-    info: PlatformInfo = {
+    info: Platform = {
         "cpu": cpu_model(),
         "cpu_capability": torch.backends.cpu.get_cpu_capability(),
         "machine": platform.machine(),
