@@ -346,11 +346,12 @@ def main(argv: list[str] | None = None) -> None:
         return
     argv = list(argv)
     import_paths_from_here()
-    argv, verbose = take_switch(argv, VERBOSE)
+    with errors_in_one_line():
+        argv, verbose = take_switch(argv, VERBOSE)
+        argv, dry_run = take_switch(argv, DRY_RUN)
     if verbose:  # third-party banners and tips too, here and in every subprocess
         os.environ[VERBOSE_ENV] = "1"
     quiet_third_party()
-    argv, dry_run = take_switch(argv, DRY_RUN)
     dry = bool(dry_run) or (dry_run is None and os.environ.get(DRY_RUN_ENV) == "1")
     if not argv or any(a in ("-h", "--help") for a in argv):  # help imports no torch or Lightning
         run_command(argv, dry)

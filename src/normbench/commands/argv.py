@@ -51,25 +51,15 @@ def trust_option(argv: list[str]) -> list[str]:
     :func:`normbench.tasks.trust.trust_record_code` for this process and its subprocesses."""
     from normbench.tasks.trust import trust_record_code  # Lightning: only when a command runs
 
-    out, i = [], 0
-    while i < len(argv):
-        arg = argv[i]
-        if arg == TRUST_OPTION or arg.startswith(f"{TRUST_OPTION}="):
-            value = arg.partition("=")[2] if "=" in arg else None
-            if value is None and i + 1 < len(argv) and argv[i + 1] in ("true", "false"):
-                value, i = argv[i + 1], i + 1
-            if value not in (None, "true", "false"):
-                raise ValueError(f"trust_record_code: must be true or false, got {value!r}")
-            trust_record_code(value != "false")
-        else:
-            out.append(arg)
-        i += 1
+    out, value = take_switch(argv, TRUST_OPTION)
+    if value is not None:
+        trust_record_code(value)
     return out
 
 
 def take_switch(argv: list[str], option: str) -> tuple[list[str], bool | None]:
     """``argv`` without ``option`` in any of its forms (``--dry_run``, ``--dry_run true|false``,
-    ``--dry_run=true|false``), and its value (``None``: not given)."""
+    ``--dry_run=true|false``), and its value (``None``: not given); a ValueError naming the option for another value."""
     out, value, i = [], None, 0
     while i < len(argv):
         arg = argv[i]
@@ -78,7 +68,7 @@ def take_switch(argv: list[str], option: str) -> tuple[list[str], bool | None]:
             if given is None and i + 1 < len(argv) and argv[i + 1] in ("true", "false"):
                 given, i = argv[i + 1], i + 1
             if given not in (None, "true", "false"):
-                raise SystemExit(f"normbench: error: {option[2:]}: must be true or false, got {given!r}")
+                raise ValueError(f"{option[2:]}: must be true or false, got {given!r}")
             value = given != "false"
         else:
             out.append(arg)
