@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Literal, TypedDict, cast
 
 from normbench.archive import BoardError, load_board
+from normbench.archive._json import JsonDict
 from normbench.judge.choice import ChoiceDoc, ChoiceGroup, choice_doc, sort_key, split_name
 from normbench.judge.choice_text import waiting_text
 from normbench.judge.rows import VariantRow
@@ -262,7 +263,7 @@ def rechosen(view: TunedView, published: Path) -> Rechosen | None:
     return {"why": why, "configs": configs, "published": [h for h in hashes.values() if h]}
 
 
-def with_rechosen(bench: dict[str, Any], published: Path) -> dict[str, Any]:
+def with_rechosen(bench: JsonDict, published: Path) -> JsonDict:
     """``bench`` with the points :func:`rechosen` finds added to its ``superseded``. A declared list of configs is
     kept, and its sentence too where it names configs of the published board beyond the rechosen ones."""
     view, declared = bench.get("tuned"), bench.get("superseded")
