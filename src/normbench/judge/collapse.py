@@ -22,24 +22,15 @@ import functools
 import json
 import math
 from collections.abc import Callable, Collection, Mapping, Sequence
-from typing import Any, TypedDict
+from typing import Any
 
 from normbench.archive.facts import data_fact
+from normbench.archive.views import CollapseSpec
 from normbench.judge.rows import variant_row
 from normbench.training.run.loading import build_datamodule
 
 COLLAPSED = "collapsed"
 AT_CHANCE = "at chance"
-
-
-class CollapseSpec(TypedDict):
-    """``bench.collapse`` as :func:`check_spec` reads it (and a board's ``collapse``, with ``unavailable``): the
-    leaderboard ``metric`` checked, the ``baseline`` a collapsed run sits at (a name of :data:`BASELINES`) and the
-    tolerance ``within``."""
-
-    metric: str
-    baseline: str
-    within: float
 
 
 @functools.cache
