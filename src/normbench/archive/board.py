@@ -32,13 +32,17 @@ from normbench.archive.compact import FORMAT, compact, expand
 from normbench.archive.views import (
     BoardProvenance,
     ChoiceDoc,
+    Citation,
     CollapseView,
     FailedRun,
+    MatrixDoc,
+    MetricDefinition,
     NormRow,
     NullBlock,
     ReferenceDoc,
     RowProvenance,
     TunedView,
+    WidthDoc,
 )
 from normbench.io import atomic_write_text, dumps_json_lines
 
@@ -218,7 +222,7 @@ class Board(JsonObject):
     generated_at: str = required(str)
     provenance: BoardProvenance = required(dict)
     protocol: dict[str, Any] | None = optional(dict)
-    metrics: dict[str, dict[str, Any]] | None = optional(dict)
+    metrics: dict[str, MetricDefinition] | None = optional(dict)
     columns: tuple[str, ...] | None = optional(list, decode=as_tuple)
     variants: tuple[VariantEntry, ...] = required(list, decode=items(VariantEntry))
     tables: tuple[dict[str, Any], ...] | None = optional(list, decode=as_tuple)
@@ -233,12 +237,12 @@ class Board(JsonObject):
     sweep: SweepDefinition | None = optional(dict)
     planned_runs: int | None = optional(int)
     finished_runs: int | None = optional(int)
-    matrix: dict[str, Any] | None = optional(dict)
-    width: dict[str, Any] | None = optional(dict)
+    matrix: MatrixDoc | None = optional(dict)
+    width: WidthDoc | None = optional(dict)
     decided_by: dict[str, int] | None = optional(dict)
     figures: tuple[str, ...] | None = optional(list, decode=as_tuple)
     figure_styles: dict[str, int] | None = optional(dict)
-    citation: dict[str, Any] | None = optional(dict)
+    citation: Citation | None = optional(dict)
     rejudged: Rejudged | None = optional(dict)
     uncommitted_code: bool | None = optional(bool)
     in_progress: list[dict[str, Any]] | None = optional(list)

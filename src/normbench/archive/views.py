@@ -14,10 +14,13 @@ A row is built key by key and a board written before a key existed lacks it, so 
 
 from __future__ import annotations
 
-from typing import TypedDict
+from typing import TYPE_CHECKING, TypedDict
 
 from normbench.archive.claim import IntervalDoc
 from normbench.archive.record import Platform, Provenance
+
+if TYPE_CHECKING:  # Python 3.11's; the annotations are never evaluated (``from __future__ import annotations``)
+    from typing import NotRequired
 
 
 class BoardProvenance(Provenance, total=False):
@@ -27,6 +30,24 @@ class BoardProvenance(Provenance, total=False):
 
     normbench: str
     wall_time_s: float
+
+
+class MetricDefinition(TypedDict):
+    """How a leaderboard metric is read from every run (a board's ``metrics`` per metric, as ``bench.metrics``
+    declares it: :mod:`normbench.boards.build`): the logged ``series``, read at ``at_step`` (a step, or ``last``) or
+    at the first step where it is <= ``first_below``, over the trailing moving average of ``smooth`` logged points
+    where given."""
+
+    series: str
+    at_step: NotRequired[int | str]
+    first_below: NotRequired[float]
+    smooth: NotRequired[int]
+
+
+class Citation(TypedDict):
+    """How to cite a board (a board's ``citation``): its ``bibtex`` entry (:func:`normbench.render.citation.bibtex`)."""
+
+    bibtex: str
 
 
 class FailedRun(TypedDict):
@@ -365,3 +386,58 @@ class ReferenceDoc(TypedDict):
     checked: list[str]
     rows: list[ReferenceRow]
     paired: Paired | None
+
+
+class MatrixCell(TypedDict):
+    """One planned variant of the matrix (``leaderboard.json``: ``matrix.cells[]``): the ``variant``, its
+    ``placement`` and ``component``, its ``planned_seeds`` and finished ``seeds``, its ``status`` (``done``,
+    ``flagged``, ``partial: k of n seeds``, ``not run``), ``metrics``: the headline metrics' aggregates and the
+    unselectable fraction's (:data:`normbench.render.matrix.UNSELECTABLE`), and ``flagged``: seed -> why, where a seed
+    is."""
+
+    variant: str
+    placement: str
+    component: str
+    planned_seeds: list[int]
+    seeds: list[int]
+    status: str
+    metrics: dict[str, MetricRow]
+    flagged: NotRequired[dict[str, str]]
+
+
+class MatrixDoc(TypedDict):
+    """The placement x component matrix (``leaderboard.json``: ``matrix``): its ``rows`` (placements) and
+    ``columns`` (components), the ``headline`` metrics and the ``unselectable`` metric its cells hold, and one cell per
+    planned variant (``cells``)."""
+
+    rows: list[str]
+    columns: list[str]
+    headline: list[str]
+    unselectable: str | None
+    cells: list[MatrixCell]
+
+
+class WidthRow(TypedDict):
+    """One planned (base variant, width) of the width axis (``leaderboard.json``: ``width.rows[]``): the ``variant``,
+    its ``base`` and ``width``, its ``planned_seeds`` and finished ``seeds``, the network's ``n_layers``; ``metrics``:
+    the validation loss's aggregate, the unselectable fraction averaged over layers (``unselectable``), per head
+    (``unselectable_heads``) and per layer (``unselectable_L<i>``); ``loss_gap``: the loss minus the reference's at the
+    same width, with its 95% Welch interval (``None``: none, or the reference itself)."""
+
+    variant: str
+    base: str
+    width: int | None
+    planned_seeds: list[int]
+    seeds: list[int]
+    metrics: dict[str, MetricRow]
+    n_layers: NotRequired[int]
+    loss_gap: NotRequired[IntervalDoc | None]
+
+
+class WidthDoc(TypedDict):
+    """The width axis (``leaderboard.json``: ``width``): the config key of the width (``axis``), the ``reference``
+    base variant of the loss gaps, and one row per planned (base variant, width) (``rows``)."""
+
+    axis: str
+    reference: str
+    rows: list[WidthRow]
