@@ -1,13 +1,15 @@
-"""The typed documents of a leaderboard's rows and of the views the judge adds to a board, as JSON data.
+"""The typed documents of a leaderboard's rows and of the views beside its contract, as JSON data.
 
 A variant's row (:class:`VariantRow`, the JSON of :class:`normbench.archive.board.VariantEntry`), one of its metrics
 (:class:`MetricRow`, of :class:`normbench.archive.board.Metric`) with the random-key null beside it
-(:class:`NullBlock`), and the views a sweep's config asks for: ``collapse`` (:class:`CollapseView`), ``choice``
-(:class:`ChoiceDoc`), ``tuned`` (:class:`TunedView`) and ``reference_runs`` (:class:`ReferenceDoc`), with the
-board's ``provenance`` (:class:`BoardProvenance`) and ``failed_runs`` (:class:`FailedRun`). The judge builds them
-(:mod:`normbench.judge.rows`, :mod:`normbench.judge.collapse`, :mod:`normbench.judge.choice`,
-:mod:`normbench.judge.tuned`, :mod:`normbench.judge.reference_runs`) and names them from there; the archive fixes
-their shape, so a :class:`normbench.archive.board.Board`'s fields are typed by them.
+(:class:`NullBlock`); a board's ``provenance`` (:class:`BoardProvenance`), metric definitions
+(:class:`MetricDefinition`), ``failed_runs`` (:class:`FailedRun`) and ``citation`` (:class:`Citation`); and the views
+a sweep's config asks for: ``collapse`` (:class:`CollapseView`), ``choice`` (:class:`ChoiceDoc`), ``tuned``
+(:class:`TunedView`), ``reference_runs`` (:class:`ReferenceDoc`), ``matrix`` (:class:`MatrixDoc`) and ``width``
+(:class:`WidthDoc`). The judge and the renderers build them (:mod:`normbench.judge.rows`,
+:mod:`normbench.judge.collapse`, :mod:`normbench.judge.choice`, :mod:`normbench.judge.tuned`,
+:mod:`normbench.judge.reference_runs`, :mod:`normbench.render.matrix`, :mod:`normbench.render.width`) and name them
+from there; the archive fixes their shape, so a :class:`normbench.archive.board.Board`'s fields are typed by them.
 
 A row is built key by key and a board written before a key existed lacks it, so every key of a row is optional here.
 """
