@@ -11,9 +11,18 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from typing import Any, TypeAlias, TypeVar
 
 T = TypeVar("T", bound="JsonObject")
+
+JsonValue: TypeAlias = "str | int | float | bool | None | list[JsonValue] | dict[str, JsonValue]"
+"""A JSON value as :func:`json.loads` gives it, of no shape in particular (a walker of whole documents reads it)."""
+
+JsonDict: TypeAlias = dict[str, Any]
+"""A JSON object that no schema of this package fixes: a run's resolved config (and its sections), a task's
+``bench`` section, the params of a data fact, and what :meth:`JsonObject.to_json` gives for any subclass (a subclass
+types its own document where it has one, e.g. :meth:`normbench.archive.record.RunRecord.document`). A document of a
+known shape has its own TypedDict instead."""
 
 NUMBER = (int, float)
 NULL = type(None)
@@ -89,7 +98,7 @@ def items(cls: type[T]) -> Callable[[Any, str], tuple[T, ...]]:
 def values(cls: type[T]) -> Callable[[Any, str], dict[str, T]]:
     """Decoder of an object whose values are ``cls`` objects."""
 
-    def decode(value: dict[str, Any], where: str) -> dict[str, T]:
+    def decode(value: Mapping[str, object], where: str) -> dict[str, T]:
         return {k: cls.from_json(v, f"{where}[{k!r}]") for k, v in value.items()}
 
     return decode
@@ -124,7 +133,7 @@ class JsonObject:
         where = where or cls.WHAT
         if not isinstance(data, Mapping):
             raise SchemaError(f"{where}: {json_type(data)}, not an object")
-        kwargs: dict[str, Any] = {}
+        kwargs: dict[str, object] = {}
         for f in cls.own_fields():
             if f.name not in data:
                 if f.default is dataclasses.MISSING:
@@ -142,11 +151,11 @@ class JsonObject:
         keys = self.keys + tuple(k for k in changes if k not in self.keys)
         return dataclasses.replace(self, **changes, keys=keys)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonDict:
         """The JSON object: keys in the order they were read, fields set since in declaration order, then
         unknown keys; an optional field that is ``None`` and was not in the document is left out."""
         own = {f.name: f for f in self.own_fields()}
-        out: dict[str, Any] = {}
+        out: JsonDict = {}
         for key in self.keys:
             if key in own:
                 out[key] = encode(getattr(self, key))

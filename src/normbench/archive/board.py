@@ -29,6 +29,21 @@ from normbench.archive._json import (
 )
 from normbench.archive.claim import JudgedClaim
 from normbench.archive.compact import FORMAT, compact, expand
+from normbench.archive.views import (
+    BoardProvenance,
+    ChoiceDoc,
+    Citation,
+    CollapseView,
+    FailedRun,
+    MatrixDoc,
+    MetricDefinition,
+    NormRow,
+    NullBlock,
+    ReferenceDoc,
+    RowProvenance,
+    TunedView,
+    WidthDoc,
+)
 from normbench.io import atomic_write_text, dumps_json_lines
 
 FILENAME = "leaderboard.json"
@@ -119,7 +134,7 @@ class Metric(JsonObject):
     lower_bound: float | None = optional(*NUMBER)
     per_seed_lower_bound: tuple[float | None, ...] | None = optional(list, decode=as_tuple)
     without_flagged: Metric | None = optional(dict, decode=lambda v, where: Metric.from_json(v, where))
-    chance: dict[str, Any] | None = optional(dict)
+    chance: NullBlock | None = optional(dict)
 
     WHAT = "metric"
 
@@ -153,7 +168,7 @@ class VariantEntry(JsonObject):
 
     name: str = required(str)
     placement: str | None = required(str, type(None))
-    norms: dict[str, dict[str, Any]] = required(dict)
+    norms: dict[str, NormRow] = required(dict)
     seeds: tuple[int, ...] = required(list, decode=as_tuple)
     status: str = required(str)
     run_status: dict[str, str] | None = optional(dict)
@@ -168,7 +183,7 @@ class VariantEntry(JsonObject):
     collapse_baseline: dict[str, float | None] | None = optional(dict)
     collapsed: list[str] | None = optional(list)
     flagged: dict[str, str] | None = optional(dict)
-    provenance: dict[str, Any] | None = optional(dict)
+    provenance: RowProvenance | None = optional(dict)
     canonical: str | None = optional(str)
     published_seeds: dict[str, list[int]] | None = optional(dict)
 
@@ -205,35 +220,35 @@ class Board(JsonObject):
     task: str = required(str)
     preset: str | None = required(str, type(None))
     generated_at: str = required(str)
-    provenance: dict[str, Any] = required(dict)
+    provenance: BoardProvenance = required(dict)
     protocol: dict[str, Any] | None = optional(dict)
-    metrics: dict[str, dict[str, Any]] | None = optional(dict)
+    metrics: dict[str, MetricDefinition] | None = optional(dict)
     columns: tuple[str, ...] | None = optional(list, decode=as_tuple)
     variants: tuple[VariantEntry, ...] = required(list, decode=items(VariantEntry))
     tables: tuple[dict[str, Any], ...] | None = optional(list, decode=as_tuple)
     claims: tuple[JudgedClaim, ...] = required(list, decode=items(JudgedClaim))
     against_chance: tuple[JudgedClaim, ...] | None = optional(list, decode=items(JudgedClaim))
     reproducibility: dict[str, Any] | None = optional(dict)
-    collapse: dict[str, Any] | None = optional(dict)
-    choice: dict[str, Any] | None = optional(dict)
-    failed_runs: tuple[dict[str, Any], ...] | None = optional(list, decode=as_tuple)
+    collapse: CollapseView | None = optional(dict)
+    choice: ChoiceDoc | None = optional(dict)
+    failed_runs: tuple[FailedRun, ...] | None = optional(list, decode=as_tuple)
     supersedes: Supersedes | None = optional(dict)
     sweep_key: str | None = optional(str)
     sweep: SweepDefinition | None = optional(dict)
     planned_runs: int | None = optional(int)
     finished_runs: int | None = optional(int)
-    matrix: dict[str, Any] | None = optional(dict)
-    width: dict[str, Any] | None = optional(dict)
+    matrix: MatrixDoc | None = optional(dict)
+    width: WidthDoc | None = optional(dict)
     decided_by: dict[str, int] | None = optional(dict)
     figures: tuple[str, ...] | None = optional(list, decode=as_tuple)
     figure_styles: dict[str, int] | None = optional(dict)
-    citation: dict[str, Any] | None = optional(dict)
+    citation: Citation | None = optional(dict)
     rejudged: Rejudged | None = optional(dict)
     uncommitted_code: bool | None = optional(bool)
     in_progress: list[dict[str, Any]] | None = optional(list)
-    tuned: dict[str, Any] | None = optional(dict)
+    tuned: TunedView | None = optional(dict)
     tuned_claims: tuple[JudgedClaim, ...] | None = optional(list, decode=items(JudgedClaim))
-    reference_runs: dict[str, Any] | None = optional(dict)
+    reference_runs: ReferenceDoc | None = optional(dict)
 
     SCHEMA_VERSION = FORMAT
     WHAT = "board"

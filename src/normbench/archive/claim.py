@@ -1,18 +1,312 @@
 """Claims: what a claims file entry may hold (:class:`ClaimSpec`) and a claim judged on a board (:class:`JudgedClaim`).
 
 The claims files live in ``src/normbench/judge/claims/<id>.yaml`` (a list under ``claims:``); their rules
-and verdicts are :mod:`normbench.judge.claims`. This module fixes the shape only.
+and verdicts are :mod:`normbench.judge.claims`. This module fixes the shape only: the dataclasses, and the same
+documents as JSON data (:class:`ClaimEntry`, :class:`JudgedEntry`: the keys they share are :class:`ClaimHead`'s) with
+the parts a judged claim holds (the statistics every rule, :mod:`normbench.judge.verdicts.qualify`,
+:mod:`normbench.judge.chance.rules` and :func:`normbench.judge.claims.judge` add to it). Keys as the files name them.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, TypedDict
 
 from normbench.archive._json import NUMBER, JsonObject, SchemaError, optional, required
 
 VERDICTS = ("reproduced", "direction only", "borderline", "inconclusive", "not reproduced", "not run")
 OWNERS = ("paper", "normbench")
+
+
+class IntervalDoc(TypedDict, total=False):
+    """An interval (:class:`normbench.judge.stats.Interval`) as a board stores it
+    (:meth:`normbench.judge.stats.Interval.as_dict`: its fields, tuples as lists, every one there), e.g. a judged
+    claim's ``difference``."""
+
+    estimate: float
+    low: float | None
+    high: float | None
+    n: list[int]
+    p_value: float | None
+    of: list[str]
+    df: float | None
+
+
+class EquivalenceDoc(TypedDict):
+    """An equivalence test (:class:`normbench.judge.stats.Equivalence`) as a board stores it (a judged claim's
+    ``equivalence``): its 90% ``interval``, the ``margin``, the ``sides`` tested, whether it is ``shown`` or
+    ``refuted`` and the TOST ``p_value``."""
+
+    interval: IntervalDoc
+    margin: float
+    sides: str
+    shown: bool
+    refuted: bool
+    p_value: float | None
+
+
+class GapDoc(TypedDict):
+    """A mean beside a target (:func:`normbench.judge.stats.gap`, a judged claim's ``gap_to_paper`` per role):
+    ``estimate`` = mean − ``paper`` (the target), ``low``/``high`` its 95% t-interval (``None`` with one value), ``n``
+    the values."""
+
+    estimate: float | None
+    low: float | None
+    high: float | None
+    n: int
+    paper: float
+
+
+class Rule(TypedDict, total=False):
+    """How a claim is judged: its ``kind`` (:data:`normbench.judge.rules.registry.RULE_KINDS`) and that kind's
+    parameters, each read by its rule's module.
+
+    values: ``higher`` (the role above the other), ``tolerance`` or ``rel_tolerance`` (the margin around each paper
+        value), ``exact`` (roles equal to the paper's value in every seed).
+    ratio: ``numerator``, ``denominator`` (roles), the ``target`` ratio and its ``tolerance``.
+    ordering: ``lower`` (the role below the other). positive_zero: the ``positive`` and the ``zero`` role.
+    equivalence: the ``reference`` role, ``better`` (``higher``, ``lower`` or absent: both sides), the ``margin`` and
+        why it is what it is (``margin_why``).
+    stability: the role claimed ``less_stable`` and the learning-rate ``axis``. attention_feed: ``expect``
+        (``scaled`` or ``unscaled``).
+    grid: the ``d`` and ``n`` ranges, the ``keys`` (raw, layernorm...), the statistic judged (``stat``), how it is
+        reduced over the cells (``reduce``) and the bound it is held to (``at_least`` or ``at_most``).
+    """
+
+    kind: str
+    higher: str
+    tolerance: float
+    rel_tolerance: float
+    exact: list[str]
+    numerator: str
+    denominator: str
+    target: float
+    lower: str
+    positive: str
+    zero: str
+    reference: str
+    better: str | None
+    margin: float
+    margin_why: str
+    less_stable: str
+    axis: str
+    expect: str
+    d: list[int]
+    n: list[int]
+    keys: str
+    stat: str
+    reduce: str
+    at_least: float
+    at_most: float
+
+
+class ChanceAt(TypedDict):
+    """A claim's ``chance_at``: the ``role`` whose paper value the random-key null at the paper's own key counts
+    ``n`` and dimension ``d`` stands beside."""
+
+    role: str
+    d: int
+    n: list[int]
+
+
+class Reasons(TypedDict, total=False):
+    """A claim's ``why`` (the reasoning behind it) and ``note`` (what is known about its measurement), where given."""
+
+    why: str
+    note: str
+
+
+class ClaimHead(Reasons, total=False):
+    """The keys a claim has both as its claims file writes it (:class:`ClaimEntry`) and as a board stores it judged
+    (:class:`JudgedEntry`).
+
+    id: its unique name; owner: ``paper`` or ``normbench``; source, statement: where it comes from and what it says;
+    why, note: as :class:`Reasons` (why we hold it, a remark printed with it).
+    metric: the leaderboard metric it reads (metrics: another one per role); variants: role -> variant name;
+        paper: role -> the paper's value (an ordering names its lower role: ``lower: <role>``).
+    evidence: ``sanity check`` for an identity the code guarantees.
+    """
+
+    id: str
+    owner: str
+    source: str
+    statement: str
+    metric: str
+    metrics: dict[str, str]
+    variants: dict[str, str]
+    paper: dict[str, float | str]
+    evidence: str
+
+
+class ClaimEntry(ClaimHead, total=False):
+    """One entry of a claims file (:class:`ClaimSpec`).
+
+    Beside the keys of :class:`ClaimHead`:
+
+    use: the claims file that defines it (then no other key); rule: how it is judged; protocol: the protocol its
+    numbers need; chance_at: the null at the paper's key counts; above_chance: the role whose fraction must also lie
+    above its matched random-key null.
+    """
+
+    use: str
+    rule: Rule
+    protocol: str
+    chance_at: ChanceAt
+    above_chance: str
+
+
+class ProtocolCheck(TypedDict):
+    """Whether a claim's runs follow its protocol (a judged claim's ``protocol``): the protocol's ``name`` and
+    ``description``, whether they ``met`` it, and each setting that differs (``key: run value, protocol value``)."""
+
+    name: str
+    description: str
+    met: bool
+    differences: list[str]
+
+
+class Power(TypedDict, total=False):
+    """What a judged claim's seeds could detect (its ``power``).
+
+    detectable: the smallest difference (a stability claim: failure rate, ``of``) found with power ``level``;
+    leaning: where the point estimate lies, ``with the claim`` or ``against the claim`` (``None``: no sign).
+    """
+
+    detectable: float | None
+    leaning: str | None
+    level: float
+    of: str
+
+
+class Borderline(TypedDict):
+    """An equivalence whose 90% interval ends within the metric's tolerance of its margin (a judged claim's
+    ``borderline``): the verdict it ``was``, the ``distance`` to the margin and the ``tolerance``."""
+
+    was: str
+    distance: float
+    tolerance: float
+
+
+class Provisional(TypedDict):
+    """A verdict judged on fewer finished seeds than its protocol declares: ``finished`` of ``declared``."""
+
+    finished: int
+    declared: int
+
+
+class NullAtKeys(TypedDict):
+    """The random-key null at ``n`` keys: its ``mean``, ``sem`` and the ``sets`` drawn."""
+
+    n: int
+    mean: float
+    sem: float | None
+    sets: int
+
+
+class PaperChance(TypedDict):
+    """The null at the paper's own key counts beside its value (a judged claim's ``paper_chance``).
+
+    role, d, n: as the claim's ``chance_at``; null: the null at each key count; paper: the paper's value of ``role``;
+    position: where it lies against the nulls (``below``, ``at``, ``above``); text: that in words.
+    """
+
+    role: str
+    d: int
+    n: list[int]
+    null: list[NullAtKeys]
+    paper: float
+    position: str
+    text: str
+
+
+class NullDraws(TypedDict):
+    """A matched null as a claim reads it: its ``mean``, ``sem`` and the ``sets`` drawn."""
+
+    mean: float
+    sem: float | None
+    sets: int | None
+
+
+class AgainstNull(TypedDict):
+    """A claim's ``above_chance`` role against its matched random-key null (a judged claim's ``against_null``).
+
+    role, metric: the fraction judged; null: the null beside it (``None``: none); difference: the Welch 95% interval
+    of mean − null; position: ``above``, ``at`` or ``below`` chance (``None``: no null).
+    """
+
+    role: str
+    metric: str
+    null: NullDraws | None
+    difference: IntervalDoc | None
+    position: str | None
+
+
+class CensoredSeed(TypedDict):
+    """A seed that never reached a threshold within its run: the ``seed`` and the last step it is censored at."""
+
+    seed: int
+    at_step: float | None
+
+
+class Censored(TypedDict):
+    """A steps-to-threshold claim's censored seeds (a judged claim's ``censored``): the ``role``, its ``seeds``, the
+    seeds the verdict is judged on (``judged_on``) and the interval with the censored seeds at their last steps
+    (``with_censored``: shown, not judged)."""
+
+    role: str
+    seeds: list[CensoredSeed]
+    judged_on: str
+    with_censored: IntervalDoc | None
+
+
+class FailureCount(TypedDict):
+    """A stability claim's count at one learning rate: ``failed`` of ``runs``."""
+
+    failed: int
+    runs: int
+
+
+class JudgedEntry(ClaimHead, total=False):
+    """A claim judged on a board (:class:`JudgedClaim`); built key by key, so every key is optional here (a judged
+    claim has id, paper, measured, verdict and rule).
+
+    Beside the keys of :class:`ClaimHead`:
+
+    measured: role -> the mean over the counted seeds (a claim over many cells: its counts); per_seed: role -> each
+        counted seed's value; layers: a claim over many cells, cell -> its values; holds_for: a grid claim, statistic
+        -> whether it holds.
+    difference: the 95% interval of the difference the rule reads (``None``: none); gap_to_paper: role -> mean minus
+        the paper's value; margin, equivalence: an equivalence's margin and test.
+    verdict: one of :data:`VERDICTS`; rule: how it was decided, in words; explanation: what a claim over many cells
+        found; counted: the seeds left out and why.
+    protocol, power, borderline, margin_declared, provisional: what qualifies the verdict; paper_chance,
+        against_null: the random-key nulls beside it; rates: role -> the learning rate judged at; failures: a
+        stability claim's counts, role -> rate -> count; censored: a steps-to-threshold claim's censored seeds.
+    """
+
+    measured: Mapping[str, float | None]
+    per_seed: dict[str, list[float | None]]
+    layers: dict[str, list[float | None]]
+    holds_for: dict[str, bool]
+    margin: float
+    equivalence: EquivalenceDoc | None
+    gap_to_paper: dict[str, GapDoc | None]
+    difference: IntervalDoc | None
+    verdict: str
+    rule: str
+    counted: list[str]
+    explanation: str
+    protocol: ProtocolCheck
+    power: Power
+    borderline: Borderline
+    margin_declared: str
+    paper_chance: PaperChance
+    rates: dict[str, str]
+    failures: dict[str, dict[str, FailureCount]]
+    provisional: Provisional
+    against_null: AgainstNull
+    censored: Censored
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -43,11 +337,11 @@ class ClaimSpec(JsonObject):
     metric: str | None = optional(str)
     metrics: dict[str, str] | None = optional(dict)
     variants: dict[str, str] | None = optional(dict)
-    paper: dict[str, Any] | None = optional(dict)
-    rule: dict[str, Any] | None = optional(dict)
+    paper: dict[str, float | str] | None = optional(dict)
+    rule: Rule | None = optional(dict)
     protocol: str | None = optional(str)
     evidence: str | None = optional(str)
-    chance_at: dict[str, Any] | None = optional(dict)
+    chance_at: ChanceAt | None = optional(dict)
     above_chance: str | None = optional(str)
 
     WHAT = "claim"
@@ -103,30 +397,30 @@ class JudgedClaim(JsonObject):
     metric: str | None = optional(str)
     metrics: dict[str, str] | None = optional(dict)
     variants: dict[str, str] | None = optional(dict)
-    paper: dict[str, Any] = required(dict)
-    measured: dict[str, Any] = required(dict)
+    paper: dict[str, float | str] = required(dict)
+    measured: Mapping[str, float | None] = required(dict)
     per_seed: dict[str, list[float | None]] | None = optional(dict)
     holds_for: Any = optional(dict, list)
     margin: float | None = optional(*NUMBER)
-    equivalence: dict[str, Any] | None = optional(dict)
-    gap_to_paper: dict[str, Any] | None = optional(dict)
-    difference: dict[str, Any] | None = optional(dict)
+    equivalence: EquivalenceDoc | None = optional(dict)
+    gap_to_paper: dict[str, GapDoc | None] | None = optional(dict)
+    difference: IntervalDoc | None = optional(dict)
     verdict: str = required(str)
     rule: str = required(str)
     counted: list[str] | None = optional(list)
     layers: Any = optional(dict, list)
     explanation: str | None = optional(str)
     evidence: str | None = optional(str)
-    protocol: dict[str, Any] | None = optional(dict)
-    power: dict[str, Any] | None = optional(dict)
-    borderline: dict[str, Any] | None = optional(dict)
+    protocol: ProtocolCheck | None = optional(dict)
+    power: Power | None = optional(dict)
+    borderline: Borderline | None = optional(dict)
     margin_declared: str | None = optional(str)
-    paper_chance: dict[str, Any] | None = optional(dict)
+    paper_chance: PaperChance | None = optional(dict)
     rates: dict[str, str] | None = optional(dict)
-    failures: dict[str, Any] | None = optional(dict)
-    provisional: dict[str, Any] | None = optional(dict)
-    against_null: dict[str, Any] | None = optional(dict)
-    censored: dict[str, Any] | None = optional(dict)
+    failures: dict[str, dict[str, FailureCount]] | None = optional(dict)
+    provisional: Provisional | None = optional(dict)
+    against_null: AgainstNull | None = optional(dict)
+    censored: Censored | None = optional(dict)
 
     WHAT = "claim"
 

@@ -16,9 +16,8 @@ import copy
 import hashlib
 from collections import Counter
 from collections.abc import Callable, Mapping
-from typing import Any
 
-from normbench.archive._json import SchemaError
+from normbench.archive._json import JsonValue, SchemaError
 from normbench.io import dumps_json
 
 FORMAT = 2  # the board format written (module docstring); a file without the key is format 1
@@ -32,7 +31,7 @@ CLAIM_VIEWS = ("against_chance", "tuned_claims")  # lists of claims judged per m
 CONTRACT_CLAIMS = "claims"  # written as they are
 
 
-def compact(doc: Mapping[str, Any]) -> dict[str, Any]:
+def compact(doc: Mapping[str, JsonValue]) -> dict[str, JsonValue]:
     """The board document ``doc`` (format 1) in format :data:`FORMAT`: ``format`` first, each shareable block that
     occurs more than once where a reference to it is shorter stored once under ``shared`` (last; ids by kind and
     content, ``chance-1a2b3c4d``, in the order of first use), and a ``{"$ref": "#/shared/<id>"}`` in each place.
@@ -40,13 +39,13 @@ def compact(doc: Mapping[str, Any]) -> dict[str, Any]:
     doc = expand(doc)
     counts: Counter[str] = Counter()
     shareable(doc, lambda kind, value: counts.update([canonical(value)]) or value)
-    shared: dict[str, Any] = {}
+    shared: dict[str, JsonValue] = {}
     ids: dict[str, str] = {}
 
-    def share(kind: str, value: Any) -> Any:
+    def share(kind: str, value: JsonValue) -> JsonValue:
         text = canonical(value)
         sid = ids.get(text) or shared_id(kind, text, shared)
-        ref = {REF: REF_PREFIX + sid}
+        ref: JsonValue = {REF: REF_PREFIX + sid}
         if counts[text] * (len(text) - len(canonical(ref))) <= len(text) + len(sid) + 4:  # no shorter with a reference
             return value
         ids[text], shared[sid] = sid, value
@@ -56,11 +55,11 @@ def compact(doc: Mapping[str, Any]) -> dict[str, Any]:
     return {FORMAT_KEY: FORMAT, **body, **({SHARED: shared} if shared else {})}
 
 
-def shareable(doc: Mapping[str, Any], visit: Callable[[str, Any], Any]) -> dict[str, Any]:
+def shareable(doc: Mapping[str, JsonValue], visit: Callable[[str, JsonValue], JsonValue]) -> dict[str, JsonValue]:
     """``doc`` with each block :func:`compact` may share replaced by ``visit(kind, value)``, in document order: every
     object under a key of :data:`SHARED_BLOCKS`, and the :data:`SHARED_TEXTS` of each claim of :data:`CLAIM_VIEWS`;
     nothing in the contract's ``claims``."""
-    out: dict[str, Any] = {}
+    out: dict[str, JsonValue] = {}
     for key, value in doc.items():
         if key == CONTRACT_CLAIMS:
             out[key] = value
@@ -71,7 +70,7 @@ def shareable(doc: Mapping[str, Any], visit: Callable[[str, Any], Any]) -> dict[
     return out
 
 
-def blocks(value: Any, visit: Callable[[str, Any], Any]) -> Any:
+def blocks(value: JsonValue, visit: Callable[[str, JsonValue], JsonValue]) -> JsonValue:
     """``value`` with every object under a key of :data:`SHARED_BLOCKS`, at any depth, replaced by ``visit``."""
     if isinstance(value, Mapping):
         return {
@@ -83,19 +82,19 @@ def blocks(value: Any, visit: Callable[[str, Any], Any]) -> Any:
     return value
 
 
-def claim_texts(claim: Any, visit: Callable[[str, Any], Any]) -> Any:
+def claim_texts(claim: JsonValue, visit: Callable[[str, JsonValue], JsonValue]) -> JsonValue:
     """The claim ``claim`` with its :data:`SHARED_TEXTS` replaced by ``visit``."""
     if not isinstance(claim, Mapping):
         return claim
     return {k: visit(k, v) if k in SHARED_TEXTS and isinstance(v, str) else v for k, v in claim.items()}
 
 
-def canonical(value: Any) -> str:
+def canonical(value: JsonValue) -> str:
     """The compact JSON of ``value``, keys in their order: two blocks are one shared block when these are equal."""
     return dumps_json(value, separators=(",", ":"))
 
 
-def shared_id(kind: str, text: str, taken: Mapping[str, Any]) -> str:
+def shared_id(kind: str, text: str, taken: Mapping[str, JsonValue]) -> str:
     """The id of the block whose :func:`canonical` text is ``text``: ``<kind>-`` and the first 8 hex digits of its
     sha256, more where another block of the board took those."""
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
@@ -106,7 +105,7 @@ def shared_id(kind: str, text: str, taken: Mapping[str, Any]) -> str:
     raise AssertionError(f"board: two shared blocks with the sha256 {digest}")
 
 
-def expand(doc: Mapping[str, Any], where: str = "board") -> dict[str, Any]:
+def expand(doc: Mapping[str, JsonValue], where: str = "board") -> dict[str, JsonValue]:
     """The board document ``doc`` as format 1 holds it: each ``{"$ref": "#/shared/<id>"}`` replaced by (a copy of)
     ``shared[<id>]``, without ``format`` and ``shared``; a format 1 document as it is. A :class:`SchemaError` for
     another format, a ``shared`` that is not an object, or a reference to no shared block."""
@@ -121,16 +120,16 @@ def expand(doc: Mapping[str, Any], where: str = "board") -> dict[str, Any]:
     shared = doc.get(SHARED, {})
     if not isinstance(shared, Mapping):
         raise SchemaError(f"{where}.{SHARED}: {type(shared).__name__}, not an object")
-    return resolve({k: v for k, v in doc.items() if k not in (FORMAT_KEY, SHARED)}, shared, where)
+    return {k: resolve(v, shared, where) for k, v in doc.items() if k not in (FORMAT_KEY, SHARED)}
 
 
-def resolve(value: Any, shared: Mapping[str, Any], where: str) -> Any:
+def resolve(value: JsonValue, shared: Mapping[str, JsonValue], where: str) -> JsonValue:
     """``value`` with every reference into ``shared`` replaced by a copy of the block it names."""
     if isinstance(value, Mapping):
         if len(value) == 1 and REF in value:
             target = value[REF]
-            sid = target.removeprefix(REF_PREFIX) if isinstance(target, str) else None
-            if sid is None or not target.startswith(REF_PREFIX) or sid not in shared:
+            sid = target.removeprefix(REF_PREFIX) if isinstance(target, str) and target.startswith(REF_PREFIX) else None
+            if sid is None or sid not in shared:
                 raise SchemaError(f"{where}: the reference {target!r} names no block of {SHARED!r}")
             return copy.deepcopy(shared[sid])
         return {k: resolve(v, shared, where) for k, v in value.items()}

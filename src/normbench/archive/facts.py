@@ -18,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypedDict
 
+from normbench.archive._json import JsonDict
 from normbench.archive.store import ARCHIVE
 from normbench.io import atomic_write_json, cache_root, params_digest
 
@@ -29,14 +30,14 @@ class Fact(TypedDict):
     (the data config, with what else does: :func:`data_fact`) and its ``value``, whatever the kind computes."""
 
     kind: str
-    params: dict[str, Any]
+    params: JsonDict
     value: Any
 
 
 READ: dict[str, Fact] = {}  # the facts this process's builds read or computed: file name -> document
 
 
-def fact_name(kind: str, params: dict[str, Any]) -> str:
+def fact_name(kind: str, params: JsonDict) -> str:
     """``<kind>-<16 hex digits of sha256 over the sorted-JSON params>.json``."""
     return f"{kind}-{params_digest(params)}.json"
 
@@ -53,7 +54,7 @@ def fact_dirs() -> list[Path]:
     return [*([results / ARCHIVE / FACTS] if results else []), cache_root() / FACTS]
 
 
-def read_fact(path: Path, kind: str, params: dict[str, Any]) -> Fact | None:
+def read_fact(path: Path, kind: str, params: JsonDict) -> Fact | None:
     """The fact document at ``path`` if it is this kind's and these params' (else ``None``: absent or another's)."""
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
@@ -63,7 +64,7 @@ def read_fact(path: Path, kind: str, params: dict[str, Any]) -> Fact | None:
     return doc if ok else None
 
 
-def data_fact(kind: str, data: dict[str, Any], compute: Callable[[], Any], **extra: Any) -> Any:
+def data_fact(kind: str, data: JsonDict, compute: Callable[[], Any], **extra: Any) -> Any:
     """The fact ``kind`` of the data config ``data`` (a run config's ``data`` section; ``extra``: what else decides
     the value, e.g. a version): read from :func:`fact_dirs`, else ``compute()``d and cached on this machine. A fact of
     data read from files (the config names a ``source`` or ``data_dir``) is noted in :data:`READ`, for

@@ -13,11 +13,14 @@ import dataclasses
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, TypedDict, cast
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
-from normbench.archive._json import NUMBER, JsonObject, SchemaError, optional, required
+from normbench.archive._json import NUMBER, JsonDict, JsonObject, SchemaError, optional, required
 from normbench.archive.files.reading import Unreadable, read_json
 from normbench.io import strict_json
+
+if TYPE_CHECKING:  # the norms' module imports torch; a record's reader needs only the shape
+    from normbench.nn.norms.base import NormSpecFields
 
 STATUSES = ("running", "done", "diverged", "failed", "interrupted")
 FINISHED = ("done", "diverged")
@@ -106,6 +109,16 @@ class Outcome(TypedDict, total=False):
     resumed_from: str
 
 
+class PublishedValues(TypedDict):
+    """What a record rebuilt from a published board holds of it (a record's ``published``;
+    :mod:`normbench.boards.published`): the ``board`` whose values it stands in for, metric -> ``[value, lower bound]``
+    of its seed there (``values``), and metric -> why the seed has no value (``notes``)."""
+
+    board: str
+    values: dict[str, list[float | None]]
+    notes: dict[str, str]
+
+
 class RecordDocument(Outcome, total=False):
     """A run record as JSON data: what :meth:`RunRecord.to_json` gives and
     :class:`normbench.training.run.records.RunRecordLogger` writes (the fields of :class:`RunRecord`, which
@@ -120,8 +133,8 @@ class RecordDocument(Outcome, total=False):
     seed: int
     preset: str | None
     config_hash: str
-    config: dict[str, Any]
-    norms: dict[str, Any] | None
+    config: JsonDict
+    norms: dict[str, NormSpecFields] | None
     placement: str | None
     world_size: int
     global_batch_size: int
@@ -137,7 +150,7 @@ class RecordDocument(Outcome, total=False):
     record_path: str
     checkpoint_step: int | None
     collapse_baseline: float | None
-    published: dict[str, Any]
+    published: PublishedValues
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -165,8 +178,8 @@ class RunRecord(JsonObject):
     seed: int | None = optional(int)
     preset: str | None = optional(str)
     config_hash: str | None = optional(str)
-    config: dict[str, Any] | None = optional(dict)
-    norms: dict[str, Any] | None = optional(dict)
+    config: JsonDict | None = optional(dict)
+    norms: dict[str, NormSpecFields] | None = optional(dict)
     placement: str | None = optional(str)
     world_size: int | None = optional(int)
     global_batch_size: int | None = optional(int)

@@ -10,6 +10,7 @@ from typing import Any
 
 from normbench import archive
 from normbench.archive import Board, VariantEntry
+from normbench.archive.views import TunedBase
 from normbench.boards.norm_cells import NormCell, seed_cell
 
 
@@ -57,7 +58,7 @@ class Sources:
     def __init__(self, task: str, preset: str, results_dir: Path) -> None:
         self.results_dir = results_dir
         self.boards = tuned_boards(task, preset, results_dir)
-        self.index: dict[str, tuple[str, Board, dict[str, Any]]] = {}
+        self.index: dict[str, tuple[str, Board, TunedBase]] = {}
         for key, board in self.boards:
             for base in (board.tuned or {}).get("bases") or []:
                 self.index.setdefault(str(base["base"]), (key, board, base))
@@ -68,7 +69,7 @@ class Sources:
         if found is None:
             return {**seed_cell(None, metric, declared), "board": None, "rate": None}
         key, board, base = found
-        name = base.get(rate)
+        name = base.get("tuned") if rate == "tuned" else base.get("shared")
         entry = board.by_name.get(str(name)) if name else None
         cell = seed_cell(entry, metric, declared)
         if rate == "tuned" and base.get("waiting"):  # its own grid is not finished: chosen once it is
@@ -90,8 +91,9 @@ class Sources:
         key = (board.tuned or {}).get("choice")
         if not key or not (self.results_dir / str(key) / "leaderboard.json").is_file():
             return None
-        choice = archive.load_board(self.results_dir / str(key)).choice or {}
-        group = next((g for g in choice.get("groups") or [] if g.get("base") == variant), None)
+        choice = archive.load_board(self.results_dir / str(key)).choice
+        groups = (choice.get("groups") if choice else None) or []
+        group = next((g for g in groups if g.get("base") == variant), None)
         if group is None or "final" not in group:  # a grid built before the tuning budget was declared
             return None
         if not group["final"]:

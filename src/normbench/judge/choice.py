@@ -33,10 +33,11 @@ Its wording (the Markdown table and the sentences a board prints) is :mod:`normb
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from typing import Any, TypedDict, cast
+from typing import Any, cast
 
+from normbench.archive.views import ChoiceDoc, ChoiceGroup, ChoiceRow, ChoiceSpec, Excluded, Missing
 from normbench.judge.collapse import collapsed_seeds
-from normbench.judge.rows import MetricRow, variant_rows
+from normbench.judge.rows import variant_rows
 
 RULES = {
     "stable": "a value where a seed diverged or failed is never chosen",
@@ -46,87 +47,11 @@ RULES = {
 """The choice rules ``bench.choice.rule`` may name, each with the sentence a board prints."""
 
 
-class ChoiceSpec(TypedDict):
-    """``bench.choice`` as :func:`check_spec` reads it: the grid ``axis``, the ``metric`` the choice is made on and
-    its ``goal`` (``min`` or ``max``), the ``report`` metrics shown beside it, the ``rule`` (:data:`RULES`), the
-    ``min_seeds`` each value needs and the declared tuning ``seeds`` (``None``: not declared)."""
-
-    axis: str
-    metric: str
-    goal: str
-    report: list[str]
-    rule: str
-    min_seeds: int
-    seeds: list[str] | None
-
-
 class Budget(ChoiceSpec):
     """A preset's tuning budget (:func:`budget`): its :class:`ChoiceSpec` and the axis's grid ``values`` as the config
     lists them (a number, a name, or one number per joined key; ``None``: the preset declares no grid)."""
 
     values: list[object] | None
-
-
-class ChoiceRow(TypedDict):
-    """One grid value of a base variant (a row of a :class:`ChoiceGroup`).
-
-    variant: the variant's name; value: its grid value; seeds: its seeds; metric: its aggregate of the choice's
-    metric; report: each report metric's; collapsed: the seeds collapsed or at chance; diverged: seed -> the step it
-    diverged at; failed: the seeds whose run failed.
-    """
-
-    variant: str
-    value: str
-    seeds: list[str]
-    metric: MetricRow
-    report: dict[str, MetricRow]
-    collapsed: list[str]
-    diverged: dict[str, int | None]
-    failed: list[str]
-
-
-class Excluded(TypedDict):
-    """A grid value the rule rules out: the ``value`` and ``why``."""
-
-    value: str
-    why: str
-
-
-class Missing(TypedDict):
-    """A grid value short of the tuning budget: the ``value``, the declared seeds it ``lacking`` and the seeds it
-    ``have``."""
-
-    value: str
-    lacking: list[str]
-    have: int
-
-
-class ChoiceGroup(TypedDict, total=False):
-    """One base variant's choice (a group of the choice document); a board built before a key existed lacks it.
-
-    base: the variant's name without the axis; rows: its grid values, in grid order; chosen, chosen_variant: the
-    value chosen (or leading) and its variant (``None``: none); measured: the values with a mean; unstable: the values
-    where a seed diverged or failed; excluded: the values the rule rules out; at_edge: the chosen value lies on the
-    grid's edge; final: the tuning budget is spent (``missing``: the values short of it).
-    """
-
-    base: str
-    rows: list[ChoiceRow]
-    chosen: str | None
-    chosen_variant: str | None
-    measured: int
-    unstable: list[str]
-    excluded: list[Excluded]
-    at_edge: bool
-    final: bool
-    missing: list[Missing]
-
-
-class ChoiceDoc(ChoiceSpec):
-    """The choice document (a board's ``choice``: :func:`build_choice`): its :class:`ChoiceSpec` and one
-    :class:`ChoiceGroup` per base variant (``groups``)."""
-
-    groups: list[ChoiceGroup]
 
 
 def _whole(value: Any) -> bool:

@@ -27,6 +27,7 @@ from collections.abc import Mapping, Sequence
 from importlib import resources
 from typing import Any, NamedTuple, TypedDict
 
+from normbench.archive._json import JsonDict
 from normbench.archive.claim import OWNERS, ClaimSpec
 from normbench.io import read_yaml
 from normbench.judge import tuned
@@ -126,7 +127,7 @@ def paper_gaps(entry: JudgedEntry) -> dict[str, GapDoc | None]:
     return {r: gap(values_of((entry.get("per_seed") or {}).get(r)), float(v)) for r, v in paper.items()}
 
 
-def protocol_check(claim: ClaimEntry, config: dict[str, Any] | None) -> ProtocolCheck | None:
+def protocol_check(claim: ClaimEntry, config: JsonDict | None) -> ProtocolCheck | None:
     """Whether runs with the resolved ``config`` follow the protocol the claim names:
     ``{name, description, met, differences: ["key: run value, protocol value", ...]}``; ``None`` if it names none."""
     name = claim.get("protocol")
@@ -152,7 +153,7 @@ def same_setting(value: Any, want: Any) -> bool:
 def judge(
     claim: ClaimEntry,
     variants: dict[str, VariantRow],
-    config: dict[str, Any] | None = None,
+    config: JsonDict | None = None,
     declared: int | None = None,
 ) -> JudgedEntry:
     """The verdict on ``claim`` from runs: the leaderboard's variants (name -> entry, per-seed values)
@@ -224,7 +225,7 @@ class BoardClaims(NamedTuple):
     against_chance: list[JudgedEntry]
     tuned: list[JudgedEntry]
 
-    def fields(self, bench: dict[str, Any]) -> ClaimFields:
+    def fields(self, bench: JsonDict) -> ClaimFields:
         """The board's keys these give: ``claims``, ``against_chance`` (when any) and, with ``bench.tuned``, the
         ``tuned`` view with the ``tuned_claims``."""
         out: ClaimFields = {"claims": self.claims}
@@ -236,9 +237,7 @@ class BoardClaims(NamedTuple):
         return out
 
 
-def board_claims(
-    bench: dict[str, Any], variants: Sequence[Mapping[str, object]], config: dict[str, Any] | None
-) -> BoardClaims:
+def board_claims(bench: JsonDict, variants: Sequence[Mapping[str, object]], config: JsonDict | None) -> BoardClaims:
     """A board's judged claims: those of its claims file (``bench.claims``), and one against chance per unselectable
     fraction with a null (:func:`normbench.judge.chance.rules.chance_claims`). With ``bench.tuned`` (the resolved
     view, :mod:`normbench.judge.tuned`) the claims file's claims are judged at the shared rate and again at the

@@ -21,25 +21,16 @@ from __future__ import annotations
 import functools
 import json
 import math
-from collections.abc import Callable, Collection, Mapping
-from typing import Any, TypedDict
+from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import Any
 
 from normbench.archive.facts import data_fact
+from normbench.archive.views import CollapseSpec
 from normbench.judge.rows import variant_row
 from normbench.training.run.loading import build_datamodule
 
 COLLAPSED = "collapsed"
 AT_CHANCE = "at chance"
-
-
-class CollapseSpec(TypedDict):
-    """``bench.collapse`` as :func:`check_spec` reads it (and a board's ``collapse``, with ``unavailable``): the
-    leaderboard ``metric`` checked, the ``baseline`` a collapsed run sits at (a name of :data:`BASELINES`) and the
-    tolerance ``within``."""
-
-    metric: str
-    baseline: str
-    within: float
 
 
 @functools.cache
@@ -61,9 +52,11 @@ def _unigram_entropy(data: str) -> float | str:
         return first or type(exc).__name__
 
 
-def unigram_entropy_of_run(record: dict[str, Any]) -> float:
-    """H = -sum_v p_v ln p_v over the training token stream of the run's data config (nats)."""
-    data = (record.get("config") or {}).get("data")
+def unigram_entropy_of_run(record: Mapping[str, object]) -> float:
+    """H = -sum_v p_v ln p_v over the training token stream of the run's data config (nats). ``record``: a run
+    record's JSON data (:class:`normbench.archive.record.RecordDocument`), or a board's record with its analyses."""
+    config = record.get("config")
+    data = config.get("data") if isinstance(config, Mapping) else None
     if not isinstance(data, dict) or not data.get("class_path"):
         raise ValueError("its record has no data config")
     value = _unigram_entropy(json.dumps(data, sort_keys=True))
@@ -72,7 +65,7 @@ def unigram_entropy_of_run(record: dict[str, Any]) -> float:
     return value
 
 
-BASELINES: dict[str, Callable[[dict[str, Any]], float]] = {"unigram_entropy": unigram_entropy_of_run}
+BASELINES: dict[str, Callable[[Mapping[str, object]], float]] = {"unigram_entropy": unigram_entropy_of_run}
 """The collapse baselines ``bench.collapse.baseline`` may name: run record -> the value a collapsed run sits at."""
 
 
@@ -97,11 +90,14 @@ def check_spec(spec: Any, metrics: Collection[str]) -> CollapseSpec | None:
     return {"metric": spec["metric"], "baseline": spec["baseline"], "within": float(within)}
 
 
-def with_baselines(records: list[dict[str, Any]], spec: CollapseSpec) -> tuple[list[dict[str, Any]], list[str]]:
-    """Each record with ``collapse_baseline`` (the baseline's value for its run, ``None`` where it cannot be
-    computed), and why it could not be for those runs (one line each)."""
+def with_baselines(
+    records: Sequence[Mapping[str, object]], spec: CollapseSpec
+) -> tuple[list[dict[str, object]], list[str]]:
+    """Each record (as :func:`unigram_entropy_of_run` takes it) with ``collapse_baseline`` (the baseline's value for
+    its run, ``None`` where it cannot be computed), and why it could not be for those runs (one line each)."""
     compute = BASELINES[spec["baseline"]]
-    out, problems = [], []
+    out: list[dict[str, object]] = []
+    problems: list[str] = []
     for record in records:
         try:
             value: float | None = compute(record)

@@ -28,8 +28,10 @@ from collections.abc import Mapping
 from importlib import resources
 from typing import Any, TypedDict, cast
 
+from normbench.archive.views import PairDifference as PairDifference
+from normbench.archive.views import Paired, ReferenceDoc, ReferenceRow, ReferenceScript, SeededPair, Side
 from normbench.judge.rows import rows_by_name
-from normbench.judge.stats import IntervalDoc, difference_interval, mean_interval, values_of
+from normbench.judge.stats import difference_interval, mean_interval, values_of
 
 KEYS = {"file", "metric", "value", "group", "variants", "seeded_by"}
 
@@ -47,18 +49,6 @@ class ReferenceSpec(TypedDict, total=False):
     seeded_by: str
 
 
-class ReferenceScript(TypedDict, total=False):
-    """What the reference ran: the ``repository`` at ``commit``, its ``file``, the ``options`` it was run with, the
-    ``changes`` made to it and the ``platform`` it ran on."""
-
-    repository: str
-    commit: str
-    file: str
-    options: str
-    changes: str
-    platform: str
-
-
 class Reference(TypedDict):
     """A reference file (``references/<name>.json``): ``what`` was run, the ``script``, what was ``checked`` beside it
     and one entry per run (``runs``: its fields as the other code names them, read by the spec's paths)."""
@@ -67,72 +57,6 @@ class Reference(TypedDict):
     script: ReferenceScript
     checked: list[str]
     runs: list[Mapping[str, object]]
-
-
-class Side(TypedDict, total=False):
-    """One code's seeds of a variant: ``n`` values, their ``mean`` and sample ``std`` (``None``: too few values) and,
-    for the reference, its runs' ``seeds`` as its file names them."""
-
-    n: int
-    mean: float | None
-    std: float | None
-    seeds: list[object]
-
-
-class SeededPair(TypedDict):
-    """A reference run trained on a board seed's data and initial weights: the ``seed`` and both values (``None``:
-    none)."""
-
-    seed: object
-    reference: float | None
-    board: float | None
-
-
-class ReferenceRow(TypedDict):
-    """One variant beside its reference group: the ``variant``, the ``group``, both sides (``board``,
-    ``reference``), the Welch ``difference`` board − reference (``None``: a side without values) and the ``seeded``
-    pairs."""
-
-    variant: str
-    group: str
-    board: Side
-    reference: Side
-    difference: IntervalDoc | None
-    seeded: list[SeededPair]
-
-
-class PairDifference(TypedDict):
-    """One complete seeded pair: its ``variant``, ``seed`` and ``difference`` board − reference."""
-
-    variant: str
-    seed: object
-    difference: float
-
-
-class Paired(TypedDict):
-    """Every complete seeded pair together (:func:`paired`): ``n`` pairs, each one's difference (``pairs``), their
-    ``mean`` with its 95% t-interval, the largest |difference| (``max_abs``) and the board's sample std over seeds
-    per variant with a pair (``board_std``)."""
-
-    n: int
-    pairs: list[PairDifference]
-    mean: IntervalDoc | None
-    max_abs: float
-    board_std: dict[str, float | None]
-
-
-class ReferenceDoc(TypedDict):
-    """A board's ``reference_runs`` (:func:`build_reference`): the reference ``file`` and the board's ``metric``,
-    the reference's ``what``, ``script`` and ``checked`` (``None``, resp. empty, where its file has none), one
-    :class:`ReferenceRow` per variant (``rows``) and the seeded pairs together (``paired``: ``None`` without one)."""
-
-    file: str
-    metric: str
-    what: str | None
-    script: ReferenceScript | None
-    checked: list[str]
-    rows: list[ReferenceRow]
-    paired: Paired | None
 
 
 def load_reference(name: str) -> Reference:

@@ -20,50 +20,15 @@ import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import TypedDict, cast
+from typing import cast
 
 from scipy import stats as scipy_stats
 
+from normbench.archive.claim import EquivalenceDoc, GapDoc, IntervalDoc
 from normbench.judge.rows import MetricRow
 
 LEVEL = 0.95
 EQUIVALENCE_LEVEL = 0.90  # TOST at alpha = 0.05: the 1 - 2 alpha interval
-
-
-class IntervalDoc(TypedDict, total=False):
-    """An :class:`Interval` as a board stores it (:meth:`Interval.as_dict`: its fields, tuples as lists, every one
-    there), e.g. a judged claim's ``difference``."""
-
-    estimate: float
-    low: float | None
-    high: float | None
-    n: list[int]
-    p_value: float | None
-    of: list[str]
-    df: float | None
-
-
-class EquivalenceDoc(TypedDict):
-    """An :class:`Equivalence` as a board stores it (a judged claim's ``equivalence``): its 90% ``interval``, the
-    ``margin``, the ``sides`` tested, whether it is ``shown`` or ``refuted`` and the TOST ``p_value``."""
-
-    interval: IntervalDoc
-    margin: float
-    sides: str
-    shown: bool
-    refuted: bool
-    p_value: float | None
-
-
-class GapDoc(TypedDict):
-    """A mean beside a target (:func:`gap`, a judged claim's ``gap_to_paper`` per role): ``estimate`` = mean −
-    ``paper`` (the target), ``low``/``high`` its 95% t-interval (``None`` with one value), ``n`` the values."""
-
-    estimate: float | None
-    low: float | None
-    high: float | None
-    n: int
-    paper: float
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import Any, Literal, TypedDict, cast
 
 from normbench.archive import BoardError, load_board
+from normbench.archive._json import JsonDict
+from normbench.archive.views import TunedBase, TunedView
 from normbench.judge.choice import ChoiceDoc, ChoiceGroup, choice_doc, sort_key, split_name
 from normbench.judge.choice_text import waiting_text
 from normbench.judge.rows import VariantRow
@@ -37,39 +39,6 @@ class TunedSpec(TypedDict):
 
     choice: str
     shared: object
-
-
-class TunedBase(TypedDict, total=False):
-    """One base variant of the tuned view (a row of its ``bases``).
-
-    base: the variant's name without the axis; shared, tuned: the variant names of its shared and its chosen point
-    (``tuned``: ``None`` until chosen); chosen: the chosen value; at_edge: it lies on the grid's edge;
-    tuning_seeds, tuning_value: the seeds and the mean the choice was made on; waiting: why its choice is not made
-    yet (absent once it is).
-    """
-
-    base: str
-    shared: str
-    chosen: str | None
-    tuned: str | None
-    at_edge: bool
-    tuning_seeds: list[str]
-    tuning_value: float | None
-    waiting: str
-
-
-class TunedView(TypedDict, total=False):
-    """The tuned view of a board (a board's ``tuned``: :func:`resolve`): the choice board (``choice``), its
-    ``axis``, ``metric``, ``goal`` and ``rule`` (where the choice names one), the ``shared`` grid value and one
-    :class:`TunedBase` per base variant (``bases``)."""
-
-    choice: str
-    axis: str
-    metric: str
-    goal: str
-    rule: str
-    shared: str
-    bases: list[TunedBase]
 
 
 class Rechosen(TypedDict):
@@ -253,7 +222,7 @@ def rechosen(view: TunedView, published: Path) -> Rechosen | None:
         for row in view["bases"]
         if row["base"] in before and before[row["base"]].get("tuned") not in (None, row["tuned"])
     ]
-    configs = cast("list[str]", [hashes[was["tuned"]] for _, was in moved if hashes.get(was["tuned"])])  # each there
+    configs = [h for _, was in moved if was["tuned"] is not None and (h := hashes.get(was["tuned"]))]
     if not configs:
         return None
     axis = view["axis"]
@@ -262,7 +231,7 @@ def rechosen(view: TunedView, published: Path) -> Rechosen | None:
     return {"why": why, "configs": configs, "published": [h for h in hashes.values() if h]}
 
 
-def with_rechosen(bench: dict[str, Any], published: Path) -> dict[str, Any]:
+def with_rechosen(bench: JsonDict, published: Path) -> JsonDict:
     """``bench`` with the points :func:`rechosen` finds added to its ``superseded``. A declared list of configs is
     kept, and its sentence too where it names configs of the published board beyond the rechosen ones."""
     view, declared = bench.get("tuned"), bench.get("superseded")

@@ -13,6 +13,7 @@ import numpy as np  # noqa: E402
 
 from normbench.analysis.random_grid import RandomGrid  # noqa: E402
 from normbench.archive import JudgedClaim, dumps_board, parse_board  # noqa: E402
+from normbench.archive.views import Citation  # noqa: E402
 from normbench.boards.paper import PaperProtocol  # noqa: E402
 from normbench.io import atomic_files, atomic_write_json, atomic_write_text  # noqa: E402
 from normbench.judge.claims import load_claims  # noqa: E402
@@ -29,12 +30,6 @@ STAT_TITLES: dict[Literal["mean_fraction", "any_fraction"], str] = {
     "mean_fraction": "mean fraction of unselectable keys per run",
     "any_fraction": "fraction of runs with >= 1 unselectable key",
 }
-
-
-class Citation(TypedDict):
-    """How to cite the random-grid board: its ``bibtex`` entry."""
-
-    bibtex: str
 
 
 class RandomGridBoard(TypedDict, total=False):

@@ -13,7 +13,7 @@ def board_version(board: Board) -> str:
     """The normbench version that built a leaderboard (older boards: read from their citation), else this one's."""
     if version := board.provenance.get("normbench"):
         return str(version)
-    found = re.search(r"normbench (\S+) leaderboard", (board.citation or {}).get("bibtex", ""))
+    found = re.search(r"normbench (\S+) leaderboard", board.citation.get("bibtex", "") if board.citation else "")
     return found[1] if found else __version__
 
 

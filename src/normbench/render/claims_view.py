@@ -49,7 +49,7 @@ def verdict_label(claim: JudgedClaim) -> str:
     lies at or below its random-key null, and ``(provisional: 2 of 10 seeds)`` where it was judged on fewer finished
     seeds than its protocol declares."""
     text = claim.verdict
-    position = (claim.against_null or {}).get("position")
+    position = claim.against_null.get("position") if claim.against_null else None
     if claim.verdict == "not reproduced" and position in ("at", "below"):
         text += f": {position} chance"
     return text + provisional_text(claim)
@@ -140,7 +140,7 @@ def finding(claim: JudgedClaim) -> str:
     statement = (claim.statement or "").rstrip(".")
     if claim.explanation:  # a claim over many cells says what it found itself
         return f"{whose(claim)} “{statement}”: **{claim.verdict}**; {claim.explanation}."
-    position = (claim.against_null or {}).get("position")
+    position = claim.against_null.get("position") if claim.against_null else None
     words = VERDICT_WORDS.get(claim.verdict, claim.verdict)
     if claim.verdict == "not reproduced" and position in ("at", "below"):
         words = CHANCE_WORDS[position]
@@ -242,10 +242,11 @@ def measured_field(claim: JudgedClaim, seeds: str) -> tuple[str, str]:
 
 def null_line(claim: JudgedClaim) -> str:
     """``without_scaling − null = -0.13 [-0.15, -0.1], p = 1e-05 (null 0.3407 ± 0.0024, 131 draws): below chance``."""
-    n = claim.against_null or {}
-    if not n.get("null"):
-        return f"{n.get('role')}: no random-key null beside `{n.get('metric')}`, so at most inconclusive"
-    null = n["null"]
+    n = claim.against_null
+    null = n.get("null") if n else None
+    if not n or not null:
+        role, metric = (n.get("role"), n.get("metric")) if n else (None, None)
+        return f"{role}: no random-key null beside `{metric}`, so at most inconclusive"
     sem = "–" if null.get("sem") is None else f"{null['sem']:.2g}"
     return (
         f"{describe_difference({'difference': n['difference']})} (null {null['mean']:.4g} ± {sem}, {null.get('sets')} "

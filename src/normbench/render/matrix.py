@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, TypedDict, cast
+from typing import cast
 
 import matplotlib
 
@@ -22,44 +22,14 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
+from normbench.archive.views import MatrixCell, MatrixDoc  # noqa: E402
 from normbench.judge.rows import MetricRow, VariantRow  # noqa: E402
 from normbench.judge.stats import aggregate  # noqa: E402
 from normbench.nn.norms import component_names  # noqa: E402
 from normbench.nn.placement import PLACEMENTS  # noqa: E402
 from normbench.render.plots import save_png  # noqa: E402
 
-if TYPE_CHECKING:  # Python 3.11's; the annotations are never evaluated (``from __future__ import annotations``)
-    from typing import NotRequired
-
 UNSELECTABLE = "unselectable"
-
-
-class MatrixCell(TypedDict):
-    """One planned variant of the matrix (``leaderboard.json``: ``matrix.cells[]``): the ``variant``, its
-    ``placement`` and ``component``, its ``planned_seeds`` and finished ``seeds``, its ``status`` (``done``,
-    ``flagged``, ``partial: k of n seeds``, ``not run``), ``metrics``: the headline metrics' aggregates and the
-    unselectable fraction's (:data:`UNSELECTABLE`), and ``flagged``: seed -> why, where a seed is."""
-
-    variant: str
-    placement: str
-    component: str
-    planned_seeds: list[int]
-    seeds: list[int]
-    status: str
-    metrics: dict[str, MetricRow]
-    flagged: NotRequired[dict[str, str]]
-
-
-class MatrixDoc(TypedDict):
-    """The placement x component matrix (``leaderboard.json``: ``matrix``): its ``rows`` (placements) and
-    ``columns`` (components), the ``headline`` metrics and the ``unselectable`` metric its cells hold, and one cell per
-    planned variant (``cells``)."""
-
-    rows: list[str]
-    columns: list[str]
-    headline: list[str]
-    unselectable: str | None
-    cells: list[MatrixCell]
 
 
 def split_variant(name: str) -> tuple[str, str]:

@@ -17,16 +17,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypedDict, cast
+from typing import Any, cast
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from normbench.archive.views import WidthDoc, WidthRow  # noqa: E402
 from normbench.judge.chance.board import chance_text  # noqa: E402
-from normbench.judge.rows import MetricRow, VariantRow  # noqa: E402
-from normbench.judge.stats import IntervalDoc, difference_interval, values_of  # noqa: E402
+from normbench.judge.rows import VariantRow  # noqa: E402
+from normbench.judge.stats import difference_interval, values_of  # noqa: E402
 from normbench.render.matrix import layer_mean  # noqa: E402
 from normbench.render.plots import save_png  # noqa: E402
 from normbench.training.config import config_value  # noqa: E402
@@ -34,35 +35,6 @@ from normbench.training.config import config_value  # noqa: E402
 LOSS = "final_val_loss"
 INPUT = "unselectable_after_L{layer}"
 HEADS = "unselectable_heads_L{layer}"
-
-if TYPE_CHECKING:  # Python 3.11's; the annotations are never evaluated (``from __future__ import annotations``)
-    from typing import NotRequired
-
-
-class WidthRow(TypedDict):
-    """One planned (base variant, width) of the width axis (``leaderboard.json``: ``width.rows[]``): the ``variant``,
-    its ``base`` and ``width``, its ``planned_seeds`` and finished ``seeds``, the network's ``n_layers``; ``metrics``:
-    the validation loss's aggregate, the unselectable fraction averaged over layers (``unselectable``), per head
-    (``unselectable_heads``) and per layer (``unselectable_L<i>``); ``loss_gap``: the loss minus the reference's at the
-    same width, with its 95% Welch interval (``None``: none, or the reference itself)."""
-
-    variant: str
-    base: str
-    width: int | None
-    planned_seeds: list[int]
-    seeds: list[int]
-    metrics: dict[str, MetricRow]
-    n_layers: NotRequired[int]
-    loss_gap: NotRequired[IntervalDoc | None]
-
-
-class WidthDoc(TypedDict):
-    """The width axis (``leaderboard.json``: ``width``): the config key of the width (``axis``), the ``reference``
-    base variant of the loss gaps, and one row per planned (base variant, width) (``rows``)."""
-
-    axis: str
-    reference: str
-    rows: list[WidthRow]
 
 
 def check_spec(spec: Mapping[str, object]) -> tuple[str, str]:

@@ -8,6 +8,7 @@ from collections import Counter
 from pathlib import Path
 
 from normbench.archive import Board
+from normbench.archive.views import RowProvenance
 from normbench.site import card_pages
 from normbench.site.board_pages import load_board, page_of, published
 
@@ -25,7 +26,7 @@ def duration(seconds: float | None) -> str:
 
 def trained_on(board: Board) -> str:
     """Where a board's runs trained: devices, CPU or GPU models where recorded, threads per run."""
-    provenances = [v.provenance or {} for v in board.variants]
+    provenances: list[RowProvenance] = [v.provenance or {} for v in board.variants]
     if not provenances:
         p = board.provenance
         return f"{p.get('device')}, {p.get('threads')} threads"

@@ -76,8 +76,7 @@ def teaser(
             "",
         ]
         for c in claims:
-            protocol = c.protocol or {}
-            why = "; not the paper's protocol" if protocol and not protocol.get("met", True) else ""
+            why = "; not the paper's protocol" if c.protocol and not c.protocol.get("met", True) else ""
             lines.append(f"- {c.owner}: {c.statement}: {teaser_verdict(c)}{why}")
     return "\n".join(lines) + "\n"
 

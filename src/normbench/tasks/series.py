@@ -133,7 +133,7 @@ def smooth(points: list[list[float | None]], window: int) -> list[list[float | N
     return out
 
 
-def series_value(points: list[list[float]], spec: dict[str, Any]) -> tuple[float | None, float | None]:
+def series_value(points: list[list[float]], spec: Mapping[str, Any]) -> tuple[float | None, float | None]:
     """(value, lower_bound) of one run's series under a metric spec; see the module docstring.
 
     A value that is not finite (``null`` in a record, NaN or ±inf in an old one) reads as ``None``.

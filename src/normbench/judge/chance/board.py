@@ -14,10 +14,11 @@ import json
 import math
 import typing
 from collections.abc import Mapping, Sequence
-from typing import Any, cast
+from typing import cast
 
 import numpy as np
 
+from normbench.archive._json import JsonDict
 from normbench.judge.chance.columns import ColumnNull, chance_for_metric
 from normbench.judge.rows import MetricRow, NullBlock, variant_rows
 from normbench.judge.stats import values_of
@@ -40,7 +41,7 @@ def sets_for(pilot: ColumnNull, target_sem: float | None) -> tuple[int, bool]:
     return min(needed, cap), needed <= cap
 
 
-def redraw(metric: str, config: dict[str, Any], *, sets: int) -> ColumnNull:
+def redraw(metric: str, config: JsonDict, *, sets: int) -> ColumnNull:
     """:func:`chance_for_metric` over ``sets`` sets, for a column that has a chance value (its pilot was drawn)."""
     value = chance_for_metric(metric, config, sets=sets)
     assert value is not None  # the same column and config as the pilot, which had one
@@ -68,14 +69,14 @@ def seed_sd(agg: MetricRow) -> float | None:
     return float(np.std(values, ddof=1)) if len(values) > 1 else None
 
 
-def with_chance(variants: Sequence[Mapping[str, object]], configs: dict[str, dict[str, Any]]) -> None:
+def with_chance(variants: Sequence[Mapping[str, object]], configs: dict[str, JsonDict]) -> None:
     """Put the chance value (:func:`chance_for_metric`) beside every unselectable fraction of each leaderboard
     variant, in place: ``metrics[<column>]["chance"] = {mean, sem, sets, target_sem, target_met, sanity_check,
     basis}``, drawn until its standard error is below ``SE_SHARE`` of the seed standard deviation of every column that
     shares that null (same dimension, key-set sizes and key distribution: one draw for all of them; where every such
     column's seeds agree exactly, below ``SE_SHARE`` of the null's own value) or the work budget is spent.
     ``configs``: a resolved run config per variant name (a variant without one gets none)."""
-    pilots: dict[str, list[tuple[MetricRow, ColumnNull, str, dict[str, Any]]]] = {}
+    pilots: dict[str, list[tuple[MetricRow, ColumnNull, str, JsonDict]]] = {}
     for variant in variant_rows(variants):
         config = configs.get(variant["name"])
         if config is None:

@@ -16,6 +16,7 @@ import typing
 from collections.abc import Sequence
 from typing import Any
 
+from normbench.archive._json import JsonDict
 from normbench.archive.facts import data_fact
 from normbench.judge.chance.null import VERSION, ChanceFraction, Keys, NullValue, chance_of_layers
 from normbench.nn.norms import get_component
@@ -48,7 +49,7 @@ class TokensNull(ColumnNull, total=False):
 
 def chance_for_metric(
     metric: str,
-    config: dict[str, Any],
+    config: JsonDict,
     *,
     set_sizes: Sequence[int] | None = None,
     sets: int | None = None,
@@ -196,7 +197,7 @@ def _geometry(component: str | None, d: int) -> tuple[Keys, int, str]:
 class _Arch:
     """The architecture section of a resolved config, with the task's defaults for fields it leaves out."""
 
-    def __init__(self, task: str, config: dict[str, Any]) -> None:
+    def __init__(self, task: str, config: JsonDict) -> None:
         self.cls = typing.get_type_hints(get_task(task).module.__init__)["arch"]
         try:
             self.raw = dict(config["model"]["init_args"]["arch"])
@@ -247,7 +248,7 @@ class _Arch:
         return keys, span, text, component
 
 
-def _task_name(config: dict[str, Any]) -> str:
+def _task_name(config: JsonDict) -> str:
     """The task of a resolved config: its ``task`` entry, else the task whose module its model names."""
     if config.get("task"):
         return str(config["task"])
@@ -259,7 +260,7 @@ def _task_name(config: dict[str, Any]) -> str:
     raise ValueError(f"config: cannot tell its task (no `task` entry, model class {class_path!r} is no task's)")
 
 
-def _set_sizes(task: str, config: dict[str, Any], given: Sequence[int] | None) -> int | list[int]:
+def _set_sizes(task: str, config: JsonDict, given: Sequence[int] | None) -> int | list[int]:
     """The key-set sizes of a task's analysis: given, the LM's analysis length, or the data module's."""
     if given is not None:
         return list(given)
@@ -280,7 +281,7 @@ def _sizes_text(task: str, sizes: list[int]) -> str:
     )
 
 
-def set_sizes_from_data(config: dict[str, Any]) -> list[int]:
+def set_sizes_from_data(config: JsonDict) -> list[int]:
     """The number of keys in every set of a run's test stage: the unpadded length of each sequence its
     data module's ``test_dataloader`` yields (built from the config's ``data`` section as the run was).
 

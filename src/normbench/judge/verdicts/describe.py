@@ -16,7 +16,8 @@ def fmt_value(x: float | str | None) -> str:
     return f"{x:.4g}" if isinstance(x, (int, float)) else str(x)
 
 
-def describe(values: dict[str, float | None]) -> str:
+def describe(values: Mapping[str, float | str | None]) -> str:
+    """``role: value`` per role, comma-separated (each value as :func:`fmt_value` writes it)."""
     return ", ".join(f"{k}: {fmt_value(v)}" for k, v in values.items())
 
 

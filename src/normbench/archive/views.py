@@ -1,0 +1,445 @@
+"""The typed documents of a leaderboard's rows and of the views beside its contract, as JSON data.
+
+A variant's row (:class:`VariantRow`, the JSON of :class:`normbench.archive.board.VariantEntry`), one of its metrics
+(:class:`MetricRow`, of :class:`normbench.archive.board.Metric`) with the random-key null beside it
+(:class:`NullBlock`); a board's ``provenance`` (:class:`BoardProvenance`), metric definitions
+(:class:`MetricDefinition`), ``failed_runs`` (:class:`FailedRun`) and ``citation`` (:class:`Citation`); and the views
+a sweep's config asks for: ``collapse`` (:class:`CollapseView`), ``choice`` (:class:`ChoiceDoc`), ``tuned``
+(:class:`TunedView`), ``reference_runs`` (:class:`ReferenceDoc`), ``matrix`` (:class:`MatrixDoc`) and ``width``
+(:class:`WidthDoc`). The judge and the renderers build them (:mod:`normbench.judge.rows`,
+:mod:`normbench.judge.collapse`, :mod:`normbench.judge.choice`, :mod:`normbench.judge.tuned`,
+:mod:`normbench.judge.reference_runs`, :mod:`normbench.render.matrix`, :mod:`normbench.render.width`) and name them
+from there; the archive fixes their shape, so a :class:`normbench.archive.board.Board`'s fields are typed by them.
+
+A row is built key by key and a board written before a key existed lacks it, so every key of a row is optional here.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, TypedDict
+
+from normbench.archive.claim import IntervalDoc
+from normbench.archive.record import Platform, Provenance
+
+if TYPE_CHECKING:  # Python 3.11's; the annotations are never evaluated (``from __future__ import annotations``)
+    from typing import NotRequired
+
+
+class BoardProvenance(Provenance, total=False):
+    """Where and with what a board was built (a board's ``provenance``): the builder's :class:`Provenance`
+    (:func:`normbench.training.run.records.provenance`), the ``normbench`` version and the ``wall_time_s`` of its
+    variants' runs together."""
+
+    normbench: str
+    wall_time_s: float
+
+
+class MetricDefinition(TypedDict):
+    """How a leaderboard metric is read from every run (a board's ``metrics`` per metric, as ``bench.metrics``
+    declares it: :mod:`normbench.boards.build`): the logged ``series``, read at ``at_step`` (a step, or ``last``) or
+    at the first step where it is <= ``first_below``, over the trailing moving average of ``smooth`` logged points
+    where given."""
+
+    series: str
+    at_step: NotRequired[int | str]
+    first_below: NotRequired[float]
+    smooth: NotRequired[int]
+
+
+class Citation(TypedDict):
+    """How to cite a board (a board's ``citation``): its ``bibtex`` entry (:func:`normbench.render.citation.bibtex`)."""
+
+    bibtex: str
+
+
+class FailedRun(TypedDict):
+    """A run that failed (an item of a board's ``failed_runs``): its ``variant``, ``seed`` and ``error``."""
+
+    variant: str
+    seed: int
+    error: str | None
+
+
+class NullBlock(TypedDict, total=False):
+    """The random-key null beside an unselectable fraction (a metric's ``chance``; every key but ``sets``,
+    ``target_sem`` and ``target_met`` always there).
+
+    mean, sem: the fraction among random keys of the column's count and dimension, and its standard error (``None``:
+        one set drawn, or a mean over layers); sets: the sets drawn.
+    target_sem: the standard error it was drawn to (``None``: none, e.g. a sanity check); target_met: whether the
+        draws got there (``None`` without a target). A mean of the layers' nulls has neither, nor ``sets``.
+    sanity_check: keys on a sphere by construction (0, a check of the geometry, not a chance level).
+    basis: what d and n are and what the keys are, in words.
+    """
+
+    mean: float
+    sem: float | None
+    sets: int
+    target_sem: float | None
+    target_met: bool | None
+    sanity_check: bool
+    basis: str
+
+
+class MetricRow(TypedDict, total=False):
+    """One metric of one variant aggregated over its seeds (:class:`normbench.archive.Metric`).
+
+    per_seed: each seed's value in the variant's seed order (``None``: none, or the seed does not count).
+    n: the values the mean is over; seeds: how many seeds there are, where some do not count.
+    mean, std: over the counted seeds (``None`` where a counted seed has no value); always there once built.
+    note: why seeds have no value; lower_bound, per_seed_lower_bound: the bound a "first step below" metric's last
+        step gives where a seed never reached it.
+    without_flagged: the same aggregate without the flagged seeds (``None``: no seed left).
+    chance: the random-key null beside an unselectable fraction.
+    """
+
+    per_seed: list[float | None]
+    n: int
+    seeds: int
+    mean: float | None
+    std: float | None
+    note: str
+    lower_bound: float
+    per_seed_lower_bound: list[float | None]
+    without_flagged: MetricRow | None
+    chance: NullBlock
+
+
+class NormRow(TypedDict, total=False):
+    """One norm of a variant's network, as its records name it (:class:`normbench.nn.norms.NormSpec`'s fields).
+
+    component: the component's name or import path; affine: a learned gain and bias after it; eps: its epsilon;
+    options: the component's keyword options.
+    """
+
+    component: str
+    affine: bool
+    eps: float
+    options: dict[str, object] | None
+
+
+class VariantPlatform(Platform, total=False):
+    """A platform a variant's runs trained on (an item of its provenance's ``platforms``): the runs'
+    :class:`~normbench.archive.record.Platform` block with their ``torch`` version (``None``: not recorded)."""
+
+    torch: str | None
+
+
+class RowProvenance(TypedDict, total=False):
+    """Where and with what a variant's runs were trained, over its seeds.
+
+    git_commits, dirty: the commits and whether a tree was dirty; torch, lightning: the versions; devices, threads,
+    world_sizes, global_batch_sizes: how they ran; dates: the first and the last; wall_time_s: their wall time (a
+    stack of seeds counted once); log_dirs: each seed's; platforms: the distinct platform blocks with their torch.
+    """
+
+    git_commits: list[str]
+    dirty: bool
+    torch: list[str]
+    lightning: list[str]
+    devices: list[str]
+    threads: list[int]
+    world_sizes: list[int]
+    global_batch_sizes: list[int | None]
+    dates: list[str]
+    wall_time_s: float
+    log_dirs: list[str | None]
+    platforms: list[VariantPlatform]
+
+
+class VariantRow(TypedDict, total=False):
+    """One variant's row of a board (:class:`normbench.archive.VariantEntry`).
+
+    name: the sweep's name of the variant; placement, norms: the norms its network has (role -> norm).
+    seeds: the seeds with a finished run; status: theirs (``mixed`` when they differ), per seed in run_status.
+    metrics: metric name -> its aggregate over seeds.
+    qk_norm, n_layers, norm_roles: attention's QK-norm, the depth and each norm's role; config_hash, final_step: the
+        runs' config hash and the last step of the longest.
+    diverged_at_step: seed -> the step whose loss was not finite; failed: seed -> the error of a failed run;
+        flagged: seed -> why it is flagged; collapsed: the seeds collapsed or at chance; collapse_baseline: seed ->
+        its collapse baseline.
+    provenance: where its runs were trained; canonical: the board whose values of these runs this board shows;
+        published_seeds: board -> the seeds whose values are that board's.
+    """
+
+    name: str
+    placement: str | None
+    norms: dict[str, NormRow]
+    seeds: list[int]
+    status: str
+    run_status: dict[str, str]
+    metrics: dict[str, MetricRow]
+    qk_norm: bool
+    config_hash: str
+    final_step: int
+    n_layers: int
+    norm_roles: dict[str, str]
+    diverged_at_step: dict[str, int | None]
+    failed: dict[str, str]
+    collapse_baseline: dict[str, float | None]
+    collapsed: list[str]
+    flagged: dict[str, str]
+    provenance: RowProvenance
+    canonical: str
+    published_seeds: dict[str, list[int]]
+
+
+class CollapseSpec(TypedDict):
+    """``bench.collapse`` as :func:`normbench.judge.collapse.check_spec` reads it (and a board's ``collapse``, with
+    ``unavailable``): the leaderboard ``metric`` checked, the ``baseline`` a collapsed run sits at (a name of
+    :data:`normbench.judge.collapse.BASELINES`) and the tolerance ``within``."""
+
+    metric: str
+    baseline: str
+    within: float
+
+
+class CollapseView(CollapseSpec):
+    """A board's ``collapse``: its :class:`CollapseSpec` and the runs whose baseline could not be had
+    (``unavailable``, one line each: :func:`normbench.judge.collapse.with_baselines`)."""
+
+    unavailable: list[str]
+
+
+class ChoiceSpec(TypedDict):
+    """``bench.choice`` as :func:`normbench.judge.choice.check_spec` reads it: the grid ``axis``, the ``metric`` the
+    choice is made on and its ``goal`` (``min`` or ``max``), the ``report`` metrics shown beside it, the ``rule``
+    (:data:`normbench.judge.choice.RULES`), the ``min_seeds`` each value needs and the declared tuning ``seeds``
+    (``None``: not declared)."""
+
+    axis: str
+    metric: str
+    goal: str
+    report: list[str]
+    rule: str
+    min_seeds: int
+    seeds: list[str] | None
+
+
+class ChoiceRow(TypedDict):
+    """One grid value of a base variant (a row of a :class:`ChoiceGroup`).
+
+    variant: the variant's name; value: its grid value; seeds: its seeds; metric: its aggregate of the choice's
+    metric; report: each report metric's; collapsed: the seeds collapsed or at chance; diverged: seed -> the step it
+    diverged at; failed: the seeds whose run failed.
+    """
+
+    variant: str
+    value: str
+    seeds: list[str]
+    metric: MetricRow
+    report: dict[str, MetricRow]
+    collapsed: list[str]
+    diverged: dict[str, int | None]
+    failed: list[str]
+
+
+class Excluded(TypedDict):
+    """A grid value the rule rules out: the ``value`` and ``why``."""
+
+    value: str
+    why: str
+
+
+class Missing(TypedDict):
+    """A grid value short of the tuning budget: the ``value``, the declared seeds it ``lacking`` and the seeds it
+    ``have``."""
+
+    value: str
+    lacking: list[str]
+    have: int
+
+
+class ChoiceGroup(TypedDict, total=False):
+    """One base variant's choice (a group of the choice document); a board built before a key existed lacks it.
+
+    base: the variant's name without the axis; rows: its grid values, in grid order; chosen, chosen_variant: the
+    value chosen (or leading) and its variant (``None``: none); measured: the values with a mean; unstable: the values
+    where a seed diverged or failed; excluded: the values the rule rules out; at_edge: the chosen value lies on the
+    grid's edge; final: the tuning budget is spent (``missing``: the values short of it).
+    """
+
+    base: str
+    rows: list[ChoiceRow]
+    chosen: str | None
+    chosen_variant: str | None
+    measured: int
+    unstable: list[str]
+    excluded: list[Excluded]
+    at_edge: bool
+    final: bool
+    missing: list[Missing]
+
+
+class ChoiceDoc(ChoiceSpec):
+    """The choice document (a board's ``choice``: :func:`normbench.judge.choice.build_choice`): its :class:`ChoiceSpec`
+    and one :class:`ChoiceGroup` per base variant (``groups``)."""
+
+    groups: list[ChoiceGroup]
+
+
+class TunedBase(TypedDict, total=False):
+    """One base variant of the tuned view (a row of its ``bases``).
+
+    base: the variant's name without the axis; shared, tuned: the variant names of its shared and its chosen point
+    (``tuned``: ``None`` until chosen); chosen: the chosen value; at_edge: it lies on the grid's edge;
+    tuning_seeds, tuning_value: the seeds and the mean the choice was made on; waiting: why its choice is not made
+    yet (absent once it is).
+    """
+
+    base: str
+    shared: str
+    chosen: str | None
+    tuned: str | None
+    at_edge: bool
+    tuning_seeds: list[str]
+    tuning_value: float | None
+    waiting: str
+
+
+class TunedView(TypedDict, total=False):
+    """The tuned view of a board (a board's ``tuned``: :func:`normbench.judge.tuned.resolve`): the choice board
+    (``choice``), its ``axis``, ``metric``, ``goal`` and ``rule`` (where the choice names one), the ``shared`` grid
+    value and one :class:`TunedBase` per base variant (``bases``)."""
+
+    choice: str
+    axis: str
+    metric: str
+    goal: str
+    rule: str
+    shared: str
+    bases: list[TunedBase]
+
+
+class ReferenceScript(TypedDict, total=False):
+    """What the reference ran: the ``repository`` at ``commit``, its ``file``, the ``options`` it was run with, the
+    ``changes`` made to it and the ``platform`` it ran on."""
+
+    repository: str
+    commit: str
+    file: str
+    options: str
+    changes: str
+    platform: str
+
+
+class Side(TypedDict, total=False):
+    """One code's seeds of a variant: ``n`` values, their ``mean`` and sample ``std`` (``None``: too few values) and,
+    for the reference, its runs' ``seeds`` as its file names them."""
+
+    n: int
+    mean: float | None
+    std: float | None
+    seeds: list[object]
+
+
+class SeededPair(TypedDict):
+    """A reference run trained on a board seed's data and initial weights: the ``seed`` and both values (``None``:
+    none)."""
+
+    seed: object
+    reference: float | None
+    board: float | None
+
+
+class ReferenceRow(TypedDict):
+    """One variant beside its reference group: the ``variant``, the ``group``, both sides (``board``,
+    ``reference``), the Welch ``difference`` board − reference (``None``: a side without values) and the ``seeded``
+    pairs."""
+
+    variant: str
+    group: str
+    board: Side
+    reference: Side
+    difference: IntervalDoc | None
+    seeded: list[SeededPair]
+
+
+class PairDifference(TypedDict):
+    """One complete seeded pair: its ``variant``, ``seed`` and ``difference`` board − reference."""
+
+    variant: str
+    seed: object
+    difference: float
+
+
+class Paired(TypedDict):
+    """Every complete seeded pair together (:func:`normbench.judge.reference_runs.paired`): ``n`` pairs, each one's
+    difference (``pairs``), their ``mean`` with its 95% t-interval, the largest |difference| (``max_abs``) and the
+    board's sample std over seeds per variant with a pair (``board_std``)."""
+
+    n: int
+    pairs: list[PairDifference]
+    mean: IntervalDoc | None
+    max_abs: float
+    board_std: dict[str, float | None]
+
+
+class ReferenceDoc(TypedDict):
+    """A board's ``reference_runs`` (:func:`normbench.judge.reference_runs.build_reference`): the reference ``file`` and
+    the board's ``metric``, the reference's ``what``, ``script`` and ``checked`` (``None``, resp. empty, where its file
+    has none), one :class:`ReferenceRow` per variant (``rows``) and the seeded pairs together (``paired``: ``None``
+    without one)."""
+
+    file: str
+    metric: str
+    what: str | None
+    script: ReferenceScript | None
+    checked: list[str]
+    rows: list[ReferenceRow]
+    paired: Paired | None
+
+
+class MatrixCell(TypedDict):
+    """One planned variant of the matrix (``leaderboard.json``: ``matrix.cells[]``): the ``variant``, its
+    ``placement`` and ``component``, its ``planned_seeds`` and finished ``seeds``, its ``status`` (``done``,
+    ``flagged``, ``partial: k of n seeds``, ``not run``), ``metrics``: the headline metrics' aggregates and the
+    unselectable fraction's (:data:`normbench.render.matrix.UNSELECTABLE`), and ``flagged``: seed -> why, where a seed
+    is."""
+
+    variant: str
+    placement: str
+    component: str
+    planned_seeds: list[int]
+    seeds: list[int]
+    status: str
+    metrics: dict[str, MetricRow]
+    flagged: NotRequired[dict[str, str]]
+
+
+class MatrixDoc(TypedDict):
+    """The placement x component matrix (``leaderboard.json``: ``matrix``): its ``rows`` (placements) and
+    ``columns`` (components), the ``headline`` metrics and the ``unselectable`` metric its cells hold, and one cell per
+    planned variant (``cells``)."""
+
+    rows: list[str]
+    columns: list[str]
+    headline: list[str]
+    unselectable: str | None
+    cells: list[MatrixCell]
+
+
+class WidthRow(TypedDict):
+    """One planned (base variant, width) of the width axis (``leaderboard.json``: ``width.rows[]``): the ``variant``,
+    its ``base`` and ``width``, its ``planned_seeds`` and finished ``seeds``, the network's ``n_layers``; ``metrics``:
+    the validation loss's aggregate, the unselectable fraction averaged over layers (``unselectable``), per head
+    (``unselectable_heads``) and per layer (``unselectable_L<i>``); ``loss_gap``: the loss minus the reference's at the
+    same width, with its 95% Welch interval (``None``: none, or the reference itself)."""
+
+    variant: str
+    base: str
+    width: int | None
+    planned_seeds: list[int]
+    seeds: list[int]
+    metrics: dict[str, MetricRow]
+    n_layers: NotRequired[int]
+    loss_gap: NotRequired[IntervalDoc | None]
+
+
+class WidthDoc(TypedDict):
+    """The width axis (``leaderboard.json``: ``width``): the config key of the width (``axis``), the ``reference``
+    base variant of the loss gaps, and one row per planned (base variant, width) (``rows``)."""
+
+    axis: str
+    reference: str
+    rows: list[WidthRow]
