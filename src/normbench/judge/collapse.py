@@ -21,10 +21,11 @@ from __future__ import annotations
 import functools
 import json
 import math
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, TypedDict
 
 from normbench.archive.facts import data_fact
+from normbench.archive.record import RecordDocument
 from normbench.judge.rows import variant_row
 from normbench.training.run.loading import build_datamodule
 
@@ -61,7 +62,7 @@ def _unigram_entropy(data: str) -> float | str:
         return first or type(exc).__name__
 
 
-def unigram_entropy_of_run(record: dict[str, Any]) -> float:
+def unigram_entropy_of_run(record: RecordDocument) -> float:
     """H = -sum_v p_v ln p_v over the training token stream of the run's data config (nats)."""
     data = (record.get("config") or {}).get("data")
     if not isinstance(data, dict) or not data.get("class_path"):
@@ -72,7 +73,7 @@ def unigram_entropy_of_run(record: dict[str, Any]) -> float:
     return value
 
 
-BASELINES: dict[str, Callable[[dict[str, Any]], float]] = {"unigram_entropy": unigram_entropy_of_run}
+BASELINES: dict[str, Callable[[RecordDocument], float]] = {"unigram_entropy": unigram_entropy_of_run}
 """The collapse baselines ``bench.collapse.baseline`` may name: run record -> the value a collapsed run sits at."""
 
 
@@ -97,11 +98,12 @@ def check_spec(spec: Any, metrics: Collection[str]) -> CollapseSpec | None:
     return {"metric": spec["metric"], "baseline": spec["baseline"], "within": float(within)}
 
 
-def with_baselines(records: list[dict[str, Any]], spec: CollapseSpec) -> tuple[list[dict[str, Any]], list[str]]:
+def with_baselines(records: Sequence[RecordDocument], spec: CollapseSpec) -> tuple[list[RecordDocument], list[str]]:
     """Each record with ``collapse_baseline`` (the baseline's value for its run, ``None`` where it cannot be
     computed), and why it could not be for those runs (one line each)."""
     compute = BASELINES[spec["baseline"]]
-    out, problems = [], []
+    out: list[RecordDocument] = []
+    problems: list[str] = []
     for record in records:
         try:
             value: float | None = compute(record)
