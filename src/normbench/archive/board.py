@@ -15,7 +15,7 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, NotRequired, TypedDict
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 from normbench.archive._json import (
     NUMBER,
@@ -36,7 +36,6 @@ from normbench.archive.views import (
     CollapseView,
     FailedRun,
     MatrixDoc,
-    MetricDefinition,
     NormRow,
     NullBlock,
     ReferenceDoc,
@@ -45,6 +44,9 @@ from normbench.archive.views import (
     WidthDoc,
 )
 from normbench.io import atomic_write_text, dumps_json_lines
+
+if TYPE_CHECKING:  # the tasks package imports torch; a board's reader needs only the shape
+    from normbench.tasks.series import MetricSpec
 
 FILENAME = "leaderboard.json"
 
@@ -222,7 +224,7 @@ class Board(JsonObject):
     generated_at: str = required(str)
     provenance: BoardProvenance = required(dict)
     protocol: dict[str, Any] | None = optional(dict)
-    metrics: dict[str, MetricDefinition] | None = optional(dict)
+    metrics: dict[str, MetricSpec] | None = optional(dict)
     columns: tuple[str, ...] | None = optional(list, decode=as_tuple)
     variants: tuple[VariantEntry, ...] = required(list, decode=items(VariantEntry))
     tables: tuple[dict[str, Any], ...] | None = optional(list, decode=as_tuple)

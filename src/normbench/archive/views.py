@@ -34,18 +34,6 @@ class BoardProvenance(Provenance, total=False):
     wall_time_s: float
 
 
-class MetricDefinition(TypedDict):
-    """How a leaderboard metric is read from every run (a board's ``metrics`` per metric, as ``bench.metrics``
-    declares it: :mod:`normbench.boards.build`): the logged ``series``, read at ``at_step`` (a step, or ``last``) or
-    at the first step where it is <= ``first_below``, over the trailing moving average of ``smooth`` logged points
-    where given."""
-
-    series: str
-    at_step: NotRequired[int | str]
-    first_below: NotRequired[float]
-    smooth: NotRequired[int]
-
-
 class Citation(TypedDict):
     """How to cite a board (a board's ``citation``): its ``bibtex`` entry (:func:`normbench.render.citation.bibtex`)."""
 

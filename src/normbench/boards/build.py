@@ -17,27 +17,49 @@ Each variant's row: :mod:`normbench.boards.variants`; the protocol and tables be
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from normbench import __version__
 from normbench.archive import FINISHED, Board, load_record, parse_board
+from normbench.archive.record import RecordDocument
 from normbench.boards.paper import ProtocolSpec, build_protocol, build_tables
 from normbench.boards.variants import distinct, group_by_variant, n_layers_of, variant_entry
-from normbench.io import strict_json
+from normbench.io import Config, strict_json
 from normbench.judge.chance.board import with_chance
 from normbench.judge.choice import build_choice
 from normbench.judge.claims import board_claims
 from normbench.judge.collapse import check_spec as check_collapse
 from normbench.judge.collapse import with_baselines
 from normbench.judge.reference_runs import build_reference
+from normbench.judge.rows import VariantRow
 from normbench.tasks.series import expand_metric_layers
-from normbench.training.reproducibility import chaotic, distribution_table, tolerance_table
+from normbench.training.reproducibility import (
+    DistributionRow,
+    ToleranceRow,
+    chaotic,
+    distribution_table,
+    tolerance_table,
+)
 from normbench.training.run.records import provenance, utc_now
 from normbench.training.run.verify import check_record
 
 
-def reproducibility(variants: list[dict[str, Any]], bench: dict[str, Any]) -> dict[str, Any]:
+class Reproducibility(TypedDict):
+    """What a re-run of a board's runs can be expected to give (a board's ``reproducibility``): the distinct
+    ``platforms`` its runs trained on (with their torch), how many runs name none (``runs_without_platform``), why its
+    per-seed values do not travel between platforms (``chaotic``, ``None``: they do), and the tolerances a re-run is
+    held to (``tolerances``, ``by_distribution``)."""
+
+    platforms: list[dict[str, object]]
+    runs_without_platform: int
+    chaotic: str | None
+    tolerances: list[ToleranceRow]
+    by_distribution: list[DistributionRow]
+
+
+def reproducibility(variants: Sequence[VariantRow], bench: dict[str, Any]) -> Reproducibility:
     """What a re-run of this board's runs can be expected to give (see :mod:`normbench.training.reproducibility`)."""
     platforms = distinct([b for v in variants for b in v["provenance"].get("platforms", [])])
     unnamed = sum(len(v["seeds"]) for v in variants if not v["provenance"].get("platforms"))
@@ -53,11 +75,11 @@ def reproducibility(variants: list[dict[str, Any]], bench: dict[str, Any]) -> di
 def build(
     task: str,
     preset: str | None,
-    records: list[dict[str, Any]],
+    records: Sequence[RecordDocument],
     bench: dict[str, Any],
     variant_order: list[str] | None = None,
-    failed: list[dict[str, Any]] | None = None,
-    config: dict[str, Any] | None = None,
+    failed: Sequence[RecordDocument] | None = None,
+    config: Config | None = None,
 ) -> Board:
     """The leaderboard of the finished ``records`` (one per variant and seed); the ``failed`` records are
     named (``failed_runs``, and in their variant's status), never averaged. ``config``: the sweep's resolved
@@ -97,9 +119,11 @@ def build(
     by_name = {v["name"]: v for v in variants}
     judged = board_claims(bench, variants, config)
     tables = build_tables(bench.get("tables") or {}, by_name, config)
-    prov = provenance()
-    prov["normbench"] = __version__
-    prov["wall_time_s"] = round(sum(v["provenance"]["wall_time_s"] for v in variants), 1)
+    prov = {
+        **provenance(),
+        "normbench": __version__,
+        "wall_time_s": round(sum(v["provenance"]["wall_time_s"] for v in variants), 1),
+    }
     doc = {
         "task": task,
         "preset": preset,
@@ -144,7 +168,7 @@ def build(
 REDO = "the sweep's own `normbench sweep` (or `bench`) command redoes that run"
 
 
-def load_records(paths: list[Path], config_hashes: list[str | None] | None = None) -> list[dict[str, Any]]:
+def load_records(paths: list[Path], config_hashes: list[str | None] | None = None) -> list[RecordDocument]:
     """The records at ``paths`` that exist, each with its own location as ``record_path``.
 
     A finished record must be its run's (:func:`normbench.training.run.verify.check_record`: the config hash
@@ -153,7 +177,7 @@ def load_records(paths: list[Path], config_hashes: list[str | None] | None = Non
     checkpoint, is one ``ValueError`` naming the file and the fix: no leaderboard cell from it.
     """
     hashes = list(config_hashes) if config_hashes is not None else [None] * len(paths)
-    out = []
+    out: list[RecordDocument] = []
     for path, wanted in zip(paths, hashes, strict=False):
         if not Path(path).exists():
             continue

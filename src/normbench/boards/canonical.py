@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from normbench.judge.rows import MetricRow, RowProvenance, VariantRow
 from normbench.judge.stats import aggregate
 
 CANONICAL_NOTE = "not measured on the canonical runs ({board})"
@@ -28,7 +29,7 @@ class Shown:
 
     board: str  # the board's folder under the results root, e.g. ``lm/dyt-tuned``
     generated_at: str
-    variant: dict[str, Any]
+    variant: VariantRow
 
 
 def published_variants(results_dir: str | Path) -> dict[tuple[str, str], list[Shown]]:
@@ -72,7 +73,7 @@ def source_first(shown: list[Shown], seed: int | None = None) -> list[Shown]:
     return list(shown)
 
 
-def differing_metrics(variant: dict[str, Any], canonical: dict[str, Any]) -> list[str]:
+def differing_metrics(variant: VariantRow, canonical: VariantRow) -> list[str]:
     """The metrics both variants have whose values differ for a seed both show a value of: ``variant`` shows another
     replicate of the runs. (A metric only one of them has a value of is an analysis the other did not run.)"""
     seeds, canon_seeds = list(variant.get("seeds") or []), list(canonical.get("seeds") or [])
@@ -107,7 +108,8 @@ def adopt_canonical(
     """``board`` (JSON) with each variant whose runs an earlier board shows taking that board's values (metrics,
     seeds' status, provenance); returns the new board and one line per variant changed."""
     shown = published_variants(results_dir)
-    variants, changed = [], []
+    variants: list[VariantRow] = []
+    changed: list[str] = []
     for variant in board.get("variants") or []:
         key = (str(board.get("task")), str(variant.get("config_hash")))
         earlier = shown.get(key)
@@ -128,12 +130,12 @@ def adopt_canonical(
     return {**board, "variants": variants}, changed
 
 
-def canonical_entry(variant: dict[str, Any], canon: dict[str, Any], seeds: list[int], board: str) -> dict[str, Any]:
+def canonical_entry(variant: VariantRow, canon: VariantRow, seeds: list[int], board: str) -> VariantRow:
     """The fields of ``variant`` (showing ``seeds``) taken from ``canon``, its entry on the canonical ``board``:
     each metric re-aggregated from the canonical per-seed values of those seeds (``None``: a metric ``canon``
     lacks), and the runs' status, provenance and collapse flags."""
     index = {seed: i for i, seed in enumerate(canon.get("seeds") or [])}
-    metrics = {}
+    metrics: dict[str, MetricRow] = {}
     for metric in variant.get("metrics") or {}:
         agg = (canon.get("metrics") or {}).get(metric)
         if agg is None:
@@ -149,15 +151,16 @@ def canonical_entry(variant: dict[str, Any], canon: dict[str, Any], seeds: list[
             **({"note": agg["note"]} if agg.get("note") else {}),
         }
     keep = {str(seed) for seed in seeds}
-    out: dict[str, Any] = {"metrics": metrics, "status": canon.get("status", variant.get("status"))}
-    for field in ("run_status", "collapse_baseline"):
-        if canon.get(field) is not None:
-            out[field] = {k: v for k, v in canon[field].items() if k in keep}
+    out: VariantRow = {"metrics": metrics, "status": canon["status"] if "status" in canon else variant["status"]}
+    if canon.get("run_status") is not None:
+        out["run_status"] = {k: v for k, v in canon["run_status"].items() if k in keep}
+    if canon.get("collapse_baseline") is not None:
+        out["collapse_baseline"] = {k: v for k, v in canon["collapse_baseline"].items() if k in keep}
     if canon.get("collapsed") is not None:
         out["collapsed"] = [s for s in canon["collapsed"] if s in keep]
     if canon.get("provenance") is not None:
-        pv = dict(canon["provenance"])
+        pv: RowProvenance = {**canon["provenance"]}
         if pv.get("log_dirs"):
-            pv["log_dirs"] = [d for d in pv["log_dirs"] if d.rpartition("seed")[2] in keep]
+            pv["log_dirs"] = [d for d in pv["log_dirs"] if d is not None and d.rpartition("seed")[2] in keep]
         out["provenance"] = pv
     return out

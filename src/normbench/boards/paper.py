@@ -4,10 +4,12 @@ paper-style tables of its variants' means (``bench.tables``), each next to the p
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypedDict
 
+from normbench.io import Config
 from normbench.judge.choice import sort_key
+from normbench.judge.rows import MetricRow, NullBlock, VariantRow
 from normbench.training.config import config_value
 
 if TYPE_CHECKING:  # Python 3.11's; the annotations are never evaluated (``from __future__ import annotations``)
@@ -84,10 +86,45 @@ class TableSpec(TypedDict):
     paper_column: NotRequired[str | None]
 
 
+class PaperCell(TypedDict):
+    """One measured cell of a paper table: the variant's ``mean`` and ``std`` of the column's metric, scaled (``None``:
+    no value), and the random-key null beside it (``chance``, its mean scaled too) where the metric has one."""
+
+    mean: float | None
+    std: float | None
+    chance: NotRequired[NullBlock]
+
+
+class PaperRow(TypedDict):
+    """One row of a paper table: its ``label``, ``variant`` and ``metric`` template, the ``measured`` cells (one per
+    column), the ``paper``'s values and the random-key null beside them (``paper_null``)."""
+
+    label: str
+    variant: str
+    metric: str
+    measured: list[PaperCell]
+    paper: list[float | None] | float | None
+    paper_null: NotRequired[PaperNull | None]
+
+
+class PaperTable(TypedDict):
+    """A paper-style table of a board (``leaderboard.json``: ``tables[]``; :func:`build_tables`): its ``name`` and
+    ``title``, its ``columns`` and the ``paper_column`` beside them, the ``scale`` of the measured values, the
+    ``note`` under it (values cited filled in) and its ``rows``."""
+
+    name: str
+    title: str
+    columns: list[str]
+    paper_column: str | None
+    scale: float
+    note: str
+    rows: list[PaperRow]
+
+
 def build_protocol(
     spec: ProtocolSpec,
-    configs: Mapping[str, dict[str, Any]],
-    variants: list[dict[str, Any]],
+    configs: Mapping[str, Config],
+    variants: Sequence[VariantRow],
     preset: str | None = None,
     judges_claims: bool = True,
 ) -> PaperProtocol:
@@ -115,7 +152,7 @@ def build_protocol(
     return {"settings": rows, "notes": notes}
 
 
-def setting_value(key: str, configs: list[dict[str, Any]]) -> Any:
+def setting_value(key: str, configs: Sequence[Config]) -> Any:
     """One protocol setting over the board's runs: its value (as the config holds it) where every variant shares it,
     else the distinct values in ascending order as text (``0.0006 / 0.001 (differs by variant)``; ``not set`` for a
     variant whose config lacks it), never the first run's value alone."""
@@ -130,7 +167,7 @@ def setting_value(key: str, configs: list[dict[str, Any]]) -> Any:
     return " / ".join("not set" if v is None else str(v) for v in ordered) + " (differs by variant)"
 
 
-def fill_note(note: str, config: dict[str, Any], variants: dict[str, dict[str, Any]]) -> str:
+def fill_note(note: str, config: Config, variants: Mapping[str, VariantRow]) -> str:
     """Replace ``{config:a.b.c}`` by that config value and ``{metric:VARIANT:NAME}`` by its mean."""
 
     def value(match: re.Match) -> str:
@@ -146,8 +183,8 @@ def fill_note(note: str, config: dict[str, Any], variants: dict[str, dict[str, A
 
 
 def build_tables(
-    tables: Mapping[str, TableSpec], variants: dict[str, dict[str, Any]], config: dict[str, Any] | None = None
-) -> list[dict[str, Any]]:
+    tables: Mapping[str, TableSpec], variants: Mapping[str, VariantRow], config: Config | None = None
+) -> list[PaperTable]:
     """Paper-style tables (``bench.tables``): rows of variants x columns of metrics, next to the paper's.
 
     A row names a variant and a metric template with ``{column}``; ``paper`` lists the
@@ -155,35 +192,34 @@ def build_tables(
     table has a ``paper_column`` (a paper number measured apart from the columns); ``scale`` multiplies
     measured means and stds (100 for percentages); ``note`` may cite values (:func:`fill_note`).
     """
-    out = []
+    out: list[PaperTable] = []
     for name, spec in tables.items():
         scale = float(spec.get("scale", 1.0))
-        rows = []
+        rows: list[PaperRow] = []
         for row in spec["rows"]:
-            cells = []
+            cells: list[PaperCell] = []
             for column in spec["columns"]:
-                m = (variants.get(row["variant"]) or {}).get("metrics", {}).get(
+                m: MetricRow = (variants.get(row["variant"]) or {}).get("metrics", {}).get(
                     row["metric"].format(column=column)
                 ) or {}
                 mean, std = m.get("mean"), m.get("std")
-                chance = {"chance": {**m["chance"], "mean": m["chance"]["mean"] * scale}} if m.get("chance") else {}
-                cells.append(
-                    {
-                        "mean": None if mean is None else mean * scale,
-                        "std": None if std is None else std * scale,
-                        **chance,
-                    }
-                )
-            rows.append(
-                {
-                    "label": row["label"],
-                    "variant": row["variant"],
-                    "metric": row["metric"],
-                    "measured": cells,
-                    "paper": row.get("paper"),
-                    **({"paper_null": row["paper_null"]} if row.get("paper_null") else {}),
+                cell: PaperCell = {
+                    "mean": None if mean is None else mean * scale,
+                    "std": None if std is None else std * scale,
                 }
-            )
+                if m.get("chance"):
+                    cell["chance"] = {**m["chance"], "mean": m["chance"]["mean"] * scale}
+                cells.append(cell)
+            paper_row: PaperRow = {
+                "label": row["label"],
+                "variant": row["variant"],
+                "metric": row["metric"],
+                "measured": cells,
+                "paper": row.get("paper"),
+            }
+            if row.get("paper_null"):
+                paper_row["paper_null"] = row["paper_null"]
+            rows.append(paper_row)
         out.append(
             {
                 "name": name,

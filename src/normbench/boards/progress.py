@@ -16,6 +16,7 @@ from typing import Any, Protocol, TypedDict
 from normbench.archive.record import RecordDocument
 from normbench.archive.replicate import platform_slug, segment, steps_done
 from normbench.archive.store import Archive
+from normbench.io import Config
 from normbench.training.run.records import FINISHED, read_record
 
 
@@ -36,7 +37,7 @@ class PlannedRun(Protocol):
     def config_hash(self) -> str | None: ...
 
     @property
-    def config(self) -> dict[str, Any]: ...
+    def config(self) -> Config: ...
 
 
 def record_file(run: PlannedRun) -> Path:
@@ -63,7 +64,7 @@ class RunInProgress(TypedDict):
     checkpoint_archived: bool
 
 
-def planned_steps(config: dict[str, Any]) -> int | None:
+def planned_steps(config: Config) -> int | None:
     """The optimizer steps a run's config plans: ``trainer.max_steps``, else ``max_epochs`` times the steps of an
     epoch where the data config says them (sequences x (1 - test fraction) / batch size); ``None`` when unknown."""
     trainer = config.get("trainer") or {}

@@ -20,32 +20,34 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, Literal, cast
 
-from normbench.archive.record import RecordDocument, wall_time_share_s
+from normbench.archive.record import Platform, RecordDocument, wall_time_share_s
 from normbench.archive.store import Archive
 from normbench.boards.canonical import Shown, published_variants, source_first
 from normbench.boards.progress import PlannedRun
 from normbench.io import atomic_write_json
+from normbench.judge.rows import RowProvenance, VariantRow
 
 NOT_MEASURED = "not measured on the runs published on results/{board}/ before the archive"
 
 
-def stand_ins(task: str, runs: Sequence[PlannedRun], archive: Archive | None) -> list[dict[str, Any]]:
+def stand_ins(task: str, runs: Sequence[PlannedRun], archive: Archive | None) -> list[RecordDocument]:
     """A stand-in record for each of ``runs`` that was published before the archive (the others are left out): its
     values kept in the archive, or, for a run whose values are not kept yet, taken from the boards that show it.
     One-line error for such a run no board shows."""
     if archive is None:
         return []
     shown: dict[tuple[str, str], list[Shown]] | None = None
-    out = []
+    out: list[RecordDocument] = []
     for run in runs:
         digest = run.config_hash
         if not digest or not archive.published_elsewhere(task, digest, run.seed):
             continue
         kept = archive.published_values(task, digest, int(run.seed))
         if kept is not None:  # the values taken once from the boards: no board is read
-            out.append({**run_fields(task, run), **{k: v for k, v in kept.items() if k not in RUN_FIELDS}})
+            own = run_fields(task, run)  # the planned run's fields (RUN_FIELDS) lead, and stand over the kept file's
+            out.append({**own, **kept, **own})
             continue
         if shown is None:
             shown = published_variants(archive.root.parent)
@@ -65,16 +67,24 @@ def stand_ins(task: str, runs: Sequence[PlannedRun], archive: Archive | None) ->
 RUN_FIELDS = ("task", "variant", "seed", "config_hash", "config", "series")
 
 
-def run_fields(task: str, run: PlannedRun) -> dict[str, Any]:
+def run_fields(task: str, run: PlannedRun) -> RecordDocument:
     """The fields of a stand-in record that the planned run gives (its values come from the published board)."""
     return {
         "task": task,
         "variant": run.variant,
         "seed": int(run.seed),
-        "config_hash": run.config_hash,
+        "config_hash": planned_hash(run),
         "config": run.config,
         "series": {},
     }
+
+
+def planned_hash(run: PlannedRun) -> str:
+    """The config hash of a run published before the archive (the archive lists such a run by it); a run planned
+    without one is a ``TypeError``."""
+    if run.config_hash is None:
+        raise TypeError(f"run {run.variant} seed {run.seed}: planned without a config hash")
+    return run.config_hash
 
 
 def keep_published_values(task: str, archive: Archive) -> list[Path]:
@@ -94,7 +104,7 @@ def keep_published_values(task: str, archive: Archive) -> list[Path]:
     return written
 
 
-def stand_in_provenance(task: str, digest: str, showing: Sequence[Shown], archive: Archive) -> dict[str, Any]:
+def stand_in_provenance(task: str, digest: str, showing: Sequence[Shown], archive: Archive) -> RowProvenance:
     """The provenance of the stand-in seeds of ``showing[0]``, the board that published them: its own, unless it has
     grown since with seeds from archived records (its lists then join both, and would join again at each rebuild);
     then that of the earliest board that took its values while showing those stand-in seeds only, else its own less
@@ -114,14 +124,21 @@ def stand_in_provenance(task: str, digest: str, showing: Sequence[Shown], archiv
 
 
 # a board's provenance lists of text and the record field each entry comes from
-JOINED = {"git_commits": "git_commit", "torch": "torch", "lightning": "lightning", "devices": "device"}
+JOINED: dict[
+    Literal["git_commits", "torch", "lightning", "devices"], Literal["git_commit", "torch", "lightning", "device"]
+] = {
+    "git_commits": "git_commit",
+    "torch": "torch",
+    "lightning": "lightning",
+    "devices": "device",
+}
 
 
-def without_archived_seeds(task: str, digest: str, variant: dict[str, Any], archive: Archive) -> dict[str, Any]:
+def without_archived_seeds(task: str, digest: str, variant: VariantRow, archive: Archive) -> RowProvenance:
     """``variant``'s provenance with the values that its seeds from archived records brought taken out of its text
     lists (``JOINED``): what is left is its stand-in seeds'. A list that would be left empty (the stand-ins share
     every value with the archived seeds) stays whole."""
-    provenance = dict(variant.get("provenance") or {})
+    provenance: RowProvenance = {**(variant.get("provenance") or {})}
     records = archived_records(task, digest, variant, archive)
     for key, field in JOINED.items():
         theirs = {str((record.get("provenance") or {}).get(field)) for record in records}
@@ -132,7 +149,7 @@ def without_archived_seeds(task: str, digest: str, variant: dict[str, Any], arch
     return provenance
 
 
-def stand_in_wall_time(task: str, digest: str, source: dict[str, Any], archive: Archive) -> float:
+def stand_in_wall_time(task: str, digest: str, source: VariantRow, archive: Archive) -> float:
     """The training wall time of one stand-in seed of ``source`` (a variant of the board that published the runs):
     its sum over seeds, less the seeds it shows from archived records, shared by its stand-in seeds. (A board keeps
     the sum only; dividing that by all its seeds would move the figure at every rebuild of a board that is its own
@@ -143,7 +160,7 @@ def stand_in_wall_time(task: str, digest: str, source: dict[str, Any], archive: 
     return max(total, 0.0) / max(len(source.get("seeds") or []) - len(records), 1)
 
 
-def archived_records(task: str, digest: str, variant: dict[str, Any], archive: Archive) -> list[RecordDocument]:
+def archived_records(task: str, digest: str, variant: VariantRow, archive: Archive) -> list[RecordDocument]:
     """The canonical records of the seeds ``variant`` shows from the archive (not from a board's published values)."""
     out: list[RecordDocument] = []
     for seed in variant.get("seeds") or []:
@@ -160,15 +177,15 @@ def stand_in(
     first: Shown,
     later: Sequence[Shown] = (),
     wall_time_s: float | None = None,
-    provenance: dict[str, Any] | None = None,
-) -> dict[str, Any]:
+    provenance: RowProvenance | None = None,
+) -> RecordDocument:
     """The stand-in record of ``run``, from its entry on the earliest board that shows it; a metric that board lacks
     a value of (an analysis its preset did not run) is read from the next board that shows the run with one.
     ``wall_time_s``: its seed's wall time (default: the board's sum over its seeds, shared equally); ``provenance``:
     that of its seeds (default: the board's)."""
     canon, seed = first.variant, int(run.seed)
     key = str(seed)
-    values: dict[str, list[Any]] = {}
+    values: dict[str, list[float | None]] = {}
     notes: dict[str, str] = {}
     for shown in (first, *later):
         seeds = list(shown.variant.get("seeds") or [])
@@ -182,12 +199,12 @@ def stand_in(
                     notes[metric] = agg["note"]
     n = len(canon["seeds"])
     pv = canon.get("provenance") or {} if provenance is None else provenance
-    record: dict[str, Any] = {
+    record: RecordDocument = {
         "task": task,
         "variant": run.variant,
         "seed": seed,
-        "status": (canon.get("run_status") or {}).get(key, canon.get("status")),
-        "config_hash": run.config_hash,
+        "status": (canon.get("run_status") or {}).get(key) or canon["status"],
+        "config_hash": planned_hash(run),
         "config": run.config,
         "series": {},
         "placement": canon.get("placement"),
@@ -200,7 +217,8 @@ def stand_in(
             "device": one_of(pv.get("devices")),
             "threads": one_of(pv.get("threads")),
             "date": (pv.get("dates") or ["unknown"])[0],
-            **({"platform": pv["platforms"][0]} if len(pv.get("platforms") or []) == 1 else {}),
+            # a board's platform block: a run's platform, with its torch version
+            **({"platform": cast(Platform, pv["platforms"][0])} if len(pv.get("platforms") or []) == 1 else {}),
         },
         "wall_time_s": float(pv.get("wall_time_s") or 0.0) / n if wall_time_s is None else wall_time_s,
         "log_dir": next((d for d in pv.get("log_dirs") or [] if d and d.rpartition("seed")[2] == key), None),
@@ -227,7 +245,7 @@ def one_of(values: Any) -> Any:
     return " + ".join(dict.fromkeys(parts)) if parts else "unknown"
 
 
-def value_of(record: dict[str, Any], metric: str) -> tuple[float | None, float | None] | None:
+def value_of(record: RecordDocument, metric: str) -> tuple[float | None, float | None] | None:
     """A stand-in's (value, lower bound) of ``metric`` (``(None, None)``: its board lacks it); ``None`` for a record
     with series, whose value the metric's series gives."""
     if not is_stand_in(record):
@@ -236,14 +254,14 @@ def value_of(record: dict[str, Any], metric: str) -> tuple[float | None, float |
     return value, bound
 
 
-def published_notes(records: list[dict[str, Any]], metric: str) -> list[str]:
+def published_notes(records: Sequence[RecordDocument], metric: str) -> list[str]:
     """The notes the published boards of ``records``' stand-ins gave ``metric`` (e.g. ``not reached by step 5000``)."""
     return list(
         dict.fromkeys(note for r in records if is_stand_in(r) and (note := r["published"]["notes"].get(metric)))
     )
 
 
-def published_seeds(records: list[dict[str, Any]]) -> dict[str, list[int]]:
+def published_seeds(records: Sequence[RecordDocument]) -> dict[str, list[int]]:
     """Board -> the seeds of ``records`` (one variant's) shown from it: the stand-ins'."""
     out: dict[str, list[int]] = {}
     for r in records:
@@ -252,6 +270,6 @@ def published_seeds(records: list[dict[str, Any]]) -> dict[str, list[int]]:
     return out
 
 
-def is_stand_in(record: dict[str, Any]) -> bool:
+def is_stand_in(record: RecordDocument) -> bool:
     """Whether ``record`` stands in for a run published before the archive (no series)."""
     return bool(record.get("published"))

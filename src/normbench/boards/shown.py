@@ -7,11 +7,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from normbench.archive.replicate import Replicate, same_numbers
 from normbench.archive.store import Archive
 from normbench.boards.progress import PlannedRun
+from normbench.io import Config
 from normbench.training.run.records import read_record
 
 
@@ -23,7 +23,7 @@ class ShownRun:
     seed: int
     record_path: Path | None
     config_hash: str | None
-    config: dict[str, Any]
+    config: Config
 
 
 def shown_runs(task: str, runs: Sequence[PlannedRun], archive: Archive | None) -> list[PlannedRun]:

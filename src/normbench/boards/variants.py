@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypedDict, TypeVar
 
 from normbench.archive import wall_time_share_s
 from normbench.archive.files.writing import local_path, runs_root_of
+from normbench.archive.record import Provenance, RecordDocument
 from normbench.boards.published import (
     NOT_MEASURED,
     is_stand_in,
@@ -21,13 +23,16 @@ from normbench.boards.published import (
     published_seeds,
     value_of,
 )
+from normbench.io import Config
 from normbench.judge.collapse import CollapseSpec, collapse_text, is_collapsed
+from normbench.judge.rows import VariantRow
 from normbench.judge.stats import aggregate
 from normbench.tasks import norm_roles
-from normbench.tasks.series import FROM_CHECKPOINT, series_value
+from normbench.tasks.series import FROM_CHECKPOINT, MetricSpec, series_value
 from normbench.training.config import config_value
 
 T = TypeVar("T")
+R = TypeVar("R", bound=Mapping[str, Any])
 
 
 class ChanceSpec(TypedDict):
@@ -37,7 +42,7 @@ class ChanceSpec(TypedDict):
     at_most: float
 
 
-def no_checkpoint_note(series: str, records: list[dict[str, Any]]) -> str | None:
+def no_checkpoint_note(series: str, records: Sequence[RecordDocument]) -> str | None:
     """Why the checkpoint analysis behind ``series`` has no value: finished runs whose records name no final
     checkpoint (no ``checkpoint`` field); ``None`` when that is not why (e.g. another kind of series)."""
     if not series.startswith(FROM_CHECKPOINT):
@@ -52,8 +57,8 @@ def no_checkpoint_note(series: str, records: list[dict[str, Any]]) -> str | None
 
 
 def flag_seeds(
-    entry: dict[str, Any],
-    records: list[dict[str, Any]],
+    entry: VariantRow,
+    records: Sequence[RecordDocument],
     chance: ChanceSpec | None,
     collapse: CollapseSpec | None = None,
 ) -> None:
@@ -78,7 +83,12 @@ def flag_seeds(
         values = entry["metrics"].get(collapse["metric"], {}).get("per_seed") or []
         for record, value in zip(records, values, strict=False):
             base, seed = record.get("collapse_baseline"), str(record["seed"])
-            if seed not in flags and base is not None and is_collapsed(value, base, collapse["within"]):
+            if (
+                seed not in flags
+                and value is not None
+                and base is not None
+                and is_collapsed(value, base, collapse["within"])
+            ):
                 flags[seed] = collapse_text(collapse["metric"], value, collapse["baseline"], base, collapse["within"])
                 collapsed.append(seed)
         entry["collapse_baseline"] = {str(r["seed"]): r.get("collapse_baseline") for r in records}
@@ -97,12 +107,12 @@ def flag_seeds(
 
 def variant_entry(
     name: str,
-    records: list[dict[str, Any]],
-    metrics: dict[str, dict[str, Any]],
+    records: Sequence[RecordDocument],
+    metrics: Mapping[str, MetricSpec],
     chance: ChanceSpec | None = None,
-    failed: list[dict[str, Any]] | None = None,
+    failed: Sequence[RecordDocument] | None = None,
     collapse: CollapseSpec | None = None,
-) -> dict[str, Any]:
+) -> VariantRow:
     """One variant's row: its finished ``records`` (``done`` or ``diverged``) aggregated over seeds.
 
     Only ``done`` seeds enter the statistics (mean, std, intervals, verdicts): a diverged seed has
@@ -111,7 +121,7 @@ def variant_entry(
     """
     records = sorted(records, key=lambda r: r["seed"])
     statuses = {r["status"] for r in records}
-    entry: dict[str, Any] = {
+    entry: VariantRow = {
         "name": name,
         # the norms the network has (normbench.nn.placement decides; recorded by the run itself)
         "placement": records[0].get("placement"),
@@ -201,7 +211,7 @@ def distinct(blocks: list[T]) -> list[T]:
     return list({json.dumps(b, sort_keys=True): b for b in blocks}.values())  # equal blocks: one key, first place
 
 
-def unique_platforms(provenances: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def unique_platforms(provenances: Sequence[Provenance]) -> list[dict[str, object]]:
     """The distinct ``platform`` blocks of run provenances, with their torch version (runs recorded before
     provenance named the platform contribute none)."""
     return distinct(
@@ -209,14 +219,14 @@ def unique_platforms(provenances: list[dict[str, Any]]) -> list[dict[str, Any]]:
     )
 
 
-def group_by_variant(records: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
-    """Run records by their ``variant`` name, in first-seen order."""
-    groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+def group_by_variant(records: Sequence[R]) -> dict[str, list[R]]:
+    """Run records (any JSON objects with a ``variant``) by their ``variant`` name, in first-seen order."""
+    groups: dict[str, list[R]] = defaultdict(list)
     for record in records:
         groups[record["variant"]].append(record)
     return dict(groups)
 
 
-def n_layers_of(config: dict[str, Any]) -> int:
+def n_layers_of(config: Config) -> int:
     """The network's number of layers in a run's resolved config (1 when it names none)."""
     return int(config_value(config, "model.init_args.arch.n_layers") or 1)

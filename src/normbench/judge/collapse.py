@@ -25,6 +25,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from normbench.archive.facts import data_fact
+from normbench.archive.record import RecordDocument
 from normbench.archive.views import CollapseSpec
 from normbench.judge.rows import variant_row
 from normbench.training.run.loading import build_datamodule
@@ -52,11 +53,9 @@ def _unigram_entropy(data: str) -> float | str:
         return first or type(exc).__name__
 
 
-def unigram_entropy_of_run(record: Mapping[str, object]) -> float:
-    """H = -sum_v p_v ln p_v over the training token stream of the run's data config (nats). ``record``: a run
-    record's JSON data (:class:`normbench.archive.record.RecordDocument`), or a board's record with its analyses."""
-    config = record.get("config")
-    data = config.get("data") if isinstance(config, Mapping) else None
+def unigram_entropy_of_run(record: RecordDocument) -> float:
+    """H = -sum_v p_v ln p_v over the training token stream of the run's data config (nats)."""
+    data = (record.get("config") or {}).get("data")
     if not isinstance(data, dict) or not data.get("class_path"):
         raise ValueError("its record has no data config")
     value = _unigram_entropy(json.dumps(data, sort_keys=True))
@@ -65,7 +64,7 @@ def unigram_entropy_of_run(record: Mapping[str, object]) -> float:
     return value
 
 
-BASELINES: dict[str, Callable[[Mapping[str, object]], float]] = {"unigram_entropy": unigram_entropy_of_run}
+BASELINES: dict[str, Callable[[RecordDocument], float]] = {"unigram_entropy": unigram_entropy_of_run}
 """The collapse baselines ``bench.collapse.baseline`` may name: run record -> the value a collapsed run sits at."""
 
 
@@ -90,13 +89,11 @@ def check_spec(spec: Any, metrics: Collection[str]) -> CollapseSpec | None:
     return {"metric": spec["metric"], "baseline": spec["baseline"], "within": float(within)}
 
 
-def with_baselines(
-    records: Sequence[Mapping[str, object]], spec: CollapseSpec
-) -> tuple[list[dict[str, object]], list[str]]:
-    """Each record (as :func:`unigram_entropy_of_run` takes it) with ``collapse_baseline`` (the baseline's value for
-    its run, ``None`` where it cannot be computed), and why it could not be for those runs (one line each)."""
+def with_baselines(records: Sequence[RecordDocument], spec: CollapseSpec) -> tuple[list[RecordDocument], list[str]]:
+    """Each record with ``collapse_baseline`` (the baseline's value for its run, ``None`` where it cannot be
+    computed), and why it could not be for those runs (one line each)."""
     compute = BASELINES[spec["baseline"]]
-    out: list[dict[str, object]] = []
+    out: list[RecordDocument] = []
     problems: list[str] = []
     for record in records:
         try:

@@ -22,13 +22,14 @@ from __future__ import annotations
 
 import json
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from normbench.archive import BoardError, load_board
 from normbench.archive.board import SweepDefinition
 from normbench.archive.compact import expand
+from normbench.archive.record import RecordDocument
 from normbench.errors import one_line
 
 Runs = dict[tuple[str, int], str | None]
@@ -272,7 +273,7 @@ def publishes(out: Path) -> bool:
     return root is not None and Path(out).resolve().is_relative_to(root / "results")
 
 
-def check_committed(out: Path, records: list[dict[str, Any]], uncommitted: bool = False) -> bool:
+def check_committed(out: Path, records: Sequence[RecordDocument], uncommitted: bool = False) -> bool:
     """May these runs be published at ``out``? A run trained from uncommitted code (a dirty tree, or one whose
     state is unknown) names code that no commit holds: refused with one line unless ``uncommitted``, which publishes
     the board marked as trained from uncommitted code. Returns whether the board must carry that mark."""

@@ -15,6 +15,7 @@ from typing import Any
 from normbench import __version__
 from normbench.archive import Board, parse_board
 from normbench.archive.board import Rejudged
+from normbench.archive.record import RecordDocument
 from normbench.boards.build import reproducibility
 from normbench.boards.paper import ProtocolSpec, build_protocol, build_tables
 from normbench.boards.variants import flag_seeds, n_layers_of
@@ -63,7 +64,7 @@ def rejudge_board(
     unavailable: list[str] = []
     if collapse or bench.get("chance"):  # flag collapsed seeds (and seeds at chance) from the per-seed values
         for variant in variants:
-            runs = [
+            runs: list[RecordDocument] = [
                 {"variant": variant["name"], "seed": seed, "task": doc["task"], "config": configs[variant["name"]]}
                 for seed in variant["seeds"]
             ]

@@ -13,15 +13,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from normbench.archive.record import RecordDocument
 from normbench.boards.variants import group_by_variant
 from normbench.render.grid_plot import check_spec as check_grid_plot
 from normbench.render.grid_plot import plot_grid
 from normbench.render.matrix import build_matrix, plot_matrix
 from normbench.render.width import build_width, plot_width
 from normbench.run_analyses import class_keys, head_keys, key_sets
-from normbench.run_analyses.decomposition import plot_decomposition, with_decomposition
+from normbench.run_analyses.decomposition import decompositions, plot_decomposition, with_decomposition
 
-Records = list[dict[str, Any]]
+Records = list[RecordDocument]
 
 
 @dataclass
@@ -68,9 +69,7 @@ def _decomposition(records: Records, spec: Any, bench: dict[str, Any], sweep: Sw
 
 
 def _draw_decomposition(board: dict[str, Any], spec: Any, records: Records, sweep: Sweep) -> Sequence[Path]:
-    panels = {
-        v: [r["decomposition"] for r in rs if "decomposition" in r] for v, rs in group_by_variant(records).items()
-    }
+    panels = {v: decompositions(rs) for v, rs in group_by_variant(records).items()}
     if not any(panels.values()):
         return []
     shown = {v: rs for v, rs in panels.items() if rs}

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from normbench.archive import load_record
+from normbench.archive.record import RecordDocument
 from normbench.archive.store import Archive
 from normbench.boards.progress import PlannedRun, record_file
 from normbench.boards.shown import keep_analyses, shown_runs
@@ -54,7 +55,7 @@ class TokenRun:
     seed: int
     config_hash: str | None
     summary: TokenSummary
-    record: dict[str, Any] | None = None
+    record: RecordDocument | None = None
     analysis: TokenAnalysis | None = None
     source: str | None = None
     sentences: str | None = None  # the digest of the dev sentences its counts are on (None: not known)
@@ -149,7 +150,7 @@ def read_run(
     """A finished run's counts: from its final checkpoint where it is here (the analysis then goes beside its
     replicate in the archive), else from the analysis the archive keeps; ``(None, why)`` with neither."""
     path = record_file(run)
-    record = {**load_record(path).to_json(), "record_path": str(path)}
+    record: RecordDocument = {**load_record(path).document(), "record_path": str(path)}
     local = not record.get("archived")
     ckpt = checkpoint_of(record, path.parent) if local else None
     if local and (ckpt is None or not ckpt.is_file()):
@@ -158,7 +159,7 @@ def read_run(
             return None, (
                 "its record names no final checkpoint" if ckpt is None else f"its final checkpoint {ckpt} is missing"
             )
-        record, local = {**load_record(rep.record_path).to_json(), "record_path": str(rep.record_path)}, False
+        record, local = {**load_record(rep.record_path).document(), "record_path": str(rep.record_path)}, False
     on = sentences()
     analysis = sentence_tokens(record, on.digest, on.n, on.texts)
     if analysis is None and (Path(record["record_path"]).parent / SENTENCE_TOKENS).is_file():

@@ -19,6 +19,7 @@ from typing import Any
 from normbench.archive import FINISHED, Board, BoardError, load_board, parse_board
 from normbench.archive.board import Supersedes, SweepDefinition
 from normbench.archive.facts import archive_facts
+from normbench.archive.record import RecordDocument
 from normbench.archive.store import Archive
 from normbench.boards import build as board_build
 from normbench.boards.progress import PlannedRun, in_progress, record_file
@@ -89,10 +90,10 @@ class Shown:
 
     runs: list[PlannedRun]
     local: list[PlannedRun]
-    records: list[dict[str, Any]]
+    records: list[RecordDocument]
     published: list[PlannedRun]
     progress: list[Any]
-    stand_ins: list[dict[str, Any]]
+    stand_ins: list[RecordDocument]
 
 
 @dataclass(frozen=True)
@@ -108,13 +109,13 @@ class Build:
     """
 
     board: Board
-    records: list[dict[str, Any]]
+    records: list[RecordDocument]
     bench: dict[str, Any]
     n_layers: int
     planned: dict[str, list[int]]
 
 
-def load_finished(runs: Sequence[PlannedRun], statuses: tuple[str, ...] = FINISHED) -> list[dict[str, Any]]:
+def load_finished(runs: Sequence[PlannedRun], statuses: tuple[str, ...] = FINISHED) -> list[RecordDocument]:
     """The finished records of ``runs`` (or those of other ``statuses``), each named by its planned
     variant (a run shared by two sweeps under different variant names is shown under this sweep's name)."""
     by_path = {str(r.record_path): r for r in runs}

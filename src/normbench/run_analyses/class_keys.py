@@ -16,8 +16,9 @@ QK-norm where the attention has it) that are unselectable among the C, averaged 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import TypedDict
 
 import numpy as np
 import torch
@@ -25,8 +26,8 @@ from torch import nn
 
 from normbench.analysis.model_keys import attention_keys, head_unselectable
 from normbench.analysis.unselectable import unselectable_mask
-from normbench.run_analyses.run_cache import cached_analysis, with_final_values
-from normbench.tasks.series import ANALYSIS_CLASS_KEYS, ANALYSIS_CLASS_KEYS_HEADS
+from normbench.run_analyses.run_cache import RecordT, cached_analysis, with_final_values
+from normbench.tasks.series import ANALYSIS_CLASS_KEYS, ANALYSIS_CLASS_KEYS_HEADS, MetricSpec
 from normbench.training.run.loading import load_run
 from normbench.training.run.rundir import CLASS_KEYS_NAME
 
@@ -93,7 +94,7 @@ def class_keys_run(ckpt: Path) -> ClassKeys:
     }
 
 
-def metrics() -> dict[str, dict[str, Any]]:
+def metrics() -> dict[str, MetricSpec]:
     """The leaderboard metrics of the analysis, read at the final step."""
     return {
         METRIC: {"series": ANALYSIS_CLASS_KEYS, "at_step": "last"},
@@ -101,7 +102,7 @@ def metrics() -> dict[str, dict[str, Any]]:
     }
 
 
-def with_class_keys(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def with_class_keys(records: Sequence[RecordT]) -> list[RecordT]:
     """Each record with its run's unselectable class-key fractions as one-point series at its final step
     (a diverged run, whose weights are not finite, is left as it is)."""
     out = []

@@ -13,7 +13,7 @@ import math
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import cast
 
 import matplotlib
 
@@ -23,10 +23,17 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from normbench.analysis.decompose import TERMS, decompose, importance  # noqa: E402
+from normbench.archive.record import RecordDocument  # noqa: E402
 from normbench.io import atomic_write_json  # noqa: E402
 from normbench.nn.norms import get_component  # noqa: E402
 from normbench.render.plots import save_png  # noqa: E402
-from normbench.run_analyses.run_cache import CheckpointStamp, cached_analysis, checkpoint_stamp  # noqa: E402
+from normbench.run_analyses.run_cache import (  # noqa: E402
+    CheckpointStamp,
+    RecordT,
+    cached_analysis,
+    checkpoint_stamp,
+    final_step,
+)
 from normbench.tasks.series import decomposition_as_series  # noqa: E402
 from normbench.training.run.loading import build_datamodule, load_run  # noqa: E402
 from normbench.training.run.rundir import DECOMPOSITION_NAME, run_of_checkpoint  # noqa: E402
@@ -61,6 +68,12 @@ class Decomposition(CheckpointStamp):
     """The layer whose terms the output is (the last of ``layers``)."""
     layers: dict[str, dict[str, float]]
     """Layer -> term (``i``, ``h``, ``f``, ``c``) -> its mean importance share over the tokens."""
+
+
+class DecomposedRecord(RecordDocument, total=False):
+    """A run record with its run's decomposition (:func:`with_decomposition`): ``decomposition``."""
+
+    decomposition: Decomposition
 
 
 def decompose_run(ckpt: Path, sequences: int = 256, dtype: torch.dtype = torch.float64) -> Decomposition:
@@ -112,7 +125,7 @@ def decompose_run(ckpt: Path, sequences: int = 256, dtype: torch.dtype = torch.f
     }
 
 
-def cached_decomposition(record: dict[str, Any], sequences: int) -> Decomposition | None:
+def cached_decomposition(record: RecordDocument, sequences: int) -> Decomposition | None:
     """The run's ``decomposition.json``, computed first when missing or older than its checkpoint."""
     return cached_analysis(
         record, DECOMPOSITION_NAME, {"sequences_requested": sequences}, lambda ckpt: decompose_run(ckpt, sequences)
@@ -166,7 +179,7 @@ def plot_decomposition(panels: Mapping[str, Sequence[Decomposition]], path: str 
     return save_png(fig, path)
 
 
-def not_shift_and_scale(record: dict[str, Any]) -> str:
+def not_shift_and_scale(record: RecordDocument) -> str:
     """``""``, or which norms of a run record (``attn_norm dyt``) the decomposition cannot read."""
     found = [
         f"{name} {spec['component']}"
@@ -177,12 +190,14 @@ def not_shift_and_scale(record: dict[str, Any]) -> str:
     return ", ".join(found)
 
 
-def with_decomposition(records: list[dict[str, Any]], sequences: int) -> list[dict[str, Any]]:
-    """Each record with its run's decomposition shares added as series (computed once per checkpoint).
+def with_decomposition(records: Sequence[RecordT], sequences: int) -> list[RecordT]:
+    """Each record with its run's decomposition shares added as series (computed once per checkpoint), and the
+    decomposition itself as ``decomposition`` (:class:`DecomposedRecord`; :func:`decompositions` reads them).
 
     A diverged run is left as it is: its weights are not finite, so there is nothing to decompose.
     """
-    out, refused = [], set()
+    out: list[RecordT] = []
+    refused: set[str] = set()
     for record in records:
         if record.get("status") == "diverged":
             out.append(record)
@@ -200,13 +215,20 @@ def with_decomposition(records: list[dict[str, Any]], sequences: int) -> list[di
             continue
         dec = cached_decomposition(record, sequences)
         if dec is not None:
-            record = {
+            decomposed = {
                 **record,
-                "series": {**record["series"], **decomposition_as_series(dec, int(record.get("final_step") or 0))},
+                "series": {**record["series"], **decomposition_as_series(dec, final_step(record))},
                 "decomposition": dec,
             }
+            record = cast(RecordT, decomposed)  # the record's keys, its series grown, and a DecomposedRecord's
         out.append(record)
     return out
+
+
+def decompositions(records: Sequence[RecordDocument]) -> list[Decomposition]:
+    """The decompositions :func:`with_decomposition` added to ``records`` (those of the runs it decomposed)."""
+    decomposed = cast("Sequence[DecomposedRecord]", records)  # each with its decomposition where one was computed
+    return [r["decomposition"] for r in decomposed if "decomposition" in r]
 
 
 def decompose_checkpoint(ckpt: str, sequences: int = 256, out: str | None = None) -> Path:

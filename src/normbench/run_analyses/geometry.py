@@ -12,7 +12,7 @@ between the queries of evaluation sequences and the normal, as logged to TensorB
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 import matplotlib
 
@@ -31,7 +31,18 @@ from normbench.training.run.loading import load_module  # noqa: E402
 from normbench.training.run.rundir import checkpoint_of  # noqa: E402
 
 
-def class_keys_and_queries(module: Any) -> dict[str, np.ndarray]:
+class ClassView(TypedDict):
+    """The class keys of a d = 3 majority model's first block and their queries (:func:`class_keys_and_queries`):
+    the ``keys`` N(E_c), the first head's effective ``queries`` and the attention's unit ``normal``, with the mean
+    angle of those queries to the normal in degrees (``angle_to_normal``) once measured."""
+
+    keys: np.ndarray
+    queries: np.ndarray
+    normal: np.ndarray
+    angle_to_normal: NotRequired[float]
+
+
+def class_keys_and_queries(module: Any) -> ClassView:
     """Keys N(E_c), effective queries and the unit normal of the first block (d = 3 majority model)."""
     model = module.model
     block = model.blocks[0]
@@ -65,7 +76,7 @@ def read_angle_histograms(
     return np.asarray(steps), np.asarray(rows)
 
 
-def plot_geometry_3d(views: dict[str, dict[str, np.ndarray]], path: Path) -> Path:
+def plot_geometry_3d(views: dict[str, ClassView], path: Path) -> Path:
     """One 3-D panel per variant: keys (dots), queries (crosses, scaled to the keys' radius), 1 and u."""
     n = len(views)
     fig = plt.figure(figsize=(4.3 * n, 4.6), dpi=120)
@@ -131,11 +142,28 @@ def plot_angle_histograms(histograms: dict[str, tuple[np.ndarray, np.ndarray]], 
     return save_png(fig, path)
 
 
-def write_geometry(record_paths: dict[str, Path], out: Path) -> dict[str, Any]:
-    """Draw both figures from the runs ``{variant: record path}`` and write ``geometry.json`` beside them."""
-    views, histograms, summary = {}, {}, {}
+class GeometrySummary(TypedDict):
+    """One variant's entry of ``geometry.json`` (:func:`write_geometry`): its ``run`` folder, ``seed`` and
+    ``config_hash``, the mean angle of the class queries to the attention normal, the largest key component along that
+    normal, the normal's angle to the all-ones direction, and the mean query angle of the evaluation sequences at each
+    logged step (step -> degrees)."""
+
+    run: str
+    seed: int
+    config_hash: str
+    class_query_angle_to_normal_deg: float
+    max_abs_key_component_along_normal: float
+    normal_angle_to_ones_deg: float
+    eval_query_angle_mean_deg: dict[int, float]
+
+
+def write_geometry(record_paths: dict[str, Path], out: Path) -> dict[str, GeometrySummary]:
+    """Draw both figures from the runs ``{variant: record path}`` and write ``geometry.json`` beside them (variant ->
+    :class:`GeometrySummary`), which it returns."""
+    views, histograms = {}, {}
+    summary: dict[str, GeometrySummary] = {}
     for variant, path in record_paths.items():
-        record = load_record(path).to_json()
+        record = load_record(path).document()
         if record["status"] != "done":
             raise ValueError(f"runs_dir: {path} is {record['status']!r}; train it first")
         run = Path(path).parent

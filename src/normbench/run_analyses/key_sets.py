@@ -14,8 +14,9 @@ one table and the figure ``key_sets.png``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import NotRequired, TypedDict
 
 import matplotlib
 
@@ -24,16 +25,45 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from normbench.analysis.model_keys import attention_keys, prefix_unselectable  # noqa: E402
+from normbench.boards.paper import TableRowSpec, TableSpec  # noqa: E402
+from normbench.judge.rows import VariantRow  # noqa: E402
 from normbench.render.plots import save_png  # noqa: E402
-from normbench.run_analyses.run_cache import cached_analysis, with_final_values  # noqa: E402
-from normbench.tasks.series import ANALYSIS_KEY_SET  # noqa: E402
+from normbench.run_analyses.run_cache import RecordT, cached_analysis, with_final_values  # noqa: E402
+from normbench.tasks.series import ANALYSIS_KEY_SET, MetricSpec  # noqa: E402
 from normbench.training.run.loading import build_datamodule, load_run  # noqa: E402
 from normbench.training.run.rundir import KEY_SETS_NAME  # noqa: E402
 
 WHERE = ("before", "after")
 
 
-def check_spec(spec: dict[str, Any]) -> tuple[list[int], int]:
+class KeySetsRow(TypedDict):
+    """A row of ``bench.key_sets.rows``: its ``label``, the ``variant`` and ``where`` its keys are read (``before`` or
+    ``after`` the norm), the paper's value per layer (``paper``) and the dimension its keys span (``null_d``: the
+    random-key null at the paper's key counts is drawn in it)."""
+
+    label: str
+    variant: str
+    where: str
+    paper: NotRequired[list[float | None] | None]
+    null_d: NotRequired[int | None]
+
+
+class KeySetsSpec(TypedDict, total=False):
+    """A task's ``bench.key_sets`` (:func:`check_spec`): the key-set ``sizes`` n, the held-out ``sequences`` counted,
+    the table's ``rows``, ``title``, ``note`` and ``paper_column``, the paper's key counts (``paper_keys``) and the
+    figure's title (``figure_title``)."""
+
+    sizes: list[int]
+    sequences: int
+    rows: list[KeySetsRow]
+    title: str
+    note: str
+    paper_column: str
+    paper_keys: list[int]
+    figure_title: str
+
+
+def check_spec(spec: KeySetsSpec) -> tuple[list[int], int]:
     """(sizes, sequences) of a ``bench.key_sets`` spec, or a one-line error naming the field."""
     sizes = spec.get("sizes")
     if not isinstance(sizes, list) or not sizes or not all(isinstance(n, int) and n >= 2 for n in sizes):
@@ -115,7 +145,7 @@ def metric_name(where: str, n: int, layer: int | str) -> str:
     return f"unselectable_{where}_k{n}_L{layer}"
 
 
-def metrics(sizes: list[int], n_layers: int) -> dict[str, dict[str, Any]]:
+def metrics(sizes: list[int], n_layers: int) -> dict[str, MetricSpec]:
     """Leaderboard metric specs of the key-set analysis, each reading its series at the final step."""
     return {
         metric_name(where, n, i): {"series": ANALYSIS_KEY_SET.format(keys=n, where=where, layer=i), "at_step": "last"}
@@ -125,7 +155,7 @@ def metrics(sizes: list[int], n_layers: int) -> dict[str, dict[str, Any]]:
     }
 
 
-def with_key_sets(records: list[dict[str, Any]], spec: dict[str, Any]) -> list[dict[str, Any]]:
+def with_key_sets(records: Sequence[RecordT], spec: KeySetsSpec) -> list[RecordT]:
     """Each record with its run's key-set fractions added as one-point series at its final step (a
     diverged run, whose weights are not finite, is left as it is)."""
     sizes, sequences = check_spec(spec)
@@ -154,38 +184,39 @@ def with_key_sets(records: list[dict[str, Any]], spec: dict[str, Any]) -> list[d
     return out
 
 
-def paper_null(row: dict[str, Any], spec: dict[str, Any]) -> PaperNull | None:
+def paper_null(row: KeySetsRow, spec: KeySetsSpec) -> PaperNull | None:
     """The random-key null (%) at the paper's key counts (``spec.paper_keys``, default 768 and 1024) in the
     dimension the row's keys span (``row.null_d``), for the paper's column; ``None`` for a row without one."""
-    if not row.get("null_d"):
+    d = row.get("null_d")
+    if not d:
         return None
     from normbench.judge.chance.null import chance_fraction  # the null's module; imported where it is drawn
     from normbench.judge.chance.rules import PAPER_CHANCE_SETS
 
     keys = [int(n) for n in spec.get("paper_keys", [768, 1024])]
-    means = [100 * chance_fraction(int(row["null_d"]), n, sets=PAPER_CHANCE_SETS)["mean"] for n in keys]
-    return {"d": int(row["null_d"]), "n": keys, "mean": means}
+    means = [100 * chance_fraction(int(d), n, sets=PAPER_CHANCE_SETS)["mean"] for n in keys]
+    return {"d": int(d), "n": keys, "mean": means}
 
 
-def table_spec(spec: dict[str, Any], n_layers: int) -> dict[str, Any]:
+def table_spec(spec: KeySetsSpec, n_layers: int) -> TableSpec:
     """A ``bench.tables`` entry: one row per (row of ``spec``, layer), one column per key-set size,
     the paper's value (measured at 768-1024 keys) in a last column of its own, with the random-key null at those
     counts beside it (:func:`paper_null`): the quick preset's sequences stop short of them."""
     sizes, _ = check_spec(spec)
-    rows = []
+    rows: list[TableRowSpec] = []
     for row in spec.get("rows") or []:
         paper = row.get("paper") or [None] * n_layers
         null = paper_null(row, spec)
         for i in range(1, n_layers + 1):
-            rows.append(
-                {
-                    "label": f"{row['label']}, L{i}",
-                    "variant": row["variant"],
-                    "metric": f"unselectable_{row['where']}_{{column}}_L{i}",
-                    "paper": paper[i - 1],
-                    **({"paper_null": null} if null else {}),
-                }
-            )
+            table_row: TableRowSpec = {
+                "label": f"{row['label']}, L{i}",
+                "variant": row["variant"],
+                "metric": f"unselectable_{row['where']}_{{column}}_L{i}",
+                "paper": paper[i - 1],
+            }
+            if null:
+                table_row["paper_null"] = null
+            rows.append(table_row)
     return {
         "title": spec.get("title", "Unselectable keys by key-set size (%)"),
         "note": spec.get("note", ""),
@@ -196,7 +227,7 @@ def table_spec(spec: dict[str, Any], n_layers: int) -> dict[str, Any]:
     }
 
 
-def plot_key_sets(variants: dict[str, dict[str, Any]], spec: dict[str, Any], n_layers: int, path: str | Path) -> Path:
+def plot_key_sets(variants: Mapping[str, VariantRow], spec: KeySetsSpec, n_layers: int, path: str | Path) -> Path:
     """One panel per layer: % unselectable keys vs the key-set size n (mean, min-max over seeds) for
     each row of ``spec``, the paper's value drawn over its 768-1024-token sequences."""
     sizes, _ = check_spec(spec)

@@ -9,9 +9,10 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, TypedDict, TypeVar, cast
+from typing import TypedDict, TypeVar, cast
 
 from normbench.archive.files.reading import ArchiveError, read_json
+from normbench.archive.record import RecordDocument
 from normbench.io import atomic_write_json
 from normbench.training.run.loading import REDO
 from normbench.training.run.rundir import checkpoint_of, record_path, run_of_record
@@ -27,6 +28,9 @@ class CheckpointStamp(TypedDict):
 
 
 AnalysisT = TypeVar("AnalysisT", bound=Mapping[str, object])
+RecordT = TypeVar("RecordT", bound=RecordDocument)
+"""A run record, or one with the keys an analysis or the board's build added: an analysis hands back the kind it was
+given."""
 
 
 def checkpoint_stamp(ckpt: Path) -> CheckpointStamp:
@@ -36,7 +40,7 @@ def checkpoint_stamp(ckpt: Path) -> CheckpointStamp:
 
 
 def cached_analysis(
-    record: dict[str, Any], file_name: str, params: Mapping[str, object], compute: Callable[[Path], AnalysisT]
+    record: RecordDocument, file_name: str, params: Mapping[str, object], compute: Callable[[Path], AnalysisT]
 ) -> AnalysisT | None:
     """``<run>/<file_name>``: ``compute(final checkpoint)`` plus ``params``, recomputed when stale.
 
@@ -79,7 +83,13 @@ def read_cached(path: Path, params: Mapping[str, object]) -> dict[str, object] |
     return old if all(old.get(k) == v for k, v in params.items()) else None
 
 
-def with_final_values(record: dict[str, Any], values: dict[str, float]) -> dict[str, Any]:
+def final_step(record: RecordDocument) -> int:
+    """The optimizer steps a record's run did (0 where it names none): the step of its analyses' one-point series."""
+    return int(record.get("final_step") or 0)
+
+
+def with_final_values(record: RecordT, values: dict[str, float]) -> RecordT:
     """``record`` with each of ``values`` (series name -> value) added as a one-point series at its final step."""
-    step = int(record.get("final_step") or 0)
-    return {**record, "series": {**record["series"], **{name: [[step, v]] for name, v in values.items()}}}
+    step = final_step(record)
+    grown = {**record, "series": {**record["series"], **{name: [[step, v]] for name, v in values.items()}}}
+    return cast(RecordT, grown)  # the same keys as ``record``, its series grown

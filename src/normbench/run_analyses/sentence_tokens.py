@@ -19,6 +19,7 @@ from typing import Any, TypedDict
 import torch
 
 from normbench.analysis.model_keys import unselectable_per_layer
+from normbench.archive.record import RecordDocument
 from normbench.data.tokenizer import load_tokenizer
 from normbench.run_analyses.run_cache import cached_analysis
 from normbench.tasks import get_task
@@ -170,7 +171,7 @@ def compute(ckpt: Path, sentences: list[str]) -> TokenAnalysis:
 
 
 def sentence_tokens(
-    record: dict[str, Any], digest: str, n: int, sentences: Callable[[], list[str]]
+    record: RecordDocument, digest: str, n: int, sentences: Callable[[], list[str]]
 ) -> TokenAnalysis | None:
     """A finished run's analysis on the ``n`` dev sentences named by ``digest``: computed from its final checkpoint
     on ``sentences()`` (and cached beside it), or read from the run archive; ``None`` for an archived run whose
