@@ -36,7 +36,6 @@ from normbench.archive.views import (
     CollapseView,
     FailedRun,
     MatrixDoc,
-    NormRow,
     NullBlock,
     ReferenceDoc,
     RowProvenance,
@@ -46,6 +45,7 @@ from normbench.archive.views import (
 from normbench.io import atomic_write_text, dumps_json_lines
 
 if TYPE_CHECKING:  # the tasks package imports torch; a board's reader needs only the shape
+    from normbench.nn.norms.base import NormSpecFields
     from normbench.tasks.series import MetricSpec
 
 FILENAME = "leaderboard.json"
@@ -170,7 +170,7 @@ class VariantEntry(JsonObject):
 
     name: str = required(str)
     placement: str | None = required(str, type(None))
-    norms: dict[str, NormRow] = required(dict)
+    norms: dict[str, NormSpecFields] = required(dict)
     seeds: tuple[int, ...] = required(list, decode=as_tuple)
     status: str = required(str)
     run_status: dict[str, str] | None = optional(dict)

@@ -24,6 +24,8 @@ from normbench.archive.record import Platform, Provenance
 if TYPE_CHECKING:  # Python 3.11's; the annotations are never evaluated (``from __future__ import annotations``)
     from typing import NotRequired
 
+    from normbench.nn.norms.base import NormSpecFields  # the norms' package imports torch
+
 
 class BoardProvenance(Provenance, total=False):
     """Where and with what a board was built (a board's ``provenance``): the builder's :class:`Provenance`
@@ -93,19 +95,6 @@ class MetricRow(TypedDict, total=False):
     chance: NullBlock
 
 
-class NormRow(TypedDict, total=False):
-    """One norm of a variant's network, as its records name it (:class:`normbench.nn.norms.NormSpec`'s fields).
-
-    component: the component's name or import path; affine: a learned gain and bias after it; eps: its epsilon;
-    options: the component's keyword options.
-    """
-
-    component: str
-    affine: bool
-    eps: float
-    options: dict[str, object] | None
-
-
 class VariantPlatform(Platform, total=False):
     """A platform a variant's runs trained on (an item of its provenance's ``platforms``): the runs'
     :class:`~normbench.archive.record.Platform` block with their ``torch`` version (``None``: not recorded)."""
@@ -152,7 +141,7 @@ class VariantRow(TypedDict, total=False):
 
     name: str
     placement: str | None
-    norms: dict[str, NormRow]
+    norms: dict[str, NormSpecFields]
     seeds: list[int]
     status: str
     run_status: dict[str, str]

@@ -24,6 +24,7 @@ from typing import Any, TypedDict
 from normbench import __version__
 from normbench.archive import FINISHED, Board, load_record, parse_board
 from normbench.archive.record import RecordDocument
+from normbench.archive.views import VariantPlatform
 from normbench.boards.paper import ProtocolSpec, build_protocol, build_tables
 from normbench.boards.variants import distinct, group_by_variant, n_layers_of, variant_entry
 from normbench.io import Config, strict_json
@@ -52,7 +53,7 @@ class Reproducibility(TypedDict):
     per-seed values do not travel between platforms (``chaotic``, ``None``: they do), and the tolerances a re-run is
     held to (``tolerances``, ``by_distribution``)."""
 
-    platforms: list[dict[str, object]]
+    platforms: list[VariantPlatform]
     runs_without_platform: int
     chaotic: str | None
     tolerances: list[ToleranceRow]

@@ -16,6 +16,7 @@ from typing import Any, TypedDict, TypeVar
 from normbench.archive import wall_time_share_s
 from normbench.archive.files.writing import local_path, runs_root_of
 from normbench.archive.record import Provenance, RecordDocument
+from normbench.archive.views import VariantPlatform
 from normbench.boards.published import (
     NOT_MEASURED,
     is_stand_in,
@@ -211,12 +212,13 @@ def distinct(blocks: list[T]) -> list[T]:
     return list({json.dumps(b, sort_keys=True): b for b in blocks}.values())  # equal blocks: one key, first place
 
 
-def unique_platforms(provenances: Sequence[Provenance]) -> list[dict[str, object]]:
+def unique_platforms(provenances: Sequence[Provenance]) -> list[VariantPlatform]:
     """The distinct ``platform`` blocks of run provenances, with their torch version (runs recorded before
     provenance named the platform contribute none)."""
-    return distinct(
-        [{"torch": p.get("torch"), **p["platform"]} for p in provenances if isinstance(p.get("platform"), dict)]
-    )
+    blocks: list[VariantPlatform] = [
+        {"torch": p.get("torch"), **p["platform"]} for p in provenances if isinstance(p.get("platform"), dict)
+    ]
+    return distinct(blocks)
 
 
 def group_by_variant(records: Sequence[R]) -> dict[str, list[R]]:

@@ -16,7 +16,6 @@ from collections.abc import Mapping, Sequence
 from typing import cast
 
 from normbench.archive.views import MetricRow as MetricRow
-from normbench.archive.views import NormRow as NormRow
 from normbench.archive.views import NullBlock as NullBlock
 from normbench.archive.views import RowProvenance as RowProvenance
 from normbench.archive.views import VariantRow

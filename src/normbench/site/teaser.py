@@ -64,7 +64,8 @@ def teaser(
         "|---|---|" + "---|" * len(columns),
     ]
     for v in board.variants:
-        component = v.norms.get("attn", {}).get("component", "")
+        attn = v.norms.get("attn")
+        component = attn["component"] if attn else ""
         name = COMPONENT_NAMES.get(component, f"`{component}`")
         cells = [fmt_mean_std(v.metrics[c]) for c in columns]
         lines.append(f"| `{v.name}` | {name} | " + " | ".join(cells) + " |")
