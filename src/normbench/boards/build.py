@@ -22,6 +22,7 @@ from typing import Any
 
 from normbench import __version__
 from normbench.archive import FINISHED, Board, load_record, parse_board
+from normbench.archive.record import RecordDocument
 from normbench.boards.paper import ProtocolSpec, build_protocol, build_tables
 from normbench.boards.variants import distinct, group_by_variant, n_layers_of, variant_entry
 from normbench.io import strict_json
@@ -144,7 +145,7 @@ def build(
 REDO = "the sweep's own `normbench sweep` (or `bench`) command redoes that run"
 
 
-def load_records(paths: list[Path], config_hashes: list[str | None] | None = None) -> list[dict[str, Any]]:
+def load_records(paths: list[Path], config_hashes: list[str | None] | None = None) -> list[RecordDocument]:
     """The records at ``paths`` that exist, each with its own location as ``record_path``.
 
     A finished record must be its run's (:func:`normbench.training.run.verify.check_record`: the config hash
@@ -153,7 +154,7 @@ def load_records(paths: list[Path], config_hashes: list[str | None] | None = Non
     checkpoint, is one ``ValueError`` naming the file and the fix: no leaderboard cell from it.
     """
     hashes = list(config_hashes) if config_hashes is not None else [None] * len(paths)
-    out = []
+    out: list[RecordDocument] = []
     for path, wanted in zip(paths, hashes, strict=False):
         if not Path(path).exists():
             continue

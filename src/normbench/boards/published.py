@@ -17,7 +17,7 @@ board, so a board is a function of the archive alone and no rebuild can move ano
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -252,6 +252,6 @@ def published_seeds(records: list[dict[str, Any]]) -> dict[str, list[int]]:
     return out
 
 
-def is_stand_in(record: dict[str, Any]) -> bool:
+def is_stand_in(record: Mapping[str, Any]) -> bool:
     """Whether ``record`` stands in for a run published before the archive (no series)."""
     return bool(record.get("published"))

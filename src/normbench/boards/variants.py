@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypedDict, TypeVar
 
@@ -28,6 +29,7 @@ from normbench.tasks.series import FROM_CHECKPOINT, series_value
 from normbench.training.config import config_value
 
 T = TypeVar("T")
+RecordT = TypeVar("RecordT", bound=Mapping[str, Any])  # a run record, or a record with what a build added
 
 
 class ChanceSpec(TypedDict):
@@ -209,9 +211,9 @@ def unique_platforms(provenances: list[dict[str, Any]]) -> list[dict[str, Any]]:
     )
 
 
-def group_by_variant(records: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+def group_by_variant(records: Sequence[RecordT]) -> dict[str, list[RecordT]]:
     """Run records by their ``variant`` name, in first-seen order."""
-    groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    groups: dict[str, list[RecordT]] = defaultdict(list)
     for record in records:
         groups[record["variant"]].append(record)
     return dict(groups)

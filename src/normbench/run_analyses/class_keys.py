@@ -25,7 +25,7 @@ from torch import nn
 
 from normbench.analysis.model_keys import attention_keys, head_unselectable
 from normbench.analysis.unselectable import unselectable_mask
-from normbench.run_analyses.run_cache import cached_analysis, with_final_values
+from normbench.run_analyses.run_cache import RecordT, cached_analysis, with_final_values
 from normbench.tasks.series import ANALYSIS_CLASS_KEYS, ANALYSIS_CLASS_KEYS_HEADS
 from normbench.training.run.loading import load_run
 from normbench.training.run.rundir import CLASS_KEYS_NAME
@@ -101,7 +101,7 @@ def metrics() -> dict[str, dict[str, Any]]:
     }
 
 
-def with_class_keys(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def with_class_keys(records: list[RecordT]) -> list[RecordT]:
     """Each record with its run's unselectable class-key fractions as one-point series at its final step
     (a diverged run, whose weights are not finite, is left as it is)."""
     out = []

@@ -26,7 +26,12 @@ from normbench.analysis.decompose import TERMS, decompose, importance  # noqa: E
 from normbench.io import atomic_write_json  # noqa: E402
 from normbench.nn.norms import get_component  # noqa: E402
 from normbench.render.plots import save_png  # noqa: E402
-from normbench.run_analyses.run_cache import CheckpointStamp, cached_analysis, checkpoint_stamp  # noqa: E402
+from normbench.run_analyses.run_cache import (  # noqa: E402
+    CheckpointStamp,
+    RecordT,
+    cached_analysis,
+    checkpoint_stamp,
+)
 from normbench.tasks.series import decomposition_as_series  # noqa: E402
 from normbench.training.run.loading import build_datamodule, load_run  # noqa: E402
 from normbench.training.run.rundir import DECOMPOSITION_NAME, run_of_checkpoint  # noqa: E402
@@ -112,7 +117,7 @@ def decompose_run(ckpt: Path, sequences: int = 256, dtype: torch.dtype = torch.f
     }
 
 
-def cached_decomposition(record: dict[str, Any], sequences: int) -> Decomposition | None:
+def cached_decomposition(record: Mapping[str, Any], sequences: int) -> Decomposition | None:
     """The run's ``decomposition.json``, computed first when missing or older than its checkpoint."""
     return cached_analysis(
         record, DECOMPOSITION_NAME, {"sequences_requested": sequences}, lambda ckpt: decompose_run(ckpt, sequences)
@@ -166,7 +171,7 @@ def plot_decomposition(panels: Mapping[str, Sequence[Decomposition]], path: str 
     return save_png(fig, path)
 
 
-def not_shift_and_scale(record: dict[str, Any]) -> str:
+def not_shift_and_scale(record: Mapping[str, Any]) -> str:
     """``""``, or which norms of a run record (``attn_norm dyt``) the decomposition cannot read."""
     found = [
         f"{name} {spec['component']}"
@@ -177,7 +182,7 @@ def not_shift_and_scale(record: dict[str, Any]) -> str:
     return ", ".join(found)
 
 
-def with_decomposition(records: list[dict[str, Any]], sequences: int) -> list[dict[str, Any]]:
+def with_decomposition(records: list[RecordT], sequences: int) -> list[RecordT]:
     """Each record with its run's decomposition shares added as series (computed once per checkpoint).
 
     A diverged run is left as it is: its weights are not finite, so there is nothing to decompose.

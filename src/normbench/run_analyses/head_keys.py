@@ -12,12 +12,12 @@ series keep their own values.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import TypedDict
 
 import torch
 
 from normbench.analysis.model_keys import unselectable_per_layer
-from normbench.run_analyses.run_cache import cached_analysis, with_final_values
+from normbench.run_analyses.run_cache import RecordT, cached_analysis, with_final_values
 from normbench.tasks.series import ANALYSIS_UNSELECTABLE_HEADS, layer_series
 from normbench.training.run.loading import build_datamodule, load_run
 from normbench.training.run.rundir import HEAD_KEYS_NAME
@@ -61,7 +61,7 @@ def head_keys_run(ckpt: Path) -> HeadKeys:
     }
 
 
-def with_head_keys(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def with_head_keys(records: list[RecordT]) -> list[RecordT]:
     """Each record with ``analysis/unselectable_heads/L<i>``: its own if it logged them, else computed once
     (a diverged run, whose weights are not finite, is left as it is)."""
     out = []

@@ -25,7 +25,7 @@ import numpy as np  # noqa: E402
 
 from normbench.analysis.model_keys import attention_keys, prefix_unselectable  # noqa: E402
 from normbench.render.plots import save_png  # noqa: E402
-from normbench.run_analyses.run_cache import cached_analysis, with_final_values  # noqa: E402
+from normbench.run_analyses.run_cache import RecordT, cached_analysis, with_final_values  # noqa: E402
 from normbench.tasks.series import ANALYSIS_KEY_SET  # noqa: E402
 from normbench.training.run.loading import build_datamodule, load_run  # noqa: E402
 from normbench.training.run.rundir import KEY_SETS_NAME  # noqa: E402
@@ -125,7 +125,7 @@ def metrics(sizes: list[int], n_layers: int) -> dict[str, dict[str, Any]]:
     }
 
 
-def with_key_sets(records: list[dict[str, Any]], spec: dict[str, Any]) -> list[dict[str, Any]]:
+def with_key_sets(records: list[RecordT], spec: dict[str, Any]) -> list[RecordT]:
     """Each record with its run's key-set fractions added as one-point series at its final step (a
     diverged run, whose weights are not finite, is left as it is)."""
     sizes, sequences = check_spec(spec)

@@ -27,6 +27,7 @@ class CheckpointStamp(TypedDict):
 
 
 AnalysisT = TypeVar("AnalysisT", bound=Mapping[str, object])
+RecordT = TypeVar("RecordT", bound=Mapping[str, Any])  # a loaded run record, as a JSON object or a typed document
 
 
 def checkpoint_stamp(ckpt: Path) -> CheckpointStamp:
@@ -36,7 +37,7 @@ def checkpoint_stamp(ckpt: Path) -> CheckpointStamp:
 
 
 def cached_analysis(
-    record: dict[str, Any], file_name: str, params: Mapping[str, object], compute: Callable[[Path], AnalysisT]
+    record: Mapping[str, Any], file_name: str, params: Mapping[str, object], compute: Callable[[Path], AnalysisT]
 ) -> AnalysisT | None:
     """``<run>/<file_name>``: ``compute(final checkpoint)`` plus ``params``, recomputed when stale.
 
@@ -79,7 +80,7 @@ def read_cached(path: Path, params: Mapping[str, object]) -> dict[str, object] |
     return old if all(old.get(k) == v for k, v in params.items()) else None
 
 
-def with_final_values(record: dict[str, Any], values: dict[str, float]) -> dict[str, Any]:
+def with_final_values(record: RecordT, values: dict[str, float]) -> RecordT:
     """``record`` with each of ``values`` (series name -> value) added as a one-point series at its final step."""
     step = int(record.get("final_step") or 0)
     return {**record, "series": {**record["series"], **{name: [[step, v]] for name, v in values.items()}}}

@@ -12,7 +12,7 @@ and a new file name (with its entry in :data:`normbench.archive.replicate.ANALYS
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypedDict
 
@@ -170,7 +170,7 @@ def compute(ckpt: Path, sentences: list[str]) -> TokenAnalysis:
 
 
 def sentence_tokens(
-    record: dict[str, Any], digest: str, n: int, sentences: Callable[[], list[str]]
+    record: Mapping[str, Any], digest: str, n: int, sentences: Callable[[], list[str]]
 ) -> TokenAnalysis | None:
     """A finished run's analysis on the ``n`` dev sentences named by ``digest``: computed from its final checkpoint
     on ``sentences()`` (and cached beside it), or read from the run archive; ``None`` for an archived run whose

@@ -21,6 +21,7 @@ import hashlib
 import json
 import re
 import typing
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -345,13 +346,13 @@ def run_of_checkpoint(ckpt: str | Path) -> Path:
     return Path(ckpt).resolve().parent.parent
 
 
-def run_of_record(record: dict[str, Any]) -> Path:
+def run_of_record(record: Mapping[str, Any]) -> Path:
     """The directory of a loaded run record: where it lies (``record_path``, set when read from a sweep),
     else its ``log_dir``. Runs may have been moved since training; their files move with them."""
     return Path(record["record_path"]).parent if record.get("record_path") else Path(record["log_dir"])
 
 
-def checkpoint_of(record: dict[str, Any], run: Path | None = None) -> Path | None:
+def checkpoint_of(record: Mapping[str, Any], run: Path | None = None) -> Path | None:
     """The final checkpoint of a loaded record inside its run directory (``None`` if it has none, or when the
     record was read from the run archive, which keeps a finished run's analyses but not its weights)."""
     if not record.get("checkpoint") or record.get("archived"):
