@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from normbench.archive import load_board
 from normbench.publish import files as publish
 from normbench.publish.files import Refused
 from tests.factories import make_board, make_variant
@@ -168,7 +169,7 @@ def test_every_published_board_is_covered_by_itself() -> None:
             publish.check_random_grid(path.parent, grid["ns"], grid["ds"], grid["runs"], grid["seed"])
             continue
         settings = publish.sweep_settings(doc["task"], doc["preset"], doc.get("sweep"))
-        publish.check_leaderboard(path.parent, publish.leaderboard_runs(doc), settings)
+        publish.check_leaderboard(path.parent, publish.leaderboard_runs(load_board(path)), settings)
     geometry = json.loads((ROOT / "results" / "majority" / "geometry.json").read_text())
     publish.check_geometry(ROOT / "results" / "majority", publish.geometry_runs(geometry))
     from normbench.publish.token_runs import published_runs

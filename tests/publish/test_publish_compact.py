@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from normbench.archive import load_board, parse_board
 from normbench.archive.compact import compact
 from normbench.publish import files as publish
 from normbench.publish.compare import kept_as_published
@@ -28,7 +29,7 @@ def test_a_build_that_says_the_same_as_a_board_in_either_format_is_not_written(t
     out.mkdir()
     text = json.dumps(compact(doc)) if published == "compact" else json.dumps(doc, indent=2)
     (out / "leaderboard.json").write_text(text, encoding="utf-8")
-    assert "is unchanged" in str(kept_as_published(out, doc, False))
+    assert "is unchanged" in str(kept_as_published(out, parse_board(doc), False))
 
 
 def test_the_published_board_is_read_with_its_shared_blocks_in_place(tmp_path: Path) -> None:
@@ -37,4 +38,4 @@ def test_the_published_board_is_read_with_its_shared_blocks_in_place(tmp_path: P
     path.write_text(json.dumps(compact(doc)), encoding="utf-8")
     assert "shared" in json.loads(path.read_text(encoding="utf-8"))
     assert publish.read_board(path, "--results_dir") == doc
-    assert publish.leaderboard_runs(publish.read_board(path, "--results_dir")) == {("a", 0): "h-a", ("b", 0): "h-b"}
+    assert publish.leaderboard_runs(load_board(path)) == {("a", 0): "h-a", ("b", 0): "h-b"}

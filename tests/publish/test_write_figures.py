@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from normbench.archive import parse_board
 from normbench.publish.compare import kept_as_published
 from normbench.publish.report_kinds import REPORT_KINDS, Sweep, draw
 from normbench.publish.write import figures_kept
@@ -25,9 +26,9 @@ def published(tmp_path: Path) -> tuple[Path, dict]:
 
 def test_a_build_that_says_the_same_is_kept_unless_it_draws_a_new_figure(tmp_path: Path) -> None:
     out, doc = published(tmp_path)
-    same = kept_as_published(out, doc, False, [str(out / "loss.png"), str(out / "accuracy.png")])
+    same = kept_as_published(out, parse_board(doc), False, [str(out / "loss.png"), str(out / "accuracy.png")])
     assert same is not None and "is unchanged (same runs, values and verdicts)" in same
-    assert kept_as_published(out, doc, False, ["by_lr.png", "loss.png", "accuracy.png"]) is None
+    assert kept_as_published(out, parse_board(doc), False, ["by_lr.png", "loss.png", "accuracy.png"]) is None
 
 
 def test_figures_the_build_does_not_draw_stay_on_the_board_while_their_files_do(tmp_path: Path) -> None:
@@ -48,8 +49,8 @@ def test_a_figure_kept_is_named_once_by_its_file_name(tmp_path: Path) -> None:
 def test_a_figure_drawn_in_a_new_style_is_written_though_the_board_says_the_same(tmp_path: Path) -> None:
     out, doc = published(tmp_path)
     plots = [str(out / name) for name in FIGURES]
-    assert kept_as_published(out, doc, False, plots) is not None
-    assert kept_as_published(out, {**doc, "figure_styles": {"loss.png": 2}}, False, plots) is None
+    assert kept_as_published(out, parse_board(doc), False, plots) is not None
+    assert kept_as_published(out, parse_board({**doc, "figure_styles": {"loss.png": 2}}), False, plots) is None
 
 
 def test_kinds_above_style_one_record_the_style_of_each_figure_they_draw(tmp_path: Path) -> None:
@@ -61,23 +62,25 @@ def test_kinds_above_style_one_record_the_style_of_each_figure_they_draw(tmp_pat
         ]
     )
     sweep = Sweep("lm", "quick", tmp_path, 2)
-    plots = draw(board, {"grid_plot": {"axis": "lr", "metric": "final_val_loss"}}, [], sweep, ["loss.png"])
+    plots, views = draw(board, {"grid_plot": {"axis": "lr", "metric": "final_val_loss"}}, [], sweep, ["loss.png"])
     assert [Path(p).name for p in plots] == ["by_lr.png", "loss.png"]
-    assert board["figure_styles"] == {"by_lr.png": REPORT_KINDS["grid_plot"].style}
+    assert views == {"figure_styles": {"by_lr.png": REPORT_KINDS["grid_plot"].style}}
 
 
 def test_a_build_that_stops_drawing_a_figure_is_written_without_it(tmp_path: Path) -> None:
     out, doc = published(tmp_path)
-    assert kept_as_published(out, doc, False, [str(out / "loss.png")]) is None  # accuracy.png no longer drawn
+    assert (
+        kept_as_published(out, parse_board(doc), False, [str(out / "loss.png")]) is None
+    )  # accuracy.png no longer drawn
     (out / "geometry_3d.png").unlink()  # an outside figure whose file is gone is no longer shown either
-    assert kept_as_published(out, doc, False, [str(out / "loss.png"), str(out / "accuracy.png")]) is None
+    assert kept_as_published(out, parse_board(doc), False, [str(out / "loss.png"), str(out / "accuracy.png")]) is None
 
 
 def test_a_rule_about_another_boards_metric_rewrites_no_board(tmp_path: Path) -> None:
     """A declared tolerance or distribution rule is written on a board as the code had it; a change of a rule none
     of its metrics follows leaves it as published, one its metric follows rewrites it."""
     rules = {"tolerances": [{"metrics": "*acc*", "abs": 2.5e-4}], "by_distribution": [{"metrics": "final_train_loss"}]}
-    metric = {"per_seed": [0.9, 0.91], "mean": 0.905}
+    metric = {"per_seed": [0.9, 0.91], "n": 2, "mean": 0.905, "std": 0.007}
     doc = make_board(
         [make_variant("pre/both", [0, 1], metrics={"test_acc@1000": metric})],
         reproducibility={"platforms": [], **rules},
@@ -90,8 +93,8 @@ def test_a_rule_about_another_boards_metric_rewrites_no_board(tmp_path: Path) ->
         return {**doc, "reproducibility": {**doc["reproducibility"], **changed}}
 
     other = with_rules(by_distribution=[*rules["by_distribution"], {"metrics": "final_query_angle"}])
-    assert "is unchanged" in str(kept_as_published(out, other, False))
+    assert "is unchanged" in str(kept_as_published(out, parse_board(other), False))
     own = with_rules(by_distribution=[*rules["by_distribution"], {"metrics": "test_acc@1000"}])
-    assert kept_as_published(out, own, False) is None
+    assert kept_as_published(out, parse_board(own), False) is None
     wider = with_rules(tolerances=[{"metrics": "*acc*", "abs": 5e-4}])
-    assert kept_as_published(out, wider, False) is None
+    assert kept_as_published(out, parse_board(wider), False) is None

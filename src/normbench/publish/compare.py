@@ -5,12 +5,13 @@ published values stay)."""
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from normbench.archive import Board
 from normbench.publish import files as publish
+from normbench.publish.files import Document
 from normbench.render.plots import GEOMETRY_FIGURES
 
 # when and where a board was built (its citation names the commit), the figure files it lists, and when its claims
@@ -22,15 +23,15 @@ class KeptAsPublished(Exception):
     """A build that leaves the published board as it is (its message says why)."""
 
 
-def kept_as_published(out: Path, doc: dict[str, Any], force: bool, plots: Sequence[str] = ()) -> str | None:
+def kept_as_published(out: Path, board: Board, force: bool, plots: Sequence[str] = ()) -> str | None:
     """Why the published board at ``out`` stays as it is (a line to print), or ``None`` to write this build: a build
     that says the same and shows the same figures (``plots`` and :func:`~normbench.publish.write.figures_kept`, by
     name) is not written again (``git status`` stays clean), and one whose per-seed values differ for the same runs
     (replicates trained on another platform or commit) does not replace the published values unless ``force``."""
-    published = publish.read_board(out / "leaderboard.json", "--results_dir/--name")
-    if published is None or force:
+    old = publish.read_board(out / "leaderboard.json", "--results_dir/--name")
+    if old is None or force:
         return None
-    old = published.to_json() if isinstance(published, Board) else published
+    doc = board.to_json()  # what the build would write, beside what the published file holds
     shown = {Path(p).name for p in plots} | set(outside_figures(old, out, plots))  # the board is read once here
     figures_differ = shown != {Path(p).name for p in old.get("figures") or [] if isinstance(p, str)}
     if publish.says_the_same(own_rules(old), own_rules(doc), VOLATILE) and not figures_differ:
@@ -46,7 +47,7 @@ def kept_as_published(out: Path, doc: dict[str, Any], force: bool, plots: Sequen
     return None
 
 
-def own_rules(doc: dict[str, Any]) -> dict[str, Any]:
+def own_rules(doc: Mapping[str, Any]) -> Mapping[str, Any]:
     """``doc`` with only the reproducibility rules (declared tolerances, metrics compared by distribution) that apply
     to a metric of its own: a rule about other boards' metrics changes no word of what this board says, so a build
     that differs only there is not written again."""
@@ -65,7 +66,7 @@ def own_rules(doc: dict[str, Any]) -> dict[str, Any]:
     return {**doc, "reproducibility": {**rep, **rules}}
 
 
-def outside_figures(published: dict[str, Any], out: Path, plots: Sequence[str]) -> list[str]:
+def outside_figures(published: Mapping[str, Any], out: Path, plots: Sequence[str]) -> list[str]:
     """:func:`normbench.publish.write.figures_kept` of the ``published`` board already read."""
     drawn = {Path(p).name for p in plots}
     listed = published.get("figures")
@@ -74,7 +75,7 @@ def outside_figures(published: dict[str, Any], out: Path, plots: Sequence[str]) 
     return [n for n in names if n in GEOMETRY_FIGURES and n not in drawn and (out / n).is_file()]
 
 
-def replicate_drift(old: dict[str, Any], new: dict[str, Any]) -> list[tuple[str, str, int, float, float]]:
+def replicate_drift(old: Document, new: Document) -> list[tuple[str, str, int, float, float]]:
     """Per-seed values of one run (same variant, seed and config hash) that differ between the published board
     ``old`` and the build ``new``: ``(variant, metric, seed, published, new)``."""
     out = []

@@ -22,18 +22,35 @@ from __future__ import annotations
 
 import json
 import subprocess
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
-from normbench.archive import BoardError, load_board
+from normbench.archive import Board, BoardError, load_board
 from normbench.archive.board import SweepDefinition
 from normbench.archive.compact import expand
 from normbench.archive.record import RecordDocument
 from normbench.errors import one_line
+from normbench.publish.settings import Bench
 
 Runs = dict[tuple[str, int], str | None]
 """Finished (or planned) runs of a build: ``(variant, seed)`` -> config hash (``None``: not known)."""
+
+Document = dict[str, Any]
+"""A JSON object read from a published file, whichever writer wrote it (a leaderboard, a token report, the geometry
+pictures' or the random grid's data) and not checked against that writer's shape: its readers check what they read."""
+
+
+class Settings(TypedDict, total=False):
+    """What a leaderboard was built with (:func:`leaderboard_settings`): its ``task`` and ``preset`` and, on a board
+    that records its sweep, the config ``overrides`` and ``grid`` axes of its command line and its ``config_file``."""
+
+    task: str | None
+    preset: str | None
+    overrides: list[str] | None
+    grid: list[str] | None
+    config_file: str | None
+
 
 FORCE = "pass --force to replace it"
 ALLOW_UNCOMMITTED = "pass --uncommitted true to publish them"
@@ -49,7 +66,7 @@ class AwaitingReplacements(Refused):
     published until every replacement has finished (one line saying how many have)."""
 
 
-def read_board(path: Path, elsewhere: str) -> dict[str, Any] | None:
+def read_board(path: Path, elsewhere: str) -> Document | None:
     """The JSON object at ``path``, a compact board's shared blocks back in their places
     (:func:`normbench.archive.compact.expand`: the document whichever board format it is in); ``None`` when there is
     none; a :class:`Refused` line when it cannot be read."""
@@ -65,7 +82,7 @@ def read_board(path: Path, elsewhere: str) -> dict[str, Any] | None:
     return doc
 
 
-def read_if_readable(path: Path) -> dict[str, Any] | None:
+def read_if_readable(path: Path) -> Document | None:
     """The JSON object at ``path``, or ``None`` when there is none or it cannot be read as one: for what a build
     reads from a published report (its stand-ins' counts, its sentences), whose publishing check,
     :func:`check_report`, refuses an unreadable one before anything is written unless ``--force``."""
@@ -75,7 +92,7 @@ def read_if_readable(path: Path) -> dict[str, Any] | None:
         return None
 
 
-def says_the_same(old: dict[str, Any], new: dict[str, Any], volatile: tuple[str, ...]) -> bool:
+def says_the_same(old: Mapping[str, Any], new: Mapping[str, Any], volatile: tuple[str, ...]) -> bool:
     """Whether two builds of a board or report say the same: equal once the ``volatile`` top-level keys (when and
     where they were built) are left out, so a build that says the same is not written again. A build from committed
     code never says the same as one from uncommitted code (``provenance.dirty``): it replaces it."""
@@ -85,7 +102,7 @@ def says_the_same(old: dict[str, Any], new: dict[str, Any], volatile: tuple[str,
     return json.loads(json.dumps(strip(old), default=str)) == json.loads(json.dumps(strip(new), default=str))
 
 
-def built_from_uncommitted_code(doc: dict[str, Any]) -> bool:
+def built_from_uncommitted_code(doc: Mapping[str, Any]) -> bool:
     """Whether a board or report says it was built from a tree whose code differs from its commit."""
     provenance = doc.get("provenance")
     return isinstance(provenance, dict) and provenance.get("dirty") is True
@@ -100,33 +117,34 @@ def unreadable(path: Path, exc: Exception, elsewhere: str) -> Refused:
     )
 
 
-def leaderboard_runs(doc: dict[str, Any]) -> Runs:
-    """The finished runs a ``leaderboard.json`` shows: each variant's seeds, with its config hash."""
-    variants = doc.get("variants")
-    if not isinstance(variants, list):
-        raise ValueError("no list of variants")
-    runs: Runs = {}
-    for v in variants:
-        if not isinstance(v, dict) or not isinstance(v.get("name"), str) or not isinstance(v.get("seeds"), list):
-            raise ValueError("a variant without a name and a list of seeds")
-        for seed in v["seeds"]:
-            runs[(v["name"], int(seed))] = v.get("config_hash")
-    return runs
+def leaderboard_runs(board: Board) -> Runs:
+    """The finished runs a leaderboard shows: each variant's seeds, with its config hash."""
+    return {(v.name, int(seed)): v.config_hash for v in board.variants for seed in v.seeds}
 
 
-def leaderboard_settings(doc: dict[str, Any]) -> dict[str, Any]:
-    """The settings a ``leaderboard.json`` was built with: task, preset and, once boards recorded their
+def leaderboard_settings(board: Board) -> Settings:
+    """The settings a leaderboard was built with: task, preset and, once boards recorded their
     sweep, its overrides, grid and config file."""
-    settings = {"task": doc.get("task"), "preset": doc.get("preset")}
-    sweep = doc.get("sweep")
-    if isinstance(sweep, dict):
-        settings.update({key: sweep.get(key) for key in ("overrides", "grid", "config_file")})
+    return settings_of(board.task, board.preset, board.sweep)
+
+
+def settings_of(task: str | None, preset: str | None, sweep: SweepDefinition | None) -> Settings:
+    """The settings of a board of ``task`` at ``preset``, built by ``sweep`` (``None``: a board that does not record
+    its sweep, whose settings are its task and preset only)."""
+    settings: Settings = {"task": task, "preset": preset}
+    if sweep is not None:
+        settings.update(
+            {"overrides": sweep.get("overrides"), "grid": sweep.get("grid"), "config_file": sweep.get("config_file")}
+        )
     return settings
 
 
-def sweep_settings(task: str, preset: str | None, definition: SweepDefinition | None) -> dict[str, Any]:
-    """A new leaderboard's settings, as :func:`leaderboard_settings` reads them from a board."""
-    return leaderboard_settings({"task": task, "preset": preset, "sweep": definition or {}})
+def sweep_settings(task: str, preset: str | None, definition: SweepDefinition | None) -> Settings:
+    """A new leaderboard's settings, as :func:`leaderboard_settings` reads them from a board (a sweep without a
+    definition has no overrides, grid or config file)."""
+    if definition is None:
+        return {"task": task, "preset": preset, "overrides": None, "grid": None, "config_file": None}
+    return settings_of(task, preset, definition)
 
 
 def describe_runs(runs: list[tuple[str, int]]) -> str:
@@ -135,7 +153,7 @@ def describe_runs(runs: list[tuple[str, int]]) -> str:
     return shown + (", ..." if len(runs) > SHOWN else "")
 
 
-def superseded_configs(bench: dict[str, Any]) -> bool | frozenset[str]:
+def superseded_configs(bench: Bench) -> bool | frozenset[str]:
     """What ``bench.superseded`` declares superseded: every published config (a sentence saying why), or
     the config hashes it lists (``{why: ..., configs: [<hash>, ...]}``); ``False`` if nothing."""
     value = bench.get("superseded")
@@ -162,9 +180,9 @@ def dropped(run: tuple[str, int], digest: str | None, kept: set[str], superseded
 def check_runs(
     path: Path,
     old: Runs,
-    old_settings: dict[str, Any],
+    old_settings: Mapping[str, object],
     new: Runs,
-    new_settings: dict[str, Any],
+    new_settings: Mapping[str, object],
     elsewhere: str,
     noun: str = "this build has",
     superseded: bool | frozenset[str] = False,
@@ -217,7 +235,7 @@ def check_runs(
 def check_leaderboard(
     out: Path,
     runs: Runs,
-    settings: dict[str, Any],
+    settings: Settings,
     force: bool = False,
     planned: bool = False,
     superseded: bool | frozenset[str] = False,
@@ -233,8 +251,8 @@ def check_leaderboard(
     if not path.exists():
         return
     try:
-        doc = load_board(path).to_json()
-        old = leaderboard_runs(doc)
+        board = load_board(path)
+        old = leaderboard_runs(board)
     except BoardError as exc:  # not JSON, or not the shape of a board
         raise unreadable(path, ValueError(exc.reason), elsewhere) from exc
     except (TypeError, ValueError) as exc:
@@ -242,7 +260,7 @@ def check_leaderboard(
     check_runs(
         path,
         old,
-        leaderboard_settings(doc),
+        leaderboard_settings(board),
         runs,
         settings,
         elsewhere,
@@ -293,7 +311,7 @@ def check_committed(out: Path, records: Sequence[RecordDocument], uncommitted: b
 
 def check_report(
     path: Path,
-    read_runs: Callable[[dict[str, Any]], Runs],
+    read_runs: Callable[[Document], Runs],
     runs: Runs | Callable[[], Runs],
     force: bool = False,
     elsewhere: str = "--results_dir",
@@ -314,7 +332,7 @@ def check_report(
     check_runs(path, old, {}, runs() if callable(runs) else runs, {}, elsewhere, noun, superseded)
 
 
-def geometry_runs(doc: dict[str, Any]) -> Runs:
+def geometry_runs(doc: Document) -> Runs:
     """The runs a ``geometry.json`` drew: one per variant, with its seed and config hash."""
     return {(variant, int(s["seed"])): s.get("config_hash") for variant, s in doc.items()}
 

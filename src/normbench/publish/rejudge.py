@@ -10,7 +10,6 @@ the board's provenance stay as they are; ``rejudged`` records when, at which com
 from __future__ import annotations
 
 import copy
-from typing import Any
 
 from normbench import __version__
 from normbench.archive import Board, parse_board
@@ -27,6 +26,7 @@ from normbench.judge.collapse import check_spec as check_collapse
 from normbench.judge.collapse import with_baselines
 from normbench.judge.reference_runs import build_reference
 from normbench.publish import files as publish
+from normbench.publish.settings import Bench, Config
 from normbench.render.matrix import build_matrix
 from normbench.render.width import build_width
 from normbench.run_analyses import key_sets
@@ -51,9 +51,7 @@ def check_same_runs(board: Board, planned: dict[str, str], superseded: bool | fr
             )
 
 
-def rejudge_board(
-    board: Board, bench: dict[str, Any], configs: dict[str, dict[str, Any]], planned: dict[str, list[int]]
-) -> Board:
+def rejudge_board(board: Board, bench: Bench, configs: dict[str, Config], planned: dict[str, list[int]]) -> Board:
     """``board`` with its claims judged again (:func:`normbench.judge.claims.judge`, the one function every
     board uses), its protocol table and paper tables rebuilt, the chance value beside every unselectable
     fraction (``bench.unselectable_chance``) and its matrix or width view rebuilt, all from its own per-seed

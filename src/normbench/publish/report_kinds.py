@@ -8,21 +8,48 @@ applies every kind whose key the ``bench`` block sets, in the registry's order.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from normbench.archive.record import RecordDocument
 from normbench.boards.variants import group_by_variant
+from normbench.publish.settings import Bench
 from normbench.render.grid_plot import check_spec as check_grid_plot
 from normbench.render.grid_plot import plot_grid
-from normbench.render.matrix import build_matrix, plot_matrix
-from normbench.render.width import build_width, plot_width
+from normbench.render.matrix import MatrixDoc, build_matrix, plot_matrix
+from normbench.render.width import WidthDoc, build_width, plot_width
 from normbench.run_analyses import class_keys, head_keys, key_sets
-from normbench.run_analyses.decomposition import decompositions, plot_decomposition, with_decomposition
+from normbench.run_analyses.decomposition import Decomposition, plot_decomposition, with_decomposition
 
-Records = list[RecordDocument]
+
+class AnalysedRecord(RecordDocument, total=False):
+    """A finished run's record as a board's build reads it (named by its planned variant): with the series the report
+    kinds add from its checkpoint's analyses and, where the ``decomposition`` kind ran, that analysis itself."""
+
+    decomposition: Decomposition
+
+
+Records = list[AnalysedRecord]
+"""The records a board's build shows, in the order of its planned runs."""
+
+
+class BoardViews(TypedDict, total=False):
+    """The fields a report kind adds to the board it draws: the ``matrix`` and ``width`` views and, for the figures of
+    kinds drawn above style 1, ``figure_styles`` (file name -> style)."""
+
+    matrix: MatrixDoc
+    width: WidthDoc
+    figure_styles: dict[str, int]
+
+
+BoardJson = Mapping[str, Any]
+"""A built board as its ``leaderboard.json`` holds it (:meth:`normbench.archive.Board.to_json`), the views the kinds
+drawn before added: what the renderers draw the figures from."""
+
+Drawn = tuple[Sequence[Path], BoardViews]
+"""What a kind draws: its figures, and the fields it adds to the board."""
 
 
 @dataclass
@@ -36,12 +63,14 @@ class Sweep:
     planned: dict[str, list[int]] = field(default_factory=dict)  # variant -> its planned seeds, in order
 
 
-def keep(records: Records, spec: Any, bench: dict[str, Any], sweep: Sweep) -> tuple[Records, dict[str, Any]]:
+def keep(records: Records, spec: Any, bench: Bench, sweep: Sweep) -> tuple[Records, Bench]:
+    """The records and ``bench`` block as they are: the enrichment of a kind that adds nothing to them."""
     return records, bench
 
 
-def nothing(board: dict[str, Any], spec: Any, records: Records, sweep: Sweep) -> Sequence[Path]:
-    return []
+def nothing(board: BoardJson, spec: Any, records: Records, sweep: Sweep) -> Drawn:
+    """No figure and no field: the drawing of a kind that draws nothing."""
+    return [], {}
 
 
 @dataclass(frozen=True)
@@ -51,66 +80,69 @@ class ReportKind:
     Attributes:
         enrich: ``(records, spec, bench, sweep) -> (records, bench)``: each record with the kind's values,
             and the ``bench`` block with the metrics and tables that show them.
-        draw: ``(board, spec, records, sweep) -> figures``: the kind's figures (and fields of the board).
+        draw: ``(board, spec, records, sweep) -> (figures, fields)``: the kind's figures and the fields it adds to
+            the board.
         first: its figures lead the board's (the board's headline figure, e.g. the matrix).
         style: the version of its drawing, raised when a change to it should reach the published boards: a board
             records the style of each figure drawn above style 1 (``figure_styles``), so a rebuild from the same
             runs whose figure is drawn in a new style is written, not kept as published.
     """
 
-    enrich: Callable[[Records, Any, dict[str, Any], Sweep], tuple[Records, dict[str, Any]]] = keep
-    draw: Callable[[dict[str, Any], Any, Records, Sweep], Sequence[Path]] = nothing
+    enrich: Callable[[Records, Any, Bench, Sweep], tuple[Records, Bench]] = keep
+    draw: Callable[[BoardJson, Any, Records, Sweep], Drawn] = nothing
     first: bool = False
     style: int = 1
 
 
-def _decomposition(records: Records, spec: Any, bench: dict[str, Any], sweep: Sweep) -> tuple[Records, dict]:
+def _decomposition(records: Records, spec: Any, bench: Bench, sweep: Sweep) -> tuple[Records, Bench]:
     return with_decomposition(records, int(spec.get("sequences", 256))), bench
 
 
-def _draw_decomposition(board: dict[str, Any], spec: Any, records: Records, sweep: Sweep) -> Sequence[Path]:
-    panels = {v: decompositions(rs) for v, rs in group_by_variant(records).items()}
+def _draw_decomposition(board: BoardJson, spec: Any, records: Records, sweep: Sweep) -> Drawn:
+    panels = {
+        v: [r["decomposition"] for r in rs if "decomposition" in r] for v, rs in group_by_variant(records).items()
+    }
     if not any(panels.values()):
-        return []
+        return [], {}
     shown = {v: rs for v, rs in panels.items() if rs}
-    return [plot_decomposition(shown, sweep.out / "decomposition.png", spec.get("title", ""))]
+    return [plot_decomposition(shown, sweep.out / "decomposition.png", spec.get("title", ""))], {}
 
 
-def _head_keys(records: Records, spec: Any, bench: dict[str, Any], sweep: Sweep) -> tuple[Records, dict]:
+def _head_keys(records: Records, spec: Any, bench: Bench, sweep: Sweep) -> tuple[Records, Bench]:
     return head_keys.with_head_keys(records), bench
 
 
-def _class_keys(records: Records, spec: Any, bench: dict[str, Any], sweep: Sweep) -> tuple[Records, dict]:
+def _class_keys(records: Records, spec: Any, bench: Bench, sweep: Sweep) -> tuple[Records, Bench]:
     metrics = {**(bench.get("metrics") or {}), **class_keys.metrics()}
     return class_keys.with_class_keys(records), {**bench, "metrics": metrics}
 
 
-def _key_sets(records: Records, spec: Any, bench: dict[str, Any], sweep: Sweep) -> tuple[Records, dict]:
+def _key_sets(records: Records, spec: Any, bench: Bench, sweep: Sweep) -> tuple[Records, Bench]:
     metrics = key_sets.metrics(key_sets.check_spec(spec)[0], sweep.n_layers)
     tables = {**(bench.get("tables") or {}), "key_sets": key_sets.table_spec(spec, sweep.n_layers)}
     bench = {**bench, "metrics": {**(bench.get("metrics") or {}), **metrics}, "tables": tables}
     return key_sets.with_key_sets(records, spec), bench
 
 
-def _draw_key_sets(board: dict[str, Any], spec: Any, records: Records, sweep: Sweep) -> Sequence[Path]:
+def _draw_key_sets(board: BoardJson, spec: Any, records: Records, sweep: Sweep) -> Drawn:
     by_name = {v["name"]: v for v in board["variants"]}
-    return [key_sets.plot_key_sets(by_name, spec, sweep.n_layers, sweep.out / "key_sets.png")]
+    return [key_sets.plot_key_sets(by_name, spec, sweep.n_layers, sweep.out / "key_sets.png")], {}
 
 
-def _draw_matrix(board: dict[str, Any], spec: Any, records: Records, sweep: Sweep) -> Sequence[Path]:
-    board["matrix"] = build_matrix(spec, board["variants"], sweep.planned)
+def _draw_matrix(board: BoardJson, spec: Any, records: Records, sweep: Sweep) -> Drawn:
+    matrix = build_matrix(spec, board["variants"], sweep.planned)
     title = f"{sweep.task}: placement x component, preset {sweep.preset} (mean ± std over seeds)"
-    return [plot_matrix(board["matrix"], sweep.out / "matrix.png", title)]
+    return [plot_matrix(matrix, sweep.out / "matrix.png", title)], {"matrix": matrix}
 
 
-def _draw_width(board: dict[str, Any], spec: Any, records: Records, sweep: Sweep) -> Sequence[Path]:
-    board["width"] = build_width(spec, board["variants"], records, sweep.planned)
+def _draw_width(board: BoardJson, spec: Any, records: Records, sweep: Sweep) -> Drawn:
+    width = build_width(spec, board["variants"], records, sweep.planned)
     title = f"{sweep.task}: width axis, preset {sweep.preset} (head width fixed)"
-    return [plot_width(board["width"], sweep.out / "width.png", title)]
+    return [plot_width(width, sweep.out / "width.png", title)], {"width": width}
 
 
-def _draw_grid(board: dict[str, Any], spec: Any, records: Records, sweep: Sweep) -> Sequence[Path]:
-    return [plot_grid(board, spec, sweep.out / f"by_{check_grid_plot(spec, board).axis}.png")]
+def _draw_grid(board: BoardJson, spec: Any, records: Records, sweep: Sweep) -> Drawn:
+    return [plot_grid(board, spec, sweep.out / f"by_{check_grid_plot(spec, board).axis}.png")], {}
 
 
 # bench key -> its report; applied in this order (a later `first` figure leads an earlier one)
@@ -125,7 +157,7 @@ REPORT_KINDS: dict[str, ReportKind] = {
 }
 
 
-def enrich(records: Records, bench: dict[str, Any], sweep: Sweep) -> tuple[Records, dict[str, Any]]:
+def enrich(records: Records, bench: Bench, sweep: Sweep) -> tuple[Records, Bench]:
     """The records and ``bench`` block after every kind the block asks for has enriched them."""
     for key, kind in REPORT_KINDS.items():
         if bench.get(key):
@@ -133,13 +165,20 @@ def enrich(records: Records, bench: dict[str, Any], sweep: Sweep) -> tuple[Recor
     return records, bench
 
 
-def draw(board: dict[str, Any], bench: dict[str, Any], records: Records, sweep: Sweep, plots: list[str]) -> list[str]:
-    """``plots`` with every asked-for kind's figures (leading ones first), the board's fields added (with
-    ``figure_styles``: file name -> style, for the figures of kinds drawn above style 1)."""
+def draw(
+    board: BoardJson, bench: Bench, records: Records, sweep: Sweep, plots: list[str]
+) -> tuple[list[str], BoardViews]:
+    """``plots`` with every asked-for kind's figures (leading ones first), and the fields the kinds add to the board
+    (with ``figure_styles``: file name -> style, for the figures of kinds drawn above style 1). Each kind draws from
+    ``board`` with the fields of the kinds drawn before it."""
+    views: BoardViews = {}
     for key, kind in REPORT_KINDS.items():
         if bench.get(key):
-            drawn = [str(p) for p in kind.draw(board, bench[key], records, sweep)]
+            figures, added = kind.draw({**board, **views}, bench[key], records, sweep)
+            views = {**views, **added}
+            drawn = [str(p) for p in figures]
             plots = drawn + plots if kind.first else plots + drawn
             if kind.style > 1:
-                board["figure_styles"] = {**board.get("figure_styles", {}), **{Path(p).name: kind.style for p in drawn}}
-    return plots
+                styles = views.get("figure_styles", board.get("figure_styles", {}))
+                views = {**views, "figure_styles": {**styles, **{Path(p).name: kind.style for p in drawn}}}
+    return plots, views

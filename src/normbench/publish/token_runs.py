@@ -10,13 +10,15 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 from normbench.archive import load_record
 from normbench.archive.record import RecordDocument
 from normbench.archive.store import Archive
 from normbench.boards.progress import PlannedRun, record_file
 from normbench.boards.shown import keep_analyses, shown_runs
+from normbench.publish.files import Document
+from normbench.publish.settings import Config
 from normbench.publish.token_sentences import DevSentences, dev_sentence_facts, dev_sentences, shown_count
 from normbench.run_analyses.sentence_tokens import (
     SENTENCE_TOKENS,
@@ -35,6 +37,26 @@ class SentencesBlock(TypedDict, total=False):
     digest: str | None
     n: int
     text: str | None
+
+
+class LmSpec(TypedDict):
+    """What Table 3 reads (``bench.token_report.lm``): the ``lm`` task's ``variant`` at its ``preset``, beside its
+    ``reference`` variant where one is named, over ``seeds`` (default: every seed of that preset's bench)."""
+
+    variant: str
+    preset: str
+    reference: NotRequired[str | None]
+    seeds: NotRequired[list[int] | None]
+
+
+class TokenReportSpec(TypedDict):
+    """A task's ``bench.token_report``: Table 4 reads its ``variant``'s runs and prints the sentences of ``seed``'s
+    (``sentences``: how many, default 40); Table 3 reads the runs ``lm`` names."""
+
+    variant: str
+    seed: int
+    sentences: NotRequired[int]
+    lm: NotRequired[LmSpec]
 
 
 class RunSentences(TypedDict):
@@ -69,7 +91,7 @@ class TokenRun:
 Missing = tuple[tuple[str, int], str]  # a finished run the report could not read, and why
 
 
-def published_counts(old: dict[str, Any] | None, sst2_variant: str) -> dict[tuple[str, str, int], TokenRun]:
+def published_counts(old: Document | None, sst2_variant: str) -> dict[tuple[str, str, int], TokenRun]:
     """The runs a published report read, as stand-ins: ``(task, variant, seed) -> TokenRun`` with its counts and the
     config hash of its run (from the report, else from its run folder's name)."""
     if not old:
@@ -198,10 +220,10 @@ class TokenPlan:
 
 
 def sentence_loader(
-    config: dict[str, Any],
+    config: Config,
     runs: Sequence[PlannedRun],
     archive: Archive | None,
-    load_sentences: Callable[[dict[str, Any]], list[str]] = dev_sentences,
+    load_sentences: Callable[[Config], list[str]] = dev_sentences,
 ) -> Callable[[], DevSentences]:
     """The dev sentences, found once when first asked for: as the first finished run of ``runs`` read them (its
     record's config), else as the first planned run would (its resolved config), else as ``config`` reads them."""
@@ -218,17 +240,17 @@ def sentence_loader(
 
 
 def plan_report(
-    config: dict[str, Any],
+    config: Config,
     runs: Sequence[PlannedRun],
     plan: Any,
     archive: Archive | None,
-    old: dict[str, Any] | None,
-    load_sentences: Callable[[dict[str, Any]], list[str]] = dev_sentences,
+    old: Document | None,
+    load_sentences: Callable[[Config], list[str]] = dev_sentences,
 ) -> TokenPlan:
     """The runs a token report on ``runs`` (this sst2 sweep's) reads; Table 3's are the ``lm`` task's own bench's,
     which ``plan`` (a :data:`normbench.publish.write.RunPlanner`) finds. ``old``: the published report, whose
     counts the runs published before the archive stand in with."""
-    spec = config["bench"]["token_report"]
+    spec: TokenReportSpec = config["bench"]["token_report"]
     mine = [r for r in runs if r.variant == spec["variant"]]
     sentences = sentence_loader(config, mine, archive, load_sentences)
     published = published_counts(old, spec["variant"])
@@ -246,7 +268,11 @@ def plan_report(
 
 
 def report_runs(
-    config: dict[str, Any], runs: Sequence[PlannedRun], plan: Any, archive: Archive | None = None, old: Any = None
+    config: Config,
+    runs: Sequence[PlannedRun],
+    plan: Any,
+    archive: Archive | None = None,
+    old: Document | None = None,
 ) -> dict[tuple[str, int], str | None]:
     """The runs :func:`~normbench.publish.tokens.write_token_report` would read, as ``("sst2 <variant>", seed)``
     (Table 4) and ``("lm <variant>", seed)`` (Table 3) -> config hash. Their analyses are computed here (and cached)."""
@@ -263,7 +289,7 @@ def on_sentences(run: TokenRun) -> SentencesBlock:
     return {"digest": run.sentences, "text": run.sentences_text}
 
 
-def published_runs(doc: dict[str, Any], config: dict[str, Any]) -> dict[tuple[str, int], str | None]:
+def published_runs(doc: Document, config: Config) -> dict[tuple[str, int], str | None]:
     """The runs an ``unselectable_tokens.json`` read, named as :func:`report_runs` names them."""
     variant = config["bench"]["token_report"]["variant"]
     sections = doc["sections"]
@@ -278,9 +304,9 @@ def published_runs(doc: dict[str, Any], config: dict[str, Any]) -> dict[tuple[st
     return found
 
 
-def lm_seeds(lm: dict[str, Any], plan: Any) -> list[int]:
+def lm_seeds(lm: LmSpec, plan: Any) -> list[int]:
     """The ``lm`` seeds Table 3 reads: ``bench.token_report.lm.seeds``, else every seed of the lm preset's bench."""
-    if lm.get("seeds") is not None:
-        return [int(s) for s in lm["seeds"]]
+    if (seeds := lm.get("seeds")) is not None:
+        return [int(s) for s in seeds]
     config, _ = plan("lm", lm["preset"], None, [lm["variant"]])
     return [int(s) for s in (config.get("bench") or {}).get("seeds") or [0]]

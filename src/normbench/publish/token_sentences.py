@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypedDict
+from typing import TypedDict
 
 from normbench.archive.facts import data_fact
 from normbench.io import params_digest
+from normbench.publish.settings import Config
 from normbench.tasks.trust import record_class
 
 
@@ -20,7 +21,7 @@ def sentences_digest(sentences: list[str]) -> str:
     return params_digest({"sentences": sentences})
 
 
-def dev_sentences(run_config: dict[str, Any]) -> list[str]:
+def dev_sentences(run_config: Config) -> list[str]:
     """The dev sentences of the data module of a resolved ``sst2`` config (its ``raw()`` test split)."""
     data = run_config["data"]
     cls = record_class(data.get("class_path"), "data")  # a record's config: registered classes only
@@ -28,7 +29,7 @@ def dev_sentences(run_config: dict[str, Any]) -> list[str]:
     return cls(**init_args).raw()["test"]["sentence"]
 
 
-def shown_count(config: dict[str, Any]) -> int:
+def shown_count(config: Config) -> int:
     """How many dev sentences a token report prints per table (``bench.token_report.sentences``, default 40)."""
     return int(((config.get("bench") or {}).get("token_report") or {}).get("sentences", 40))
 
@@ -58,7 +59,7 @@ class DevSentencesFact(TypedDict):
 
 
 def dev_sentence_facts(
-    run_config: dict[str, Any], shown: int, load_sentences: Callable[[dict[str, Any]], list[str]] = dev_sentences
+    run_config: Config, shown: int, load_sentences: Callable[[Config], list[str]] = dev_sentences
 ) -> DevSentences:
     """The :class:`DevSentences` of a resolved ``sst2`` config. The digest, count and printed sentences are a fact of
     the run archive (:func:`normbench.archive.facts.data_fact`), so a clone without the SST-2 corpus rebuilds the

@@ -19,9 +19,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from normbench.archive.board import Rejudged
+from normbench.archive.record import Provenance
 from normbench.archive.store import Archive
 from normbench.boards.progress import PlannedRun
 from normbench.io import atomic_write_json, atomic_write_text
@@ -29,8 +30,11 @@ from normbench.judge.claims import judge, load_claims
 from normbench.judge.entries import JudgedEntry
 from normbench.judge.rows import VariantRow
 from normbench.publish import files as publish
+from normbench.publish.files import Document
+from normbench.publish.settings import Config
 from normbench.publish.token_markdown import (
     TABLE4,
+    ShownBlock,
     claims_lines,
     pick_shown,
     section,
@@ -38,7 +42,15 @@ from normbench.publish.token_markdown import (
     shown_block,
     table3_text,
 )
-from normbench.publish.token_runs import on_sentences, plan_report, published_counts, sentence_loader, token_runs
+from normbench.publish.token_runs import (
+    SentencesBlock,
+    TokenReportSpec,
+    on_sentences,
+    plan_report,
+    published_counts,
+    sentence_loader,
+    token_runs,
+)
 from normbench.publish.token_sentences import dev_sentences, shown_count
 from normbench.run_analyses.sentence_tokens import SENTENCE_TOKENS, TokenSummary
 from normbench.tasks import get_task
@@ -49,23 +61,70 @@ TOKEN_REPORT = "unselectable_tokens.json"  # beside it: unselectable_tokens.md
 TABLE3_SHOWN = "table3_shown"  # the report's section holding Table 3's printed sentences
 
 
+class Table4Section(TypedDict):
+    """A token report's ``table4`` section: the printed run's ``record`` and ``config_hash`` with its ``summary``, every
+    seed's counts (``per_seed``) and record (``records``), the printed block (``shown``) and, for the stand-ins counted
+    on other dev sentences, those sentences (``sentences``: seed -> block)."""
+
+    record: str | None
+    config_hash: str | None
+    summary: TokenSummary
+    per_seed: dict[str, TokenSummary]
+    records: dict[str, str | None]
+    shown: ShownBlock
+    sentences: NotRequired[dict[str, SentencesBlock]]
+
+
+class Table3Section(TypedDict):
+    """A token report's ``table3:<variant>:seed<k>`` section: that run's ``record``, ``config_hash`` and counts
+    (``summary``) and, for a stand-in counted on other dev sentences, those ``sentences``."""
+
+    record: str | None
+    config_hash: str | None
+    summary: TokenSummary
+    sentences: NotRequired[SentencesBlock]
+
+
+class NotRead(TypedDict):
+    """A finished run a token report could not read: its ``run`` (task and variant), ``seed`` and ``why``."""
+
+    run: str
+    seed: int
+    why: str
+
+
+class TokenReport(TypedDict):
+    """``unselectable_tokens.json`` as :func:`write_token_report` writes it: where it was built (``provenance``), the
+    dev ``sentences`` its counts are on, its ``sections`` (``table4``, one ``table3:<variant>:seed<k>`` per Table 3
+    run, and ``table3_shown``: Table 3's printed block), its ``claims``, the finished runs it could not read
+    (``not_read``) and, after :func:`rejudge_token_report`, when its claims were judged again (``rejudged``)."""
+
+    provenance: Provenance
+    sentences: SentencesBlock | None
+    sections: dict[str, Table4Section | Table3Section | ShownBlock]
+    claims: list[JudgedEntry]
+    not_read: NotRequired[list[NotRead]]
+    rejudged: NotRequired[Rejudged]
+
+
 def write_token_report(
-    config: dict[str, Any],
+    config: Config,
     preset: str | None,
     out_dir: Path,
     runs: Sequence[PlannedRun],
     plan: Any,
     archive: Archive | None = None,
-    load_sentences: Callable[[dict[str, Any]], list[str]] = dev_sentences,
-) -> dict[str, Any]:
+    load_sentences: Callable[[Config], list[str]] = dev_sentences,
+) -> TokenReport | Document:
     """Write ``unselectable_tokens.md`` / ``.json`` from the runs named by ``bench.token_report``.
 
     Table 4 reads this sweep's runs (``runs``) of the named variant, every seed; its sentences are the named seed's
     (else the first seed's whose analysis is at hand). Table 3 reads the ``lm`` task's own bench, whose runs ``plan``
     (a :data:`normbench.publish.write.RunPlanner`) finds. ``load_sentences(config)`` gives the dev sentences of an
     sst2 config. Runs published before the archive stand in with the counts the report at ``out_dir`` gave them.
+    Returns the report written, or the published one where this build would say the same (:func:`finish`).
     """
-    spec = config["bench"]["token_report"]
+    spec: TokenReportSpec = config["bench"]["token_report"]
     shown = shown_count(config)
     path = Path(out_dir) / TOKEN_REPORT
     old = publish.read_if_readable(path)
@@ -77,7 +136,7 @@ def write_token_report(
     others = [t for t in every if t.sentences != counted_on]  # stand-ins counted on other sentences
     other = {(t.variant, t.seed) for t in others}
     other_text = "; ".join(dict.fromkeys(t.sentences_text for t in others if t.sentences_text))
-    doc: dict[str, Any] = {
+    doc: TokenReport = {
         "provenance": provenance(),
         "sentences": (
             {
@@ -112,7 +171,7 @@ def write_token_report(
     else:
         per_seed = {t.seed: t.summary for t in reads.table4}
         sources = {str(t.seed): t.source for t in reads.table4}
-        doc["sections"]["table4"] = {
+        table4: Table4Section = {
             "record": sources.get(str(block4["seed"])),
             "config_hash": block4["config_hash"],
             "summary": block4["summary"],
@@ -121,7 +180,8 @@ def write_token_report(
             "shown": block4,
         }
         if elsewhere := {str(t.seed): on_sentences(t) for t in reads.table4 if t.sentences != counted_on}:
-            doc["sections"]["table4"]["sentences"] = elsewhere
+            table4["sentences"] = elsewhere
+        doc["sections"]["table4"] = table4
         lines += section(block4)
         lines += seed_table(
             "Table 4 over every seed", "sst2", {spec["variant"]: per_seed}, sorted(per_seed), other, other_text
@@ -132,12 +192,10 @@ def write_token_report(
         for variant, read in reads.table3.items():
             for t in read:
                 lm_summaries.setdefault(variant, {})[t.seed] = t.summary
-                doc["sections"][f"table3:{variant}:seed{t.seed}"] = {
-                    "record": t.source,
-                    "config_hash": t.config_hash,
-                    "summary": t.summary,
-                    **({"sentences": on_sentences(t)} if t.sentences != counted_on else {}),
-                }
+                table3: Table3Section = {"record": t.source, "config_hash": t.config_hash, "summary": t.summary}
+                if t.sentences != counted_on:
+                    table3["sentences"] = on_sentences(t)
+                doc["sections"][f"table3:{variant}:seed{t.seed}"] = table3
         block3 = pick_shown(
             reads.table3.get(lm["variant"]) or [],
             min(reads.lm_seeds, default=0),
@@ -254,12 +312,12 @@ def rejudged_by() -> Rejudged:
 
 
 def finish(
-    doc: dict[str, Any],
+    doc: TokenReport,
     lines: list[str],
     lm_summaries: dict[str, dict[int, TokenSummary]],
     out_dir: Path,
-    old: dict[str, Any] | None = None,
-) -> dict[str, Any]:
+    old: Document | None = None,
+) -> TokenReport | Document:
     """Judge the Table 3 claim over every lm seed and write both files atomically (not again when they would say
     the same as ``old``, the published report: only when and where they were built would differ)."""
     claims = judge_tokens(lm_summaries)

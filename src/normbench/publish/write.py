@@ -14,15 +14,14 @@ import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import cast
 
-from normbench.archive import FINISHED, Board, BoardError, load_board, parse_board
+from normbench.archive import FINISHED, Board, BoardError, load_board
 from normbench.archive.board import Supersedes, SweepDefinition
 from normbench.archive.facts import archive_facts
-from normbench.archive.record import RecordDocument
 from normbench.archive.store import Archive
 from normbench.boards import build as board_build
-from normbench.boards.progress import PlannedRun, in_progress, record_file
+from normbench.boards.progress import PlannedRun, RunInProgress, in_progress, record_file
 from normbench.boards.published import is_stand_in, stand_ins
 from normbench.boards.shown import keep_analyses, shown_runs
 from normbench.boards.variants import group_by_variant, n_layers_of
@@ -33,15 +32,15 @@ from normbench.publish import files as publish
 from normbench.publish import leaderboard as lb
 from normbench.publish import report_kinds
 from normbench.publish.compare import KeptAsPublished, kept_as_published, outside_figures
+from normbench.publish.report_kinds import AnalysedRecord, Records
+from normbench.publish.settings import Bench, Config
 from normbench.publish.token_runs import published_runs, report_runs
 from normbench.publish.tokens import TOKEN_REPORT, write_token_report
 from normbench.render.plots import plot_series
 
 # (task, preset, seeds or None, variants) -> (resolved config, planned runs): how a report finds the runs of
 # another sweep (the sst2 token report reads the lm bench's runs); the sweep layer passes its planner
-RunPlanner = Callable[
-    [str, "str | None", "list[int] | None", "list[str] | None"], tuple[dict[str, Any], Sequence[PlannedRun]]
-]
+RunPlanner = Callable[[str, "str | None", "list[int] | None", "list[str] | None"], tuple[Config, Sequence[PlannedRun]]]
 
 
 @dataclass(frozen=True)
@@ -64,7 +63,7 @@ class ResultsOptions:
 
     task: str
     preset: str | None
-    config: dict[str, Any]
+    config: Config
     plan: RunPlanner | None = None
     sweep: str | None = None
     definition: SweepDefinition | None = None
@@ -90,10 +89,10 @@ class Shown:
 
     runs: list[PlannedRun]
     local: list[PlannedRun]
-    records: list[RecordDocument]
+    records: Records
     published: list[PlannedRun]
-    progress: list[Any]
-    stand_ins: list[RecordDocument]
+    progress: list[RunInProgress]
+    stand_ins: list[AnalysedRecord]
 
 
 @dataclass(frozen=True)
@@ -109,13 +108,13 @@ class Build:
     """
 
     board: Board
-    records: list[RecordDocument]
-    bench: dict[str, Any]
+    records: Records
+    bench: Bench
     n_layers: int
     planned: dict[str, list[int]]
 
 
-def load_finished(runs: Sequence[PlannedRun], statuses: tuple[str, ...] = FINISHED) -> list[RecordDocument]:
+def load_finished(runs: Sequence[PlannedRun], statuses: tuple[str, ...] = FINISHED) -> Records:
     """The finished records of ``runs`` (or those of other ``statuses``), each named by its planned
     variant (a run shared by two sweeps under different variant names is shown under this sweep's name)."""
     by_path = {str(r.record_path): r for r in runs}
@@ -124,10 +123,11 @@ def load_finished(runs: Sequence[PlannedRun], statuses: tuple[str, ...] = FINISH
         for r in board_build.load_records([record_file(r) for r in runs], [r.config_hash for r in runs])
         if r["status"] in statuses
     ]
-    return [{**r, "variant": by_path[r["record_path"]].variant} for r in records]
+    named: Records = [{**r, "variant": by_path[r["record_path"]].variant} for r in records]
+    return named
 
 
-def write_analyses(task: str, preset: str | None, config: dict, runs: Sequence[PlannedRun]) -> int:
+def write_analyses(task: str, preset: str | None, config: Config, runs: Sequence[PlannedRun]) -> int:
     """Compute into each finished run's folder the analyses of its checkpoint that the preset's board reads (the
     decomposition, key sets, per-head and per-class keys of :mod:`normbench.publish.report_kinds`), while the
     weights are here. For a sweep that writes no board (a bake's run, a shard): its runs enter the run archive, which
@@ -209,11 +209,12 @@ def shown_records(options: ResultsOptions, runs: Sequence[PlannedRun], out: Path
     records = [r for r in records if (r["variant"], r["seed"]) not in held]
     progress = in_progress(task, local, archive, {(r["variant"], r["seed"]) for r in records} | held)
     new_board = not (out / "leaderboard.json").is_file()
-    stand_in_records = stand_ins(task, published, archive) if records or new_board else []
+    # boards.published gives a stand-in record as a JSON object: the fields of a run record it has
+    stand_in_records = cast(Records, stand_ins(task, published, archive)) if records or new_board else []
     return Shown(shown, local, records, published, progress, stand_in_records)
 
 
-def may_replace(options: ResultsOptions, shown: Shown, out: Path, bench: dict[str, Any]) -> bool:
+def may_replace(options: ResultsOptions, shown: Shown, out: Path, bench: Bench) -> bool:
     """Whether this build may replace the board published at ``out``: a one-line error when it lacks finished runs
     or settings of it (:func:`normbench.publish.files.check_leaderboard`), ``False`` (said in one line) while that
     board waits for replacements of superseded runs still planned; the token report beside it is checked too."""
@@ -244,7 +245,7 @@ def may_replace(options: ResultsOptions, shown: Shown, out: Path, bench: dict[st
     return True
 
 
-def build_board(options: ResultsOptions, shown: Shown, out: Path, bench: dict[str, Any]) -> Build:
+def build_board(options: ResultsOptions, shown: Shown, out: Path, bench: Bench) -> Build:
     """Build the board of what is shown: the records' analyses added by the report kinds (and kept in the archive),
     the records in the order of the planned runs, what a superseded build said, the sweep's key, its runs in
     progress, and whether runs trained from uncommitted code are on it."""
@@ -266,12 +267,10 @@ def build_board(options: ResultsOptions, shown: Shown, out: Path, bench: dict[st
         sweep_key=options.sweep, sweep=options.definition, planned_runs=len(runs), finished_runs=len(records)
     )
     uncommitted = publish.check_committed(out, records, options.force or options.uncommitted)
-    extra = {
-        **({"in_progress": shown.progress} if shown.progress else {}),
-        **({"uncommitted_code": True} if uncommitted else {}),
-    }
-    if extra:
-        board = parse_board({**board.to_json(), **extra})
+    if shown.progress:
+        board = board.with_keys(in_progress=shown.progress)
+    if uncommitted:
+        board = board.with_keys(uncommitted_code=True)
     return Build(board, records, bench, n_layers, planned)
 
 
@@ -288,11 +287,11 @@ def write_board(options: ResultsOptions, build: Build, out: Path) -> tuple[Board
                 str(plot_series(by_variant, spec, stage / name))
                 for name, spec in (build.bench.get("plots") or {}).items()
             ]
-            doc = build.board.to_json()  # the kinds add their views (matrix, width) to the document
-            plots = report_kinds.draw(doc, build.bench, with_series, sweep_of, plots)
-            if (kept := kept_as_published(out, doc, options.force, plots)) is not None:
+            doc = build.board.to_json()  # the board as its file will hold it: what the kinds draw from
+            plots, views = report_kinds.draw(doc, build.bench, with_series, sweep_of, plots)
+            board = build.board.with_keys(**views)
+            if (kept := kept_as_published(out, board, options.force, plots)) is not None:
                 raise KeptAsPublished(kept)  # the unit is not written: nothing under out changes
-            board = parse_board(doc)
             json_path, md_path = lb.write(board, out, plots + figures_kept(out, plots), stage)
     except KeptAsPublished as kept:
         print(kept)
@@ -300,7 +299,14 @@ def write_board(options: ResultsOptions, build: Build, out: Path) -> tuple[Board
     return board, json_path, md_path
 
 
-def write_tokens(config: dict[str, Any], preset: str | None, out: Path, runs: Any, plan: Any, archive: Any) -> None:
+def write_tokens(
+    config: Config,
+    preset: str | None,
+    out: Path,
+    runs: Sequence[PlannedRun],
+    plan: RunPlanner | None,
+    archive: Archive | None,
+) -> None:
     """Write the token report beside the board (:func:`write_token_report`), print its verdicts, and archive the data
     facts it read (its dev sentences'), as the board's are."""
     doc = write_token_report(config, preset, out, runs, plan, archive)
@@ -332,7 +338,7 @@ def order_plots(plots: list[str], folder: Path) -> list[str]:
     return sorted(plots, key=lambda p: (text.find(f"({Path(p).name})") if f"({Path(p).name})" in text else 1 << 30, p))
 
 
-def superseded_build(path: Path, board: Board, bench_cfg: dict[str, Any]) -> Supersedes | None:
+def superseded_build(path: Path, board: Board, bench_cfg: Bench) -> Supersedes | None:
     """What the published board at ``path`` said, when ``board`` replaces it as a build of superseded configs
     (``bench.superseded``): its date, commit, configs and claims with their gaps to the paper, kept so
     the new board shows whether the change closed them. A build that replaces no superseded config (the same runs,
