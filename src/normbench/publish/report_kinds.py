@@ -3,7 +3,9 @@
 Each kind may enrich the finished records before the board is built (an analysis of each run's checkpoint,
 with the metrics and tables it adds) and draw figures after (with fields it adds to the board). A new kind
 is one :class:`ReportKind` and one entry in :data:`REPORT_KINDS`; :func:`normbench.publish.write.write_results`
-applies every kind whose key the ``bench`` block sets, in the registry's order.
+applies every kind whose key the ``bench`` block sets, in the registry's order. The views a board shows from its
+variants alone (the matrix, the width axis, a grid's figure) are board views, :mod:`normbench.render.views`, drawn
+after the kinds.
 """
 
 from __future__ import annotations
@@ -14,10 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from normbench.boards.variants import group_by_variant
-from normbench.render.grid_plot import check_spec as check_grid_plot
-from normbench.render.grid_plot import plot_grid
-from normbench.render.matrix import build_matrix, plot_matrix
-from normbench.render.width import build_width, plot_width
+from normbench.render.views import ViewInputs, asked
 from normbench.run_analyses import class_keys, head_keys, key_sets
 from normbench.run_analyses.decomposition import plot_decomposition, with_decomposition
 
@@ -98,31 +97,12 @@ def _draw_key_sets(board: dict[str, Any], spec: Any, records: Records, sweep: Sw
     return [key_sets.plot_key_sets(by_name, spec, sweep.n_layers, sweep.out / "key_sets.png")]
 
 
-def _draw_matrix(board: dict[str, Any], spec: Any, records: Records, sweep: Sweep) -> Sequence[Path]:
-    board["matrix"] = build_matrix(spec, board["variants"], sweep.planned)
-    title = f"{sweep.task}: placement x component, preset {sweep.preset} (mean ± std over seeds)"
-    return [plot_matrix(board["matrix"], sweep.out / "matrix.png", title)]
-
-
-def _draw_width(board: dict[str, Any], spec: Any, records: Records, sweep: Sweep) -> Sequence[Path]:
-    board["width"] = build_width(spec, board["variants"], records, sweep.planned)
-    title = f"{sweep.task}: width axis, preset {sweep.preset} (head width fixed)"
-    return [plot_width(board["width"], sweep.out / "width.png", title)]
-
-
-def _draw_grid(board: dict[str, Any], spec: Any, records: Records, sweep: Sweep) -> Sequence[Path]:
-    return [plot_grid(board, spec, sweep.out / f"by_{check_grid_plot(spec, board).axis}.png")]
-
-
 # bench key -> its report; applied in this order (a later `first` figure leads an earlier one)
 REPORT_KINDS: dict[str, ReportKind] = {
     "decomposition": ReportKind(enrich=_decomposition, draw=_draw_decomposition),
     "head_keys": ReportKind(enrich=_head_keys),
     "class_keys": ReportKind(enrich=_class_keys),
     "key_sets": ReportKind(enrich=_key_sets, draw=_draw_key_sets),
-    "matrix": ReportKind(draw=_draw_matrix, first=True),
-    "width": ReportKind(draw=_draw_width, first=True),
-    "grid_plot": ReportKind(draw=_draw_grid, first=True, style=3),  # 2: failed seeds, worse-edge crosses; 3: set apart
 }
 
 
@@ -135,12 +115,22 @@ def enrich(records: Records, bench: dict[str, Any], sweep: Sweep) -> tuple[Recor
 
 
 def draw(board: dict[str, Any], bench: dict[str, Any], records: Records, sweep: Sweep, plots: list[str]) -> list[str]:
-    """``plots`` with every asked-for kind's figures (leading ones first), the board's fields added (with
-    ``figure_styles``: file name -> style, for the figures of kinds drawn above style 1)."""
+    """``plots`` with every asked-for kind's figures and then every asked-for board view's
+    (:mod:`normbench.render.views`: its document added to the board), leading ones first; with ``figure_styles``
+    (file name -> style) for the figures of those drawn above style 1."""
+    drawn_by: list[tuple[bool, int, list[str]]] = []
     for key, kind in REPORT_KINDS.items():
         if bench.get(key):
-            drawn = [str(p) for p in kind.draw(board, bench[key], records, sweep)]
-            plots = drawn + plots if kind.first else plots + drawn
-            if kind.style > 1:
-                board["figure_styles"] = {**board.get("figure_styles", {}), **{Path(p).name: kind.style for p in drawn}}
+            drawn_by.append((kind.first, kind.style, [str(p) for p in kind.draw(board, bench[key], records, sweep)]))
+    configs = {str(r["variant"]): r["config"] for r in records}
+    for view in asked(bench):
+        inputs = ViewInputs(bench[view.key], board, configs, sweep.planned, sweep.task, sweep.preset)
+        doc = view.build(inputs) if view.build is not None else None
+        if doc is not None:
+            board[view.key] = doc
+        drawn_by.append((view.first, view.style, [str(p) for p in view.plot(inputs, doc, sweep.out)]))
+    for first, style, drawn in drawn_by:
+        plots = drawn + plots if first else plots + drawn
+        if style > 1:
+            board["figure_styles"] = {**board.get("figure_styles", {}), **{Path(p).name: style for p in drawn}}
     return plots
