@@ -26,10 +26,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from normbench.archive.board import FILENAME, dumps_board, parse_board
 from normbench.archive.files.reading import read_json
 from normbench.archive.files.writing import PATH_KEYS, write_file, write_gzip_json
 from normbench.archive.replicate import ANALYSES, first_finished, read_record
-from normbench.archive.board import FILENAME, dumps_board, parse_board
 from normbench.archive.store import ARCHIVE, CANONICAL, PUBLISHED_VALUES, Archive
 from normbench.io import atomic_write_text, dumps_json
 

@@ -68,7 +68,9 @@ def test_the_shipped_views_are_registered_in_their_order() -> None:
 
 def test_a_new_view_module_is_built_drawn_kept_and_rendered(new_view: None, tmp_path: Path) -> None:
     run = {"git_commits": ["abc"], "dirty": False, "dates": ["2026-01-01", "2026-01-01"], "wall_time_s": 1.0}
-    board = make_board([make_variant("pre/both", [0, 1], provenance=run), make_variant("pre/scale", [0], provenance=run)])
+    board = make_board(
+        [make_variant("pre/both", [0, 1], provenance=run), make_variant("pre/scale", [0], provenance=run)]
+    )
     bench = {"seed_counts": {"title": "Seeds per variant"}}
     plots = draw(board, bench, [], Sweep("majority", "quick", tmp_path, 2), ["loss.png"])
     assert [Path(p).name for p in plots] == ["loss.png", "seed_counts.png"]
