@@ -270,3 +270,26 @@ def test_a_record_of_a_run_trained_under_an_absolute_runs_dir_is_archived_local(
     assert (kept["config_hash"], kept["series"]) == (record["config_hash"], record["series"])
     assert json.loads(published.read_text()) == {"status": "done", "log_dir": "runs/majority/pre-both-abc123/seed0"}
     assert maintain.records_with_local_paths(archive) == []
+
+
+def test_a_board_naming_its_runs_by_absolute_paths_is_rewritten_local_and_nothing_else(tmp_path: Path) -> None:
+    """A board built before boards named runs as the archive does keeps its values; only ``log_dirs`` change."""
+    from normbench.archive import dumps_board, load_board, parse_board
+    from tests.factories import make_board, make_variant
+
+    absolute = "/work/bake/runs/majority/pre-both-abc/seed0"
+    variant = make_variant("pre/both", [0], provenance={"log_dirs": [absolute, "runs/majority/pre-both-abc/seed1"]})
+    board = tmp_path / "majority" / "leaderboard.json"
+    board.parent.mkdir()
+    board.write_text(dumps_board(parse_board(make_board([variant]))), encoding="utf-8")
+    (tmp_path / "archive").mkdir()
+    assert maintain.boards_with_local_paths(tmp_path) == [board]
+    before = load_board(board)
+    assert maintain.localise_boards(tmp_path) == [board]
+    after = load_board(board)
+    assert after.variants[0].provenance["log_dirs"] == [
+        "runs/majority/pre-both-abc/seed0",
+        "runs/majority/pre-both-abc/seed1",
+    ]
+    assert after.replace(variants=before.variants) == before  # every other field as it was
+    assert maintain.boards_with_local_paths(tmp_path) == []

@@ -7,8 +7,9 @@ from pathlib import Path
 
 from normbench.archive import parse_board
 from normbench.publish.compare import kept_as_published
-from normbench.publish.report_kinds import REPORT_KINDS, Sweep, draw
+from normbench.publish.report_kinds import Sweep, draw
 from normbench.publish.write import figures_kept
+from normbench.render.views import views
 from tests.factories import make_board, make_variant
 
 FIGURES = ["loss.png", "accuracy.png", "geometry_3d.png"]
@@ -53,8 +54,9 @@ def test_a_figure_drawn_in_a_new_style_is_written_though_the_board_says_the_same
     assert kept_as_published(out, parse_board({**doc, "figure_styles": {"loss.png": 2}}), False, plots) is None
 
 
-def test_kinds_above_style_one_record_the_style_of_each_figure_they_draw(tmp_path: Path) -> None:
-    assert REPORT_KINDS["grid_plot"].style > 1 and REPORT_KINDS["matrix"].style == 1
+def test_views_above_style_one_record_the_style_of_each_figure_they_draw(tmp_path: Path) -> None:
+    style = {view.key: view.style for view in views()}
+    assert style["grid_plot"] > 1 and style["matrix"] == 1
     board = make_board(
         [
             make_variant(f"pre/both,lr={lr}", [0], metrics={"final_val_loss": {"per_seed": [v]}})
@@ -62,9 +64,9 @@ def test_kinds_above_style_one_record_the_style_of_each_figure_they_draw(tmp_pat
         ]
     )
     sweep = Sweep("lm", "quick", tmp_path, 2)
-    plots, views = draw(board, {"grid_plot": {"axis": "lr", "metric": "final_val_loss"}}, [], sweep, ["loss.png"])
+    plots, added = draw(board, {"grid_plot": {"axis": "lr", "metric": "final_val_loss"}}, [], sweep, ["loss.png"])
     assert [Path(p).name for p in plots] == ["by_lr.png", "loss.png"]
-    assert views == {"figure_styles": {"by_lr.png": REPORT_KINDS["grid_plot"].style}}
+    assert added == {"figure_styles": {"by_lr.png": style["grid_plot"]}}
 
 
 def test_a_build_that_stops_drawing_a_figure_is_written_without_it(tmp_path: Path) -> None:

@@ -147,9 +147,13 @@ class JsonObject:
         return cls(**kwargs, extra=extra, keys=tuple(data))
 
     def with_keys(self: T, **changes: Any) -> T:
-        """This object with ``changes``, each written where the document's keys end (``None`` as ``null``)."""
+        """This object with ``changes``, each written where the document's keys end (``None`` as ``null``); a key it
+        does not declare is kept with its unknown keys (``extra``)."""
         keys = self.keys + tuple(k for k in changes if k not in self.keys)
-        return dataclasses.replace(self, **changes, keys=keys)
+        own = {f.name for f in self.own_fields()}
+        declared = {k: v for k, v in changes.items() if k in own}
+        extra = {**self.extra, **{k: v for k, v in changes.items() if k not in own}}
+        return dataclasses.replace(self, **declared, extra=extra, keys=keys)
 
     def to_json(self) -> JsonDict:
         """The JSON object: keys in the order they were read, fields set since in declaration order, then

@@ -14,7 +14,11 @@
   showed such a run: :func:`records_with_local_paths`, :func:`localise_records`. Those keys are not part of a run's
   identity, so its config hash and every value a board shows stay as they were.
 
-``python -m normbench.archive.maintain [RESULTS_DIR]`` lists both and writes nothing; ``--write`` writes them.
+* **boards**: a board built straight after training before boards named runs as the archive does holds its runs'
+  absolute log folders (``log_dirs``); :func:`boards_with_local_paths` lists them and :func:`localise_boards`
+  rewrites them, every value and verdict as it was.
+
+``python -m normbench.archive.maintain [RESULTS_DIR]`` lists all three and writes nothing; ``--write`` writes them.
 """
 
 from __future__ import annotations
@@ -22,11 +26,12 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from normbench.archive.board import FILENAME, dumps_board, parse_board
 from normbench.archive.files.reading import read_json
 from normbench.archive.files.writing import PATH_KEYS, write_file, write_gzip_json
 from normbench.archive.replicate import ANALYSES, first_finished, read_record
-from normbench.archive.store import CANONICAL, PUBLISHED_VALUES, Archive
-from normbench.io import dumps_json
+from normbench.archive.store import ARCHIVE, CANONICAL, PUBLISHED_VALUES, Archive
+from normbench.io import atomic_write_text, dumps_json
 
 RUNS_ROOT = Path("runs")  # what a path under an unknown runs folder is kept relative to (its folder's name)
 
@@ -132,6 +137,43 @@ def localise_records(archive: Archive) -> list[Path]:
     return written
 
 
+def board_files(results_dir: str | Path) -> list[Path]:
+    """Every ``leaderboard.json`` under ``results_dir``, not under its archive."""
+    root = Path(results_dir)
+    return sorted(p for p in root.rglob(FILENAME) if ARCHIVE not in p.relative_to(root).parts)
+
+
+def localised_board(data: object) -> object:
+    """A board's JSON with the log folders its variants' provenance names (``log_dirs``) as the archive keeps them
+    (:func:`relative_run_path`); everything else as it is."""
+    if not isinstance(data, dict):
+        return data
+    variants = []
+    for variant in data.get("variants") or []:
+        provenance = variant.get("provenance") if isinstance(variant, dict) else None
+        if isinstance(provenance, dict) and isinstance(provenance.get("log_dirs"), list):
+            dirs = [relative_run_path(d) if isinstance(d, str) else d for d in provenance["log_dirs"]]
+            variant = {**variant, "provenance": {**provenance, "log_dirs": dirs}}
+        variants.append(variant)
+    return {**data, "variants": variants} if "variants" in data else data
+
+
+def boards_with_local_paths(results_dir: str | Path) -> list[Path]:
+    """The published boards that name a run's log folder by an absolute path of the machine that built them."""
+    return [p for p in board_files(results_dir) if localised_board(read_json(p)) != read_json(p)]
+
+
+def localise_boards(results_dir: str | Path) -> list[Path]:
+    """Rewrite every board :func:`boards_with_local_paths` lists with local log folders, as its writer writes it
+    (checked: it reads back as the same board but for those paths). Its Markdown names no log folder, so it stays."""
+    written = []
+    for path in boards_with_local_paths(results_dir):
+        board = parse_board(localised_board(read_json(path)), path)
+        atomic_write_text(path, dumps_board(board))
+        written.append(path)
+    return written
+
+
 def main(argv: list[str] | None = None) -> int:
     """List (or, with ``--write``, write) the canonical files and local paths an older archive lacks."""
     args = list(sys.argv[1:] if argv is None else argv)
@@ -144,10 +186,13 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{len(paths)} archived analyses hold absolute paths{'; rewritten' if write else ''}")
     records = records_with_local_paths(archive)
     print(f"{len(records)} archived records and published values hold absolute paths{'; rewritten' if write else ''}")
+    boards = boards_with_local_paths(archive.root.parent)
+    print(f"{len(boards)} published boards name runs by absolute paths{'; rewritten' if write else ''}")
     if write:
         pin(archive)
         localise(archive)
         localise_records(archive)
+        localise_boards(archive.root.parent)
     return 0
 
 

@@ -27,8 +27,7 @@ from normbench.judge.collapse import with_baselines
 from normbench.judge.reference_runs import build_reference
 from normbench.publish import files as publish
 from normbench.publish.settings import Bench, Config
-from normbench.render.matrix import build_matrix
-from normbench.render.width import build_width
+from normbench.render.views import ViewInputs, asked
 from normbench.run_analyses import key_sets
 from normbench.training.run.records import git_state, utc_now
 
@@ -108,12 +107,9 @@ def rejudge_board(board: Board, bench: Bench, configs: dict[str, Config], planne
         )
     if bench.get("reference_runs"):  # the reference's runs may have grown; the board's seeds may be more
         new["reference_runs"] = build_reference(bench["reference_runs"], {v["name"]: v for v in variants})
-    if bench.get("matrix"):
-        new["matrix"] = build_matrix(bench["matrix"], variants, planned)
-    if bench.get("width"):
-        new["width"] = build_width(
-            bench["width"], variants, [{"variant": n, "config": c} for n, c in configs.items()], planned
-        )
+    for view in asked(bench):  # the board views' documents, from the variants above
+        if view.build is not None:
+            new[view.key] = view.build(ViewInputs(bench[view.key], new, configs, planned, doc["task"], doc["preset"]))
     git = git_state()
     rejudged: Rejudged = {
         "at": utc_now(),

@@ -3,7 +3,9 @@
 Each kind may enrich the finished records before the board is built (an analysis of each run's checkpoint,
 with the metrics and tables it adds) and draw figures after (with fields it adds to the board). A new kind
 is one :class:`ReportKind` and one entry in :data:`REPORT_KINDS`; :func:`normbench.publish.write.write_results`
-applies every kind whose key the ``bench`` block sets, in the registry's order.
+applies every kind whose key the ``bench`` block sets, in the registry's order. The views a board shows from its
+variants alone (the matrix, the width axis, a grid's figure) are board views, :mod:`normbench.render.views`, drawn
+after the kinds.
 """
 
 from __future__ import annotations
@@ -11,15 +13,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any
 
 from normbench.archive.record import RecordDocument
 from normbench.boards.variants import group_by_variant
 from normbench.publish.settings import Bench
-from normbench.render.grid_plot import check_spec as check_grid_plot
-from normbench.render.grid_plot import plot_grid
-from normbench.render.matrix import MatrixDoc, build_matrix, plot_matrix
-from normbench.render.width import WidthDoc, build_width, plot_width
+from normbench.render.views import ViewInputs, asked
 from normbench.run_analyses import class_keys, head_keys, key_sets
 from normbench.run_analyses.decomposition import Decomposition, plot_decomposition, with_decomposition
 
@@ -35,21 +34,13 @@ Records = list[AnalysedRecord]
 """The records a board's build shows, in the order of its planned runs."""
 
 
-class BoardViews(TypedDict, total=False):
-    """The fields a report kind adds to the board it draws: the ``matrix`` and ``width`` views and, for the figures of
-    kinds drawn above style 1, ``figure_styles`` (file name -> style)."""
-
-    matrix: MatrixDoc
-    width: WidthDoc
-    figure_styles: dict[str, int]
-
-
 BoardJson = Mapping[str, Any]
 """A built board as its ``leaderboard.json`` holds it (:meth:`normbench.archive.Board.to_json`), the views the kinds
 drawn before added: what the renderers draw the figures from."""
 
-Drawn = tuple[Sequence[Path], BoardViews]
-"""What a kind draws: its figures, and the fields it adds to the board."""
+Added = dict[str, object]
+"""The fields a build's drawing adds to its board: each board view's document under its key, and ``figure_styles``
+(file name -> style) for the figures drawn above style 1."""
 
 
 @dataclass
@@ -68,9 +59,9 @@ def keep(records: Records, spec: Any, bench: Bench, sweep: Sweep) -> tuple[Recor
     return records, bench
 
 
-def nothing(board: BoardJson, spec: Any, records: Records, sweep: Sweep) -> Drawn:
-    """No figure and no field: the drawing of a kind that draws nothing."""
-    return [], {}
+def nothing(board: BoardJson, spec: Any, records: Records, sweep: Sweep) -> Sequence[Path]:
+    """No figure: the drawing of a kind that draws nothing."""
+    return []
 
 
 @dataclass(frozen=True)
@@ -80,8 +71,7 @@ class ReportKind:
     Attributes:
         enrich: ``(records, spec, bench, sweep) -> (records, bench)``: each record with the kind's values,
             and the ``bench`` block with the metrics and tables that show them.
-        draw: ``(board, spec, records, sweep) -> (figures, fields)``: the kind's figures and the fields it adds to
-            the board.
+        draw: ``(board, spec, records, sweep) -> figures``: the kind's figures.
         first: its figures lead the board's (the board's headline figure, e.g. the matrix).
         style: the version of its drawing, raised when a change to it should reach the published boards: a board
             records the style of each figure drawn above style 1 (``figure_styles``), so a rebuild from the same
@@ -89,7 +79,7 @@ class ReportKind:
     """
 
     enrich: Callable[[Records, Any, Bench, Sweep], tuple[Records, Bench]] = keep
-    draw: Callable[[BoardJson, Any, Records, Sweep], Drawn] = nothing
+    draw: Callable[[BoardJson, Any, Records, Sweep], Sequence[Path]] = nothing
     first: bool = False
     style: int = 1
 
@@ -98,14 +88,14 @@ def _decomposition(records: Records, spec: Any, bench: Bench, sweep: Sweep) -> t
     return with_decomposition(records, int(spec.get("sequences", 256))), bench
 
 
-def _draw_decomposition(board: BoardJson, spec: Any, records: Records, sweep: Sweep) -> Drawn:
+def _draw_decomposition(board: BoardJson, spec: Any, records: Records, sweep: Sweep) -> Sequence[Path]:
     panels = {
         v: [r["decomposition"] for r in rs if "decomposition" in r] for v, rs in group_by_variant(records).items()
     }
     if not any(panels.values()):
-        return [], {}
+        return []
     shown = {v: rs for v, rs in panels.items() if rs}
-    return [plot_decomposition(shown, sweep.out / "decomposition.png", spec.get("title", ""))], {}
+    return [plot_decomposition(shown, sweep.out / "decomposition.png", spec.get("title", ""))]
 
 
 def _head_keys(records: Records, spec: Any, bench: Bench, sweep: Sweep) -> tuple[Records, Bench]:
@@ -124,25 +114,9 @@ def _key_sets(records: Records, spec: Any, bench: Bench, sweep: Sweep) -> tuple[
     return key_sets.with_key_sets(records, spec), bench
 
 
-def _draw_key_sets(board: BoardJson, spec: Any, records: Records, sweep: Sweep) -> Drawn:
+def _draw_key_sets(board: BoardJson, spec: Any, records: Records, sweep: Sweep) -> Sequence[Path]:
     by_name = {v["name"]: v for v in board["variants"]}
-    return [key_sets.plot_key_sets(by_name, spec, sweep.n_layers, sweep.out / "key_sets.png")], {}
-
-
-def _draw_matrix(board: BoardJson, spec: Any, records: Records, sweep: Sweep) -> Drawn:
-    matrix = build_matrix(spec, board["variants"], sweep.planned)
-    title = f"{sweep.task}: placement x component, preset {sweep.preset} (mean ± std over seeds)"
-    return [plot_matrix(matrix, sweep.out / "matrix.png", title)], {"matrix": matrix}
-
-
-def _draw_width(board: BoardJson, spec: Any, records: Records, sweep: Sweep) -> Drawn:
-    width = build_width(spec, board["variants"], records, sweep.planned)
-    title = f"{sweep.task}: width axis, preset {sweep.preset} (head width fixed)"
-    return [plot_width(width, sweep.out / "width.png", title)], {"width": width}
-
-
-def _draw_grid(board: BoardJson, spec: Any, records: Records, sweep: Sweep) -> Drawn:
-    return [plot_grid(board, spec, sweep.out / f"by_{check_grid_plot(spec, board).axis}.png")], {}
+    return [key_sets.plot_key_sets(by_name, spec, sweep.n_layers, sweep.out / "key_sets.png")]
 
 
 # bench key -> its report; applied in this order (a later `first` figure leads an earlier one)
@@ -151,9 +125,6 @@ REPORT_KINDS: dict[str, ReportKind] = {
     "head_keys": ReportKind(enrich=_head_keys),
     "class_keys": ReportKind(enrich=_class_keys),
     "key_sets": ReportKind(enrich=_key_sets, draw=_draw_key_sets),
-    "matrix": ReportKind(draw=_draw_matrix, first=True),
-    "width": ReportKind(draw=_draw_width, first=True),
-    "grid_plot": ReportKind(draw=_draw_grid, first=True, style=3),  # 2: failed seeds, worse-edge crosses; 3: set apart
 }
 
 
@@ -165,20 +136,30 @@ def enrich(records: Records, bench: Bench, sweep: Sweep) -> tuple[Records, Bench
     return records, bench
 
 
-def draw(
-    board: BoardJson, bench: Bench, records: Records, sweep: Sweep, plots: list[str]
-) -> tuple[list[str], BoardViews]:
-    """``plots`` with every asked-for kind's figures (leading ones first), and the fields the kinds add to the board
-    (with ``figure_styles``: file name -> style, for the figures of kinds drawn above style 1). Each kind draws from
-    ``board`` with the fields of the kinds drawn before it."""
-    views: BoardViews = {}
+def draw(board: BoardJson, bench: Bench, records: Records, sweep: Sweep, plots: list[str]) -> tuple[list[str], Added]:
+    """``plots`` with every asked-for kind's figures and then every asked-for board view's
+    (:mod:`normbench.render.views`), leading ones first, and the fields they add to the board (:data:`Added`). Each
+    view builds from ``board`` with the documents of the views before it."""
+    added: Added = {}
+    styles: dict[str, int] = {}
+
+    def place(first: bool, style: int, figures: Sequence[Path]) -> None:
+        nonlocal plots
+        drawn = [str(p) for p in figures]
+        plots = drawn + plots if first else plots + drawn
+        if style > 1:
+            styles.update({Path(p).name: style for p in drawn})
+
     for key, kind in REPORT_KINDS.items():
         if bench.get(key):
-            figures, added = kind.draw({**board, **views}, bench[key], records, sweep)
-            views = {**views, **added}
-            drawn = [str(p) for p in figures]
-            plots = drawn + plots if kind.first else plots + drawn
-            if kind.style > 1:
-                styles = views.get("figure_styles", board.get("figure_styles", {}))
-                views = {**views, "figure_styles": {**styles, **{Path(p).name: kind.style for p in drawn}}}
-    return plots, views
+            place(kind.first, kind.style, kind.draw(board, bench[key], records, sweep))
+    configs = {r["variant"]: r["config"] for r in records}
+    for view in asked(bench):
+        inputs = ViewInputs(bench[view.key], {**board, **added}, configs, sweep.planned, sweep.task, sweep.preset)
+        doc = view.build(inputs) if view.build is not None else None
+        if doc is not None:
+            added[view.key] = doc
+        place(view.first, view.style, view.plot(inputs, doc, sweep.out))
+    if styles:
+        added["figure_styles"] = {**(board.get("figure_styles") or {}), **styles}
+    return plots, added

@@ -1,5 +1,6 @@
 """A board in Markdown: ``leaderboard.md`` is :func:`render` of ``leaderboard.json``: its header and warnings here,
-then each section in order, one function each (:mod:`normbench.render.board_sections` and the views beside it).
+then each section in order, one function each (:mod:`normbench.render.board_sections`, the views beside it and the
+registered board views of :mod:`normbench.render.views`).
 
 The Markdown is a pure function of the :class:`~normbench.archive.Board` (its figures included), so any
 clone renders every published board again byte for byte; it is never edited by hand.
@@ -14,7 +15,6 @@ from normbench.archive import Board
 from normbench.boards.progress import render_progress
 from normbench.judge.choice_text import render_choice
 from normbench.judge.reference_runs import render_reference
-from normbench.render.board_sections.matrix_tables import render_matrix
 from normbench.render.board_sections.paper import paper_tables, render_protocol
 from normbench.render.board_sections.provenance import provenance_table, render_reproducibility
 from normbench.render.board_sections.superseded import render_superseded
@@ -32,7 +32,7 @@ from normbench.render.chance_view import against_chance_table
 from normbench.render.claims_view import claims_table, findings
 from normbench.render.markdown import Lines
 from normbench.render.tuned_view import rates_table, side_by_side
-from normbench.render.width import render_width
+from normbench.render.views import sections
 
 
 def header(board: Board) -> Lines:
@@ -92,8 +92,7 @@ def render(board: Board) -> str:
         *render_incomplete(board.planned_runs, board.finished_runs),
         *render_progress(board.in_progress),
         *render_protocol(board.protocol),
-        *render_matrix(board.matrix),
-        *render_width(board.width),
+        *sections(board),
         *render_choice(
             board.choice, complete=not board.planned_runs or (board.finished_runs or 0) >= board.planned_runs
         ),

@@ -29,6 +29,7 @@ import yaml
 
 from normbench.errors import one_line
 from normbench.judge import tuned
+from normbench.render.views import check_views
 from normbench.sweep.grid import check_option, variant_grid
 from normbench.tasks import get_task, norm_roles
 from normbench.tasks.series import decomposition_series, expand_metric_layers, monitor_series
@@ -164,6 +165,7 @@ def plan_runs(
     for arg in extra:
         check_option(config, arg, "override")
     check_metrics(config, task)
+    check_views(config.get("bench") or {})  # every board view's spec, before anything trains
     points = variant_grid(config, variants, grid or {}, task)
     if bench.get("tuned"):
         bases = list(dict.fromkeys(v.split(",")[0] for v in variants)) if variants else None
