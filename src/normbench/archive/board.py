@@ -208,7 +208,7 @@ class Board(JsonObject):
         sweep_key, sweep: the sweep's key and definition; ``planned_runs``, ``finished_runs``: its size.
         figures: the figures beside the board, in the order the Markdown shows them; ``figure_styles``: file name
             -> the version of its drawing, for figures drawn above style 1
-            (:attr:`normbench.publish.report_kinds.ReportKind.style`).
+            (:attr:`normbench.render.views.View.style`).
         citation: its BibTeX; ``rejudged``: when and at which commit its claims were judged again.
         uncommitted_code: some runs were trained from a dirty tree (published with ``--force``);
             ``in_progress``: the unfinished runs with their steps ("step k of N") and platforms.
