@@ -26,6 +26,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TextIO
 
+Config = dict[str, Any]
+"""A task config, or one of its sections, as YAML (:func:`read_yaml`) and LightningCLI's parser give it: sections of
+a class path and its init arguments, whose keys are that class's own arguments (free-form)."""
+
 
 def atomic_write(path: str | os.PathLike, write: Callable[[Path], None]) -> Path:
     """Call ``write(tmp)`` on a temporary file beside ``path``, fsync it, then rename it onto ``path``.

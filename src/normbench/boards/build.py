@@ -97,9 +97,11 @@ def build(
     by_name = {v["name"]: v for v in variants}
     judged = board_claims(bench, variants, config)
     tables = build_tables(bench.get("tables") or {}, by_name, config)
-    prov = provenance()
-    prov["normbench"] = __version__
-    prov["wall_time_s"] = round(sum(v["provenance"]["wall_time_s"] for v in variants), 1)
+    prov = {
+        **provenance(),
+        "normbench": __version__,
+        "wall_time_s": round(sum(v["provenance"]["wall_time_s"] for v in variants), 1),
+    }
     doc = {
         "task": task,
         "preset": preset,

@@ -24,7 +24,7 @@ from normbench.boards.published import (
 from normbench.judge.collapse import CollapseSpec, collapse_text, is_collapsed
 from normbench.judge.stats import aggregate
 from normbench.tasks import norm_roles
-from normbench.tasks.series import FROM_CHECKPOINT, series_value
+from normbench.tasks.series import FROM_CHECKPOINT, MetricSpec, series_value
 from normbench.training.config import config_value
 
 T = TypeVar("T")
@@ -98,7 +98,7 @@ def flag_seeds(
 def variant_entry(
     name: str,
     records: list[dict[str, Any]],
-    metrics: dict[str, dict[str, Any]],
+    metrics: dict[str, MetricSpec],
     chance: ChanceSpec | None = None,
     failed: list[dict[str, Any]] | None = None,
     collapse: CollapseSpec | None = None,

@@ -17,10 +17,11 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import cast
 
 from normbench import __version__
 from normbench.archive import Board, VariantEntry, load_board
+from normbench.archive.record import Provenance
 from normbench.boards.norm_board import platform_drift
 from normbench.boards.progress import RunInProgress
 from normbench.cards.document import (
@@ -313,7 +314,7 @@ class Card:
     tasks: list[CardSection]
     wall_time_s: float
     generated_at: str = field(default_factory=utc_now)
-    provenance: dict[str, Any] = field(default_factory=provenance)
+    provenance: Provenance = field(default_factory=provenance)
     source: str | None = None  # the version of a plug-in norm's code the card judges (its runs are keyed by it)
     options: dict[str, OptionValue] | None = None  # the norm's constructor keywords in every slot (``--options``)
 

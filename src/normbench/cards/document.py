@@ -6,11 +6,12 @@ against a baseline (:mod:`normbench.cards.verdicts`), a metric's platform drift
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, TypedDict
 
 if TYPE_CHECKING:  # the annotations are never evaluated (``from __future__ import annotations``): no import at run time
     from typing import NotRequired  # Python 3.11's
 
+    from normbench.archive.record import Provenance
     from normbench.boards.norm_board import PlatformDrift
     from normbench.boards.progress import RunInProgress
     from normbench.cards.models import ExtraParameters, ModelFacts
@@ -244,7 +245,7 @@ class CardJson(CardOptions):
     source: str | None
     slug: str
     generated_at: str
-    provenance: dict[str, Any]
+    provenance: Provenance
     broken: str | None
     facts: dict[str, NormFactsJson]
     summary: list[dict[str, str]]

@@ -8,9 +8,10 @@ keyed by :meth:`ArchConfig.effective`: two configs that build the same network s
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, Any, ClassVar, NotRequired, TypedDict
+from typing import TYPE_CHECKING, Any, ClassVar, NotRequired, TypedDict, cast
 
 from normbench.nn.norms import NormSpec
+from normbench.nn.norms.base import NormSpecFields
 from normbench.nn.placement import NormRole, Placement, check_placement, present_norms
 
 Activation = str
@@ -64,6 +65,39 @@ class BlockKwargs(TypedDict):
     """Whether q, k, v have biases (architectures that set it)."""
     causal: NotRequired[bool]
     """Whether attention is causal (the decoders)."""
+
+
+class EffectiveArch(TypedDict, total=False):
+    """An architecture config as the network sees it (:meth:`ArchConfig.effective`), what a run's identity and record
+    hold as ``model.init_args.arch``: the fields of its config (those of :class:`~normbench.nn.gpt.GPTConfig`,
+    :class:`~normbench.nn.majority.MajorityConfig` and :class:`~normbench.nn.bert.BertConfig` together), each norm
+    as its identity (``None``: absent under the placement), optional fields only where they change the network."""
+
+    d_model: int
+    n_heads: int
+    n_layers: int
+    ffn_width: int | None
+    placement: Placement
+    qk_norm: bool
+    activation: Activation
+    dropout: float
+    embed_norm: NormSpecFields | None
+    attn_norm: NormSpecFields | None
+    ffn_norm: NormSpecFields | None
+    attn_out_norm: NormSpecFields
+    ffn_out_norm: NormSpecFields
+    final_norm: NormSpecFields | None
+    vocab_size: int
+    max_positions: int
+    type_vocab_size: int
+    qkv_bias: bool
+    init_std: float
+    embedding_scale: float
+    """The multiplier s of the token embeddings (GPT), where it is not 1 or is learned."""
+    learn_embedding_scale: bool
+    num_classes: int
+    num_labels: int
+    init: str
 
 
 @dataclass(frozen=True)
@@ -134,7 +168,7 @@ class ArchConfig:
         """The norms the network has under its placement, by name, with canonical specs."""
         return {name: getattr(self, name).canonical() for name in present_norms(self.placement, self.NORM_ROLES)}
 
-    def effective(self) -> dict[str, Any]:
+    def effective(self) -> EffectiveArch:
         """The config as the network sees it: absent norms ``None``, ignored norm settings reset.
 
         Optional fields (``OPTIONAL``, the ``output`` norms) are left out where they do not change the network.
@@ -152,4 +186,4 @@ class ArchConfig:
                 del out[name]
             else:
                 out[name] = None
-        return out
+        return cast(EffectiveArch, out)

@@ -20,7 +20,7 @@ import torch
 from torch import nn
 
 from normbench.nn.blocks import TransformerBlock
-from normbench.nn.config import Activation, ArchConfig, BlockKwargs, check_positive
+from normbench.nn.config import Activation, ArchConfig, BlockKwargs, EffectiveArch, check_positive
 from normbench.nn.norms import NormSpec, create_norm
 from normbench.nn.placement import NormRole, norm_exists
 
@@ -114,7 +114,7 @@ class GPTConfig(ArchConfig):
             return 1.0
         return math.sqrt(self.d_model) if self.embedding_scale == "sqrt_d" else float(self.embedding_scale)
 
-    def effective(self) -> dict[str, Any]:
+    def effective(self) -> EffectiveArch:
         """As :meth:`ArchConfig.effective`, with the embedding scale as the number s it multiplies by, left out when
         the input is GPT-2's (s = 1, not learned): ``sqrt_d`` and its value at this width name one network."""
         out = super().effective()

@@ -10,9 +10,10 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any, TypedDict, cast
 
 from normbench.archive import load_record
+from normbench.archive.record import RecordDocument
 from normbench.archive.store import Archive
 from normbench.boards.progress import PlannedRun, record_file
 from normbench.boards.shown import keep_analyses, shown_runs
@@ -151,7 +152,7 @@ def read_run(
     path = record_file(run)
     record = {**load_record(path).to_json(), "record_path": str(path)}
     local = not record.get("archived")
-    ckpt = checkpoint_of(record, path.parent) if local else None
+    ckpt = checkpoint_of(cast(RecordDocument, record), path.parent) if local else None
     if local and (ckpt is None or not ckpt.is_file()):
         rep = archive.canonical(task, run.config_hash, run.seed) if archive is not None and run.config_hash else None
         if rep is None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, TypedDict, cast
 
 TRAIN_LOSS_STEP = "train/loss_step"
 TRAIN_LOSS_EPOCH = "train/loss_epoch"
@@ -99,17 +99,28 @@ def decomposition_as_series(decomposition: Mapping[str, Any], step: int) -> dict
     return out
 
 
-def expand_metric_layers(metrics: dict[str, dict[str, Any]], n_layers: int) -> dict[str, dict[str, Any]]:
+class MetricSpec(TypedDict, total=False):
+    """A leaderboard metric (``bench.metrics.<name>`` of a task YAML; see the module docstring of
+    :mod:`normbench.boards.build`): the ``series`` it reads, and how: its value ``at_step`` (a step, or ``last``), or
+    the step it is ``first_below`` a threshold, over a trailing mean of ``smooth`` logged points."""
+
+    series: str
+    at_step: int | Literal["last"]
+    first_below: float
+    smooth: int
+
+
+def expand_metric_layers(metrics: Mapping[str, MetricSpec], n_layers: int) -> dict[str, MetricSpec]:
     """Metrics whose name holds ``{layer}`` become one metric per layer 1..n_layers (in name and series)."""
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, MetricSpec] = {}
     for name, spec in metrics.items():
         if "{layer}" not in name:
             out[name] = spec
             continue
         for layer in range(1, n_layers + 1):
-            out[name.format(layer=layer)] = {
-                k: v.format(layer=layer) if isinstance(v, str) else v for k, v in spec.items()
-            }
+            out[name.format(layer=layer)] = cast(
+                MetricSpec, {k: v.format(layer=layer) if isinstance(v, str) else v for k, v in spec.items()}
+            )
     return out
 
 
@@ -133,7 +144,7 @@ def smooth(points: list[list[float | None]], window: int) -> list[list[float | N
     return out
 
 
-def series_value(points: list[list[float]], spec: dict[str, Any]) -> tuple[float | None, float | None]:
+def series_value(points: list[list[float]], spec: MetricSpec) -> tuple[float | None, float | None]:
     """(value, lower_bound) of one run's series under a metric spec; see the module docstring.
 
     A value that is not finite (``null`` in a record, NaN or ±inf in an old one) reads as ``None``.

@@ -16,10 +16,10 @@ from typing import Any, ClassVar
 import lightning as L
 import torch
 from lightning.pytorch.callbacks import LearningRateMonitor
-from lightning.pytorch.cli import LightningCLI
+from lightning.pytorch.cli import LightningArgumentParser, LightningCLI
 from lightning.pytorch.loggers import TensorBoardLogger
 
-from normbench.io import show_bars, verbose
+from normbench.io import Config, show_bars, verbose
 from normbench.rng import rng_states
 from normbench.tasks.base import NormbenchModule
 from normbench.training.allocator import keep_freed_memory
@@ -65,7 +65,7 @@ class NormbenchCLI(LightningCLI):
     (:mod:`normbench.training.run.rundir`).
     """
 
-    def __init__(self, args: list[str] | dict[str, Any] | None = None, **kwargs: Any) -> None:
+    def __init__(self, args: list[str] | Config | None = None, **kwargs: Any) -> None:
         # ``args`` is always explicit here; sys.argv is left intact for DDP's re-launch of the command.
         warnings.filterwarnings("ignore", message="LightningCLI's args parameter")
         self.overrides = override_items(args) if isinstance(args, list) else []
@@ -82,7 +82,7 @@ class NormbenchCLI(LightningCLI):
             **kwargs,
         )
 
-    parsers: ClassVar[dict[str, Any]] = {}
+    parsers: ClassVar[dict[str, LightningArgumentParser]] = {}
     """Lightning's parser for each set of parser options, built once per process (see :meth:`setup_parser`)."""
 
     def setup_parser(
@@ -153,7 +153,7 @@ class NormbenchCLI(LightningCLI):
         if "subcommand" in self.config:
             self.config_dump = self.config_dump[self.config.subcommand]
 
-    def resolved_config(self) -> dict[str, Any]:
+    def resolved_config(self) -> Config:
         """The resolved config, with the data module's init arguments as it trains on them (``identity_args``:
         e.g. the ``source`` that ``auto`` picked): what the run's identity and record hold."""
         config = json.loads(self.parser.dump(self.config, format="json", skip_validation=True))

@@ -13,11 +13,11 @@ from typing import Any
 
 import yaml
 
-from normbench.io import read_yaml
+from normbench.io import Config, read_yaml
 from normbench.tasks import resolve_config
 
 
-def config_value(config: dict[str, Any], key: str) -> Any:
+def config_value(config: Config, key: str) -> Any:
     """``config["a"]["b"]["c"]`` for the dotted ``key`` ``a.b.c`` of a resolved config (``None`` where a key is
     missing)."""
     node: Any = config
@@ -26,7 +26,7 @@ def config_value(config: dict[str, Any], key: str) -> Any:
     return node
 
 
-def deep_merge(base: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
+def deep_merge(base: Config, patch: Config) -> Config:
     """A copy of ``base`` with ``patch`` merged in, recursively for nested dicts."""
     out = copy.deepcopy(base)
     for key, value in patch.items():
@@ -37,7 +37,7 @@ def deep_merge(base: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def load_config(path: str | Path, preset: str | None = None) -> dict[str, Any]:
+def load_config(path: str | Path, preset: str | None = None) -> Config:
     """The YAML config at ``path`` (a file, or a registered task's name) with ``presets[preset]`` merged in
     (``preset`` recorded). A file with ``extends: <task or file>`` is that config with the file's sections merged
     over it (a report card adds its variant to a task this way)."""
@@ -59,7 +59,7 @@ def load_config(path: str | Path, preset: str | None = None) -> dict[str, Any]:
     return {**deep_merge(config, preset_patch(config, preset, str(path))), "preset": preset}
 
 
-def preset_patch(config: dict[str, Any], preset: str, where: str = "the config") -> dict[str, Any]:
+def preset_patch(config: Config, preset: str, where: str = "the config") -> Config:
     """``presets[preset]``, with the preset it ``extends`` (if any) merged under it, recursively.
 
     ``matrix: {extends: quick, bench: {...}}`` is the quick preset plus its own changes: a
@@ -67,7 +67,7 @@ def preset_patch(config: dict[str, Any], preset: str, where: str = "the config")
     """
     presets = config.get("presets") or {}
     chain: list[str] = []
-    patch: dict[str, Any] = {}
+    patch: Config = {}
     while preset is not None:
         if preset not in presets:
             known = ", ".join(presets) or "(none)"
@@ -145,7 +145,7 @@ def preset_args(args: list[str]) -> list[str]:
     return out
 
 
-def check_shared_hparams(config: dict[str, Any]) -> None:
+def check_shared_hparams(config: Config) -> None:
     """Architecture and data arguments with the same name (``num_classes``, ``vocab_size``) must agree."""
     model = ((config.get("model") or {}).get("init_args") or {}).get("arch") or {}
     data = (config.get("data") or {}).get("init_args") or {}
@@ -154,7 +154,7 @@ def check_shared_hparams(config: dict[str, Any]) -> None:
             raise ValueError(f"model.arch.{key}={model[key]!r} and data.{key}={data[key]!r} must be equal; set both")
 
 
-def check_trainer(trainer: dict[str, Any]) -> None:
+def check_trainer(trainer: Config) -> None:
     """One-line errors for step/epoch budgets that cannot train (Lightning would accept 0)."""
     for key in ("max_steps", "max_epochs"):
         value = trainer.get(key)

@@ -10,13 +10,14 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from lightning.pytorch.utilities import rank_zero_only
 from lightning.pytorch.utilities.model_helpers import is_overridden
 
+from normbench.archive.record import Outcome
 from normbench.data.preflight import check_data
-from normbench.io import check_writable
+from normbench.io import Config, check_writable
 from normbench.training.cli import NormbenchCLI
 from normbench.training.config import preset_args
 from normbench.training.run.records import RunRecordLogger
@@ -25,8 +26,11 @@ from normbench.training.run.rundir import checkpoint_path
 from normbench.training.run.runlock import run_lock
 from normbench.training.stopping.interrupts import interruption, sigint_restored, was_interrupted
 
+if TYPE_CHECKING:
+    from typing import Unpack  # Python 3.11; only the type checker reads it
 
-def train(args: list[str] | dict[str, Any]) -> Path:
+
+def train(args: list[str] | Config) -> Path:
     """Parse ``args``, fit, and write the run record; returns the record's path.
 
     Before the record is written: the runs directory must be writable, and the data module is prepared
@@ -81,7 +85,7 @@ def fit_run(cli: NormbenchCLI) -> Path:
             raise
         diverged_at = getattr(cli.model, "diverged_at", None)
         status = "diverged" if diverged_at is not None else "done"
-        extra: dict[str, Any] = {"final_step": cli.trainer.global_step}
+        extra: Outcome = {"final_step": cli.trainer.global_step}
         try:
             if status == "done" and cli.run_state.validation_after_fit:
                 # resumed from the final step's checkpoint, written before the final validation
@@ -92,7 +96,7 @@ def fit_run(cli: NormbenchCLI) -> Path:
         extra["fit_time_s"] = round(time.perf_counter() - start, 3)
         if diverged_at is not None:  # as on the CPU: the bad step completes, then training stops (a GPU reads
             # the flag later, so it may have trained a few steps more; the record counts to the bad step)
-            extra.update(final_step=diverged_at + 1, diverged_at_step=diverged_at)
+            extra["final_step"], extra["diverged_at_step"] = diverged_at + 1, diverged_at
         if checkpoint is not None:
             extra["resumed_from"] = str(checkpoint)
         ckpt = cli.trainer.checkpoint_callback
@@ -123,11 +127,12 @@ def fit_run(cli: NormbenchCLI) -> Path:
     return recorder.path
 
 
-def stopped(cli: NormbenchCLI, exc: BaseException, prefix: str = "", **extra: Any) -> None:
+def stopped(cli: NormbenchCLI, exc: BaseException, prefix: str = "", **extra: Unpack[Outcome]) -> None:
     """Record why the run stopped: ``interrupted`` for Ctrl-C or SIGTERM (then ``KeyboardInterrupt``, or
     :class:`~normbench.training.stopping.interrupts.Terminated` after a SIGTERM, is raised in place of Lightning's
     ``SystemExit``), else ``failed`` with the error (the caller re-raises it)."""
     if was_interrupted(exc, cli.interrupt_flag):
         cli.recorder.write("interrupted", **extra)
         raise interruption(exc) from None
-    cli.recorder.write("failed", error=f"{prefix}{type(exc).__name__}: {exc}", **extra)
+    failed: Outcome = {"error": f"{prefix}{type(exc).__name__}: {exc}", **extra}
+    cli.recorder.write("failed", **failed)

@@ -11,11 +11,24 @@ names each one; ``tests/training/test_lightning_private.py`` checks them on real
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypedDict
 
 import lightning as L
-from torch import nn
+from torch import Tensor, nn
 from torchmetrics import Metric
+
+Checkpoint = dict[str, Any]
+"""A Lightning checkpoint as ``Trainer.save_checkpoint`` writes it and ``torch.load`` reads it back (the type its
+hooks give it): Lightning's own keys (``state_dict``, ``loops``, ``hyper_parameters``, ...) beside each callback's."""
+
+
+class MetricState(TypedDict):
+    """One torchmetrics accumulator as a checkpoint stores it (:func:`metric_states`): its ``state`` (name -> tensor
+    or list of tensors) and the ``updates`` it has seen."""
+
+    state: dict[str, Tensor | list[Tensor]]
+    updates: int
+
 
 # owner -> private attributes (and checkpoint keys) relied on
 PRIVATE_ATTRIBUTES: dict[str, tuple[str, ...]] = {
@@ -42,13 +55,13 @@ def steps_done_index(trainer: L.Trainer) -> int:
     return trainer.fit_loop.epoch_loop._batches_that_stepped
 
 
-def pending_step_metrics(trainer: L.Trainer) -> dict[str, Any]:
+def pending_step_metrics(trainer: L.Trainer) -> dict[str, Tensor]:
     """The metrics Lightning logs at the end of the current training step (empty if it logs none)."""
     connector = trainer._logger_connector
     return dict(connector.metrics["log"]) if connector.should_update_logs else {}
 
 
-def pending_epoch_metrics(trainer: L.Trainer) -> dict[str, Any]:
+def pending_epoch_metrics(trainer: L.Trainer) -> dict[str, Tensor]:
     """The epoch-level metrics Lightning logs at the end of the current epoch."""
     return dict(trainer._results.metrics(False)["log"])
 
@@ -72,7 +85,7 @@ def validation_follows(trainer: L.Trainer) -> bool:
     return bool(loop._should_check_val_fx(trainer.fit_loop._data_fetcher))
 
 
-def rewind_validation(checkpoint: dict[str, Any]) -> None:
+def rewind_validation(checkpoint: Checkpoint) -> None:
     """Make Lightning run, on resume, the validation due right after the checkpointed step.
 
     Lightning resumes a checkpoint written at a step's end past that step's validation. Marking
@@ -92,7 +105,7 @@ def rewind_validation(checkpoint: dict[str, Any]) -> None:
     state["_batches_that_stepped"] -= 1
 
 
-def metric_states(module: nn.Module) -> dict[str, dict[str, Any]]:
+def metric_states(module: nn.Module) -> dict[str, MetricState]:
     """The state of every torchmetrics accumulator of ``module`` that has seen data, by module name."""
     return {
         name: {"state": dict(m.metric_state), "updates": m._update_count}
@@ -101,7 +114,7 @@ def metric_states(module: nn.Module) -> dict[str, dict[str, Any]]:
     }
 
 
-def load_metric_states(module: nn.Module, states: dict[str, dict[str, Any]]) -> None:
+def load_metric_states(module: nn.Module, states: dict[str, MetricState]) -> None:
     """Put back what :func:`metric_states` returned (the cached result is dropped)."""
     modules = dict(module.named_modules())
     for name, saved in states.items():

@@ -8,13 +8,13 @@ a run record may name registered classes and norms only (:mod:`normbench.tasks.t
 from __future__ import annotations
 
 import typing
-from typing import Any
 
+from normbench.io import Config
 from normbench.tasks.trust import record_class, untrusted_norms
 from normbench.training.run.rundir import build_dataclass
 
 
-def parameter_count(config: dict[str, Any]) -> int:
+def parameter_count(config: Config) -> int:
     """The trainable parameters of the module ``config['model']`` builds; a one-line ``ValueError`` when it does not
     build (or names a class or norm that is not registered, unless records are trusted)."""
     import torch

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import lightning as L
 import torch
@@ -21,7 +20,7 @@ from normbench.data.sst2 import pad_unlabelled
 from normbench.data.sst2_files import UNLABELLED_HEADER, check_tsv, check_utf8, read_tsv, tsv_columns
 from normbench.data.tokenizer import load_tokenizer
 from normbench.data.treebank import normalize_texts
-from normbench.io import atomic_write_text, check_writable, show_bars
+from normbench.io import Config, atomic_write_text, check_writable, show_bars
 from normbench.training.run.loading import load_run
 from normbench.training.run.records import read_record
 from normbench.training.run.rundir import checkpoint_of, record_path, run_of_checkpoint, tokenizer_path
@@ -116,7 +115,7 @@ def predict_file(
     tokenizer_file = tokenizer_path(run_of_checkpoint(ckpt))
     if not tokenizer_file.is_file():
         raise ValueError(f"run: {tokenizer_file} is missing; the run's tokenizer is needed to encode the sentences")
-    data: dict[str, Any] = (record["config"].get("data") or {}).get("init_args") or {}
+    data: Config = (record["config"].get("data") or {}).get("init_args") or {}
     indices, sentences, labels = read_sentences(Path(tsv))
     tokenizer = load_tokenizer(tokenizer_file)
     tokenizer.enable_truncation(int(data.get("max_length", 128)))

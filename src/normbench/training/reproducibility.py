@@ -26,11 +26,12 @@ import platform
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import TypedDict
 
 import torch
 
 from normbench.archive.record import Platform
+from normbench.io import Config
 
 MKL_CBWR = "MKL_CBWR"  # set to AUTO,STRICT when normbench is imported, unless the user set it
 
@@ -188,7 +189,7 @@ def within_distribution(value: float | None, seeds: list[float]) -> bool:
     return abs(value - mean) <= DISTRIBUTION_WIDTH * std
 
 
-def chaotic(bench: dict[str, Any] | None) -> str | None:
+def chaotic(bench: Config | None) -> str | None:
     """Why a task's per-seed values do not travel between platforms (``bench.reproducibility.chaotic``), or ``None``."""
     reason = ((bench or {}).get("reproducibility") or {}).get("chaotic")
     return str(reason) if reason else None

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import statistics
 from pathlib import Path
+from typing import cast
 
 from normbench.archive import load_board
 from normbench.archive.files.reading import read_json
@@ -16,7 +17,7 @@ from normbench.archive.store import Archive
 from normbench.boards.replicates.rows import ReplicateValue, ReportedDrift, SeedSpread
 from normbench.io import read_yaml
 from normbench.tasks import task_names
-from normbench.tasks.series import decomposition_as_series, series_value
+from normbench.tasks.series import MetricSpec, decomposition_as_series, series_value
 from normbench.training.config import load_config
 from normbench.training.reproducibility import chaotic
 from normbench.training.run.rundir import DECOMPOSITION_NAME
@@ -59,7 +60,7 @@ def comparisons(results_dir: str | Path) -> list[ReplicateValue]:
                         aggregate = variant.metrics.get(metric)
                         published = aggregate.per_seed if aggregate is not None else ()
                         was = published[i] if i < len(published) else None
-                        now, _ = series_value(series.get(spec["series"], []), spec)
+                        now, _ = series_value(series.get(spec["series"], []), cast(MetricSpec, spec))
                         if was is None or now is None:
                             continue
                         std = aggregate.std if aggregate is not None else None

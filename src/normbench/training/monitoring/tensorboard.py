@@ -17,7 +17,9 @@ from typing import Any
 
 from torch.utils.tensorboard.summary import hparams
 
-from normbench.tasks.series import LEARNING_RATE, TRAIN_LOSS_STEP, expand_metric_layers, series_value
+from normbench.io import Config
+from normbench.nn.norms.base import NormSpecFields
+from normbench.tasks.series import LEARNING_RATE, TRAIN_LOSS_STEP, MetricSpec, expand_metric_layers, series_value
 
 HPARAM_PREFIX = "hparams/"
 Scalar = bool | int | float | str
@@ -30,12 +32,14 @@ def _scalar(value: Any) -> Scalar:
     return "none" if value is None else str(value)
 
 
-def _section(config: dict[str, Any], name: str) -> dict[str, Any]:
+def _section(config: Config, name: str) -> Config:
+    """The init arguments of section ``name`` (``model``, ``data``) of a resolved config (the section itself where it
+    has none; ``{}`` where it is missing)."""
     part = config.get(name) or {}
     return part.get("init_args", part) if isinstance(part, dict) else {}
 
 
-def norm_text(spec: dict[str, Any] | None) -> str:
+def norm_text(spec: NormSpecFields | None) -> str:
     """``both+affine``, ``dyt(alpha=0.5)``, or ``absent`` for a norm the placement leaves out."""
     if not spec:
         return "absent"
@@ -44,7 +48,7 @@ def norm_text(spec: dict[str, Any] | None) -> str:
 
 
 def run_hparams(
-    config: dict[str, Any],
+    config: Config,
     arch: Any,
     norm_names: list[str],
     variant: str,
@@ -85,14 +89,14 @@ def run_hparams(
     return out
 
 
-def headline_metrics(bench: dict[str, Any], n_layers: int) -> dict[str, dict[str, Any]]:
+def headline_metrics(bench: Config, n_layers: int) -> dict[str, MetricSpec]:
     """The task's leaderboard columns (``bench.columns``, else every ``bench.metrics``) and their specs."""
     metrics = expand_metric_layers(bench.get("metrics") or {}, n_layers)
     columns = expand_metric_layers({c: {} for c in bench.get("columns") or metrics}, n_layers)
     return {name: metrics[name] for name in columns if name in metrics}
 
 
-def metric_values(series: dict[str, list[list[float]]], metrics: dict[str, dict[str, Any]]) -> dict[str, float]:
+def metric_values(series: dict[str, list[list[float]]], metrics: dict[str, MetricSpec]) -> dict[str, float]:
     """Each headline metric of one run, read from its series as the leaderboard reads it (missing: left out)."""
     out = {}
     for name, spec in metrics.items():
@@ -117,7 +121,7 @@ def write_hparams(
     writer.flush()
 
 
-def scalars_layout(task: str, metrics: dict[str, dict[str, Any]]) -> dict[str, dict[str, list[Any]]]:
+def scalars_layout(task: str, metrics: dict[str, MetricSpec]) -> dict[str, dict[str, list[Any]]]:
     """The custom-scalars layout of a task: a chart per headline series (every run on it), loss and learning rate."""
     charts: dict[str, list[Any]] = {}
     for series in dict.fromkeys([TRAIN_LOSS_STEP, *(spec["series"] for spec in metrics.values())]):
@@ -126,7 +130,7 @@ def scalars_layout(task: str, metrics: dict[str, dict[str, Any]]) -> dict[str, d
     return {f"{task}: every variant and seed": charts}
 
 
-def write_layout(writer: Any, task: str, metrics: dict[str, dict[str, Any]]) -> None:
+def write_layout(writer: Any, task: str, metrics: dict[str, MetricSpec]) -> None:
     """Add the task's custom-scalars layout to a run's event file."""
     writer.add_custom_scalars(scalars_layout(task, metrics))
     writer.flush()

@@ -18,13 +18,14 @@ import copy
 import sys
 import zipfile
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 import lightning as L
 import torch
 from lightning.pytorch.plugins.io import TorchCheckpointIO
 
-from normbench.io import atomic_write
+from normbench.archive.record import Series
+from normbench.io import Config, atomic_write
 from normbench.rng import RngStates, rng_states, set_rng_states
 from normbench.training import lightning_private as private
 from normbench.training.run.records import RunRecordLogger, add_points
@@ -33,10 +34,25 @@ from normbench.training.run.rundir import LAST_CHECKPOINT
 STATE_KEY = "normbench"
 
 
+class SavedRunState(TypedDict):
+    """What :class:`RunState` adds to a checkpoint (under ``STATE_KEY``): the run's ``config_hash``, the global RNG
+    states, the record's ``series`` up to the checkpointed step, whether the validation after that step is still
+    ``validation_pending``, and every torchmetrics accumulator that has seen data (``metric_states``). A stacked seed's
+    final checkpoint (:func:`normbench.sweep.vectorized.fit.save_seed_checkpoint`) holds the config hash alone, with
+    ``stacked``."""
+
+    config_hash: str
+    rng: NotRequired[RngStates]
+    series: NotRequired[Series]
+    validation_pending: NotRequired[bool]
+    metric_states: NotRequired[dict[str, private.MetricState]]
+    stacked: NotRequired[bool]
+
+
 class AtomicCheckpointIO(TorchCheckpointIO):
     """``TorchCheckpointIO`` whose local writes are temporary file + fsync + rename."""
 
-    def save_checkpoint(self, checkpoint: dict[str, Any], path: Any, storage_options: Any = None) -> None:
+    def save_checkpoint(self, checkpoint: private.Checkpoint, path: Any, storage_options: Any = None) -> None:
         if "://" in str(path):  # remote storage: Lightning's own transactional write
             super().save_checkpoint(checkpoint, path, storage_options)
             return
@@ -83,7 +99,9 @@ class RunState(L.Callback):
     def on_train_epoch_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
         self._at_batch_end = False
 
-    def on_save_checkpoint(self, trainer: L.Trainer, pl_module: L.LightningModule, checkpoint: dict[str, Any]) -> None:
+    def on_save_checkpoint(
+        self, trainer: L.Trainer, pl_module: L.LightningModule, checkpoint: private.Checkpoint
+    ) -> None:
         series = copy.deepcopy(self.recorder.series)
         at_epoch_end = private.epoch_ends(trainer)
         if self._at_batch_end and not private.accumulating(trainer):
@@ -94,7 +112,7 @@ class RunState(L.Callback):
                 # logs at this epoch's end would be lost, so they are stored now
                 add_points(series, private.pending_epoch_metrics(trainer), step)
         self.saved_step = trainer.global_step
-        checkpoint[STATE_KEY] = {
+        state: SavedRunState = {
             "config_hash": self.recorder.meta["config_hash"],
             "rng": rng_states(),
             "series": series,
@@ -103,9 +121,12 @@ class RunState(L.Callback):
             # last step none: the resumed run starts the next epoch with fresh accumulators
             "metric_states": {} if at_epoch_end else private.metric_states(pl_module),
         }
+        checkpoint[STATE_KEY] = state
 
-    def on_load_checkpoint(self, trainer: L.Trainer, pl_module: L.LightningModule, checkpoint: dict[str, Any]) -> None:
-        state = checkpoint.get(STATE_KEY)
+    def on_load_checkpoint(
+        self, trainer: L.Trainer, pl_module: L.LightningModule, checkpoint: private.Checkpoint
+    ) -> None:
+        state: SavedRunState | None = checkpoint.get(STATE_KEY)
         if state is None:
             return
         set_rng_states(state["rng"])
@@ -127,13 +148,13 @@ def checkpoint_config_hash(path: Path) -> str | None:
     return (read_checkpoint(path).get(STATE_KEY) or {}).get("config_hash")
 
 
-def checkpoint_model_args(path: Path) -> dict[str, Any]:
+def checkpoint_model_args(path: Path) -> Config:
     """The model's init arguments saved in checkpoint ``path`` (Lightning's ``hyper_parameters``), what
     identifies an older checkpoint that stores no config hash; ``_class_path`` is the model's class."""
     return dict(read_checkpoint(path).get("hyper_parameters") or {})
 
 
-def read_checkpoint(path: Path) -> dict[str, Any]:
+def read_checkpoint(path: Path) -> private.Checkpoint:
     """Checkpoint ``path`` with its tensors memory-mapped (see :func:`checkpoint_config_hash`); a missing,
     empty, truncated or foreign file is one ``ValueError`` naming it."""
     path = Path(path)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from normbench.archive.record import RecordDocument
+from normbench.io import Config
 from normbench.tasks import get_task
 from normbench.tasks.trust import record_class, untrusted_norms
 from normbench.training.run.checkpointing import checkpoint_config_hash
@@ -27,7 +29,7 @@ def record_for_checkpoint(ckpt: Path) -> Path:
     return path
 
 
-def build_datamodule(config: dict[str, Any], stage: str = "validate") -> Any:
+def build_datamodule(config: Config, stage: str = "validate") -> Any:
     """The run's LightningDataModule from the ``data`` section of its resolved config, set up for ``stage``.
 
     An init argument the config leaves out because it did not exist when the run trained takes the
@@ -41,14 +43,14 @@ def build_datamodule(config: dict[str, Any], stage: str = "validate") -> Any:
     return dm
 
 
-def load_run(ckpt: Path) -> tuple[dict[str, Any], Any]:
+def load_run(ckpt: Path) -> tuple[RecordDocument, Any]:
     """(run record, task module in eval mode on the CPU) of a run's checkpoint, which must be the run's."""
     path = record_for_checkpoint(ckpt)
     record = read_record(path)
     return record, load_module(ckpt, record["task"], record, path)
 
 
-def load_module(ckpt: Path, task: str, record: dict[str, Any] | None = None, path: Path | None = None) -> Any:
+def load_module(ckpt: Path, task: str, record: RecordDocument | None = None, path: Path | None = None) -> Any:
     """Task ``task``'s module from checkpoint ``ckpt``, in eval mode on the CPU; a missing, truncated, empty or
     foreign file is one ``ValueError`` naming it and the fix, and so is a checkpoint that is not the run of
     ``record`` (read from ``path``), when given (:func:`normbench.training.run.verify.check_checkpoint`)."""

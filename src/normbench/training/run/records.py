@@ -12,9 +12,10 @@ import math
 import os
 import platform
 import subprocess
+from collections.abc import Mapping
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import lightning
 import numpy
@@ -28,6 +29,7 @@ from normbench.archive.record import (  # noqa: F401 - re-exported: the statuses
     RESUMABLE,
     STATUSES,
     Outcome,
+    Provenance,
     RecordDocument,
     Segment,
     Series,
@@ -46,7 +48,26 @@ def utc_now() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def git_state(cwd: str | Path | None = None) -> dict[str, Any]:
+class GitState(TypedDict):
+    """The checkout a result was produced in (:func:`git_state`; a provenance's first keys): its ``git_commit`` and
+    whether it is ``dirty`` (``None`` for both outside a git checkout)."""
+
+    git_commit: str | None
+    dirty: bool | None
+
+
+class TrainerProvenance(TypedDict, total=False):
+    """What a trainer adds to a run's :class:`~normbench.archive.record.Provenance` (:func:`provenance`'s ``extra``):
+    its world size and global batch size, the host allocator in use (``host_memory``:
+    :func:`normbench.training.allocator.keep_freed_memory`) and the compile mode, where one was set."""
+
+    world_size: int
+    global_batch_size: int
+    host_memory: str
+    compile: str
+
+
+def git_state(cwd: str | Path | None = None) -> GitState:
     """``{"git_commit": sha or None, "dirty": bool or None}`` of the checkout at ``cwd``.
 
     ``dirty``: tracked files differ from the commit, outside ``results/``, ``docs/`` and ``README.md``. The
@@ -83,8 +104,8 @@ def git_state(cwd: str | Path | None = None) -> dict[str, Any]:
 
 
 def provenance(
-    device: str | None = None, torch_device: torch.device | str | None = None, **extra: Any
-) -> dict[str, Any]:
+    device: str | None = None, torch_device: torch.device | str | None = None, **extra: Unpack[TrainerProvenance]
+) -> Provenance:
     """Where and with what a result was produced (``extra``: e.g. world size and global batch size).
 
     ``platform`` names what decides the last bits (:func:`normbench.training.reproducibility.platform_info`):
@@ -108,7 +129,7 @@ def provenance(
     }
 
 
-def add_points(series: Series, metrics: dict[str, Any], step: int | None) -> None:
+def add_points(series: Series, metrics: Mapping[str, float | torch.Tensor], step: int | None) -> None:
     """Append ``metrics`` to ``series`` as ``[steps done, value]`` points.
 
     Lightning passes the 0-based index of the last optimizer step; records count steps done. A value

@@ -22,13 +22,16 @@ import json
 import re
 import typing
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import yaml
 
+from normbench.archive.record import RecordDocument
 from normbench.data.tokenizer import TOKENIZER_FILE
 from normbench.errors import short_key
-from normbench.io import load_yaml
+from normbench.io import Config, load_yaml
+from normbench.nn.config import EffectiveArch
+from normbench.nn.norms.base import NormSpecFields
 from normbench.tasks.trust import record_class, registered_classes, untrusted_norms
 
 # The numerics version of the training code: bumped by any change that moves a number of a run whose
@@ -86,7 +89,7 @@ def semantic_callbacks(callbacks: Any) -> list[Any]:
     ]
 
 
-def run_identity(config: dict[str, Any], arch: dict[str, Any] | None, world_size: int) -> dict[str, Any]:
+def run_identity(config: Config, arch: EffectiveArch | None, world_size: int) -> Config:
     """What determines a run's results (seed excluded): see the module docstring.
 
     ``arch`` is the effective architecture, replacing ``model.init_args.arch`` of ``config``.
@@ -112,7 +115,7 @@ def run_identity(config: dict[str, Any], arch: dict[str, Any] | None, world_size
     return out
 
 
-def without_identity_defaults(data: dict[str, Any]) -> dict[str, Any]:
+def without_identity_defaults(data: Config) -> Config:
     """The data section without the init arguments its class added after runs were trained, where they hold the value
     that trains as those runs did (the class's ``IDENTITY_DEFAULTS``; registered tasks' data classes only): those runs
     keep their config hash."""
@@ -125,13 +128,13 @@ def without_identity_defaults(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "init_args": kept}
 
 
-def config_hash(identity: dict[str, Any]) -> str:
+def config_hash(identity: Config) -> str:
     """sha256 (first 12 hex digits) of the canonical JSON of a :func:`run_identity`."""
     payload = json.dumps(identity, sort_keys=True, default=str)
     return hashlib.sha256(payload.encode()).hexdigest()[:12]
 
 
-def effective_arch(config: dict[str, Any]) -> dict[str, Any] | None:
+def effective_arch(config: Config) -> EffectiveArch | None:
     """The effective architecture of a resolved run config, as the planner's network sees it.
 
     The task module (``model.class_path``) names its architecture config class (its ``arch`` argument),
@@ -176,7 +179,7 @@ def build_dataclass(cls: type, values: Any, field: str) -> Any:
         raise ValueError(f"config: {field} does not build ({exc})") from None
 
 
-def record_config_hash(record: dict[str, Any]) -> str:
+def record_config_hash(record: RecordDocument) -> str:
     """The config hash of a run record recomputed from its own config (and world size), as the planner
     computes it for a run: what matches a record to its run, whatever its ``config_hash`` field says."""
     config = record.get("config")
@@ -186,13 +189,13 @@ def record_config_hash(record: dict[str, Any]) -> str:
     return config_hash(run_identity(config, effective_arch(config), int(world)))
 
 
-def reported_norms(arch: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
+def reported_norms(arch: EffectiveArch | None) -> dict[str, NormSpecFields]:
     """The norms a run reports (record, leaderboard row, run name): those of its effective architecture.
 
     ``arch`` comes from :meth:`normbench.nn.config.ArchConfig.effective`, where a norm absent under the
     placement is ``None``; the result maps each present norm's name (``attn_norm``) to its canonical spec.
     """
-    return {k: v for k, v in (arch or {}).items() if k.endswith("_norm") and isinstance(v, dict)}
+    return {k: cast(NormSpecFields, v) for k, v in (arch or {}).items() if k.endswith("_norm") and isinstance(v, dict)}
 
 
 # Command-line keys a run's label leaves out: bookkeeping, and what the label already names (norms, placement).
@@ -240,7 +243,7 @@ def override_items(args: list[str] | None) -> list[tuple[str, str]]:
     return [(key.rpartition(".")[2], value) for key, value in items.items()]
 
 
-def _base_config(args: list[str]) -> dict[str, Any]:
+def _base_config(args: list[str]) -> Config:
     """The (last) ``--config`` of a command line as a dict: a YAML file or YAML text; ``{}`` otherwise."""
     text = None
     for i, token in enumerate(args):
@@ -259,7 +262,7 @@ def _base_config(args: list[str]) -> dict[str, Any]:
 
 
 @functools.lru_cache(maxsize=16)
-def _parsed_config(text: str) -> dict[str, Any]:
+def _parsed_config(text: str) -> Config:
     """A config's YAML text as a dict (``{}`` when it is not one), parsed once: a sweep plans every variant on one
     config. Callers only read it."""
     try:
@@ -269,7 +272,7 @@ def _parsed_config(text: str) -> dict[str, Any]:
     return loaded if isinstance(loaded, dict) else {}
 
 
-def _same_as_base(base: dict[str, Any], key: str, value: str) -> bool:
+def _same_as_base(base: Config, key: str, value: str) -> bool:
     """True when the override ``key=value`` (``init_args`` left out of ``key``) repeats ``base``'s value."""
     node: Any = base
     for part in key.split("."):
@@ -284,7 +287,7 @@ def _same_as_base(base: dict[str, Any], key: str, value: str) -> bool:
         return False
 
 
-def run_label(arch: dict[str, Any] | None, overrides: list[tuple[str, str]] | None = None) -> str:
+def run_label(arch: EffectiveArch | None, overrides: list[tuple[str, str]] | None = None) -> str:
     """Readable name of a run: its effective architecture and its command-line overrides,
     e.g. ``pre-attn_both-ffn_both+affine`` or ``pre-attn_both-ffn_both+affine-d_model=16-max_steps=100``.
 
@@ -345,13 +348,13 @@ def run_of_checkpoint(ckpt: str | Path) -> Path:
     return Path(ckpt).resolve().parent.parent
 
 
-def run_of_record(record: dict[str, Any]) -> Path:
+def run_of_record(record: RecordDocument) -> Path:
     """The directory of a loaded run record: where it lies (``record_path``, set when read from a sweep),
     else its ``log_dir``. Runs may have been moved since training; their files move with them."""
-    return Path(record["record_path"]).parent if record.get("record_path") else Path(record["log_dir"])
+    return Path(record["record_path"]).parent if record.get("record_path") else Path(cast(str, record["log_dir"]))
 
 
-def checkpoint_of(record: dict[str, Any], run: Path | None = None) -> Path | None:
+def checkpoint_of(record: RecordDocument, run: Path | None = None) -> Path | None:
     """The final checkpoint of a loaded record inside its run directory (``None`` if it has none, or when the
     record was read from the run archive, which keeps a finished run's analyses but not its weights)."""
     if not record.get("checkpoint") or record.get("archived"):
