@@ -135,7 +135,7 @@ def write_geometry(record_paths: dict[str, Path], out: Path) -> dict[str, Any]:
     """Draw both figures from the runs ``{variant: record path}`` and write ``geometry.json`` beside them."""
     views, histograms, summary = {}, {}, {}
     for variant, path in record_paths.items():
-        record = load_record(path).to_json()
+        record = load_record(path).document()
         if record["status"] != "done":
             raise ValueError(f"runs_dir: {path} is {record['status']!r}; train it first")
         run = Path(path).parent
