@@ -22,7 +22,7 @@ import statistics
 import subprocess
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import pandas as pd
 
@@ -47,6 +47,25 @@ COMPARE_COLUMNS = (
     "p_value",
     "significant",
 )
+
+
+class ComparisonRow(TypedDict):
+    """One metric's row of :func:`compare` (the columns of ``COMPARE_COLUMNS``): each variant's mean, sample standard
+    deviation and seed count, the difference mean(b) − mean(a) with its interval and p-value (NaN where it cannot be
+    computed), and whether the interval excludes zero."""
+
+    mean_a: float
+    std_a: float
+    n_a: int
+    mean_b: float
+    std_b: float
+    n_b: int
+    diff: float
+    ci_low: float
+    ci_high: float
+    p_value: float
+    significant: bool
+
 
 Source = str | os.PathLike[str]
 
@@ -264,7 +283,7 @@ def compare(
     unknown = [m for m in chosen if m not in known]
     if unknown:
         raise ValueError(f"metrics: no metric {', '.join(map(repr, unknown))} in {where}; metrics: {', '.join(known)}")
-    rows: dict[str, dict[str, Any]] = {}
+    rows: dict[str, ComparisonRow] = {}
     for m in chosen:
         sa = df.loc[df["variant"] == a, m].dropna().astype(float).tolist()
         sb = df.loc[df["variant"] == b, m].dropna().astype(float).tolist()

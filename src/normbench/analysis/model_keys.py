@@ -25,7 +25,7 @@ re-analysis of the same sequences could disagree by a key). In float64 such diff
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NotRequired, TypedDict, cast
 
 import numpy as np
 import torch
@@ -108,6 +108,20 @@ def head_unselectable(heads: torch.Tensor, valid: np.ndarray | None = None, tol:
     return mask
 
 
+class UnselectableLayer(TypedDict):
+    """One block's keys analysed (:func:`unselectable_per_layer`): the ``layer`` (its module name), the fraction of
+    unselectable keys before and after its attention norm with their positions (B, T), and where heads are analysed,
+    the fraction over each head's key space with its positions (B, H, T)."""
+
+    layer: str
+    fraction_heads: NotRequired[float]
+    positions_heads: NotRequired[torch.Tensor]
+    fraction_before: float
+    positions_before: torch.Tensor
+    fraction_after: float
+    positions_after: torch.Tensor
+
+
 def unselectable_per_layer(
     model: nn.Module,
     *inputs: Any,
@@ -115,7 +129,7 @@ def unselectable_per_layer(
     tol: float | None = None,
     heads: bool = True,
     **kwargs: Any,
-) -> list[dict[str, Any]]:
+) -> list[UnselectableLayer]:
     """Run ``model(*inputs, **kwargs)`` once and analyse each block's keys.
 
     Each sequence of the batch is one key set (its padding, True in ``key_padding_mask``, left
@@ -127,7 +141,7 @@ def unselectable_per_layer(
     """
     results = []
     for name, keys in attention_keys(model, *inputs, **kwargs).items():
-        entry: dict[str, Any] = {"layer": name}
+        entry: dict[str, object] = {"layer": name}
         valid = None if key_padding_mask is None else ~key_padding_mask.cpu().numpy()
         if heads:
             per_head = head_unselectable(keys["heads"], valid, tol)
@@ -145,7 +159,7 @@ def unselectable_per_layer(
                     mask[b, idx] = unselectable_mask(x[b, idx].cpu().numpy(), **kw)
             entry[f"fraction_{where}"] = float(mask[valid].mean()) if valid.any() else 0.0
             entry[f"positions_{where}"] = torch.from_numpy(mask).to(keys[where].device)
-        results.append(entry)
+        results.append(cast(UnselectableLayer, entry))
     return results
 
 

@@ -14,8 +14,10 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+from normbench.io import Config
 
-def build_datamodule(section: dict[str, Any]) -> Any:
+
+def build_datamodule(section: Config) -> Any:
     """The data module of a resolved config's ``data`` section (``class_path`` + ``init_args``), not set up."""
     class_path = str(section.get("class_path") or "")
     module_name, _, cls_name = class_path.rpartition(".")
@@ -45,7 +47,7 @@ def check_data(datamodule: Any) -> None:
         ) from None
 
 
-def check_data_configs(sections: Iterable[dict[str, Any]]) -> int:
+def check_data_configs(sections: Iterable[Config]) -> int:
     """:func:`check_data` once for each distinct ``data`` section; returns how many were checked."""
     seen: set[str] = set()
     for section in sections:

@@ -47,11 +47,12 @@ def cached_analysis(
     ``None`` for a run without a final checkpoint; a final checkpoint its record names that is not
     there is one ``ValueError`` naming it (never an empty cell that reads "not logged").
     """
-    run = run_of_record(record)
+    document = cast(RecordDocument, record)  # a run record as JSON data
+    run = run_of_record(document)
     if record.get("archived"):  # the run archive keeps the analysis, not the weights: read it as it is
         # the archived file compute once wrote (with the cache key beside its fields)
         return cast("AnalysisT | None", read_cached(run / file_name, params))
-    ckpt = checkpoint_of(record, run)
+    ckpt = checkpoint_of(document, run)
     if ckpt is None:
         return None
     if not ckpt.is_file():

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
 import torch
+
+from normbench.io import Config
 
 MAX_STACKS_PER_GPU = 4  # one H100, lone runs: 3 processes gave 180 steps/s in all, 6 gave 205 (issue numbers)
 GPU_MEMORY_SHARE = 0.8  # of each GPU's memory, what the plan may fill
@@ -51,7 +52,7 @@ class StackPlan:
         )
 
 
-def seed_step_bytes(config: dict[str, Any]) -> int:
+def seed_step_bytes(config: Config) -> int:
     """Estimated memory of one seed's training step: what the backward pass keeps per token (norm inputs and
     outputs, q/k/v, attention scores and weights over the sequence for each head, the feed-forward hidden
     layer, the logits), times tokens per step, times ``SAFETY``; plus parameters, gradients and Adam state."""

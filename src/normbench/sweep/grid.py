@@ -20,6 +20,7 @@ import lightning as L
 import yaml
 
 from normbench.errors import short_key
+from normbench.io import Config
 
 
 def parse_grid(items: list[str] | None) -> dict[str, list[Any]]:
@@ -71,7 +72,7 @@ def axis_label(axis: str, value: Any) -> str:
     return f"{short}={value}"
 
 
-def check_option(config: dict[str, Any], key: str, what: str) -> None:
+def check_option(config: Config, key: str, what: str) -> None:
     """One-line error unless ``key`` (e.g. ``model.arch.attn_norm.component``) names an argument of the
     config's model/data class (or a field of a dataclass argument) or of the Lightning ``Trainer``."""
     parts = short_key(key.removeprefix("--").split("=")[0]).split(".")
@@ -112,7 +113,7 @@ def check_option(config: dict[str, Any], key: str, what: str) -> None:
 
 
 def variant_grid(
-    config: dict[str, Any], variants: list[str] | None, grid: dict[str, list[Any]], task: str
+    config: Config, variants: list[str] | None, grid: dict[str, list[Any]], task: str
 ) -> list[tuple[str, list[str]]]:
     """``(name, overrides)`` of every variant: the named variants crossed with the grid axes.
 
@@ -123,7 +124,7 @@ def variant_grid(
     ``bench.grid_labels`` may name an axis for the variant names (:func:`grid_labels`).
     """
     bench = config.get("bench") or {}
-    named: dict[str, dict[str, Any]] = bench.get("variants") or {}
+    named: dict[str, dict[str, object]] = bench.get("variants") or {}  # name -> its overrides, config key -> value
     points = {v for v in variants or [] if "," in v}  # one point of the grid each: ``base,label=value``
     if variants:
         chosen = list(dict.fromkeys(v.split(",")[0] for v in variants))
@@ -180,7 +181,7 @@ def variant_grid(
     return out
 
 
-def grid_labels(bench: dict[str, Any], axes: dict[str, list[Any]]) -> dict[str, str]:
+def grid_labels(bench: Config, axes: dict[str, list[Any]]) -> dict[str, str]:
     """``bench.grid_labels``: a short name per grid axis for the variant names, e.g. ``alpha0`` for an axis that sets
     the initial alpha of three norms: ``pre/dyt,alpha0=2.0`` instead of one ``key=value`` per key. One-line errors."""
     labels = bench.get("grid_labels") or {}

@@ -28,6 +28,7 @@ from typing import Any
 import yaml
 
 from normbench.errors import one_line
+from normbench.io import Config
 from normbench.judge import tuned
 from normbench.render.views import check_views
 from normbench.sweep.grid import check_option, variant_grid
@@ -47,9 +48,9 @@ class Run:
     args: list[str]
     record_path: Path | None = None
     config_hash: str | None = None
-    trainer: dict[str, Any] = field(default_factory=dict)
-    data: dict[str, Any] = field(default_factory=dict)  # the resolved ``data`` section: checked before training
-    config: dict[str, Any] = field(default_factory=dict)  # the variant's resolved config (its seed aside)
+    trainer: Config = field(default_factory=dict)
+    data: Config = field(default_factory=dict)  # the resolved ``data`` section: checked before training
+    config: Config = field(default_factory=dict)  # the variant's resolved config (its seed aside)
 
 
 def parse_seeds(text: str | list[int] | None) -> list[int] | None:
@@ -102,7 +103,7 @@ def overrides_to_args(overrides: list[str] | None) -> list[str]:
     return out
 
 
-def check_metrics(config: dict[str, Any], task: str) -> None:
+def check_metrics(config: Config, task: str) -> None:
     """One-line error for a leaderboard metric (``bench.metrics``) that reads a series no run logs.
 
     The series a run may log are the task module's (``SERIES``), the monitor's and the
@@ -141,7 +142,7 @@ def plan_runs(
     grid: dict[str, list[Any]] | None = None,
     config_path: str | Path | None = None,
     results_dir: str | Path = "results",
-) -> tuple[dict[str, Any], list[Run]]:
+) -> tuple[Config, list[Run]]:
     """The merged config and its runs, each variant parsed and instantiated (nothing is written).
 
     Give either a registered ``task`` (its shipped config) or a ``config_path`` (a file or a task name). A config

@@ -14,14 +14,13 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import torch
 
 from normbench.archive.board import SweepDefinition
 from normbench.archive.store import Archive
 from normbench.boards.replicates.report import write_report
-from normbench.io import check_writable
+from normbench.io import Config, check_writable
 from normbench.judge import tuned
 from normbench.publish import files as publish
 from normbench.publish.write import ResultsOptions, RunPlanner, load_finished, write_analyses, write_results
@@ -45,7 +44,7 @@ def planner(runs_dir: str) -> RunPlanner:
 
     def plan(
         task: str, preset: str | None, seeds: list[int] | None, variants: list[str] | None
-    ) -> tuple[dict[str, Any], Sequence[Run]]:
+    ) -> tuple[Config, Sequence[Run]]:
         with quiet_lightning():
             return plan_runs(task, preset, seeds, variants, None, runs_dir)
 
@@ -96,7 +95,7 @@ class SweepPlan:
     """
 
     task: str
-    config: dict[str, Any]
+    config: Config
     preset: str | None
     runs: list[Run]
     folder: str | None

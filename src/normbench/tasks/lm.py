@@ -115,13 +115,13 @@ class LMModule(NormbenchModule):
         self.analysed(tokens.shape[0])
         self.log(S.ANALYSIS_SEQUENCES, self.analysed)
         for i, layer in enumerate(unselectable_per_layer(self.model, tokens)):
-            for where, template in (
-                ("before", S.ANALYSIS_UNSELECTABLE_BEFORE),
-                ("after", S.ANALYSIS_UNSELECTABLE_AFTER),
-                ("heads", S.ANALYSIS_UNSELECTABLE_HEADS),
+            for where, template, fraction in (
+                ("before", S.ANALYSIS_UNSELECTABLE_BEFORE, layer["fraction_before"]),
+                ("after", S.ANALYSIS_UNSELECTABLE_AFTER, layer["fraction_after"]),
+                ("heads", S.ANALYSIS_UNSELECTABLE_HEADS, layer["fraction_heads"]),
             ):
                 metric = self.unselectable[f"{where}_L{i + 1}"]
-                metric(layer[f"fraction_{where}"], weight=tokens.numel())
+                metric(fraction, weight=tokens.numel())
                 self.log(layer_series(template, i + 1), metric)
 
 

@@ -27,7 +27,7 @@ from typing import Any
 import lightning as L
 
 from normbench.errors import short_key
-from normbench.io import load_yaml, read_yaml
+from normbench.io import Config, load_yaml, read_yaml
 from normbench.nn.norms import component_names, import_paths_refused
 from normbench.tasks.registry import get_task, task_names
 
@@ -107,7 +107,7 @@ def untrusted_norms() -> Iterator[None]:
 # a bake queue's configs
 
 
-def check_config_code(config: dict[str, Any], where: str) -> None:
+def check_config_code(config: Config, where: str) -> None:
     """One-line ``ValueError`` (``<where>: <field>: ... is not allowed ...``) for the first class or norm a queue's
     ``config`` names that planning it would import and that is not allowed (:func:`code_allowed`), unless the user
     trusts the queue (:func:`record_code_trusted`). Nothing is imported."""

@@ -20,6 +20,7 @@ from torch.func import functional_call, vmap
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from normbench.data.batching import draw_epoch_seed
+from normbench.io import Config
 from normbench.sweep.vectorized.batches import IGNORE_INDEX
 from normbench.tasks.base import NormbenchModule, first_nonfinite_step, host_reads_are_free
 from normbench.tasks.series import LEARNING_RATE
@@ -145,7 +146,7 @@ class _LossOf(nn.Module):
         return self.module.loss_and_targets(batch)  # type: ignore[operator]
 
 
-def stack_traits(config: dict[str, Any]) -> tuple[int | None, bool]:
+def stack_traits(config: Config) -> tuple[int | None, bool]:
     """A run config's batch size (``None`` where it names none) and whether its task module stacks
     (:func:`can_stack`): what decides whether stacking its seeds pays."""
     batch = ((config.get("data") or {}).get("init_args") or {}).get("batch_size")
