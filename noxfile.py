@@ -16,7 +16,7 @@ to use another location (and ``NORMBENCH_NO_INSTALL=1`` to use it as it is).
     nox -s bench-width              # the LM at d_model 8-64, head width fixed: results/lm/width/
     nox -s bench-unselectable       # Figure 1c/1d: unselectable keys among random vectors
     nox -s bench-perf               # pytest-benchmark: speed ratios against the baselines
-    nox -s bake -- --budget 150     # train the bake queue (results/bake.yaml) for 150 minutes into the run archive
+    nox -s bake -- --budget 150     # train the bake queue (queues/bake.yaml) for 150 minutes into the run archive
     nox -s card -- NORM             # a report card for a norm (a registered name or package.module:Class)
     nox -s docs                     # the documentation site (mkdocs build --strict) into build/site/
     nox -s lint                     # ruff check, ruff format --check and mypy (the board pipeline, cards, site, sweep)
@@ -191,7 +191,7 @@ def bench_perf(session: nox.Session) -> None:
 
 @nox.session
 def bake(session: nox.Session) -> None:
-    """Train the runs the published boards want (``results/bake.yaml``, in priority order) within
+    """Train the runs the published boards want (``queues/bake.yaml``, in priority order) within
     ``--budget MINUTES``, at low CPU priority; finished and unfinished runs go into the run archive
     (``results/archive/``) and the boards whose runs changed are rebuilt (any `normbench bake` option after `--`)."""
     tool(session, "normbench", "bake", *session.posargs, env=BENCH_ENV)

@@ -10,6 +10,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from normbench.archive.board_keys import key_of_folder, parse_key
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -24,9 +26,15 @@ def published_boards() -> list[Path]:
     return sorted(p for p, board in boards.items() if board.get("variants") and board.get("preset"))
 
 
+def card_of(path: Path) -> str | None:
+    """The report card whose board ``path`` (a ``leaderboard.json``) is, else ``None``."""
+    key = key_of_folder(ROOT / "results", path.parent)
+    return parse_key(key).card if key is not None else None
+
+
 def is_card_board(path: Path) -> bool:
     """A report card's board: planned from the card's own task config, not the task's."""
-    return "card-" in path.parent.name
+    return card_of(path) is not None
 
 
 def published_presets() -> set[tuple[str, str]]:

@@ -287,7 +287,7 @@ def committed_board(args: list[str]) -> bool:
 
 def a_slow_command(command: str) -> bool:
     """A documented command that plans the whole shipped queue or repeats a slower one with other options only:
-    every bake (each plans all of ``results/bake.yaml``'s 600 variants: minutes; every preset the queue names is
+    every bake (each plans all of ``queues/bake.yaml``'s 600 variants: minutes; every preset the queue names is
     planned by tests/tasks/test_configs.py, the published boards' runs by tests/test_published_runs.py and the
     queue's form is checked by tests/sweep/test_bake.py), ``nox -s tests`` (it collects this whole suite again, half
     a minute: the default run is that command, and :func:`test_nox_itself_runs_a_documented_session_and_the_slow_tests_exist`

@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from normbench.archive.board_keys import board_folder, card_queue_folder
 from normbench.publish.files import superseded_configs
 from normbench.sweep.plan import plan_runs
-from tests.plans import assert_whole_plan, is_card_board, published_boards
+from tests.plans import assert_whole_plan, card_of, is_card_board, published_boards
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -22,7 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 BOARDS = published_boards()
 
 
-def plan_board(board: dict, card: str, preset: str, runs_dir: Path) -> tuple[dict, dict[str, str]]:
+def plan_board(board: dict, card: str | None, preset: str, runs_dir: Path) -> tuple[dict, dict[str, str]]:
     """The config and ``{variant: config hash}`` today's code plans for a board's task at ``preset`` (a task's own
     preset: checked whole, as tests/tasks/test_configs.py checks the presets no board plans)."""
     config, runs = plan_runs(
@@ -32,7 +33,7 @@ def plan_board(board: dict, card: str, preset: str, runs_dir: Path) -> tuple[dic
         runs_dir=str(runs_dir),
         **(
             {
-                "config_path": ROOT / "results" / "cards" / card / f"{board['task']}.yaml",
+                "config_path": card_queue_folder(ROOT / "results", card) / f"{board['task']}.yaml",
                 "variants": list(dict.fromkeys(v["name"].split(",")[0] for v in board["variants"])),
             }
             if card
@@ -55,13 +56,13 @@ def test_published_runs_keep_their_config_hash(path: Path, tmp_path: Path) -> No
     from normbench.judge.tuned import ChoiceNotReady
 
     board = json.loads(path.read_text())
-    card = path.parent.name.partition("card-")[2]  # a report card's board: planned from the card's own task config
+    card = card_of(path)  # a report card's board: planned from the card's own task config
     published = {v["name"]: v["config_hash"] for v in board["variants"]}
     try:
         config, planned = plan_board(board, card, board["preset"], tmp_path)
     except ChoiceNotReady as exc:  # its grid grew since: planned once the choice is made again
         grid_key = (board.get("tuned") or {}).get("choice")
-        grid_board = ROOT / "results" / str(grid_key) / "leaderboard.json"
+        grid_board = board_folder(ROOT / "results", str(grid_key)) / "leaderboard.json"
         groups = (json.loads(grid_board.read_text()).get("choice") or {}).get("groups") or [] if grid_key else []
         if any(g.get("final") is False for g in groups):
             # the grid's budget declares more tuning seeds than it holds (SST-2: 100-102): the tuned runs, trained
@@ -69,7 +70,9 @@ def test_published_runs_keep_their_config_hash(path: Path, tmp_path: Path) -> No
             pytest.skip(f"{path.parent.name}: {exc}")
         config, planned = {}, {}
     if board.get("tuned") and set(published) - set(planned):  # judged at an earlier choice (a grid that grew since):
-        grid = json.loads((ROOT / "results" / board["tuned"]["choice"] / "leaderboard.json").read_text())["preset"]
+        grid = json.loads((board_folder(ROOT / "results", board["tuned"]["choice"]) / "leaderboard.json").read_text())[
+            "preset"
+        ]
         grid_config, on_grid = plan_board(board, card, grid, tmp_path)  # its runs are points of today's grid
         planned, config = {**on_grid, **planned}, config or grid_config
     assert set(published) <= set(planned), sorted(set(published) - set(planned))

@@ -184,7 +184,7 @@ COMMANDS: dict[str, Command | Group] = {
     "bake": Command(bake, writes="the queued runs, into the run archive, and the boards they change", dry_run=True),
     "card": Command(
         card,
-        writes="the card, results/cards/<norm>/, and its boards, results/<task>/card-<norm>/",
+        writes="the card and its boards, results/cards/<norm>/, and its queue and configs, queues/cards/<norm>/",
         dry_run=True,
         aliases={"--norm_options": "--options"},
     ),

@@ -1,4 +1,4 @@
-"""Leaderboards as tables: load ``results/<task>/[<name>/]leaderboard.json`` into pandas, compare two variants.
+"""Leaderboards as tables: load ``results/<key>/leaderboard.json`` into pandas, compare two variants.
 
 A leaderboard (the contract in the design notes) lists variants, each with its seeds, each seed's
 run status, and per metric the per-seed values. :func:`load` turns one leaderboard into a long table,
@@ -10,6 +10,7 @@ use, :func:`normbench.judge.stats.difference_interval`, over the same per-seed s
     >>> from normbench import results
     >>> df = results.load("majority")                    # results/majority/leaderboard.json
     >>> df = results.load("majority", name="modern")     # results/majority/modern/leaderboard.json
+    >>> df = results.load("cards/dyt/majority/lr")       # a report card's board: results/cards/dyt/majority/lr/
     >>> cmp = results.compare("majority", "pre/both", "pre/scale")
     >>> print(results.format_comparison(cmp, "pre/both", "pre/scale"))
 """
@@ -27,6 +28,7 @@ from typing import Any, TypedDict
 import pandas as pd
 
 from normbench.archive import Board, BoardError, load_board
+from normbench.archive.board_keys import CARDS, board_order, key_of_folder, parse_key
 from normbench.judge.stats import LEVEL, difference_interval
 from normbench.render.citation import bibtex
 
@@ -75,13 +77,15 @@ Source = str | os.PathLike[str]
 
 
 def leaderboards(results_dir: str | os.PathLike[str] = "results") -> list[str]:
-    """The leaderboards under ``results_dir``, as keys ``<task>`` (the task's own bench) and ``<task>/<name>``
-    (another preset), sorted; an empty list when ``results_dir`` is not a folder."""
+    """The leaderboards under ``results_dir``, as keys (:mod:`normbench.archive.board_keys`): ``<task>`` (the task's
+    own bench), ``<task>/<name>`` (another preset), ``cards/<card>/<task>[/<kind>]`` (a report card's), sorted by
+    task; an empty list when ``results_dir`` is not a folder."""
     root = Path(results_dir)
     if not root.is_dir():
         return []
-    keys = [p.parent.relative_to(root).as_posix() for p in [*root.glob(f"*/{FILENAME}"), *root.glob(f"*/*/{FILENAME}")]]
-    return sorted(keys, key=lambda k: (k.split("/")[0], "/" in k, k))
+    patterns = ["*", "*/*", f"{CARDS}/*/*", f"{CARDS}/*/*/*"]
+    found = {key_of_folder(root, p.parent) for pattern in patterns for p in root.glob(f"{pattern}/{FILENAME}")}
+    return sorted((k for k in found if k is not None), key=board_order)
 
 
 def _available(results_dir: str | os.PathLike[str]) -> str:
@@ -139,18 +143,23 @@ def resolve(source: Source, name: str | None = None, results_dir: str | os.PathL
     if name is None:
         path = task_dir / FILENAME
         if not path.is_file():
-            subs = [k for k in leaderboards(root) if k.startswith(f"{source}/")]
-            hint = f"pass name= one of {', '.join(k.split('/', 1)[1] for k in subs)}" if subs else _available(root)
+            subs = _names(root, source)
+            hint = f"pass name= one of {', '.join(subs)}" if subs else _available(root)
             raise ValueError(
                 f"source: task {source!r} has no leaderboard of its own bench ({os.fspath(path)!r} is missing); {hint}"
             )
         return path
     path = task_dir / name / FILENAME
     if "/" in name or os.sep in name or not path.is_file():
-        names = [k.split("/", 1)[1] for k in leaderboards(root) if k.startswith(f"{source}/")]
+        names = _names(root, source)
         allowed = f"one of {', '.join(names)}" if names else "none (this task has only its own bench)"
         raise ValueError(f"name: task {source!r} has no leaderboard named {name!r}; allowed: {allowed}")
     return path
+
+
+def _names(root: Path, task: str) -> list[str]:
+    """The names of the task's boards under ``root`` beside its own bench (``lr``, ``tuned``)."""
+    return [str(parsed.name) for parsed in map(parse_key, leaderboards(root)) if parsed.task == task and parsed.name]
 
 
 def _read(path: Path) -> Board:

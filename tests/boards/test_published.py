@@ -178,7 +178,8 @@ def test_a_build_reads_the_kept_values_and_no_board(tmp_path: Path, monkeypatch)
 def test_keeping_the_values_writes_each_listed_run_once(tmp_path: Path) -> None:
     from normbench.boards.published import keep_published_values
 
-    for part in ("archive", "lm"):  # the LM boards that published the runs, and the archive
+    cards = [p.relative_to(RESULTS).as_posix() for p in sorted((RESULTS / "cards").glob("*/lm"))]  # cards' LM boards
+    for part in ("archive", "lm", *cards):  # the LM boards that published the runs, and the archive
         shutil.copytree(RESULTS / part, tmp_path / "results" / part, ignore=shutil.ignore_patterns("*.png"))
     archive = Archive(tmp_path / "results")
     for path in (tmp_path / "results" / "archive" / "lm").rglob("published-values.json"):

@@ -14,6 +14,7 @@ import yaml
 from torch import nn
 
 from normbench.archive import load_board
+from normbench.archive.board_keys import board_folder, card_key, queues_folder
 from normbench.archive.store import Archive
 from normbench.cards.make import plan_card
 from normbench.cards.protocol import CardProtocol, board_of, card_variant, tasks_with_cards
@@ -44,11 +45,13 @@ def finished_grid(task: str) -> str:
     protocol = CardProtocol.of(task)
     spec = load_config(task, protocol.tuned)["bench"]["tuned"]
     for slug in sorted(p.name for p in (RESULTS / "cards").iterdir() if (p / "card.json").is_file()):
-        key = f"{task}/lr-card-{slug}"
-        if not (RESULTS / key / "leaderboard.json").is_file():
+        key = card_key(slug, task, "lr")
+        if not (board_folder(RESULTS, key) / "leaderboard.json").is_file():
             continue
         try:
-            rows = resolve({**spec, "choice": key}, list(load_board(RESULTS / key).by_name), RESULTS)["bases"]
+            rows = resolve({**spec, "choice": key}, list(load_board(board_folder(RESULTS, key)).by_name), RESULTS)[
+                "bases"
+            ]
         except ChoiceNotReady:
             continue
         if {protocol.layernorm, protocol.rmsnorm} <= {r["base"] for r in rows if r["chosen"] is not None}:
@@ -76,10 +79,14 @@ def card_slots(task: str, tmp_path: Path, tuned: bool) -> tuple[CardProtocol, li
 
 
 def queued_runs(protocol: CardProtocol, tmp_path: Path) -> set[tuple[str, str, int]]:
-    """The runs of the repository's bake queue (results/bake.yaml) that train the baselines of ``protocol``'s task,
+    """The runs of the repository's bake queue (queues/bake.yaml) that train the baselines of ``protocol``'s task,
     as (task, config hash, seed); items waiting for a grid plan nothing yet."""
     wanted = {protocol.layernorm, protocol.rmsnorm}
-    items = [i for i in load_queue(RESULTS / "bake.yaml") if i.task == protocol.task and wanted & set(i.variants)]
+    items = [
+        i
+        for i in load_queue(queues_folder(RESULTS) / "bake.yaml")
+        if i.task == protocol.task and wanted & set(i.variants)
+    ]
     items = [dataclasses.replace(i, variants=tuple(v for v in i.variants if v in wanted)) for i in items]
     slots = survey(items, Archive(RESULTS), str(tmp_path / "queued"), restore=False, waiting=[])
     return {s.key for s in slots}
@@ -125,7 +132,7 @@ def test_a_new_norms_card_finds_the_baselines_runs_at_their_tuned_rates_in_the_a
     try:
         finished_grid(task)
     except AssertionError:  # no card's grid has both baselines chosen yet: their tuned runs wait for the bake's grid
-        queue = load_queue(RESULTS / "bake.yaml")
+        queue = load_queue(queues_folder(RESULTS) / "bake.yaml")
         tuned = {v for i in queue if i.task == task and i.preset.startswith(protocol.tuned) for v in i.variants}
         grid = {v for i in queue if i.task == task and i.preset.startswith(protocol.grid or "") for v in i.variants}
         assert {protocol.layernorm, protocol.rmsnorm} <= tuned & grid, f"{task}: the baselines' tuning is not queued"

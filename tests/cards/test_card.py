@@ -13,6 +13,7 @@ import torch
 import yaml
 
 from normbench.archive.board import dumps_board
+from normbench.archive.board_keys import board_folder, card_key
 from normbench.boards.build import build
 from normbench.cards.build import build_card, card_claims, task_card
 from normbench.cards.make import make_card, parse_placements, parse_tasks, plan_card
@@ -41,8 +42,8 @@ class Scale(Norm):
 
 
 def at(tmp_path: Path, **fields: Any) -> BakeOptions:
-    """A card's bake options with its results and runs under ``tmp_path``."""
-    return BakeOptions(results_dir=str(tmp_path), runs_dir=str(tmp_path / "runs"), **fields)
+    """A card's bake options with its results (and beside them its queue) and runs under ``tmp_path``."""
+    return BakeOptions(results_dir=str(tmp_path / "results"), runs_dir=str(tmp_path / "runs"), **fields)
 
 
 @pytest.mark.parametrize("task", tasks_with_cards())
@@ -95,14 +96,14 @@ def test_a_named_card_is_the_variant_each_task_names_and_probes_its_norm() -> No
 
 
 def test_a_card_at_post_adds_the_post_ln_variant_beside_the_published_post_ln_baselines(tmp_path: Path) -> None:
-    _, items = plan_card(PNORM, ["majority"], tmp_path, placements=["pre", "post"])
+    _, items = plan_card(PNORM, ["majority"], tmp_path / "results", placements=["pre", "post"])
     pre, post, grid, tuned = items  # the headline runs at each placement; the grid and tuned rates at pre only
-    assert post["board"] == "majority/post-card-pnorm" and post["variants"] == [
+    assert post["board"] == "cards/pnorm/majority/post" and post["variants"] == [
         "post/both",
         "post/scale-blocks",
         "post/pnorm",
     ]
-    assert (grid["board"], tuned["board"]) == ("majority/lr-card-pnorm", "majority/tuned-card-pnorm")
+    assert (grid["board"], tuned["board"]) == ("cards/pnorm/majority/lr", "cards/pnorm/majority/tuned")
     defined = load_config(post["config"], "quick-10")["bench"]["variants"]["post/pnorm"]
     assert defined["model.init_args.arch.placement"] == "post"
     assert defined["model.init_args.arch.ffn_norm.component"] == PNORM
@@ -136,28 +137,29 @@ def test_a_card_folder_of_another_norm_is_one_line(tmp_path: Path) -> None:
 
 
 def test_the_card_plan_adds_its_variant_to_the_tasks_config(tmp_path: Path) -> None:
-    queue, items = plan_card(PNORM, ["majority"], tmp_path)
+    queue, items = plan_card(PNORM, ["majority"], tmp_path / "results")
+    assert queue == tmp_path / "queues" / "cards" / "pnorm" / "bake.yaml"  # an input, outside the results
     item, grid, tuned = items  # the headline runs, then the learning-rate grid, then the runs at the tuned rates
-    assert item["board"] == "majority/card-pnorm" and item["variants"] == ["pre/both", "pre/scale-blocks", "pre/pnorm"]
+    assert item["board"] == "cards/pnorm/majority" and item["variants"] == ["pre/both", "pre/scale-blocks", "pre/pnorm"]
     config = load_config(item["config"], "quick-10")
     assert config["task"] == "majority" and "pre/pnorm" in config["bench"]["variants"]
     assert config["bench"]["claims"] is None  # the preset's own claims compare the task's variants: the card judges
-    assert (grid["board"], grid["preset"], grid["seeds"]) == ("majority/lr-card-pnorm", "lr", "100,101")
+    assert (grid["board"], grid["preset"], grid["seeds"]) == ("cards/pnorm/majority/lr", "lr", "100,101")
     assert (tuned["board"], tuned["preset"], tuned["variants"]) == (
-        "majority/tuned-card-pnorm",
+        "cards/pnorm/majority/tuned",
         "tuned",
         item["variants"],
     )
     spec = load_config(tuned["config"], "tuned")["bench"]["tuned"]
-    assert spec == {"choice": "majority/lr-card-pnorm", "shared": 1e-3}  # its norm's rate chosen on its own grid
+    assert spec == {"choice": "cards/pnorm/majority/lr", "shared": 1e-3}  # its norm's rate chosen on its own grid
     assert load_config(tuned["config"], "tuned")["bench"]["protocol"]["notes"] == [  # its own board's, not the task's
-        "The card's judging seeds 0-9 in the protocol of results/majority/card-pnorm/, every variant at the learning "
-        "rate all share (0.001; these are the runs of results/majority/card-pnorm/) and at its own rate, chosen on "
-        "results/majority/lr-card-pnorm/ (tuning seeds 100, 101). Every claim is judged at both."
+        "The card's judging seeds 0-9 in the protocol of results/cards/pnorm/majority/, every variant at the learning "
+        "rate all share (0.001; these are the runs of results/cards/pnorm/majority/) and at its own rate, chosen on "
+        "results/cards/pnorm/majority/lr/ (tuning seeds 100, 101). Every claim is judged at both."
     ]
     assert load_config(tuned["config"], "tuned")["bench"]["protocol"]["settings"]  # the task's table stays
     assert yaml.safe_load(queue.read_text())["queue"] == items
-    _, (sst2, *_) = plan_card(PNORM, ["sst2"], tmp_path)
+    _, (sst2, *_) = plan_card(PNORM, ["sst2"], tmp_path / "results")
     assert load_config(sst2["config"], "quick")["bench"].get("token_report") is None  # Tables 3-4 read other models
     assert parse_tasks("lm,majority") == ["majority", "lm"]
     with pytest.raises(ValueError, match=r"^tasks: 'cifar' is not a card task"):
@@ -165,13 +167,15 @@ def test_the_card_plan_adds_its_variant_to_the_tasks_config(tmp_path: Path) -> N
 
 
 def test_a_card_planned_again_keeps_its_declared_superseded_runs(tmp_path: Path) -> None:
-    plan_card(PNORM, ["majority"], tmp_path)
-    config = tmp_path / "cards" / "pnorm" / "majority.yaml"
+    plan_card(PNORM, ["majority"], tmp_path / "results")
+    config = tmp_path / "queues" / "cards" / "pnorm" / "majority.yaml"
     doc = yaml.safe_load(config.read_text())
     declared = {"why": "the card's variant was chosen again", "configs": ["0123456789ab"]}
     doc["presets"]["quick-10"]["bench"]["superseded"] = declared
     config.write_text(yaml.safe_dump(doc))
-    plan_card(PNORM, ["majority"], tmp_path)  # the card's own declaration survives a re-plan: its old runs may go
+    plan_card(
+        PNORM, ["majority"], tmp_path / "results"
+    )  # the card's own declaration survives a re-plan: its old runs may go
     assert load_config(str(config), "quick-10")["bench"]["superseded"] == declared
     assert "superseded" not in yaml.safe_load(config.read_text())["presets"]["tuned"]["bench"]  # only where declared
 
@@ -192,7 +196,7 @@ def write_board(
     results: Path,
     accs: dict[str, tuple[float, float]],
     diverged: dict[str, list[int]] | None = None,
-    board_name: str = "card-pnorm",
+    kind: str = "",
 ) -> None:
     protocol = CardProtocol.of("majority")
     records = [
@@ -203,7 +207,7 @@ def write_board(
     bench = load_config("majority", protocol.preset)["bench"]
     board = build("majority", protocol.preset, records, {"metrics": bench["metrics"]})
     board = board.replace(planned_runs=15, finished_runs=15)
-    folder = results / "majority" / board_name
+    folder = board_folder(results, card_key("pnorm", "majority", kind))
     folder.mkdir(parents=True)
     (folder / "leaderboard.json").write_text(dumps_board(board), encoding="utf-8")
 
@@ -221,11 +225,11 @@ def test_the_card_judges_the_new_norm_against_layernorm_and_rmsnorm(tmp_path: Pa
     md = render_card(card)
     assert "| majority | `test_acc@1000` | 0.8060 ± 0.0047 (n = 5) |" in md  # the std to 2 digits, the mean with it
     assert card.summary_lines()[-1] == (
-        "majority at the tuned lr: not judged yet: its learning-rate grid `results/majority/lr-card-pnorm/` has no "
+        "majority at the tuned lr: not judged yet: its learning-rate grid `results/cards/pnorm/majority/lr/` has no "
         "finished run"
     )
     assert (  # the tuned rates' row says what it waits for
-        "| majority | – at the tuned lr | not judged yet: its learning-rate grid `results/majority/lr-card-pnorm/` "
+        "| majority | – at the tuned lr | not judged yet: its learning-rate grid `results/cards/pnorm/majority/lr/` "
         "has no finished run |" in md
     )
     # far ahead of both at step 1000, judged on 5 of the protocol's 10 seeds: better, and never said as final
@@ -271,12 +275,12 @@ def test_a_seed_that_diverged_is_said_beside_the_verdict_the_others_give(tmp_pat
 def test_a_post_ln_section_is_judged_against_the_post_ln_baselines(tmp_path: Path) -> None:
     accs = {"pre/both": (0.66, 0.89), "pre/scale-blocks": (0.69, 0.90), "pre/pnorm": (0.80, 0.895)}
     write_board(tmp_path, accs)
-    write_board(tmp_path, {f"post/{k[4:]}": v for k, v in accs.items()}, board_name="post-card-pnorm")
+    write_board(tmp_path, {f"post/{k[4:]}": v for k, v in accs.items()}, kind="post")
     card = build_card(
         PNORM, {8: probe(PNORM, 8, timing=False)}, ["majority"], [{}], tmp_path, placements=["pre", "post"]
     )
     post = card.tasks[1]
-    assert (post["label"], post["board"], post["tuning"]) == ("majority (post)", "majority/post-card-pnorm", None)
+    assert (post["label"], post["board"], post["tuning"]) == ("majority (post)", "cards/pnorm/majority/post", None)
     assert post["variants"] == {"new": "post/pnorm", "layernorm": "post/both", "rmsnorm": "post/scale-blocks"}
     assert {c["id"] for c in post["claims"]} >= {"normbench.card.majority.post.test_acc@1000.beats_layernorm"}
     assert {c["verdict"] for c in post["claims"]} == {c["verdict"] for c in card.tasks[0]["claims"]}
@@ -286,7 +290,7 @@ def test_a_post_ln_section_is_judged_against_the_post_ln_baselines(tmp_path: Pat
 
 
 def test_a_section_with_the_baselines_runs_only_says_the_new_norm_has_not_run(tmp_path: Path) -> None:
-    write_board(tmp_path, {"post/both": (0.66, 0.89), "post/scale-blocks": (0.69, 0.90)}, board_name="post-card-pnorm")
+    write_board(tmp_path, {"post/both": (0.66, 0.89), "post/scale-blocks": (0.69, 0.90)}, kind="post")
     card = build_card(PNORM, {8: probe(PNORM, 8, timing=False)}, ["majority"], [{}], tmp_path, placements=["post"])
     assert card.summary_lines() == ["majority (post): not run yet: 0 of the new norm's 10 runs"]
     assert "## majority (post)" in render_card(card)
@@ -302,7 +306,7 @@ def test_a_broken_norm_gets_a_card_that_says_so_and_trains_nothing(tmp_path: Pat
     folder = make_card("tests.cards.test_probe:NaNNorm", "majority", at(tmp_path))
     md = (folder / "card.md").read_text()
     assert "**Broken**: `tests.cards.test_probe:NaNNorm` at d = 8: returns values that are not finite" in md
-    assert not (folder / "bake.yaml").exists() and not (tmp_path / "runs").exists()
+    assert not (tmp_path / "queues").exists() and not (tmp_path / "runs").exists()
 
 
 def test_a_norm_that_cannot_be_imported_is_one_line_with_exit_2(normbench_in_process, tmp_path: Path) -> None:
@@ -345,7 +349,7 @@ def test_a_dry_run_card_builds_the_norm_and_shows_its_runs_writing_nothing(
     )
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert "  majority/card-pnorm\tpre/pnorm\tseed 0\tnot started" in lines
+    assert "  cards/pnorm/majority\tpre/pnorm\tseed 0\tnot started" in lines
     assert lines[-1].startswith("normbench: dry run: ") and lines[-1].endswith("nothing trained")
     assert not any(tmp_path.iterdir())
     told = normbench_in_process(
@@ -381,7 +385,9 @@ def test_a_card_told_not_to_train_is_built_from_the_archive_alone(tmp_path: Path
     card = yaml.safe_load((folder / "card.json").read_text())
     assert [t["status"] for t in card["tasks"]] == ["not run"]  # no baseline nor run of its own held here
     assert not any((tmp_path / "runs").rglob("record.json"))
-    assert (folder / "bake.yaml").is_file() and (folder / "majority.yaml").is_file()  # the same command trains it
+    inputs = tmp_path / "queues" / "cards" / "pnorm"  # the same command trains it
+    assert folder == tmp_path / "results" / "cards" / "pnorm"
+    assert (inputs / "bake.yaml").is_file() and (inputs / "majority.yaml").is_file()
 
 
 @pytest.mark.slow  # rebuilds a published card: half a minute
@@ -397,7 +403,9 @@ def test_a_card_asked_for_one_task_keeps_the_tasks_its_published_card_covers(
         "bake",
         lambda queue, *_, **__: baked.append(yaml.safe_load(Path(queue).read_text())["queue"]),
     )
-    write_board(tmp_path, {"pre/both": (0.66, 0.89), "pre/scale-blocks": (0.69, 0.90), "pre/pnorm": (0.80, 0.895)})
+    write_board(
+        tmp_path / "results", {"pre/both": (0.66, 0.89), "pre/scale-blocks": (0.69, 0.90), "pre/pnorm": (0.80, 0.895)}
+    )
     first = make_card(PNORM, "majority", at(tmp_path, nice=0), train=False)
     was = yaml.safe_load((first / "card.json").read_text())
     folder = make_card(PNORM, "sst2", at(tmp_path, nice=0), train=False)
@@ -405,7 +413,7 @@ def test_a_card_asked_for_one_task_keeps_the_tasks_its_published_card_covers(
     assert [t["task"] for t in card["tasks"]] == ["majority", "sst2"]
     assert card["tasks"][0]["headline"] == was["tasks"][0]["headline"]  # the majority section as published
     assert [{item["task"] for item in queue} for queue in baked] == [{"majority"}, {"sst2"}]  # only what was asked
-    queue = yaml.safe_load((folder / "bake.yaml").read_text())["queue"]
+    queue = yaml.safe_load((tmp_path / "queues" / "cards" / "pnorm" / "bake.yaml").read_text())["queue"]
     assert {item["task"] for item in queue} == {"majority", "sst2"}  # the card's queue still trains both
     (folder / "card.json").write_text('{"tasks": [')  # a card that cannot be read is never narrowed
     with pytest.raises(ValueError, match=r"^results_dir: .*card.json exists but is unreadable \(") as exc:
@@ -418,7 +426,7 @@ def test_a_card_covers_every_task_with_a_card_board_even_after_a_broken_card(tmp
     from normbench.cards.make import card_tasks
 
     write_board(tmp_path, {"pre/both": (0.66, 0.89), "pre/scale-blocks": (0.69, 0.90), "pre/pnorm": (0.80, 0.895)})
-    (tmp_path / "cards" / "pnorm").mkdir(parents=True)
+    (tmp_path / "cards" / "pnorm").mkdir(parents=True, exist_ok=True)  # the folder of its boards
     (tmp_path / "cards" / "pnorm" / "card.json").write_text('{"tasks": []}')
     assert card_tasks(PNORM, ["lm"], tmp_path) == ["majority", "lm"]
 
@@ -441,17 +449,17 @@ def write_tuning_boards(results: Path) -> None:
         for r in ("0.001", "0.006", "0.01")
         for s in (100, 101)
     ]
-    boards = {"lr-card-pnorm": build("majority", "lr", grid, {"metrics": bench["metrics"], "choice": choice})}
-    (results / "majority" / "lr-card-pnorm").mkdir(parents=True)
-    (results / "majority" / "lr-card-pnorm" / "leaderboard.json").write_text(dumps_board(boards["lr-card-pnorm"]))
-    names = [v.name for v in boards["lr-card-pnorm"].variants]
-    view = tuned_view.resolve({"choice": "majority/lr-card-pnorm", "shared": 1e-3}, names, results)
+    lr = build("majority", "lr", grid, {"metrics": bench["metrics"], "choice": choice})
+    board_folder(results, "cards/pnorm/majority/lr").mkdir(parents=True)
+    (board_folder(results, "cards/pnorm/majority/lr") / "leaderboard.json").write_text(dumps_board(lr))
+    names = [v.name for v in lr.variants]
+    view = tuned_view.resolve({"choice": "cards/pnorm/majority/lr", "shared": 1e-3}, names, results)
     judged = {"pre/both,lr=0.001": 0.66, "pre/scale-blocks,lr=0.001": 0.69, "pre/pnorm,lr=0.001": 0.70,
               "pre/both,lr=0.006": 0.80, "pre/scale-blocks,lr=0.006": 0.82}  # fmt: skip
     records = [record(n, s, a + 0.003 * s, 0.9) for n, a in judged.items() for s in range(5)]
     board = build("majority", "tuned", records, {"metrics": bench["metrics"], "tuned": view})
-    (results / "majority" / "tuned-card-pnorm").mkdir(parents=True)
-    (results / "majority" / "tuned-card-pnorm" / "leaderboard.json").write_text(dumps_board(board))
+    board_folder(results, "cards/pnorm/majority/tuned").mkdir(parents=True)
+    (board_folder(results, "cards/pnorm/majority/tuned") / "leaderboard.json").write_text(dumps_board(board))
 
 
 def test_the_card_judges_at_each_variants_tuned_rate_and_counts_failures_over_the_grid(tmp_path: Path) -> None:
@@ -483,10 +491,13 @@ def test_the_card_judges_at_each_variants_tuned_rate_and_counts_failures_over_th
     [
         (
             42,
-            "grid `results/majority/lr-card-x/` is finished (42 runs). Each variant's rate is chosen on it; its judging",
+            "grid `results/cards/x/majority/lr/` is finished (42 runs). Each variant's rate is chosen on it; its judging",
         ),
-        (30, "grid `results/majority/lr-card-x/` has 30 of 42 runs. Each variant's rate is chosen once it is finished"),
-        (None, "grid `results/majority/lr-card-x/` has 30 finished runs. Each variant's rate is chosen once it is"),
+        (
+            30,
+            "grid `results/cards/x/majority/lr/` has 30 of 42 runs. Each variant's rate is chosen once it is finished",
+        ),
+        (None, "grid `results/cards/x/majority/lr/` has 30 finished runs. Each variant's rate is chosen once it is"),
     ],
 )
 def test_a_tuning_section_says_whether_its_grid_or_its_judging_seeds_wait(finished: int, says: str) -> None:
@@ -495,7 +506,7 @@ def test_a_tuning_section_says_whether_its_grid_or_its_judging_seeds_wait(finish
 
     planned = None if finished is None else 42
     grid = {"planned": planned, "finished": finished or 30, "failed_seeds": {}, "seeds": [100, 101]}
-    tuning = {"grid_board": "majority/lr-card-x", "tuned_board": "majority/tuned-card-x", "grid": grid, "tuned": None}
+    tuning = {"grid_board": "cards/x/majority/lr", "tuned_board": "cards/x/majority/tuned", "grid": grid, "tuned": None}
     section = "\n".join(tuning_lines({"tuning": tuning}))
     assert says in section
     phrase = grid_progress(tuning)[1]
@@ -522,7 +533,12 @@ def test_a_norm_that_fails_at_every_rate_of_its_grid_says_so_at_the_tuned_rate()
         "rates": {"new": {"chosen": None, "at_edge": False}, "layernorm": {"chosen": "0.006", "at_edge": False}},
         "headline": {"test_acc@1000": {"new": None, "layernorm": None, "rmsnorm": None}},
     }  # fmt: skip
-    tuning = {"grid_board": "majority/lr-card-x", "tuned_board": "majority/tuned-card-x", "grid": grid, "tuned": tuned}
+    tuning = {
+        "grid_board": "cards/x/majority/lr",
+        "tuned_board": "cards/x/majority/tuned",
+        "grid": grid,
+        "tuned": tuned,
+    }
     assert no_rate(tuning) == "every seed failed at all 2 rates of its grid"
     task = {"task": "majority", "status": "complete", "headline": {}, "claims": [], "seeds": [0], "tuning": tuning}
     (row,) = summary_table([task])

@@ -108,12 +108,12 @@ def test_a_plain_modules_card_gets_its_options_the_slots_eps_and_one_affine_map(
     assert "Its options: `alpha_init=0.0` (`--options`)" in md
     (section,) = card["tasks"]
     new = section["variants"]["new"]
-    assert new == "pre/centeredrmsnorm-alpha_init=0.0" and section["board"] == "majority/card-" + folder.name
+    assert new == "pre/centeredrmsnorm-alpha_init=0.0" and section["board"] == f"cards/{folder.name}/majority"
     assert section["variants"]["rmsnorm"] == "pre/scale-blocks"  # RMSNorm in both block slots, as the new norm
     assert section["new_seeds"] == [0]  # the new norm trained, with its options
 
     # the network the new norm's runs train: each block slot the module, built with the options and the slot's eps
-    config = folder / "majority.yaml"
+    config = tmp_path / "queues" / "cards" / folder.name / "majority.yaml"  # the card's input, beside its results
     resolved, key = run_config(config, results, protocol.preset, new)
     slots = resolved["model"]["init_args"]["arch"]
     model = built_model(resolved)

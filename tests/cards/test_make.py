@@ -15,8 +15,8 @@ def published_board(results: Path, key: str, variants: dict[str, str]) -> None:
 
 
 def test_a_card_planned_again_keeps_the_reason_its_dropped_runs_are_superseded(tmp_path: Path) -> None:
-    published_board(tmp_path, "majority/card-x", {"pre/both": "aaa", "pre/scale": "bbb", "pre/x": "ccc"})
-    item = {"board": "majority/card-x", "preset": "quick-10", "variants": ["pre/both", "pre/scale-blocks", "pre/x"]}
+    published_board(tmp_path, "cards/x/majority", {"pre/both": "aaa", "pre/scale": "bbb", "pre/x": "ccc"})
+    item = {"board": "cards/x/majority", "preset": "quick-10", "variants": ["pre/both", "pre/scale-blocks", "pre/x"]}
     presets: dict = {}
     drop_superseded(presets, [item], "majority", tmp_path)
     first = presets["quick-10"]["bench"]["superseded"]

@@ -261,16 +261,16 @@ def test_rejudging_a_board_whose_choice_the_rule_now_makes_otherwise_rewrites_it
 
 
 def test_a_card_board_finds_the_cards_config_it_was_planned_from(tmp_path: Path) -> None:
-    """A board names its sweep's config file by name only; a report card's boards (card-, lr-card-, tuned-card-<norm>)
-    find it in results/cards/<norm>/, and a name found nowhere is one line naming where it looked."""
+    """A board names its sweep's config file by name only; a report card's boards (cards/<norm>/<task>[/<kind>])
+    find it in queues/cards/<norm>/, and a name found nowhere is one line naming where it looked."""
     from normbench.commands.boards import config_file_of
 
     results = tmp_path / "results"
-    (results / "cards" / "dyt").mkdir(parents=True)
-    (results / "cards" / "dyt" / "lm.yaml").write_text("extends: lm\n", encoding="utf-8")
-    for board in ("card-dyt", "lr-card-dyt", "tuned-card-dyt"):
-        path = results / "lm" / board / "leaderboard.json"
-        assert config_file_of(path, "lm.yaml", results) == str(results / "cards" / "dyt" / "lm.yaml")
+    (tmp_path / "queues" / "cards" / "dyt").mkdir(parents=True)
+    (tmp_path / "queues" / "cards" / "dyt" / "lm.yaml").write_text("extends: lm\n", encoding="utf-8")
+    for board in ("cards/dyt/lm", "cards/dyt/lm/lr", "cards/dyt/lm/tuned"):
+        path = results / board / "leaderboard.json"
+        assert config_file_of(path, "lm.yaml", results) == str(tmp_path / "queues" / "cards" / "dyt" / "lm.yaml")
     assert config_file_of(results / "lm" / "leaderboard.json", None, results) is None
     with pytest.raises(ValueError, match=r"sweep.config_file: 'mine.yaml' of .* is not found \(looked at"):
         config_file_of(results / "lm" / "mine" / "leaderboard.json", "mine.yaml", results)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from normbench.archive.board_keys import board_task, parse_key
 from normbench.archive.store import Archive
 from normbench.sweep.bake import bake
 from normbench.sweep.baking.queue import load_queue
@@ -37,6 +38,16 @@ def bake_seeds(tmp_path: Path, config: Path, seeds: str, runs: str, results: str
         ("queue: []\n", "needs a non-empty list"),
         ("queue:\n  - {board: majority, task: majority, preset: quick, variants: [pre/both]}\n", "field 'seeds'"),
         ("queue:\n  - {board: lm/x, task: majority, preset: q, variants: [a], seeds: 0}\n", "board 'lm/x'"),
+        ("queue:\n  - {board: cards/x/lm, task: majority, preset: q, variants: [a], seeds: 0}\n", "board 'cards/x/lm'"),
+        (
+            "queue:\n  - {board: majority/a/b, task: majority, preset: q, variants: [a], seeds: 0}\n",
+            "board: 'majority/a/b'",
+        ),
+        ("queue:\n  - {board: cards/x, task: majority, preset: q, variants: [a], seeds: 0}\n", "board: 'cards/x'"),
+        (
+            "queue:\n  - {board: majority/.., task: majority, preset: q, variants: [a], seeds: 0}\n",
+            "board: 'majority/..'",
+        ),
         ("queue:\n  - {board: majority, task: majority, preset: q, variants: [a], seeds: 0, gpu: 1}\n", "'gpu'"),
         ("queue:\n  - {board: majority, task: majority, preset: q, variants: [a], seeds: x}\n", "seeds 'x'"),
         ("queue: [\n", "line 2 is not valid YAML"),
@@ -50,10 +61,21 @@ def test_a_bad_queue_is_one_line_naming_the_item_and_field(tmp_path: Path, text:
     assert "\n" not in str(info.value) and str(path) in str(info.value)
 
 
+def test_a_queue_takes_every_kind_of_board_key(tmp_path: Path) -> None:
+    """A task's own board, another of its boards, and a report card's boards (cards/<card>/<task>[/<kind>])."""
+    keys = ["majority", "majority/lr", "cards/x/majority", "cards/x/majority/lr", "cards/x/majority/tuned"]
+    items = "".join(f"  - {{board: {k}, task: majority, preset: q, variants: [a], seeds: 0}}\n" for k in keys)
+    path = tmp_path / "bake.yaml"
+    path.write_text("queue:\n" + items)
+    loaded = load_queue(path)
+    assert [i.board for i in loaded] == keys
+    assert [i.folder for i in loaded] == [None, *keys[1:]]  # the sweep's name: a key of the task
+
+
 def test_the_shipped_queue_is_ten_quick_seeds_the_learning_rates_more_seeds_the_matrix_then_the_paper_protocol() -> (
     None
 ):
-    items = load_queue(Path(__file__).parents[2] / "results" / "bake.yaml")
+    items = load_queue(Path(__file__).parents[2] / "queues" / "bake.yaml")
     blocks = ["majority/lr-blocks", "majority/tuned-blocks"] * 3  # the norm leaderboard's majority whole-block models
     boards = ["majority/quick-10", "majority/lr", "majority/tuned", *blocks, "lm", "majority/paper-1000", "lm/lr",
               "lm/tuned", "sst2/lr", "sst2/tuned", "sst2", "sst2/matrix", "sst2/matrix", "lm/modern", "lm/matrix",
@@ -61,9 +83,9 @@ def test_the_shipped_queue_is_ten_quick_seeds_the_learning_rates_more_seeds_the_
               "majority/paper"]  # fmt: skip
     assert [i.board for i in items][: len(boards)] == boards
     rest = [i.board for i in items][len(boards) :]  # then the published report cards' runs, then the whole-block
-    cards = [b for b in rest if b.split("/")[1].partition("card-")[1]]  # models of the language model and SST-2
+    cards = [b for b in rest if parse_key(b).card]  # models of the language model and SST-2
     tail = [b for b in rest if b.endswith("-blocks")]
-    assert cards and tail and rest == cards + tail and {b.split("/")[0] for b in tail} == {"lm", "sst2"}
+    assert cards and tail and rest == cards + tail and {board_task(b) for b in tail} == {"lm", "sst2"}
     assert [i.seeds for i in items][: len(boards)] == [tuple(range(10)), (100, 101), tuple(range(10)),
                                         *[(100, 101), tuple(range(10))] * 3, tuple(range(5)),
                                         tuple(range(10)), (100, 101), tuple(range(5)), (100, 101, 102), tuple(range(5)),

@@ -8,10 +8,11 @@ grid, tuning seeds and choice rule of its ``lr`` preset, the same for every norm
 joins the ranking on each task its card ran.
 
 A norm's cell at a rate (its own tuned rate, or the rate all share) reads the per-seed values of the tuned board that
-judged it (``results/<task>/tuned/``, ``tuned-blocks/``, ``tuned-card-<norm>/``: the same preset, so the same grid,
-tuning seeds, rule and judging seeds): mean, 95% t-interval, finished and failed seeds of the declared n; its standing
-is against the best complete cell (best, tied, worse, undecided, in progress: :mod:`normbench.boards.norm_cells`).
-Each task states the smallest difference its seeds resolve (:func:`normbench.boards.norm_cells.resolution`).
+judged it (``results/<task>/tuned/``, ``tuned-blocks/``, ``results/cards/<norm>/<task>/tuned/``: the same preset, so the
+same grid, tuning seeds, rule and judging seeds): mean, 95% t-interval, finished and failed seeds of the declared n; its
+standing is against the best complete cell (best, tied, worse, undecided, in progress:
+:mod:`normbench.boards.norm_cells`). Each task states the smallest difference its seeds resolve
+(:func:`normbench.boards.norm_cells.resolution`).
 
 What a task ranks is :mod:`normbench.boards.norm_ranking`; where its cells are read,
 :mod:`normbench.boards.norm_sources`.
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TypedDict
 
 from normbench import archive
+from normbench.archive.board_keys import CARD_GRID, CARD_TUNED, board_order, board_task, parse_key
 from normbench.boards.norm_cells import NormCell, complete, resolution, standings
 from normbench.boards.norm_ranking import NormSlot, TaskRanking, card_norms
 from normbench.boards.norm_sources import Sources, queued_boards, slots_of
@@ -154,12 +156,35 @@ def rank(slots: list[NormSlot], sources: Sources, ranking: TaskRanking, results_
             row[rate] = sources.cell(slot.variant, rate, ranking.metric, len(ranking.seeds))
         row["parameters"] = parameters_of(ranking.task, row["shared"] if row["shared"]["seeds"] else row["tuned"],
                                           results_dir)  # fmt: skip
-        tuning = (f"{ranking.task}/{ranking.grid}", f"{ranking.task}/{ranking.tuned}")
-        row["queued"] = sorted(b for b in set(queue.get((ranking.task, slot.variant), [])) if b.startswith(tuning))
+        queued = set(queue.get((ranking.task, slot.variant), []))
+        row["queued"] = sorted((b for b in queued if tuning_board(b, ranking)), key=board_order)
         rows.append(row)
     for rate in RATES:
         standings([r[rate] for r in rows], ranking.better, ranking.margin)
     return rows
+
+
+def tuning_board(key: str, ranking: TaskRanking) -> bool:
+    """Whether board ``key`` tunes or judges at tuned rates on the ranking's task: a board of the task named after its
+    grid or tuned preset (``majority/lr``, ``majority/tuned-blocks``), or a report card's grid or tuned board
+    (``cards/dyt/majority/lr``, ``cards/dyt/majority/tuned``)."""
+    try:
+        parsed = parse_key(key)
+    except ValueError:
+        return False
+    if parsed.task != ranking.task:
+        return False
+    if parsed.card is not None:
+        return parsed.kind in (CARD_GRID, CARD_TUNED)
+    return (parsed.name or "").startswith((ranking.grid, ranking.tuned))
+
+
+def of_task(key: str, task: str) -> bool:
+    """Whether ``key`` is a board of ``task`` (a text that is no board key is not)."""
+    try:
+        return board_task(key) == task
+    except ValueError:
+        return False
 
 
 def platform_drift(task: str, metric: str, results_dir: Path) -> PlatformDrift | None:
@@ -172,7 +197,7 @@ def platform_drift(task: str, metric: str, results_dir: Path) -> PlatformDrift |
     worst: PlatformDrift | None = None
     for row in json.loads(path.read_text(encoding="utf-8")).get("values") or []:
         board = str(row.get("board") or "")
-        if row.get("metric") != metric or not (board == task or board.startswith(f"{task}/")):
+        if row.get("metric") != metric or not of_task(board, task):
             continue
         if row.get("published") is None or row.get("replicate") is None:
             continue

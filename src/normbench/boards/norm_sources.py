@@ -10,21 +10,24 @@ from typing import Any
 
 from normbench import archive
 from normbench.archive import Board, VariantEntry
+from normbench.archive.board_keys import CARDS, board_folder, key_of_folder, parse_key, queues_folder
 from normbench.archive.views import TunedBase
 from normbench.boards.norm_cells import NormCell, seed_cell
 
 
 def tuned_boards(task: str, preset: str, results_dir: Path) -> list[tuple[str, Board]]:
-    """The task's boards judged at tuned rates in ``preset`` (key, board): the task's own first, then the others by
-    name, so a variant several boards share (LayerNorm's runs) is read from the first."""
-    folder = results_dir / task
-    keys = sorted(p.parent.name for p in folder.glob("*/leaderboard.json"))
-    order = sorted(keys, key=lambda k: (k != preset, k != f"{preset}-blocks", k))
+    """The task's boards judged at tuned rates in ``preset`` (key, board): the task's own first (``preset``, then
+    ``<preset>-blocks``, then the others by name), then the report cards' by card, so a variant several boards share
+    (LayerNorm's runs) is read from the first."""
+    patterns = [f"{task}/*", f"{CARDS}/*/{task}", f"{CARDS}/*/{task}/*"]
+    keys = [key_of_folder(results_dir, p.parent) for g in patterns for p in results_dir.glob(f"{g}/leaderboard.json")]
+    parsed = [parse_key(k) for k in keys if k is not None]
+    order = sorted(parsed, key=lambda k: (k.card is not None, k.name != preset, k.name != f"{preset}-blocks", k.key))
     out = []
-    for name in order:
-        board = archive.load_board(folder / name)
+    for key in order:
+        board = archive.load_board(key.folder(results_dir))
         if board.tuned and board.preset == preset:
-            out.append((f"{task}/{name}", board))
+            out.append((key.key, board))
     return out
 
 
@@ -39,8 +42,8 @@ def slots_of(entry: VariantEntry | None) -> dict[str, str] | None:
 
 
 def queued_boards(results_dir: Path) -> dict[tuple[str, str], list[str]]:
-    """(task, variant) -> the boards of the bake queue (``results/bake.yaml``) that train it."""
-    path = results_dir / "bake.yaml"
+    """(task, variant) -> the boards of the bake queue (``queues/bake.yaml``, beside ``results_dir``) that train it."""
+    path = queues_folder(results_dir) / "bake.yaml"
     if not path.is_file():
         return {}
     import yaml
@@ -89,9 +92,9 @@ class Sources:
         """Why the tuned board's rate for ``variant`` is not the grid's final choice under today's rule, or ``None``:
         the grid board (``tuned.choice``) still waits for tuning seeds, or it now chooses another rate."""
         key = (board.tuned or {}).get("choice")
-        if not key or not (self.results_dir / str(key) / "leaderboard.json").is_file():
+        if not key or not (board_folder(self.results_dir, str(key)) / "leaderboard.json").is_file():
             return None
-        choice = archive.load_board(self.results_dir / str(key)).choice
+        choice = archive.load_board(board_folder(self.results_dir, str(key))).choice
         groups = (choice.get("groups") if choice else None) or []
         group = next((g for g in groups if g.get("base") == variant), None)
         if group is None or "final" not in group:  # a grid built before the tuning budget was declared

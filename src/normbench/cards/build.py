@@ -1,6 +1,6 @@
 """A report card from its boards: per task, the new norm beside LayerNorm and RMSNorm, judged with the board's rules.
 
-Each task's board (``results/<task>/card-<slug>/``, built from the run archive by the card's bake) holds the three
+Each task's board (``results/cards/<slug>/<task>/``, built from the run archive by the card's bake) holds the three
 variants' per-seed values. For every headline metric of the task's protocol (:class:`~normbench.cards.protocol.
 CardProtocol`) and each baseline, two claims of our own are judged by :func:`normbench.judge.claims.judge`, the
 function every board uses: **equivalence** (a two-sided TOST: the 90% interval of the difference of seed means inside
@@ -21,6 +21,7 @@ from typing import cast
 
 from normbench import __version__
 from normbench.archive import Board, VariantEntry, load_board
+from normbench.archive.board_keys import board_folder
 from normbench.archive.record import Provenance
 from normbench.boards.norm_board import platform_drift
 from normbench.boards.progress import RunInProgress
@@ -165,7 +166,7 @@ def task_card(
                          "board": board_name, "margin": protocol.margin, "better": protocol.better,
                          "claim_prefix": protocol.claim_prefix}  # fmt: skip
     try:
-        board = load_board(Path(results_dir) / board_name)
+        board = load_board(board_folder(results_dir, board_name))
     except FileNotFoundError:
         return {**base, "status": "not run", "why": "no run of the card has finished on this task"}
     by_name = {v.name: cast(VariantRow, v.to_json()) for v in board.variants}  # the board's rows, as judged
@@ -224,7 +225,7 @@ def tuning_section(
     out: TuningSection = {"grid_board": grid_key, "tuned_board": tuned_key, "grid": None, "tuned": None}
     spent: list[RowProvenance] = []  # the provenance of the new norm's runs here (its time goes on the card's cost)
     try:
-        grid = load_board(Path(results_dir) / grid_key)
+        grid = load_board(board_folder(results_dir, grid_key))
     except FileNotFoundError:
         grid = None
     if grid is not None:
@@ -240,7 +241,7 @@ def tuning_section(
                        "seeds": sorted({s for v in grid.variants for s in v.seeds}),
                        "new": {"finished": new_runs, "planned": protocol.new_norm_runs()["grid"]}}  # fmt: skip
     try:
-        tuned = load_board(Path(results_dir) / tuned_key)
+        tuned = load_board(board_folder(results_dir, tuned_key))
     except FileNotFoundError:
         return {**out, "provenance": spent}
     view = cast(TunedView, tuned.tuned or {})  # the board's resolved bench.tuned (judge.tuned.resolve)

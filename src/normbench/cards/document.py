@@ -167,7 +167,7 @@ class CardSection(SectionHead):
 
 
 class QueueItem(TypedDict):
-    """One item of a card's queue (``results/cards/<slug>/bake.yaml``: ``queue[]``, :func:`normbench.cards.make.
+    """One item of a card's queue (``queues/cards/<slug>/bake.yaml``: ``queue[]``, :func:`normbench.cards.make.
     plan_card`): the ``board`` it builds on ``task``, its ``preset``, ``variants`` and ``seeds`` (comma-separated), and
     the card's task ``config`` it trains from."""
 
@@ -188,7 +188,7 @@ class Superseded(TypedDict):
 
 
 class PresetBench(TypedDict, total=False):
-    """The ``bench`` block a card's task config gives one preset (``results/cards/<slug>/<task>.yaml``:
+    """The ``bench`` block a card's task config gives one preset (``queues/cards/<slug>/<task>.yaml``:
     ``presets.<preset>.bench``): ``claims`` and ``token_report`` left to the card (``None``: the task's are off), at
     the tuned rates ``tuned`` (``choice``: the grid board the rates are chosen on) and ``protocol`` (its ``notes``),
     and ``superseded``: the runs a rebuild may drop (the card's own, or carried from its published config: as that
@@ -215,7 +215,7 @@ class CardVariants(TypedDict):
 
 
 class CardConfig(TypedDict):
-    """A card's task config (``results/cards/<slug>/<task>.yaml``, :func:`normbench.cards.make.plan_card`): the task
+    """A card's task config (``queues/cards/<slug>/<task>.yaml``, :func:`normbench.cards.make.plan_card`): the task
     it ``extends``, its ``presets`` (name -> what the card changes there) and, where the card adds a variant, its
     ``bench``."""
 

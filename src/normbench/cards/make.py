@@ -1,11 +1,15 @@
 """``normbench card <norm>``: probe the norm, bake its runs on every task beside the archived baselines, write the card.
 
-The card's folder ``results/cards/<slug>/`` holds what it trains from and what it says:
+What it trains from is its input, ``queues/cards/<slug>/`` (beside ``results/``:
+:func:`normbench.archive.board_keys.card_queue_folder`):
 
 * ``<task>.yaml``: the task's config (``extends: <task>``) without its preset's claims (the card judges its own),
   with the card's variant added where the task does not define it; ``bake.yaml``: the card's queue, one item per
-  task, its board ``results/<task>/card-<slug>/`` (the baselines and the new norm, the preset and seeds of the
-  task's protocol);
+  board, the headline one ``results/cards/<slug>/<task>/`` (the baselines and the new norm, the preset and seeds of
+  the task's protocol).
+
+What it says is in its folder ``results/cards/<slug>/``, beside its boards (``<task>/``, ``<task>/lr/``, ...):
+
 * ``card.json`` and ``card.md`` (:mod:`normbench.cards.build`, :mod:`normbench.cards.render`).
 
 Training is a bake (:func:`normbench.sweep.bake.bake`): runs the archive holds (the published baselines) are not
@@ -25,6 +29,7 @@ from pathlib import Path
 
 import yaml
 
+from normbench.archive.board_keys import board_folder, card_queue_folder
 from normbench.cards.build import build_card
 from normbench.cards.document import CardConfig, CardPreset, PresetBench, QueueItem, Superseded
 from normbench.cards.probe import probe
@@ -116,7 +121,7 @@ def card_placements(
         p
         for p in PLACEMENTS[1:]
         for t in tasks
-        if (Path(results_dir) / board_of(t, norm, p, options) / "leaderboard.json").is_file()
+        if (board_folder(results_dir, board_of(t, norm, p, options)) / "leaderboard.json").is_file()
     }
     return [p for p in PLACEMENTS if p in names or p in held]
 
@@ -142,7 +147,9 @@ def card_tasks(
         raise ValueError(f"options: {path} is the card of {norm} with {held}, not with {given}; remove that card")
     had = {t.get("task") for t in published.get("tasks") or [] if isinstance(t, dict)}
     every = tasks_with_cards()
-    boards = {t for t in every if (Path(results_dir) / board_of(t, norm, "", options) / "leaderboard.json").is_file()}
+    boards = {
+        t for t in every if (board_folder(results_dir, board_of(t, norm, "", options)) / "leaderboard.json").is_file()
+    }
     return [t for t in every if t in names or t in had or t in boards]
 
 
@@ -185,7 +192,9 @@ def drop_superseded(presets: dict[str, CardPreset], items: list[QueueItem], task
     already is kept."""
     for item in items:
         try:
-            board = json.loads((Path(results_dir) / item["board"] / "leaderboard.json").read_text(encoding="utf-8"))
+            board = json.loads(
+                (board_folder(results_dir, item["board"]) / "leaderboard.json").read_text(encoding="utf-8")
+            )
         except FileNotFoundError:
             continue
         gone = {v["name"].split(",")[0] for v in board.get("variants") or []} - set(item["variants"])
@@ -241,12 +250,12 @@ def plan_card(
     placements: list[str] | tuple[str, ...] = PLACEMENTS[:1],
     options: dict[str, OptionValue] | None = None,
 ) -> tuple[Path, list[QueueItem]]:
-    """Write the card's task configs and queue (into ``folder``, by default ``results/cards/<slug>/``); returns the
+    """Write the card's task configs and queue (into ``folder``, by default ``queues/cards/<slug>/``); returns the
     queue file and its items: every task's headline runs first (at each of ``placements``: the declared one's board
-    ``<task>/card-<slug>``, another's ``<task>/<placement>-card-<slug>``), then the learning-rate grids, then the runs
+    ``cards/<slug>/<task>``, another's ``cards/<slug>/<task>/<placement>``), then the learning-rate grids, then the runs
     at the tuned rates (which wait for their grid; the declared placement only). ``options``: the norm's constructor
     keywords, in every slot of the card's variant (:func:`~normbench.cards.protocol.card_variant`)."""
-    folder = folder or Path(results_dir) / "cards" / slug(norm, options)
+    folder = folder or card_queue_folder(results_dir, slug(norm, options))
     head: list[QueueItem] = []
     grids: list[QueueItem] = []
     tuned: list[QueueItem] = []
@@ -287,7 +296,7 @@ def plan_card(
                     "protocol": {"notes": [tuned_note(task, norm, protocol, grid_seeds, options)]},
                 }
             }
-        keep_superseded(presets, Path(results_dir) / "cards" / slug(norm, options) / f"{task}.yaml")
+        keep_superseded(presets, card_queue_folder(results_dir, slug(norm, options)) / f"{task}.yaml")
         drop_superseded(presets, [i for i in head + grids + tuned if i["task"] == task], task, results_dir)
         doc: CardConfig = {"extends": task, "presets": presets}
         if defined:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 import yaml
 from torch import nn
 
+from normbench.archive.board_keys import card_queue_folder
 from normbench.cards.protocol import CardProtocol, OptionValue, card_variant, slug
 from normbench.nn.norms import Norm, PluginNorm, get_component, source_version
 from normbench.tasks.trust import record_class
@@ -74,9 +75,9 @@ def section_models(
     options: dict[str, OptionValue] | None = None,
 ) -> dict[str, ModelFacts]:
     """The networks of a card's section (:func:`built_variants`), under the card's task config where it is written
-    (``results/cards/<slug>/<task>.yaml``: the card's variant defined there), else the task's with the card's variant
+    (``queues/cards/<slug>/<task>.yaml``: the card's variant defined there), else the task's with the card's variant
     added (:func:`~normbench.cards.protocol.card_variant`, with the norm's ``options``)."""
-    config = Path(results_dir) / "cards" / slug(norm, options) / f"{protocol.task}.yaml"
+    config = card_queue_folder(results_dir, slug(norm, options)) / f"{protocol.task}.yaml"
     if config.is_file():
         text = config.read_text(encoding="utf-8")
     else:

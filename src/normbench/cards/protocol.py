@@ -12,6 +12,7 @@ from typing import Any, TypedDict
 
 import yaml
 
+from normbench.archive.board_keys import card_key
 from normbench.nn.norms import Norm, PluginNorm, get_component
 from normbench.tasks import registered_tasks
 from normbench.training.config import load_config
@@ -179,11 +180,11 @@ class NamedCard:
 
 
 def board_of(task: str, norm: str, kind: str = "", options: Mapping[str, OptionValue] | None = None) -> str:
-    """A card's board on a task: ``<task>/card-<slug>`` (its headline runs), ``<task>/lr-card-<slug>`` (``kind`` lr:
-    the learning-rate grid), ``<task>/tuned-card-<slug>`` (the claims at each variant's tuned rate) or
-    ``<task>/post-card-<slug>`` (``kind`` post: the headline runs at a placement the task does not declare); the slug
-    of the norm with its ``options`` (:func:`slug`)."""
-    return f"{task}/{kind + '-' if kind else ''}card-{slug(norm, options)}"
+    """A card's board on a task, as its key (:func:`normbench.archive.board_keys.card_key`): ``cards/<slug>/<task>``
+    (its headline runs), ``cards/<slug>/<task>/lr`` (``kind`` lr: the learning-rate grid), ``.../tuned`` (the claims
+    at each variant's tuned rate) or ``.../post`` (``kind`` post: the headline runs at a placement the task does not
+    declare); the slug of the norm with its ``options`` (:func:`slug`)."""
+    return card_key(slug(norm, options), task, kind)
 
 
 def slug(norm: str, options: Mapping[str, OptionValue] | None = None) -> str:

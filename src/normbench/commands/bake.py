@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from normbench.sweep.options import BakeOptions
 
-QUEUE = "results/bake.yaml"  # normbench.sweep.bake.QUEUE (imported when the bake runs: torch)
+QUEUE = "queues/bake.yaml"  # normbench.sweep.bake.QUEUE (imported when the bake runs: torch)
 
 
 def bake(queue: str = QUEUE, bake_options: BakeOptions | None = None, dry_run: bool = False) -> None:
@@ -14,7 +14,7 @@ def bake(queue: str = QUEUE, bake_options: BakeOptions | None = None, dry_run: b
     checkpoints, go into the run archive, and the boards whose runs changed are rebuilt.
 
     Args:
-        queue: the queue file (``results/bake.yaml``: a list of board, task, preset, variants, seeds).
+        queue: the queue file (``queues/bake.yaml``: a list of board, task, preset, variants, seeds).
         bake_options: how the runs train (:class:`normbench.sweep.options.BakeOptions`: ``--budget``, ``--gpus``, ...).
         dry_run: print where each queued run stands; train nothing.
     """

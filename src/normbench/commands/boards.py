@@ -8,10 +8,10 @@ leaderboards), and ``normbench <command> --help`` answers without them.
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Sequence
 from pathlib import Path
 
+from normbench.archive.board_keys import card_queue_folder, key_of_folder, parse_key, results_root
 from normbench.publish import files as publish
 from normbench.sweep.options import SweepOptions
 
@@ -99,14 +99,15 @@ def leaderboard(
 
 def config_file_of(path: Path, name: str | None, results_dir: Path) -> str | None:
     """The config file a board's sweep was planned from, which the board names by file name only: as given (from
-    here), beside the board, or a report card's own (``results/cards/<norm>/<name>`` for the boards
-    ``<task>/card-<norm>``, ``lr-card-<norm>`` and ``tuned-card-<norm>``); a one-line error where none is."""
+    here), beside the board, or a report card's own (``queues/cards/<norm>/<name>`` for the boards
+    ``cards/<norm>/<task>[/<kind>]``, :mod:`normbench.archive.board_keys`); a one-line error where none is."""
     if name is None:
         return None
-    card = re.search(r"(?:^|-)card-(.+)$", path.parent.name)
+    key = key_of_folder(results_dir, path.parent)
+    card = parse_key(key).card if key is not None else None
     candidates = [Path(name), path.parent / name]
     if card:
-        candidates.append(results_dir / "cards" / card.group(1) / name)
+        candidates.append(card_queue_folder(results_dir, card) / name)
     found = next((c for c in candidates if c.is_file()), None)
     if found is None:
         looked = ", ".join(str(c) for c in candidates)
@@ -146,7 +147,7 @@ def rejudge(board: str, force: bool = False) -> None:
         raise ValueError(f"board: {path} does not exist; give a folder holding a leaderboard.json") from None
     sweep = doc.sweep or {}
     variants = list(dict.fromkeys(v.split(",")[0] for v in sweep.get("variants") or [])) or None  # grid cells: bases
-    results_dir = next((p.parent for p in path.parents if p.name == doc.task), None)  # results/<task>/...
+    results_dir = results_root(path.parent, doc.task)  # results/<task>/..., results/cards/<card>/<task>/...
     config, runs = plan_runs(
         doc.task,
         sweep.get("preset"),
@@ -164,7 +165,7 @@ def rejudge(board: str, force: bool = False) -> None:
     configs = {r.variant: r.config for r in runs}
     planned = {name: [r.seed for r in runs if r.variant == name] for name in configs}
     adopted, moved = (
-        adopt_canonical(doc.to_json(), str(path.parent.relative_to(results_dir)), results_dir)
+        adopt_canonical(doc.to_json(), str(key_of_folder(results_dir, path.parent)), results_dir)
         if results_dir is not None
         else (doc.to_json(), [])
     )

@@ -17,7 +17,7 @@ def card(
     """A report card for a norm: its facts and its runs on every task against LayerNorm and RMSNorm.
 
     The card holds the norm's measured facts, and its runs on every task beside the published LayerNorm and RMSNorm
-    runs, judged against both (``results/cards/<norm>/card.md``; its boards ``results/<task>/card-<norm>/``).
+    runs, judged against both (``results/cards/<norm>/card.md``; its boards ``results/cards/<norm>/<task>/``).
 
     Args:
         norm: a registered norm (``dyt``), an entry point's name, or an import path ``package.module:Class``.

@@ -24,6 +24,7 @@ from typing import Any, Literal, TypedDict, cast
 
 from normbench.archive import BoardError, load_board
 from normbench.archive._json import JsonDict
+from normbench.archive.board_keys import board_folder, parse_key
 from normbench.archive.views import TunedBase, TunedView
 from normbench.judge.choice import ChoiceDoc, ChoiceGroup, choice_doc, sort_key, split_name
 from normbench.judge.choice_text import waiting_text
@@ -34,8 +35,8 @@ RATES: tuple[Rate, ...] = ("shared", "tuned")
 
 
 class TunedSpec(TypedDict):
-    """``bench.tuned`` as a config declares it: the board that chose the values (``choice``, ``<task>/<name>``) and
-    the grid value every variant shares (``shared``)."""
+    """``bench.tuned`` as a config declares it: the board that chose the values (``choice``, its key, ``majority/lr``)
+    and the grid value every variant shares (``shared``)."""
 
     choice: str
     shared: object
@@ -62,10 +63,10 @@ class ChoiceNotReady(ValueError):
 
 def check_spec(spec: Any) -> TunedSpec:
     """``bench.tuned`` as ``{choice, shared}``, or a one-line error naming the field."""
-    if not isinstance(spec, dict) or not isinstance(spec.get("choice"), str) or "/" not in spec["choice"]:
+    if not isinstance(spec, dict) or not isinstance(spec.get("choice"), str) or not is_board_key(spec["choice"]):
         raise ValueError(
-            f"bench.tuned.choice: must name the board that chose the values, as <task>/<name> "
-            f"(e.g. majority/lr), got {spec!r}"
+            f"bench.tuned.choice: must name the board that chose the values, as its key "
+            f"(e.g. majority/lr, cards/dyt/majority/lr), got {spec!r}"
         )
     if "shared" not in spec or isinstance(spec["shared"], (dict, list)) or spec["shared"] is None:
         raise ValueError(f"bench.tuned.shared: must be the grid value every variant shares, got {spec.get('shared')!r}")
@@ -73,6 +74,15 @@ def check_spec(spec: Any) -> TunedSpec:
     if unknown:
         raise ValueError(f"bench.tuned.{unknown[0]}: not a setting; bench.tuned holds choice and shared")
     return cast(TunedSpec, spec)  # checked above: a choice board and a shared value, nothing else
+
+
+def is_board_key(text: str) -> bool:
+    """Whether ``text`` is the key of a board other than a task's own bench (:mod:`normbench.archive.board_keys`)."""
+    try:
+        parsed = parse_key(text)
+    except ValueError:
+        return False
+    return parsed.key != parsed.task
 
 
 def same_value(label: str, value: Any) -> bool:
@@ -89,7 +99,7 @@ def resolve(spec: Any, names: list[str], results_dir: str | Path) -> TunedView:
     table's; ``results_dir``: where the choice board lies (``<results_dir>/<choice>/leaderboard.json``). One-line
     errors for a missing or choiceless board and a shared value that is not a grid point."""
     spec = check_spec(spec)
-    path = Path(results_dir) / spec["choice"]
+    path = board_folder(results_dir, spec["choice"])
     try:
         board = load_board(path)
     except FileNotFoundError:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from normbench import archive
 from normbench.archive import Board
+from normbench.archive.board_keys import board_folder
 from normbench.site import card_pages
 
 BOARD_FILE = "leaderboard.md"
@@ -24,14 +25,15 @@ IMAGE_SUFFIXES = (".png", ".svg", ".jpg", ".jpeg", ".gif")
 
 
 def boards(results_dir: str | Path = "results") -> list[str]:
-    """Every board under ``results_dir``, as ``<task>`` or ``<task>/<name>`` keys, sorted."""
+    """Every board under ``results_dir``, as keys (``<task>``, ``<task>/<name>``, ``cards/<card>/<task>[/<kind>]``),
+    sorted."""
     root = Path(results_dir)
     return sorted(p.parent.relative_to(root).as_posix() for p in root.rglob(BOARD_FILE))
 
 
 def page_of(key: str) -> str:
     """The docs page (relative to the docs root) that shows board ``key``: ``results/lm-width.md``; a report card's
-    board is shown on its card's page (``majority/card-pnorm`` -> ``cards/pnorm.md``)."""
+    board is shown on its card's page (``cards/pnorm/majority`` -> ``cards/pnorm.md``)."""
     return card_pages.page_of_card_board(key) or f"{PAGES}/{key.replace('/', '-')}.md"
 
 
@@ -62,4 +64,4 @@ def figures(results_dir: str | Path = "results") -> list[tuple[str, Path]]:
 
 def load_board(key: str, results_dir: str | Path = "results") -> Board:
     """Board ``key`` (``results/<key>/leaderboard.json``), read by :func:`normbench.archive.load_board`."""
-    return archive.load_board(Path(results_dir) / key / "leaderboard.json")
+    return archive.load_board(board_folder(results_dir, key) / "leaderboard.json")

@@ -2,7 +2,7 @@
 
 A card (``results/cards/<slug>/card.{md,json}``, written by ``normbench card``) gets the page ``docs/cards/<slug>.md``
 (:func:`card_page`): the card itself (an ``include:`` block), then the boards it was judged on
-(``results/<task>/card-<slug>/``, ``board:`` blocks), whose page it is (:func:`page_of_card_board`);
+(``results/cards/<slug>/<task>/``, ``board:`` blocks), whose page it is (:func:`page_of_card_board`);
 :func:`normbench.site.docs_pages.write_pages` writes it. The index page
 ``docs/cards/index.md`` holds ``<!-- generated: cards -->``, every card's summary rows (:func:`cards_table`);
 ``docs/test-your-norm.md`` holds ``<!-- generated: card-costs -->``, the training time of each card's new norm's runs
@@ -19,14 +19,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from normbench.archive import board_keys
 from normbench.render.markdown import cell
 
 AT_TUNED = " at the tuned lr"  # a card summary row's metric at each variant's tuned rate
 
-CARDS = "cards"  # under results/ the cards' folders, under docs/ their pages
-BOARD_PREFIX = "card-"  # a card's board on a task: results/<task>/card-<slug>/
-# ... its learning-rate grid and tuned runs, and its runs at post-LN (--placements): results/<task>/lr-card-<slug>/, ...
-KINDS = ("", "lr-", "tuned-", "post-")
+# under results/ the cards' folders (each card's boards in it: results/cards/<slug>/<task>/[lr/, tuned/, post/]),
+# under docs/ their pages
+CARDS = board_keys.CARDS
 
 
 def card_slugs(results_dir: str | Path = "results") -> list[str]:
@@ -46,14 +46,14 @@ def card_page_of(slug: str) -> str:
 
 
 def page_of_card_board(key: str) -> str | None:
-    """The page of board ``key`` when it is a card's (``majority/card-pnorm``, its learning-rate grid
-    ``majority/lr-card-pnorm``, tuned runs ``majority/tuned-card-pnorm`` and post-LN runs ``majority/post-card-pnorm``
-    -> ``cards/pnorm.md``), else ``None``."""
-    task, _, name = key.partition("/")
-    for kind in KINDS:
-        if task and name.startswith(kind + BOARD_PREFIX):
-            return card_page_of(name[len(kind + BOARD_PREFIX) :])
-    return None
+    """The page of board ``key`` when it is a card's (``cards/pnorm/majority``, its learning-rate grid
+    ``cards/pnorm/majority/lr``, tuned runs ``cards/pnorm/majority/tuned`` and post-LN runs
+    ``cards/pnorm/majority/post`` -> ``cards/pnorm.md``), else ``None``."""
+    try:
+        card = board_keys.parse_key(key).card
+    except ValueError:  # not a board's folder
+        return None
+    return card_page_of(card) if card is not None else None
 
 
 def card_page(slug: str, results_dir: str | Path = "results") -> str:
@@ -65,7 +65,7 @@ def card_page(slug: str, results_dir: str | Path = "results") -> str:
         for key in (t["board"], (t.get("tuning") or {}).get("grid_board"), (t.get("tuning") or {}).get("tuned_board"))
         if key
     ]
-    boards = [key for key in keys if (Path(results_dir) / key / "leaderboard.md").is_file()]
+    boards = [key for key in keys if (board_keys.board_folder(results_dir, key) / "leaderboard.md").is_file()]
     lines = [
         f"# Report card: `{card['norm']}`",
         "",

@@ -1,14 +1,14 @@
 """Bakes: work through a queue of wanted runs under a time budget, on whatever machine this is.
 
-The queue (``results/bake.yaml``) lists, in priority order, the runs the published boards want: a board
-(``results/<board>/``), its task, preset, variants and seeds. :func:`bake` skips what the run archive already holds
-finished, continues unfinished runs from their archived checkpoints, trains the rest in order, and at the deadline stops
-every run it started: each saves its checkpoint (:mod:`normbench.training.stopping.deadline`) and goes into the archive
-unfinished, so the next bake, on this machine or another, continues it. A run still going halfway through the budget's
-reserve (past its last training step: its tests and analyses) is stopped then, so the bake ends within its budget.
-Finished runs go into the archive as replicates of this platform. Then the boards whose runs changed are rebuilt from
-the archive (an unfinished run is a row, "step k of N"). A bake runs at low CPU priority by default (``nice``), so it
-can train in the background.
+The queue (``queues/bake.yaml``) lists, in priority order, the runs the published boards want: a board
+(``results/<board>/``, its key: :mod:`normbench.archive.board_keys`), its task, preset, variants and seeds. :func:`bake`
+skips what the run archive already holds finished, continues unfinished runs from their archived checkpoints, trains the
+rest in order, and at the deadline stops every run it started: each saves its checkpoint
+(:mod:`normbench.training.stopping.deadline`) and goes into the archive unfinished, so the next bake, on this machine or
+another, continues it. A run still going halfway through the budget's reserve (past its last training step: its tests
+and analyses) is stopped then, so the bake ends within its budget. Finished runs go into the archive as replicates of
+this platform. Then the boards whose runs changed are rebuilt from the archive (an unfinished run is a row, "step k of
+N"). A bake runs at low CPU priority by default (``nice``), so it can train in the background.
 
 Each run is its own ``normbench sweep`` subprocess of one run, with its own share of the CPU cores (its affinity), or
 of the GPUs; a new run starts only while at least ``MIN_SLOT_S`` seconds of the budget are left. A bake with no
@@ -30,6 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from normbench.archive.board_keys import board_folder
 from normbench.archive.store import Archive
 from normbench.boards.replicates.report import write_report
 from normbench.judge.tuned import ChoiceNotReady
@@ -50,7 +51,7 @@ from normbench.sweep.baking.queue import (
 )
 from normbench.sweep.options import BakeOptions, SweepOptions
 
-QUEUE = "results/bake.yaml"
+QUEUE = "queues/bake.yaml"
 TOKEN_TASKS = ("lm", "sst2")  # tasks whose runs the sst2 token report (Tables 3-4) reads
 
 
@@ -282,8 +283,8 @@ def refresh_pages(results_dir: str) -> None:
 
 
 def board_file(results_dir: str, board: str) -> Path:
-    """The leaderboard JSON of a queued board (``lm/lr``)."""
-    return Path(results_dir) / board / "leaderboard.json"
+    """The leaderboard JSON of a queued board (``lm/lr``, ``cards/dyt/lm/lr``)."""
+    return board_folder(results_dir, board) / "leaderboard.json"
 
 
 def boards_of(items: list[QueueItem], changed: set[str]) -> list[QueueItem]:

@@ -2,8 +2,9 @@
 
 Only a task's own bench (its ``default_preset``, default seeds and variants, no overrides, no grid) writes
 ``results/<task>/``. Every other sweep writes ``results/<task>/<name>/``, ``name`` given with ``--name`` or derived
-from what differs (:func:`results_folder`); a named folder keeps the key of the sweep that wrote it
-(:func:`sweep_key` of its :func:`sweep_definition`), and a different sweep never replaces it
+from what differs (:func:`results_folder`), or the folder of a board key ``--name`` gives (a report card's board:
+``cards/<card>/<task>[/<kind>]``, :mod:`normbench.archive.board_keys`); a named folder keeps the key of the sweep
+that wrote it (:func:`sweep_key` of its :func:`sweep_definition`), and a different sweep never replaces it
 (:func:`check_results_owner`).
 """
 
@@ -17,6 +18,7 @@ from typing import Any
 
 from normbench.archive import BoardError, load_board
 from normbench.archive.board import SweepDefinition
+from normbench.archive.board_keys import task_key
 from normbench.publish import files as publish
 from normbench.sweep.plan import Run, parse_seeds
 
@@ -70,18 +72,22 @@ def results_folder(
     name: str | None,
     config_file: str | None = None,
 ) -> str | None:
-    """The subfolder of ``results/<task>/`` a sweep's leaderboard goes to; ``None`` for the task's own bench.
+    """The subfolder of ``results/<task>/`` a sweep's leaderboard goes to, or the key of its board elsewhere (``name``
+    a key of the task's: ``cards/dyt/majority/lr``); ``None`` for the task's own bench.
 
-    The task's own bench is its shipped config (``config_file`` ``None``) at its ``default_preset``
-    with the preset's seeds and variants, no overrides and no grid. Any other sweep gets ``name``,
-    else (another config file) the file's stem, else the preset's name when only the preset
-    differs, else ``<preset>-<8 hex digits of what differs>``.
+        The task's own bench is its shipped config (``config_file`` ``None``) at its ``default_preset``
+        with the preset's seeds and variants, no overrides and no grid. Any other sweep gets ``name``,
+        else (another config file) the file's stem, else the preset's name when only the preset
+        differs, else ``<preset>-<8 hex digits of what differs>``.
     """
     bench = config.get("bench") or {}
     default_seeds = list(bench.get("seeds") or [0])
     default_variants = bench.get("default_variants") or list(bench.get("variants") or {})
     same_seeds = seeds is None or parse_seeds(seeds) == default_seeds
     same_variants = variants is None or list(variants) == list(default_variants)
+    if name is not None and "/" in name:  # a board key of the task (a report card's board)
+        task_key(str(config.get("task")), name)
+        return name
     if name is not None:
         if not re.fullmatch(r"[A-Za-z0-9_.+=-]+", name) or name in (".", ".."):
             raise ValueError(f"name: {name!r} must be a folder name (letters, digits, _ . + = -)")

@@ -36,7 +36,8 @@ class SweepOptions:
         runs_dir: root of logs, checkpoints and run records.
         results_dir: leaderboards go to ``RESULTS_DIR/<task>/[NAME]``.
         name: leaderboard subfolder (default: none for the task's own bench, the preset's name when only the
-            preset differs, else ``<preset>-<hash of what differs>``).
+            preset differs, else ``<preset>-<hash of what differs>``), or a board key of the task: the board's
+            folder under ``RESULTS_DIR`` (a report card's ``cards/<card>/<task>/lr``).
         leaderboard: write the leaderboard.
         progress: progress bars (on a terminal).
         force: replace the published leaderboard even when this sweep lacks some of its finished runs or

@@ -18,6 +18,7 @@ from pathlib import Path
 import torch
 
 from normbench.archive.board import SweepDefinition
+from normbench.archive.board_keys import board_folder, task_key
 from normbench.archive.store import Archive
 from normbench.boards.replicates.report import write_report
 from normbench.io import Config, check_writable
@@ -167,7 +168,7 @@ def plan_sweep(options: SweepOptions, overrides: list[str] | None) -> SweepPlan:
     own = resolve_config(options.config_path)
     custom = None if own.read_bytes() == get_task(task).config_path.read_bytes() else str(own)
     folder = results_folder(cfg, preset, options.seeds, variants, overrides, options.grid, options.name, custom)
-    out = Path(options.results_dir) / task / folder if folder else Path(options.results_dir) / task
+    out = board_folder(options.results_dir, task_key(task, folder))
     definition = sweep_definition(preset, runs, overrides, options.grid, custom)
     return SweepPlan(task, cfg, preset, runs, folder, out, definition, sweep_key(definition))
 

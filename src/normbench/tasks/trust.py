@@ -1,7 +1,7 @@
 """What a run record, a checkpoint, a board or a bake queue's config may make normbench import: registered code only.
 
-Run records and checkpoints travel between machines, and a bake queue (``results/bake.yaml``) and the card configs
-it names are files under ``results/`` that anyone may send (a pull request), so all of them are untrusted input.
+Run records and checkpoints travel between machines, and a bake queue (``queues/bake.yaml``) and the card configs
+it names are files under ``queues/`` that anyone may send (a pull request), so all of them are untrusted input.
 Reading one never imports a module it names: its ``model``/``data`` class is a registered task's module or data
 module, or a class of that kind this process has already imported (from the config it was given, say), and its
 norms are registered components or import paths already used here. A queue's config (:func:`check_config_code`,

@@ -111,7 +111,7 @@ def test_the_shipped_queue_names_registered_code_and_the_projects_own_examples(m
     monkeypatch.chdir(root)  # the queue names its configs from the repository root
     monkeypatch.syspath_prepend(str(root))
     before = {m for m in sys.modules if m.startswith("examples")}
-    items = load_queue(root / "results" / "bake.yaml")
+    items = load_queue(root / "queues" / "bake.yaml")
     assert any(i.config for i in items)
     assert {m for m in sys.modules if m.startswith("examples")} == before
     assert project_example("examples.pnorm_example") and project_example("examples.broken_norms")

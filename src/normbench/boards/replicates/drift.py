@@ -6,6 +6,7 @@ from __future__ import annotations
 import fnmatch
 from typing import cast
 
+from normbench.archive.board_keys import board_task
 from normbench.boards.replicates.compare import board_chaos
 from normbench.boards.replicates.rows import ChaoticDrift, Drift, MetricDrift, ReplicateValue, ReportedDrift, SeedSpread
 from normbench.training.reproducibility import COUNTED, by_distribution, tolerance
@@ -62,7 +63,7 @@ def summary(
     for s in spreads:
         metrics_of_task.setdefault(str(s["task"]), set()).add(s["metric"])
     for r in rows:
-        metrics_of_task.setdefault(str(r["board"]).split("/")[0], set()).add(r["metric"])
+        metrics_of_task.setdefault(board_task(str(r["board"])), set()).add(r["metric"])
     for rep in reported:
         if rep["preset"] and board_chaos(rep["task"], rep["preset"]):
             continue  # a chaotic config's drift is compared by distribution

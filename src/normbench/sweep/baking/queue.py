@@ -1,4 +1,4 @@
-"""The bake queue: its file (``results/bake.yaml``), the runs it wants, and where each of them stands.
+"""The bake queue: its file (``queues/bake.yaml``), the runs it wants, and where each of them stands.
 
 A queue lists, in priority order, the runs the published boards want (:class:`QueueItem`); :func:`survey` plans them
 and tells where each stands (:class:`Slot`: finished in the archive, refused, finished here, in progress, not
@@ -8,7 +8,6 @@ did (:func:`archive_finished_here`, :func:`count_trained`). The bake itself is :
 
 from __future__ import annotations
 
-import re
 import sys
 from collections import Counter
 from dataclasses import dataclass, field
@@ -16,6 +15,7 @@ from pathlib import Path
 
 import yaml
 
+from normbench.archive.board_keys import parse_key
 from normbench.archive.files.reading import ArchiveError
 from normbench.archive.files.writing import checkpoint_step
 from normbench.archive.record import RecordDocument
@@ -36,7 +36,8 @@ OPTIONAL_KEYS = ("config",)  # a config file of the task's (default: its shipped
 
 @dataclass(frozen=True)
 class QueueItem:
-    """Runs wanted by one board: ``variants`` x ``seeds`` of ``task`` at ``preset``, shown on ``results/<board>/``."""
+    """Runs wanted by one board: ``variants`` x ``seeds`` of ``task`` at ``preset``, shown on ``results/<board>/``
+    (``board``: its key, :mod:`normbench.archive.board_keys`)."""
 
     board: str
     task: str
@@ -52,9 +53,8 @@ class QueueItem:
 
     @property
     def folder(self) -> str | None:
-        """The board's subfolder of ``results/<task>/`` (``None``: the task's own board)."""
-        rest = self.board.split("/", 1)
-        return rest[1] if len(rest) == 2 else None
+        """The sweep's ``name`` of the board: its key (``None``: the task's own board)."""
+        return None if parse_key(self.board).key == self.task else self.board
 
 
 @dataclass
@@ -123,8 +123,12 @@ def load_queue(path: str | Path) -> list[QueueItem]:
         if missing:
             raise ValueError(f"{where}: field {missing[0]!r} is required")
         board, task = str(item["board"]), str(item["task"])
-        if not re.fullmatch(r"[A-Za-z0-9_.+=-]+(/[A-Za-z0-9_.+=-]+)?", board) or board.split("/")[0] != task:
-            raise ValueError(f"{where}: board {board!r} must be <task> or <task>/<name> of task {task!r}")
+        try:
+            of_task = parse_key(board).task == task
+        except ValueError as exc:
+            raise ValueError(f"{where}: {exc}") from None
+        if not of_task:
+            raise ValueError(f"{where}: board {board!r} is not a board of task {task!r}")
         variants = item["variants"]
         if isinstance(variants, str):
             variants = [v for v in variants.split(",") if v]
