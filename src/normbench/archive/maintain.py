@@ -160,7 +160,7 @@ def localised_board(data: object) -> object:
 
 def boards_with_local_paths(results_dir: str | Path) -> list[Path]:
     """The published boards that name a run's log folder by an absolute path of the machine that built them."""
-    return [p for p in board_files(results_dir) if localised_board(read_json(p)) != read_json(p)]
+    return [p for p in board_files(results_dir) if localised_board(data := read_json(p)) != data]
 
 
 def localise_boards(results_dir: str | Path) -> list[Path]:
