@@ -16,7 +16,7 @@ PACKAGE = Path(normbench.__file__).parent
 
 # lowest first; units in one layer are independent of each other
 LAYERS: list[set[str]] = [
-    {"__init__", "errors", "io", "plugins", "rng"},  # leaves
+    {"__init__", "errors", "formatting", "io", "plugins", "rng"},  # leaves
     {"nn"},  # norms, blocks, placement, one config per architecture
     {"data", "analysis"},  # data modules | pure functions on tensors and models
     {"tasks"},  # LightningModules, metric series, the registry
@@ -231,3 +231,48 @@ def test_the_task_name_check_finds_each_form_of_test() -> None:
     assert [(line, name) for line, name, _ in task_name_tests(source, {"lm", "sst2", "majority"})] == [
         (1, "lm"), (2, "sst2"), (3, "majority"), (4, "lm"), (6, "sst2"),
     ]  # fmt: skip
+
+
+# the size limits of a house others can carry on: small modules, small folders, short orchestrators, typed seams
+MAX_MODULE_LINES = 400
+MAX_FOLDER_MODULES = 12
+MAX_ORCHESTRATOR_LINES = 60
+ORCHESTRATORS = {
+    "normbench.sweep.run": "run_sweep",
+    "normbench.publish.write": "write_results",
+    "normbench.sweep.bake": "bake",
+    "normbench.sweep.baking.launch": "train_queue",
+}
+MAX_UNTYPED_OBJECTS = 100  # annotations written ``dict[str, Any]``
+
+
+def test_no_module_is_longer_than_the_limit() -> None:
+    long = {name: n for name, path in modules().items() if (n := len(path.read_text().splitlines())) > MAX_MODULE_LINES}
+    assert not long, f"modules over {MAX_MODULE_LINES} lines: {long}"
+
+
+def test_no_folder_holds_more_modules_than_the_limit() -> None:
+    folders = {p.parent for p in PACKAGE.rglob("*.py")}
+    crowded = {
+        str(f.relative_to(PACKAGE.parent)): n
+        for f in folders
+        if (n := sum(p.name != "__init__.py" for p in f.glob("*.py"))) > MAX_FOLDER_MODULES
+    }
+    assert not crowded, f"folders over {MAX_FOLDER_MODULES} modules: {crowded}"
+
+
+def test_the_orchestrators_are_short() -> None:
+    mods = modules()
+    for name, function in ORCHESTRATORS.items():
+        (node,) = [
+            n
+            for n in ast.parse(mods[name].read_text(encoding="utf-8")).body
+            if isinstance(n, ast.FunctionDef) and n.name == function
+        ]
+        lines = node.end_lineno - node.lineno + 1  # type: ignore[operator]
+        assert lines <= MAX_ORCHESTRATOR_LINES, f"{name}.{function} is {lines} lines"
+
+
+def test_few_untyped_json_objects() -> None:
+    count = sum(path.read_text(encoding="utf-8").count("dict[str, Any]") for path in modules().values())
+    assert count < MAX_UNTYPED_OBJECTS, f"{count} annotations are dict[str, Any]"

@@ -29,19 +29,8 @@ from normbench.archive._json import (
 )
 from normbench.archive.claim import JudgedClaim
 from normbench.archive.compact import FORMAT, compact, expand
-from normbench.archive.views import (
-    BoardProvenance,
-    ChoiceDoc,
-    Citation,
-    CollapseView,
-    FailedRun,
-    MatrixDoc,
-    NullBlock,
-    ReferenceDoc,
-    RowProvenance,
-    TunedView,
-    WidthDoc,
-)
+from normbench.archive.documents.rows import BoardProvenance, Citation, FailedRun, NullBlock, RowProvenance
+from normbench.archive.documents.views import ChoiceDoc, CollapseView, MatrixDoc, ReferenceDoc, TunedView, WidthDoc
 from normbench.io import atomic_write_text, dumps_json_lines
 
 if TYPE_CHECKING:  # the tasks package imports torch; a board's reader needs only the shape

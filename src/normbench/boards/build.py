@@ -23,8 +23,8 @@ from typing import Any, TypedDict
 
 from normbench import __version__
 from normbench.archive import FINISHED, Board, load_record, parse_board
+from normbench.archive.documents.rows import VariantPlatform
 from normbench.archive.record import RecordDocument
-from normbench.archive.views import VariantPlatform
 from normbench.boards.paper import ProtocolSpec, build_protocol, build_tables
 from normbench.boards.variants import distinct, group_by_variant, n_layers_of, variant_entry
 from normbench.io import Config, strict_json

@@ -11,7 +11,7 @@ from typing import Any
 from normbench import archive
 from normbench.archive import Board, VariantEntry
 from normbench.archive.board_keys import CARDS, board_folder, key_of_folder, parse_key, queues_folder
-from normbench.archive.views import TunedBase
+from normbench.archive.documents.views import TunedBase
 from normbench.boards.norm_cells import NormCell, seed_cell
 
 

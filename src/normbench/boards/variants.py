@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any, TypedDict, TypeVar
 
 from normbench.archive import wall_time_share_s
+from normbench.archive.documents.rows import VariantPlatform
 from normbench.archive.files.writing import local_path, runs_root_of
 from normbench.archive.record import Provenance, RecordDocument
-from normbench.archive.views import VariantPlatform
 from normbench.boards.published import (
     NOT_MEASURED,
     is_stand_in,

@@ -35,7 +35,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any, cast
 
-from normbench.archive.views import ChoiceDoc, ChoiceGroup, ChoiceRow, ChoiceSpec, Excluded, Missing
+from normbench.archive.documents.views import ChoiceDoc, ChoiceGroup, ChoiceRow, ChoiceSpec, Excluded, Missing
 from normbench.judge.collapse import collapsed_seeds
 from normbench.judge.rows import variant_rows
 

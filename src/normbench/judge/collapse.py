@@ -24,9 +24,9 @@ import math
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
+from normbench.archive.documents.views import CollapseSpec
 from normbench.archive.facts import data_fact
 from normbench.archive.record import RecordDocument
-from normbench.archive.views import CollapseSpec
 from normbench.judge.rows import variant_row
 from normbench.training.run.loading import build_datamodule
 

@@ -9,24 +9,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import cast
 
-from normbench.archive.claim import (
+from normbench.archive.claim import ChanceAt, ClaimEntry, ClaimHead, JudgedEntry, Reasons, Rule
+from normbench.archive.documents.verdicts import (
     AgainstNull,
     Borderline,
     Censored,
     CensoredSeed,
-    ChanceAt,
-    ClaimEntry,
-    ClaimHead,
     FailureCount,
-    JudgedEntry,
     NullAtKeys,
     NullDraws,
     PaperChance,
     Power,
     ProtocolCheck,
     Provisional,
-    Reasons,
-    Rule,
 )
 
 __all__ = [

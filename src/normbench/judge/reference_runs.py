@@ -28,8 +28,8 @@ from collections.abc import Mapping
 from importlib import resources
 from typing import Any, TypedDict, cast
 
-from normbench.archive.views import PairDifference as PairDifference
-from normbench.archive.views import Paired, ReferenceDoc, ReferenceRow, ReferenceScript, SeededPair, Side
+from normbench.archive.documents.views import PairDifference as PairDifference
+from normbench.archive.documents.views import Paired, ReferenceDoc, ReferenceRow, ReferenceScript, SeededPair, Side
 from normbench.judge.rows import rows_by_name
 from normbench.judge.stats import difference_interval, mean_interval, values_of
 

@@ -4,7 +4,7 @@
 and the random-key null beside an unselectable fraction (:class:`NullBlock`:
 :func:`normbench.judge.chance.board.with_chance` puts it there).
 
-The documents are :mod:`normbench.archive.views`' (the archive fixes their shape); the judge names them from here. A
+The documents are :mod:`normbench.archive.documents`' (the archive fixes their shape); the judge names them from here. A
 row is built key by key and a board written before a key existed lacks it, so every key of a row is optional. The
 board pipeline hands its rows to the judge as JSON objects (:func:`normbench.boards.variants.variant_entry`'s, or
 a board's variants read back): :func:`variant_rows` and :func:`rows_by_name` take them as rows of this shape.
@@ -15,10 +15,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import cast
 
-from normbench.archive.views import MetricRow as MetricRow
-from normbench.archive.views import NullBlock as NullBlock
-from normbench.archive.views import RowProvenance as RowProvenance
-from normbench.archive.views import VariantRow
+from normbench.archive.documents.rows import MetricRow as MetricRow
+from normbench.archive.documents.rows import NullBlock as NullBlock
+from normbench.archive.documents.rows import RowProvenance as RowProvenance
+from normbench.archive.documents.rows import VariantRow
 
 
 def variant_rows(rows: Sequence[Mapping[str, object]]) -> Sequence[VariantRow]:

@@ -24,7 +24,7 @@ from typing import cast
 
 from scipy import stats as scipy_stats
 
-from normbench.archive.claim import EquivalenceDoc, GapDoc, IntervalDoc
+from normbench.archive.documents.verdicts import EquivalenceDoc, GapDoc, IntervalDoc
 from normbench.judge.rows import MetricRow
 
 LEVEL = 0.95

@@ -25,7 +25,7 @@ from typing import Any, Literal, TypedDict, cast
 from normbench.archive import BoardError, load_board
 from normbench.archive._json import JsonDict
 from normbench.archive.board_keys import board_folder, parse_key
-from normbench.archive.views import TunedBase, TunedView
+from normbench.archive.documents.views import TunedBase, TunedView
 from normbench.judge.choice import ChoiceDoc, ChoiceGroup, choice_doc, sort_key, split_name
 from normbench.judge.choice_text import waiting_text
 from normbench.judge.rows import VariantRow

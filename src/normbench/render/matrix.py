@@ -22,7 +22,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from normbench.archive.views import MatrixCell, MatrixDoc  # noqa: E402
+from normbench.archive.documents.views import MatrixCell, MatrixDoc  # noqa: E402
 from normbench.judge.rows import MetricRow, VariantRow  # noqa: E402
 from normbench.judge.stats import aggregate  # noqa: E402
 from normbench.nn.norms import component_names  # noqa: E402

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from normbench.boards.norm_board import NormBoard, NormRow, NormTask, Parameters, Rate, drift_comparable
 from normbench.boards.norm_cells import NormCell
+from normbench.formatting import number
 from normbench.io import atomic_files, dumps_json, write_png
 
 METRIC_WORDS = {
@@ -20,11 +21,6 @@ METRIC_WORDS = {
     "val_acc": "dev accuracy",
 }
 RATE_WORDS = {"tuned": "its own tuned rate", "shared": "the shared rate"}
-
-
-def number(x: float | None, digits: int = 3) -> str:
-    """The one format of a value on this page: ``digits`` decimals, ``–`` for none."""
-    return "–" if x is None else f"{x:.{digits}f}"
 
 
 def digits_of(view: NormTask) -> int:

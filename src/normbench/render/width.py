@@ -24,7 +24,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from normbench.archive.views import WidthDoc, WidthRow  # noqa: E402
+from normbench.archive.documents.views import WidthDoc, WidthRow  # noqa: E402
+from normbench.formatting import number, percent  # noqa: E402
 from normbench.judge.chance.board import chance_text  # noqa: E402
 from normbench.judge.rows import VariantRow  # noqa: E402
 from normbench.judge.stats import difference_interval, values_of  # noqa: E402
@@ -104,10 +105,6 @@ def build_width(
     return {"axis": axis, "reference": reference, "rows": rows}
 
 
-def _fmt(v: float | None, scale: float = 1.0, digits: int = 3) -> str:
-    return "–" if v is None else f"{scale * v:.{digits}f}"
-
-
 def width_doc(width: Mapping[str, object] | None) -> WidthDoc | None:
     """A board's ``width`` as :func:`build_width` wrote it (:class:`normbench.archive.Board` keeps it a JSON object,
     read from ``leaderboard.json``)."""
@@ -148,15 +145,13 @@ def render_width(board_width: Mapping[str, object] | None) -> list[str]:
                 + (f" [{gap['low']:+.3f}, {gap['high']:+.3f}]" if gap.get("low") is not None else "")
             )
         )
-        layers = " / ".join(
-            _fmt(m.get(f"unselectable_L{i}", {}).get("mean"), 100, 1) for i in range(1, r["n_layers"] + 1)
-        )
+        layers = " / ".join(percent(m.get(f"unselectable_L{i}", {}).get("mean")) for i in range(1, r["n_layers"] + 1))
         lines.append(
             f"| `{r['base']}` | {r['width']} | {len(r['seeds'])} of {len(r['planned_seeds'])} | "
-            f"{_fmt(loss.get('mean'))} ± {_fmt(loss.get('std'))} | {gap_text} | "
-            f"{_fmt(uns.get('mean'), 100, 1)} ± {_fmt(uns.get('std'), 100, 1)}"
+            f"{number(loss.get('mean'))} ± {number(loss.get('std'))} | {gap_text} | "
+            f"{percent(uns.get('mean'))} ± {percent(uns.get('std'))}"
             f"{chance_text(uns.get('chance'), 100, 1)} | {layers} | "
-            f"{_fmt(heads.get('mean'), 100, 1)}{chance_text(heads.get('chance'), 100, 1)} |"
+            f"{percent(heads.get('mean'))}{chance_text(heads.get('chance'), 100, 1)} |"
         )
     return [*lines, ""]
 

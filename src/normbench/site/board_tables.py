@@ -8,7 +8,7 @@ from collections import Counter
 from pathlib import Path
 
 from normbench.archive import Board
-from normbench.archive.views import RowProvenance
+from normbench.archive.documents.rows import RowProvenance
 from normbench.site import card_pages
 from normbench.site.board_pages import load_board, page_of, published
 

@@ -8,13 +8,10 @@ from pathlib import Path
 from normbench.boards.replicates.compare import REPORTED, comparisons, read_reported, seed_spreads
 from normbench.boards.replicates.drift import chaotic_drift, summary
 from normbench.boards.replicates.rows import MetricDrift, ReplicateValue, ReportedDrift, ReproducibilityReport
+from normbench.formatting import significant
 from normbench.io import atomic_write_json, atomic_write_text
 
 REPORT = "reproducibility"
-
-
-def fmt(x: float | None) -> str:
-    return "–" if x is None else f"{x:.3g}"
 
 
 def render(rows: list[ReplicateValue], table: list[MetricDrift], reported: list[ReportedDrift] | None = None) -> str:
@@ -48,12 +45,12 @@ def render(rows: list[ReplicateValue], table: list[MetricDrift], reported: list[
     ]
     for t in table:
         platforms = ", ".join(f"`{p}`" for p in t["platforms"])
-        drift = ("≥ " if t["at_least"] else "") + fmt(t["max_drift"])
+        drift = ("≥ " if t["at_least"] else "") + significant(t["max_drift"])
         status = t["status"] if t["rule_holds"] else f"**{t['status']}**"
-        tol = "–" if t["by_distribution"] else fmt(t["tolerance"])
+        tol = "–" if t["by_distribution"] else significant(t["tolerance"])
         lines.append(
             f"| `{t['metric']}` | {t['compared']} | {t['bit_identical']} | {platforms} | {drift} "
-            f"| {fmt(t['needed'])} | {tol} | {fmt(t['ceiling'])} | {status} | {t['worst']} |"
+            f"| {significant(t['needed'])} | {tol} | {significant(t['ceiling'])} | {status} | {t['worst']} |"
         )
     chaos = chaotic_drift(rows)
     if chaos:
@@ -68,7 +65,8 @@ def render(rows: list[ReplicateValue], table: list[MetricDrift], reported: list[
             "|---|---|---|---|---|---|",
         ]
         lines += [
-            f"| {c['board']} | `{c['metric']}` | {c['compared']} | {fmt(c['max_drift'])} | {c['worst']} | {c['why']} |"
+            f"| {c['board']} | `{c['metric']}` | {c['compared']} | {significant(c['max_drift'])} | {c['worst']} "
+            f"| {c['why']} |"
             for c in chaos
         ]
     if reported:

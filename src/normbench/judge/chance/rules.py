@@ -23,6 +23,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import cast
 
+from normbench.formatting import significant
 from normbench.judge.chance.null import chance_fraction
 from normbench.judge.entries import ClaimEntry, JudgedEntry, NullAtKeys, PaperChance
 from normbench.judge.rows import NullBlock, VariantRow
@@ -40,10 +41,6 @@ CELL_COLUMN = re.compile(
     r"unselectable_(?:(?:after|before)_)?L\d+|unselectable_heads_L\d+|class_keys_unselectable(?:_heads)?"
 )
 PAPER_CHANCE_SETS = 64  # d = 7-8, n = 768-1024: standard error about 0.002, a few seconds a value
-
-
-def fmt(x: float | None) -> str:
-    return "–" if x is None else f"{x:.4g}"
 
 
 def verdict_of(diff: Interval | None) -> str:
@@ -241,12 +238,17 @@ def above_null(claim: ClaimEntry, entry: JudgedEntry, variants: dict[str, Varian
         "difference": None if diff is None else diff.as_dict(),
         "position": position,
     }
-    interval = "no interval" if diff is None or diff.low is None else f"[{fmt(diff.low)}, {fmt(diff.high)}]"
+    interval = (
+        "no interval"
+        if diff is None or diff.low is None
+        else f"[{significant(diff.low, 4)}, {significant(diff.high, 4)}]"
+    )
     out["rule"] += (
-        f"; and only where {role}'s fraction lies above its matched random-key null ({fmt(null['mean'])} ± "
-        f"{fmt(null.get('sem'))}, {null.get('sets')} draws): the Welch 95% interval of mean − null, with the null's "
+        f"; and only where {role}'s fraction lies above its matched random-key null ({significant(null['mean'], 4)} ± "
+        f"{significant(null.get('sem'), 4)}, {null.get('sets')} draws): the Welch 95% interval of mean − null, with"
+        f" the null's "
         f"standard error, as the chance rule; not reproduced at or below it (here {role} − null = "
-        f"{fmt(diff.estimate if diff else None)} {interval}: {position} chance"
+        f"{significant(diff.estimate if diff else None, 4)} {interval}: {position} chance"
         + (
             "; this column's null is the value of independent layers, an upper end (the layers share the residual "
             "stream, so its chance lies between one layer's null and it): above it is above chance, below it is not "

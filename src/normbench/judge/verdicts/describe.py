@@ -5,15 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from normbench.formatting import significant
 from normbench.judge.entries import judged_entry
 from normbench.judge.verdicts.counting import reasons
 
 
 def fmt_value(x: float | str | None) -> str:
     """A number to 4 significant digits, text as it is, ``n/a`` for none."""
-    if x is None:
-        return "n/a"
-    return f"{x:.4g}" if isinstance(x, (int, float)) else str(x)
+    return str(x) if isinstance(x, str) else significant(x, 4, missing="n/a")
 
 
 def describe(values: Mapping[str, float | str | None]) -> str:

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 from normbench.archive import Metric, VariantEntry
+from normbench.formatting import number
 from normbench.judge.chance.board import chance_text
 from normbench.judge.collapse import AT_CHANCE, COLLAPSED
 
 
 def fmt_value(value: float | None) -> str:
     """One seed's value: 3 decimals, whole numbers from 100 up, ``–`` when missing."""
-    if value is None:
-        return "–"
-    return f"{value:.0f}" if abs(value) >= 100 else f"{value:.3f}"
+    return number(value, whole_from=100)
 
 
 def fmt_metric(m: Metric) -> str:
