@@ -30,6 +30,7 @@ from normbench.archive._json import (
 from normbench.archive.claim import JudgedClaim
 from normbench.archive.compact import FORMAT, compact, expand
 from normbench.archive.documents.rows import BoardProvenance, Citation, FailedRun, NullBlock, RowProvenance
+from normbench.archive.documents.sections import PaperProtocol, PaperTable, Reproducibility, RunInProgress
 from normbench.archive.documents.views import ChoiceDoc, CollapseView, MatrixDoc, ReferenceDoc, TunedView, WidthDoc
 from normbench.io import atomic_write_text, dumps_json_lines
 
@@ -212,14 +213,14 @@ class Board(JsonObject):
     preset: str | None = required(str, type(None))
     generated_at: str = required(str)
     provenance: BoardProvenance = required(dict)
-    protocol: dict[str, Any] | None = optional(dict)
+    protocol: PaperProtocol | None = optional(dict)
     metrics: dict[str, MetricSpec] | None = optional(dict)
     columns: tuple[str, ...] | None = optional(list, decode=as_tuple)
     variants: tuple[VariantEntry, ...] = required(list, decode=items(VariantEntry))
-    tables: tuple[dict[str, Any], ...] | None = optional(list, decode=as_tuple)
+    tables: tuple[PaperTable, ...] | None = optional(list, decode=as_tuple)
     claims: tuple[JudgedClaim, ...] = required(list, decode=items(JudgedClaim))
     against_chance: tuple[JudgedClaim, ...] | None = optional(list, decode=items(JudgedClaim))
-    reproducibility: dict[str, Any] | None = optional(dict)
+    reproducibility: Reproducibility | None = optional(dict)
     collapse: CollapseView | None = optional(dict)
     choice: ChoiceDoc | None = optional(dict)
     failed_runs: tuple[FailedRun, ...] | None = optional(list, decode=as_tuple)
@@ -236,7 +237,7 @@ class Board(JsonObject):
     citation: Citation | None = optional(dict)
     rejudged: Rejudged | None = optional(dict)
     uncommitted_code: bool | None = optional(bool)
-    in_progress: list[dict[str, Any]] | None = optional(list)
+    in_progress: list[RunInProgress] | None = optional(list)
     tuned: TunedView | None = optional(dict)
     tuned_claims: tuple[JudgedClaim, ...] | None = optional(list, decode=items(JudgedClaim))
     reference_runs: ReferenceDoc | None = optional(dict)

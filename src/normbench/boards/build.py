@@ -19,11 +19,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any
 
 from normbench import __version__
 from normbench.archive import FINISHED, Board, load_record, parse_board
-from normbench.archive.documents.rows import VariantPlatform
+from normbench.archive.documents.sections import Reproducibility
 from normbench.archive.record import RecordDocument
 from normbench.boards.paper import ProtocolSpec, build_protocol, build_tables
 from normbench.boards.variants import distinct, group_by_variant, n_layers_of, variant_entry
@@ -36,28 +36,9 @@ from normbench.judge.collapse import with_baselines
 from normbench.judge.reference_runs import build_reference
 from normbench.judge.rows import VariantRow
 from normbench.tasks.series import expand_metric_layers
-from normbench.training.reproducibility import (
-    DistributionRow,
-    ToleranceRow,
-    chaotic,
-    distribution_table,
-    tolerance_table,
-)
+from normbench.training.reproducibility import chaotic, distribution_table, tolerance_table
 from normbench.training.run.records import provenance, utc_now
 from normbench.training.run.verify import check_record
-
-
-class Reproducibility(TypedDict):
-    """What a re-run of a board's runs can be expected to give (a board's ``reproducibility``): the distinct
-    ``platforms`` its runs trained on (with their torch), how many runs name none (``runs_without_platform``), why its
-    per-seed values do not travel between platforms (``chaotic``, ``None``: they do), and the tolerances a re-run is
-    held to (``tolerances``, ``by_distribution``)."""
-
-    platforms: list[VariantPlatform]
-    runs_without_platform: int
-    chaotic: str | None
-    tolerances: list[ToleranceRow]
-    by_distribution: list[DistributionRow]
 
 
 def reproducibility(variants: Sequence[VariantRow], bench: dict[str, Any]) -> Reproducibility:

@@ -7,9 +7,10 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypedDict
 
+from normbench.archive.documents.sections import PaperCell, PaperNull, PaperProtocol, PaperRow, PaperTable, SettingRow
 from normbench.io import Config
 from normbench.judge.choice import sort_key
-from normbench.judge.rows import MetricRow, NullBlock, VariantRow
+from normbench.judge.rows import MetricRow, VariantRow
 from normbench.training.config import config_value
 
 if TYPE_CHECKING:  # Python 3.11's; the annotations are never evaluated (``from __future__ import annotations``)
@@ -36,32 +37,6 @@ class ProtocolSpec(TypedDict, total=False):
     see_also: dict[str, list[str]]
 
 
-class SettingRow(TypedDict):
-    """A row of a board's protocol: the ``setting``, its value over this sweep's runs (``this_sweep``) and the
-    ``paper``'s."""
-
-    setting: str
-    this_sweep: object
-    paper: object
-
-
-class PaperProtocol(TypedDict):
-    """A board's protocol beside the paper's (``leaderboard.json``: ``protocol``): its ``settings`` rows and
-    ``notes``."""
-
-    settings: list[SettingRow]
-    notes: list[str]
-
-
-class PaperNull(TypedDict):
-    """The random-key null at the paper's key counts beside a table row's paper value: ``mean`` (%) at each count of
-    ``n`` keys in dimension ``d``."""
-
-    d: int
-    n: list[int]
-    mean: list[float]
-
-
 class TableRowSpec(TypedDict):
     """A row of a ``bench.tables`` entry: its ``label``, the ``variant`` and the ``metric`` template (``{column}``),
     the ``paper``'s values (one per column, or one value beside a ``paper_column``) and the random-key null beside
@@ -84,41 +59,6 @@ class TableSpec(TypedDict):
     scale: NotRequired[float]
     note: NotRequired[str]
     paper_column: NotRequired[str | None]
-
-
-class PaperCell(TypedDict):
-    """One measured cell of a paper table: the variant's ``mean`` and ``std`` of the column's metric, scaled (``None``:
-    no value), and the random-key null beside it (``chance``, its mean scaled too) where the metric has one."""
-
-    mean: float | None
-    std: float | None
-    chance: NotRequired[NullBlock]
-
-
-class PaperRow(TypedDict):
-    """One row of a paper table: its ``label``, ``variant`` and ``metric`` template, the ``measured`` cells (one per
-    column), the ``paper``'s values and the random-key null beside them (``paper_null``)."""
-
-    label: str
-    variant: str
-    metric: str
-    measured: list[PaperCell]
-    paper: list[float | None] | float | None
-    paper_null: NotRequired[PaperNull | None]
-
-
-class PaperTable(TypedDict):
-    """A paper-style table of a board (``leaderboard.json``: ``tables[]``; :func:`build_tables`): its ``name`` and
-    ``title``, its ``columns`` and the ``paper_column`` beside them, the ``scale`` of the measured values, the
-    ``note`` under it (values cited filled in) and its ``rows``."""
-
-    name: str
-    title: str
-    columns: list[str]
-    paper_column: str | None
-    scale: float
-    note: str
-    rows: list[PaperRow]
 
 
 def build_protocol(

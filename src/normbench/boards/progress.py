@@ -11,8 +11,9 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol, TypedDict
+from typing import Protocol
 
+from normbench.archive.documents.sections import RunInProgress
 from normbench.archive.record import RecordDocument
 from normbench.archive.replicate import platform_slug, segment, steps_done
 from normbench.archive.store import Archive
@@ -46,22 +47,6 @@ def record_file(run: PlannedRun) -> Path:
     if run.record_path is None:
         raise TypeError(f"run {run.variant} seed {run.seed}: planned without a record path")
     return Path(run.record_path)
-
-
-class RunInProgress(TypedDict):
-    """An unfinished run of a board (``leaderboard.json``: ``in_progress[]``): its ``variant``, ``seed`` and
-    ``config_hash``, its record's ``status``, the ``step`` it has done ``of`` the steps its protocol plans (``None``:
-    unknown), the ``platforms`` that trained it in order, and whether its checkpoint is in the run archive
-    (``checkpoint_archived``)."""
-
-    variant: str
-    seed: int
-    config_hash: str | None
-    status: str | None
-    step: int
-    of: int | None
-    platforms: list[str]
-    checkpoint_archived: bool
 
 
 def planned_steps(config: Config) -> int | None:
@@ -122,7 +107,7 @@ def in_progress(
     return rows
 
 
-def render_progress(rows: list[dict[str, Any]] | None) -> list[str]:
+def render_progress(rows: list[RunInProgress] | None) -> list[str]:
     """The Markdown table of runs in progress (nothing when there are none)."""
     if not rows:
         return []

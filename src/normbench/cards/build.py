@@ -22,9 +22,9 @@ from typing import cast
 from normbench import __version__
 from normbench.archive import Board, VariantEntry, load_board
 from normbench.archive.board_keys import board_folder
+from normbench.archive.documents.sections import RunInProgress
 from normbench.archive.record import Provenance
 from normbench.boards.norm_board import platform_drift
-from normbench.boards.progress import RunInProgress
 from normbench.cards.document import (
     CardCost,
     CardJson,

@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, TypedDict
 if TYPE_CHECKING:  # the annotations are never evaluated (``from __future__ import annotations``): no import at run time
     from typing import NotRequired  # Python 3.11's
 
+    from normbench.archive.documents.sections import RunInProgress
     from normbench.archive.record import Provenance
     from normbench.boards.norm_board import PlatformDrift
-    from normbench.boards.progress import RunInProgress
     from normbench.cards.models import ExtraParameters, ModelFacts
     from normbench.cards.probe import NormFactsJson
     from normbench.cards.protocol import OptionValue

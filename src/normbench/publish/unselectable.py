@@ -14,7 +14,7 @@ import numpy as np  # noqa: E402
 from normbench.analysis.random_grid import RandomGrid  # noqa: E402
 from normbench.archive import JudgedClaim, dumps_board, parse_board  # noqa: E402
 from normbench.archive.documents.rows import Citation  # noqa: E402
-from normbench.boards.paper import PaperProtocol  # noqa: E402
+from normbench.archive.documents.sections import PaperProtocol  # noqa: E402
 from normbench.io import atomic_files, atomic_write_json, atomic_write_text  # noqa: E402
 from normbench.judge.claims import load_claims  # noqa: E402
 from normbench.judge.entries import JudgedEntry  # noqa: E402

@@ -18,10 +18,11 @@ from typing import cast
 
 from normbench.archive import FINISHED, Board, BoardError, load_board
 from normbench.archive.board import Supersedes, SweepDefinition
+from normbench.archive.documents.sections import RunInProgress
 from normbench.archive.facts import archive_facts
 from normbench.archive.store import Archive
 from normbench.boards import build as board_build
-from normbench.boards.progress import PlannedRun, RunInProgress, in_progress, record_file
+from normbench.boards.progress import PlannedRun, in_progress, record_file
 from normbench.boards.published import is_stand_in, stand_ins
 from normbench.boards.shown import keep_analyses, shown_runs
 from normbench.boards.variants import group_by_variant, n_layers_of

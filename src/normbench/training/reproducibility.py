@@ -26,10 +26,10 @@ import platform
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypedDict
 
 import torch
 
+from normbench.archive.documents.sections import DistributionRow, ToleranceRow
 from normbench.archive.record import Platform
 from normbench.io import Config
 
@@ -210,28 +210,6 @@ def agrees(metric: str, value: float | None, reference: float | None, bitwise: b
         both_nan = value is not None and reference is not None and math.isnan(value) and math.isnan(reference)
         return value == reference or both_nan
     return tolerance(metric).allows(value, reference)
-
-
-class DistributionRow(TypedDict):
-    """A row of :func:`distribution_table`: metrics compared by their distribution over seeds."""
-
-    metrics: str
-    """The metric names' pattern (``fnmatch``)."""
-    why: str
-    """Why they are compared by distribution."""
-
-
-class ToleranceRow(TypedDict):
-    """A row of :func:`tolerance_table`: the cross-platform tolerance of some metrics."""
-
-    metrics: str
-    """The metric names' pattern (``fnmatch``; the last row's is ``*``)."""
-    abs: float
-    """The absolute part of the tolerance."""
-    rel: float
-    """The relative part of the tolerance."""
-    why: str
-    """Why the tolerance is what it is."""
 
 
 def distribution_table() -> list[DistributionRow]:

@@ -39,7 +39,8 @@ def comparisons(results_dir: str | Path) -> list[ReplicateValue]:
         board = load_board(path)
         task, specs = board.task, board.metrics or {}
         chaos = board_chaos(task, board.preset)
-        shown_platforms = [platform_slug({"platform": p}) for p in (board.reproducibility or {}).get("platforms") or []]
+        board_platforms = board.reproducibility["platforms"] if board.reproducibility else []
+        shown_platforms = [platform_slug({"platform": p}) for p in board_platforms]
         for variant in board.variants:
             config_hash = variant.config_hash
             if not config_hash:
