@@ -24,6 +24,31 @@ def test_every_registered_task_has_a_config_and_vice_versa() -> None:
         assert get_task(name).config_path.resolve() == (TASKS_DIR / f"{name}.yaml").resolve()
 
 
+def test_the_built_in_tasks_are_found_by_their_modules_in_their_order() -> None:
+    """Every module of ``normbench.tasks`` that defines a ``TASK`` is a built-in task (no list to edit), registered
+    by its ``order``: the paper's order, majority, lm, sst2, before any plug-in's."""
+    import normbench.tasks as tasks
+
+    assert [t.name for t in tasks.builtin_tasks()] == ["majority", "lm", "sst2"]
+    assert [t.name for t in tasks.registered_tasks()][:3] == ["majority", "lm", "sst2"]
+
+
+def test_a_new_module_with_a_task_is_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A module dropped into the tasks package is discovered, placed by its ``order``; a module without ``TASK``
+    (registry, series, ...) is not a task."""
+    import normbench.tasks as tasks
+
+    (tmp_path / "zeta_probe.py").write_text(
+        "from normbench.tasks.majority import TASK as _M\n"
+        "import dataclasses\n"
+        "TASK = dataclasses.replace(_M, name='zeta_probe', order=1)\n"
+    )
+    monkeypatch.setattr(tasks, "__path__", [*tasks.__path__, str(tmp_path)])
+    monkeypatch.syspath_prepend(str(tmp_path))
+    found = [t.name for t in tasks.builtin_tasks()]
+    assert found == ["majority", "lm", "zeta_probe", "sst2"]
+
+
 @pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.stem)
 def test_config_and_presets_instantiate(path: Path, tmp_path: Path) -> None:
     raw = yaml.safe_load(path.read_text())

@@ -127,6 +127,7 @@ class LMModule(NormbenchModule):
 
 TASK = Task(
     name="lm",
+    order=1,
     module=LMModule,
     datamodule=LMDataModule,
     description="Brody et al. 2023 §4.2: GPT-2-style 4-layer d=8 decoder on Wikipedia text, unselectable keys",

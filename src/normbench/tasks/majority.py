@@ -90,6 +90,7 @@ class MajorityModule(NormbenchModule):
 
 TASK = Task(
     name="majority",
+    order=0,
     module=MajorityModule,
     datamodule=MajorityDataModule,
     description="Brody et al. 2023 §4.1: majority class of 50 tokens over 20 classes, 1-layer d=8 encoder",

@@ -46,6 +46,8 @@ class Task:
         token_table: the table of the SST-2 token report (Brody et al. Tables 3-4,
             :mod:`normbench.publish.tokens`) that shows its runs: ``4``, the report's own task's sentences;
             ``3``, the language model's; ``None``: neither.
+        order: where it stands among the built-in tasks (``normbench tasks``, a card's tasks): lowest first, then by
+            name; a task registered by a plugin comes after them, in the order registered.
     """
 
     name: str
@@ -58,6 +60,7 @@ class Task:
     analysis_set_size: str | None = None
     sentence_encoder: bool = False
     token_table: int | None = None
+    order: int = 100
 
     @property
     def config_path(self) -> Path | Traversable:

@@ -128,6 +128,7 @@ class SST2Module(NormbenchModule):
 
 TASK = Task(
     name="sst2",
+    order=2,
     module=SST2Module,
     datamodule=SST2DataModule,
     description="Brody et al. 2023 App. D: SST-2 sentiment, 4-layer d=8 BERT-style encoder with/without LayerNorm",
