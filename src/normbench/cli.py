@@ -140,7 +140,11 @@ def asks_fit_help(args: list[str]) -> bool:
 
 # ------------------------------------------------------------------------------------------ the commands
 
+#: where a board is written: its folder under the results root, named by its key (:mod:`normbench.archive.board_keys`)
+BOARD_AT = "--results_dir/<key>/ (<key>: <task>, <task>/<name> or cards/<card>/<task>/...)"
+
 #: every ``normbench`` command, in the order ``normbench --help`` lists them: adding a command is one entry here
+
 COMMANDS: dict[str, Command | Group] = {
     "fit": Command(
         fit,
@@ -151,19 +155,21 @@ COMMANDS: dict[str, Command | Group] = {
     ),
     "sweep": Command(
         sweep,
-        writes="its runs under --runs_dir and its leaderboard under --results_dir/<task>/[<name>/]",
+        writes=f"its runs under --runs_dir and its leaderboard under {BOARD_AT}",
         overrides="train",
         dry_run=True,
     ),
     "bench": Command(
         bench,
-        writes="its runs under --runs_dir and its leaderboard under --results_dir/<task>/[<name>/]",
+        writes=f"its runs under --runs_dir and its leaderboard under {BOARD_AT}",
         overrides="train",
         dry_run=True,
         skip={"config"},
     ),
     "leaderboard": Command(
-        leaderboard, writes="the sweep's leaderboard under --results_dir/<task>/[<name>/]", dry_run=True
+        leaderboard,
+        writes=f"the sweep's leaderboard under {BOARD_AT}",
+        dry_run=True,
     ),
     "rejudge": Command(rejudge, writes="the board's leaderboard.json and leaderboard.md, where a verdict changed"),
     "compare": Command(compare),

@@ -1,4 +1,4 @@
-"""A leaderboard (``results/<task>/[<name>/]leaderboard.json``): :class:`Board`, :class:`VariantEntry`, :class:`Metric`.
+"""A leaderboard (``results/<key>/leaderboard.json``): :class:`Board`, :class:`VariantEntry`, :class:`Metric`.
 
 The contract is the design notes' (task, preset, generated_at, provenance, variants, claims); the views a
 sweep adds (matrix, width, choice, collapse...) are kept as the objects their builders give. :func:`load_board`

@@ -1,4 +1,4 @@
-"""Leaderboards: ``results/<task>/[<name>/]leaderboard.json`` and ``leaderboard.md``, written as one unit.
+"""Leaderboards: ``results/<key>/leaderboard.json`` and ``leaderboard.md``, written as one unit.
 
 :mod:`normbench.boards.build` turns run records into a :class:`~normbench.archive.Board` (the contract
 in the design notes); :mod:`normbench.render.board` turns a Board into Markdown; :func:`write` stores

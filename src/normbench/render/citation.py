@@ -18,7 +18,7 @@ def board_version(board: Board) -> str:
 
 
 def bibtex(board: Board, path: str, contained_in: str | None = None) -> str:
-    """A BibTeX entry for the leaderboard at ``path`` (``results/<task>/[<name>/]leaderboard.json``): what it is,
+    """A BibTeX entry for the leaderboard at ``path`` (``results/<key>/leaderboard.json``): what it is,
     the commit its runs were built at and, once known, ``contained_in``, the commit that contains the file."""
     short = path.removeprefix("results/").removesuffix("/leaderboard.json")
     key = re.sub(r"[^A-Za-z0-9]+", "_", f"normbench_{short}") + (f"_{contained_in[:7]}" if contained_in else "")
