@@ -90,7 +90,7 @@ def resolve(source: Source, name: str | None = None, results_dir: str | os.PathL
     if name is None:
         path = task_dir / FILENAME
         if not path.is_file():
-            subs = _names(root, source)
+            subs = _names(root, os.fspath(source))
             hint = f"pass name= one of {', '.join(subs)}" if subs else _available(root)
             raise ValueError(
                 f"source: task {source!r} has no leaderboard of its own bench ({os.fspath(path)!r} is missing); {hint}"
@@ -98,7 +98,7 @@ def resolve(source: Source, name: str | None = None, results_dir: str | os.PathL
         return path
     path = task_dir / name / FILENAME
     if "/" in name or os.sep in name or not path.is_file():
-        names = _names(root, source)
+        names = _names(root, os.fspath(source))
         allowed = f"one of {', '.join(names)}" if names else "none (this task has only its own bench)"
         raise ValueError(f"name: task {source!r} has no leaderboard named {name!r}; allowed: {allowed}")
     return path
