@@ -276,3 +276,18 @@ def test_the_orchestrators_are_short() -> None:
 def test_few_untyped_json_objects() -> None:
     count = sum(path.read_text(encoding="utf-8").count("dict[str, Any]") for path in modules().values())
     assert count < MAX_UNTYPED_OBJECTS, f"{count} annotations are dict[str, Any]"
+
+
+def test_the_site_and_the_archive_import_no_torch() -> None:
+    """The documentation's pages and the run archive's documents are built and read without torch or Lightning
+    (checked in a fresh interpreter)."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys, normbench.site.docs_pages, normbench.site.teaser, normbench.archive, normbench.archive.documents.views\n"
+        "print('HEAVY', sorted(m for m in ('torch', 'lightning') if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "HEAVY []" in done.stdout.splitlines()
