@@ -366,3 +366,32 @@ def test_every_entry_of_the_table_is_parsed_from_its_function() -> None:
         assert "--overrides" not in help_text and ("--compile" in help_text) == (command.overrides == "train"), name
     assert {n for n, c in every.items() if c.writes is None} == {"compare", "cite", "tasks"}
     assert {n for n, c in every.items() if c.overrides} == {"fit", "sweep", "bench", "analyze geometry"}
+
+
+def test_version_names_the_package_version() -> None:
+    from normbench import __version__
+
+    for flag in ("--version", "-V"):
+        done = subprocess.run([sys.executable, "-m", "normbench", flag], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0 and done.stdout == f"normbench {__version__}\n", done.stderr
+
+
+@pytest.mark.parametrize("command", ["sweep --config majority", "bench majority"])
+def test_a_mistyped_override_section_is_one_line_before_torch_is_imported(command: str) -> None:
+    """An option that is neither the command's own nor a model/data/trainer override is reported before the
+    command imports what it runs (checked in a fresh interpreter: what it imported, not how long it took)."""
+    script = f"""
+import sys
+from normbench.cli import main
+try:
+    main({[*command.split(), "--seedz", "0-3"]!r})
+except SystemExit as exc:
+    print("STATUS", exc.code)
+print("HEAVY", sorted(m for m in {HEAVY!r} if m in sys.modules))
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert "STATUS 2" in done.stdout and "HEAVY []" in done.stdout, done.stdout + done.stderr[-2000:]
+    assert done.stderr.strip() == (
+        "normbench: error: override: '--seedz' is not an option of a sweep; give model.*, data.* or trainer.* keys, "
+        "or --compile (seeds: --seeds)"
+    )

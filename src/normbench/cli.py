@@ -47,6 +47,7 @@ from collections.abc import Collection, Mapping
 
 from jsonargparse import ArgumentParser, Namespace
 
+from normbench import __version__
 from normbench.commands.analyses import decompose, geometry, random_grid
 from normbench.commands.argv import (
     DRY_RUN,
@@ -67,7 +68,7 @@ from normbench.commands.norms import norms
 from normbench.commands.predict import predict
 from normbench.commands.process import errors_in_one_line, import_paths_from_here, leave_now
 from normbench.io import VERBOSE_ENV, quiet_third_party
-from normbench.sweep.options import SweepOptions, split_overrides
+from normbench.sweep.options import SweepOptions, override_section, split_overrides
 from normbench.training.run.runlock import BUSY_STATUS, RunBusy
 from normbench.training.stopping.sigterm import TERMINATED_STATUS, sigterm_interrupts
 
@@ -222,7 +223,7 @@ COMMON_OPTIONS = {
 def usage() -> str:
     width = max(map(len, COMMANDS))
     lines = [
-        "usage: normbench <command> [options]   (`normbench <command> --help` for its options)",
+        "usage: normbench <command> [options]   (`normbench <command> --help` for its options; --version)",
         "",
         "normbench: normalization ablations in Transformers.",
         "",
@@ -316,6 +317,9 @@ def overrides_of(argv: list[str]) -> tuple[list[str], list[str]]:
     if not isinstance(command, Command) or command.overrides is None:
         return [*words, *rest], []
     own, overrides = split_overrides(rest, command.own_options())
+    for token in overrides:  # a mistyped option, at once: before the command imports what it runs
+        if token.startswith("--"):
+            override_section(token)
     return [*words, *own], overrides
 
 
@@ -373,6 +377,8 @@ def run_command(argv: list[str], dry: bool) -> None:
         argv = trust_option(argv) if any(a.startswith(TRUST_OPTION) for a in argv) else argv
         if not argv or argv[0] in ("-h", "--help"):
             print(usage())
+        elif argv[0] in ("-V", "--version"):
+            print(f"normbench {__version__}")
         elif argv[0] not in COMMANDS:
             raise ValueError(f"command: {argv[0]!r} is not a normbench command; choose one of {', '.join(COMMANDS)}")
         elif isinstance(command := COMMANDS[argv[0]], Command) and command.raw:

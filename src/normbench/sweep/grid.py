@@ -21,6 +21,7 @@ import yaml
 
 from normbench.errors import short_key
 from normbench.io import Config
+from normbench.sweep.options import override_section
 
 
 def parse_grid(items: list[str] | None) -> dict[str, list[Any]]:
@@ -76,7 +77,7 @@ def check_option(config: Config, key: str, what: str) -> None:
     """One-line error unless ``key`` (e.g. ``model.arch.attn_norm.component``) names an argument of the
     config's model/data class (or a field of a dataclass argument) or of the Lightning ``Trainer``."""
     parts = short_key(key.removeprefix("--").split("=")[0]).split(".")
-    section, name = parts[0], parts[1] if len(parts) > 1 else ""
+    section, name = override_section(key, what), parts[1] if len(parts) > 1 else ""
     if section in ("model", "data"):
         class_path = (config.get(section) or {}).get("class_path", "")
         module, _, cls_name = class_path.rpartition(".")
@@ -84,13 +85,8 @@ def check_option(config: Config, key: str, what: str) -> None:
         label = cls_name
     elif section == "trainer":
         owner, label = L.Trainer, "Trainer"
-    elif section == "compile" and len(parts) == 1:  # normbench fit's own option (checked when each run is parsed)
+    else:  # --compile: normbench fit's own option (checked when each run is parsed)
         return
-    else:
-        raise ValueError(
-            f"{what}: {key.split('=')[0]!r} is not an option of a sweep; give model.*, data.* or trainer.* "
-            f"keys, or --compile (seeds: --seeds)"
-        )
     if owner is None or name in ("class_path", "init_args"):
         return
     params = {

@@ -13,6 +13,22 @@ import sys
 from dataclasses import dataclass
 
 NO_CONFIG = "config: --config <task or file> is required (e.g. --config majority)"
+#: the sections a sweep's config override may name (``--compile``: normbench fit's own option)
+OVERRIDE_SECTIONS = ("model", "data", "trainer", "compile")
+
+
+def override_section(key: str, what: str = "override") -> str:
+    """The section of a config override (``--model.arch.attn_norm.component`` -> ``model``; ``init_args`` may be
+    spelled out), or a one-line error naming it and the sections allowed: checked before anything heavy is
+    imported, so a mistyped option is reported at once (its key within the section is checked against the classes
+    when the runs are planned)."""
+    parts = key.removeprefix("--").split("=")[0].split(".")
+    if parts[0] not in OVERRIDE_SECTIONS or (parts[0] == "compile" and len(parts) > 1):
+        raise ValueError(
+            f"{what}: {key.split('=')[0]!r} is not an option of a sweep; give model.*, data.* or trainer.* "
+            f"keys, or --compile (seeds: --seeds)"
+        )
+    return parts[0]
 
 
 @dataclass(frozen=True)
