@@ -31,6 +31,7 @@ import torch.nn.functional as F
 
 from normbench.cards.protocol import OptionValue
 from normbench.nn.norms import NormSpec, create_norm, get_component
+from normbench.nn.norms.plugin import PLUGIN_FAILURES
 
 TOLERANCE = 1e-6
 SAMPLES = 512
@@ -120,7 +121,7 @@ def probe(component: str, d: int, options: dict[str, OptionValue] | None = None,
     try:
         with torch.no_grad():
             y = norm(x)
-    except Exception as exc:  # noqa: BLE001 - a norm that raises is reported, not propagated
+    except PLUGIN_FAILURES as exc:  # a norm that raises (or exits) is reported, not propagated
         return NormFacts(component, d, f"raises {type(exc).__name__}: {exc}".splitlines()[0], declared=declared)
     if not isinstance(y, torch.Tensor) or tuple(y.shape) != tuple(x.shape):
         shape = tuple(y.shape) if isinstance(y, torch.Tensor) else type(y).__name__
@@ -133,7 +134,7 @@ def probe(component: str, d: int, options: dict[str, OptionValue] | None = None,
     try:  # the float32 forward + backward that training (and the timing) runs
         x32 = x[:64].float().requires_grad_()
         copy.deepcopy(built).float()(x32).sum().backward()
-    except Exception as exc:  # noqa: BLE001 - a norm that raises is reported, not propagated
+    except PLUGIN_FAILURES as exc:  # a norm that raises (or exits) is reported, not propagated
         why = f"raises {type(exc).__name__} in float32 forward + backward: {exc}".splitlines()[0]
         return NormFacts(component, d, why, declared=declared)
     rms = y.pow(2).mean(dim=-1).sqrt().clamp_min(torch.finfo(torch.float64).tiny)

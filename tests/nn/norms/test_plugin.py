@@ -68,3 +68,27 @@ def test_a_model_with_a_plugin_trains_only_the_slots_affine_maps() -> None:
     layers = len(model.blocks)
     # LayerNorm's model has the same affine maps; the plug-in adds its temperature, one per norm
     assert count == sum(p.numel() for p in base.parameters()) + 2 * layers
+
+
+class ExitingNorm(nn.Module):
+    """A norm whose constructor ends the process, as a script's argument check might."""
+
+    def __init__(self, d: int) -> None:
+        raise SystemExit("ExitingNorm needs d > 1000")
+
+
+def test_a_norm_that_exits_while_it_is_built_is_one_line_naming_it() -> None:
+    from normbench.nn.norms import create_norm
+
+    with pytest.raises(ValueError) as caught:
+        create_norm(8, NormSpec(f"{__name__}:ExitingNorm", affine=False))
+    message = str(caught.value)
+    assert "\n" not in message and message.startswith("component: ")
+    assert "ExitingNorm" in message and "SystemExit: ExitingNorm needs d > 1000" in message
+
+
+def test_a_norm_module_that_exits_on_import_is_one_line_naming_it(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    (tmp_path / "exits_on_import.py").write_text("import sys\nsys.exit(3)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(ValueError, match=r"component: cannot import 'exits_on_import:Norm' \(SystemExit: 3\)"):
+        get_component("exits_on_import:Norm")

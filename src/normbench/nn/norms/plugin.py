@@ -107,11 +107,16 @@ def module_component(name: str, module: type[nn.Module]) -> type[PluginNorm]:
     return type("PluginNorm", (PluginNorm,), attrs)
 
 
+#: what a plug-in norm may raise that normbench reports in one line: any error, and ``SystemExit`` (a norm's
+#: ``sys.exit`` would otherwise end the command with no line at all); Ctrl-C still stops the command
+PLUGIN_FAILURES: tuple[type[BaseException], ...] = (Exception, SystemExit)
+
+
 def build_plugin(name: str, module: type[nn.Module], d: int, options: Mapping[str, Any]) -> nn.Module:
     """``module(d, **options)``, or a one-line error saying why it did not build."""
     try:
         built = module(d, **options)
-    except Exception as exc:  # noqa: BLE001 - the plug-in's own checks become one line
+    except PLUGIN_FAILURES as exc:  # the plug-in's own checks become one line
         raise ValueError(
             f"component: {name}(d={d}, **{dict(options)}) failed: {type(exc).__name__}: {folded_message(exc)}"
         ) from None

@@ -22,7 +22,7 @@ from normbench.nn.norms.dyt import DyT
 from normbench.nn.norms.layer_norm import LayerNorm, NoNorm, Projection, RMSNorm
 from normbench.nn.norms.learned import LearnedNorm
 from normbench.nn.norms.paper_no_projection import PaperNoProjection
-from normbench.nn.norms.plugin import folded_message, module_component
+from normbench.nn.norms.plugin import PLUGIN_FAILURES, folded_message, module_component
 from normbench.nn.norms.scale_norm import ScaleNorm
 from normbench.plugins import Registry
 
@@ -132,7 +132,7 @@ def import_component(path: str) -> type[Norm]:
         obj: Any = importlib.import_module(module_name)
         for part in attr.split("."):
             obj = getattr(obj, part)
-    except Exception as exc:  # noqa: BLE001 - whatever the plug-in raises on import becomes one line
+    except PLUGIN_FAILURES as exc:  # whatever the plug-in raises on import becomes one line
         raise ValueError(f"component: cannot import {path!r} ({type(exc).__name__}: {folded_message(exc)})") from None
     if not (isinstance(obj, type) and issubclass(obj, nn.Module)):
         raise ValueError(f"component: {path!r} is {type(obj).__name__} {obj!r}, not an nn.Module class taking d")
