@@ -24,6 +24,7 @@ from normbench.rng import rng_states
 from normbench.tasks.base import NormbenchModule
 from normbench.training.allocator import keep_freed_memory
 from normbench.training.config import check_shared_hparams, check_trainer
+from normbench.training.monitoring.last_step import LastStepValidation
 from normbench.training.monitoring.monitor import GeometryMonitor
 from normbench.training.monitoring.progress import ProgressLines, progress_interval
 from normbench.training.monitoring.tensorboard import (
@@ -225,6 +226,7 @@ class NormbenchCLI(LightningCLI):
         trainer.callbacks.insert(0, self.run_state)
         trainer.callbacks.append(self.interrupt_flag)
         trainer.callbacks.append(GeometryMonitor())
+        trainer.callbacks.append(LastStepValidation())
         if not (config.get("trainer") or {}).get("enable_progress_bar", True):  # no bar: a line every 30 s
             trainer.callbacks.append(
                 ProgressLines(f"{meta['variant']} seed {meta['seed']}", interval=progress_interval())
