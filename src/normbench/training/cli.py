@@ -28,6 +28,7 @@ from normbench.training.monitoring.last_step import LastStepValidation
 from normbench.training.monitoring.monitor import GeometryMonitor
 from normbench.training.monitoring.progress import ProgressLines, progress_interval
 from normbench.training.monitoring.tensorboard import (
+    ablation_axes,
     headline_metrics,
     metric_values,
     run_hparams,
@@ -251,15 +252,14 @@ class NormbenchCLI(LightningCLI):
         meta = self.recorder.meta
         arch = getattr(self.model, "arch", None)
         names = list(getattr(arch, "NORM_ROLES", None) or meta.get("norms") or {})
-        values = run_hparams(
-            meta["config"], arch, names, meta["variant"], meta["seed"], meta["preset"], meta["config_hash"]
-        )
+        values = run_hparams(meta["config"], arch, names, meta["variant"], meta["preset"], meta["config_hash"])
         write_hparams(
             self.tensorboard.experiment,
             values,
             list(self.headline),
             metric_values(self.recorder.series, self.headline),
             step,
+            ablation_axes(names),
         )
 
 

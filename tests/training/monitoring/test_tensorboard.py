@@ -32,13 +32,15 @@ def test_every_run_of_a_task_has_the_same_hparam_keys() -> None:
     pre = GPTConfig()
     peri = GPTConfig(placement="peri", qk_norm=True, attn_out_norm=NormSpec(component="scale"))
     names = list(GPTConfig.NORM_ROLES)
-    a = run_hparams({"model": {"init_args": {"optim": {"lr": 1e-3}}}}, pre, names, "pre/both", 0, "quick", "h1")
-    b = run_hparams({"model": {"init_args": {"optim": {"lr": 3e-4}}}}, peri, names, "peri/both", 1, None, "h2")
+    a = run_hparams({"model": {"init_args": {"optim": {"lr": 1e-3}}}}, pre, names, "pre/both", "quick", "h1")
+    b = run_hparams({"model": {"init_args": {"optim": {"lr": 3e-4}}}}, peri, names, "peri/both", None, "h2")
     assert set(a) == set(b) and a["optim.lr"] == 1e-3 and b["optim.lr"] == 3e-4
     assert a["arch.attn_out_norm"] == "absent" and b["arch.attn_out_norm"].startswith("scale")
     assert a["arch.qk_norm"] is False and b["arch.qk_norm"] is True and b["preset"] == "none"
     assert all(isinstance(v, (bool, int, float, str)) for v in [*a.values(), *b.values()])
     assert isinstance(pre, ArchConfig)
+    assert "seed" not in a  # a variant's seeds share their hyperparameters: one session group, their mean shown
+    assert list(a)[: 1 + len(names)] == ["variant", *(f"arch.{n}" for n in names)]  # the variant and its norms first
 
 
 def test_headline_metrics_are_the_leaderboard_columns_read_as_the_leaderboard_reads_them() -> None:
@@ -112,7 +114,7 @@ def sweep_logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "--variants",
         f"[{', '.join(VARIANTS)}]",
         "--seeds",
-        "0",
+        "0,1",
         "--trainer.max_steps",
         "12",
         "--trainer.log_every_n_steps",
@@ -134,7 +136,7 @@ def sweep_logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_event_files_hold_the_hparams_and_the_layout(sweep_logs: Path) -> None:
     runs = sorted(p for p in sweep_logs.glob("*/seed*") if p.is_dir())
-    assert len(runs) == 2 and all("num_sequences=600" in p.parent.name for p in runs)
+    assert len(runs) == 4 and all("num_sequences=600" in p.parent.name for p in runs)
     for run in runs:
         events = EventAccumulator(str(run), size_guidance={"tensors": 0, "scalars": 0})
         events.Reload()
@@ -182,7 +184,9 @@ def test_a_tensorboard_server_shows_hparams_sessions_and_the_layout(sweep_logs: 
         deadline = time.monotonic() + 120
 
         def complete(groups: list) -> bool:  # every session listed, each with its metrics loaded
-            return len(groups) == 2 and all(g.get("metricValues") for g in groups)
+            return len(groups) == 2 and all(
+                len(g.get("sessions", [])) == 2 and all(s.get("metricValues") for s in g["sessions"]) for g in groups
+            )
 
         while time.monotonic() < deadline and not complete(groups):
             time.sleep(1)
@@ -199,12 +203,24 @@ def test_a_tensorboard_server_shows_hparams_sessions_and_the_layout(sweep_logs: 
                 ).get("sessionGroups", [])
             except OSError:
                 continue
-        assert len(groups) == 2, f"the HParams tab lists {len(groups)} sessions, not 2"
+        # one session group per variant, its two seeds the sessions, the group's value their mean
+        assert len(groups) == 2, f"the HParams tab lists {len(groups)} session groups, not 2"
         assert sorted(g["hparams"]["variant"] for g in groups) == sorted(VARIANTS)
-        for group in groups:  # each session is bound to its final metrics
-            assert any(m["name"]["tag"] == "hparams/final_train_loss" for m in group["metricValues"])
+        for group in groups:
+            assert sorted(s["name"].rsplit("/", 1)[-1] for s in group["sessions"]) == ["seed0", "seed1"]
+            per_seed = [
+                next(m["value"] for m in s["metricValues"] if m["name"]["tag"] == "hparams/final_train_loss")
+                for s in group["sessions"]
+            ]
+            mean = next(m["value"] for m in group["metricValues"] if m["name"]["tag"] == "hparams/final_train_loss")
+            assert mean == pytest.approx(sum(per_seed) / 2)
         experiment = fetch(f"{base}/hparams/experiment", {"experimentName": ""})
-        assert {"variant", "seed", "arch.attn_norm", "optim.lr"} <= {h["name"] for h in experiment["hparamInfos"]}
+        names = [h["name"] for h in experiment["hparamInfos"]]
+        assert "seed" not in names and {"variant", "arch.attn_norm", "optim.lr"} <= set(names)
+        axes = [h["name"] for h in experiment["hparamInfos"] if h.get("differs")]
+        assert {"variant", "arch.attn_norm", "arch.ffn_norm"} <= set(axes)  # the ablated axes, declared so
+        assert all(a == "variant" or a.endswith("_norm") for a in axes) and "optim.lr" not in axes
+        assert names[: len(axes)] == axes, names[:6]  # and listed first: the tab opens on the variant and its norms
         layout = fetch(f"{base}/custom_scalars/layout")
         (category,) = layout["category"]
         titles = [c["title"] for c in category["chart"]]

@@ -1,7 +1,8 @@
 """What TensorBoard shows of a run, beyond its scalars: the HParams tab and the custom-scalars layout.
 
 * **HParams**: each run writes its hyperparameters (:func:`run_hparams`: the same keys for every
-  run of a task, so the tab can rank its variants) bound to its headline metrics, the task's
+  run of a task, so the tab can rank its variants; no seed, so a variant's seeds form one session group whose
+  metrics the tab shows as their mean) bound to its headline metrics, the task's
   leaderboard columns (``bench.columns`` of its YAML), each read from the run's own series as the
   leaderboard reads it and logged as ``hparams/<metric>`` at the final step.
 * **Custom scalars**: one chart per headline series with every run of the task on it (runs are
@@ -11,10 +12,14 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
+from collections.abc import Sequence
 from dataclasses import fields, is_dataclass
 from typing import Any
 
+from tensorboard.plugins.hparams.plugin_data_pb2 import HParamsPluginData
 from torch.utils.tensorboard.summary import hparams
 
 from normbench.io import Config
@@ -52,29 +57,27 @@ def run_hparams(
     arch: Any,
     norm_names: list[str],
     variant: str,
-    seed: Any,
     preset: str | None,
     config_hash: str,
 ) -> dict[str, Scalar]:
-    """The hyperparameters of a run, flat, with the same keys for every run of a task.
+    """The hyperparameters of a run, flat, with the same keys for every run of a task: the variant and its norms
+    first (the columns the HParams tab shows first), then the preset, the config hash and every other setting.
 
     ``arch`` is the network's config dataclass; ``norm_names`` every norm slot of the task
-    (``attn_norm``, ``ffn_norm``, ...), each shown as its effective spec or ``absent``.
+    (``attn_norm``, ``ffn_norm``, ...), each shown as its effective spec or ``absent``. The seed is not a
+    hyperparameter: the seeds of a variant have the same values, so the tab groups them into one session group and
+    shows their mean (each seed is a session of it, named ``.../seed<k>``).
     """
-    out: dict[str, Scalar] = {
-        "variant": variant,
-        "seed": _scalar(seed),
-        "preset": _scalar(preset),
-        "config_hash": config_hash,
-    }
     effective = arch.effective() if hasattr(arch, "effective") else {}
+    out: dict[str, Scalar] = {"variant": variant}
+    for name in norm_names:
+        out[f"arch.{name}"] = norm_text(effective.get(name))
+    out.update({"preset": _scalar(preset), "config_hash": config_hash})
     if is_dataclass(arch):
         for f in fields(arch):
             value = getattr(arch, f.name)
             if f.name not in norm_names and (value is None or isinstance(value, (bool, int, float, str))):
                 out[f"arch.{f.name}"] = _scalar(value)
-    for name in norm_names:
-        out[f"arch.{name}"] = norm_text(effective.get(name))
     model = _section(config, "model")
     for prefix, source in (("optim", model.get("optim") or {}), ("model", model)):
         for key, value in sorted(source.items()):
@@ -106,13 +109,42 @@ def metric_values(series: dict[str, list[list[float]]], metrics: dict[str, Metri
     return out
 
 
+def session_group(hparam_values: dict[str, Scalar]) -> str:
+    """The HParams session group of a run: the hash of its hyperparameters, so runs that differ only in their seed
+    are one group (TensorBoard otherwise makes each session a group of its own and shows no mean)."""
+    text = json.dumps(hparam_values, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def ablation_axes(norm_names: list[str]) -> list[str]:
+    """The hyperparameters a norm ablation varies: the variant and each norm slot (``arch.<slot>``)."""
+    return ["variant", *(f"arch.{name}" for name in norm_names)]
+
+
 def write_hparams(
-    writer: Any, hparam_values: dict[str, Scalar], metrics: list[str], values: dict[str, float], step: int
+    writer: Any,
+    hparam_values: dict[str, Scalar],
+    metrics: list[str],
+    values: dict[str, float],
+    step: int,
+    axes: Sequence[str] = (),
 ) -> None:
     """HParams summaries of one run: its hyperparameters, the metric names every run of its task
-    declares, and this run's values of them as ``hparams/<metric>`` scalars at ``step``."""
+    declares, and this run's values of them as ``hparams/<metric>`` scalars at ``step``.
+
+    ``axes`` (:func:`ablation_axes`) are declared as the hyperparameters that differ between runs: TensorBoard lists
+    those first (then the rest by name), so the tab opens on the variant and its norms, not on constants."""
     tags = {f"{HPARAM_PREFIX}{m}": 0.0 for m in metrics}
     experiment, start, end = hparams(hparam_values, tags)
+    declared = experiment.value[0].metadata.plugin_data
+    described = HParamsPluginData.FromString(declared.content)
+    for info in described.experiment.hparam_infos:
+        info.differs = info.name in axes
+    declared.content = described.SerializeToString()
+    plugin = start.value[0].metadata.plugin_data  # the session's start: named into its group
+    data = HParamsPluginData.FromString(plugin.content)
+    data.session_start_info.group_name = session_group(hparam_values)
+    plugin.content = data.SerializeToString()
     file_writer = writer._get_file_writer()
     for summary in (experiment, start, end):
         file_writer.add_summary(summary)
