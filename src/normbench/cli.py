@@ -64,6 +64,7 @@ from normbench.commands.bake import bake
 from normbench.commands.boards import bench, cite, compare, leaderboard, rejudge, sweep, tasks
 from normbench.commands.card import card
 from normbench.commands.entry import NOT_OPTIONS, Command, Group
+from normbench.commands.help_cache import asks_config_help, config_help
 from normbench.commands.norms import norms
 from normbench.commands.predict import predict
 from normbench.commands.process import errors_in_one_line, import_paths_from_here, leave_now
@@ -89,6 +90,9 @@ def fit(args: list[str], dry: bool) -> None:
     """
     if asks_fit_help(args):
         fit_help_parser().parse_args(["--help"])
+        return
+    if asks_config_help(args):  # built once per config, code and library versions, then kept (seconds to build)
+        print(config_help(args), end="")
         return
     from normbench.training.fit import train
 

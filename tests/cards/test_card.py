@@ -350,7 +350,17 @@ def test_a_dry_run_card_builds_the_norm_and_shows_its_runs_writing_nothing(
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert "  cards/pnorm/majority\tpre/pnorm\tseed 0\tnot started" in lines
-    assert lines[-1].startswith("normbench: dry run: ") and lines[-1].endswith("nothing trained")
+    # where the card goes, what the probe found, every run (the tuned-rate ones waiting for their grid too), the time
+    assert lines[0] == f"normbench: card: {PNORM} -> {tmp_path}/cards/pnorm/ (card.md, card.json; its boards under " \
+        f"{tmp_path}/cards/pnorm/<task>/)"  # fmt: skip
+    assert lines[1].startswith("normbench: card: probe at d = 8: projects no, scales no, output norm / sqrt(d) ")
+    assert "x F.layer_norm's" in lines[1]
+    (count,) = [line for line in lines if " runs to train" in line]
+    assert count.startswith("normbench: dry run: ") and count.endswith("nothing trained")
+    assert " at the tuned rates once their grids have chosen (" in count
+    assert any("runs at the tuned rates\tplanned once results/cards/pnorm/majority/lr/ has chosen" in x for x in lines)
+    assert any(line.startswith("  majority: ") and line.endswith("no estimate (no finished run of the task here to time)")
+               for line in lines)  # an empty archive: nothing to time  # fmt: skip
     assert not any(tmp_path.iterdir())
     told = normbench_in_process(
         "card",
@@ -373,7 +383,7 @@ def test_a_dry_run_card_builds_the_norm_and_shows_its_runs_writing_nothing(
         "card", "tests.cards.test_probe:NaNNorm", "--dry_run", "--results_dir", str(tmp_path), cwd=tmp_path
     )
     not_finite = int((probe_inputs(8)[:, 0] < 0).sum())  # NaNNorm: NaN where the first feature is negative
-    assert nan.returncode == 0 and nan.stdout.splitlines() == [
+    assert nan.returncode == 0 and nan.stdout.splitlines()[1:] == [
         f"normbench: dry run: tests.cards.test_probe:NaNNorm at d = 8 returns values that are not finite for "
         f"{not_finite} of 512 inputs: its card trains nothing"
     ]
@@ -381,7 +391,7 @@ def test_a_dry_run_card_builds_the_norm_and_shows_its_runs_writing_nothing(
 
 
 def test_a_card_told_not_to_train_is_built_from_the_archive_alone(tmp_path: Path) -> None:
-    folder = make_card(PNORM, "majority", at(tmp_path, nice=0), train=False)
+    folder = make_card(PNORM, "majority", at(tmp_path, nice=0, train=False))
     card = yaml.safe_load((folder / "card.json").read_text())
     assert [t["status"] for t in card["tasks"]] == ["not run"]  # no baseline nor run of its own held here
     assert not any((tmp_path / "runs").rglob("record.json"))
@@ -406,9 +416,9 @@ def test_a_card_asked_for_one_task_keeps_the_tasks_its_published_card_covers(
     write_board(
         tmp_path / "results", {"pre/both": (0.66, 0.89), "pre/scale-blocks": (0.69, 0.90), "pre/pnorm": (0.80, 0.895)}
     )
-    first = make_card(PNORM, "majority", at(tmp_path, nice=0), train=False)
+    first = make_card(PNORM, "majority", at(tmp_path, nice=0, train=False))
     was = yaml.safe_load((first / "card.json").read_text())
-    folder = make_card(PNORM, "sst2", at(tmp_path, nice=0), train=False)
+    folder = make_card(PNORM, "sst2", at(tmp_path, nice=0, train=False))
     card = yaml.safe_load((folder / "card.json").read_text())
     assert [t["task"] for t in card["tasks"]] == ["majority", "sst2"]
     assert card["tasks"][0]["headline"] == was["tasks"][0]["headline"]  # the majority section as published
@@ -417,7 +427,7 @@ def test_a_card_asked_for_one_task_keeps_the_tasks_its_published_card_covers(
     assert {item["task"] for item in queue} == {"majority", "sst2"}  # the card's queue still trains both
     (folder / "card.json").write_text('{"tasks": [')  # a card that cannot be read is never narrowed
     with pytest.raises(ValueError, match=r"^results_dir: .*card.json exists but is unreadable \(") as exc:
-        make_card(PNORM, "sst2", at(tmp_path, nice=0), train=False)
+        make_card(PNORM, "sst2", at(tmp_path, nice=0, train=False))
     assert str(exc.value).count("card.json") == 1 and "--force" not in str(exc.value)  # one line, one remedy
 
 

@@ -73,7 +73,7 @@ def test_rebuilding_every_board_from_the_archive_keeps_its_values_and_verdicts_a
     monkeypatch.chdir(tmp_path)
     monkeypatch.syspath_prepend(str(tmp_path))  # examples.* as the command line finds them
     before, claimed = files(tmp_path / "results"), values_and_verdicts(tmp_path / "results")
-    bake("queues/bake.yaml", BakeOptions(nice=0, results_dir="results", runs_dir="runs"), train=False)
+    bake("queues/bake.yaml", BakeOptions(nice=0, results_dir="results", runs_dir="runs", train=False))
     assert values_and_verdicts(tmp_path / "results") == claimed
     after = files(tmp_path / "results")
     assert sorted(name for name in before.keys() | after.keys() if before.get(name) != after.get(name)) == []

@@ -154,8 +154,7 @@ def test_a_bake_trains_the_queue_into_the_archive_and_builds_the_board_once(tmp_
     capsys.readouterr()
     report = bake(
         str(queue_file(tmp_path, config, seeds="0")),
-        BakeOptions(workers=1, nice=0, runs_dir=runs, results_dir=results, uncommitted=True),
-        train=False,
+        BakeOptions(workers=1, nice=0, runs_dir=runs, results_dir=results, uncommitted=True, train=False),
     )
     assert json.loads(board_path.read_text())["variants"][0]["seeds"] == [0, 1, 2] and report.boards == []
     assert "majority/tiny kept as published: " in capsys.readouterr().out
@@ -236,12 +235,15 @@ def test_a_board_waiting_for_its_tuning_grid_is_left_for_a_later_bake(tmp_path: 
     from normbench.sweep.baking import queue as queue_module
 
     def not_ready(*args, **kwargs):
-        raise ChoiceNotReady("bench.tuned.choice: results/majority/lr/leaderboard.json has 2 of its 4 runs")
+        raise ChoiceNotReady("bench.tuned.choice: ...; (normbench bake)", "majority/lr", "it has 2 of its 4 runs")
 
     monkeypatch.setattr(queue_module, "plan_runs", not_ready)
     queue = load_queue(queue_file(tmp_path, tiny_config(tmp_path), board="majority/tuned"))
     assert queue_module.survey(queue, Archive(tmp_path / "results"), str(tmp_path / "runs")) == []
-    assert "normbench: bake: results/majority/tuned/ waits: bench.tuned.choice: " in capsys.readouterr().err
+    err = capsys.readouterr().err  # what the bake will do, not what the user must: it trains the grid, then these
+    assert "normbench: bake: results/majority/tuned/ (" in err and "runs at the tuned rates) waits for" in err
+    assert "results/majority/lr/ (it has 2 of its 4 runs): the bake trains that grid first, then these runs" in err
+    assert "(normbench bake)" not in err
 
 
 def test_a_bake_that_trains_nothing_builds_a_waiting_board_once_its_grid_is_held(monkeypatch) -> None:
@@ -449,8 +451,7 @@ def test_a_run_two_boards_show_is_trained_once_and_builds_both_boards(tmp_path: 
     shared.unlink()
     report = bake(
         str(queue),
-        BakeOptions(nice=0, runs_dir=str(tmp_path / "none"), results_dir=results, uncommitted=True),
-        train=False,
+        BakeOptions(nice=0, runs_dir=str(tmp_path / "none"), results_dir=results, uncommitted=True, train=False),
     )
     assert shared.is_file() and report.boards == ["majority/tiny", "majority/shares"]
 
@@ -474,3 +475,65 @@ def test_a_bake_trains_the_runs_in_progress_first_those_with_fewest_steps_left_f
     order = [(s.item.board, s.run.seed) for s in training_order(slots)]
     assert order == [("lm/x", 5), ("lm/x", 4), ("majority/paper", 3), ("majority/paper", 0), ("lm/x", 1)]
     assert slot(lm, 4, 2000, 952).steps_left == 1048 and slot(lm, 4, 0, 952).steps_left == 0
+
+
+def test_a_bake_prints_a_progress_line_per_run_with_the_bake_s_eta_and_a_line_as_each_ends(
+    tmp_path: Path, monkeypatch, capsys
+) -> None:
+    """A person can follow a bake (a card's training): run k of n, its step and rate, the bake's ETA, at a steady
+    interval; and one line as each run ends, with what the archive took."""
+    from normbench.training.monitoring.progress import PROGRESS_ENV
+
+    monkeypatch.setenv(PROGRESS_ENV, "0.5")
+    queue = queue_file(tmp_path, tiny_config(tmp_path))
+    options = BakeOptions(budget=30, workers=1, nice=0, runs_dir=str(tmp_path / "runs"),
+                          results_dir=str(tmp_path / "results"), uncommitted=True)  # fmt: skip
+    report = bake(str(queue), options)  # a budget: each run alone
+    assert report.finished_now == 2
+    out = capsys.readouterr().out.splitlines()
+    going = [line for line in out if line.startswith("normbench: bake: run 1 of 2 (majority/tiny, pre/both seed 0): ")]
+    assert going and all("; the bake: 0 of 2 done, ETA " in line for line in going)
+    ended = [line for line in out if " ended after " in line]
+    assert len(ended) == 2 and ended[0].startswith("normbench: bake: run 1 of 2 (majority/tiny, pre/both seed 0)")
+    assert ended[0].endswith("(archive added: 1); 1 of 2 done") and ended[1].endswith("; 2 of 2 done")
+
+
+def test_a_running_run_s_time_left_is_read_from_its_progress_line(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    from normbench.sweep.baking.progress import BakeProgress, Launched
+
+    log = tmp_path / "bake.log"
+    log.write_text("old\nnormbench: progress pre/both seed 0: step 100/1100 (9%), loss 0.5, 2.5 steps/s, ETA 6m40s\n")
+    times = SimpleNamespace(expected_s=lambda slot: 99.0)
+    run = Launched(1, [SimpleNamespace()], log, 0, 0.0)  # type: ignore[list-item]
+    assert BakeProgress(times, 1, 30).left_s(run) == 1000 / 2.5  # type: ignore[arg-type]
+    log.write_text("no progress yet\n")
+    assert BakeProgress(times, 1, 30).left_s(run) == 0.0  # type: ignore[arg-type]  # expected 99 s, long past
+
+
+def test_boards_a_spent_budget_leaves_are_owed_said_in_one_line_and_built_first_by_the_next_bake(
+    tmp_path: Path, monkeypatch, capsys
+) -> None:
+    """The budget bounds the whole bake, its boards included: at the end the boards not built yet are owed (one line
+    names them) and the next bake of a queue with them builds them; another queue's owed boards stay owed."""
+    import time
+    from types import SimpleNamespace
+
+    from normbench.sweep import bake as module
+    from normbench.sweep.baking.queue import QueueItem
+
+    built: list[str] = []
+    monkeypatch.setattr(module, "rebuild", lambda item, *args, **kwargs: built.append(item.board))
+    items = [QueueItem(b, "majority", "quick", ("pre/both",), (0,)) for b in ("majority/a", "majority/b")]
+    state = SimpleNamespace(items=items, slots=[], report=SimpleNamespace(boards=[]))
+    options = BakeOptions(runs_dir=str(tmp_path / "runs"), results_dir=str(tmp_path / "results"))
+    module.owe_boards(options.runs_dir, ["cards/x/lm"], [])  # another queue's
+    module.rebuild_boards(state, options, {"majority/a", "majority/b"}, end=time.time() - 1)  # type: ignore[arg-type]
+    assert built == [] and "the budget is spent: 2 board(s) not rebuilt yet (majority/a, majority/b)" in (
+        capsys.readouterr().out
+    )
+    assert module.owed_boards(options.runs_dir, items) == {"majority/a", "majority/b"}
+    module.rebuild_boards(state, options, module.owed_boards(options.runs_dir, items))  # type: ignore[arg-type]
+    assert built == ["majority/a", "majority/b"] and "building results/majority/b/ (2 of 2)" in capsys.readouterr().out
+    assert module.read_owed(module.owed_path(options.runs_dir)) == {"cards/x/lm"}

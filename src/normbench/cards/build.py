@@ -24,6 +24,7 @@ from normbench.archive import Board, VariantEntry, load_board
 from normbench.archive.board_keys import board_folder
 from normbench.archive.documents.sections import RunInProgress
 from normbench.archive.record import Provenance
+from normbench.archive.store import Archive
 from normbench.boards.norm_board import platform_drift
 from normbench.cards.document import (
     CardCost,
@@ -35,7 +36,7 @@ from normbench.cards.document import (
     TaskCost,
     TuningSection,
 )
-from normbench.cards.models import extra_parameters, section_models
+from normbench.cards.models import extra_parameters, learned_values, section_models
 from normbench.cards.probe import NormFacts
 from normbench.cards.protocol import CardProtocol, OptionValue, board_of, card_variant, slug
 from normbench.cards.summary import summary_table
@@ -184,6 +185,7 @@ def task_card(
         "runs": {"planned": planned, "finished": finished, "in_progress": runs_in_progress(board)},
         "norms": (models := section_models(norm, protocol, variants, results_dir, options)),
         "extra_parameters": extra_parameters(models),
+        "learned": learned_values(board, name, Archive(results_dir)),
         "headline": {m: {role: metric_row(board, v, m) for role, v in variants.items()} for m in protocol.metrics},
         "platform_drift": {
             m: drift for m in protocol.metrics if (drift := platform_drift(protocol.task, m, Path(results_dir)))

@@ -14,7 +14,7 @@ if TYPE_CHECKING:  # the annotations are never evaluated (``from __future__ impo
     from normbench.archive.documents.sections import RunInProgress
     from normbench.archive.record import Provenance
     from normbench.boards.norm_board import PlatformDrift
-    from normbench.cards.models import ExtraParameters, ModelFacts
+    from normbench.cards.models import ExtraParameters, LearnedValue, ModelFacts
     from normbench.cards.probe import NormFactsJson
     from normbench.cards.protocol import OptionValue
     from normbench.cards.verdicts import Comparison
@@ -133,7 +133,8 @@ class CardSection(SectionHead):
     """One task's section of a card (:func:`task_card`; ``card.json``: ``tasks[]``).
 
     ``status``: ``not run`` (then ``why``), ``incomplete`` or ``complete``; ``runs``: its board's; ``norms``: role ->
-    the network its variant builds, ``extra_parameters``: what the new norm trains beyond the baselines; ``headline``,
+    the network its variant builds, ``extra_parameters``: what the new norm trains beyond the baselines, ``learned``:
+    their final values per slot over the seeds (:func:`normbench.cards.models.learned_values`); ``headline``,
     ``thresholds``: metric -> role -> aggregate (``None``: no such variant or metric), ``angle`` the same of the
     ``angle_metric``; ``platform_drift``: metric -> its measured drift; ``claims``: the card's judged claims and their
     ``comparisons``; ``unselectable``: the new norm's per-layer fractions, ``against_chance``: their claims against
@@ -147,6 +148,7 @@ class CardSection(SectionHead):
     runs: NotRequired[SectionRuns]
     norms: NotRequired[dict[str, ModelFacts]]
     extra_parameters: NotRequired[list[ExtraParameters]]
+    learned: NotRequired[list[LearnedValue]]
     headline: NotRequired[dict[str, dict[str, MetricRow | None]]]
     platform_drift: NotRequired[dict[str, PlatformDrift]]
     claims: NotRequired[list[JudgedEntry]]

@@ -21,18 +21,20 @@ so a card is never replaced by one that says less.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import yaml
 
 from normbench.archive.board_keys import board_folder, card_queue_folder
 from normbench.cards.build import build_card
 from normbench.cards.document import CardConfig, CardPreset, PresetBench, QueueItem, Superseded
-from normbench.cards.probe import probe
+from normbench.cards.probe import WIDTHS, probe, probe_lines, speed_scale
 from normbench.cards.protocol import (
     PLACEMENTS,
     CardProtocol,
@@ -52,7 +54,8 @@ from normbench.publish.files import Refused, read_board
 from normbench.sweep.options import BakeOptions
 from normbench.training.config import load_config
 
-WIDTHS = (8, 768)  # the majority model's width and GPT-2's
+if TYPE_CHECKING:
+    from normbench.sweep.baking.queue import QueueItem as SweepItem
 
 
 def parse_tasks(text: str | list[str] | None) -> list[str]:
@@ -154,20 +157,27 @@ def card_tasks(
 
 
 def bake_tasks(
-    queue: Path, items: list[QueueItem], names: list[str], options: BakeOptions, *, dry_run: bool, train: bool
+    queue: Path,
+    items: list[QueueItem],
+    names: list[str],
+    options: BakeOptions,
+    *,
+    dry_run: bool,
+    cost_scale: Callable[[SweepItem, str], float] | None = None,
 ) -> None:
     """Bake the card's queue items of the tasks ``names`` (the whole ``queue`` file when that is every item) as
-    ``options`` say; ``train=False``: rebuild their boards from the archive only."""
+    ``options`` say (``train`` false: rebuild their boards from the archive only; ``pages``: rewrite the project's
+    pages too). ``cost_scale``: the dry run's factor on a new run's time (:func:`speed_scale`)."""
     from normbench.sweep.bake import bake as bake_queue  # the sweep layer trains; imported where it is needed
 
     chosen = [item for item in items if item["task"] in names]
     if chosen == items:
-        bake_queue(str(queue), options, dry_run=dry_run, train=train)
+        bake_queue(str(queue), options, dry_run=dry_run, cost_scale=cost_scale)
         return
     with tempfile.TemporaryDirectory(prefix="normbench-card-") as tmp:
         part = Path(tmp) / "bake.yaml"
         part.write_text(yaml.safe_dump({"queue": chosen}, sort_keys=False), encoding="utf-8")
-        bake_queue(str(part), options, dry_run=dry_run, train=train)
+        bake_queue(str(part), options, dry_run=dry_run, cost_scale=cost_scale)
 
 
 def keep_superseded(presets: dict[str, CardPreset], published: Path) -> None:
@@ -318,21 +328,22 @@ def make_card(
     bake_options: BakeOptions | None = None,
     *,
     dry_run: bool = False,
-    train: bool = True,
     placements: str | list[str] | None = None,
     options: str | dict[str, OptionValue] | None = None,
 ) -> Path:
     """Probe ``norm``, train its card's runs (a bake, as ``bake_options`` say: the budget in minutes, the GPUs, the
-    workers, where runs train, the results root), write ``<results_dir>/cards/<slug>/card.md``; returns the card's
-    folder. ``train=False``: train nothing, rebuild the card's boards from the runs the archive holds.
+    workers, where runs train, the results root; ``train`` false: train nothing, rebuild the card's boards from the
+    runs the archive holds), write ``<results_dir>/cards/<slug>/card.md``; returns the card's folder.
     ``placements``: ``pre`` (default) and ``post`` too with ``pre,post``. A norm that cannot be imported or built is a
     one-line ``ValueError``, as is a placement a task cannot compare, or an option (``options``: the norm's
     constructor keywords, ``"alpha_init=0.0"`` or a mapping; part of its runs' and its card's identity) its class
-    does not take. ``dry_run``: the norm imported, built and probed (untimed), where each of the card's runs stands
-    printed; nothing trained or written."""
+    does not take. ``dry_run``: the norm imported, built and probed, the card's folder, the probe's result, where each
+    of its runs stands and the time per task printed; nothing trained or written. ``bake_options.pages``: also
+    rewrite the project's pages from the card (its docs page, the cards index, the norm leaderboard); by default a
+    card writes under ``results/cards/<slug>/`` only (and its runs into the archive)."""
     from normbench.sweep.bake import refresh_pages  # the sweep layer trains; imported where it is needed
 
-    bake_options = bake_options or BakeOptions()
+    bake_options = dataclasses.replace(bake_options or BakeOptions(), pages=bool((bake_options or BakeOptions()).pages))
     results_dir = bake_options.results_dir
     names = parse_tasks(tasks)
     asked = parse_placements(placements)
@@ -340,7 +351,7 @@ def make_card(
     given = check_card_options(norm, parse_options(options))  # one line for an option its class does not take
     folder = Path(results_dir) / "cards" / slug(norm, given)
     start = time.time()
-    facts = {d: probe(measured, d, given, timing=not dry_run) for d in WIDTHS}
+    facts = {d: probe(measured, d, given) for d in WIDTHS}  # timed in a dry run too: its estimate reads the speed
     covered = card_tasks(norm, names, results_dir, given)
     where = card_placements(norm, asked, covered, results_dir, given)
     for task in covered:  # a placement a task cannot compare, or a named card moved: one line before anything trains
@@ -348,13 +359,20 @@ def make_card(
             card_variant(norm, CardProtocol.of(task).at(placement), given)
     broken = [f for f in facts.values() if f.problem]
     if broken and dry_run:
+        print(f"normbench: card: {norm} -> {folder}/")
         print(f"normbench: dry run: {norm} at d = {broken[0].d} {broken[0].problem}: its card trains nothing")
         return folder
+    if dry_run:
+        print(f"normbench: card: {norm} -> {folder}/ (card.md, card.json; its boards under {folder}/<task>/)")
+        for line in probe_lines(facts):
+            print(f"normbench: card: {line}")
     items: list[QueueItem] = []
     if not broken:
         with tempfile.TemporaryDirectory(prefix="normbench-card-") as tmp:  # a dry run leaves the card's folder as is
             queue, items = plan_card(norm, covered, results_dir, Path(tmp) if dry_run else None, where, given)
-            bake_tasks(queue, items, names, bake_options, dry_run=dry_run, train=train)
+            scale = speed_scale(facts, {card_variant(norm, CardProtocol.of(t).at(p), given)[0] for t in covered
+                                        for p in where})  # fmt: skip
+            bake_tasks(queue, items, names, bake_options, dry_run=dry_run, cost_scale=scale)
     if dry_run:
         return folder
     card = build_card(norm, facts, covered, items, results_dir, time.time() - start, where, given)
@@ -362,7 +380,8 @@ def make_card(
         (stage / "card.json").write_text(card.dumps(), encoding="utf-8")
         (stage / "card.md").write_text(render_card(card), encoding="utf-8")
     print(f"normbench: wrote {folder / 'card.md'} and {folder / 'card.json'}")
-    refresh_pages(results_dir)  # the card's docs page and the cards index, from the card just written
+    if bake_options.pages:  # the card's docs page and the cards index, from the card just written
+        refresh_pages(results_dir)
     for line in card.summary_lines():
         print(f"  {line}")
     return folder

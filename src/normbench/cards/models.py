@@ -1,12 +1,20 @@
 """What each variant of a card's section trained, read from the model itself: the card's variants planned as its bake
 plans them (:func:`normbench.sweep.plan.plan_runs`), each network built from its resolved config, and its norms'
 actual eps, affine map and learned parameters read off the modules. The protocol table is this, so it cannot say
-other than what trained (a plug-in that ignores the slot's eps, a gain of its own, a learned temperature)."""
+other than what trained (a plug-in that ignores the slot's eps, a gain of its own, a learned temperature).
+
+What the new norm learned (:func:`learned_values`): the final value of each of its own trained parameters (DyT's
+alpha, ScaleNorm's g, a plug-in's learned scalar), per slot, as mean and spread over the card's seeds, read from the
+series training logs at every evaluation (``geometry/<slot>/<parameter>``, :data:`normbench.tasks.series.NORM_SCALAR`:
+a scalar's value, a larger parameter's mean) in each seed's canonical archived record. A run trained before its
+norm's parameters were logged has none."""
 
 from __future__ import annotations
 
 import copy
 import functools
+import re
+import statistics
 import tempfile
 import typing
 from collections.abc import Mapping
@@ -16,9 +24,12 @@ from typing import TYPE_CHECKING, Any, TypedDict
 import yaml
 from torch import nn
 
+from normbench.archive.board import Board
 from normbench.archive.board_keys import card_queue_folder
+from normbench.archive.store import Archive
 from normbench.cards.protocol import CardProtocol, OptionValue, card_variant, slug
 from normbench.nn.norms import Norm, PluginNorm, get_component, source_version
+from normbench.tasks.series import NORM_INPUT_MEAN, NORM_INPUT_STD, NORMAL_ANGLE_TO_ONES
 from normbench.tasks.trust import record_class
 from normbench.training.run.rundir import build_dataclass
 
@@ -197,3 +208,46 @@ def extra_parameters(models: dict[str, ModelFacts], new: str = "new") -> list[Ex
         if extra:
             out.append({"norm": role, "parameters": extra, "layers": facts["layers"]})
     return out
+
+
+SERIES = re.compile(r"^geometry/(?P<slot>[^/]*norm[^/]*)/(?P<parameter>[^/]+)$")
+NOT_PARAMETERS = {t.rsplit("/", 1)[-1] for t in (NORM_INPUT_MEAN, NORM_INPUT_STD, NORMAL_ANGLE_TO_ONES)}
+
+
+class LearnedValue(TypedDict):
+    """One learned parameter of one slot: its final value over the seeds that logged it."""
+
+    slot: str
+    parameter: str
+    mean: float
+    std: float | None  # the sample standard deviation over seeds (``None`` for one seed)
+    seeds: list[int]
+
+
+def learned_values(board: Board, variant: str, archive: Archive) -> list[LearnedValue]:
+    """The final value of each learned parameter of ``variant``'s norm, per slot, over its seeds on ``board`` (read
+    from each seed's canonical archived record; sorted by slot, then parameter)."""
+    row = board.by_name.get(variant)
+    if row is None or not row.config_hash:
+        return []
+    finals: dict[tuple[str, str], dict[int, float]] = {}
+    for seed in row.seeds:
+        replicate = archive.canonical(board.task, row.config_hash, seed)
+        if replicate is None:
+            continue
+        for name, points in (replicate.record().get("series") or {}).items():
+            found = SERIES.match(name)
+            if found and found["parameter"] not in NOT_PARAMETERS and points:
+                finals.setdefault((found["slot"], found["parameter"]), {})[seed] = float(points[-1][1])
+    out: list[LearnedValue] = []
+    for (slot, parameter), by_seed in sorted(finals.items()):
+        values = list(by_seed.values())
+        std = statistics.stdev(values) if len(values) > 1 else None
+        out.append({"slot": slot, "parameter": parameter, "mean": round_to(statistics.fmean(values)),
+                    "std": None if std is None else round_to(std), "seeds": sorted(by_seed)})  # fmt: skip
+    return out
+
+
+def round_to(x: float, digits: int = 6) -> float:
+    """``x`` to ``digits`` significant digits (a card keeps what a reader can use, compactly)."""
+    return float(f"{x:.{digits}g}")

@@ -23,8 +23,9 @@ from __future__ import annotations
 import copy
 import math
 import statistics
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import torch
 import torch.nn.functional as F
@@ -32,7 +33,12 @@ import torch.nn.functional as F
 from normbench.cards.protocol import OptionValue
 from normbench.nn.norms import NormSpec, create_norm, get_component
 from normbench.nn.norms.plugin import PLUGIN_FAILURES
+from normbench.training.config import load_config
 
+if TYPE_CHECKING:
+    from normbench.sweep.baking.queue import QueueItem as SweepItem
+
+WIDTHS = (8, 768)  # the majority model's width and GPT-2's
 TOLERANCE = 1e-6
 SAMPLES = 512
 TIMING_ROWS = {8: 65_536, 768: 1024}  # about 2-3 MB a tensor, as the norm speed benchmark
@@ -185,3 +191,36 @@ def forward_backward_times(
         ours.append(float(timers[0].blocked_autorange(min_run_time=min_run_time).median))
         reference.append(float(timers[1].blocked_autorange(min_run_time=min_run_time).median))
     return ours, reference
+
+
+def probe_lines(facts: Mapping[int, NormFacts]) -> list[str]:
+    """What the probe found, one line per width: projects, scales, output norm, speed against ``F.layer_norm``."""
+
+    def yes(value: bool | None) -> str:
+        return "?" if value is None else "yes" if value else "no"
+
+    lines = []
+    for d, f in sorted(facts.items()):
+        if f.problem:
+            lines.append(f"probe at d = {d}: broken ({f.problem})")
+            continue
+        speed = f", forward + backward {f.speed_ratio:.2f}x F.layer_norm's" if f.speed_ratio is not None else ""
+        norm = f", output norm / sqrt(d) {f.output_norm:.3g}" if f.output_norm is not None else ""
+        lines.append(f"probe at d = {d}: projects {yes(f.projects)}, scales {yes(f.scales)}{norm}{speed}")
+    return lines
+
+
+def speed_scale(facts: Mapping[int, NormFacts], variants: set[str]) -> Callable[[SweepItem, str], float]:
+    """The dry run's factor on the time of a run of the card's own variants (``variants``): the norm's forward +
+    backward time over LayerNorm's at the probed width nearest the item's ``d_model`` (1 for the baselines, and where
+    the norm was not timed)."""
+
+    def scale(item: SweepItem, variant: str) -> float:
+        if variant.split(",")[0] not in variants:
+            return 1.0
+        arch = ((load_config(item.config_arg, item.preset).get("model") or {}).get("init_args") or {}).get("arch")
+        d_model = int((arch or {}).get("d_model") or WIDTHS[0])
+        nearest = min(facts, key=lambda d: abs(d - d_model))
+        return facts[nearest].speed_ratio or 1.0
+
+    return scale

@@ -17,11 +17,13 @@ from normbench.archive.replicate import cpu_family
 from normbench.cards.build import Card
 from normbench.cards.comparison_view import comparison_lines
 from normbench.cards.document import CardSection, TunedStatus
+from normbench.cards.models import LearnedValue
 from normbench.cards.probe import NormFacts
 from normbench.cards.protocol import options_text
 from normbench.cards.protocol_view import baseline_notes, protocol_lines
 from normbench.cards.summary import fmt, grid_progress, no_rate, summary_table
 from normbench.cards.verdicts import BASELINES
+from normbench.formatting import significant
 from normbench.render.chance_view import chance_rows
 from normbench.render.markdown import Lines, cell
 from normbench.site.card_pages import summary_metric
@@ -145,8 +147,9 @@ def task_section(t: CardSection) -> Lines:
     angle = {angle_metric: angle_row} if angle_row and angle_metric else {}
     for metric, row in {**t["headline"], **t["thresholds"], **angle}.items():
         lines.append(f"| `{metric}` | " + " | ".join(cell(fmt(row.get(r))) for r in ROLES) + " |")
+    lines += ["", *learned_lines(t.get("learned") or [])]
     failed = t["failed_seeds"]
-    lines += ["", "**Failed seeds of the new norm**: " + ("; ".join(f"seed {s}: {w}" for s, w in failed.items()) or
+    lines += ["**Failed seeds of the new norm**: " + ("; ".join(f"seed {s}: {w}" for s, w in failed.items()) or
                                                            "none") + ".", ""]  # fmt: skip
     lines += ["### Against LayerNorm and RMSNorm", "", SECTION_KEY, ""]
     lines += comparison_lines(t["claims"])
@@ -156,6 +159,21 @@ def task_section(t: CardSection) -> Lines:
         lines += chance_rows([JudgedClaim.from_json(c) for c in t["against_chance"]])
     if t["figures"]:
         lines += ["", *(f"![{f.rpartition('/')[2]}](../../{f})" for f in t["figures"][:1])]
+    return [*lines, ""]
+
+
+def learned_lines(learned: list[LearnedValue]) -> Lines:
+    """What the new norm learned: each of its own trained parameters per slot, its final value over the seeds."""
+    if not learned:
+        return ["**What the new norm learned**: no parameter of its own is recorded (it has none that trains, or its "
+                "runs predate their logging).", ""]  # fmt: skip
+    lines = ["**What the new norm learned** (its own trained parameters, final value: mean ± sd over seeds; a "
+             "parameter of more than one element as its mean):", "",
+             "| slot | parameter | final value | seeds |", "|---|---|---|---|"]  # fmt: skip
+    for v in learned:
+        spread = f" ± {significant(v['std'])}" if v["std"] is not None else ""
+        seeds = ", ".join(map(str, v["seeds"]))
+        lines.append(f"| `{v['slot']}` | `{v['parameter']}` | {significant(v['mean'])}{spread} | {seeds} |")
     return [*lines, ""]
 
 

@@ -10,7 +10,6 @@ def card(
     tasks: str | None = None,
     placements: str = "pre",
     options: str | None = None,
-    train: bool = True,
     bake_options: BakeOptions | None = None,
     dry_run: bool = False,
 ) -> None:
@@ -26,10 +25,13 @@ def card(
             and RMSNorm runs, at the shared learning rate).
         options: the norm's constructor keywords in every slot, comma-separated key=value (values read as YAML,
             e.g. alpha_init=0.0); part of its runs' identity and of its card's name (also --norm_options).
-        train: ``false``: train nothing; write the card from the runs the archive holds (its boards rebuilt).
-        bake_options: how the card's runs train, as a bake's (:class:`normbench.sweep.options.BakeOptions`).
-        dry_run: import and build the norm, print where each of the card's runs stands; train and write nothing.
+        bake_options: how the card's runs train, as a bake's (:class:`normbench.sweep.options.BakeOptions`; ``--train
+            false`` writes the card from the runs the archive holds, its boards rebuilt; ``--pages true`` also
+            rewrites the project's pages from it: its docs page, the cards index, the norm leaderboard; by default
+            the card writes under its own folder only, and its runs into the archive).
+        dry_run: import and build the norm, print its card's folder, the probe's result, every run it trains and the
+            time per task on this machine; train and write nothing.
     """
     from normbench.cards.make import make_card
 
-    make_card(norm, tasks, bake_options, train=train, dry_run=dry_run, placements=placements, options=options)
+    make_card(norm, tasks, bake_options, dry_run=dry_run, placements=placements, options=options)

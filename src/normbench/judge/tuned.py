@@ -54,11 +54,13 @@ class Rechosen(TypedDict):
 class ChoiceNotReady(ValueError):
     """The choice board a tuned board reads is not built yet, or has chosen for none of its bases (one line): each
     base's choice is made once, on its whole grid and tuning seeds, so a bake leaves the tuned board until one base's
-    grid is done. ``board``: the choice board (``majority/lr``)."""
+    grid is done. ``board``: the choice board (``majority/lr``); ``reason``: what it lacks, without the advice (a bake
+    says what it does next instead)."""
 
-    def __init__(self, message: str, board: str = "") -> None:
+    def __init__(self, message: str, board: str = "", reason: str = "") -> None:
         super().__init__(message)
         self.board = board
+        self.reason = reason or message
 
 
 def check_spec(spec: Any) -> TunedSpec:
@@ -107,6 +109,7 @@ def resolve(spec: Any, names: list[str], results_dir: str | Path) -> TunedView:
             f"bench.tuned.choice: {path}/leaderboard.json does not exist; train that board's grid first "
             f"(normbench bake)",
             spec["choice"],
+            f"{path}/leaderboard.json is not built yet",
         ) from None
     except BoardError as exc:
         raise ValueError(f"bench.tuned.choice: {exc}") from None
@@ -130,6 +133,7 @@ def resolve(spec: Any, names: list[str], results_dir: str | Path) -> TunedView:
             f"bench.tuned.choice: {path}/leaderboard.json has chosen no {axis} yet ({first[0]}: {first[1]}); the "
             f"boards judged at the chosen values wait for it (normbench bake)",
             spec["choice"],
+            f"it has chosen no {axis} yet ({first[0]}: {first[1]})",
         )
     rows: list[TunedBase] = []
     for base in bases:

@@ -11,10 +11,11 @@ this platform. Then the boards whose runs changed are rebuilt from the archive (
 N"). A bake runs at low CPU priority by default (``nice``), so it can train in the background.
 
 Each run is its own ``normbench sweep`` subprocess of one run, with its own share of the CPU cores (its affinity), or
-of the GPUs; a new run starts only while at least ``MIN_SLOT_S`` seconds of the budget are left. A bake with no
-budget on the CPU stacks the seeds of a variant where that pays (:func:`~normbench.sweep.baking.launch.stacking_pays`):
+of the GPUs; a new run starts only while at least ``MIN_SLOT_S`` seconds of the budget are left. A bake on the CPU
+stacks the seeds of a variant where that pays (:func:`~normbench.sweep.baking.launch.stacking_pays`):
 they train as one subprocess of stacked seeds (:mod:`normbench.sweep.vectorized`), and a seed its stack could not train
-is trained alone. With a budget every run is alone, since a stack keeps no checkpoint before its end.
+is trained alone. With a budget a stack is launched only where it is expected to end in the time left (a stack keeps
+no checkpoint before its end); otherwise its seeds train one by one, each checkpointed at the deadline.
 
 The queue and where its runs stand are :mod:`normbench.sweep.baking.queue`; launching and watching the runs is
 :mod:`normbench.sweep.baking.launch`. :func:`bake` goes through the steps: :func:`survey_queue`, archiving the runs
@@ -24,6 +25,7 @@ finished here, :func:`~normbench.sweep.baking.launch.train_queue`, :func:`boards
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections.abc import Callable
@@ -36,7 +38,10 @@ from normbench.boards.replicates.report import write_report
 from normbench.judge.tuned import ChoiceNotReady
 from normbench.publish.files import Refused
 from normbench.sweep.backends import available_cpus
+from normbench.sweep.baking.estimate import CostScale, estimate, estimate_lines, waiting_runs
+from normbench.sweep.baking.fits import RunTimes
 from normbench.sweep.baking.launch import BakeState, plan_schedule, train_or_stop
+from normbench.sweep.baking.progress import BakeProgress
 from normbench.sweep.baking.queue import (
     BakeReport,
     QueueItem,
@@ -50,6 +55,7 @@ from normbench.sweep.baking.queue import (
     training_order,
 )
 from normbench.sweep.options import BakeOptions, SweepOptions
+from normbench.training.monitoring.progress import progress_interval
 
 QUEUE = "queues/bake.yaml"
 TOKEN_TASKS = ("lm", "sst2")  # tasks whose runs the sst2 token report (Tables 3-4) reads
@@ -60,7 +66,7 @@ def bake(
     options: BakeOptions | None = None,
     *,
     dry_run: bool = False,
-    train: bool = True,
+    cost_scale: CostScale | None = None,
 ) -> BakeReport:
     """Train the queue's runs in priority order within ``options.budget`` minutes (``None``: until the queue is done).
 
@@ -68,19 +74,22 @@ def bake(
         queue: the queue file (YAML: ``queue:`` a list of ``board``, ``task``, ``preset``, ``variants``, ``seeds``).
         options: how the runs train (:class:`~normbench.sweep.options.BakeOptions`: the budget, at whose end every
             started run is checkpointed and archived unfinished and the boards are rebuilt; the GPUs, the concurrent
-            runs, the CPU priority, where runs train, the results root, and whether runs trained from uncommitted
-            code are archived and shown).
+            runs, the CPU priority, where runs train, the results root, whether runs trained from uncommitted
+            code are archived and shown; ``train`` false: train nothing, rebuild every queued board that has a run
+            held; ``pages`` false: leave the norm leaderboard and the docs pages as they are).
         dry_run: print where each queued run stands and what would train; train nothing.
-        train: ``False``: train nothing; rebuild every queued board that has a run held (archived or finished here).
+        cost_scale: a factor on the dry run's time estimate of a run whose config the archive has never timed
+            (:func:`normbench.sweep.baking.estimate.estimate`; a card's: its norm's measured speed).
     """
     options = options or BakeOptions()
     options.check()
+    train = options.train
     gpu_ids = options.planned_gpu_ids() if dry_run else options.gpu_ids()
     start = time.time()
     state = survey_queue(queue, options, restore=not dry_run)
     workers = options.workers or (4 * len(gpu_ids) if gpu_ids else available_cpus())
     if dry_run:
-        print_dry_run(state, workers, train=train)
+        print_dry_run(state, workers, "gpu" if gpu_ids else "cpu", train=train, scale=cost_scale)
         return state.report
     changed = archive_finished_here(
         [s for s in state.slots if s.state == "finished here"], state.archive, state.report, options.uncommitted
@@ -88,12 +97,15 @@ def bake(
     if options.nice:
         os.nice(options.nice)
     schedule = plan_schedule(options.budget, start, workers, gpu_ids)
+    state.times = RunTimes(state.archive, "gpu" if gpu_ids else "cpu")
+    state.progress = BakeProgress(state.times, len(schedule.shares), progress_interval())
     state.queue_left = list(state.todo) if train else []
     changed |= train_or_stop(state, options, schedule, releaser(state, options) if state.waiting and train else None)
     finished_tasks = count_trained(state.todo, state.archive, state.report)
-    changed |= boards_held(state, options, train=train)
-    rebuild_boards(state, options, changed)
-    report_bake(state, options, finished_tasks)
+    changed |= boards_held(state, options, train=train) | owed_boards(options.runs_dir, state.items)
+    end = start + options.budget * 60 if options.budget is not None else None
+    rebuild_boards(state, options, changed, end)
+    report_bake(state, options, finished_tasks, pages=options.pages is not False)
     return state.report
 
 
@@ -111,17 +123,29 @@ def survey_queue(queue: str, options: BakeOptions, *, restore: bool) -> BakeStat
     return BakeState(items, archive, report, slots, waiting, todo)
 
 
-def print_dry_run(state: BakeState, workers: int, *, train: bool) -> None:
-    """What a bake would do: each queued run and where it stands, then what would train (or be rebuilt)."""
+def print_dry_run(state: BakeState, workers: int, device: str, *, train: bool, scale: CostScale | None = None) -> None:
+    """What a bake would do: each queued run and where it stands, what would train (the runs at tuned rates that
+    wait for their grid included) and the time it takes per task on this platform class (:mod:`~normbench.sweep.
+    baking.estimate`), or what would be rebuilt."""
     for s in state.slots:
         step = f" (step {s.step:,})" if s.state == "in progress" else ""
         print(f"  {s.item.board}\t{s.run.variant}\tseed {s.run.seed}\t{s.state}{step}")
+    for item, choice, runs in waiting_runs(state.waiting):
+        print(f"  {item.board}\t{runs} runs at the tuned rates\tplanned once results/{choice}/ has chosen the rates")
     here = [s for s in state.slots if s.state == "finished here"]
     archived = f", {len(here)} finished here to archive" if here else ""
     if not train:
         print("normbench: dry run: nothing to train (train false); the boards with runs held would be rebuilt")
-    else:
-        print(f"normbench: dry run: {len(state.todo)} runs to train{archived}, {workers} at a time; nothing trained")
+        return
+    later = sum(runs for _, _, runs in waiting_runs(state.waiting))
+    more = f" and at most {later} at the tuned rates once their grids have chosen ({len(state.todo) + later} in all)"
+    print(
+        f"normbench: dry run: {len(state.todo)} runs to train{more if later else ''}{archived}, {workers} at a time; "
+        "nothing trained"
+    )
+    rows = estimate(state.todo, state.waiting, RunTimes(state.archive, device), scale)
+    for line in estimate_lines(rows, workers, device) if rows else []:
+        print(line)
 
 
 def releaser(state: BakeState, options: BakeOptions) -> Callable[[list[Slot]], None]:
@@ -154,12 +178,24 @@ def boards_held(state: BakeState, options: BakeOptions, *, train: bool) -> set[s
     return changed
 
 
-def rebuild_boards(state: BakeState, options: BakeOptions, changed: set[str]) -> None:
-    """Rebuild each changed board (:func:`rebuild`), in queue order, into ``state.report.boards``; one with a refused
-    archived record is not rebuilt, and one the publishing rule keeps, or whose tuning grid is not chosen yet, stays
-    as published (each said in one line)."""
+def rebuild_boards(state: BakeState, options: BakeOptions, changed: set[str], end: float | None = None) -> None:
+    """Rebuild each changed board (:func:`rebuild`), in queue order, into ``state.report.boards``, each announced in a
+    line; one with a refused archived record is not rebuilt, and one the publishing rule keeps, or whose tuning grid
+    is not chosen yet, stays as published (each said in one line). At ``end`` (the budget's), the boards not built
+    yet are owed (:func:`owe_boards`): one line names them, and the next bake builds them first."""
     refused = {board for s in state.slots if s.state == "refused" for board in s.boards}
-    for item in boards_of(state.items, changed):
+    todo = boards_of(state.items, changed)
+    for k, item in enumerate(todo):
+        if end is not None and time.time() >= end:
+            owe_boards(options.runs_dir, [i.board for i in todo[k:]], [i.board for i in todo[:k]])
+            print(
+                f"normbench: bake: the budget is spent: {len(todo) - k} board(s) not rebuilt yet "
+                f"({', '.join(i.board for i in todo[k:][:4])}{', ...' if len(todo) - k > 4 else ''}); the next bake "
+                "(or `normbench bake --train false`) builds them first",
+                flush=True,
+            )
+            return
+        print(f"normbench: bake: building results/{item.board}/ ({k + 1} of {len(todo)})", flush=True)
         if item.board in refused:  # its leaderboard would refuse the record too
             print(f"normbench: bake: {item.board} not rebuilt: an archived record of its runs is refused (above)")
             continue
@@ -172,17 +208,51 @@ def rebuild_boards(state: BakeState, options: BakeOptions, changed: set[str]) ->
             print(f"normbench: bake: {item.board} waits (kept as published): {exc}")
             continue
         state.report.boards.append(item.board)
+    owe_boards(options.runs_dir, [], [i.board for i in todo])
 
 
-def report_bake(state: BakeState, options: BakeOptions, finished_tasks: set[str]) -> None:
+def owed_path(runs_dir: str) -> Path:
+    """Where a bake keeps the boards it owes (built by the next bake): beside its runs, a local list."""
+    return Path(runs_dir) / "boards-owed.json"
+
+
+def owe_boards(runs_dir: str, owed: list[str], settled: list[str]) -> None:
+    """The owed list less the boards ``settled`` (built or tried now), plus those ``owed``; written atomically (none
+    left: the file removed)."""
+    path = owed_path(runs_dir)
+    boards = sorted((read_owed(path) - set(settled)) | set(owed))
+    if not boards:
+        path.unlink(missing_ok=True)
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(boards) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def read_owed(path: Path) -> set[str]:
+    """The boards listed as owed (an unreadable or missing list: none)."""
+    try:
+        owed = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return set()
+    return {board for board in owed if isinstance(board, str)} if isinstance(owed, list) else set()
+
+
+def owed_boards(runs_dir: str, items: list[QueueItem]) -> set[str]:
+    """The boards an earlier bake owes that this queue builds."""
+    return read_owed(owed_path(runs_dir)) & {item.board for item in items}
+
+
+def report_bake(state: BakeState, options: BakeOptions, finished_tasks: set[str], *, pages: bool = True) -> None:
     """After the boards: the token analyses of the tasks with runs finished, the norm leaderboard and the docs'
-    results pages when a board was rebuilt, the replicates' report when a run was archived, then what the archive
-    took and the bake's last line (:meth:`BakeReport.line`)."""
+    results pages when a board was rebuilt (and ``pages``), the replicates' report when a run was archived, then
+    what the archive took and the bake's last line (:meth:`BakeReport.line`)."""
     report, results_dir = state.report, options.results_dir
     if finished_tasks & set(TOKEN_TASKS):
         token_items = [i for i in state.items if i.task in finished_tasks]
         keep_token_analyses_here(token_items, options.runs_dir, results_dir, state.archive)
-    if report.boards:
+    if report.boards and pages:
         refresh_norm_board(results_dir)
         refresh_pages(results_dir)
     if report.archived.get("added") or report.archived.get("continued") or report.archived.get("restarted"):

@@ -175,6 +175,10 @@ class BakeOptions:
         results_dir: the results root: the run archive (``archive/``), the boards and the cards.
         uncommitted: archive runs trained from uncommitted code and show them on the rebuilt boards (which say
             so); a published board is never replaced with fewer runs or other values.
+        train: ``false``: train nothing; rebuild every queued board that has a run held (archived or finished here)
+            from the archive (a card: written from the runs the archive holds).
+        pages: rewrite the norm leaderboard and the project's docs pages from the rebuilt boards (default: a bake
+            does; a card does only when asked, so that it writes under its own folder).
     """
 
     budget: float | None = None
@@ -184,6 +188,8 @@ class BakeOptions:
     runs_dir: str = "runs"
     results_dir: str = "results"
     uncommitted: bool = False
+    train: bool = True
+    pages: bool | None = None
 
     def check(self) -> None:
         """One-line error for a ``budget`` or ``nice`` a bake cannot take (before anything is planned)."""

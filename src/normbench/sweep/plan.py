@@ -180,6 +180,7 @@ def plan_runs(
                 f"variants: {off[0]!r}: the {view['axis']} of its base is not chosen yet on {view['choice']} "
                 f"({waits[off[0].split(',')[0]]}); both its points train once it is (normbench bake)",
                 view["choice"],
+                f"the {view['axis']} of {off[0].split(',')[0]} is not chosen yet ({waits[off[0].split(',')[0]]})",
             )
         if off:
             raise ValueError(

@@ -183,3 +183,28 @@ def test_hooks_are_removed_when_validation_fails() -> None:
     assert any(m._forward_pre_hooks for m in module.modules())
     monitor.on_exception(SimpleNamespace(), module, RuntimeError("boom"))
     assert not any(m._forward_pre_hooks for m in module.modules())
+
+
+class TemperedRMS(__import__("torch").nn.Module):
+    """A plug-in norm with a learned scalar (a temperature) and a per-feature gain of its own (frozen by the slot)."""
+
+    def __init__(self, d: int) -> None:
+        import torch
+
+        super().__init__()
+        self.temperature = torch.nn.Parameter(torch.tensor(2.0))
+        self.gain = torch.nn.Parameter(torch.full((d,), 3.0))
+
+    def forward(self, x):  # noqa: ANN001, ANN201
+        return self.temperature * self.gain * x / x.pow(2).mean(-1, keepdim=True).add(1e-5).sqrt()
+
+
+def test_a_norm_s_own_learned_parameters_are_the_numbers_training_logs() -> None:
+    """DyT's declared alpha; a plug-in's parameters that still train (its per-feature gain is frozen: not logged)."""
+    from normbench.nn.norms import NormSpec, create_norm, module_component
+    from normbench.training.monitoring.monitor import learned_scalars
+
+    dyt = create_norm(8, NormSpec(component="dyt"))
+    assert set(learned_scalars(dyt)) == {"alpha"}
+    plugin = module_component("tests.training.monitoring.test_monitor:TemperedRMS", TemperedRMS)(8, affine=False)
+    assert learned_scalars(plugin) == {"temperature": 2.0}

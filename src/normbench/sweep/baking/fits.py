@@ -4,8 +4,9 @@ A run stopped at the end of a budget is carried to the next bake by its checkpoi
 small models (:data:`normbench.archive.files.writing.MAX_CHECKPOINT_BYTES`). A run whose checkpoint is larger
 (SST-2's 446k-parameter encoder: about 5 MiB) loses everything it trained when the budget ends, so it is started only
 when it is expected to finish: t = (seconds per step of the archive's finished runs) x (its steps left), read from the
-other seeds of its config, else from the task's finished runs at the same number of steps. Its checkpoint is estimated
-as b = 12 n bytes for n trainable parameters (fp32 weights and AdamW's two moments).
+other seeds of its config, else from the task's finished runs at the same number of steps, each on the platform
+class it would train on (``cpu`` or ``gpu``: a CPU time says nothing of a GPU's). Its checkpoint is estimated as
+b = 12 n bytes for n trainable parameters (fp32 weights and AdamW's two moments).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from dataclasses import dataclass, field
 
 from normbench.archive.files.writing import MAX_CHECKPOINT_BYTES
 from normbench.archive.record import RecordDocument
-from normbench.archive.replicate import FINISHED, first_finished
+from normbench.archive.replicate import FINISHED, Replicate, first_finished
 from normbench.archive.store import Archive
 from normbench.sweep.baking.queue import Slot
 from normbench.training.model_size import parameter_count
@@ -39,30 +40,52 @@ def seconds_per_step(record: RecordDocument) -> float | None:
     return float(wall) / int(steps) if finished and wall and steps else None
 
 
+def max_steps_of(slot: Slot) -> int:
+    """The run's ``trainer.max_steps`` (0 where none is set)."""
+    return int(slot.run.trainer.get("max_steps") or 0)
+
+
 @dataclass
 class RunTimes:
-    """Expected run times read from an archive, each config and task read once."""
+    """Expected run times read from an archive, each config and task read once, from the replicates of the platform
+    class ``device`` (``cpu``, ``gpu``: the first part of a replicate's name, :func:`~normbench.archive.replicate.
+    platform_slug`)."""
 
     archive: Archive
+    device: str = "cpu"
     by_config: dict[tuple[str, str], float | None] = field(default_factory=dict)
     by_task: dict[tuple[str, int], float | None] = field(default_factory=dict)
 
-    def per_step(self, slot: Slot) -> float | None:
-        """Seconds per step of the run's config (its other seeds), else of the task at the same ``max_steps``."""
+    def own_per_step(self, slot: Slot) -> float | None:
+        """Seconds per step of the run's own config (its other seeds; ``None``: none of them finished here)."""
         task, config_hash = slot.item.task, str(slot.run.config_hash)
         if (task, config_hash) not in self.by_config:
             folder = self.archive.root / task / config_hash
             seeds = sorted(p.name for p in folder.glob("seed*")) if folder.is_dir() else []
-            found = (first_finished(self.archive.replicates(task, config_hash, int(s[4:]))) for s in seeds)
+            found = (
+                first_finished(self.on_device(self.archive.replicates(task, config_hash, int(s[4:])))) for s in seeds
+            )
             self.by_config[task, config_hash] = next(
                 (t for rep in found if rep and (t := seconds_per_step(rep.record()))), None
             )
-        if (own := self.by_config[task, config_hash]) is not None:
-            return own
-        max_steps = int(slot.run.trainer.get("max_steps") or 0)
+        return self.by_config[task, config_hash]
+
+    def per_step(self, slot: Slot) -> float | None:
+        """Seconds per step of the run's config (its other seeds), else of the task at the same ``max_steps``."""
+        own = self.own_per_step(slot)
+        return own if own is not None else self.task_per_step(slot.item.task, max_steps_of(slot))
+
+    def on_device(self, reps: list[Replicate]) -> list[Replicate]:
+        """The replicates of this platform class."""
+        return [rep for rep in reps if rep.name.split("-", 1)[0] == self.device]
+
+    def task_per_step(self, task: str, max_steps: int) -> float | None:
+        """Seconds per step of the task's finished runs of ``max_steps`` steps (the median of the first few)."""
         if (task, max_steps) not in self.by_task:
             times = []
             for rep in self.archive.runs(task):
+                if not self.on_device([rep]):
+                    continue
                 record = rep.record()
                 if int(record.get("final_step") or -1) == max_steps and (t := seconds_per_step(record)):
                     times.append(t)

@@ -18,7 +18,9 @@ from normbench.archive.store import Archive
 from normbench.boards.progress import record_file
 from normbench.sweep.archiving import archive_runs
 from normbench.sweep.backends import available_cpus, is_finished
+from normbench.sweep.baking.estimate import waiting_runs
 from normbench.sweep.baking.fits import RunTimes, lost_if_stopped
+from normbench.sweep.baking.progress import BakeProgress
 from normbench.sweep.baking.queue import BakeReport, QueueItem, Slot, Waiting
 from normbench.sweep.device_plan import CPU_STACK_MAX_BATCH
 from normbench.sweep.options import BakeOptions
@@ -48,6 +50,7 @@ class BakeState:
         running: the runs going (:data:`Running`).
         times: the runs' expected times, read from the archive as they are needed (:mod:`normbench.sweep.baking.fits`).
         held: the runs not started because they would not finish in the time left and could not be carried.
+        progress: the lines a person follows the bake by (:mod:`normbench.sweep.baking.progress`; ``None``: none).
     """
 
     items: list[QueueItem]
@@ -60,6 +63,11 @@ class BakeState:
     running: Running = field(default_factory=dict)
     times: RunTimes | None = None
     held: list[Slot] = field(default_factory=list)
+    progress: BakeProgress | None = None
+
+    def total(self) -> int:
+        """The runs this bake trains: those to train, and at most those waiting for their grid."""
+        return len(self.todo) + sum(runs for _, _, runs in waiting_runs(self.waiting))
 
     def pending(self) -> list[Slot]:
         """The runs not finished by this bake yet: those queued, then those running."""
@@ -75,7 +83,7 @@ class Schedule:
         gpu_ids: the GPUs the runs train on, slot ``i`` on ``gpu_ids[i % len(gpu_ids)]`` (none: the CPU).
         deadline: the time the runs stop training at, each saving its checkpoint (``None``: no budget).
         hard_stop: the time a run still going (past its last training step) is stopped at (``None``: never).
-        stack: seeds of a variant train stacked where that pays (:func:`stacking_pays`).
+        stack: seeds of a variant train stacked where that pays (:func:`stacking_pays`) and, under a budget, fits.
     """
 
     shares: list[set[int]]
@@ -88,12 +96,13 @@ class Schedule:
 def plan_schedule(budget: float | None, start: float, workers: int, gpu_ids: list[str]) -> Schedule:
     """The schedule of a bake begun at ``start`` with ``budget`` minutes: the budget covers the end too (each run's
     last checkpoint, the archive and the boards' rebuild), so the runs stop training a reserve before its end, and
-    a run still going is stopped halfway through that reserve. Without a budget on the CPU, seeds are stacked (a
-    stack keeps no checkpoint; on GPUs stacks trained slower: docs/archive.md)."""
+    a run still going is stopped halfway through that reserve. On the CPU seeds are stacked where that pays, under a
+    budget only where the stack is expected to end in time (a stack keeps no checkpoint: :func:`next_batch`); on GPUs
+    stacks trained slower (docs/archive.md)."""
     reserve = min(REBUILD_RESERVE_S, 0.2 * budget * 60) if budget is not None else 0.0
     deadline = start + budget * 60 - reserve if budget is not None else None
     hard_stop = start + budget * 60 - reserve / 2 if budget is not None else None
-    stack = deadline is None and not gpu_ids
+    stack = not gpu_ids
     return Schedule(cpu_shares(workers), gpu_ids, deadline, hard_stop, stack)
 
 
@@ -118,9 +127,11 @@ def stacking_pays(slot: Slot) -> bool:
     return stackable and batch is not None and batch <= CPU_STACK_MAX_BATCH
 
 
-def next_batch(queue_left: list[Slot], stack: bool) -> list[Slot]:
+def next_batch(queue_left: list[Slot], stack: bool, fits: Callable[[list[Slot]], bool] | None = None) -> list[Slot]:
     """The runs to launch next: the first queued one, and with ``stack`` every other not-started run of its queue item
-    and variant, where stacking their seeds pays (:func:`stacking_pays`)."""
+    and variant, where stacking their seeds pays (:func:`stacking_pays`). Under a budget (``fits``), a stack keeps no
+    checkpoint before its end, so it is launched only where ``fits(stack)`` (it is expected to end in the time left);
+    otherwise the seeds train one by one, each checkpointed at the deadline."""
     first = queue_left.pop(0)
     if not stack or first.alone or first.state != "not started" or not stacking_pays(first):
         return [first]
@@ -129,9 +140,22 @@ def next_batch(queue_left: list[Slot], stack: bool) -> list[Slot]:
         for s in queue_left
         if s.item is first.item and s.run.variant == first.run.variant and s.state == "not started" and not s.alone
     ]
+    if fits is not None and not fits([first, *mates]):
+        return [first]
     for slot in mates:
         queue_left.remove(slot)
     return [first, *mates]
+
+
+def stack_fits(times: RunTimes, deadline: float) -> Callable[[list[Slot]], bool]:
+    """Whether a stack of seeds is expected to end before ``deadline``: the sum of its seeds' expected times alone (a
+    stack takes less: results/perf), known for every seed, within the time left."""
+
+    def fits(batch: list[Slot]) -> bool:
+        expected = [times.expected_s(slot) for slot in batch]
+        return all(t is not None for t in expected) and sum(t or 0.0 for t in expected) <= deadline - time.time()
+
+    return fits
 
 
 def cpu_shares(workers: int) -> list[set[int]]:
@@ -197,6 +221,8 @@ def train_queue(
             hard_stop = None
         time.sleep(1.0)
         changed |= collect_ended(state, options, release)
+        if state.progress is not None:
+            state.progress.tick(state.todo, state.queue_left, state.waiting)
     return changed
 
 
@@ -210,11 +236,14 @@ def launch_free(state: BakeState, options: BakeOptions, schedule: Schedule) -> N
             hold_back(state, time_left)
             if not state.queue_left:
                 break
-        i, batch = free.pop(0), next_batch(state.queue_left, schedule.stack)
+        fits = stack_fits(state.times or RunTimes(state.archive), schedule.deadline) if schedule.deadline else None
+        i, batch = free.pop(0), next_batch(state.queue_left, schedule.stack, fits)
         log = record_file(batch[0].run).parent / "bake.log"
         gpu = schedule.gpu_ids[i % len(schedule.gpu_ids)] if schedule.gpu_ids else None
         command = run_command(batch, options.runs_dir, options.results_dir, gpu)
         state.running[i] = (launch(command, schedule.shares[i], schedule.deadline, log), batch)
+        if state.progress is not None:
+            state.progress.launch(i, batch, log)
 
 
 def hold_back(state: BakeState, time_left: float) -> None:
@@ -258,6 +287,9 @@ def collect_ended(state: BakeState, options: BakeOptions, release: Callable[[lis
             state.archive, [s.run for s in batch], uncommitted=options.uncommitted, checkpoint=True, quiet=True
         )
         state.report.archived.update(outcome)
+        if state.progress is not None:
+            said = ", ".join(f"{what}: {n}" for what, n in sorted(outcome.items()) if n) or "nothing archived"
+            state.progress.ended(i, state.total(), f"archive {said}")
         if outcome.get("added") or outcome.get("continued") or outcome.get("restarted"):
             changed.update(board for slot in batch for board in slot.boards)
         if len(batch) > 1:  # a seed the stack did not finish (e.g. a norm vmap cannot map) is trained alone

@@ -215,7 +215,12 @@ def survey(
                 results_dir=archive.root.parent,
             )
         except ChoiceNotReady as exc:  # a board judged at tuned rates waits for its tuning grid
-            print(f"normbench: bake: results/{item.board}/ waits: {exc}", file=sys.stderr)
+            count = len(item.variants) * len(item.seeds)
+            print(
+                f"normbench: bake: results/{item.board}/ ({count} runs at the tuned rates) waits for its tuning grid, "
+                f"results/{exc.board}/ ({exc.reason}): the bake trains that grid first, then these runs",
+                file=sys.stderr,
+            )
             if waiting is not None:
                 waiting.append((item, exc.board))
             continue

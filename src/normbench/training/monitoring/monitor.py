@@ -14,7 +14,8 @@ ordinary validation forward pass (:class:`normbench.analysis.hooks.Capture`; not
   normal of the hyperplane its keys lie on (:func:`normbench.analysis.angles.attention_normals`)
   in TensorBoard, and for a learned normal u its angle to 1 (``geometry/<norm>/normal_angle_to_ones``);
 * the learned scalars of the newer norms: DyT's alpha and ScaleNorm's g (``geometry/<norm>/alpha``,
-  ``.../g``), and QK-norm's temperature, the mean over heads (``geometry/L<i>.attn/qk_temperature``).
+  ``.../g``), each trained parameter of a plug-in norm (its value, or its mean; :func:`learned_scalars`), and
+  QK-norm's temperature, the mean over heads (``geometry/L<i>.attn/qk_temperature``).
 
 Only global rank 0 checks keys and angles. Vectorized seed stacks (no ``model`` attribute) log
 nothing. Norms are named by their hook points (``L1.attn_norm``, ``final_norm``, ``embed_norm``);
@@ -36,7 +37,7 @@ from normbench.analysis.angles import attention_normals, query_angle_to_ones
 from normbench.analysis.hooks import Capture, Captured
 from normbench.analysis.unselectable import unselectable_mask
 from normbench.nn.blocks import Attention, hook_points
-from normbench.nn.norms import Norm
+from normbench.nn.norms import Norm, PluginNorm
 
 ANGLE_BINS = np.linspace(0.0, 90.0, 46)  # 2-degree bins of the folded query angle
 
@@ -140,8 +141,7 @@ class GeometryMonitor(L.Callback):
                 )
         for name, module in points.items():
             if isinstance(module, Norm):
-                for parameter in module.own_parameters:
-                    value = float(getattr(module, parameter).detach())
+                for parameter, value in learned_scalars(module).items():
                     pl_module.log(
                         S.NORM_SCALAR.format(point=name, parameter=parameter), value, batch_size=1, rank_zero_only=True
                     )
@@ -156,3 +156,15 @@ class GeometryMonitor(L.Callback):
                 u = module.unit_direction().detach()
                 angle = query_angle_to_ones(u[None], fold=False)[0]  # in [0, 180]: u starts at 0
                 pl_module.log(S.NORMAL_ANGLE_TO_ONES.format(point=name), angle, batch_size=1, rank_zero_only=True)
+
+
+def learned_scalars(module: Norm) -> dict[str, float]:
+    """A norm's own learned parameters as numbers: those it declares (``own_parameters``: DyT's alpha), and every
+    parameter a plug-in module still trains (its per-feature ones are frozen: :class:`~normbench.nn.norms.PluginNorm`),
+    a scalar's value or a larger one's mean."""
+    out = {parameter: float(getattr(module, parameter).detach()) for parameter in module.own_parameters}
+    if isinstance(module, PluginNorm):
+        for parameter, value in module.plugin.named_parameters():
+            if value.requires_grad:
+                out[parameter] = float(value.detach().float().mean())
+    return out
