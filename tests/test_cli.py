@@ -395,3 +395,38 @@ print("HEAVY", sorted(m for m in {HEAVY!r} if m in sys.modules))
         "normbench: error: override: '--seedz' is not an option of a sweep; give model.*, data.* or trainer.* keys, "
         "or --compile (seeds: --seeds)"
     )
+
+
+@pytest.mark.parametrize(
+    ("command", "what"), [("fit --config majority", "fit"), ("sweep --config majority", "override")]
+)
+def test_a_mistyped_trainer_option_is_one_line_with_the_closest_before_lightning_is_imported(
+    command: str, what: str
+) -> None:
+    """``--trainer.max_stepz``: Lightning's Trainer keywords are read from its source, not imported."""
+    script = f"""
+import sys
+from normbench.cli import main
+try:
+    main({[*command.split(), "--trainer.max_stepz", "5"]!r})
+except SystemExit as exc:
+    print("STATUS", exc.code)
+print("HEAVY", sorted(m for m in {HEAVY!r} if m in sys.modules))
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert "STATUS 2" in done.stdout and "HEAVY []" in done.stdout, done.stdout + done.stderr[-2000:]
+    assert done.stderr.strip() == (
+        f"normbench: error: {what}: 'trainer.max_stepz' is not an option of Lightning's Trainer; "
+        "did you mean trainer.max_steps?"
+    )
+
+
+def test_every_trainer_keyword_a_config_uses_is_one_the_check_knows() -> None:
+    """The keywords read from Lightning's source are its Trainer's (no valid option refused)."""
+    import inspect
+
+    import lightning as L
+
+    from normbench.sweep.options import trainer_keys
+
+    assert trainer_keys() == frozenset(inspect.signature(L.Trainer).parameters)

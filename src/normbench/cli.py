@@ -91,6 +91,9 @@ def fit(args: list[str], dry: bool) -> None:
     if asks_fit_help(args):
         fit_help_parser().parse_args(["--help"])
         return
+    for token in args:  # a mistyped trainer option, at once: before Lightning is imported
+        if token.startswith("--trainer."):
+            override_section(token, "fit")
     if asks_config_help(args):  # built once per config, code and library versions, then kept (seconds to build)
         print(config_help(args), end="")
         return

@@ -6,11 +6,15 @@ syntax of ``normbench fit``); :func:`split_overrides` tells the two apart.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
+import difflib
+import functools
 import os
 import re
 import sys
 from dataclasses import dataclass
+from importlib import metadata
 
 NO_CONFIG = "config: --config <task or file> is required (e.g. --config majority)"
 #: the sections a sweep's config override may name (``--compile``: normbench fit's own option)
@@ -28,7 +32,36 @@ def override_section(key: str, what: str = "override") -> str:
             f"{what}: {key.split('=')[0]!r} is not an option of a sweep; give model.*, data.* or trainer.* "
             f"keys, or --compile (seeds: --seeds)"
         )
+    if parts[0] == "trainer" and len(parts) == 2:
+        check_trainer_key(parts[1].rstrip("+"), what)
     return parts[0]
+
+
+@functools.cache
+def trainer_keys() -> frozenset[str]:
+    """The keywords of Lightning's ``Trainer`` (what ``--trainer.<key>`` may name), read from its source without
+    importing it (a second, where the import takes ten); empty where the source is not found."""
+    try:
+        path = metadata.distribution("lightning").locate_file("lightning/pytorch/trainer/trainer.py")
+        tree = ast.parse(open(str(path), encoding="utf-8").read())
+    except (metadata.PackageNotFoundError, OSError, SyntaxError, ValueError):
+        return frozenset()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and node.name == "Trainer":
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef) and item.name == "__init__":
+                    return frozenset(a.arg for a in [*item.args.args, *item.args.kwonlyargs][1:])
+    return frozenset()
+
+
+def check_trainer_key(name: str, what: str = "override") -> None:
+    """A one-line error for ``--trainer.<name>`` where Lightning's ``Trainer`` takes no such keyword, with the
+    closest it takes (nothing where its keywords could not be read)."""
+    keys = trainer_keys()
+    if keys and name not in keys:
+        close = difflib.get_close_matches(name, sorted(keys), n=1)
+        hint = f"did you mean trainer.{close[0]}?" if close else "see `normbench fit --config <task> --help`"
+        raise ValueError(f"{what}: 'trainer.{name}' is not an option of Lightning's Trainer; {hint}")
 
 
 @dataclass(frozen=True)
