@@ -376,20 +376,25 @@ def test_version_names_the_package_version() -> None:
         assert done.returncode == 0 and done.stdout == f"normbench {__version__}\n", done.stderr
 
 
-@pytest.mark.parametrize("command", ["sweep --config majority", "bench majority"])
-def test_a_mistyped_override_section_is_one_line_before_torch_is_imported(command: str) -> None:
-    """An option that is neither the command's own nor a model/data/trainer override is reported before the
-    command imports what it runs (checked in a fresh interpreter: what it imported, not how long it took)."""
+def main_in_fresh_interpreter(argv: list[str]) -> subprocess.CompletedProcess:
+    """``normbench <argv>`` in a fresh interpreter that prints its exit status and the heavy modules it imported."""
     script = f"""
 import sys
 from normbench.cli import main
 try:
-    main({[*command.split(), "--seedz", "0-3"]!r})
+    main({argv!r})
 except SystemExit as exc:
     print("STATUS", exc.code)
 print("HEAVY", sorted(m for m in {HEAVY!r} if m in sys.modules))
 """
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize("command", ["sweep --config majority", "bench majority"])
+def test_a_mistyped_override_section_is_one_line_before_torch_is_imported(command: str) -> None:
+    """An option that is neither the command's own nor a model/data/trainer override is reported before the
+    command imports what it runs (checked in a fresh interpreter: what it imported, not how long it took)."""
+    done = main_in_fresh_interpreter([*command.split(), "--seedz", "0-3"])
     assert "STATUS 2" in done.stdout and "HEAVY []" in done.stdout, done.stdout + done.stderr[-2000:]
     assert done.stderr.strip() == (
         "normbench: error: override: '--seedz' is not an option of a sweep; give model.*, data.* or trainer.* keys, "
@@ -404,16 +409,7 @@ def test_a_mistyped_trainer_option_is_one_line_with_the_closest_before_lightning
     command: str, what: str
 ) -> None:
     """``--trainer.max_stepz``: Lightning's Trainer keywords are read from its source, not imported."""
-    script = f"""
-import sys
-from normbench.cli import main
-try:
-    main({[*command.split(), "--trainer.max_stepz", "5"]!r})
-except SystemExit as exc:
-    print("STATUS", exc.code)
-print("HEAVY", sorted(m for m in {HEAVY!r} if m in sys.modules))
-"""
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    done = main_in_fresh_interpreter([*command.split(), "--trainer.max_stepz", "5"])
     assert "STATUS 2" in done.stdout and "HEAVY []" in done.stdout, done.stdout + done.stderr[-2000:]
     assert done.stderr.strip() == (
         f"normbench: error: {what}: 'trainer.max_stepz' is not an option of Lightning's Trainer; "
