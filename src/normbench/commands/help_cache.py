@@ -21,7 +21,7 @@ from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
 
-from normbench.io import cache_root
+from normbench.io import atomic_write_text, cache_root
 
 LIBRARIES = ("lightning", "jsonargparse", "torch", "normbench")
 
@@ -62,12 +62,8 @@ def cached_help(args: list[str]) -> str | None:
 
 def keep_help(args: list[str], text: str) -> None:
     """Keep ``text`` as the help of ``fit <args>`` (written atomically; a cache that cannot be written: not kept)."""
-    path = help_file(args)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
+        atomic_write_text(help_file(args), text)
     except OSError:
         pass
 

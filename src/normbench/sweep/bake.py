@@ -35,6 +35,7 @@ from typing import Any
 from normbench.archive.board_keys import board_folder
 from normbench.archive.store import Archive
 from normbench.boards.replicates.report import write_report
+from normbench.io import atomic_write_text
 from normbench.judge.tuned import ChoiceNotReady
 from normbench.publish.files import Refused
 from normbench.sweep.backends import available_cpus
@@ -137,8 +138,8 @@ def print_dry_run(state: BakeState, workers: int, device: str, *, train: bool, s
     if not train:
         print("normbench: dry run: nothing to train (train false); the boards with runs held would be rebuilt")
         return
-    later = sum(runs for _, _, runs in waiting_runs(state.waiting))
-    more = f" and at most {later} at the tuned rates once their grids have chosen ({len(state.todo) + later} in all)"
+    later = state.total() - len(state.todo)
+    more = f" and at most {later} at the tuned rates once their grids have chosen ({state.total()} in all)"
     print(
         f"normbench: dry run: {len(state.todo)} runs to train{more if later else ''}{archived}, {workers} at a time; "
         "nothing trained"
@@ -224,10 +225,7 @@ def owe_boards(runs_dir: str, owed: list[str], settled: list[str]) -> None:
     if not boards:
         path.unlink(missing_ok=True)
         return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(boards) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    atomic_write_text(path, json.dumps(boards) + "\n")
 
 
 def read_owed(path: Path) -> set[str]:

@@ -222,7 +222,7 @@ def train_queue(
         time.sleep(1.0)
         changed |= collect_ended(state, options, release)
         if state.progress is not None:
-            state.progress.tick(state.todo, state.queue_left, state.waiting)
+            state.progress.tick(state.total(), state.queue_left, state.waiting)
     return changed
 
 

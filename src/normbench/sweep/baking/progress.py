@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from normbench.sweep.baking.estimate import estimate, waiting_runs
+from normbench.sweep.baking.estimate import estimate
 from normbench.sweep.baking.fits import RunTimes
 from normbench.sweep.baking.queue import Slot, Waiting
 from normbench.training.monitoring.progress import PREFIX, duration, latest_progress
@@ -54,12 +54,11 @@ class BakeProgress:
         self.launched[slot_index] = Launched(self.started + 1, batch, log, offset, time.monotonic())
         self.started += len(batch)
 
-    def tick(self, todo: list[Slot], queue_left: list[Slot], waiting: Waiting) -> None:
-        """Every ``interval`` seconds: one line per run going."""
+    def tick(self, total: int, queue_left: list[Slot], waiting: Waiting) -> None:
+        """Every ``interval`` seconds: one line per run going (``total``: the runs the bake trains)."""
         if time.monotonic() - self.last < self.interval:
             return
         self.last = time.monotonic()
-        total = len(todo) + sum(runs for _, _, runs in waiting_runs(waiting))
         left = [self.left_s(run) for run in self.launched.values()]
         queued = estimate(queue_left, waiting, self.times)
         unknown = any(s is None for s in left) or any(row.unknown for row in queued)
