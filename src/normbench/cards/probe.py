@@ -215,11 +215,16 @@ def speed_scale(facts: Mapping[int, NormFacts], variants: set[str]) -> Callable[
     backward time over LayerNorm's at the probed width nearest the item's ``d_model`` (1 for the baselines, and where
     the norm was not timed)."""
 
+    widths: dict[tuple[str, str], int] = {}  # (config, preset) -> d_model, each config read once
+
     def scale(item: SweepItem, variant: str) -> float:
         if variant.split(",")[0] not in variants:
             return 1.0
-        arch = ((load_config(item.config_arg, item.preset).get("model") or {}).get("init_args") or {}).get("arch")
-        d_model = int((arch or {}).get("d_model") or WIDTHS[0])
+        if (item.config_arg, item.preset) not in widths:
+            config = load_config(item.config_arg, item.preset)
+            arch = ((config.get("model") or {}).get("init_args") or {}).get("arch")
+            widths[item.config_arg, item.preset] = int((arch or {}).get("d_model") or WIDTHS[0])
+        d_model = widths[item.config_arg, item.preset]
         nearest = min(facts, key=lambda d: abs(d - d_model))
         return facts[nearest].speed_ratio or 1.0
 
